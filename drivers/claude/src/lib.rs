@@ -1,0 +1,486 @@
+//! Claude Code (`claude -p --output-format stream-json --verbose`).
+//!
+//! Amp (`amp -x --stream-json`) and Qwen Code (`qwen --output-format
+//! stream-json`) print the same format, so this parser reads their logs too.
+//!
+//! Every line carries `session_id`. `system/init` names the model;
+//! `assistant` lines hold one content block each (text, thinking, tool_use);
+//! `user` lines hold the tool results; `result` closes the turn with the final
+//! text, the usage and whether the turn failed. A line whose
+//! `parent_tool_use_id` is set comes from a subagent.
+
+use std::collections::HashMap;
+
+use cinch_driver_sdk::json::{self, bool_at, f64_at, str_at, u64_at};
+use cinch_driver_sdk::{
+    BriefDelivery, Command, Driver, Event, Info, LoginProbe, Outcome, Parser, ResumeScope,
+    SkipReason, ToolPhase, ToolUse, Turn, Usage, Value, export_driver, text,
+};
+
+/// The Claude Code driver.
+pub struct Claude;
+
+impl Driver for Claude {
+    type Parser = ClaudeParser;
+
+    fn info() -> Info {
+        Info {
+            name: "claude".into(),
+            display_name: "Claude Code".into(),
+            program: "claude".into(),
+            version_args: vec!["--version".into()],
+            state_dir: Some(".claude".into()),
+            managed_config: vec![".claude/settings.local.json".into()],
+            secret_env: vec!["ANTHROPIC_API_KEY".into(), "CLAUDE_CODE_OAUTH_TOKEN".into()],
+            login_files: vec![
+                LoginProbe {
+                    path: ".claude/.credentials.json".into(),
+                    account_pointer: None,
+                },
+                LoginProbe {
+                    path: ".claude.json".into(),
+                    account_pointer: Some("/oauthAccount/emailAddress".into()),
+                },
+            ],
+            models: vec![],
+            default_model: None,
+            // `claude -p` has no effort flag that every version accepts.
+            efforts: vec![],
+            default_effort: None,
+            brief: BriefDelivery::Stdin,
+            resume: ResumeScope::SameDirectory,
+        }
+    }
+
+    fn command(turn: &Turn) -> Command {
+        let mut args: Vec<String> = [
+            "-p",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--dangerously-skip-permissions",
+        ]
+        .map(String::from)
+        .into();
+        if let Some(model) = &turn.model {
+            args.extend(["--model".into(), model.clone()]);
+        }
+        if let Some(session) = &turn.session_id {
+            args.extend(["--resume".into(), session.clone()]);
+        }
+        Command {
+            args,
+            // As root, --dangerously-skip-permissions refuses to run without it.
+            set_env: vec![("IS_SANDBOX".into(), "1".into())],
+            // Set when cinch itself runs inside Claude Code; the child would
+            // take itself for a nested session.
+            remove_env: vec!["CLAUDECODE".into(), "CLAUDE_CODE_ENTRYPOINT".into()],
+            brief: BriefDelivery::Stdin,
+        }
+    }
+}
+
+/// Reads one Claude Code turn.
+#[derive(Default)]
+pub struct ClaudeParser {
+    /// Whether `Started` went out.
+    started: bool,
+    /// The session id last reported.
+    session_id: Option<String>,
+    /// Tool calls waiting for their result, by id, so the result line names them too.
+    tools: HashMap<String, PendingTool>,
+    /// The main agent's last text, the final message when no `result` gives one.
+    last_text: Option<String>,
+    /// The text of the last synthetic error message (a failed API call).
+    reported_error: Option<String>,
+    /// What the `result` line said.
+    result: Option<TurnResult>,
+}
+
+/// A tool call that has started.
+struct PendingTool {
+    name: String,
+    detail: Option<String>,
+}
+
+/// The turn's end as the `result` line tells it.
+struct TurnResult {
+    failed: bool,
+    final_message: Option<String>,
+    error: Option<String>,
+    usage: Option<Usage>,
+}
+
+impl Parser for ClaudeParser {
+    fn event(&mut self, value: &Value, out: &mut Vec<Event>) {
+        match json::kind(value) {
+            Some("system") => self.system(value, out),
+            Some("assistant") => {
+                self.note_session(value, out);
+                self.assistant(value, out);
+            }
+            Some("user") => {
+                self.note_session(value, out);
+                self.user(value, out);
+            }
+            Some("result") => {
+                self.note_session(value, out);
+                self.result(value, out);
+            }
+            Some(
+                kind @ ("stream_event"
+                | "rate_limit_event"
+                | "tool_progress"
+                | "tool_use_summary"
+                | "auth_status"
+                | "prompt_suggestion"
+                | "keep_alive"
+                | "control_request"
+                | "control_response"
+                | "control_cancel_request"),
+            ) => {
+                self.note_session(value, out);
+                out.push(Event::Other(kind.to_owned()));
+            }
+            _ => out.push(cinch_driver_sdk::unknown(value)),
+        }
+    }
+
+    fn finish(&mut self, exit_code: Option<i32>, stderr_tail: &str) -> Outcome {
+        let (turn_failed, turn_error, final_message, usage) = match &self.result {
+            Some(result) => (
+                result.failed,
+                result.error.clone(),
+                result.final_message.clone(),
+                result.usage,
+            ),
+            // Every turn ends with a result line: without one the CLI was
+            // killed or its output was cut, and what the stream said so far
+            // is all there is.
+            None => (
+                true,
+                self.reported_error.clone(),
+                self.last_text.clone(),
+                None,
+            ),
+        };
+        let is_error = turn_failed || exit_code != Some(0);
+        let error = is_error.then(|| {
+            turn_error
+                .or_else(|| text::stderr_error(stderr_tail, &[]))
+                .unwrap_or_else(|| match (&self.result, exit_code) {
+                    (None, Some(0)) => NO_RESULT.to_owned(),
+                    _ => text::exit_text(exit_code),
+                })
+        });
+        Outcome {
+            final_message,
+            session_id: self.session_id.clone(),
+            is_error,
+            error,
+            usage,
+        }
+    }
+}
+
+impl ClaudeParser {
+    /// Reports a session id that the host has not heard of yet.
+    fn note_session(&mut self, value: &Value, out: &mut Vec<Event>) {
+        let Some(id) = str_at(value, &["session_id"]).filter(|id| !id.is_empty()) else {
+            return;
+        };
+        if self.session_id.as_deref() != Some(id) {
+            self.session_id = Some(id.to_owned());
+            out.push(Event::Session(id.to_owned()));
+        }
+    }
+
+    fn system(&mut self, value: &Value, out: &mut Vec<Event>) {
+        let subtype = str_at(value, &["subtype"]).unwrap_or_default();
+        if subtype == "init" && !self.started {
+            self.started = true;
+            self.session_id = nonblank(value, "session_id");
+            out.push(Event::Started {
+                model: nonblank(value, "model"),
+                session_id: self.session_id.clone(),
+            });
+            return;
+        }
+        self.note_session(value, out);
+        match subtype {
+            "api_retry" => out.push(Event::Warning(retry_notice(value))),
+            "init"
+            | "status"
+            | "thinking_tokens"
+            | "compact_boundary"
+            | "files_persisted"
+            | "informational"
+            | "local_command_output" => {
+                out.push(Event::Other(format!("system/{subtype}")));
+            }
+            _ if subtype.starts_with("hook_") || subtype.starts_with("task_") => {
+                out.push(Event::Other(format!("system/{subtype}")));
+            }
+            _ => out.push(Event::Skipped {
+                reason: SkipReason::Unknown,
+                kind: Some(format!("system/{subtype}")),
+            }),
+        }
+    }
+
+    fn assistant(&mut self, value: &Value, out: &mut Vec<Event>) {
+        let message = value.get("message").unwrap_or(&Value::Null);
+        if let Some(code) = value.get("error").filter(|error| !error.is_null()) {
+            // A synthetic message standing for a failed API call
+            // (authentication_failed, rate_limit, ...): its text is the error.
+            let text = message_text(message)
+                .or_else(|| code.as_str().map(str::to_owned))
+                .unwrap_or_else(|| "API error".to_owned());
+            self.reported_error = Some(text.clone());
+            out.push(Event::Error(text));
+            return;
+        }
+        let subagent = value
+            .get("parent_tool_use_id")
+            .is_some_and(|parent| !parent.is_null());
+        let before = out.len();
+        for block in content(message) {
+            match str_at(block, &["type"]) {
+                Some("text") => {
+                    let Some(text) = str_at(block, &["text"]).filter(|t| !t.trim().is_empty())
+                    else {
+                        continue;
+                    };
+                    if subagent {
+                        out.push(Event::Other("subagent-message".into()));
+                    } else {
+                        self.last_text = Some(text.to_owned());
+                        out.push(Event::AssistantMessage(text.to_owned()));
+                    }
+                }
+                Some("thinking") if !subagent => {
+                    if let Some(thinking) =
+                        str_at(block, &["thinking"]).filter(|t| !t.trim().is_empty())
+                    {
+                        out.push(Event::Thinking(thinking.to_owned()));
+                    }
+                }
+                Some("tool_use" | "server_tool_use" | "mcp_tool_use") => {
+                    self.tool_started(block, out);
+                }
+                // Server-side tools (web search, fetch) answer in the same message.
+                Some(kind) if kind.ends_with("_tool_result") => {
+                    let failed = str_at(block, &["content", "type"])
+                        .is_some_and(|kind| kind.ends_with("_error"));
+                    self.tool_finished(block, failed, out);
+                }
+                _ => {}
+            }
+        }
+        if out.len() == before {
+            out.push(Event::Other("assistant".into()));
+        }
+    }
+
+    fn user(&mut self, value: &Value, out: &mut Vec<Event>) {
+        let before = out.len();
+        for block in content(value.get("message").unwrap_or(&Value::Null)) {
+            if str_at(block, &["type"]) == Some("tool_result") {
+                self.tool_finished(block, bool_at(block, &["is_error"]), out);
+            }
+        }
+        // The prompt echo, or a subagent's brief.
+        if out.len() == before {
+            out.push(Event::Other("user".into()));
+        }
+    }
+
+    fn tool_started(&mut self, block: &Value, out: &mut Vec<Event>) {
+        let id = nonblank(block, "id");
+        let name = str_at(block, &["name"]).unwrap_or("tool").to_owned();
+        let detail = block.get("input").and_then(json::tool_detail);
+        if let Some(id) = &id {
+            let pending = PendingTool {
+                name: name.clone(),
+                detail: detail.clone(),
+            };
+            self.tools.insert(id.clone(), pending);
+        }
+        out.push(Event::ToolUse(ToolUse {
+            id,
+            name,
+            detail,
+            phase: ToolPhase::Started,
+        }));
+    }
+
+    fn tool_finished(&mut self, block: &Value, failed: bool, out: &mut Vec<Event>) {
+        let id = nonblank(block, "tool_use_id");
+        let pending = id.as_ref().and_then(|id| self.tools.remove(id));
+        let (name, detail) = match pending {
+            Some(tool) => (tool.name, tool.detail),
+            None => ("tool".to_owned(), None),
+        };
+        out.push(Event::ToolUse(ToolUse {
+            id,
+            name,
+            detail,
+            phase: if failed {
+                ToolPhase::Failed
+            } else {
+                ToolPhase::Completed
+            },
+        }));
+    }
+
+    fn result(&mut self, value: &Value, out: &mut Vec<Event>) {
+        // Without a subtype, only is_error tells.
+        let subtype = str_at(value, &["subtype"]);
+        let failed = bool_at(value, &["is_error"]) || subtype.is_some_and(|s| s != "success");
+        let mut stated = str_at(value, &["result"])
+            .filter(|text| !text.trim().is_empty())
+            .map(str::to_owned);
+        // API failures (401, 500) put their message in `result`: then it is
+        // the error, not a final message.
+        let mut stated_is_error = false;
+        let error = failed.then(|| {
+            errors_text(value)
+                .or_else(|| {
+                    stated_is_error = stated.is_some();
+                    stated.take()
+                })
+                .or_else(|| self.reported_error.clone())
+                .or_else(|| {
+                    u64_at(value, &["api_error_status"])
+                        .map(|status| format!("API error (HTTP {status})"))
+                })
+                .unwrap_or_else(|| subtype_text(subtype.unwrap_or_default()))
+        });
+        if let Some(error) = &error
+            && self.reported_error.as_ref() != Some(error)
+        {
+            out.push(Event::Error(error.clone()));
+        }
+        if let Some(text) = &stated {
+            out.push(Event::FinalMessage(text.clone()));
+        }
+        let usage = usage_of(value);
+        if let Some(usage) = usage {
+            out.push(Event::Usage(usage));
+        }
+        // Without a stated text, the main agent's last words are the final
+        // message, unless the stated text was the error itself.
+        let final_message = if stated_is_error {
+            None
+        } else {
+            stated.or_else(|| self.last_text.clone())
+        };
+        self.result = Some(TurnResult {
+            failed,
+            final_message,
+            error,
+            usage,
+        });
+    }
+}
+
+/// The content blocks of a message; none when it has no block list.
+fn content(message: &Value) -> &[Value] {
+    message
+        .get("content")
+        .and_then(Value::as_array)
+        .map_or(&[], Vec::as_slice)
+}
+
+/// A message's text blocks joined, when there is any text.
+fn message_text(message: &Value) -> Option<String> {
+    let text: Vec<&str> = content(message)
+        .iter()
+        .filter(|block| str_at(block, &["type"]) == Some("text"))
+        .filter_map(|block| str_at(block, &["text"]))
+        .collect();
+    Some(text.join("\n")).filter(|text| !text.trim().is_empty())
+}
+
+/// The string field `key`, when present and not blank.
+fn nonblank(value: &Value, key: &str) -> Option<String> {
+    str_at(value, &[key])
+        .filter(|text| !text.trim().is_empty())
+        .map(str::to_owned)
+}
+
+/// The `errors` list of a result, joined on one line.
+fn errors_text(value: &Value) -> Option<String> {
+    let errors: Vec<&str> = value
+        .get("errors")?
+        .as_array()?
+        .iter()
+        .filter_map(|error| error.as_str().or_else(|| str_at(error, &["message"])))
+        .filter(|error| !error.trim().is_empty())
+        .collect();
+    (!errors.is_empty()).then(|| errors.join("; "))
+}
+
+/// What a failed result's subtype means, for a result that gives no text.
+fn subtype_text(subtype: &str) -> String {
+    match subtype {
+        "error_max_turns" => "reached the maximum number of turns".into(),
+        "error_max_budget_usd" => "reached the maximum budget".into(),
+        "error_during_execution" => "error during execution".into(),
+        "" | "success" => "the turn ended in error".into(),
+        other => other.replace('_', " "),
+    }
+}
+
+/// `system/api_retry` as one line: `API retry 2/10: overloaded (HTTP 529)`.
+fn retry_notice(value: &Value) -> String {
+    let mut notice = String::from("API retry");
+    match (u64_at(value, &["attempt"]), u64_at(value, &["max_retries"])) {
+        (Some(attempt), Some(max)) => notice.push_str(&format!(" {attempt}/{max}")),
+        (Some(attempt), None) => notice.push_str(&format!(" {attempt}")),
+        _ => {}
+    }
+    if let Some(error) = str_at(value, &["error"]).filter(|e| !e.is_empty()) {
+        notice.push_str(": ");
+        notice.push_str(error);
+    }
+    if let Some(status) = u64_at(value, &["error_status"]) {
+        notice.push_str(&format!(" (HTTP {status})"));
+    }
+    notice
+}
+
+/// The result's token counts and cost. Anthropic counts fresh, cache-write
+/// and cache-read input apart; `input_tokens` here is their sum, so that it
+/// means the whole prompt as it does for the other harnesses.
+fn usage_of(value: &Value) -> Option<Usage> {
+    let usage = value.get("usage").filter(|usage| usage.is_object());
+    let cost_usd = f64_at(value, &["total_cost_usd"]);
+    if usage.is_none() && cost_usd.is_none() {
+        return None;
+    }
+    let count = |key: &str| usage.and_then(|usage| u64_at(usage, &[key]));
+    let input = [
+        count("input_tokens"),
+        count("cache_creation_input_tokens"),
+        count("cache_read_input_tokens"),
+    ];
+    Some(Usage {
+        input_tokens: input
+            .iter()
+            .any(Option::is_some)
+            .then(|| input.iter().flatten().sum()),
+        output_tokens: count("output_tokens"),
+        cached_input_tokens: count("cache_read_input_tokens"),
+        cost_usd,
+    })
+}
+
+/// The error for a process that ended badly without saying why.
+/// The error of a turn whose output ended without a result line.
+const NO_RESULT: &str = "the output ended before Claude Code reported a result";
+
+#[cfg(test)]
+mod tests;
+
+export_driver!(Claude);

@@ -1,0 +1,387 @@
+//! Cursor Agent (`cursor-agent -p --output-format stream-json`).
+//!
+//! `system/init` names the session and the model (a display name such as
+//! `Auto`); `thinking` streams deltas closed by `completed`; `tool_call`
+//! lines bracket each call with `started` and `completed`; `result` closes the
+//! turn. Every line carries `session_id`. A run that fails before the agent
+//! starts (no login) prints no `result`, only stderr.
+//!
+//! Assistant text comes in three shapes:
+//! - a whole segment without `model_call_id` or `timestamp_ms`: the text the
+//!   turn ends with (the final message);
+//! - a whole segment with `model_call_id`: flushed before a tool call;
+//! - with `--stream-partial-output`, deltas: `timestamp_ms` and no
+//!   `model_call_id`. Each segment of deltas is then followed by a recap in
+//!   one of the two whole shapes that repeats it; the recap is not a new
+//!   message.
+//!
+//! `result.result` concatenates every segment with no separator, so it is not
+//! the final message.
+
+mod tools;
+
+use std::collections::HashMap;
+
+use cinch_driver_sdk::json::{self, bool_at, str_at, u64_at};
+use cinch_driver_sdk::{
+    BriefDelivery, Command, Driver, Event, Info, LoginProbe, Outcome, Parser, ResumeScope, Turn,
+    Usage, Value, export_driver, text,
+};
+
+use tools::PendingTool;
+
+/// The Cursor Agent driver.
+pub struct Cursor;
+
+impl Driver for Cursor {
+    type Parser = CursorParser;
+
+    fn info() -> Info {
+        Info {
+            name: "cursor".into(),
+            display_name: "Cursor Agent".into(),
+            program: "cursor-agent".into(),
+            version_args: vec!["--version".into()],
+            state_dir: Some(".cursor".into()),
+            managed_config: vec![".cursor/cli.json".into()],
+            secret_env: vec!["CURSOR_API_KEY".into()],
+            login_files: vec![LoginProbe {
+                path: ".cursor/cli-config.json".into(),
+                account_pointer: Some("/authInfo/email".into()),
+            }],
+            models: vec![],
+            default_model: None,
+            efforts: vec![],
+            default_effort: None,
+            brief: BriefDelivery::PromptFile,
+            resume: ResumeScope::Anywhere,
+        }
+    }
+
+    fn command(turn: &Turn) -> Command {
+        let mut args: Vec<String> = ["-p", "--output-format", "stream-json", "--force"]
+            .map(String::from)
+            .into();
+        if let Some(model) = &turn.model {
+            args.extend(["--model".into(), model.clone()]);
+        }
+        if let Some(session) = &turn.session_id {
+            args.extend(["--resume".into(), session.clone()]);
+        }
+        // cursor-agent takes its prompt only as an argument; the brief stays
+        // off the command line, so the argument points at the prompt file.
+        args.push(format!("Read the task in {} and do it.", turn.prompt_file));
+        Command {
+            args,
+            set_env: vec![],
+            remove_env: vec![],
+            brief: BriefDelivery::PromptFile,
+        }
+    }
+}
+
+/// Reads one Cursor Agent turn.
+#[derive(Default)]
+pub struct CursorParser {
+    /// Whether `Started` went out.
+    started: bool,
+    /// The session id last reported.
+    session_id: Option<String>,
+    /// Thinking deltas not yet reported.
+    thinking: String,
+    /// Assistant deltas not yet reported as a whole message.
+    pending: String,
+    /// All delta text of the current segment, reported or not, to recognise its recap.
+    segment: String,
+    /// The segment a tool call closed, in case its recap comes after the call.
+    closed_segment: String,
+    /// The last whole segment without `model_call_id`.
+    last_final: Option<String>,
+    /// Whether any assistant text came at all.
+    saw_text: bool,
+    /// Tool calls waiting for their result, by call id.
+    tools: HashMap<String, PendingTool>,
+    /// What the `result` line said.
+    result: Option<TurnResult>,
+}
+
+/// The turn's end as the `result` line tells it.
+struct TurnResult {
+    failed: bool,
+    final_message: Option<String>,
+    error: Option<String>,
+    usage: Option<Usage>,
+}
+
+impl Parser for CursorParser {
+    fn event(&mut self, value: &Value, out: &mut Vec<Event>) {
+        let kind = json::kind(value);
+        let delta = kind == Some("assistant")
+            && value.get("timestamp_ms").is_some()
+            && is_absent(value, "model_call_id");
+        // A run of deltas ends at the first line of another kind.
+        if kind != Some("thinking") {
+            self.flush_thinking(out);
+        }
+        if !delta {
+            self.flush_pending(out);
+        }
+        if kind == Some("system") && str_at(value, &["subtype"]) == Some("init") && !self.started {
+            self.started = true;
+            self.session_id = nonblank(value, "session_id");
+            out.push(Event::Started {
+                model: nonblank(value, "model"),
+                session_id: self.session_id.clone(),
+            });
+            return;
+        }
+        self.note_session(value, out);
+        match kind {
+            Some("assistant") if delta => self.delta(value, out),
+            Some("assistant") => self.assistant(value, out),
+            Some("thinking") => match str_at(value, &["subtype"]) {
+                Some("delta") => {
+                    if let Some(text) = str_at(value, &["text"]) {
+                        self.thinking.push_str(text);
+                    }
+                }
+                Some("completed") => self.flush_thinking(out),
+                _ => out.push(Event::Other("thinking".into())),
+            },
+            Some("tool_call") => self.tool_call(value, out),
+            Some("result") => self.result(value, out),
+            Some("retry") => out.push(Event::Warning(retry_notice(value))),
+            Some("system") => {
+                let subtype = str_at(value, &["subtype"]).unwrap_or_default();
+                out.push(Event::Other(format!("system/{subtype}")));
+            }
+            Some(kind @ ("user" | "connection" | "interaction_query")) => {
+                out.push(Event::Other(kind.to_owned()));
+            }
+            _ => out.push(cinch_driver_sdk::unknown(value)),
+        }
+    }
+
+    fn finish(&mut self, exit_code: Option<i32>, stderr_tail: &str) -> Outcome {
+        let stderr = || text::stderr_error(stderr_tail, &[]);
+        let (is_error, error, final_message, usage) = match &self.result {
+            Some(result) => {
+                let is_error = result.failed || exit_code != Some(0);
+                let error = is_error.then(|| {
+                    result
+                        .error
+                        .clone()
+                        .or_else(stderr)
+                        .unwrap_or_else(|| text::exit_text(exit_code))
+                });
+                (is_error, error, result.final_message.clone(), result.usage)
+            }
+            // No result: the CLI never finished its turn (a missing login
+            // ends it this way, with exit 1 and a line on stderr).
+            None => {
+                let error = stderr().unwrap_or_else(|| match exit_code {
+                    Some(0) => "the CLI ended without a result".to_owned(),
+                    _ => text::exit_text(exit_code),
+                });
+                (true, Some(error), self.final_text(), None)
+            }
+        };
+        Outcome {
+            final_message,
+            session_id: self.session_id.clone(),
+            is_error,
+            error,
+            usage,
+        }
+    }
+}
+
+impl CursorParser {
+    /// Reports a session id that the host has not heard of yet.
+    fn note_session(&mut self, value: &Value, out: &mut Vec<Event>) {
+        let Some(id) = str_at(value, &["session_id"]).filter(|id| !id.is_empty()) else {
+            return;
+        };
+        if self.session_id.as_deref() != Some(id) {
+            self.session_id = Some(id.to_owned());
+            out.push(Event::Session(id.to_owned()));
+        }
+    }
+
+    fn flush_thinking(&mut self, out: &mut Vec<Event>) {
+        if self.thinking.trim().is_empty() {
+            self.thinking.clear();
+        } else {
+            out.push(Event::Thinking(std::mem::take(&mut self.thinking)));
+        }
+    }
+
+    fn flush_pending(&mut self, out: &mut Vec<Event>) {
+        if self.pending.trim().is_empty() {
+            self.pending.clear();
+        } else {
+            out.push(Event::AssistantMessage(std::mem::take(&mut self.pending)));
+        }
+    }
+
+    /// The final message so far: an open segment of deltas (no tool call or
+    /// flush closed it), else the last whole segment without `model_call_id`.
+    fn final_text(&self) -> Option<String> {
+        if self.segment.trim().is_empty() {
+            self.last_final.clone()
+        } else {
+            Some(self.segment.clone())
+        }
+    }
+
+    fn delta(&mut self, value: &Value, out: &mut Vec<Event>) {
+        let text = message_text(value);
+        if text.is_empty() {
+            return out.push(Event::Other("assistant".into()));
+        }
+        self.saw_text = true;
+        self.closed_segment.clear();
+        self.pending.push_str(&text);
+        self.segment.push_str(&text);
+        out.push(Event::AssistantDelta(text));
+    }
+
+    fn assistant(&mut self, value: &Value, out: &mut Vec<Event>) {
+        let text = message_text(value);
+        if text.trim().is_empty() {
+            return out.push(Event::Other("assistant".into()));
+        }
+        self.saw_text = true;
+        let recap = same_text(&text, &self.segment) || same_text(&text, &self.closed_segment);
+        self.segment.clear();
+        self.closed_segment.clear();
+        // A flush before a tool call is progress, never the final message.
+        if is_absent(value, "model_call_id") {
+            self.last_final = Some(text.clone());
+        }
+        out.push(if recap {
+            Event::Other("assistant-recap".into())
+        } else {
+            Event::AssistantMessage(text)
+        });
+    }
+
+    fn tool_call(&mut self, value: &Value, out: &mut Vec<Event>) {
+        match str_at(value, &["subtype"]) {
+            Some("started") => {
+                // The text before a call is not the final message.
+                if !self.segment.is_empty() {
+                    self.closed_segment = std::mem::take(&mut self.segment);
+                }
+                out.push(tools::started(value, &mut self.tools));
+            }
+            Some("completed") => out.push(tools::completed(value, &mut self.tools)),
+            _ => out.push(Event::Other("tool_call".into())),
+        }
+    }
+
+    fn result(&mut self, value: &Value, out: &mut Vec<Event>) {
+        let failed = bool_at(value, &["is_error"])
+            || str_at(value, &["subtype"]).is_some_and(|subtype| subtype != "success");
+        let error = failed.then(|| error_text(value));
+        if let Some(error) = &error {
+            out.push(Event::Error(error.clone()));
+        }
+        // `result` is every segment glued together: a stand-in only for a
+        // build that printed no assistant text at all.
+        let final_message = self.final_text().or_else(|| {
+            (!self.saw_text)
+                .then(|| nonblank(value, "result"))
+                .flatten()
+        });
+        if let Some(text) = &final_message {
+            out.push(Event::FinalMessage(text.clone()));
+        }
+        let usage = usage_of(value);
+        if let Some(usage) = usage {
+            out.push(Event::Usage(usage));
+        }
+        self.result = Some(TurnResult {
+            failed,
+            final_message,
+            error,
+            usage,
+        });
+    }
+}
+
+/// Whether `key` is missing or null.
+fn is_absent(value: &Value, key: &str) -> bool {
+    value.get(key).is_none_or(Value::is_null)
+}
+
+/// The string field `key`, when present and not blank.
+fn nonblank(value: &Value, key: &str) -> Option<String> {
+    str_at(value, &[key])
+        .filter(|text| !text.trim().is_empty())
+        .map(str::to_owned)
+}
+
+/// The text blocks of an assistant line, concatenated.
+fn message_text(value: &Value) -> String {
+    let blocks = json::at(value, &["message", "content"]).and_then(Value::as_array);
+    blocks
+        .into_iter()
+        .flatten()
+        .filter_map(|block| str_at(block, &["text"]))
+        .collect()
+}
+
+/// Whether `text` repeats `segment`, ignoring surrounding whitespace.
+fn same_text(text: &str, segment: &str) -> bool {
+    !segment.is_empty() && text.trim() == segment.trim()
+}
+
+/// The error a failed result names.
+fn error_text(value: &Value) -> String {
+    str_at(value, &["error"])
+        .or_else(|| str_at(value, &["error", "message"]))
+        .or_else(|| str_at(value, &["result"]))
+        .filter(|text| !text.trim().is_empty())
+        .map_or_else(|| "the turn ended in error".to_owned(), str::to_owned)
+}
+
+/// A `retry` line as one notice: `retry starting (attempt 2)`.
+fn retry_notice(value: &Value) -> String {
+    let mut notice = String::from("retry");
+    if let Some(subtype) = str_at(value, &["subtype"]).filter(|s| !s.is_empty()) {
+        notice.push(' ');
+        notice.push_str(subtype);
+    }
+    if let Some(attempt) = u64_at(value, &["attempt"]) {
+        notice.push_str(&format!(" (attempt {attempt})"));
+    }
+    notice
+}
+
+/// The result's token counts. Cursor counts fresh, cache-read and
+/// cache-write input apart, as Anthropic does; `input_tokens` here is their
+/// sum, so that it means the whole prompt as it does for the other harnesses.
+fn usage_of(value: &Value) -> Option<Usage> {
+    let usage = value.get("usage").filter(|usage| usage.is_object())?;
+    let count = |key: &str| u64_at(usage, &[key]);
+    let input = [
+        count("inputTokens"),
+        count("cacheReadTokens"),
+        count("cacheWriteTokens"),
+    ];
+    Some(Usage {
+        input_tokens: input
+            .iter()
+            .any(Option::is_some)
+            .then(|| input.iter().flatten().sum()),
+        output_tokens: count("outputTokens"),
+        cached_input_tokens: count("cacheReadTokens"),
+        cost_usd: None,
+    })
+}
+
+#[cfg(test)]
+mod tests;
+
+export_driver!(Cursor);

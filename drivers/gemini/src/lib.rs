@@ -1,0 +1,257 @@
+//! Gemini CLI (`gemini --output-format stream-json`).
+//!
+//! Events: `init` (the session id, on that line only, and the model),
+//! `message` (the user's echo; the assistant's text in `delta` pieces),
+//! `tool_use` / `tool_result` paired by `tool_id`, `error` (a warning, or an
+//! error that fails the turn) and `result` (status and token counts, but no
+//! text). The final message is the assistant text after the last tool
+//! result. On an API error gemini exits with the HTTP status mod 256.
+
+use cinch_driver_sdk::calls::{Call, ToolCalls};
+use cinch_driver_sdk::{
+    BriefDelivery, Command, Driver, Event, Info, LoginProbe, Outcome, Parser, ResumeScope,
+    ToolPhase, Turn, Usage, Value, export_driver, json, text,
+};
+
+/// Lines gemini prints on most runs; they never explain a failure.
+const NOISE: &[&str] = &[
+    "YOLO mode is enabled",
+    "Approval mode overridden",
+    "Warning: Basic terminal detected",
+    "Warning: 256-color support not detected",
+    "Ripgrep is not available",
+    "[STARTUP]",
+    "Loaded cached credentials",
+];
+
+/// The Gemini CLI driver.
+pub struct Gemini;
+
+/// Reads one Gemini CLI turn.
+#[derive(Default)]
+pub struct GeminiParser {
+    started: bool,
+    session_id: Option<String>,
+    /// The assistant deltas of the message being streamed.
+    run: String,
+    /// The whole assistant messages since the last tool result; with `run`,
+    /// the final message so far.
+    reply: String,
+    calls: ToolCalls,
+    usage: Option<Usage>,
+    /// Set when the turn failed; the text is empty when gemini gave none.
+    failure: Option<String>,
+}
+
+impl Driver for Gemini {
+    type Parser = GeminiParser;
+
+    fn info() -> Info {
+        Info {
+            name: "gemini".into(),
+            display_name: "Gemini CLI".into(),
+            program: "gemini".into(),
+            version_args: vec!["--version".into()],
+            state_dir: Some(".gemini".into()),
+            // .gemini/settings.json holds the user's choice of auth: it stays.
+            managed_config: vec![],
+            secret_env: vec!["GEMINI_API_KEY".into(), "GOOGLE_API_KEY".into()],
+            login_files: vec![
+                LoginProbe {
+                    path: ".gemini/oauth_creds.json".into(),
+                    account_pointer: None,
+                },
+                LoginProbe {
+                    path: ".gemini/google_accounts.json".into(),
+                    account_pointer: Some("/active".into()),
+                },
+            ],
+            models: vec![],
+            default_model: None,
+            efforts: vec![],
+            default_effort: None,
+            brief: BriefDelivery::Stdin,
+            resume: ResumeScope::SameDirectory,
+        }
+    }
+
+    fn command(turn: &Turn) -> Command {
+        // Without -p, gemini takes a piped stdin as the prompt and runs
+        // non-interactively.
+        let mut args = ["--output-format", "stream-json", "--yolo"]
+            .map(String::from)
+            .to_vec();
+        if let Some(model) = &turn.model {
+            args.extend(["-m".to_owned(), model.clone()]);
+        }
+        if let Some(session_id) = &turn.session_id {
+            args.extend(["--resume".to_owned(), session_id.clone()]);
+        }
+        Command {
+            args,
+            // Headless gemini refuses to run in a folder it does not trust.
+            set_env: vec![("GEMINI_CLI_TRUST_WORKSPACE".into(), "true".into())],
+            remove_env: vec![],
+            brief: BriefDelivery::Stdin,
+        }
+    }
+}
+
+impl Parser for GeminiParser {
+    fn event(&mut self, value: &Value, out: &mut Vec<Event>) {
+        let kind = json::kind(value).unwrap_or_default();
+        let role = json::str_at(value, &["role"]);
+        if kind == "message" && role == Some("assistant") && json::bool_at(value, &["delta"]) {
+            if let Some(text) = json::str_at(value, &["content"]).filter(|text| !text.is_empty()) {
+                self.run.push_str(text);
+                out.push(Event::AssistantDelta(text.to_owned()));
+            }
+            return;
+        }
+        // Anything else ends the message being streamed.
+        self.end_run(out);
+        match kind {
+            "init" => self.init(value, out),
+            "message" if role == Some("assistant") => {
+                // A whole message, as quiet builds print it.
+                match json::string_at(value, &["content"]) {
+                    Some(text) => {
+                        self.reply.push_str(&text);
+                        out.push(Event::AssistantMessage(text));
+                    }
+                    None => out.push(Event::Other(kind.to_owned())),
+                }
+            }
+            "message" if role == Some("user") => out.push(Event::Other("user-message".into())),
+            "message" => out.push(Event::Other(kind.to_owned())),
+            "tool_use" => {
+                let call = Call {
+                    name: json::string_at(value, &["tool_name"]).unwrap_or_else(|| "tool".into()),
+                    detail: value.get("parameters").and_then(json::tool_detail),
+                };
+                self.calls
+                    .start(json::string_at(value, &["tool_id"]), call, out);
+            }
+            "tool_result" => {
+                let phase = match json::str_at(value, &["status"]) {
+                    Some("success") => ToolPhase::Completed,
+                    _ => ToolPhase::Failed,
+                };
+                self.calls
+                    .finish(json::string_at(value, &["tool_id"]), None, phase, out);
+                // Only what the assistant says after its last tool result
+                // is its final message.
+                self.reply.clear();
+            }
+            "error" => {
+                let message = json::string_at(value, &["message"]);
+                match (json::str_at(value, &["severity"]), message) {
+                    (Some("warning"), Some(message)) => out.push(Event::Warning(message)),
+                    (Some("warning"), None) => out.push(Event::Other(kind.to_owned())),
+                    (_, message) => self.fail(message, out),
+                }
+            }
+            "result" => self.result(value, out),
+            _ => out.push(cinch_driver_sdk::unknown(value)),
+        }
+    }
+
+    fn finish(&mut self, exit_code: Option<i32>, stderr_tail: &str) -> Outcome {
+        let is_error = self.failure.is_some() || exit_code != Some(0);
+        let error = is_error.then(|| {
+            self.failure
+                .clone()
+                .filter(|text| !text.is_empty())
+                .or_else(|| http_error(exit_code?))
+                .or_else(|| text::stderr_error(stderr_tail, NOISE))
+                .unwrap_or_else(|| text::exit_text(exit_code))
+        });
+        // A message still streaming when gemini stopped counts too.
+        let reply = [self.reply.as_str(), self.run.as_str()].concat();
+        Outcome {
+            final_message: Some(reply).filter(|reply| !reply.trim().is_empty()),
+            session_id: self.session_id.clone(),
+            is_error,
+            error,
+            usage: self.usage,
+        }
+    }
+}
+
+impl GeminiParser {
+    /// A run of deltas has ended: it was one whole message.
+    fn end_run(&mut self, out: &mut Vec<Event>) {
+        if !self.run.is_empty() {
+            self.reply.push_str(&self.run);
+            out.push(Event::AssistantMessage(std::mem::take(&mut self.run)));
+        }
+    }
+
+    fn init(&mut self, value: &Value, out: &mut Vec<Event>) {
+        let session_id = json::string_at(value, &["session_id"]);
+        if let Some(id) = &session_id {
+            self.session_id = Some(id.clone());
+        }
+        if !self.started {
+            self.started = true;
+            out.push(Event::Started {
+                model: json::string_at(value, &["model"]),
+                session_id,
+            });
+        } else if let Some(id) = session_id {
+            out.push(Event::Session(id));
+        } else {
+            out.push(Event::Other("init".into()));
+        }
+    }
+
+    /// The turn failed, with gemini's reason when it gave one. A later
+    /// reason replaces an earlier one: the last is closest to the end.
+    fn fail(&mut self, message: Option<String>, out: &mut Vec<Event>) {
+        if let Some(message) = &message {
+            out.push(Event::Error(message.clone()));
+        }
+        if message.is_some() || self.failure.is_none() {
+            self.failure = Some(message.unwrap_or_default());
+        }
+    }
+
+    fn result(&mut self, value: &Value, out: &mut Vec<Event>) {
+        let mut quiet = true;
+        if let Some(stats) = value.get("stats").filter(|stats| stats.is_object()) {
+            let usage = Usage {
+                input_tokens: json::u64_at(stats, &["input_tokens"]),
+                output_tokens: json::u64_at(stats, &["output_tokens"]),
+                cached_input_tokens: json::u64_at(stats, &["cached"]),
+                cost_usd: None,
+            };
+            self.usage = Some(usage);
+            out.push(Event::Usage(usage));
+            quiet = false;
+        }
+        if json::str_at(value, &["status"]) == Some("error") {
+            self.fail(json::string_at(value, &["error", "message"]), out);
+            quiet = false;
+        }
+        if quiet {
+            out.push(Event::Other("result".into()));
+        }
+    }
+}
+
+/// HTTP statuses gemini's API errors end with; it exits with the status
+/// mod 256 (401 gives 145, 500 gives 244).
+const HTTP_STATUSES: &[i32] = &[400, 401, 403, 404, 408, 409, 429, 500, 502, 503, 504];
+
+/// The HTTP error an exit code stands for, if it is one of those.
+fn http_error(exit_code: i32) -> Option<String> {
+    let status = HTTP_STATUSES
+        .iter()
+        .find(|status| *status % 256 == exit_code)?;
+    Some(format!("HTTP {status} (exit code {exit_code})"))
+}
+
+export_driver!(Gemini);
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,132 @@
+//! `cinch drivers` and `cinch driver add`.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+
+use super::Context;
+use crate::drivers::{Source, load_plugin};
+use crate::probe::{CliStatus, probe};
+
+/// Prints one row per driver.
+pub fn list(context: &Context) -> anyhow::Result<ExitCode> {
+    let rows: Vec<[String; 5]> = std::thread::scope(|scope| {
+        let probes: Vec<_> = context
+            .registry
+            .entries()
+            .iter()
+            .map(|entry| scope.spawn(move || row(entry)))
+            .collect();
+        probes
+            .into_iter()
+            .map(|probe| probe.join().expect("a probe thread panicked"))
+            .collect()
+    });
+    let header = ["NAME", "DISPLAY NAME", "CONTRACT", "SOURCE", "CLI"].map(str::to_owned);
+    print_table(std::iter::once(&header).chain(&rows));
+    Ok(ExitCode::SUCCESS)
+}
+
+fn row(entry: &crate::drivers::Entry) -> [String; 5] {
+    let source = entry.source.to_string();
+    match &entry.driver {
+        Err(error) => [
+            entry.name.clone(),
+            "-".into(),
+            "-".into(),
+            source,
+            format!("did not load: {error}"),
+        ],
+        Ok(driver) => {
+            let info = driver.info();
+            let cli = match probe(driver) {
+                CliStatus::Missing => format!("{} not on PATH", info.program),
+                CliStatus::Found {
+                    path,
+                    version,
+                    problem,
+                } => {
+                    let version = version.unwrap_or_else(|| "version unknown".into());
+                    match problem {
+                        Some(problem) => format!("{} {version} ({problem})", path.display()),
+                        None => format!("{} {version}", path.display()),
+                    }
+                }
+            };
+            [
+                info.name.clone(),
+                info.display_name.clone(),
+                driver.contract_version().to_owned(),
+                source,
+                cli,
+            ]
+        }
+    }
+}
+
+fn print_table<'a>(rows: impl Iterator<Item = &'a [String; 5]> + Clone) {
+    let mut widths = [0; 5];
+    for row in rows.clone() {
+        for (width, cell) in widths.iter_mut().zip(row) {
+            *width = (*width).max(cell.chars().count());
+        }
+    }
+    for row in rows {
+        let cells: Vec<String> = row
+            .iter()
+            .zip(widths)
+            .map(|(cell, width)| format!("{cell:width$}"))
+            .collect();
+        println!("{}", cells.join("  ").trim_end());
+    }
+}
+
+/// Checks the component at `file` and installs it as a plugin.
+pub fn add(context: &Context, file: &Path) -> anyhow::Result<ExitCode> {
+    let entry = load_plugin(&context.runtime, file.to_path_buf());
+    let driver = entry
+        .driver
+        .with_context(|| format!("{} cannot be installed", file.display()))?;
+    let name = &driver.info().name;
+    anyhow::ensure!(
+        is_driver_name(name),
+        "{} calls itself `{name}`; a driver's name is lowercase letters, digits and dashes",
+        file.display()
+    );
+    let dir = context.home.plugins_dir();
+    crate::home::create_private_dir(&dir)?;
+    let target = dir.join(format!("{name}.wasm"));
+    let partial = dir.join(format!(".{name}.wasm.partial"));
+    std::fs::copy(file, &partial)
+        .with_context(|| format!("copying {} into {}", file.display(), dir.display()))?;
+    std::fs::rename(&partial, &target)
+        .with_context(|| format!("installing {}", target.display()))?;
+
+    let replaces = context
+        .registry
+        .entries()
+        .iter()
+        .find(|existing| &existing.name == name)
+        .map(|existing| match &existing.source {
+            Source::Builtin => " (it replaces the built-in driver)".to_owned(),
+            Source::Plugin(_) => " (it replaces the plugin installed before)".to_owned(),
+        })
+        .unwrap_or_default();
+    println!(
+        "installed driver `{name}` ({}, contract {}) at {}{replaces}",
+        driver.info().display_name,
+        driver.contract_version(),
+        target.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Whether `name` is usable as a driver (and file) name.
+pub fn is_driver_name(name: &str) -> bool {
+    name.starts_with(|c: char| c.is_ascii_lowercase())
+        && name.len() <= 64
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+}

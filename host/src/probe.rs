@@ -1,0 +1,104 @@
+//! Looks for a harness's CLI on this machine: is it on PATH, which version.
+
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::runtime::Driver;
+
+/// How long a version command may take.
+const VERSION_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// What was found of a harness's CLI.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CliStatus {
+    /// Not on PATH.
+    Missing,
+    /// On PATH; its version when the version command gave one.
+    Found {
+        path: PathBuf,
+        version: Option<String>,
+        problem: Option<String>,
+    },
+}
+
+/// The executable `program` names: itself when it has a slash, else the
+/// first match on PATH.
+pub fn find_program(program: &str) -> Option<PathBuf> {
+    if program.contains('/') {
+        return is_executable(Path::new(program)).then(|| PathBuf::from(program));
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(program))
+        .find(|candidate| is_executable(candidate))
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt as _;
+    path.metadata()
+        .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+}
+
+/// Finds `driver`'s CLI and asks it for its version.
+pub fn probe(driver: &Driver) -> CliStatus {
+    let info = driver.info();
+    let Some(path) = find_program(&info.program) else {
+        return CliStatus::Missing;
+    };
+    let (version, problem) = match run_version(&path, &info.version_args) {
+        Ok(output) => match driver.parse_version(&output) {
+            Ok(Some(version)) => (Some(version), None),
+            Ok(None) => (
+                None,
+                Some("its version command printed no version".to_owned()),
+            ),
+            Err(failure) => (None, Some(failure.to_string())),
+        },
+        Err(problem) => (None, Some(problem)),
+    };
+    CliStatus::Found {
+        path,
+        version,
+        problem,
+    }
+}
+
+/// Runs the version command and returns what it printed on stdout and stderr.
+fn run_version(path: &Path, args: &[String]) -> Result<String, String> {
+    let mut child = Command::new(path)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|error| format!("could not run it: {error}"))?;
+    let started = Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if started.elapsed() > VERSION_TIMEOUT => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!(
+                    "its version command ran past {} s",
+                    VERSION_TIMEOUT.as_secs()
+                ));
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(10)),
+            Err(error) => return Err(format!("waiting for it: {error}")),
+        }
+    };
+    let mut output = String::new();
+    if let Some(mut stdout) = child.stdout.take() {
+        let _ = stdout.read_to_string(&mut output);
+    }
+    if let Some(mut stderr) = child.stderr.take() {
+        let _ = stderr.read_to_string(&mut output);
+    }
+    if !status.success() && output.trim().is_empty() {
+        return Err(format!("its version command failed ({status})"));
+    }
+    Ok(output)
+}

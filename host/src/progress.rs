@@ -1,0 +1,140 @@
+//! Progress lines: what people watch while a turn runs.
+//!
+//! The host renders them from the drivers' events, identically for every
+//! driver: the harness starting (with its model), the first line of each
+//! assistant message, and each tool use or file change as
+//! `<tool>: <first line of its detail>`, plus the harness's warnings and
+//! errors. Each line is redacted and then cut to [`MAX_CHARS`].
+
+use std::collections::HashSet;
+
+use cinch_driver_sdk::text::first_line;
+use cinch_driver_sdk::{Event, ToolUse};
+
+use crate::redact::Redactor;
+
+/// The longest progress line, in characters.
+pub const MAX_CHARS: usize = 240;
+
+/// Renders one turn's events into progress lines.
+pub struct ProgressRenderer {
+    display_name: String,
+    redactor: Redactor,
+    /// Tool calls already shown, so that started and completed give one line.
+    tools_seen: HashSet<String>,
+}
+
+impl ProgressRenderer {
+    /// A renderer for the harness called `display_name`.
+    pub fn new(display_name: &str, redactor: Redactor) -> Self {
+        Self {
+            display_name: display_name.to_owned(),
+            redactor,
+            tools_seen: HashSet::new(),
+        }
+    }
+
+    /// The progress line for `event`, if it gives one.
+    pub fn render(&mut self, event: &Event) -> Option<String> {
+        let line = match event {
+            Event::Started {
+                model: Some(model), ..
+            } => format!("{} started ({model})", self.display_name),
+            Event::Started { model: None, .. } => format!("{} started", self.display_name),
+            Event::AssistantMessage(text) => first_line(text)?.to_owned(),
+            Event::ToolUse(tool) => self.tool_line(tool)?,
+            Event::FileChange { path, kind } => format!("{kind}: {path}"),
+            Event::Warning(text) => format!("warning: {}", first_line(text)?),
+            Event::Error(text) => format!("error: {}", first_line(text)?),
+            _ => return None,
+        };
+        Some(cut(&self.redactor.redact(&line), MAX_CHARS))
+    }
+
+    fn tool_line(&mut self, tool: &ToolUse) -> Option<String> {
+        if let Some(id) = &tool.id
+            && !self.tools_seen.insert(id.clone())
+        {
+            return None;
+        }
+        Some(match tool.detail.as_deref().and_then(first_line) {
+            Some(detail) => format!("{}: {detail}", tool.name),
+            None => tool.name.clone(),
+        })
+    }
+}
+
+/// `text` cut to at most `max` characters, ending in `…` when cut.
+pub fn cut(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        None => text.to_owned(),
+        Some(_) => {
+            let keep = text
+                .char_indices()
+                .nth(max - 1)
+                .map_or(text.len(), |(at, _)| at);
+            format!("{}…", &text[..keep])
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cinch_driver_sdk::ToolPhase;
+
+    fn tool(id: &str, phase: ToolPhase) -> Event {
+        Event::ToolUse(ToolUse {
+            id: Some(id.into()),
+            name: "Bash".into(),
+            detail: Some("echo hi\necho more".into()),
+            phase,
+        })
+    }
+
+    #[test]
+    fn a_tool_call_started_and_completed_gives_one_line() {
+        let mut renderer = ProgressRenderer::new("Claude Code", Redactor::default());
+        assert_eq!(
+            renderer.render(&tool("t1", ToolPhase::Started)).as_deref(),
+            Some("Bash: echo hi")
+        );
+        assert_eq!(renderer.render(&tool("t1", ToolPhase::Completed)), None);
+        assert_eq!(
+            renderer
+                .render(&tool("t2", ToolPhase::Completed))
+                .as_deref(),
+            Some("Bash: echo hi")
+        );
+    }
+
+    #[test]
+    fn deltas_give_no_line_and_messages_give_their_first_line() {
+        let mut renderer = ProgressRenderer::new("Gemini CLI", Redactor::default());
+        assert_eq!(renderer.render(&Event::AssistantDelta("par".into())), None);
+        assert_eq!(
+            renderer
+                .render(&Event::AssistantMessage("\nDone.\nDetails".into()))
+                .as_deref(),
+            Some("Done.")
+        );
+        let started = Event::Started {
+            model: Some("gemini-2.5-flash".into()),
+            session_id: None,
+        };
+        assert_eq!(
+            renderer.render(&started).as_deref(),
+            Some("Gemini CLI started (gemini-2.5-flash)")
+        );
+    }
+
+    #[test]
+    fn lines_are_redacted_then_cut() {
+        let mut renderer = ProgressRenderer::new("x", Redactor::new(["sk-live-123456".to_owned()]));
+        let long = format!("sk-live-123456 {}", "é".repeat(400));
+        let line = renderer.render(&Event::AssistantMessage(long)).unwrap();
+        assert!(line.starts_with("[redacted] é"));
+        assert_eq!(line.chars().count(), MAX_CHARS);
+        assert!(line.ends_with('…'));
+    }
+}

@@ -1,0 +1,53 @@
+//! Replaces secret values in text shown to people or stored.
+
+/// What a secret becomes.
+pub const MASK: &str = "[redacted]";
+
+/// Secrets shorter than this are not masked: masking `1` or `ab` would mangle
+/// ordinary text and protect nothing.
+const MIN_SECRET_LEN: usize = 6;
+
+/// A set of secret values to mask.
+#[derive(Debug, Clone, Default)]
+pub struct Redactor {
+    secrets: Vec<String>,
+}
+
+impl Redactor {
+    /// A redactor for `secrets`, longest first so that a secret containing
+    /// another is masked whole.
+    pub fn new(secrets: impl IntoIterator<Item = String>) -> Self {
+        let mut secrets: Vec<String> = secrets
+            .into_iter()
+            .filter(|secret| secret.len() >= MIN_SECRET_LEN)
+            .collect();
+        secrets.sort_by_key(|secret| std::cmp::Reverse(secret.len()));
+        secrets.dedup();
+        Self { secrets }
+    }
+
+    /// `text` with every secret masked.
+    pub fn redact(&self, text: &str) -> String {
+        let mut text = text.to_owned();
+        for secret in &self.secrets {
+            if text.contains(secret.as_str()) {
+                text = text.replace(secret.as_str(), MASK);
+            }
+        }
+        text
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn masks_every_occurrence_and_ignores_short_values() {
+        let redactor = Redactor::new(["sk-secret-1".to_owned(), "ab".to_owned()]);
+        assert_eq!(
+            redactor.redact("key sk-secret-1 and sk-secret-1 ab"),
+            "key [redacted] and [redacted] ab"
+        );
+    }
+}

@@ -1,0 +1,77 @@
+//! Compiled components, cached on disk.
+//!
+//! Compiling a driver takes tens of milliseconds; loading its precompiled
+//! form takes a fraction of one. Entries are keyed by the component's
+//! content hash and by the engine's compatibility hash, so a new cinch (or
+//! different engine settings) never loads an artifact it cannot run.
+
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use anyhow::Context as _;
+use wasmtime::Engine;
+use wasmtime::component::Component;
+
+/// Where compiled components are kept; `None` compiles every time.
+pub struct ComponentCache {
+    dir: Option<PathBuf>,
+    engine_key: String,
+}
+
+impl ComponentCache {
+    /// A cache in `dir` for components compiled by `engine`.
+    pub fn new(engine: &Engine, dir: Option<PathBuf>) -> Self {
+        let mut hasher = DefaultHasher::new();
+        engine.precompile_compatibility_hash().hash(&mut hasher);
+        Self {
+            dir,
+            engine_key: format!("{:016x}", hasher.finish()),
+        }
+    }
+
+    /// The component whose bytes are `wasm` (with SHA-256 `sha256`), loaded
+    /// from the cache or compiled and cached.
+    pub fn load(&self, engine: &Engine, wasm: &[u8], sha256: &str) -> wasmtime::Result<Component> {
+        let Some(dir) = &self.dir else {
+            return Component::new(engine, wasm);
+        };
+        let path = dir.join(format!("{sha256}-{}.cwasm", self.engine_key));
+        if path.exists() {
+            // SAFETY: the file sits in cinch's own home (mode 0700) and was
+            // written by `Engine::precompile_component` of an engine with the
+            // same compatibility hash, as its name says.
+            match unsafe { Component::deserialize_file(engine, &path) } {
+                Ok(component) => return Ok(component),
+                Err(error) => {
+                    tracing::warn!(path = %path.display(), "recompiling a cached component that did not load: {error:#}");
+                }
+            }
+        }
+        let compiled = engine.precompile_component(wasm)?;
+        if let Err(error) = write_atomically(dir, &path, &compiled) {
+            tracing::warn!(path = %path.display(), "could not cache a compiled component: {error:#}");
+        }
+        // SAFETY: `compiled` was produced just now by this engine.
+        unsafe { Component::deserialize(engine, &compiled) }
+    }
+}
+
+fn write_atomically(dir: &Path, path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let mut file = tempfile_in(dir)?;
+    file.1.write_all(bytes)?;
+    file.1.sync_all()?;
+    std::fs::rename(&file.0, path).with_context(|| format!("renaming into {}", path.display()))?;
+    Ok(())
+}
+
+fn tempfile_in(dir: &Path) -> anyhow::Result<(PathBuf, std::fs::File)> {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let unique = NEXT.fetch_add(1, Ordering::Relaxed);
+    let path = dir.join(format!(".partial-{}-{unique}", std::process::id()));
+    let file =
+        std::fs::File::create(&path).with_context(|| format!("creating {}", path.display()))?;
+    Ok((path, file))
+}

@@ -1,0 +1,597 @@
+//! The driver runtime: one wasmtime engine, compiled components cached on
+//! disk, and a fresh sandboxed store for every turn.
+//!
+//! A driver is granted nothing: its WASI context has no files, no
+//! environment, no arguments and no network. Every call into it has a
+//! deadline (epoch interruption) and its memory is capped. A trap, a timeout
+//! or an exhausted memory becomes a [`DriverFailure`] for that turn; the
+//! instance is then discarded, never reused.
+
+mod cache;
+mod stderr;
+mod v0_1_0;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use cinch_driver_sdk as sdk;
+use wasmtime::component::{Component, Linker, ResourceAny};
+use wasmtime::{Config, Engine, ResourceLimiter, Store, Trap};
+use wasmtime_wasi::{ResourceTable, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
+
+pub use cache::ComponentCache;
+
+use stderr::BoundedOutput;
+
+/// The contract versions this host links, oldest first.
+pub const CONTRACT_VERSIONS: &[&str] = &["0.1.0"];
+
+/// The WIT interface a driver exports, without its version.
+const DRIVER_INTERFACE: &str = "cinch:driver/driver";
+
+/// How far a driver may go.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// The longest one call (a batch of lines, `finish`, ...) may run.
+    pub call_timeout: Duration,
+    /// The most linear memory a driver instance may have.
+    pub memory_bytes: usize,
+    /// How much of the driver's stderr is kept to explain a failure.
+    pub stderr_bytes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            call_timeout: Duration::from_secs(2),
+            memory_bytes: 256 << 20,
+            stderr_bytes: 16 << 10,
+        }
+    }
+}
+
+/// How often the epoch ticks; call deadlines are counted in ticks.
+const EPOCH_TICK: Duration = Duration::from_millis(10);
+
+/// A component that could not be loaded as a driver.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error(
+        "{origin} is not a WebAssembly component ({cause}); a driver is built for wasm32-wasip2"
+    )]
+    NotAComponent { origin: String, cause: String },
+    #[error(
+        "{origin} is a component but not a cinch driver: it exports no {DRIVER_INTERFACE} (it exports: {exports})"
+    )]
+    NotADriver { origin: String, exports: String },
+    #[error(
+        "{origin} was built for contract cinch:driver@{found}, which this cinch does not link \
+         (it links {supported}); rebuild the driver against a supported SDK or update cinch"
+    )]
+    UnsupportedContract {
+        origin: String,
+        found: String,
+        supported: String,
+    },
+    #[error("{origin} could not be instantiated: {cause}")]
+    Instantiate { origin: String, cause: String },
+    #[error(transparent)]
+    Failed(#[from] DriverFailure),
+}
+
+/// Why a call into a driver failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FailureCause {
+    /// The driver panicked, with its message when it printed one.
+    Panic(Option<String>),
+    /// The call ran past its deadline.
+    Timeout(Duration),
+    /// The driver asked for more memory than its cap.
+    OutOfMemory(usize),
+    /// Any other trap.
+    Trap(String),
+    /// An earlier call of this turn failed, so the instance is gone.
+    AlreadyFailed,
+}
+
+/// A call into a driver that failed. The turn goes on without the driver.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("driver `{driver}` failed in {call}: {}", describe(.cause))]
+pub struct DriverFailure {
+    /// The driver's name.
+    pub driver: String,
+    /// The contract function that was called.
+    pub call: &'static str,
+    /// What went wrong.
+    pub cause: FailureCause,
+}
+
+fn describe(cause: &FailureCause) -> String {
+    match cause {
+        FailureCause::Panic(Some(message)) => format!("it panicked: {message}"),
+        FailureCause::Panic(None) => "it panicked".into(),
+        FailureCause::Timeout(limit) => format!("it ran past its {} ms limit", limit.as_millis()),
+        FailureCause::OutOfMemory(limit) => {
+            format!("it ran out of its {} MiB of memory", limit >> 20)
+        }
+        FailureCause::Trap(trap) => format!("it trapped: {trap}"),
+        FailureCause::AlreadyFailed => "an earlier call of this turn failed".into(),
+    }
+}
+
+/// The engine and everything shared by the drivers it runs.
+pub struct Runtime {
+    engine: Engine,
+    linker: Arc<Linker<Sandbox>>,
+    cache: ComponentCache,
+    limits: Limits,
+}
+
+impl Runtime {
+    /// A runtime whose compiled components are cached in `cache_dir`.
+    pub fn new(cache_dir: Option<PathBuf>, limits: Limits) -> anyhow::Result<Self> {
+        let mut config = Config::new();
+        config
+            .wasm_component_model(true)
+            .epoch_interruption(true)
+            .cranelift_opt_level(wasmtime::OptLevel::Speed)
+            .parallel_compilation(true);
+        let engine = Engine::new(&config)?;
+        start_epoch_ticker(&engine);
+
+        let mut linker = Linker::new(&engine);
+        wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
+        Ok(Self {
+            cache: ComponentCache::new(&engine, cache_dir),
+            engine,
+            linker: Arc::new(linker),
+            limits,
+        })
+    }
+
+    /// The limits every driver runs under.
+    pub fn limits(&self) -> Limits {
+        self.limits
+    }
+
+    /// Loads the driver whose component bytes are `wasm`. `origin` names it
+    /// in errors; `sha256` is the bytes' hash when already known.
+    pub fn load(
+        &self,
+        origin: &str,
+        wasm: &[u8],
+        sha256: Option<&str>,
+    ) -> Result<Driver, LoadError> {
+        let hash;
+        let sha256 = match sha256 {
+            Some(known) => known,
+            None => {
+                hash = sha256_hex(wasm);
+                &hash
+            }
+        };
+        let component = self
+            .cache
+            .load(&self.engine, wasm, sha256)
+            .map_err(|error| LoadError::NotAComponent {
+                origin: origin.to_owned(),
+                cause: root_cause(&error),
+            })?;
+        let (bindings, contract_version) = self.bind(origin, &component)?;
+        let mut driver = Driver {
+            info: placeholder_info(origin),
+            contract_version,
+            bindings,
+            engine: self.engine.clone(),
+            limits: self.limits,
+            sha256: sha256.to_owned(),
+        };
+        driver.info = driver.with_instance("describe", |store, instance| match instance {
+            Instance::V0_1_0(bindings) => {
+                Ok(bindings.cinch_driver_driver().call_describe(store)?.into())
+            }
+        })?;
+        Ok(driver)
+    }
+
+    /// Finds which contract version `component` was built for and binds it.
+    fn bind(
+        &self,
+        origin: &str,
+        component: &Component,
+    ) -> Result<(Bindings, &'static str), LoadError> {
+        let exports: Vec<String> = component
+            .component_type()
+            .exports(&self.engine)
+            .map(|(name, _)| name.to_owned())
+            .collect();
+        let Some(version) = exports
+            .iter()
+            .find_map(|name| name.strip_prefix(DRIVER_INTERFACE)?.strip_prefix('@'))
+        else {
+            return Err(LoadError::NotADriver {
+                origin: origin.to_owned(),
+                exports: if exports.is_empty() {
+                    "nothing".into()
+                } else {
+                    exports.join(", ")
+                },
+            });
+        };
+        let Some(contract_version) = CONTRACT_VERSIONS.iter().find(|known| **known == version)
+        else {
+            return Err(LoadError::UnsupportedContract {
+                origin: origin.to_owned(),
+                found: version.to_owned(),
+                supported: CONTRACT_VERSIONS.join(", "),
+            });
+        };
+        let instantiate_error = |error: wasmtime::Error| LoadError::Instantiate {
+            origin: origin.to_owned(),
+            cause: root_cause(&error),
+        };
+        let pre = self
+            .linker
+            .instantiate_pre(component)
+            .map_err(instantiate_error)?;
+        let bindings = Bindings::V0_1_0(v0_1_0::Pre::new(pre).map_err(instantiate_error)?);
+        Ok((bindings, contract_version))
+    }
+}
+
+/// Loads and hashes nothing twice: the hex SHA-256 of `bytes`.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest as _;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect()
+}
+
+fn start_epoch_ticker(engine: &Engine) {
+    let engine = engine.weak();
+    std::thread::Builder::new()
+        .name("cinch-epoch".into())
+        .spawn(move || {
+            while let Some(engine) = engine.upgrade() {
+                engine.increment_epoch();
+                drop(engine);
+                std::thread::sleep(EPOCH_TICK);
+            }
+        })
+        .expect("spawning the epoch ticker thread");
+}
+
+/// A loaded driver: ready to be instantiated for a turn.
+pub struct Driver {
+    info: sdk::Info,
+    contract_version: &'static str,
+    bindings: Bindings,
+    engine: Engine,
+    limits: Limits,
+    sha256: String,
+}
+
+/// The pre-instantiated component, per contract version.
+enum Bindings {
+    V0_1_0(v0_1_0::Pre<Sandbox>),
+}
+
+/// An instance, per contract version.
+enum Instance {
+    V0_1_0(v0_1_0::HarnessDriver),
+}
+
+impl Driver {
+    /// What the driver says about its harness.
+    pub fn info(&self) -> &sdk::Info {
+        &self.info
+    }
+
+    /// The contract version the driver was built for.
+    pub fn contract_version(&self) -> &'static str {
+        self.contract_version
+    }
+
+    /// The hex SHA-256 of the component's bytes.
+    pub fn sha256(&self) -> &str {
+        &self.sha256
+    }
+
+    /// The CLI's version from the output of its version command.
+    pub fn parse_version(&self, output: &str) -> Result<Option<String>, DriverFailure> {
+        self.with_instance("parse-version", |store, instance| match instance {
+            Instance::V0_1_0(bindings) => bindings
+                .cinch_driver_driver()
+                .call_parse_version(store, output),
+        })
+    }
+
+    /// The command that starts `turn`.
+    pub fn command(&self, turn: &sdk::Turn) -> Result<sdk::Command, DriverFailure> {
+        self.with_instance("start-command", |store, instance| match instance {
+            Instance::V0_1_0(bindings) => Ok(bindings
+                .cinch_driver_driver()
+                .call_start_command(store, &turn.into())?
+                .into()),
+        })
+    }
+
+    /// A fresh instance with a parser, for one turn.
+    pub fn session(&self) -> Result<DriverSession, DriverFailure> {
+        let mut store = self.store();
+        let instance = self
+            .instantiate(&mut store)
+            .map_err(|error| self.failure("instantiate", &store, &error))?;
+        let parser = match &instance {
+            Instance::V0_1_0(bindings) => bindings
+                .cinch_driver_driver()
+                .parser()
+                .call_constructor(&mut store),
+        }
+        .map_err(|error| self.failure("parser constructor", &store, &error))?;
+        Ok(DriverSession {
+            name: self.info.name.clone(),
+            store,
+            instance,
+            parser,
+            failed: false,
+        })
+    }
+
+    fn store(&self) -> Store<Sandbox> {
+        let mut store = Store::new(&self.engine, Sandbox::new(self.limits));
+        store.limiter(|sandbox| &mut sandbox.memory);
+        // Instantiation runs guest code too, so the deadline starts now.
+        arm_deadline(&mut store, self.limits);
+        store
+    }
+
+    fn instantiate(&self, store: &mut Store<Sandbox>) -> wasmtime::Result<Instance> {
+        match &self.bindings {
+            Bindings::V0_1_0(pre) => Ok(Instance::V0_1_0(pre.instantiate(store)?)),
+        }
+    }
+
+    /// Runs `call` on a throwaway instance.
+    fn with_instance<R>(
+        &self,
+        name: &'static str,
+        call: impl FnOnce(&mut Store<Sandbox>, &Instance) -> wasmtime::Result<R>,
+    ) -> Result<R, DriverFailure> {
+        let mut store = self.store();
+        let result = self
+            .instantiate(&mut store)
+            .and_then(|instance| call(&mut store, &instance));
+        result.map_err(|error| self.failure(name, &store, &error))
+    }
+
+    fn failure(
+        &self,
+        call: &'static str,
+        store: &Store<Sandbox>,
+        error: &wasmtime::Error,
+    ) -> DriverFailure {
+        DriverFailure {
+            driver: self.info.name.clone(),
+            call,
+            cause: classify(store, error, self.limits),
+        }
+    }
+}
+
+/// One turn's instance of a driver, with its parser.
+pub struct DriverSession {
+    name: String,
+    store: Store<Sandbox>,
+    instance: Instance,
+    parser: ResourceAny,
+    failed: bool,
+}
+
+impl DriverSession {
+    /// Parses a batch of whole lines.
+    pub fn feed(&mut self, lines: &[String]) -> Result<Vec<sdk::Event>, DriverFailure> {
+        self.call("feed", |store, instance, parser| match instance {
+            Instance::V0_1_0(bindings) => Ok(bindings
+                .cinch_driver_driver()
+                .parser()
+                .call_feed(store, parser, lines)?
+                .into_iter()
+                .map(Into::into)
+                .collect()),
+        })
+    }
+
+    /// The CLI has exited: how did the turn end?
+    pub fn finish(
+        &mut self,
+        exit_code: Option<i32>,
+        stderr_tail: &str,
+    ) -> Result<sdk::Outcome, DriverFailure> {
+        self.call("finish", |store, instance, parser| match instance {
+            Instance::V0_1_0(bindings) => Ok(bindings
+                .cinch_driver_driver()
+                .parser()
+                .call_finish(store, parser, exit_code, stderr_tail)?
+                .into()),
+        })
+    }
+
+    fn call<R>(
+        &mut self,
+        name: &'static str,
+        call: impl FnOnce(&mut Store<Sandbox>, &Instance, ResourceAny) -> wasmtime::Result<R>,
+    ) -> Result<R, DriverFailure> {
+        let failure = |cause| DriverFailure {
+            driver: self.name.clone(),
+            call: name,
+            cause,
+        };
+        if self.failed {
+            return Err(failure(FailureCause::AlreadyFailed));
+        }
+        let limits = self.store.data().limits;
+        arm_deadline(&mut self.store, limits);
+        call(&mut self.store, &self.instance, self.parser).map_err(|error| {
+            self.failed = true;
+            failure(classify(&self.store, &error, limits))
+        })
+    }
+}
+
+fn arm_deadline(store: &mut Store<Sandbox>, limits: Limits) {
+    let ticks = limits
+        .call_timeout
+        .as_millis()
+        .div_ceil(EPOCH_TICK.as_millis())
+        .max(1);
+    store.set_epoch_deadline(u64::try_from(ticks).unwrap_or(u64::MAX));
+}
+
+/// Names the cause of a failed call from the trap and what the guest left behind.
+fn classify(store: &Store<Sandbox>, error: &wasmtime::Error, limits: Limits) -> FailureCause {
+    let sandbox = store.data();
+    if sandbox.memory.hit_cap {
+        return FailureCause::OutOfMemory(limits.memory_bytes);
+    }
+    if let Some(Trap::Interrupt) = error.downcast_ref::<Trap>() {
+        return FailureCause::Timeout(limits.call_timeout);
+    }
+    let stderr = sandbox.stderr.contents();
+    if stderr.contains("memory allocation of") {
+        return FailureCause::OutOfMemory(limits.memory_bytes);
+    }
+    if let Some(message) = panic_message(&stderr) {
+        return FailureCause::Panic(Some(message));
+    }
+    match error.downcast_ref::<Trap>() {
+        Some(Trap::UnreachableCodeReached) => FailureCause::Panic(None),
+        _ => FailureCause::Trap(root_cause(error)),
+    }
+}
+
+/// The message of a Rust panic as the standard library prints it:
+/// `thread '…' panicked at src/lib.rs:1:2:\n<message>\nnote: …`.
+fn panic_message(stderr: &str) -> Option<String> {
+    let after = &stderr[stderr.find("panicked at")?..];
+    let body = after.split_once('\n').map(|(_, rest)| rest).unwrap_or("");
+    let message: Vec<&str> = body
+        .lines()
+        .take_while(|line| !line.starts_with("note:"))
+        .collect();
+    let message = message.join("\n").trim().to_owned();
+    Some(if message.is_empty() {
+        after.lines().next().unwrap_or(after).trim().to_owned()
+    } else {
+        message
+    })
+}
+
+fn root_cause(error: &wasmtime::Error) -> String {
+    error.root_cause().to_string()
+}
+
+/// Stands in for a driver's info until `describe` gives it, naming the
+/// component in errors meanwhile.
+fn placeholder_info(origin: &str) -> sdk::Info {
+    sdk::Info {
+        name: origin.to_owned(),
+        display_name: String::new(),
+        program: String::new(),
+        version_args: Vec::new(),
+        state_dir: None,
+        managed_config: Vec::new(),
+        secret_env: Vec::new(),
+        login_files: Vec::new(),
+        models: Vec::new(),
+        default_model: None,
+        efforts: Vec::new(),
+        default_effort: None,
+        brief: sdk::BriefDelivery::Stdin,
+        resume: sdk::ResumeScope::Anywhere,
+    }
+}
+
+/// A store's data: an empty WASI context and the driver's limits.
+struct Sandbox {
+    wasi: WasiCtx,
+    table: ResourceTable,
+    memory: MemoryCap,
+    stderr: BoundedOutput,
+    limits: Limits,
+}
+
+impl Sandbox {
+    fn new(limits: Limits) -> Self {
+        let stderr = BoundedOutput::new(limits.stderr_bytes);
+        // No preopened directories, environment, arguments or sockets.
+        let wasi = WasiCtxBuilder::new()
+            .stderr(stderr.clone())
+            .allow_tcp(false)
+            .allow_udp(false)
+            .allow_ip_name_lookup(false)
+            .build();
+        Self {
+            wasi,
+            table: ResourceTable::new(),
+            memory: MemoryCap {
+                limit: limits.memory_bytes,
+                hit_cap: false,
+            },
+            stderr,
+            limits,
+        }
+    }
+}
+
+impl WasiView for Sandbox {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+/// Caps linear memory and remembers whether the cap was hit, so that the
+/// trap that follows can be named for what it is.
+struct MemoryCap {
+    limit: usize,
+    hit_cap: bool,
+}
+
+impl ResourceLimiter for MemoryCap {
+    fn memory_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        let allowed = desired <= self.limit;
+        self.hit_cap |= !allowed;
+        Ok(allowed)
+    }
+
+    fn table_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        Ok(desired <= 1 << 20)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_the_panic_message_on_stderr() {
+        let stderr = "thread '<unnamed>' panicked at src/lib.rs:10:5:\nboom: bad line\nnote: run with `RUST_BACKTRACE=1`\n";
+        assert_eq!(panic_message(stderr).as_deref(), Some("boom: bad line"));
+        assert_eq!(panic_message("nothing here"), None);
+    }
+}

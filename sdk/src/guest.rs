@@ -1,0 +1,184 @@
+//! The component side: wit-bindgen's bindings for the contract and the glue
+//! that converts between them and the SDK's types.
+
+use std::cell::RefCell;
+use std::marker::PhantomData;
+
+use crate::{Driver, Parser};
+
+#[allow(missing_docs, clippy::all)]
+pub mod bindings {
+    wit_bindgen::generate!({
+        world: "harness-driver",
+        path: "../wit/0.1.0",
+        pub_export_macro: true,
+        export_macro_name: "export_wit_bindings",
+        default_bindings_module: "cinch_driver_sdk::guest::bindings",
+    });
+}
+
+use bindings::cinch::driver::types as wit;
+use bindings::exports::cinch::driver::driver::{Guest, GuestParser};
+
+/// The component that [`crate::export_driver!`] exports for a driver `D`.
+pub struct Component<D>(PhantomData<D>);
+
+/// A parser resource: the driver's parser behind the `&self` the ABI gives.
+pub struct ParserResource<P>(RefCell<P>);
+
+impl<D: Driver + 'static> Guest for Component<D> {
+    type Parser = ParserResource<D::Parser>;
+
+    fn describe() -> wit::Info {
+        D::info().into()
+    }
+
+    fn parse_version(output: String) -> Option<String> {
+        D::parse_version(&output)
+    }
+
+    fn start_command(turn: wit::Turn) -> wit::Command {
+        D::command(&turn.into()).into()
+    }
+}
+
+impl<P: Parser + Default + 'static> GuestParser for ParserResource<P> {
+    fn new() -> Self {
+        Self(RefCell::new(P::default()))
+    }
+
+    fn feed(&self, lines: Vec<String>) -> Vec<wit::Event> {
+        let events = self.0.borrow_mut().feed(&lines);
+        events.into_iter().map(Into::into).collect()
+    }
+
+    fn finish(&self, exit_code: Option<i32>, stderr_tail: String) -> wit::Outcome {
+        self.0.borrow_mut().finish(exit_code, &stderr_tail).into()
+    }
+}
+
+impl From<crate::BriefDelivery> for wit::BriefDelivery {
+    fn from(brief: crate::BriefDelivery) -> Self {
+        match brief {
+            crate::BriefDelivery::Stdin => Self::Stdin,
+            crate::BriefDelivery::PromptFile => Self::PromptFile,
+        }
+    }
+}
+
+impl From<crate::Info> for wit::Info {
+    fn from(info: crate::Info) -> Self {
+        Self {
+            name: info.name,
+            display_name: info.display_name,
+            program: info.program,
+            version_args: info.version_args,
+            state_dir: info.state_dir,
+            managed_config: info.managed_config,
+            secret_env: info.secret_env,
+            login_files: info
+                .login_files
+                .into_iter()
+                .map(|probe| wit::LoginProbe {
+                    path: probe.path,
+                    account_pointer: probe.account_pointer,
+                })
+                .collect(),
+            models: info.models,
+            default_model: info.default_model,
+            efforts: info.efforts,
+            default_effort: info.default_effort,
+            brief: info.brief.into(),
+            resume: match info.resume {
+                crate::ResumeScope::SameDirectory => wit::ResumeScope::SameDirectory,
+                crate::ResumeScope::Anywhere => wit::ResumeScope::Anywhere,
+            },
+        }
+    }
+}
+
+impl From<wit::Turn> for crate::Turn {
+    fn from(turn: wit::Turn) -> Self {
+        Self {
+            prompt_file: turn.prompt_file,
+            workdir: turn.workdir,
+            model: turn.model,
+            effort: turn.effort,
+            session_id: turn.session_id,
+        }
+    }
+}
+
+impl From<crate::Command> for wit::Command {
+    fn from(command: crate::Command) -> Self {
+        Self {
+            args: command.args,
+            set_env: command
+                .set_env
+                .into_iter()
+                .map(|(name, value)| wit::EnvVar { name, value })
+                .collect(),
+            remove_env: command.remove_env,
+            brief: command.brief.into(),
+        }
+    }
+}
+
+impl From<crate::Usage> for wit::Usage {
+    fn from(usage: crate::Usage) -> Self {
+        Self {
+            input_tokens: usage.input_tokens,
+            output_tokens: usage.output_tokens,
+            cached_input_tokens: usage.cached_input_tokens,
+            cost_usd: usage.cost_usd,
+        }
+    }
+}
+
+impl From<crate::Event> for wit::Event {
+    fn from(event: crate::Event) -> Self {
+        use crate::Event as E;
+        match event {
+            E::Started { model, session_id } => Self::Started(wit::Started { model, session_id }),
+            E::Session(id) => Self::Session(id),
+            E::AssistantMessage(text) => Self::AssistantMessage(text),
+            E::AssistantDelta(text) => Self::AssistantDelta(text),
+            E::Thinking(text) => Self::Thinking(text),
+            E::ToolUse(tool) => Self::ToolUse(wit::ToolUse {
+                id: tool.id,
+                name: tool.name,
+                detail: tool.detail,
+                phase: match tool.phase {
+                    crate::ToolPhase::Started => wit::ToolPhase::Started,
+                    crate::ToolPhase::Completed => wit::ToolPhase::Completed,
+                    crate::ToolPhase::Failed => wit::ToolPhase::Failed,
+                },
+            }),
+            E::FileChange { path, kind } => Self::FileChange(wit::FileChange { path, kind }),
+            E::Usage(usage) => Self::Usage(usage.into()),
+            E::Warning(text) => Self::Warning(text),
+            E::Error(text) => Self::Error(text),
+            E::FinalMessage(text) => Self::FinalMessage(text),
+            E::Other(kind) => Self::Other(kind),
+            E::Skipped { reason, kind } => Self::Skipped(wit::Skipped {
+                reason: match reason {
+                    crate::SkipReason::NotJson => wit::SkipReason::NotJson,
+                    crate::SkipReason::Unknown => wit::SkipReason::Unknown,
+                },
+                kind,
+            }),
+        }
+    }
+}
+
+impl From<crate::Outcome> for wit::Outcome {
+    fn from(outcome: crate::Outcome) -> Self {
+        Self {
+            final_message: outcome.final_message,
+            session_id: outcome.session_id,
+            is_error: outcome.is_error,
+            error: outcome.error,
+            usage: outcome.usage.map(Into::into),
+        }
+    }
+}

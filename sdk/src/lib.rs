@@ -1,0 +1,114 @@
+//! The SDK for cinch drivers.
+//!
+//! A driver teaches cinch one harness CLI: how to start it for a turn and how
+//! to read its JSONL output. Implement [`Driver`] (and a [`Parser`] for its
+//! output), then export it as a WebAssembly component with
+//! [`export_driver!`]:
+//!
+//! ```ignore
+//! use cinch_driver_sdk::{export_driver, Driver, Parser};
+//!
+//! #[derive(Default)]
+//! pub struct MyParser { /* per-turn state */ }
+//! impl Parser for MyParser { /* event() and finish() */ }
+//!
+//! pub struct MyDriver;
+//! impl Driver for MyDriver { type Parser = MyParser; /* info() and command() */ }
+//!
+//! export_driver!(MyDriver);
+//! ```
+//!
+//! The same crate builds natively (as an `rlib`), so tests and benchmarks can
+//! run the driver without wasm; for `wasm32-wasip2` it is a component of the
+//! `cinch:driver` contract version [`CONTRACT_VERSION`].
+
+mod types;
+
+pub mod calls;
+pub mod json;
+pub mod text;
+
+#[cfg(target_arch = "wasm32")]
+#[doc(hidden)]
+pub mod guest;
+
+pub use serde_json::{self, Value};
+pub use types::*;
+
+/// The version of the WIT contract this SDK exports.
+pub const CONTRACT_VERSION: &str = "0.1.0";
+
+/// A harness CLI, as cinch needs to know it.
+pub trait Driver {
+    /// Reads one turn's output.
+    type Parser: Parser + Default;
+
+    /// Static facts about the harness.
+    fn info() -> Info;
+
+    /// The CLI's version from the output of its version command.
+    fn parse_version(output: &str) -> Option<String> {
+        text::find_version(output)
+    }
+
+    /// The command that starts one turn.
+    fn command(turn: &Turn) -> Command;
+}
+
+/// Reads one turn's output, line by line, into [`Event`]s.
+///
+/// Implement [`Parser::event`] for JSON lines and [`Parser::finish`]; the
+/// defaults take care of blank and non-JSON lines.
+pub trait Parser {
+    /// One line that parsed as JSON.
+    fn event(&mut self, value: &Value, out: &mut Vec<Event>);
+
+    /// The CLI has exited; `exit_code` is `None` when a signal ended it.
+    fn finish(&mut self, exit_code: Option<i32>, stderr_tail: &str) -> Outcome;
+
+    /// One raw line. Blank lines give nothing; other lines that are not JSON
+    /// give a [`Event::Skipped`].
+    fn line(&mut self, line: &str, out: &mut Vec<Event>) {
+        let line = line.trim();
+        if line.is_empty() {
+            return;
+        }
+        match serde_json::from_str::<Value>(line) {
+            Ok(value) => self.event(&value, out),
+            Err(_) => out.push(Event::Skipped {
+                reason: SkipReason::NotJson,
+                kind: None,
+            }),
+        }
+    }
+
+    /// A batch of lines.
+    fn feed(&mut self, lines: &[String]) -> Vec<Event> {
+        let mut out = Vec::with_capacity(lines.len());
+        for line in lines {
+            self.line(line, &mut out);
+        }
+        out
+    }
+}
+
+/// An event of a type the driver does not know, named by its `type` field.
+pub fn unknown(value: &Value) -> Event {
+    Event::Skipped {
+        reason: SkipReason::Unknown,
+        kind: json::kind(value).map(str::to_owned),
+    }
+}
+
+/// Exports a [`Driver`] as the `cinch:driver` component. On targets other
+/// than wasm32 it expands to nothing, so the crate also builds natively.
+#[macro_export]
+macro_rules! export_driver {
+    ($driver:ty) => {
+        #[cfg(target_arch = "wasm32")]
+        const _: () = {
+            type CinchDriverComponent = $crate::guest::Component<$driver>;
+            $crate::guest::bindings::export_wit_bindings!(CinchDriverComponent with_types_in $crate::guest::bindings);
+        };
+    };
+}

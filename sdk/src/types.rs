@@ -1,0 +1,193 @@
+//! The contract's data, as plain Rust. These mirror the records of
+//! `wit/<version>/driver.wit` one for one; the host and native callers use
+//! them directly and the component glue converts them at the boundary.
+
+use serde::Serialize;
+
+/// How the brief reaches the CLI. It never goes on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BriefDelivery {
+    /// The host pipes the prompt file to the CLI's standard input.
+    Stdin,
+    /// The command's arguments name the prompt file; stdin is empty.
+    PromptFile,
+}
+
+/// Where a harness can resume one of its sessions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ResumeScope {
+    /// Only from the directory the session started in.
+    SameDirectory,
+    /// From any directory.
+    Anywhere,
+}
+
+/// A login the CLI keeps in a file under HOME.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LoginProbe {
+    /// Path relative to HOME.
+    pub path: String,
+    /// JSON pointer to the account's name or email inside the file.
+    pub account_pointer: Option<String>,
+}
+
+/// What the host needs to know about a harness before any turn.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Info {
+    /// Short lowercase identifier: `claude`.
+    pub name: String,
+    /// Name shown to people: `Claude Code`.
+    pub display_name: String,
+    /// The program to run, looked up on PATH.
+    pub program: String,
+    /// Arguments that make the program print its version.
+    pub version_args: Vec<String>,
+    /// Where the CLI keeps session state, relative to HOME.
+    pub state_dir: Option<String>,
+    /// Paths relative to the repository removed before a start.
+    pub managed_config: Vec<String>,
+    /// Environment variables that carry a credential, in order of preference.
+    pub secret_env: Vec<String>,
+    /// Files under HOME that hold a login.
+    pub login_files: Vec<LoginProbe>,
+    /// Model names the harness accepts; empty when any name goes.
+    pub models: Vec<String>,
+    /// The model used when a turn names none.
+    pub default_model: Option<String>,
+    /// Effort vocabulary; empty when the harness has no such knob.
+    pub efforts: Vec<String>,
+    /// The effort used when a turn names none.
+    pub default_effort: Option<String>,
+    /// How the brief reaches the CLI.
+    pub brief: BriefDelivery,
+    /// Where a session can be resumed.
+    pub resume: ResumeScope,
+}
+
+/// One turn to start.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Turn {
+    /// Absolute path of the prompt file holding the brief.
+    pub prompt_file: String,
+    /// The repository the CLI runs in.
+    pub workdir: String,
+    /// The model, when the turn names one.
+    pub model: Option<String>,
+    /// The effort, when the turn names one.
+    pub effort: Option<String>,
+    /// The harness session to resume.
+    pub session_id: Option<String>,
+}
+
+/// How to start the CLI for a turn. The host spawns it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Command {
+    /// Arguments after the program name.
+    pub args: Vec<String>,
+    /// Environment variables to set, as (name, value).
+    pub set_env: Vec<(String, String)>,
+    /// Environment variables to remove.
+    pub remove_env: Vec<String>,
+    /// How the brief reaches the CLI.
+    pub brief: BriefDelivery,
+}
+
+/// Token counts and cost, as far as the harness reports them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Usage {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub input_tokens: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_tokens: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cached_input_tokens: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+}
+
+/// Where a tool call is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ToolPhase {
+    Started,
+    Completed,
+    Failed,
+}
+
+/// A tool call the harness made.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ToolUse {
+    /// The harness's id for the call, so that started and completed pair up.
+    pub id: Option<String>,
+    /// The tool's name as the harness calls it.
+    pub name: String,
+    /// Its command, path, pattern, URL, description or query.
+    pub detail: Option<String>,
+    /// Where the call is in its life.
+    pub phase: ToolPhase,
+}
+
+/// Why a line gave no event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SkipReason {
+    /// The line is not JSON.
+    NotJson,
+    /// JSON of a shape or type the driver does not know.
+    Unknown,
+}
+
+/// One thing that happened, as parsed from the CLI's output.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", content = "data", rename_all = "kebab-case")]
+pub enum Event {
+    /// The harness has started.
+    Started {
+        model: Option<String>,
+        session_id: Option<String>,
+    },
+    /// The session id, when reported apart from `Started`.
+    Session(String),
+    /// A whole assistant message.
+    AssistantMessage(String),
+    /// A streamed piece of an assistant message.
+    AssistantDelta(String),
+    /// The model's reasoning.
+    Thinking(String),
+    /// A tool call.
+    ToolUse(ToolUse),
+    /// A file the harness changed.
+    FileChange { path: String, kind: String },
+    /// Token counts and cost.
+    Usage(Usage),
+    /// A notice that does not end the turn.
+    Warning(String),
+    /// An error the harness reported.
+    Error(String),
+    /// The harness's final message, when it gives one as such.
+    FinalMessage(String),
+    /// An event the driver recognised but does not classify, by its type.
+    Other(String),
+    /// A line the driver could not use; counted, never fatal.
+    Skipped {
+        reason: SkipReason,
+        kind: Option<String>,
+    },
+}
+
+/// How a turn ended, as far as the CLI's output tells.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Outcome {
+    /// The harness's final message.
+    pub final_message: Option<String>,
+    /// The session to resume.
+    pub session_id: Option<String>,
+    /// Whether the turn ended in error.
+    pub is_error: bool,
+    /// What went wrong, in the harness's words.
+    pub error: Option<String>,
+    /// Token counts and cost for the turn.
+    pub usage: Option<Usage>,
+}

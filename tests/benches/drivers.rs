@@ -1,0 +1,156 @@
+//! Driver throughput, natively and as sandboxed components, measured side by
+//! side in one run; plus the cost of loading a driver from the compile cache
+//! and of instantiating one for a turn.
+//!
+//! `cargo bench -p cinch-tests --bench drivers` (set `CINCH_BENCH_MB` to
+//! change the size of the generated logs; default 32).
+
+use std::time::{Duration, Instant};
+
+use cinch::parse::TurnParser;
+use cinch::runtime::Runtime;
+use cinch_tests::{DRIVERS, crate_dir, native_parser, recorded_dir, registry, runtime};
+
+/// Each timing is the median of this many runs.
+const ROUNDS: usize = 5;
+/// Lines per call, as the host batches them.
+const BATCH: usize = 256;
+
+fn main() {
+    let megabytes: usize = std::env::var("CINCH_BENCH_MB")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(32);
+    let cache = tempfile::tempdir().unwrap();
+    let runtime = runtime(cache.path());
+    let registry = registry(&runtime);
+
+    println!(
+        "Throughput over a generated log of about {megabytes} MB per driver (median of {ROUNDS}, batches of {BATCH} lines)"
+    );
+    println!(
+        "{:<8} {:>12} {:>12} {:>12}",
+        "driver", "native MB/s", "wasm MB/s", "wasm/native"
+    );
+    for name in DRIVERS {
+        let batches = generated_log(name, megabytes << 20);
+        let bytes: usize = batches.iter().flatten().map(|line| line.len() + 1).sum();
+        let driver = registry.get(name).unwrap();
+        let mut native_times = Vec::new();
+        let mut wasm_times = Vec::new();
+        // Alternate the two so that machine noise hits both alike.
+        for _ in 0..ROUNDS {
+            native_times.push(time_feed(native_parser(name).as_mut(), &batches));
+            wasm_times.push(time_feed(&mut driver.session().unwrap(), &batches));
+        }
+        let native = median(native_times);
+        let wasm = median(wasm_times);
+        let rate = |time: Duration| bytes as f64 / time.as_secs_f64() / 1e6;
+        println!(
+            "{name:<8} {:>12.0} {:>12.0} {:>11.2}x",
+            rate(native),
+            rate(wasm),
+            wasm.as_secs_f64() / native.as_secs_f64()
+        );
+    }
+
+    println!();
+    let claude = cinch::drivers::BUILTIN
+        .iter()
+        .find(|b| b.name == "claude")
+        .unwrap();
+    let cold = {
+        let fresh = tempfile::tempdir().unwrap();
+        let runtime = cinch_tests::runtime(fresh.path());
+        let started = Instant::now();
+        runtime
+            .load("claude", claude.wasm, Some(claude.sha256))
+            .unwrap();
+        started.elapsed()
+    };
+    let warm = median_of(200, || {
+        let started = Instant::now();
+        runtime
+            .load("claude", claude.wasm, Some(claude.sha256))
+            .unwrap();
+        started.elapsed()
+    });
+    println!(
+        "load a driver, compiling (cold cache):          {:>9.1} ms",
+        cold.as_secs_f64() * 1e3
+    );
+    println!(
+        "load a driver from the cache (incl. describe):  {:>9.1} µs",
+        micros(warm)
+    );
+    let driver = registry.get("claude").unwrap();
+    let instantiate = median_of(2000, || {
+        let started = Instant::now();
+        let session = driver.session().unwrap();
+        let elapsed = started.elapsed();
+        drop(session);
+        elapsed
+    });
+    println!(
+        "instantiate a driver for a turn (with parser):  {:>9.1} µs",
+        micros(instantiate)
+    );
+    report_limits(&runtime);
+}
+
+fn report_limits(runtime: &Runtime) {
+    let limits = runtime.limits();
+    println!(
+        "sandbox limits on: {} ms per call (epoch interruption), {} MiB memory",
+        limits.call_timeout.as_millis(),
+        limits.memory_bytes >> 20
+    );
+}
+
+/// A log of about `size` bytes in `name`'s format: the recorded tool-use run
+/// (for Cursor, which cannot run here, a synthetic one) with its middle
+/// repeated, split into batches.
+fn generated_log(name: &str, size: usize) -> Vec<Vec<String>> {
+    let recorded = recorded_dir().join(name).join("s2.jsonl");
+    let synthetic = crate_dir()
+        .join("fixtures/synthetic")
+        .join(format!("{name}.jsonl"));
+    let text = std::fs::read_to_string(&recorded)
+        .or_else(|_| std::fs::read_to_string(&synthetic))
+        .expect("a log to grow");
+    let lines: Vec<&str> = text.lines().collect();
+    let (first, rest) = lines.split_first().unwrap();
+    let (last, middle) = rest.split_last().unwrap();
+    let mut out = vec![first.to_string()];
+    let mut total = first.len();
+    while total < size {
+        for line in middle {
+            out.push(line.to_string());
+            total += line.len() + 1;
+        }
+    }
+    out.push(last.to_string());
+    out.chunks(BATCH).map(<[String]>::to_vec).collect()
+}
+
+fn time_feed(parser: &mut dyn TurnParser, batches: &[Vec<String>]) -> Duration {
+    let started = Instant::now();
+    for batch in batches {
+        std::hint::black_box(parser.feed(batch).unwrap());
+    }
+    std::hint::black_box(parser.finish(Some(0), "").unwrap());
+    started.elapsed()
+}
+
+fn median(mut times: Vec<Duration>) -> Duration {
+    times.sort();
+    times[times.len() / 2]
+}
+
+fn median_of(count: usize, mut measure: impl FnMut() -> Duration) -> Duration {
+    median((0..count).map(|_| measure()).collect())
+}
+
+fn micros(time: Duration) -> f64 {
+    time.as_secs_f64() * 1e6
+}

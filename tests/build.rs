@@ -1,0 +1,23 @@
+//! Builds the deliberately broken test drivers as components.
+
+fn main() {
+    let built = wasm_build::build(
+        &["cinch-test-driver-faulty", "cinch-test-driver-future"],
+        &["sdk", "wit", "tests/drivers"],
+    );
+    let out = std::path::PathBuf::from(std::env::var("OUT_DIR").unwrap());
+    let consts: String = built
+        .iter()
+        .map(|component| {
+            let name = component
+                .package
+                .trim_start_matches("cinch-test-driver-")
+                .to_uppercase();
+            format!(
+                "/// The `{}` component.\npub const {name}_WASM: &str = {:?};\n",
+                component.package, component.path
+            )
+        })
+        .collect();
+    std::fs::write(out.join("test_drivers.rs"), consts).expect("writing test_drivers.rs");
+}

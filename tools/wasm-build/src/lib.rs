@@ -1,0 +1,120 @@
+//! Builds workspace crates as `wasm32-wasip2` components from a build script.
+//!
+//! The host embeds the built-in drivers and the tests use deliberately broken
+//! drivers; both are crates of this workspace that must be compiled for
+//! another target first. A build script runs a nested `cargo build` for them
+//! into a target directory of its own (the outer build holds the lock on the
+//! usual one), the way wasmtime's own test programs are built.
+
+use std::env;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use sha2::{Digest, Sha256};
+
+/// The target every component is built for.
+pub const TARGET: &str = "wasm32-wasip2";
+
+/// The cargo profile components are built with (defined in the workspace).
+pub const PROFILE: &str = "driver";
+
+/// A component built by [`build`].
+pub struct Built {
+    /// The cargo package name.
+    pub package: String,
+    /// Where the `.wasm` file is.
+    pub path: PathBuf,
+    /// Lowercase hex SHA-256 of its bytes.
+    pub sha256: String,
+}
+
+/// Builds `packages` (cargo package names of this workspace) for
+/// [`TARGET`] and returns where each component is. Tells cargo to rebuild
+/// when anything under `watch` (paths relative to the workspace root) changes.
+///
+/// # Panics
+/// When the nested build fails: a build script has no other way to fail, and
+/// the message says what to do (usually `rustup target add wasm32-wasip2`).
+pub fn build(packages: &[&str], watch: &[&str]) -> Vec<Built> {
+    let workspace = workspace_root();
+    for path in watch {
+        println!("cargo:rerun-if-changed={}", workspace.join(path).display());
+    }
+    let target_dir = target_dir(&workspace).join("components");
+    let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+
+    let mut command = Command::new(cargo);
+    command
+        .current_dir(&workspace)
+        .args(["build", "--target", TARGET, "--profile", PROFILE])
+        .arg("--target-dir")
+        .arg(&target_dir);
+    for package in packages {
+        command.args(["-p", package]);
+    }
+    // The outer build's flags are for the host target, not for wasm.
+    for variable in ["RUSTFLAGS", "CARGO_ENCODED_RUSTFLAGS", "CARGO_BUILD_TARGET"] {
+        command.env_remove(variable);
+    }
+    let status = command
+        .status()
+        .unwrap_or_else(|error| panic!("could not run cargo to build the components: {error}"));
+    if !status.success() {
+        panic!(
+            "building {packages:?} for {TARGET} failed (see above). If the target is missing, \
+             run `rustup target add {TARGET}`."
+        );
+    }
+
+    packages
+        .iter()
+        .map(|package| {
+            let path = target_dir
+                .join(TARGET)
+                .join(PROFILE)
+                .join(format!("{}.wasm", package.replace('-', "_")));
+            let bytes = std::fs::read(&path)
+                .unwrap_or_else(|error| panic!("reading {}: {error}", path.display()));
+            Built {
+                package: (*package).to_owned(),
+                sha256: hex(&Sha256::digest(&bytes)),
+                path,
+            }
+        })
+        .collect()
+}
+
+/// Lowercase hex of `bytes`.
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().fold(String::new(), |mut out, byte| {
+        let _ = write!(out, "{byte:02x}");
+        out
+    })
+}
+
+fn workspace_root() -> PathBuf {
+    let manifest = PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("run from a build script"));
+    manifest
+        .ancestors()
+        .find(|dir| is_workspace_root(dir))
+        .map(Path::to_path_buf)
+        .unwrap_or(manifest)
+}
+
+fn is_workspace_root(dir: &Path) -> bool {
+    std::fs::read_to_string(dir.join("Cargo.toml")).is_ok_and(|text| text.contains("[workspace]"))
+}
+
+fn target_dir(workspace: &Path) -> PathBuf {
+    env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .map(|dir| {
+            if dir.is_absolute() {
+                dir
+            } else {
+                workspace.join(dir)
+            }
+        })
+        .unwrap_or_else(|| workspace.join("target"))
+}
