@@ -4,19 +4,27 @@
 //! Modules, by job:
 //! - [`runtime`]: the wasmtime engine; loads, caches and sandboxes drivers.
 //! - [`drivers`]: which drivers there are (built-in and plugins).
-//! - [`lines`], [`parse`], [`progress`], [`replay`]: reading a harness's
-//!   output through its driver into events, progress lines and an outcome.
+//! - [`lines`], [`parse`], [`reader`], [`progress`], [`replay`]: reading a
+//!   harness's output through its driver into progress lines and an outcome.
+//! - [`engine`]: a turn's life and the bookkeeping of turns; [`supervisor`]:
+//!   the detached process that owns a turn's CLI; [`checkpoint`]: git
+//!   snapshots of the work tree around a turn; [`config`]: `config.toml`.
 //! - [`probe`]: the harness CLIs installed on this machine.
 //! - [`home`], [`redact`]: cinch's state directory; masking secrets.
 //! - [`cli`]: the `cinch` command.
 
+pub mod checkpoint;
 pub mod cli;
+pub mod config;
 pub mod drivers;
+pub mod engine;
 pub mod home;
 pub mod lines;
 pub mod parse;
 pub mod probe;
 pub mod progress;
+pub mod reader;
 pub mod redact;
 pub mod replay;
 pub mod runtime;
+pub mod supervisor;

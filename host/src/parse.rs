@@ -52,3 +52,31 @@ impl<P: sdk::Parser> TurnParser for Native<P> {
         Ok(self.0.finish(exit_code, stderr_tail))
     }
 }
+
+impl<T: TurnParser + ?Sized> TurnParser for &mut T {
+    fn feed(&mut self, lines: &[String]) -> Result<Vec<Event>, DriverFailure> {
+        (**self).feed(lines)
+    }
+
+    fn finish(
+        &mut self,
+        exit_code: Option<i32>,
+        stderr_tail: &str,
+    ) -> Result<Outcome, DriverFailure> {
+        (**self).finish(exit_code, stderr_tail)
+    }
+}
+
+impl<T: TurnParser + ?Sized> TurnParser for Box<T> {
+    fn feed(&mut self, lines: &[String]) -> Result<Vec<Event>, DriverFailure> {
+        (**self).feed(lines)
+    }
+
+    fn finish(
+        &mut self,
+        exit_code: Option<i32>,
+        stderr_tail: &str,
+    ) -> Result<Outcome, DriverFailure> {
+        (**self).finish(exit_code, stderr_tail)
+    }
+}

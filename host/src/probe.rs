@@ -24,13 +24,12 @@ pub enum CliStatus {
 }
 
 /// The executable `program` names: itself when it has a slash, else the
-/// first match on PATH.
-pub fn find_program(program: &str) -> Option<PathBuf> {
+/// first match on `search_path` (a PATH value).
+pub fn find_program(program: &str, search_path: &str) -> Option<PathBuf> {
     if program.contains('/') {
         return is_executable(Path::new(program)).then(|| PathBuf::from(program));
     }
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
+    std::env::split_paths(search_path)
         .map(|dir| dir.join(program))
         .find(|candidate| is_executable(candidate))
 }
@@ -41,10 +40,10 @@ fn is_executable(path: &Path) -> bool {
         .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
 }
 
-/// Finds `driver`'s CLI and asks it for its version.
-pub fn probe(driver: &Driver) -> CliStatus {
+/// Finds `driver`'s CLI on `search_path` (a PATH value) and asks it for its version.
+pub fn probe(driver: &Driver, search_path: &str) -> CliStatus {
     let info = driver.info();
-    let Some(path) = find_program(&info.program) else {
+    let Some(path) = find_program(&info.program, search_path) else {
         return CliStatus::Missing;
     };
     let (version, problem) = match run_version(&path, &info.version_args) {

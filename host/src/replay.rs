@@ -1,16 +1,13 @@
 //! Runs a whole recorded log through a driver: what `cinch driver test`
 //! shows, and what the golden tests compare.
 
-use cinch_driver_sdk::{Event, Outcome};
+use cinch_driver_sdk::Outcome;
 use serde::Serialize;
 
-use crate::lines::{Line, LineSplitter};
 use crate::parse::TurnParser;
 use crate::progress::ProgressRenderer;
+use crate::reader::{LogReader, Output};
 use crate::redact::Redactor;
-
-/// Lines handed to a driver per call.
-const BATCH_LINES: usize = 256;
 
 /// What a driver made of one log.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -39,8 +36,7 @@ pub struct Exit {
     pub stderr_tail: String,
 }
 
-/// Feeds `log` to `parser` in batches and collects the report. A driver that
-/// fails stops the replay: the outcome is then an error naming the failure.
+/// Feeds `log` to `parser` and collects the report.
 pub fn replay(
     driver: &str,
     display_name: &str,
@@ -49,96 +45,27 @@ pub fn replay(
     exit: &Exit,
     redactor: &Redactor,
 ) -> Report {
-    let mut tally = Tally::new(display_name, redactor.clone());
-    let mut splitter = LineSplitter::default();
-    let mut lines = Vec::new();
-    splitter.push(log, &mut lines);
-    lines.extend(splitter.finish());
-
-    let mut batch = Vec::with_capacity(BATCH_LINES);
-    let mut failure = None;
-    for line in lines {
-        match line {
-            Line::Text(text) => batch.push(text),
-            Line::TooLong(_) | Line::NotUtf8 => tally.unparsed += 1,
-        }
-        if batch.len() == BATCH_LINES
-            && let Err(error) = feed(parser, &mut batch, &mut tally)
-        {
-            failure = Some(error);
-            break;
-        }
-    }
-    if failure.is_none() {
-        failure = feed(parser, &mut batch, &mut tally).err();
-    }
-    let outcome = match failure {
-        None => parser.finish(exit.code, &exit.stderr_tail),
-        Some(error) => Err(error),
-    };
-    let (outcome, driver_failure) = match outcome {
-        Ok(outcome) => (outcome, None),
-        Err(error) => {
-            let failure = error.to_string();
-            let outcome = Outcome {
-                is_error: true,
-                error: Some(failure.clone()),
-                ..Outcome::default()
-            };
-            (outcome, Some(failure))
-        }
-    };
+    let mut reader = LogReader::new(
+        parser,
+        ProgressRenderer::new(display_name, redactor.clone()),
+    );
+    let mut output = Vec::new();
+    reader.push(log, &mut output);
+    let finished = reader.finish(exit.code, &exit.stderr_tail, &mut output);
+    let progress = output
+        .into_iter()
+        .filter_map(|output| match output {
+            Output::Progress(line) => Some(line),
+            Output::Session(_) => None,
+        })
+        .collect();
     Report {
         driver: driver.to_owned(),
-        progress: tally.progress,
-        outcome: redact_outcome(outcome, redactor),
-        events: tally.events,
-        unparsed: tally.unparsed,
-        driver_failure,
-    }
-}
-
-fn feed(
-    parser: &mut dyn TurnParser,
-    batch: &mut Vec<String>,
-    tally: &mut Tally,
-) -> Result<(), crate::runtime::DriverFailure> {
-    if batch.is_empty() {
-        return Ok(());
-    }
-    let events = parser.feed(batch)?;
-    batch.clear();
-    for event in &events {
-        tally.record(event);
-    }
-    Ok(())
-}
-
-/// Counts and renders events as they come.
-struct Tally {
-    renderer: ProgressRenderer,
-    progress: Vec<String>,
-    events: usize,
-    unparsed: usize,
-}
-
-impl Tally {
-    fn new(display_name: &str, redactor: Redactor) -> Self {
-        Self {
-            renderer: ProgressRenderer::new(display_name, redactor),
-            progress: Vec::new(),
-            events: 0,
-            unparsed: 0,
-        }
-    }
-
-    fn record(&mut self, event: &Event) {
-        if matches!(event, Event::Skipped { .. }) {
-            self.unparsed += 1;
-            return;
-        }
-        self.events += 1;
-        self.progress.extend(self.renderer.render(event));
+        progress,
+        outcome: redact_outcome(finished.outcome, redactor),
+        events: finished.tally.events,
+        unparsed: finished.tally.unparsed,
+        driver_failure: finished.failure.map(|failure| failure.to_string()),
     }
 }
 

@@ -40,7 +40,7 @@ fn row(entry: &crate::drivers::Entry) -> [String; 5] {
         ],
         Ok(driver) => {
             let info = driver.info();
-            let cli = match probe(driver) {
+            let cli = match probe(driver, &std::env::var("PATH").unwrap_or_default()) {
                 CliStatus::Missing => format!("{} not on PATH", info.program),
                 CliStatus::Found {
                     path,

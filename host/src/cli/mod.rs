@@ -2,7 +2,9 @@
 
 mod driver_test;
 mod drivers;
+mod run;
 mod scaffold;
+mod turns;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -10,6 +12,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 use crate::drivers::Registry;
+use crate::engine::Engine;
 use crate::home::Home;
 use crate::runtime::{Limits, Runtime};
 
@@ -30,6 +33,38 @@ enum Command {
         #[command(subcommand)]
         command: DriverCommand,
     },
+    /// Runs one turn of a harness in a repository, live.
+    Run(run::Args),
+    /// Whether each harness's CLI is installed, its version and its credential.
+    Check {
+        /// One harness (default: all).
+        name: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Lists the turns, newest first.
+    Turns {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Follows a turn live to its end (and finishes it if nobody else does).
+    Attach {
+        /// The turn's id (see `cinch turns`).
+        turn: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Stops a running turn: SIGTERM, then SIGKILL ten seconds later.
+    Stop {
+        /// The turn's id.
+        turn: String,
+    },
+    /// Supervises one turn's CLI (started by cinch itself).
+    #[command(hide = true)]
+    Supervise {
+        /// The turn's folder.
+        turn_dir: PathBuf,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -47,6 +82,17 @@ enum DriverCommand {
 
 /// Runs the command line and returns the process's exit code.
 pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    if let Command::Supervise { turn_dir } = &cli.command {
+        // Before anything else: the supervisor forks, so no thread may exist yet.
+        return match crate::supervisor::run(turn_dir) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(error) => {
+                eprintln!("cinch supervise: {error:#}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("CINCH_LOG")
@@ -54,7 +100,6 @@ pub fn main() -> ExitCode {
         )
         .with_writer(std::io::stderr)
         .init();
-    let cli = Cli::parse();
     match run(cli) {
         Ok(code) => code,
         Err(error) => {
@@ -72,7 +117,21 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             DriverCommand::New(args) => scaffold::run(args),
             DriverCommand::Add { file } => drivers::add(&Context::open()?, &file),
         },
+        Command::Run(args) => run::run(&engine()?, args),
+        Command::Check { name, json } => turns::check(&engine()?, name.as_deref(), json),
+        Command::Turns { json } => turns::list(&engine()?, json),
+        Command::Attach { turn, json } => run::attach(&engine()?, &turn, json),
+        Command::Stop { turn } => turns::stop(&engine()?, &turn),
+        Command::Supervise { .. } => unreachable!("handled before logging starts"),
     }
+}
+
+/// The engine of cinch's home, supervising turns with this very binary.
+fn engine() -> anyhow::Result<Engine> {
+    let home = Home::discover()?;
+    let runtime = Runtime::new(Some(home.component_cache_dir()), Limits::default())?;
+    let program = std::env::current_exe()?;
+    Engine::new(home, &runtime, program, std::env::vars().collect())
 }
 
 /// What most commands need: the home, the runtime and the drivers.

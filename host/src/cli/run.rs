@@ -1,0 +1,148 @@
+//! `cinch run` and `cinch attach`: a turn in the terminal, live.
+
+use std::io::{IsTerminal as _, Read as _, Write as _};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::Context as _;
+
+use crate::engine::brief::Note;
+use crate::engine::events::{Next, TurnEventKind};
+use crate::engine::result::Status;
+use crate::engine::{Engine, Turn, TurnRequest};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The harness: a driver's name (see `cinch drivers`).
+    #[arg(long)]
+    harness: String,
+    /// The repository to work in (default: the current directory).
+    #[arg(long)]
+    repo: Option<PathBuf>,
+    /// The model, when not the harness's default.
+    #[arg(long)]
+    model: Option<String>,
+    /// The effort, when not the harness's default.
+    #[arg(long)]
+    effort: Option<String>,
+    /// A harness session to resume; the brief is its next turn.
+    #[arg(long)]
+    session: Option<String>,
+    /// A file appended to the brief under its own name (repeatable).
+    #[arg(long = "note")]
+    notes: Vec<PathBuf>,
+    /// Minutes before the turn is stopped (1 to 60).
+    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=60))]
+    timeout_minutes: u64,
+    /// Prints one JSON object with the result at the end, nothing else.
+    #[arg(long)]
+    json: bool,
+    /// The task; `-` reads it from standard input.
+    brief: String,
+}
+
+pub fn run(engine: &Engine, args: Args) -> anyhow::Result<ExitCode> {
+    let brief = if args.brief == "-" {
+        let mut text = String::new();
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .context("reading the brief from stdin")?;
+        text
+    } else {
+        args.brief
+    };
+    anyhow::ensure!(!brief.trim().is_empty(), "the brief is empty");
+    let notes = args
+        .notes
+        .iter()
+        .map(|path| {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("reading the note {}", path.display()))?;
+            Ok(Note {
+                name: path.display().to_string(),
+                text,
+            })
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let repo = match args.repo {
+        Some(repo) => repo,
+        None => std::env::current_dir()?,
+    };
+    let turn = engine.start(TurnRequest {
+        harness: args.harness,
+        repo,
+        brief,
+        notes,
+        model: args.model,
+        effort: args.effort,
+        session_id: args.session,
+        timeout: Duration::from_secs(args.timeout_minutes * 60),
+        run: None,
+    })?;
+    watch(turn, args.json)
+}
+
+/// Follows turn `id` to its end.
+pub fn attach(engine: &Engine, id: &str, json: bool) -> anyhow::Result<ExitCode> {
+    watch(engine.attach(id)?, json)
+}
+
+/// Shows the turn's progress live, then its result; Ctrl-C cancels it.
+fn watch(turn: Turn, json: bool) -> anyhow::Result<ExitCode> {
+    let interrupted = Arc::new(AtomicBool::new(false));
+    signal_hook::flag::register(signal_hook::consts::SIGINT, interrupted.clone())?;
+    signal_hook::flag::register(signal_hook::consts::SIGTERM, interrupted.clone())?;
+    let started = Instant::now();
+    let mut stderr = std::io::stderr();
+    let show = !json;
+    if show {
+        let _ = writeln!(
+            stderr,
+            "turn {} · log {}",
+            turn.id(),
+            turn.log_path().display()
+        );
+    }
+    let mut subscription = turn.subscribe();
+    let mut cancelled = false;
+    loop {
+        if interrupted.load(Ordering::SeqCst) && !cancelled {
+            cancelled = true;
+            turn.cancel();
+            if show {
+                let _ = writeln!(stderr, "cancelling: stopping the harness…");
+            }
+        }
+        match subscription.next(Duration::from_millis(100)) {
+            Next::Events(events) => {
+                for event in events {
+                    if let (true, TurnEventKind::Progress { line }) = (show, &event.kind) {
+                        let elapsed = started.elapsed().as_secs();
+                        let _ =
+                            writeln!(stderr, "[{:02}:{:02}] {line}", elapsed / 60, elapsed % 60);
+                    }
+                }
+            }
+            Next::Idle => {}
+            Next::Closed => break,
+        }
+    }
+    let result = turn.wait()?;
+    let mut stdout = std::io::stdout();
+    if json {
+        writeln!(stdout, "{}", serde_json::to_string(&result)?)?;
+    } else {
+        if std::io::stderr().is_terminal() {
+            let _ = writeln!(stderr);
+        }
+        writeln!(stdout, "{}", result.result_text)?;
+    }
+    Ok(if result.status == Status::Completed {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}

@@ -1,0 +1,79 @@
+//! `cinch turns`, `cinch stop` and `cinch check`.
+
+use std::process::ExitCode;
+
+use crate::engine::Engine;
+use crate::engine::result::human_duration;
+use crate::engine::state::now_ms;
+
+/// Lists the turns, newest first.
+pub fn list(engine: &Engine, json: bool) -> anyhow::Result<ExitCode> {
+    let turns = engine.list()?;
+    if json {
+        println!("{}", serde_json::to_string(&turns)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    if turns.is_empty() {
+        println!("no turns yet");
+    }
+    for turn in turns {
+        println!(
+            "{}  {:<10} {:<8} {:>9} ago  {}  session {}",
+            turn.turn,
+            turn.status,
+            turn.harness,
+            human_duration(now_ms().saturating_sub(turn.started_at_ms)),
+            turn.repository,
+            turn.session_id.as_deref().unwrap_or("none"),
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Stops a running turn.
+pub fn stop(engine: &Engine, id: &str) -> anyhow::Result<ExitCode> {
+    engine.stop(id)?;
+    println!("stopping turn {id}: SIGTERM now, SIGKILL in 10 s if it lingers");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Reports each harness's CLI and credential; fails when the one asked for cannot run.
+pub fn check(engine: &Engine, name: Option<&str>, json: bool) -> anyhow::Result<ExitCode> {
+    let names: Vec<String> = match name {
+        Some(name) => vec![name.to_owned()],
+        None => engine
+            .registry()
+            .names()
+            .into_iter()
+            .map(str::to_owned)
+            .collect(),
+    };
+    let reports = names
+        .iter()
+        .map(|name| engine.check(name))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    if json {
+        println!("{}", serde_json::to_string(&reports)?);
+    } else {
+        for report in &reports {
+            let cli = match (&report.path, &report.version) {
+                (Some(path), Some(version)) => format!("{} {version}", path.display()),
+                (Some(path), None) => format!("{} (version unknown)", path.display()),
+                (None, _) => "not installed".to_owned(),
+            };
+            println!(
+                "{}: {cli}; credential: {}",
+                report.harness, report.credential
+            );
+            if let Some(problem) = &report.problem {
+                println!("  cannot run: {problem}");
+            }
+        }
+    }
+    let ready = name.is_none() || reports.iter().all(|report| report.problem.is_none());
+    Ok(if ready {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}

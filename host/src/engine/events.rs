@@ -1,0 +1,208 @@
+//! A turn's live events, numbered, for any number of subscribers.
+//!
+//! Events are kept for the turn's life and each subscriber reads them at its
+//! own pace from its own position: a slow subscriber never holds up the turn
+//! and never loses its place; it only falls behind, and can see by how much.
+
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::Duration;
+
+use serde::Serialize;
+
+/// One event of a turn.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TurnEvent {
+    /// 1 for the turn's first event, then one more for each.
+    pub seq: u64,
+    /// Milliseconds since the epoch.
+    pub at_ms: u64,
+    /// What happened.
+    #[serde(flatten)]
+    pub kind: TurnEventKind,
+}
+
+/// What happened.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum TurnEventKind {
+    /// A progress line (redacted, cut to 240 characters).
+    Progress {
+        /// The line.
+        line: String,
+    },
+    /// The harness reported its session id.
+    Session {
+        /// The id.
+        session_id: String,
+    },
+    /// The turn has ended with this status.
+    Ended {
+        /// `completed`, `failed`, ...
+        status: String,
+    },
+}
+
+#[derive(Default)]
+struct Shared {
+    events: Vec<TurnEvent>,
+    closed: bool,
+}
+
+/// The publishing side; clones share the same events.
+#[derive(Clone, Default)]
+pub struct EventLog {
+    shared: Arc<(Mutex<Shared>, Condvar)>,
+}
+
+impl EventLog {
+    /// An empty log.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Shared> {
+        self.shared
+            .0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Appends an event and wakes the subscribers; returns its number.
+    pub fn publish(&self, kind: TurnEventKind) -> u64 {
+        let mut shared = self.lock();
+        let seq = shared.events.len() as u64 + 1;
+        shared.events.push(TurnEvent {
+            seq,
+            at_ms: super::state::now_ms(),
+            kind,
+        });
+        drop(shared);
+        self.shared.1.notify_all();
+        seq
+    }
+
+    /// No more events will come.
+    pub fn close(&self) {
+        self.lock().closed = true;
+        self.shared.1.notify_all();
+    }
+
+    /// A subscriber that starts after event number `after` (0: from the start).
+    pub fn subscribe(&self, after: u64) -> Subscription {
+        Subscription {
+            log: self.clone(),
+            next: after + 1,
+        }
+    }
+
+    /// How many events there are so far.
+    pub fn len(&self) -> u64 {
+        self.lock().events.len() as u64
+    }
+
+    /// Whether there are none yet.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// One subscriber's position in a turn's events.
+pub struct Subscription {
+    log: EventLog,
+    next: u64,
+}
+
+/// What a subscriber gets when it asks for more.
+#[derive(Debug, PartialEq)]
+pub enum Next {
+    /// The events after its position (it has moved past them).
+    Events(Vec<TurnEvent>),
+    /// Nothing new within the wait.
+    Idle,
+    /// The turn has ended and the subscriber has seen everything.
+    Closed,
+}
+
+impl Subscription {
+    /// Waits up to `timeout` for events after this subscriber's position.
+    pub fn next(&mut self, timeout: Duration) -> Next {
+        let guard = self.log.lock();
+        let ready =
+            |shared: &mut Shared| (shared.events.len() as u64) < self.next && !shared.closed;
+        let (shared, _) = self
+            .log
+            .shared
+            .1
+            .wait_timeout_while(guard, timeout, ready)
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let start = (self.next - 1) as usize;
+        if start < shared.events.len() {
+            let events = shared.events[start..].to_vec();
+            self.next = shared.events.len() as u64 + 1;
+            Next::Events(events)
+        } else if shared.closed {
+            Next::Closed
+        } else {
+            Next::Idle
+        }
+    }
+
+    /// How many events this subscriber has not read yet.
+    pub fn behind(&self) -> u64 {
+        (self.log.len() + 1).saturating_sub(self.next)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(text: &str) -> TurnEventKind {
+        TurnEventKind::Progress { line: text.into() }
+    }
+
+    #[test]
+    fn subscribers_read_at_their_own_pace_without_loss() {
+        let log = EventLog::new();
+        let mut early = log.subscribe(0);
+        for n in 0..1000 {
+            log.publish(line(&n.to_string()));
+        }
+        let mut late = log.subscribe(998);
+        assert_eq!(early.behind(), 1000);
+        let Next::Events(events) = early.next(Duration::ZERO) else {
+            panic!()
+        };
+        assert_eq!(events.len(), 1000);
+        assert_eq!(
+            events.iter().map(|e| e.seq).collect::<Vec<_>>(),
+            (1..=1000).collect::<Vec<_>>()
+        );
+        let Next::Events(events) = late.next(Duration::ZERO) else {
+            panic!()
+        };
+        assert_eq!(
+            events.iter().map(|e| e.seq).collect::<Vec<_>>(),
+            [999, 1000]
+        );
+        assert_eq!(late.next(Duration::from_millis(5)), Next::Idle);
+        log.close();
+        assert_eq!(late.next(Duration::from_secs(5)), Next::Closed);
+    }
+
+    #[test]
+    fn a_waiting_subscriber_wakes_on_publish() {
+        let log = EventLog::new();
+        let mut subscriber = log.subscribe(0);
+        let publisher = log.clone();
+        let thread = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(20));
+            publisher.publish(line("hello"));
+        });
+        let Next::Events(events) = subscriber.next(Duration::from_secs(10)) else {
+            panic!()
+        };
+        assert_eq!(events[0].kind, line("hello"));
+        thread.join().unwrap();
+    }
+}

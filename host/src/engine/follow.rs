@@ -1,0 +1,95 @@
+//! Follows a turn's raw log as it grows, through the reader, publishing
+//! progress lines and the session id the moment they are known.
+
+use std::fs::File;
+use std::io::Read as _;
+
+use super::events::{EventLog, TurnEventKind};
+use super::state::{TurnDir, write_private};
+use crate::parse::TurnParser;
+use crate::reader::{Finished, LogReader, Output};
+
+/// Bytes read from the log per read.
+const READ_CHUNK: usize = 256 << 10;
+
+/// Reads one turn's log as it grows.
+pub struct Follower {
+    reader: LogReader<Box<dyn TurnParser + Send>>,
+    turn: TurnDir,
+    log: Option<File>,
+    events: EventLog,
+    buffer: Vec<u8>,
+    output: Vec<Output>,
+}
+
+impl Follower {
+    /// A follower of `turn`'s log that publishes to `events`.
+    pub fn new(
+        turn: TurnDir,
+        reader: LogReader<Box<dyn TurnParser + Send>>,
+        events: EventLog,
+    ) -> Self {
+        Self {
+            reader,
+            turn,
+            log: None,
+            events,
+            buffer: vec![0; READ_CHUNK],
+            output: Vec::new(),
+        }
+    }
+
+    /// Reads what the log has gained since the last call and publishes what
+    /// it gave. Returns whether anything was read.
+    pub fn pump(&mut self) -> anyhow::Result<bool> {
+        if self.log.is_none() {
+            match File::open(self.turn.log()) {
+                Ok(file) => self.log = Some(file),
+                Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+                Err(error) => return Err(error.into()),
+            }
+        }
+        let mut any = false;
+        loop {
+            let log = self.log.as_mut().expect("opened above");
+            let read = log.read(&mut self.buffer)?;
+            if read == 0 {
+                break;
+            }
+            any = true;
+            self.reader.push(&self.buffer[..read], &mut self.output);
+            self.publish();
+        }
+        Ok(any)
+    }
+
+    /// The CLI has exited: reads the log through and returns the outcome.
+    pub fn finish(mut self, exit_code: Option<i32>, stderr_tail: &str) -> anyhow::Result<Finished> {
+        self.pump()?;
+        let finished = self.reader.finish(exit_code, stderr_tail, &mut self.output);
+        let (turn, events, output) = (self.turn, self.events, std::mem::take(&mut self.output));
+        publish(&turn, &events, output);
+        Ok(finished)
+    }
+
+    fn publish(&mut self) {
+        publish(&self.turn, &self.events, std::mem::take(&mut self.output));
+    }
+}
+
+fn publish(turn: &TurnDir, events: &EventLog, output: Vec<Output>) {
+    for item in output {
+        match item {
+            Output::Progress(line) => {
+                events.publish(TurnEventKind::Progress { line });
+            }
+            Output::Session(session_id) => {
+                // Recorded at once, so a turn that ends without a result still names its session.
+                if let Err(error) = write_private(&turn.session(), session_id.as_bytes()) {
+                    tracing::warn!("could not record the session id: {error:#}");
+                }
+                events.publish(TurnEventKind::Session { session_id });
+            }
+        }
+    }
+}

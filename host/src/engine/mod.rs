@@ -1,0 +1,858 @@
+//! A turn's life, from brief to result, and the bookkeeping of turns.
+//!
+//! [`Engine::start`] resolves the driver and the repository, checks the CLI,
+//! writes the brief, takes the start checkpoint and hands the CLI to a
+//! detached supervisor; it returns at once with a [`Turn`] whose events
+//! stream live. The turn's thread follows the raw log (woken by the file
+//! system, not by a timer), and once the CLI has exited takes the end
+//! checkpoint and writes the result. Another process can [`Engine::attach`]
+//! to a turn still running; a turn whose supervisor is gone ends
+//! `interrupted`. The engine knows nothing of HTTP.
+
+pub mod brief;
+pub mod events;
+mod follow;
+pub mod harness;
+pub mod result;
+pub mod state;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use anyhow::{Context as _, bail};
+use cinch_driver_sdk::{BriefDelivery, ResumeScope};
+use serde::{Deserialize, Serialize};
+
+use crate::checkpoint;
+use crate::config::Config;
+use crate::drivers::Registry;
+use crate::home::Home;
+use crate::parse::TurnParser;
+use crate::probe::{CliStatus, probe};
+use crate::progress::ProgressRenderer;
+use crate::reader::LogReader;
+use crate::redact::Redactor;
+use crate::runtime::{Driver, Runtime};
+use brief::Note;
+use events::{EventLog, Subscription, TurnEventKind};
+use follow::Follower;
+use harness::Credential;
+use result::{ChangedFile, ResultText, Status, TurnResult};
+use state::{
+    ExitRecord, FileLock, Launch, StopReason, TurnDir, now_ms, read_json, write_json, write_private,
+};
+
+/// The timeout when a turn names none.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+
+/// The longest timeout a turn may have.
+pub const MAX_TIMEOUT: Duration = Duration::from_secs(60 * 60);
+
+/// At most this many changed files are listed.
+pub const FILES_LISTED: usize = 30;
+
+/// How much of the CLI's stderr the driver and the result see.
+const STDERR_TAIL_BYTES: u64 = 8 << 10;
+
+/// How long a follower sleeps when the file system says nothing.
+const IDLE_WAKE: Duration = Duration::from_millis(250);
+
+/// One turn to run.
+#[derive(Debug, Clone)]
+pub struct TurnRequest {
+    /// The driver's name.
+    pub harness: String,
+    /// The repository (a git work tree).
+    pub repo: PathBuf,
+    /// The task.
+    pub brief: String,
+    /// Notes appended to the brief.
+    pub notes: Vec<Note>,
+    /// The model, when not the harness's default.
+    pub model: Option<String>,
+    /// The effort, when not the harness's default.
+    pub effort: Option<String>,
+    /// The harness session to resume.
+    pub session_id: Option<String>,
+    /// How long the turn may run: at most 60 minutes (the command line and
+    /// the API take whole minutes, 1 to 60).
+    pub timeout: Duration,
+    /// The run it belongs to; a new turn's own id when none.
+    pub run: Option<String>,
+}
+
+/// What `cinch check` reports of one harness.
+#[derive(Debug, Clone, Serialize)]
+pub struct CheckReport {
+    /// The driver's name.
+    pub harness: String,
+    /// Whether cinch's config lets it run.
+    pub enabled: bool,
+    /// The CLI's path, when installed.
+    pub path: Option<PathBuf>,
+    /// The CLI's version, when it said.
+    pub version: Option<String>,
+    /// The credential it would run on.
+    pub credential: Credential,
+    /// What keeps it from running, if anything.
+    pub problem: Option<String>,
+}
+
+/// A turn as `cinch turns` lists it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TurnSummary {
+    /// The turn's id.
+    pub turn: String,
+    /// The driver.
+    pub harness: String,
+    /// The repository.
+    pub repository: String,
+    /// When it started, milliseconds since the epoch.
+    pub started_at_ms: u64,
+    /// `running`, or how it ended.
+    pub status: String,
+    /// Its session, when known.
+    pub session_id: Option<String>,
+}
+
+/// cinch's engine: drivers, configuration and the turns under its home.
+pub struct Engine {
+    home: Home,
+    config: Config,
+    registry: Registry,
+    supervisor_program: PathBuf,
+    env: BTreeMap<String, String>,
+}
+
+/// A running turn.
+pub struct Turn {
+    id: String,
+    dir: TurnDir,
+    events: EventLog,
+    cancel: Arc<AtomicBool>,
+    thread: JoinHandle<anyhow::Result<TurnResult>>,
+}
+
+impl Turn {
+    /// The turn's id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The raw log's path.
+    pub fn log_path(&self) -> &Path {
+        self.dir.log()
+    }
+
+    /// A subscriber to the turn's events from the start.
+    pub fn subscribe(&self) -> Subscription {
+        self.events.subscribe(0)
+    }
+
+    /// Stops the turn; it ends `cancelled`.
+    pub fn cancel(&self) {
+        self.cancel.store(true, Ordering::SeqCst);
+    }
+
+    /// Waits for the result.
+    pub fn wait(self) -> anyhow::Result<TurnResult> {
+        match self.thread.join() {
+            Ok(result) => result,
+            Err(_) => bail!("the thread following turn {} panicked", self.id),
+        }
+    }
+}
+
+impl Engine {
+    /// The engine of the home, with its config and drivers. Supervisors are
+    /// started by running `supervisor_program supervise TURN_DIR` (the cinch
+    /// binary itself); harnesses are found on, and run with, `env` (cinch's
+    /// own environment, normally) plus the configured secrets.
+    pub fn new(
+        home: Home,
+        runtime: &Runtime,
+        supervisor_program: PathBuf,
+        env: BTreeMap<String, String>,
+    ) -> anyhow::Result<Self> {
+        let config = Config::load(&home.root().join("config.toml"))?;
+        let registry = Registry::load(runtime, Some(&home.plugins_dir()))?;
+        Ok(Self {
+            home,
+            config,
+            registry,
+            supervisor_program,
+            env,
+        })
+    }
+
+    /// The drivers.
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    /// cinch's environment with the configured secrets.
+    fn base_env(&self) -> BTreeMap<String, String> {
+        let mut env = self.env.clone();
+        env.extend(self.config.secrets.clone());
+        env
+    }
+
+    fn search_path(&self) -> &str {
+        self.env.get("PATH").map_or("", String::as_str)
+    }
+
+    /// Whether `name`'s CLI is installed, its version and its credential.
+    pub fn check(&self, name: &str) -> anyhow::Result<CheckReport> {
+        let driver = self.registry.get(name)?;
+        let info = driver.info();
+        let env = self.base_env();
+        let home_dir = env.get("HOME").map(PathBuf::from);
+        let credential = harness::credential(info, &env, home_dir.as_deref());
+        let (path, version, mut problem) = match probe(driver, self.search_path()) {
+            CliStatus::Missing => (None, None, Some(format!("{} is not on PATH", info.program))),
+            CliStatus::Found {
+                path,
+                version,
+                problem,
+            } => (Some(path), version, problem),
+        };
+        if problem.is_none() && credential == Credential::None {
+            problem = Some(no_credential(info));
+        }
+        let enabled = self.config.is_enabled(name);
+        if !enabled {
+            problem = Some(format!(
+                "harness.off: {name} is turned off in cinch's config"
+            ));
+        }
+        Ok(CheckReport {
+            harness: name.to_owned(),
+            enabled,
+            path,
+            version,
+            credential,
+            problem,
+        })
+    }
+
+    /// Starts a turn and returns once its supervisor is running.
+    pub fn start(&self, request: TurnRequest) -> anyhow::Result<Turn> {
+        let driver = self.registry.get(&request.harness)?;
+        let info = driver.info();
+        if !self.config.is_enabled(&info.name) {
+            bail!("harness.off: {} is turned off in cinch's config", info.name);
+        }
+        if let Some(session) = &request.session_id {
+            anyhow::ensure!(
+                is_valid_session_id(session),
+                "session.invalid: a session id is letters, digits and `_ . : -`, at most 200 characters"
+            );
+        }
+        anyhow::ensure!(
+            !request.timeout.is_zero() && request.timeout <= MAX_TIMEOUT,
+            "timeout.invalid: the timeout is at most 60 minutes"
+        );
+        let repo = request
+            .repo
+            .canonicalize()
+            .with_context(|| format!("repo.invalid: {} does not exist", request.repo.display()))?;
+        anyhow::ensure!(
+            repo.join(".git").exists(),
+            "repo.invalid: {} is not the top of a git work tree",
+            repo.display()
+        );
+        let workdir = self.resume_dir(
+            &info.name,
+            info.resume,
+            request.session_id.as_deref(),
+            &repo,
+        );
+
+        let program = match probe(driver, self.search_path()) {
+            CliStatus::Missing => bail!(
+                "harness.cli_missing: {} ({}) is not on PATH",
+                info.program,
+                info.display_name
+            ),
+            CliStatus::Found { path, version, .. } => (path, version),
+        };
+        let (program, cli_version) = program;
+
+        let turn_id = new_id();
+        let run = request.run.clone().unwrap_or_else(|| turn_id.clone());
+        let turn = TurnDir::new(&self.home, &run, &turn_id)?;
+        turn.create()?;
+        write_private(
+            &turn.prompt(),
+            brief::compose(&request.brief, &request.notes).as_bytes(),
+        )?;
+
+        let command = driver.command(&cinch_driver_sdk::Turn {
+            prompt_file: turn.prompt().display().to_string(),
+            workdir: workdir.display().to_string(),
+            model: request.model.clone().or_else(|| info.default_model.clone()),
+            effort: request
+                .effort
+                .clone()
+                .or_else(|| info.default_effort.clone()),
+            session_id: request.session_id.clone(),
+        })?;
+        let env = harness::environment(self.base_env(), &self.config, &run, &turn_id, &command);
+        let home_dir = env.get("HOME").map(PathBuf::from);
+        if harness::credential(info, &env, home_dir.as_deref()) == Credential::None {
+            bail!("harness.no_credential: {}", no_credential(info));
+        }
+        let start = checkpoint::take(
+            &workdir,
+            &checkpoint_ref(&run, &turn_id, "start"),
+            "cinch: start of turn",
+        )
+        .context("taking the start checkpoint")?;
+        remove_managed_config(&workdir, &info.managed_config)?;
+        let launch = Launch {
+            turn: turn_id.clone(),
+            run,
+            harness: info.name.clone(),
+            repository: request.repo.display().to_string(),
+            workdir: workdir.clone(),
+            program,
+            args: command.args.clone(),
+            stdin: (command.brief == BriefDelivery::Stdin).then(|| turn.prompt()),
+            log: turn.log().to_path_buf(),
+            prompt: turn.prompt(),
+            started_at_ms: now_ms(),
+            timeout_ms: request.timeout.as_millis() as u64,
+            resumed_session: request.session_id.clone(),
+            start_checkpoint: Some(start.sha),
+            cli_version,
+        };
+        write_json(&turn.launch(), &launch)?;
+        self.spawn_supervisor(&turn, &env)?;
+        let redactor = harness::redactor(info, &self.config, &env);
+        self.follow(turn, launch, driver, redactor)
+    }
+
+    /// Follows a turn that is running (or has ended) from another process.
+    pub fn attach(&self, turn_id: &str) -> anyhow::Result<Turn> {
+        let (turn, launch) = TurnDir::find(&self.home, turn_id)?;
+        let driver = self.registry.get(&launch.harness)?;
+        let env = self.base_env();
+        let redactor = harness::redactor(driver.info(), &self.config, &env);
+        self.follow(turn, launch, driver, redactor)
+    }
+
+    /// Asks a running turn to stop; it ends `cancelled`.
+    pub fn stop(&self, turn_id: &str) -> anyhow::Result<()> {
+        let (turn, _) = TurnDir::find(&self.home, turn_id)?;
+        if turn.result().exists() {
+            bail!("turn {turn_id} has already ended");
+        }
+        crate::supervisor::request_stop(&turn, StopReason::Cancelled)
+    }
+
+    /// Every turn under the home, newest first.
+    pub fn list(&self) -> anyhow::Result<Vec<TurnSummary>> {
+        let Ok(listing) = std::fs::read_dir(state::turns_dir(&self.home)) else {
+            return Ok(Vec::new());
+        };
+        let mut turns: Vec<TurnSummary> = listing
+            .filter_map(Result::ok)
+            .filter_map(|entry| TurnDir::open(&entry.path()).ok())
+            .map(|(turn, launch)| {
+                let result: Option<TurnResult> = read_json(&turn.result()).ok();
+                let status = match &result {
+                    Some(result) => result.status.as_str().to_owned(),
+                    None if FileLock::is_held(&turn.supervisor_lock()) => "running".to_owned(),
+                    None if turn.exit().exists() => {
+                        "exited (no result yet: attach to finish it)".to_owned()
+                    }
+                    None => "interrupted (attach to finish it)".to_owned(),
+                };
+                TurnSummary {
+                    turn: launch.turn,
+                    harness: launch.harness,
+                    repository: launch.repository,
+                    started_at_ms: launch.started_at_ms,
+                    status,
+                    session_id: result
+                        .and_then(|result| result.session_id)
+                        .or_else(|| std::fs::read_to_string(turn.session()).ok()),
+                }
+            })
+            .collect();
+        turns.sort_by_key(|turn| std::cmp::Reverse(turn.started_at_ms));
+        Ok(turns)
+    }
+
+    /// Where to run: a harness bound to its session's directory resumes where
+    /// the session started.
+    fn resume_dir(
+        &self,
+        harness: &str,
+        scope: ResumeScope,
+        session: Option<&str>,
+        repo: &Path,
+    ) -> PathBuf {
+        let Some(session) = session else {
+            return repo.to_path_buf();
+        };
+        if scope == ResumeScope::Anywhere {
+            return repo.to_path_buf();
+        }
+        std::fs::read_to_string(self.session_record(harness, session))
+            .ok()
+            .map(|dir| PathBuf::from(dir.trim()))
+            .filter(|dir| dir.is_dir())
+            .unwrap_or_else(|| repo.to_path_buf())
+    }
+
+    fn session_record(&self, harness: &str, session: &str) -> PathBuf {
+        self.home
+            .root()
+            .join("sessions")
+            .join(harness)
+            .join(session)
+    }
+
+    fn spawn_supervisor(
+        &self,
+        turn: &TurnDir,
+        env: &BTreeMap<String, String>,
+    ) -> anyhow::Result<()> {
+        let status = std::process::Command::new(&self.supervisor_program)
+            .arg("supervise")
+            .arg(turn.dir())
+            .env_clear()
+            .envs(env)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .with_context(|| {
+                format!(
+                    "starting the supervisor {}",
+                    self.supervisor_program.display()
+                )
+            })?;
+        anyhow::ensure!(status.success(), "the supervisor did not start ({status})");
+        Ok(())
+    }
+
+    fn follow(
+        &self,
+        turn: TurnDir,
+        launch: Launch,
+        driver: &Driver,
+        redactor: Redactor,
+    ) -> anyhow::Result<Turn> {
+        let session = driver.session()?;
+        let parser: Box<dyn TurnParser + Send> = Box::new(session);
+        let renderer = ProgressRenderer::new(&driver.info().display_name, redactor.clone());
+        let events = EventLog::new();
+        let follower = Follower::new(
+            turn.clone(),
+            LogReader::new(parser, renderer),
+            events.clone(),
+        );
+        let cancel = Arc::new(AtomicBool::new(false));
+        let context = Finisher {
+            home: self.home.clone(),
+            turn: turn.clone(),
+            launch,
+            display_name: driver.info().display_name.clone(),
+            program: driver.info().program.clone(),
+            redactor,
+            events: events.clone(),
+        };
+        let flag = cancel.clone();
+        let thread = std::thread::Builder::new()
+            .name(format!("turn-{}", context.launch.turn))
+            .spawn(move || context.run(follower, &flag))?;
+        Ok(Turn {
+            id: turn
+                .dir()
+                .file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned(),
+            dir: turn,
+            events,
+            cancel,
+            thread,
+        })
+    }
+}
+
+fn no_credential(info: &cinch_driver_sdk::Info) -> String {
+    let secrets = info.secret_env.join(" or ");
+    let logins: Vec<String> = info
+        .login_files
+        .iter()
+        .map(|probe| format!("~/{}", probe.path))
+        .collect();
+    match (secrets.is_empty(), logins.is_empty()) {
+        (false, false) => format!(
+            "{} has no credential: set {secrets}, or log in with `{}` (it writes {})",
+            info.display_name,
+            info.program,
+            logins.join(" or ")
+        ),
+        (false, true) => format!("{} has no credential: set {secrets}", info.display_name),
+        (true, _) => format!(
+            "{} has no credential: log in with `{}`",
+            info.display_name, info.program
+        ),
+    }
+}
+
+/// Letters, digits and `_ . : -`, at most 200 characters.
+pub fn is_valid_session_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 200
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | ':' | '-'))
+}
+
+fn checkpoint_ref(run: &str, turn: &str, which: &str) -> String {
+    format!("refs/cinch/runs/{run}/tasks/{turn}/{which}")
+}
+
+/// A new turn id: time-ordered and unique enough for one home.
+fn new_id() -> String {
+    let mut random = [0u8; 4];
+    if let Ok(mut urandom) = std::fs::File::open("/dev/urandom") {
+        use std::io::Read as _;
+        let _ = urandom.read_exact(&mut random);
+    }
+    format!(
+        "t{}-{}",
+        now_ms(),
+        crate::runtime::sha256_hex(&random)[..8].to_owned()
+    )
+}
+
+/// Removes the harness's local configuration (paths relative to the work
+/// tree; anything that would leave it is refused).
+fn remove_managed_config(workdir: &Path, paths: &[String]) -> anyhow::Result<()> {
+    for relative in paths {
+        let relative = Path::new(relative);
+        anyhow::ensure!(
+            relative
+                .components()
+                .all(|part| matches!(part, std::path::Component::Normal(_))),
+            "the driver named a managed configuration path outside the work tree: {}",
+            relative.display()
+        );
+        let path = workdir.join(relative);
+        match std::fs::remove_file(&path) {
+            Ok(()) => {
+                tracing::info!(path = %path.display(), "removed the harness's local configuration")
+            }
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
+            Err(error) => {
+                return Err(error).with_context(|| format!("removing {}", path.display()));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Everything the turn's thread needs to see it through.
+struct Finisher {
+    home: Home,
+    turn: TurnDir,
+    launch: Launch,
+    display_name: String,
+    program: String,
+    redactor: Redactor,
+    events: EventLog,
+}
+
+/// How the supervisor's watch ended.
+enum Ending {
+    Exited(ExitRecord),
+    SupervisorGone,
+}
+
+impl Finisher {
+    fn run(self, mut follower: Follower, cancel: &AtomicBool) -> anyhow::Result<TurnResult> {
+        let result = self
+            .watch(&mut follower, cancel)
+            .and_then(|ending| self.finish(follower, ending));
+        let status = match &result {
+            Ok(result) => result.status.as_str().to_owned(),
+            Err(error) => format!("error: {error:#}"),
+        };
+        self.events.publish(TurnEventKind::Ended { status });
+        self.events.close();
+        result
+    }
+
+    /// Follows the log until the CLI has exited or its supervisor is gone.
+    fn watch(&self, follower: &mut Follower, cancel: &AtomicBool) -> anyhow::Result<Ending> {
+        let (wake, woken) = mpsc::channel();
+        let _watcher = watch_files(
+            &[
+                self.turn.dir(),
+                self.turn.log().parent().expect("a log has a folder"),
+            ],
+            wake,
+        );
+        loop {
+            follower.pump()?;
+            if let Ok(record) = read_json::<ExitRecord>(&self.turn.exit()) {
+                return Ok(Ending::Exited(record));
+            }
+            if cancel.load(Ordering::SeqCst) && !self.turn.stop().exists() {
+                crate::supervisor::request_stop(&self.turn, StopReason::Cancelled)?;
+            }
+            if !FileLock::is_held(&self.turn.supervisor_lock()) {
+                // The supervisor writes its exit record before it lets go of the lock.
+                return Ok(match read_json::<ExitRecord>(&self.turn.exit()) {
+                    Ok(record) => Ending::Exited(record),
+                    Err(_) => Ending::SupervisorGone,
+                });
+            }
+            // Wake on any change in the turn's folders, or now and then regardless.
+            if woken.recv_timeout(IDLE_WAKE).is_ok() {
+                while woken.try_recv().is_ok() {}
+            }
+        }
+    }
+
+    /// Writes the result, unless another process already has.
+    fn finish(&self, follower: Follower, ending: Ending) -> anyhow::Result<TurnResult> {
+        let _lock = loop {
+            if let Ok(existing) = read_json::<TurnResult>(&self.turn.result()) {
+                return Ok(existing);
+            }
+            match FileLock::try_take(&self.turn.finish_lock())? {
+                Some(lock) => break lock,
+                None => std::thread::sleep(Duration::from_millis(50)),
+            }
+        };
+        if let Ok(existing) = read_json::<TurnResult>(&self.turn.result()) {
+            return Ok(existing);
+        }
+        let launch = &self.launch;
+        let stderr_tail = read_tail(&self.turn.stderr(), STDERR_TAIL_BYTES);
+        let (exit_code, ended_at_ms, record) = match &ending {
+            Ending::Exited(record) => (record.code, record.ended_at_ms, Some(record)),
+            Ending::SupervisorGone => {
+                kill_leftovers(&self.turn);
+                (None, now_ms(), None)
+            }
+        };
+        let finished = follower.finish(exit_code, &stderr_tail)?;
+        let stop = std::fs::read_to_string(self.turn.stop())
+            .ok()
+            .and_then(|text| StopReason::parse(&text));
+
+        let end = checkpoint::take(
+            &launch.workdir,
+            &checkpoint_ref(&launch.run, &launch.turn, "end"),
+            "cinch: end of turn",
+        );
+        let (end_sha, stat) = match (&end, &launch.start_checkpoint) {
+            (Ok(end), Some(start)) => (
+                Some(end.sha.clone()),
+                checkpoint::diffstat(&launch.workdir, start, &end.sha, FILES_LISTED).ok(),
+            ),
+            (Ok(end), None) => (Some(end.sha.clone()), None),
+            (Err(error), _) => {
+                tracing::warn!("could not take the end checkpoint: {error:#}");
+                (None, None)
+            }
+        };
+
+        let outcome = &finished.outcome;
+        let (status, detail) = match (&ending, stop, record) {
+            (Ending::SupervisorGone, _, _) => {
+                (Status::Interrupted, Some(result::GONE_DETAIL.to_owned()))
+            }
+            (_, _, Some(record)) if !record.survivors.is_empty() => (
+                Status::Interrupted,
+                Some(result::not_stopped_detail(
+                    &launch.log.display().to_string(),
+                )),
+            ),
+            (_, Some(StopReason::TimedOut), _) => (
+                Status::TimedOut,
+                Some(result::timed_out_detail(launch.timeout_ms / 60_000)),
+            ),
+            (_, Some(StopReason::Cancelled), _) => {
+                (Status::Cancelled, Some(result::CANCELLED_DETAIL.to_owned()))
+            }
+            (_, None, Some(record)) => match &record.spawn_error {
+                Some(error) => (Status::Failed, Some(error.clone())),
+                None if record.code == Some(0) && !outcome.is_error => (Status::Completed, None),
+                None => (
+                    Status::Failed,
+                    Some(self.failure_detail(&finished, record, &stderr_tail)),
+                ),
+            },
+            (Ending::Exited(_), None, None) => unreachable!("an exit always has its record"),
+        };
+        let detail = detail.map(|detail| self.redactor.redact(&detail));
+        let final_message = outcome
+            .final_message
+            .as_ref()
+            .map(|message| self.redactor.redact(message));
+        let session_id = finished.session_id.clone();
+        let diffstat_text = stat
+            .as_ref()
+            .map(checkpoint::render_diffstat)
+            .unwrap_or_else(|| "no files changed".into());
+        let duration_ms = ended_at_ms.saturating_sub(launch.started_at_ms);
+        let log_path = launch.log.display().to_string();
+        let result_text = ResultText {
+            status,
+            harness: &self.display_name,
+            repository: &launch.repository,
+            session_id: session_id.as_deref(),
+            duration_ms,
+            diffstat: &diffstat_text,
+            detail: detail.as_deref(),
+            final_message: final_message.as_deref(),
+            log: &log_path,
+        }
+        .render(result::RESULT_MAX_BYTES);
+        let result = TurnResult {
+            turn: launch.turn.clone(),
+            status,
+            harness: launch.harness.clone(),
+            repository: launch.repository.clone(),
+            session_id: session_id.clone(),
+            duration_ms,
+            exit_code,
+            files_changed: stat
+                .as_ref()
+                .map(|stat| {
+                    stat.files
+                        .iter()
+                        .map(|file| ChangedFile {
+                            path: file.path.clone(),
+                            insertions: file.insertions,
+                            deletions: file.deletions,
+                            binary: file.binary,
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
+            total_files: stat.as_ref().map_or(0, |stat| stat.total_files),
+            insertions: stat.as_ref().map_or(0, |stat| stat.insertions),
+            deletions: stat.as_ref().map_or(0, |stat| stat.deletions),
+            detail,
+            final_message,
+            start_checkpoint: launch.start_checkpoint.clone(),
+            end_checkpoint: end_sha,
+            log_path,
+            result_text,
+        };
+        write_json(&self.turn.result(), &result)?;
+        if let Some(session) = &session_id {
+            let record = self.home.root().join("sessions").join(&launch.harness);
+            crate::home::create_private_dir(&record)?;
+            write_private(
+                &record.join(session),
+                launch.workdir.display().to_string().as_bytes(),
+            )?;
+        }
+        if let Err(error) = state::prune_runs(&self.home, &launch.run) {
+            tracing::warn!("could not prune old runs: {error:#}");
+        }
+        Ok(result)
+    }
+
+    /// Why a CLI that exited failed, in the spec's order of preference.
+    fn failure_detail(
+        &self,
+        finished: &crate::reader::Finished,
+        record: &ExitRecord,
+        stderr: &str,
+    ) -> String {
+        use cinch_driver_sdk::text::{first_line, last_lines};
+        if let Some(failure) = &finished.failure {
+            return format!("{failure}; the raw log is kept");
+        }
+        if finished.tally.events == 0 && finished.tally.bytes > 0 {
+            return format!(
+                "The {} driver could not read any of the output of {} {}.",
+                self.launch.harness,
+                self.program,
+                self.launch
+                    .cli_version
+                    .as_deref()
+                    .unwrap_or("(version unknown)")
+            );
+        }
+        if finished.tally.events == 0 {
+            let tail = last_lines(stderr, 5);
+            if !tail.is_empty() {
+                return tail;
+            }
+        }
+        if let Some(line) = finished.outcome.error.as_deref().and_then(first_line) {
+            return line.to_owned();
+        }
+        if let Some(line) = first_line(&last_lines(stderr, 1)) {
+            return line.to_owned();
+        }
+        match (record.code, record.signal) {
+            (Some(code), _) => format!("The harness exited with code {code}."),
+            (None, Some(signal)) => format!("The harness was killed by signal {signal}."),
+            (None, None) => "The harness ended without an exit code.".to_owned(),
+        }
+    }
+}
+
+/// After a supervisor vanished, kills whatever of its CLI is left, by the
+/// process group it recorded.
+fn kill_leftovers(turn: &TurnDir) {
+    let Some(group) = std::fs::read_to_string(turn.pid())
+        .ok()
+        .and_then(|pid| pid.trim().parse::<i32>().ok())
+    else {
+        return;
+    };
+    if group > 1 {
+        // SAFETY: signalling a process group by id.
+        unsafe { libc::kill(-group, libc::SIGKILL) };
+    }
+}
+
+/// The last `max` bytes of a file, as text.
+fn read_tail(path: &Path, max: u64) -> String {
+    use std::io::{Read as _, Seek as _, SeekFrom};
+    let Ok(mut file) = std::fs::File::open(path) else {
+        return String::new();
+    };
+    let length = file.metadata().map(|meta| meta.len()).unwrap_or(0);
+    let _ = file.seek(SeekFrom::Start(length.saturating_sub(max)));
+    let mut bytes = Vec::new();
+    let _ = file.read_to_end(&mut bytes);
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// Watches `dirs` and sends a wake-up on every change; `None` when the file
+/// system cannot be watched (the follower then wakes on its timer alone).
+fn watch_files(dirs: &[&Path], wake: mpsc::Sender<()>) -> Option<notify::RecommendedWatcher> {
+    use notify::Watcher as _;
+    let mut watcher = notify::recommended_watcher(move |_: notify::Result<notify::Event>| {
+        let _ = wake.send(());
+    })
+    .map_err(|error| tracing::warn!("cannot watch files, following on a timer: {error}"))
+    .ok()?;
+    for dir in dirs {
+        if let Err(error) = watcher.watch(dir, notify::RecursiveMode::NonRecursive) {
+            tracing::warn!("cannot watch {}: {error}", dir.display());
+        }
+    }
+    Some(watcher)
+}

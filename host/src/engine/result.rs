@@ -1,0 +1,227 @@
+//! How a turn ended: its status, the detail that explains it, and the
+//! result text in the spec's format.
+
+use serde::{Deserialize, Serialize};
+
+/// The result text is cut to this size; the final message gives way first.
+pub const RESULT_MAX_BYTES: usize = 24 << 10;
+
+/// How a turn ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// The CLI exited 0 and its turn did not end in error.
+    Completed,
+    /// The CLI exited otherwise, or its turn ended in error.
+    Failed,
+    /// The timeout passed and the harness was stopped.
+    TimedOut,
+    /// The turn was cancelled.
+    Cancelled,
+    /// The harness's supervisor vanished, or its result could not be read.
+    Interrupted,
+}
+
+impl Status {
+    /// The status as it is written: `completed`, `timed_out`, ...
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Completed => "completed",
+            Self::Failed => "failed",
+            Self::TimedOut => "timed_out",
+            Self::Cancelled => "cancelled",
+            Self::Interrupted => "interrupted",
+        }
+    }
+}
+
+/// A file the turn changed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChangedFile {
+    /// Its path in the repository.
+    pub path: String,
+    /// Lines added.
+    pub insertions: usize,
+    /// Lines removed.
+    pub deletions: usize,
+    /// Whether it is binary (then no lines are counted).
+    pub binary: bool,
+}
+
+/// A turn's result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TurnResult {
+    /// The turn's id.
+    pub turn: String,
+    /// How it ended.
+    pub status: Status,
+    /// The driver's name.
+    pub harness: String,
+    /// The repository.
+    pub repository: String,
+    /// The harness session, to resume.
+    pub session_id: Option<String>,
+    /// From start to end.
+    pub duration_ms: u64,
+    /// The CLI's exit code, when it exited by itself.
+    pub exit_code: Option<i32>,
+    /// The changed files, at most 30.
+    pub files_changed: Vec<ChangedFile>,
+    /// All changed files, listed or not.
+    pub total_files: usize,
+    /// Lines added in all files.
+    pub insertions: usize,
+    /// Lines removed in all files.
+    pub deletions: usize,
+    /// What explains the status, when something does.
+    pub detail: Option<String>,
+    /// The harness's final message (redacted).
+    pub final_message: Option<String>,
+    /// The commit before the turn.
+    pub start_checkpoint: Option<String>,
+    /// The commit after the turn.
+    pub end_checkpoint: Option<String>,
+    /// The raw harness log.
+    pub log_path: String,
+    /// The whole result as text, in the spec's format.
+    pub result_text: String,
+}
+
+/// The detail text of a timeout.
+pub fn timed_out_detail(minutes: u64) -> String {
+    format!("Stopped after {minutes} minutes. Resume the session to continue.")
+}
+
+/// The detail text of a cancel.
+pub const CANCELLED_DETAIL: &str = "Stopped: the turn was cancelled.";
+
+/// The detail text of a turn whose supervisor is gone.
+pub const GONE_DETAIL: &str = "The harness's state is gone: the machine restarted or its supervisor was killed. Resume the session to continue.";
+
+/// The detail text of a turn whose CLI did not stop.
+pub fn not_stopped_detail(log: &str) -> String {
+    format!("The harness did not stop and may still be running; its log is {log}.")
+}
+
+/// `ms` as people read a duration: `850ms`, `42s`, `3m 07s`, `1h 02m`.
+pub fn human_duration(ms: u64) -> String {
+    let seconds = ms / 1000;
+    match seconds {
+        0 => format!("{ms}ms"),
+        1..=59 => format!("{seconds}s"),
+        60..=3599 => format!("{}m {:02}s", seconds / 60, seconds % 60),
+        _ => format!("{}h {:02}m", seconds / 3600, seconds / 60 % 60),
+    }
+}
+
+/// The parts of a result text.
+pub struct ResultText<'a> {
+    /// The status.
+    pub status: Status,
+    /// The harness as people know it.
+    pub harness: &'a str,
+    /// The repository.
+    pub repository: &'a str,
+    /// The session, when there is one.
+    pub session_id: Option<&'a str>,
+    /// The duration.
+    pub duration_ms: u64,
+    /// The diffstat lines.
+    pub diffstat: &'a str,
+    /// The detail.
+    pub detail: Option<&'a str>,
+    /// The final message.
+    pub final_message: Option<&'a str>,
+    /// The log's path.
+    pub log: &'a str,
+}
+
+impl ResultText<'_> {
+    /// The text, at most `max_bytes` long: the final message gives way from
+    /// its start (where least is lost: questions and summaries come last).
+    pub fn render(&self, max_bytes: usize) -> String {
+        let header = format!(
+            "{} · {} · {} · session {} · {}\n{}\n{}",
+            self.status.as_str(),
+            self.harness,
+            self.repository,
+            self.session_id.unwrap_or("none"),
+            human_duration(self.duration_ms),
+            self.diffstat.trim_end(),
+            self.detail
+                .map(|detail| format!("{detail}\n"))
+                .unwrap_or_default(),
+        );
+        let footer = format!("\n\nlog: {}", self.log);
+        let message = match self
+            .final_message
+            .filter(|message| !message.trim().is_empty())
+        {
+            Some(message) => message.trim_end(),
+            None => "(no final message)",
+        };
+        let room = max_bytes.saturating_sub(header.len() + footer.len() + 1);
+        let body = if message.len() <= room {
+            message.to_owned()
+        } else {
+            let marker_room = 64;
+            let keep = room.saturating_sub(marker_room);
+            let mut cut = message.len() - keep;
+            while !message.is_char_boundary(cut) {
+                cut += 1;
+            }
+            format!("[… {cut} bytes cut from the start]\n{}", &message[cut..])
+        };
+        format!("{header}\n{body}{footer}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text<'a>(message: Option<&'a str>, detail: Option<&'a str>) -> ResultText<'a> {
+        ResultText {
+            status: Status::Completed,
+            harness: "Claude Code",
+            repository: "repo",
+            session_id: Some("s-1"),
+            duration_ms: 65_000,
+            diffstat: "1 file changed, +1 −0\nout.txt (+1 −0)",
+            detail,
+            final_message: message,
+            log: "runs/r/t.harness.jsonl",
+        }
+    }
+
+    #[test]
+    fn renders_the_spec_format() {
+        assert_eq!(
+            text(Some("Done: wrote out.txt."), None).render(RESULT_MAX_BYTES),
+            "completed · Claude Code · repo · session s-1 · 1m 05s\n1 file changed, +1 −0\nout.txt (+1 −0)\n\nDone: wrote out.txt.\n\nlog: runs/r/t.harness.jsonl"
+        );
+        let rendered =
+            text(None, Some("Stopped: the turn was cancelled.")).render(RESULT_MAX_BYTES);
+        assert!(rendered.contains(
+            "out.txt (+1 −0)\nStopped: the turn was cancelled.\n\n(no final message)\n\nlog:"
+        ));
+    }
+
+    #[test]
+    fn a_long_final_message_gives_way_from_its_start() {
+        let message = format!("{}THE END", "é".repeat(20_000));
+        let rendered = text(Some(&message), None).render(2_000);
+        assert!(rendered.len() <= 2_000, "{}", rendered.len());
+        assert!(rendered.contains("bytes cut from the start]\n"));
+        assert!(rendered.ends_with("THE END\n\nlog: runs/r/t.harness.jsonl"));
+        assert!(rendered.starts_with("completed · Claude Code"));
+    }
+
+    #[test]
+    fn durations_read_naturally() {
+        assert_eq!(human_duration(850), "850ms");
+        assert_eq!(human_duration(42_000), "42s");
+        assert_eq!(human_duration(187_000), "3m 07s");
+        assert_eq!(human_duration(3_720_000), "1h 02m");
+    }
+}

@@ -1,0 +1,302 @@
+//! A turn's files under cinch's home.
+//!
+//! `turns/<turn>/` holds what the engine and the supervisor share: the
+//! launch record, the CLI's process group, its stderr, its exit record, the
+//! stop request, the events and, once the turn has ended, its result. The raw
+//! output goes to `runs/<run>/<turn>.harness.jsonl`, kept like a shell log.
+
+use std::fs::File;
+use std::io::Write as _;
+use std::os::unix::fs::OpenOptionsExt as _;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context as _;
+use serde::{Deserialize, Serialize, de::DeserializeOwned};
+
+use crate::home::{Home, create_private_dir};
+
+/// How many runs' logs are kept; older run folders are deleted.
+pub const RUNS_KEPT: usize = 20;
+
+/// Turn and run ids: letters, digits, `_ . -`, so they are safe as file names.
+pub fn is_valid_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 100
+        && !id.starts_with('.')
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+}
+
+/// The places of one turn.
+#[derive(Debug, Clone)]
+pub struct TurnDir {
+    dir: PathBuf,
+    log: PathBuf,
+}
+
+impl TurnDir {
+    /// The turn `turn` of run `run`; both must be valid ids.
+    pub fn new(home: &Home, run: &str, turn: &str) -> anyhow::Result<Self> {
+        anyhow::ensure!(is_valid_id(run), "`{run}` is not a valid run id");
+        anyhow::ensure!(is_valid_id(turn), "`{turn}` is not a valid turn id");
+        Ok(Self {
+            dir: turns_dir(home).join(turn),
+            log: home
+                .root()
+                .join("runs")
+                .join(run)
+                .join(format!("{turn}.harness.jsonl")),
+        })
+    }
+
+    /// An existing turn, found by its id, with its launch record.
+    pub fn find(home: &Home, turn: &str) -> anyhow::Result<(Self, Launch)> {
+        anyhow::ensure!(is_valid_id(turn), "`{turn}` is not a valid turn id");
+        Self::open(&turns_dir(home).join(turn))
+            .with_context(|| format!("no turn `{turn}` (see `cinch turns`)"))
+    }
+
+    /// The turn whose folder is `dir`, with its launch record.
+    pub fn open(dir: &Path) -> anyhow::Result<(Self, Launch)> {
+        let launch: Launch = read_json(&dir.join("launch.json"))?;
+        let turn = Self {
+            dir: dir.to_path_buf(),
+            log: launch.log.clone(),
+        };
+        Ok((turn, launch))
+    }
+
+    /// Creates the turn's folder and its run's folder.
+    pub fn create(&self) -> anyhow::Result<()> {
+        create_private_dir(&self.dir)?;
+        create_private_dir(self.log.parent().expect("a log has a folder"))
+    }
+
+    /// The turn's folder.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The raw harness log.
+    pub fn log(&self) -> &Path {
+        &self.log
+    }
+
+    /// What was started: written by the engine, read by the supervisor.
+    pub fn launch(&self) -> PathBuf {
+        self.dir.join("launch.json")
+    }
+
+    /// The prompt file (mode 0600), removed once the CLI has exited.
+    pub fn prompt(&self) -> PathBuf {
+        self.dir.join("prompt.md")
+    }
+
+    /// The CLI's process id, which is also its process group.
+    pub fn pid(&self) -> PathBuf {
+        self.dir.join("pid")
+    }
+
+    /// The CLI's standard error.
+    pub fn stderr(&self) -> PathBuf {
+        self.dir.join("stderr")
+    }
+
+    /// How the CLI ended, written by the supervisor.
+    pub fn exit(&self) -> PathBuf {
+        self.dir.join("exit.json")
+    }
+
+    /// Why the turn is being stopped, written by whoever stops it.
+    pub fn stop(&self) -> PathBuf {
+        self.dir.join("stop")
+    }
+
+    /// Held (flock) by the supervisor for as long as it lives.
+    pub fn supervisor_lock(&self) -> PathBuf {
+        self.dir.join("supervisor.lock")
+    }
+
+    /// Held by whoever writes the turn's result, so only one does.
+    pub fn finish_lock(&self) -> PathBuf {
+        self.dir.join("finish.lock")
+    }
+
+    /// The session id, as soon as the driver reports it.
+    pub fn session(&self) -> PathBuf {
+        self.dir.join("session")
+    }
+
+    /// The turn's result, once it has ended.
+    pub fn result(&self) -> PathBuf {
+        self.dir.join("result.json")
+    }
+}
+
+/// Where every turn's folder is.
+pub fn turns_dir(home: &Home) -> PathBuf {
+    home.root().join("turns")
+}
+
+/// What the supervisor starts. Holds no secret: the environment reaches the
+/// supervisor as its own environment, never on disk.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Launch {
+    /// The turn's id.
+    pub turn: String,
+    /// The run it belongs to.
+    pub run: String,
+    /// The driver's name.
+    pub harness: String,
+    /// The repository as the user named it.
+    pub repository: String,
+    /// Where the CLI runs.
+    pub workdir: PathBuf,
+    /// The CLI's executable.
+    pub program: PathBuf,
+    /// Its arguments (never the brief).
+    pub args: Vec<String>,
+    /// A file to pipe to its stdin; none gives it an empty stdin.
+    pub stdin: Option<PathBuf>,
+    /// The raw log its stdout is appended to.
+    pub log: PathBuf,
+    /// The prompt file, removed once the CLI has exited.
+    pub prompt: PathBuf,
+    /// Seconds since the epoch when the turn started.
+    pub started_at_ms: u64,
+    /// When the supervisor stops the CLI on its own.
+    pub timeout_ms: u64,
+    /// The session resumed, if any.
+    pub resumed_session: Option<String>,
+    /// The start checkpoint's commit.
+    pub start_checkpoint: Option<String>,
+    /// The CLI's version, when it said.
+    pub cli_version: Option<String>,
+}
+
+/// How the CLI ended, as the supervisor saw it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExitRecord {
+    /// Its exit code, when it exited by itself.
+    pub code: Option<i32>,
+    /// The signal that ended it, when one did.
+    pub signal: Option<i32>,
+    /// Why it could not be started, when it could not.
+    pub spawn_error: Option<String>,
+    /// Milliseconds since the epoch.
+    pub ended_at_ms: u64,
+    /// Processes of the turn still alive after the final sweep.
+    pub survivors: Vec<i32>,
+}
+
+/// Why a turn was stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// Someone cancelled it.
+    Cancelled,
+    /// It ran past its timeout.
+    TimedOut,
+}
+
+impl StopReason {
+    /// The word written to the stop file.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Cancelled => "cancelled",
+            Self::TimedOut => "timed_out",
+        }
+    }
+
+    /// The reason in a stop file's text.
+    pub fn parse(text: &str) -> Option<Self> {
+        match text.trim() {
+            "cancelled" => Some(Self::Cancelled),
+            "timed_out" => Some(Self::TimedOut),
+            _ => None,
+        }
+    }
+}
+
+/// Milliseconds since the epoch.
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|elapsed| elapsed.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+/// Reads a JSON file.
+pub fn read_json<T: DeserializeOwned>(path: &Path) -> anyhow::Result<T> {
+    let text = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    serde_json::from_slice(&text).with_context(|| format!("parsing {}", path.display()))
+}
+
+/// Writes a JSON file atomically (a reader never sees half of it), mode 0600.
+pub fn write_json<T: Serialize>(path: &Path, value: &T) -> anyhow::Result<()> {
+    write_private(path, &serde_json::to_vec_pretty(value)?)
+}
+
+/// Writes `bytes` to `path` atomically, mode 0600.
+pub fn write_private(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    let partial = path.with_extension("partial");
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&partial)
+        .with_context(|| format!("creating {}", partial.display()))?;
+    file.write_all(bytes)
+        .and_then(|()| file.sync_all())
+        .with_context(|| format!("writing {}", partial.display()))?;
+    std::fs::rename(&partial, path).with_context(|| format!("renaming into {}", path.display()))
+}
+
+/// An exclusive advisory lock on a file, released when dropped.
+pub struct FileLock {
+    _file: File,
+}
+
+impl FileLock {
+    /// Takes the lock without waiting; `None` when someone else holds it.
+    pub fn try_take(path: &Path) -> anyhow::Result<Option<Self>> {
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .mode(0o600)
+            .open(path)
+            .with_context(|| format!("opening {}", path.display()))?;
+        use std::os::fd::AsRawFd as _;
+        // SAFETY: flock on a descriptor we own; no memory is involved.
+        let taken = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0;
+        Ok(taken.then_some(Self { _file: file }))
+    }
+
+    /// Whether someone holds the lock at `path` right now.
+    pub fn is_held(path: &Path) -> bool {
+        path.exists() && matches!(Self::try_take(path), Ok(None))
+    }
+}
+
+/// Deletes the folders of all but the `RUNS_KEPT` most recently changed runs,
+/// never one in `keep`.
+pub fn prune_runs(home: &Home, keep: &str) -> anyhow::Result<()> {
+    let runs = home.root().join("runs");
+    let Ok(listing) = std::fs::read_dir(&runs) else {
+        return Ok(());
+    };
+    let mut folders: Vec<(std::time::SystemTime, PathBuf)> = listing
+        .filter_map(Result::ok)
+        .filter(|entry| entry.file_name() != keep)
+        .filter_map(|entry| Some((entry.metadata().ok()?.modified().ok()?, entry.path())))
+        .collect();
+    folders.sort_by_key(|(modified, _)| std::cmp::Reverse(*modified));
+    for (_, folder) in folders.into_iter().skip(RUNS_KEPT - 1) {
+        std::fs::remove_dir_all(&folder)
+            .with_context(|| format!("removing {}", folder.display()))?;
+    }
+    Ok(())
+}

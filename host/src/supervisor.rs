@@ -1,0 +1,212 @@
+//! The supervisor: a detached process (`cinch supervise TURN_DIR`) that owns
+//! one turn's CLI.
+//!
+//! It detaches into a session of its own, so neither a Ctrl-C in the
+//! terminal nor the death of the `cinch` that started it reaches the turn.
+//! It starts the CLI in a process group of its own, with its stdout appended
+//! to the raw log and its stderr kept, enforces the turn's timeout and stop
+//! requests (SIGTERM to the group, SIGKILL ten seconds later), and records
+//! how the CLI ended. It is a child subreaper, so descendants that escape the
+//! group (a `setsid` grandchild) are still its own to find and kill: when it
+//! writes the exit record, no process of the turn is left.
+
+use std::fs::File;
+use std::os::unix::fs::OpenOptionsExt as _;
+use std::os::unix::process::{CommandExt as _, ExitStatusExt as _};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::Context as _;
+
+use crate::engine::state::{
+    ExitRecord, FileLock, Launch, StopReason, TurnDir, now_ms, write_json, write_private,
+};
+
+/// How long the CLI has between SIGTERM and SIGKILL.
+pub const KILL_GRACE: Duration = Duration::from_secs(10);
+
+/// How often the supervisor looks at the CLI, the clock and the stop file.
+const TICK: Duration = Duration::from_millis(25);
+
+/// Runs the supervisor for the turn in `turn_dir`. Called by `cinch
+/// supervise` before anything else starts a thread: it forks.
+pub fn run(turn_dir: &Path) -> anyhow::Result<()> {
+    let (turn, launch) = TurnDir::open(turn_dir)?;
+    // Held until this process ends: the host's way to tell it is alive. It is
+    // taken before the fork, so it is held by the time the spawner returns.
+    let _alive = FileLock::try_take(&turn.supervisor_lock())?
+        .context("another supervisor already holds this turn")?;
+    detach()?;
+    // SAFETY: prctl with integer arguments only.
+    unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
+
+    let record = match spawn(&launch, &turn) {
+        Ok(child) => supervise(child, &launch, &turn),
+        Err(error) => ExitRecord {
+            code: None,
+            signal: None,
+            spawn_error: Some(format!("{error:#}")),
+            ended_at_ms: now_ms(),
+            survivors: Vec::new(),
+        },
+    };
+    let _ = std::fs::remove_file(&launch.prompt);
+    write_json(&turn.exit(), &record)
+}
+
+/// Forks so that the parent (the `cinch` that spawned us and waits) can
+/// return at once, and moves the child into a new session.
+fn detach() -> anyhow::Result<()> {
+    // SAFETY: no other thread exists yet in this process (see `run`), so the
+    // child of fork is in a consistent state.
+    match unsafe { libc::fork() } {
+        -1 => Err(std::io::Error::last_os_error()).context("fork"),
+        0 => {
+            // SAFETY: plain syscall in the child.
+            if unsafe { libc::setsid() } == -1 {
+                return Err(std::io::Error::last_os_error()).context("setsid");
+            }
+            Ok(())
+        }
+        _ => std::process::exit(0),
+    }
+}
+
+fn spawn(launch: &Launch, turn: &TurnDir) -> anyhow::Result<std::process::Child> {
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .open(&launch.log)
+        .with_context(|| format!("opening the log {}", launch.log.display()))?;
+    let stderr = std::fs::OpenOptions::new()
+        .create(true)
+        .write(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(turn.stderr())
+        .context("creating the stderr file")?;
+    let stdin = match &launch.stdin {
+        Some(path) => {
+            Stdio::from(File::open(path).with_context(|| format!("opening {}", path.display()))?)
+        }
+        None => Stdio::null(),
+    };
+    let child = Command::new(&launch.program)
+        .args(&launch.args)
+        .current_dir(&launch.workdir)
+        .stdin(stdin)
+        .stdout(log)
+        .stderr(stderr)
+        .process_group(0)
+        .spawn()
+        .with_context(|| format!("starting {}", launch.program.display()))?;
+    write_private(&turn.pid(), child.id().to_string().as_bytes())?;
+    Ok(child)
+}
+
+fn supervise(mut child: std::process::Child, launch: &Launch, turn: &TurnDir) -> ExitRecord {
+    let group = child.id() as i32;
+    let deadline_ms = launch.started_at_ms.saturating_add(launch.timeout_ms);
+    let mut terminated_at: Option<Instant> = None;
+    let mut killed = false;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break Some(status),
+            Ok(None) => {}
+            Err(_) => break None,
+        }
+        if terminated_at.is_none() {
+            let reason = std::fs::read_to_string(turn.stop())
+                .ok()
+                .and_then(|text| StopReason::parse(&text));
+            let reason =
+                reason.or_else(|| (now_ms() >= deadline_ms).then_some(StopReason::TimedOut));
+            if let Some(reason) = reason {
+                if !turn.stop().exists() {
+                    let _ = write_private(&turn.stop(), reason.as_str().as_bytes());
+                }
+                signal_group(group, libc::SIGTERM);
+                terminated_at = Some(Instant::now());
+            }
+        } else if !killed && terminated_at.is_some_and(|at| at.elapsed() >= KILL_GRACE) {
+            signal_group(group, libc::SIGKILL);
+            killed = true;
+        }
+        std::thread::sleep(TICK);
+    };
+    let survivors = sweep(group);
+    ExitRecord {
+        code: status.and_then(|status| status.code()),
+        signal: status.and_then(|status| status.signal()),
+        spawn_error: None,
+        ended_at_ms: now_ms(),
+        survivors,
+    }
+}
+
+fn signal_group(group: i32, signal: i32) {
+    // SAFETY: kill with a negative pid signals the process group.
+    unsafe { libc::kill(-group, signal) };
+}
+
+/// Kills what is left of the turn: the CLI's process group, then every
+/// descendant that was reparented to us, and reaps them. Returns the pids
+/// still alive after a bounded effort.
+fn sweep(group: i32) -> Vec<i32> {
+    let started = Instant::now();
+    let me = std::process::id() as i32;
+    loop {
+        signal_group(group, libc::SIGKILL);
+        let children = children_of(me);
+        for pid in &children {
+            // SAFETY: signalling a process that is our own child.
+            unsafe { libc::kill(*pid, libc::SIGKILL) };
+        }
+        reap();
+        let left = children_of(me);
+        if left.is_empty() || started.elapsed() > Duration::from_secs(5) {
+            return left;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+fn reap() {
+    loop {
+        let mut status = 0;
+        // SAFETY: waitpid on any child, without blocking.
+        let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
+        if pid <= 0 {
+            return;
+        }
+    }
+}
+
+/// The processes whose parent is `parent`, from /proc.
+fn children_of(parent: i32) -> Vec<i32> {
+    let Ok(listing) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    listing
+        .filter_map(Result::ok)
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| parent_of(*pid) == Some(parent))
+        .collect()
+}
+
+fn parent_of(pid: i32) -> Option<i32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name is in parentheses and may hold spaces: fields start after the last ')'.
+    let fields = &stat[stat.rfind(')')? + 1..];
+    fields.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Asks the supervisor of `turn` to stop the CLI, for `reason`.
+pub fn request_stop(turn: &TurnDir, reason: StopReason) -> anyhow::Result<()> {
+    if turn.stop().exists() {
+        return Ok(());
+    }
+    write_private(&turn.stop(), reason.as_str().as_bytes())
+}
