@@ -38,6 +38,10 @@ pub fn run(turn_dir: &Path) -> anyhow::Result<()> {
     let _alive = FileLock::try_take(&turn.supervisor_lock())?
         .context("another supervisor already holds this turn")?;
     detach()?;
+    write_private(
+        &turn.supervisor_pid(),
+        std::process::id().to_string().as_bytes(),
+    )?;
     // SAFETY: prctl with integer arguments only.
     unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
 

@@ -684,7 +684,7 @@ impl Finisher {
             ),
             (_, Some(StopReason::TimedOut), _) => (
                 Status::TimedOut,
-                Some(result::timed_out_detail(launch.timeout_ms / 60_000)),
+                Some(result::timed_out_detail(launch.timeout_ms)),
             ),
             (_, Some(StopReason::Cancelled), _) => {
                 (Status::Cancelled, Some(result::CANCELLED_DETAIL.to_owned()))

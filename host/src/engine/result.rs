@@ -87,9 +87,14 @@ pub struct TurnResult {
     pub result_text: String,
 }
 
-/// The detail text of a timeout.
-pub fn timed_out_detail(minutes: u64) -> String {
-    format!("Stopped after {minutes} minutes. Resume the session to continue.")
+/// The detail text of a timeout of `timeout_ms`.
+pub fn timed_out_detail(timeout_ms: u64) -> String {
+    let after = match timeout_ms {
+        60_000 => "1 minute".to_owned(),
+        ms if ms % 60_000 == 0 => format!("{} minutes", ms / 60_000),
+        ms => format!("{} seconds", ms.div_ceil(1000)),
+    };
+    format!("Stopped after {after}. Resume the session to continue.")
 }
 
 /// The detail text of a cancel.

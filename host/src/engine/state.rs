@@ -113,6 +113,11 @@ impl TurnDir {
         self.dir.join("stop")
     }
 
+    /// The supervisor's process id.
+    pub fn supervisor_pid(&self) -> PathBuf {
+        self.dir.join("supervisor.pid")
+    }
+
     /// Held (flock) by the supervisor for as long as it lives.
     pub fn supervisor_lock(&self) -> PathBuf {
         self.dir.join("supervisor.lock")

@@ -1,0 +1,804 @@
+//! The turn engine end to end with the fake CLI: every status and every
+//! stop path, with real git repositories, real supervisors and real signals.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use cinch::engine::events::{Next, TurnEventKind};
+use cinch::engine::result::{Status, TurnResult};
+use cinch::engine::{Engine, Turn, TurnRequest};
+use cinch::home::Home;
+use cinch::runtime::{Limits, Runtime};
+use cinch_fake_cli::{Record, Script};
+
+const API_KEY: &str = "sk-test-key-0123456789";
+
+/// One test's world: a home, a repository, a bin folder with the fake CLI.
+struct World {
+    dir: tempfile::TempDir,
+}
+
+impl World {
+    fn new() -> Self {
+        let world = Self {
+            dir: tempfile::tempdir().unwrap(),
+        };
+        for sub in ["bin", "repo", "user-home"] {
+            std::fs::create_dir_all(world.path(sub)).unwrap();
+        }
+        cinch_fake_cli::install(&world.path("bin"), "claude");
+        git(&world.repo(), &["init", "-q"]);
+        std::fs::write(world.repo().join("readme.txt"), "hello\n").unwrap();
+        git(&world.repo(), &["add", "."]);
+        git(
+            &world.repo(),
+            &[
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "commit",
+                "-qm",
+                "init",
+            ],
+        );
+        world
+    }
+
+    fn path(&self, sub: &str) -> PathBuf {
+        self.dir.path().join(sub)
+    }
+
+    fn repo(&self) -> PathBuf {
+        self.path("repo")
+    }
+
+    fn env(&self) -> BTreeMap<String, String> {
+        [
+            (
+                "PATH",
+                format!("{}:/usr/bin:/bin", self.path("bin").display()),
+            ),
+            ("HOME", self.path("user-home").display().to_string()),
+            (
+                "FAKE_CLI_SCRIPT",
+                self.path("script.json").display().to_string(),
+            ),
+            ("ANTHROPIC_API_KEY", API_KEY.to_owned()),
+            ("GH_TOKEN", "gh-token-must-not-pass".to_owned()),
+        ]
+        .into_iter()
+        .map(|(name, value)| (name.to_owned(), value))
+        .collect()
+    }
+
+    fn engine_with(&self, env: BTreeMap<String, String>) -> Engine {
+        let home = Home::open(self.path("cinch-home")).unwrap();
+        let runtime = Runtime::new(Some(self.path("cache")), Limits::default()).unwrap();
+        Engine::new(
+            home,
+            &runtime,
+            PathBuf::from(env!("CARGO_BIN_EXE_cinch")),
+            env,
+        )
+        .unwrap()
+    }
+
+    fn engine(&self) -> Engine {
+        self.engine_with(self.env())
+    }
+
+    fn script(&self, script: Script) {
+        script.write_to(&self.path("script.json")).unwrap();
+    }
+
+    fn record(&self) -> PathBuf {
+        self.path("record.json")
+    }
+
+    fn request(&self, brief: &str) -> TurnRequest {
+        TurnRequest {
+            harness: "claude".into(),
+            repo: self.repo(),
+            brief: brief.into(),
+            notes: Vec::new(),
+            model: None,
+            effort: None,
+            session_id: None,
+            timeout: Duration::from_secs(60),
+            run: None,
+        }
+    }
+}
+
+fn git(repo: &Path, args: &[&str]) -> String {
+    let output = Command::new("git")
+        .current_dir(repo)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap()
+}
+
+fn recorded(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures/recorded")
+        .join(name)
+}
+
+/// Collects every progress line of a turn, then its result.
+fn run_to_end(turn: Turn) -> (Vec<String>, Vec<TurnEventKind>, TurnResult) {
+    let mut subscription = turn.subscribe();
+    let mut events = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        assert!(Instant::now() < deadline, "the turn did not end");
+        match subscription.next(Duration::from_millis(200)) {
+            Next::Events(batch) => {
+                let seqs: Vec<u64> = batch.iter().map(|event| event.seq).collect();
+                assert!(
+                    seqs.windows(2).all(|pair| pair[1] == pair[0] + 1),
+                    "{seqs:?}"
+                );
+                events.extend(batch.into_iter().map(|event| event.kind));
+            }
+            Next::Idle => {}
+            Next::Closed => break,
+        }
+    }
+    let lines = events
+        .iter()
+        .filter_map(|event| match event {
+            TurnEventKind::Progress { line } => Some(line.clone()),
+            _ => None,
+        })
+        .collect();
+    (lines, events, turn.wait().unwrap())
+}
+
+fn is_alive(pid: i32) -> bool {
+    // A zombie is dead for our purposes.
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|stat| !stat[stat.rfind(')').unwrap() + 2..].starts_with('Z'))
+        .unwrap_or(false)
+}
+
+fn read_pid(path: &Path) -> i32 {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        if let Ok(text) = std::fs::read_to_string(path)
+            && let Ok(pid) = text.trim().parse()
+        {
+            return pid;
+        }
+        assert!(Instant::now() < deadline, "no pid in {}", path.display());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_completed_turn_has_its_diff_and_leaves_head_and_index_alone() {
+    let world = World::new();
+    world.script(Script {
+        replay: Some(recorded("claude/s2.jsonl")),
+        line_delay_ms: 20,
+        write_files: [("out.txt".to_owned(), "hello\n".to_owned())].into(),
+        record: Some(world.record()),
+        ..Script::default()
+    });
+    let head = git(&world.repo(), &["rev-parse", "HEAD"]);
+    let index = std::fs::read(world.repo().join(".git/index")).unwrap();
+
+    let engine = world.engine();
+    let mut request = world.request("Create out.txt containing hello.");
+    request.notes = vec![cinch::engine::brief::Note {
+        name: "style.md".into(),
+        text: "Be brief.".into(),
+    }];
+    let (lines, events, result) = run_to_end(engine.start(request).unwrap());
+
+    assert_eq!(result.status, Status::Completed, "{}", result.result_text);
+    assert_eq!(
+        lines,
+        [
+            "Claude Code started (claude-sonnet-4-5)",
+            "Bash: echo hello > out.txt",
+            "I ran the command; out.txt now contains hello."
+        ]
+    );
+    assert!(
+        matches!(&events[0], TurnEventKind::Session { session_id } if session_id == "e0771f6d-6bd9-438b-9a0b-2885249e66ac")
+    );
+    assert!(
+        matches!(events.last(), Some(TurnEventKind::Ended { status }) if status == "completed")
+    );
+    assert_eq!(
+        result.session_id.as_deref(),
+        Some("e0771f6d-6bd9-438b-9a0b-2885249e66ac")
+    );
+    assert_eq!(
+        result.final_message.as_deref(),
+        Some("I ran the command; out.txt now contains hello.")
+    );
+    assert_eq!(result.exit_code, Some(0));
+    assert_eq!(
+        (
+            result.insertions,
+            result.deletions,
+            result.files_changed.len()
+        ),
+        (1, 0, 1)
+    );
+    assert_eq!(result.files_changed[0].path, "out.txt");
+    assert!(result.result_text.starts_with("completed · Claude Code · "));
+    assert!(
+        result
+            .result_text
+            .contains("\n1 file changed, +1 −0\nout.txt (+1 −0)\n"),
+        "{}",
+        result.result_text
+    );
+
+    // Checkpoints hold the trees; HEAD, the index and the files are as the harness left them.
+    let end = result.end_checkpoint.as_deref().unwrap();
+    assert_eq!(
+        git(&world.repo(), &["show", &format!("{end}:out.txt")]),
+        "hello\n"
+    );
+    let start = result.start_checkpoint.as_deref().unwrap();
+    assert!(
+        git(&world.repo(), &["ls-tree", "--name-only", start])
+            .lines()
+            .all(|name| name != "out.txt")
+    );
+    assert_eq!(git(&world.repo(), &["rev-parse", "HEAD"]), head);
+    assert_eq!(
+        std::fs::read(world.repo().join(".git/index")).unwrap(),
+        index
+    );
+    assert_eq!(
+        git(&world.repo(), &["status", "--porcelain"]),
+        "?? out.txt\n"
+    );
+
+    // The brief came on stdin, never on the command line; the environment is the harness's.
+    let record = Record::read_from(&world.record()).unwrap();
+    assert!(
+        record
+            .stdin
+            .contains("# Task\n\nCreate out.txt containing hello.\n")
+    );
+    assert!(record.stdin.contains("# style.md\n\nBe brief.\n"));
+    assert!(
+        record
+            .argv
+            .iter()
+            .all(|arg| !arg.contains("Create out.txt")),
+        "{:?}",
+        record.argv
+    );
+    assert_eq!(
+        record.cwd.canonicalize().unwrap(),
+        world.repo().canonicalize().unwrap()
+    );
+    assert!(!record.env.contains_key("GH_TOKEN"));
+    assert_eq!(record.env.get("TERM").map(String::as_str), Some("dumb"));
+    assert_eq!(record.env.get("IS_SANDBOX").map(String::as_str), Some("1"));
+    assert_eq!(
+        record.env.get("CINCH_TURN_ID").map(String::as_str),
+        Some(result.turn.as_str())
+    );
+    // Its own process group, in a session of its supervisor's.
+    assert_eq!(record.pgid, record.pid as i32);
+    assert_ne!(record.sid, record.pid as i32);
+    // The raw log is kept; the prompt file is gone.
+    assert_eq!(
+        std::fs::read(&result.log_path).unwrap(),
+        std::fs::read(recorded("claude/s2.jsonl")).unwrap()
+    );
+    let turn_dir = world.path("cinch-home/turns").join(&result.turn);
+    assert!(!turn_dir.join("prompt.md").exists());
+}
+
+#[test]
+fn a_cli_that_prints_no_event_fails_with_the_end_of_its_stderr() {
+    let world = World::new();
+    let stderr: String =
+        (1..=8).map(|n| format!("line {n}\n")).collect::<String>() + "Authentication required\n";
+    world.script(Script {
+        stderr: Some(stderr),
+        exit_code: 1,
+        ..Script::default()
+    });
+    let (_, _, result) = run_to_end(world.engine().start(world.request("hi")).unwrap());
+    assert_eq!(result.status, Status::Failed);
+    assert_eq!(
+        result.detail.as_deref(),
+        Some("line 5\nline 6\nline 7\nline 8\nAuthentication required")
+    );
+    assert_eq!(result.exit_code, Some(1));
+    assert!(result.result_text.contains("no files changed"));
+    assert!(result.result_text.contains("(no final message)"));
+}
+
+#[test]
+fn output_the_driver_cannot_read_is_named_with_the_cli_version() {
+    let world = World::new();
+    world.script(Script {
+        lines: vec!["this is not JSON".into(), "neither is this".into()],
+        ..Script::default()
+    });
+    let (_, _, result) = run_to_end(world.engine().start(world.request("hi")).unwrap());
+    assert_eq!(result.status, Status::Failed);
+    assert_eq!(
+        result.detail.as_deref(),
+        Some("The claude driver could not read any of the output of claude 1.2.3.")
+    );
+}
+
+#[test]
+fn a_turn_past_its_timeout_is_stopped_and_says_so() {
+    let world = World::new();
+    world.script(Script {
+        replay: Some(recorded("claude/s1.jsonl")),
+        hang_ms: -1,
+        ..Script::default()
+    });
+    let mut request = world.request("hi");
+    request.timeout = Duration::from_secs(2);
+    let started = Instant::now();
+    let (_, _, result) = run_to_end(world.engine().start(request).unwrap());
+    assert_eq!(result.status, Status::TimedOut);
+    assert_eq!(
+        result.detail.as_deref(),
+        Some("Stopped after 2 seconds. Resume the session to continue.")
+    );
+    assert_eq!(
+        result.session_id.as_deref(),
+        Some("526e215c-c3e8-478e-8c4a-102cd4152018")
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[test]
+fn a_cancel_leaves_no_process_behind_even_ones_that_ignore_sigterm() {
+    let world = World::new();
+    world.script(Script {
+        replay: Some(recorded("claude/s1.jsonl")),
+        ignore_sigterm: true,
+        grandchild: true,
+        grandchild_pid_file: Some(world.path("grandchild.pid")),
+        hang_ms: -1,
+        record: Some(world.record()),
+        ..Script::default()
+    });
+    let turn = world.engine().start(world.request("hi")).unwrap();
+    let grandchild = read_pid(&world.path("grandchild.pid"));
+    let cli = Record::read_from(&world.record()).unwrap().pid as i32;
+    assert!(is_alive(grandchild) && is_alive(cli));
+    turn.cancel();
+    let started = Instant::now();
+    let (_, _, result) = run_to_end(turn);
+    assert_eq!(result.status, Status::Cancelled);
+    assert_eq!(
+        result.detail.as_deref(),
+        Some("Stopped: the turn was cancelled.")
+    );
+    // SIGTERM was ignored, so SIGKILL came ten seconds later.
+    assert!(
+        started.elapsed() >= Duration::from_secs(9),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(!is_alive(cli), "the CLI survived");
+    assert!(!is_alive(grandchild), "the grandchild survived");
+}
+
+#[test]
+fn a_grandchild_that_escapes_into_its_own_session_is_still_killed() {
+    let world = World::new();
+    world.script(Script {
+        replay: Some(recorded("claude/s1.jsonl")),
+        grandchild: true,
+        grandchild_setsid: true,
+        grandchild_pid_file: Some(world.path("grandchild.pid")),
+        ..Script::default()
+    });
+    let turn = world.engine().start(world.request("hi")).unwrap();
+    let grandchild = read_pid(&world.path("grandchild.pid"));
+    let (_, _, result) = run_to_end(turn);
+    assert_eq!(result.status, Status::Completed, "{}", result.result_text);
+    assert!(
+        !is_alive(grandchild),
+        "the setsid grandchild survived the turn"
+    );
+}
+
+#[test]
+fn a_turn_whose_supervisor_dies_is_interrupted_with_its_session_and_end_checkpoint() {
+    let world = World::new();
+    world.script(Script {
+        replay: Some(recorded("claude/s1.jsonl")),
+        hang_ms: -1,
+        record: Some(world.record()),
+        ..Script::default()
+    });
+    let turn = world.engine().start(world.request("hi")).unwrap();
+    let mut subscription = turn.subscribe();
+    // Wait for the session id, then kill the supervisor as a machine restart would.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        assert!(Instant::now() < deadline);
+        if let Next::Events(events) = subscription.next(Duration::from_millis(200))
+            && events
+                .iter()
+                .any(|event| matches!(event.kind, TurnEventKind::Session { .. }))
+        {
+            break;
+        }
+    }
+    let turn_dir = world.path("cinch-home/turns").join(turn.id());
+    let supervisor = read_pid(&turn_dir.join("supervisor.pid"));
+    let cli = Record::read_from(&world.record()).unwrap().pid as i32;
+    kill(supervisor);
+    let (_, _, result) = run_to_end(turn);
+    assert_eq!(result.status, Status::Interrupted);
+    assert!(
+        result
+            .detail
+            .as_deref()
+            .unwrap()
+            .starts_with("The harness's state is gone")
+    );
+    assert_eq!(
+        result.session_id.as_deref(),
+        Some("526e215c-c3e8-478e-8c4a-102cd4152018")
+    );
+    assert!(result.end_checkpoint.is_some());
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while is_alive(cli) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(!is_alive(cli), "the orphaned CLI was not killed");
+}
+
+/// SIGKILL to a process this test started (through the engine), by its id.
+fn kill(pid: i32) {
+    let status = Command::new("kill")
+        .args(["-KILL", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+#[test]
+fn another_process_can_attach_and_both_see_one_result() {
+    let world = World::new();
+    world.script(Script {
+        replay: Some(recorded("claude/s2.jsonl")),
+        line_delay_ms: 300,
+        ..Script::default()
+    });
+    let first = world.engine().start(world.request("hi")).unwrap();
+    let second = world.engine().attach(first.id()).unwrap();
+    let (lines_first, _, result_first) = run_to_end(first);
+    let (lines_second, _, result_second) = run_to_end(second);
+    assert_eq!(lines_first, lines_second);
+    assert_eq!(result_first, result_second);
+    assert_eq!(result_first.status, Status::Completed);
+}
+
+#[test]
+fn turns_are_refused_before_they_start_with_a_clear_code() {
+    let world = World::new();
+    world.script(Script::default());
+    let engine = world.engine();
+    let error = |request: TurnRequest| {
+        engine
+            .start(request)
+            .err()
+            .expect("should be refused")
+            .to_string()
+    };
+
+    let mut bad_session = world.request("hi");
+    bad_session.session_id = Some("../../etc/passwd".into());
+    assert!(error(bad_session).starts_with("session.invalid"));
+    let mut long_session = world.request("hi");
+    long_session.session_id = Some("a".repeat(201));
+    assert!(error(long_session).starts_with("session.invalid"));
+
+    let mut unknown = world.request("hi");
+    unknown.harness = "nope".into();
+    assert_eq!(
+        error(unknown),
+        "harness.missing: no driver named `nope`; installed: claude, codex, cursor, gemini"
+    );
+    let mut codex = world.request("hi");
+    codex.harness = "codex".into();
+    assert!(error(codex).starts_with("harness.cli_missing: codex (Codex) is not on PATH"));
+
+    let mut not_git = world.request("hi");
+    not_git.repo = world.path("bin");
+    assert!(error(not_git).starts_with("repo.invalid"));
+
+    let mut env = world.env();
+    env.remove("ANTHROPIC_API_KEY");
+    let no_key = world.engine_with(env);
+    let message = no_key.start(world.request("hi")).err().unwrap().to_string();
+    assert!(
+        message.starts_with(
+            "harness.no_credential: Claude Code has no credential: set ANTHROPIC_API_KEY"
+        ),
+        "{message}"
+    );
+
+    std::fs::write(
+        world.path("cinch-home/config.toml"),
+        "[harness.claude]\nenabled = false\n",
+    )
+    .unwrap();
+    let off = world.engine();
+    assert!(
+        off.start(world.request("hi"))
+            .err()
+            .unwrap()
+            .to_string()
+            .starts_with("harness.off")
+    );
+    // Nothing was started: no turn folders.
+    assert!(engine.list().unwrap().is_empty());
+}
+
+#[test]
+fn a_resume_passes_the_session_and_runs_where_the_session_started() {
+    let world = World::new();
+    world.script(Script {
+        replay: Some(recorded("claude/s1.jsonl")),
+        ..Script::default()
+    });
+    let engine = world.engine();
+    let (_, _, first) = run_to_end(engine.start(world.request("hi")).unwrap());
+    let session = first.session_id.unwrap();
+
+    // Claude resumes only from the session's directory: asked for another repo, it runs in the first.
+    let other = world.path("other");
+    std::fs::create_dir_all(&other).unwrap();
+    git(&other, &["init", "-q"]);
+    world.script(Script {
+        replay: Some(recorded("claude/s4.jsonl")),
+        record: Some(world.record()),
+        ..Script::default()
+    });
+    let mut request = world.request("What did you answer?");
+    request.repo = other;
+    request.session_id = Some(session.clone());
+    let (_, _, second) = run_to_end(engine.start(request).unwrap());
+    assert_eq!(second.session_id.as_deref(), Some(session.as_str()));
+    let record = Record::read_from(&world.record()).unwrap();
+    let resume = record
+        .argv
+        .iter()
+        .position(|arg| arg == "--resume")
+        .expect("--resume passed");
+    assert_eq!(record.argv[resume + 1], session);
+    assert_eq!(
+        record.cwd.canonicalize().unwrap(),
+        world.repo().canonicalize().unwrap()
+    );
+}
+
+#[test]
+fn secrets_are_masked_in_progress_and_results() {
+    let world = World::new();
+    std::fs::create_dir_all(world.path("cinch-home")).unwrap();
+    std::fs::write(
+        world.path("cinch-home/config.toml"),
+        "[secrets]\nDEPLOY_TOKEN = \"deploy-secret-998877\"\n",
+    )
+    .unwrap();
+    let message = format!("the token is deploy-secret-998877 and the key is {API_KEY}");
+    world.script(Script {
+        lines: vec![
+            serde_json::json!({"type":"system","subtype":"init","session_id":"s-1","model":"m"}),
+            serde_json::json!({"type":"assistant","message":{"content":[{"type":"text","text": message}]},"session_id":"s-1"}),
+            serde_json::json!({"type":"result","subtype":"success","is_error":false,"result": message,"session_id":"s-1"}),
+        ],
+        record: Some(world.record()),
+        ..Script::default()
+    });
+    let (lines, _, result) = run_to_end(world.engine().start(world.request("hi")).unwrap());
+    assert_eq!(
+        lines[1],
+        "the token is [redacted] and the key is [redacted]"
+    );
+    assert_eq!(
+        result.final_message.as_deref(),
+        Some("the token is [redacted] and the key is [redacted]")
+    );
+    assert!(
+        !result.result_text.contains("deploy-secret-998877")
+            && !result.result_text.contains(API_KEY)
+    );
+    // The harness itself does get the configured secret.
+    let record = Record::read_from(&world.record()).unwrap();
+    assert_eq!(
+        record.env.get("DEPLOY_TOKEN").map(String::as_str),
+        Some("deploy-secret-998877")
+    );
+}
+
+#[test]
+fn the_managed_configuration_is_removed_before_the_start() {
+    let world = World::new();
+    let local = world.repo().join(".claude/settings.local.json");
+    std::fs::create_dir_all(local.parent().unwrap()).unwrap();
+    std::fs::write(&local, "{}").unwrap();
+    world.script(Script {
+        replay: Some(recorded("claude/s1.jsonl")),
+        ..Script::default()
+    });
+    let (_, _, result) = run_to_end(world.engine().start(world.request("hi")).unwrap());
+    assert_eq!(result.status, Status::Completed);
+    assert!(!local.exists());
+}
+
+/// `cinch` as a person runs it, in this world.
+fn cinch(world: &World) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_cinch"));
+    command
+        .env_clear()
+        .envs(world.env())
+        .env("CINCH_HOME", world.path("cinch-home"));
+    command
+}
+
+fn turns_json(world: &World) -> Vec<serde_json::Value> {
+    let output = cinch(world).args(["turns", "--json"]).output().unwrap();
+    assert!(output.status.success());
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+#[test]
+fn killing_cinch_run_leaves_the_turn_running_and_attach_finishes_it() {
+    let world = World::new();
+    world.script(Script {
+        replay: Some(recorded("claude/s2.jsonl")),
+        line_delay_ms: 1500,
+        ..Script::default()
+    });
+    let mut run = cinch(&world)
+        .args(["run", "--harness", "claude", "--repo"])
+        .arg(world.repo())
+        .arg("Create out.txt")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let turn = loop {
+        assert!(Instant::now() < deadline, "the turn never showed up");
+        if let Some(turn) = turns_json(&world).into_iter().next() {
+            break turn;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    run.kill().unwrap();
+    run.wait().unwrap();
+    let id = turn["turn"].as_str().unwrap().to_owned();
+    assert_eq!(turns_json(&world)[0]["status"], "running");
+
+    let attached = cinch(&world)
+        .args(["attach", &id, "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        attached.status.success(),
+        "{}",
+        String::from_utf8_lossy(&attached.stderr)
+    );
+    let result: serde_json::Value = serde_json::from_slice(&attached.stdout).unwrap();
+    assert_eq!(result["status"], "completed");
+    assert_eq!(
+        result["final_message"],
+        "I ran the command; out.txt now contains hello."
+    );
+    for key in [
+        "status",
+        "harness",
+        "repository",
+        "session_id",
+        "duration_ms",
+        "exit_code",
+        "files_changed",
+        "insertions",
+        "deletions",
+        "detail",
+        "final_message",
+        "start_checkpoint",
+        "end_checkpoint",
+        "log_path",
+        "result_text",
+    ] {
+        assert!(result.get(key).is_some(), "no {key} in {result}");
+    }
+    assert_eq!(turns_json(&world)[0]["status"], "completed");
+}
+
+#[test]
+fn cinch_stop_cancels_a_running_turn() {
+    let world = World::new();
+    world.script(Script {
+        replay: Some(recorded("claude/s1.jsonl")),
+        hang_ms: -1,
+        ..Script::default()
+    });
+    let run = cinch(&world)
+        .args(["run", "--harness", "claude", "--json", "--repo"])
+        .arg(world.repo())
+        .arg("-")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write as _;
+        let mut stdin = run.stdin.as_ref().unwrap();
+        stdin.write_all(b"Wait forever.").unwrap();
+    }
+    let mut run = run;
+    drop(run.stdin.take());
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let id = loop {
+        assert!(Instant::now() < deadline, "the turn never showed up");
+        if let Some(turn) = turns_json(&world).into_iter().next() {
+            break turn["turn"].as_str().unwrap().to_owned();
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let stopped = cinch(&world).args(["stop", &id]).output().unwrap();
+    assert!(stopped.status.success());
+    let output = run.wait_with_output().unwrap();
+    assert!(!output.status.success());
+    let result: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(result["status"], "cancelled");
+    assert!(
+        result["result_text"]
+            .as_str()
+            .unwrap()
+            .starts_with("cancelled · Claude Code · ")
+    );
+}
+
+#[test]
+fn cinch_check_reports_cli_version_and_credential() {
+    let world = World::new();
+    world.script(Script::default());
+    let output = cinch(&world).args(["check", "claude"]).output().unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stdout)
+    );
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        text.contains("claude: ")
+            && text.contains(" 1.2.3; credential: secret (ANTHROPIC_API_KEY)"),
+        "{text}"
+    );
+
+    let output = cinch(&world).args(["check", "codex"]).output().unwrap();
+    assert!(!output.status.success());
+    assert!(String::from_utf8_lossy(&output.stdout).contains("codex: not installed"));
+}
