@@ -54,6 +54,14 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// A turn's kept harness log: its events as progress lines, then the raw JSONL (redacted).
+    Log {
+        /// The turn's id.
+        turn: String,
+        /// Prints the whole view as one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
     /// Stops a running turn: SIGTERM, then SIGKILL ten seconds later.
     Stop {
         /// The turn's id.
@@ -122,6 +130,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Turns { json } => turns::list(&engine()?, json),
         Command::Attach { turn, json } => run::attach(&engine()?, &turn, json),
         Command::Stop { turn } => turns::stop(&engine()?, &turn),
+        Command::Log { turn, json } => turns::log(&engine()?, &turn, json),
         Command::Supervise { .. } => unreachable!("handled before logging starts"),
     }
 }

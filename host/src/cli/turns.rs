@@ -30,6 +30,34 @@ pub fn list(engine: &Engine, json: bool) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Shows a turn's kept log.
+pub fn log(engine: &Engine, id: &str, json: bool) -> anyhow::Result<ExitCode> {
+    let view = engine.log(id)?;
+    if json {
+        println!("{}", serde_json::to_string(&view)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    for line in &view.lines {
+        println!("{line}");
+    }
+    if view.lines_truncated {
+        println!("… more lines not shown");
+    }
+    println!(
+        "\n{} events, {} lines not understood, {} bytes{}",
+        view.events,
+        view.unparsed,
+        view.bytes,
+        if view.raw_truncated {
+            " (raw log cut at 256 KiB below)"
+        } else {
+            ""
+        }
+    );
+    print!("\n{}", view.raw);
+    Ok(ExitCode::SUCCESS)
+}
+
 /// Stops a running turn.
 pub fn stop(engine: &Engine, id: &str) -> anyhow::Result<ExitCode> {
     engine.stop(id)?;

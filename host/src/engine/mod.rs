@@ -13,6 +13,7 @@ pub mod brief;
 pub mod events;
 mod follow;
 pub mod harness;
+pub mod log;
 pub mod result;
 pub mod state;
 
@@ -344,6 +345,16 @@ impl Engine {
         let env = self.base_env();
         let redactor = harness::redactor(driver.info(), &self.config, &env);
         self.follow(turn, launch, driver, redactor)
+    }
+
+    /// The turn's kept log, read through its driver and redacted.
+    pub fn log(&self, turn_id: &str) -> anyhow::Result<log::LogView> {
+        let (turn, launch) = TurnDir::find(&self.home, turn_id)?;
+        let driver = self.registry.get(&launch.harness)?;
+        let redactor = harness::redactor(driver.info(), &self.config, &self.base_env());
+        log::read(turn.log(), driver.session()?, &driver.info().display_name, &redactor).map_err(|error| {
+            anyhow::anyhow!("log.missing: that turn has no harness log ({error}); logs are kept for the {} most recent runs", state::RUNS_KEPT)
+        })
     }
 
     /// Asks a running turn to stop; it ends `cancelled`.

@@ -303,5 +303,76 @@ pub fn prune_runs(home: &Home, keep: &str) -> anyhow::Result<()> {
         std::fs::remove_dir_all(&folder)
             .with_context(|| format!("removing {}", folder.display()))?;
     }
+    // A finished turn whose run's log is gone goes too; a running one stays.
+    let Ok(turns) = std::fs::read_dir(turns_dir(home)) else {
+        return Ok(());
+    };
+    for entry in turns.filter_map(Result::ok) {
+        if let Ok((turn, _)) = TurnDir::open(&entry.path())
+            && turn.result().exists()
+            && !turn.log().parent().is_some_and(Path::exists)
+        {
+            std::fs::remove_dir_all(turn.dir())
+                .with_context(|| format!("removing {}", turn.dir().display()))?;
+        }
+    }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn launch(turn: &TurnDir, run: &str) -> Launch {
+        Launch {
+            turn: turn
+                .dir()
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .into_owned(),
+            run: run.to_owned(),
+            harness: "claude".into(),
+            repository: "repo".into(),
+            workdir: "/nonexistent".into(),
+            program: "/bin/true".into(),
+            args: Vec::new(),
+            stdin: None,
+            log: turn.log().to_path_buf(),
+            prompt: turn.prompt(),
+            started_at_ms: 0,
+            timeout_ms: 60_000,
+            resumed_session: None,
+            start_checkpoint: None,
+            cli_version: None,
+        }
+    }
+
+    #[test]
+    fn keeps_the_twenty_most_recent_runs_and_their_turns() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = Home::open(dir.path().join("home")).unwrap();
+        for n in 0..25 {
+            let run = format!("run-{n:02}");
+            let turn = TurnDir::new(&home, &run, &format!("turn-{n:02}")).unwrap();
+            turn.create().unwrap();
+            std::fs::write(turn.log(), "{}\n").unwrap();
+            write_json(&turn.launch(), &launch(&turn, &run)).unwrap();
+            std::fs::write(turn.result(), "{}").unwrap();
+            // Distinct modification times, oldest first.
+            let when = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000 + n);
+            let folder = std::fs::File::open(turn.log().parent().unwrap()).unwrap();
+            folder.set_modified(when).unwrap();
+        }
+        prune_runs(&home, "run-24").unwrap();
+        let mut runs: Vec<String> = std::fs::read_dir(home.root().join("runs"))
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        runs.sort();
+        assert_eq!(runs.len(), RUNS_KEPT);
+        assert_eq!(runs[0], "run-05");
+        assert!(!turns_dir(&home).join("turn-04").exists());
+        assert!(turns_dir(&home).join("turn-05").exists());
+    }
 }
