@@ -802,3 +802,39 @@ fn cinch_check_reports_cli_version_and_credential() {
     assert!(!output.status.success());
     assert!(String::from_utf8_lossy(&output.stdout).contains("codex: not installed"));
 }
+
+#[test]
+fn ctrl_c_in_cinch_run_cancels_the_turn_cleanly() {
+    let world = World::new();
+    world.script(Script {
+        replay: Some(recorded("claude/s1.jsonl")),
+        hang_ms: -1,
+        record: Some(world.record()),
+        ..Script::default()
+    });
+    let run = cinch(&world)
+        .args(["run", "--harness", "claude", "--json", "--repo"])
+        .arg(world.repo())
+        .arg("Wait.")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !world.record().exists() {
+        assert!(Instant::now() < deadline, "the harness never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let cli = Record::read_from(&world.record()).unwrap().pid as i32;
+    let status = Command::new("kill")
+        .args(["-INT", &run.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let output = run.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let result: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(result["status"], "cancelled");
+    assert_eq!(result["session_id"], "526e215c-c3e8-478e-8c4a-102cd4152018");
+    assert!(!is_alive(cli), "the harness survived the cancel");
+}
