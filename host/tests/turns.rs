@@ -736,37 +736,44 @@ fn killing_cinch_run_leaves_the_turn_running_and_attach_finishes_it() {
     assert_eq!(turns_json(&world)[0]["status"], "completed");
 }
 
-#[test]
-fn cinch_stop_cancels_a_running_turn() {
-    let world = World::new();
+/// Starts `cinch run --json` on a harness that never ends, the brief on stdin.
+fn spawn_hanging_run(world: &World) -> std::process::Child {
     world.script(Script {
         replay: Some(recorded("claude/s1.jsonl")),
         hang_ms: -1,
+        record: Some(world.record()),
         ..Script::default()
     });
-    let run = cinch(&world)
+    let mut run = cinch(world)
         .args(["run", "--harness", "claude", "--json", "--repo"])
         .arg(world.repo())
         .arg("-")
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    {
-        use std::io::Write as _;
-        let mut stdin = run.stdin.as_ref().unwrap();
-        stdin.write_all(b"Wait forever.").unwrap();
-    }
-    let mut run = run;
-    drop(run.stdin.take());
+    use std::io::Write as _;
+    let mut stdin = run.stdin.take().unwrap();
+    stdin.write_all(b"Wait forever.").unwrap();
+    run
+}
+
+/// The id of the world's first turn, once the harness has started.
+fn started_turn(world: &World) -> String {
     let deadline = Instant::now() + Duration::from_secs(30);
-    let id = loop {
-        assert!(Instant::now() < deadline, "the turn never showed up");
-        if let Some(turn) = turns_json(&world).into_iter().next() {
-            break turn["turn"].as_str().unwrap().to_owned();
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    while !world.record().exists() {
+        assert!(Instant::now() < deadline, "the harness never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    turns_json(world)[0]["turn"].as_str().unwrap().to_owned()
+}
+
+#[test]
+fn cinch_stop_cancels_a_running_turn() {
+    let world = World::new();
+    let run = spawn_hanging_run(&world);
+    let id = started_turn(&world);
     let stopped = cinch(&world).args(["stop", &id]).output().unwrap();
     assert!(stopped.status.success());
     let output = run.wait_with_output().unwrap();
@@ -806,25 +813,8 @@ fn cinch_check_reports_cli_version_and_credential() {
 #[test]
 fn ctrl_c_in_cinch_run_cancels_the_turn_cleanly() {
     let world = World::new();
-    world.script(Script {
-        replay: Some(recorded("claude/s1.jsonl")),
-        hang_ms: -1,
-        record: Some(world.record()),
-        ..Script::default()
-    });
-    let run = cinch(&world)
-        .args(["run", "--harness", "claude", "--json", "--repo"])
-        .arg(world.repo())
-        .arg("Wait.")
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !world.record().exists() {
-        assert!(Instant::now() < deadline, "the harness never started");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let run = spawn_hanging_run(&world);
+    started_turn(&world);
     let cli = Record::read_from(&world.record()).unwrap().pid as i32;
     let status = Command::new("kill")
         .args(["-INT", &run.id().to_string()])
