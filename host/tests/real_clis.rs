@@ -1,0 +1,368 @@
+//! `cinch run` on the real claude, codex and gemini CLIs, offline against the mock model server
+//! (`tests/mock-model`): a plain answer (s1), a shell tool call that writes a file (s2), a 401
+//! (s3) and a resume of s1's session (s4), each through the whole of cinch: driver, supervisor,
+//! checkpoints, live progress and result.
+//!
+//! The CLIs come from `$CINCH_CLI_BIN`, or are installed by `tests/install-clis.sh` (which
+//! needs the npm registry the first time). Run with `--nocapture` to see each turn's timing.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, SystemTime};
+
+use cinch_mock_model::{
+    Api, Cli, MockServer, RunOutput, S2_ANSWER, S4_RESUMED, SHELL_COMMAND, cli_env,
+    run_with_timeout, write_cli_config,
+};
+use serde_json::{Value, json};
+use tempfile::TempDir;
+
+/// cinch's own timeout for every turn, in minutes: a turn of a few seconds that hangs is
+/// stopped by cinch long before CI gives up.
+const TURN_TIMEOUT_MINUTES: &str = "1";
+
+/// Past cinch's timeout and the supervisor's 10 s kill grace: only a cinch that does not end
+/// its own turn is killed here.
+const RUN_TIMEOUT: Duration = Duration::from_secs(90);
+
+const PROMPT: &str = "Reply with the word done";
+const SHELL_PROMPT: &str = "Create a file out.txt containing hello, using the shell";
+const RESUME_PROMPT: &str = "What did you answer last time?";
+
+/// One test's CLI, mock server, and folders: cinch's home, the CLI's HOME, the repositories.
+struct Bench {
+    cli: Cli,
+    server: MockServer,
+    dir: TempDir,
+    timings: Vec<(String, Duration)>,
+}
+
+impl Bench {
+    fn new(cli: Cli) -> Self {
+        let dir = tempfile::tempdir().expect("creating a temporary directory");
+        for sub in ["cinch-home", "home", "repos"] {
+            fs::create_dir_all(dir.path().join(sub)).expect("creating the test's folders");
+        }
+        Bench {
+            cli,
+            server: MockServer::start(Vec::new()),
+            dir,
+            timings: Vec::new(),
+        }
+    }
+
+    fn home(&self) -> PathBuf {
+        self.dir.path().join("home")
+    }
+
+    /// A fresh git repository with one commit.
+    fn repo(&self, name: &str) -> PathBuf {
+        let repo = self.dir.path().join("repos").join(name);
+        fs::create_dir_all(&repo).expect("creating the repository");
+        let readme = repo.join("README.md");
+        fs::write(&readme, "test repo\n").expect("writing README.md");
+        // An entry as new as the index is "racily clean": the first `git status` a CLI runs
+        // would hash it again and rewrite the index, which the s2 check must not mistake for
+        // cinch touching it.
+        fs::File::options()
+            .write(true)
+            .open(&readme)
+            .and_then(|file| file.set_modified(SystemTime::now() - Duration::from_secs(60)))
+            .expect("backdating README.md");
+        git(&repo, &["init", "-q"]);
+        git(&repo, &["add", "."]);
+        git(
+            &repo,
+            &[
+                "-c",
+                "user.email=t@example.invalid",
+                "-c",
+                "user.name=t",
+                "commit",
+                "-q",
+                "-m",
+                "init",
+            ],
+        );
+        repo
+    }
+
+    /// The model flag the CLI needs; codex takes its model from the config the mock writes.
+    fn model(&self) -> Option<&'static str> {
+        match self.cli {
+            Cli::Claude => Some("claude-sonnet-4-5"),
+            Cli::Codex => None,
+            Cli::Gemini => Some("gemini-2.5-flash"),
+        }
+    }
+
+    /// `cinch run` of `brief` in `repo` against `scenario`, with `extra` flags.
+    fn cinch_run(&mut self, scenario: &str, repo: &Path, brief: &str, extra: &[&str]) -> RunOutput {
+        let home = self.home();
+        write_cli_config(self.cli, &self.server, scenario, &home).expect("writing the CLI config");
+        let repo_arg = repo.display().to_string();
+        let mut args = vec![
+            "run",
+            "--harness",
+            self.cli.name(),
+            "--repo",
+            &repo_arg,
+            "--timeout-minutes",
+            TURN_TIMEOUT_MINUTES,
+        ];
+        if let Some(model) = self.model() {
+            args.extend(["--model", model]);
+        }
+        args.extend(extra);
+        args.push(brief);
+        // cinch runs the harness with its own environment, so the CLI's goes to cinch.
+        let mut env = cli_env(self.cli, &self.server, scenario, &home);
+        env.push((
+            "CINCH_HOME".into(),
+            self.dir.path().join("cinch-home").display().to_string(),
+        ));
+        if self.cli == Cli::Codex {
+            // cinch wants codex's own credential variable set; the mock provider reads the
+            // variable its config names.
+            env.push(("OPENAI_API_KEY".into(), "sk-mock".into()));
+        }
+        let out = run_with_timeout(
+            Command::new(env!("CARGO_BIN_EXE_cinch"))
+                .args(&args)
+                .env_clear()
+                .envs(env),
+            RUN_TIMEOUT,
+        )
+        .expect("starting cinch");
+        let label = if extra.contains(&"--json") {
+            scenario.to_owned()
+        } else {
+            format!("{scenario} (human)")
+        };
+        println!(
+            "{} {label}: exit {:?} in {:.2} s",
+            self.cli,
+            out.code(),
+            out.elapsed.as_secs_f64()
+        );
+        self.timings.push((label, out.elapsed));
+        assert!(!out.timed_out, "cinch did not end: {}", describe(&out));
+        out
+    }
+
+    /// `cinch run --json`, and the result it printed.
+    fn turn(
+        &mut self,
+        scenario: &str,
+        repo: &Path,
+        brief: &str,
+        session: Option<&str>,
+    ) -> (RunOutput, Value) {
+        let mut extra = vec!["--json"];
+        if let Some(session) = session {
+            extra.extend(["--session", session]);
+        }
+        let out = self.cinch_run(scenario, repo, brief, &extra);
+        let result = serde_json::from_str(out.stdout.trim())
+            .unwrap_or_else(|e| panic!("{scenario}: no JSON result ({e}): {}", describe(&out)));
+        (out, result)
+    }
+
+    /// The model calls a scenario received, as (API, turn) pairs.
+    fn calls(&self, scenario: &str) -> Vec<(Option<Api>, Option<usize>)> {
+        self.server
+            .requests()
+            .into_iter()
+            .filter(|r| r.scenario == scenario && r.turn.is_some())
+            .map(|r| (r.api, r.turn))
+            .collect()
+    }
+}
+
+/// Runs git in `repo` and returns its stdout.
+fn git(repo: &Path, args: &[&str]) -> String {
+    let out = run_with_timeout(
+        Command::new("git").args(args).current_dir(repo),
+        Duration::from_secs(30),
+    )
+    .expect("running git");
+    assert!(out.success(), "git {args:?}: {}", out.stderr);
+    out.stdout
+}
+
+fn describe(out: &RunOutput) -> String {
+    format!(
+        "exit {:?} (timed out: {})\n--- stdout\n{}\n--- stderr\n{}",
+        out.code(),
+        out.timed_out,
+        out.stdout,
+        out.stderr
+    )
+}
+
+/// HEAD, the commit it names, and the index, as bytes.
+fn git_state(repo: &Path) -> (Vec<u8>, String, Vec<u8>) {
+    (
+        fs::read(repo.join(".git/HEAD")).expect("reading .git/HEAD"),
+        git(repo, &["rev-parse", "HEAD"]),
+        fs::read(repo.join(".git/index")).expect("reading .git/index"),
+    )
+}
+
+/// The progress lines cinch printed on stderr, without their elapsed-time stamps.
+fn progress_lines(out: &RunOutput) -> Vec<&str> {
+    out.stderr
+        .lines()
+        .filter_map(|line| {
+            line.strip_prefix('[')?
+                .split_once("] ")
+                .map(|(_, rest)| rest)
+        })
+        .collect()
+}
+
+/// s1, s2 (JSON and human), s3 and s4 for one CLI.
+fn scenarios(cli: Cli) {
+    let mut bench = Bench::new(cli);
+    let api = Some(match cli {
+        Cli::Claude => Api::Anthropic,
+        Cli::Codex => Api::OpenAiResponses,
+        Cli::Gemini => Api::Gemini,
+    });
+
+    // s1: a plain answer.
+    let repo1 = bench.repo("s1");
+    let (out, result) = bench.turn("s1", &repo1, PROMPT, None);
+    assert!(out.success(), "s1: {}", describe(&out));
+    assert_eq!(result["status"], "completed", "s1: {result:#}");
+    assert_eq!(result["harness"], cli.name(), "s1: {result:#}");
+    assert_eq!(result["final_message"], "done", "s1: {result:#}");
+    assert_eq!(result["exit_code"], 0, "s1: {result:#}");
+    assert_eq!(result["files_changed"], json!([]), "s1: {result:#}");
+    let sid = result["session_id"]
+        .as_str()
+        .filter(|sid| !sid.is_empty())
+        .unwrap_or_else(|| panic!("s1: no session id: {result:#}"))
+        .to_owned();
+    assert_eq!(bench.calls("s1"), [(api, Some(0))]);
+
+    // s2: the CLI's shell tool writes a file; the diff shows it, git's own state is untouched.
+    let repo2 = bench.repo("s2");
+    let before = git_state(&repo2);
+    let (out, result) = bench.turn("s2", &repo2, SHELL_PROMPT, None);
+    assert!(out.success(), "s2: {}", describe(&out));
+    assert_eq!(result["status"], "completed", "s2: {result:#}");
+    assert_eq!(result["final_message"], S2_ANSWER, "s2: {result:#}");
+    assert_eq!(
+        result["files_changed"],
+        json!([{ "path": "out.txt", "insertions": 1, "deletions": 0, "binary": false }]),
+        "s2: {result:#}"
+    );
+    assert_eq!(result["total_files"], 1, "s2: {result:#}");
+    let start = result["start_checkpoint"]
+        .as_str()
+        .expect("a start checkpoint");
+    let end = result["end_checkpoint"]
+        .as_str()
+        .expect("an end checkpoint");
+    assert_eq!(
+        git(&repo2, &["ls-tree", "--name-only", start]),
+        "README.md\n"
+    );
+    assert_eq!(git(&repo2, &["show", &format!("{end}:out.txt")]), "hello\n");
+    assert_eq!(
+        fs::read_to_string(repo2.join("out.txt")).ok().as_deref(),
+        Some("hello\n")
+    );
+    assert!(git_state(&repo2) == before, "s2: HEAD or the index changed");
+    assert_eq!(git(&repo2, &["status", "--porcelain"]), "?? out.txt\n");
+    assert_eq!(bench.calls("s2"), [(api, Some(0)), (api, Some(1))]);
+
+    // The same turn as a person sees it: live progress on stderr, the result text on stdout.
+    let repo2h = bench.repo("s2-human");
+    let out = bench.cinch_run("s2", &repo2h, SHELL_PROMPT, &[]);
+    assert!(out.success(), "s2 (human): {}", describe(&out));
+    let lines = progress_lines(&out);
+    let (started, tool) = match cli {
+        Cli::Claude => ("Claude Code started (claude-sonnet-4-5)", "Bash: "),
+        // codex's JSON names no model.
+        Cli::Codex => ("Codex started", "shell: "),
+        Cli::Gemini => (
+            "Gemini CLI started (gemini-2.5-flash)",
+            "run_shell_command: ",
+        ),
+    };
+    assert_eq!(
+        lines.first(),
+        Some(&started),
+        "s2 (human): {}",
+        describe(&out)
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|line| line.starts_with(tool) && line.contains(SHELL_COMMAND)),
+        "s2 (human): no {tool}{SHELL_COMMAND} line: {}",
+        describe(&out)
+    );
+    assert!(
+        lines.contains(&S2_ANSWER),
+        "s2 (human): no final message line: {}",
+        describe(&out)
+    );
+    assert!(
+        out.stdout.starts_with("completed · ")
+            && out.stdout.contains("out.txt (+1 −0)")
+            && out.stdout.contains(S2_ANSWER),
+        "s2 (human): {}",
+        describe(&out)
+    );
+
+    // s3: a 401 fails the turn with the CLI's own words for it.
+    let repo3 = bench.repo("s3");
+    let (out, result) = bench.turn("s3", &repo3, PROMPT, None);
+    assert!(!out.success(), "s3: {}", describe(&out));
+    assert_eq!(result["status"], "failed", "s3: {result:#}");
+    let (words, code) = match cli {
+        Cli::Claude => ("Invalid API key", 1),
+        Cli::Codex => ("401 Unauthorized: Incorrect API key provided", 1),
+        // Gemini exits with the HTTP status mod 256.
+        Cli::Gemini => ("API key not valid", 145),
+    };
+    let detail = result["detail"].as_str().unwrap_or_default();
+    assert!(detail.contains(words), "s3: {result:#}");
+    assert_eq!(result["exit_code"], code, "s3: {result:#}");
+    assert_eq!(bench.calls("s3"), [(api, Some(0))], "s3 was retried");
+
+    // s4: resuming s1's session sends its history again and keeps its id.
+    let (out, result) = bench.turn("s4", &repo1, RESUME_PROMPT, Some(&sid));
+    assert!(out.success(), "s4: {}", describe(&out));
+    assert_eq!(result["status"], "completed", "s4: {result:#}");
+    assert_eq!(result["session_id"], sid.as_str(), "s4: {result:#}");
+    let message = result["final_message"].as_str().unwrap_or_default();
+    assert!(message.starts_with(S4_RESUMED), "s4: {result:#}");
+    assert_eq!(bench.calls("s4"), [(api, Some(1))]);
+
+    let summary: Vec<String> = bench
+        .timings
+        .iter()
+        .map(|(label, elapsed)| format!("{label} {:.1}s", elapsed.as_secs_f64()))
+        .collect();
+    println!("{cli}: {}", summary.join(", "));
+}
+
+#[test]
+fn claude_turns_through_cinch() {
+    scenarios(Cli::Claude);
+}
+
+#[test]
+fn codex_turns_through_cinch() {
+    scenarios(Cli::Codex);
+}
+
+#[test]
+fn gemini_turns_through_cinch() {
+    scenarios(Cli::Gemini);
+}
