@@ -98,7 +98,7 @@ impl<T> Context<T> for Result<T, git2::Error> {
     }
 }
 
-/// Commits the working tree of the repository at `repo` (its root, or a
+/// Commits the working tree at `workdir` (a repository's root, or a linked
 /// worktree's) and points `refname` at the commit, replacing what it pointed
 /// at before.
 ///
@@ -106,11 +106,10 @@ impl<T> Context<T> for Result<T, git2::Error> {
 /// `refs/cinch/runs/<run>/tasks/<call>/start`. The commit's parent is HEAD's
 /// commit, and there is none while HEAD is unborn. HEAD, the index file and
 /// the working tree are left exactly as they were.
-pub fn take(repo: &Path, refname: &str, message: &str) -> Result<Checkpoint> {
-    let path = repo;
-    let repo = open(path)?;
+pub fn take(workdir: &Path, refname: &str, message: &str) -> Result<Checkpoint> {
+    let repo = open(workdir)?;
     if repo.is_bare() {
-        return Err(CheckpointError::Bare(path.to_path_buf()));
+        return Err(CheckpointError::Bare(workdir.to_path_buf()));
     }
 
     // The handle's index is read from the index file once and lives in this
@@ -120,8 +119,8 @@ pub fn take(repo: &Path, refname: &str, message: &str) -> Result<Checkpoint> {
     let tree_id = index.write_tree().context("writing the tree")?;
     let tree = repo.find_tree(tree_id).context("reading the tree")?;
 
-    let parents: Vec<Commit> = head_commit(&repo)?.into_iter().collect();
-    let parents: Vec<&Commit> = parents.iter().collect();
+    let parent = head_commit(&repo)?;
+    let parents: Vec<&Commit> = parent.iter().collect();
     let signature =
         Signature::now(SIGNATURE_NAME, SIGNATURE_EMAIL).context("making the signature")?;
     let commit = repo
@@ -136,21 +135,22 @@ pub fn take(repo: &Path, refname: &str, message: &str) -> Result<Checkpoint> {
     })
 }
 
-/// Counts what changed from commit `start_sha` to commit `end_sha`, listing
-/// at most `max_files` files; a renamed file counts once, under its new path.
+/// Counts what changed from commit `start_sha` to commit `end_sha` (full ids,
+/// as [`Checkpoint::sha`] has them), listing at most `max_files` files; a
+/// renamed file counts once, under its new path.
 pub fn diffstat(repo: &Path, start_sha: &str, end_sha: &str, max_files: usize) -> Result<DiffStat> {
     let repo = open(repo)?;
     let diff = diff_commits(&repo, start_sha, end_sha)?;
 
-    let mut stat = DiffStat {
-        total_files: diff.deltas().len(),
-        ..DiffStat::default()
-    };
-    for idx in 0..stat.total_files {
-        // A patch loads both sides, which is what tells a binary file.
+    let mut stat = DiffStat::default();
+    for idx in 0..diff.deltas().len() {
+        // A patch loads both sides, which is what tells a binary file. There
+        // is none for a delta the diff skips (an unmodified file, say), which
+        // a diff of two trees does not have.
         let Some(patch) = Patch::from_diff(&diff, idx).context("reading a change")? else {
             continue;
         };
+        stat.total_files += 1;
         let (_, insertions, deletions) = patch.line_stats().context("counting lines")?;
         stat.insertions += insertions;
         stat.deletions += deletions;
@@ -349,6 +349,7 @@ mod tests {
             .args(args)
             .env("GIT_CONFIG_NOSYSTEM", "1")
             .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("XDG_CONFIG_HOME", "/nonexistent")
             .env("GIT_AUTHOR_NAME", "test")
             .env("GIT_AUTHOR_EMAIL", "test@example.com")
             .env("GIT_COMMITTER_NAME", "test")
@@ -376,6 +377,12 @@ mod tests {
         let root = dir.path().join("repo");
         fs::create_dir(&root).unwrap();
         git(&root, &["init", "-q", "-b", "main"]);
+        // libgit2 reads the user's configuration, which git_command keeps
+        // from git: a global ignore file must not hide the files tests make.
+        let none = dir.path().join("none");
+        for key in ["core.excludesFile", "core.attributesFile"] {
+            git(&root, &["config", key, none.to_str().unwrap()]);
+        }
         (dir, root)
     }
 
@@ -401,8 +408,9 @@ mod tests {
     }
 
     /// Everything a checkpoint must leave alone: the index file's bytes,
-    /// HEAD, what git status says, and every file's contents and mtime.
-    fn snapshot(root: &Path, index_file: &Path) -> (Option<Vec<u8>>, String, String, String) {
+    /// what git status says (HEAD's branch and commit included), and every
+    /// file's contents and mtime.
+    fn snapshot(root: &Path, index_file: &Path) -> (Option<Vec<u8>>, String, String) {
         fn walk(dir: &Path, out: &mut BTreeMap<PathBuf, String>) {
             for entry in fs::read_dir(dir).unwrap() {
                 let path = entry.unwrap().path();
@@ -424,21 +432,21 @@ mod tests {
             }
         }
         let index = fs::read(index_file).ok();
-        let head = git(root, &["symbolic-ref", "-q", "HEAD"]);
         // --no-optional-locks: a plain status may refresh the index file.
         let status = git(
             root,
             &[
                 "--no-optional-locks",
                 "status",
-                "--porcelain",
+                "--porcelain=v2",
+                "--branch",
                 "-uall",
                 "--ignored",
             ],
         );
         let mut files = BTreeMap::new();
         walk(root, &mut files);
-        (index, head, status, format!("{files:?}"))
+        (index, status, format!("{files:?}"))
     }
 
     fn files_at(root: &Path, sha: &str) -> Vec<String> {
@@ -616,7 +624,7 @@ mod tests {
 
     #[test]
     fn submodules_and_nested_repositories_are_recorded_as_gitlinks() {
-        let (dir, root) = repo_with(&[("a.txt", "a\n")]);
+        let (_dir, root) = repo_with(&[("a.txt", "a\n")]);
         let (_lib_dir, lib) = repo_with(&[("lib.txt", "lib\n")]);
         git(
             &root,
@@ -643,7 +651,6 @@ mod tests {
         let empty = root.join("empty");
         fs::create_dir(&empty).unwrap();
         git(&empty, &["init", "-q"]);
-        let _ = dir;
 
         let checkpoint = take(&root, START, "start").unwrap();
 
@@ -715,7 +722,7 @@ mod tests {
 
     #[test]
     fn errors_name_what_is_wrong() {
-        let dir = tempfile::tempdir().unwrap();
+        let (dir, root) = repo_with(&[("a.txt", "a\n")]);
         assert!(matches!(
             take(dir.path(), START, "start"),
             Err(CheckpointError::NotARepository { .. })
@@ -725,7 +732,6 @@ mod tests {
             take(&dir.path().join("bare.git"), START, "start"),
             Err(CheckpointError::Bare(_))
         ));
-        let (_dir, root) = repo_with(&[("a.txt", "a\n")]);
         let head = rev_parse(&root, "HEAD");
         assert!(matches!(
             diffstat(&root, &head[..7], &head, 30),
@@ -828,29 +834,34 @@ mod tests {
 
     #[test]
     fn render_diffstat_says_one_file_in_the_singular() {
-        let stat = DiffStat {
-            files: vec![FileStat {
-                path: "src/lib.rs".to_owned(),
-                insertions: 3,
-                deletions: 0,
-                binary: false,
-            }],
-            total_files: 2,
+        let lib = FileStat {
+            path: "src/lib.rs".to_owned(),
+            insertions: 3,
+            deletions: 1,
+            binary: false,
+        };
+        let one = DiffStat {
+            files: vec![lib.clone()],
+            total_files: 1,
             insertions: 3,
             deletions: 1,
         };
         assert_eq!(
-            render_diffstat(&stat),
-            "2 files changed, +3 −1\nsrc/lib.rs (+3 −0)\n… 1 more file"
+            render_diffstat(&one),
+            "1 file changed, +3 −1
+src/lib.rs (+3 −1)"
         );
-        let one = DiffStat {
-            total_files: 1,
-            files: stat.files.clone(),
-            ..stat
+        let one_unlisted = DiffStat {
+            files: vec![lib],
+            total_files: 2,
+            insertions: 5,
+            deletions: 1,
         };
         assert_eq!(
-            render_diffstat(&one),
-            "1 file changed, +3 −1\nsrc/lib.rs (+3 −0)"
+            render_diffstat(&one_unlisted),
+            "2 files changed, +5 −1
+src/lib.rs (+3 −1)
+… 1 more file"
         );
     }
 

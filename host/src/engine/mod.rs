@@ -608,12 +608,15 @@ impl Finisher {
     /// Follows the log until the CLI has exited or its supervisor is gone.
     fn watch(&self, follower: &mut Follower, cancel: &AtomicBool) -> anyhow::Result<Ending> {
         let (wake, woken) = mpsc::channel();
+        // A sender stays here: without a watcher (its sender dropped with it),
+        // a disconnected channel would return at once and the loop would spin
+        // instead of waking on its timer.
         let _watcher = watch_files(
             &[
                 self.turn.dir(),
                 self.turn.log().parent().expect("a log has a folder"),
             ],
-            wake,
+            wake.clone(),
         );
         loop {
             follower.pump()?;
@@ -853,9 +856,18 @@ fn read_tail(path: &Path, max: u64) -> String {
 
 /// Watches `dirs` and sends a wake-up on every change; `None` when the file
 /// system cannot be watched (the follower then wakes on its timer alone).
+///
+/// Opening or closing a file changes nothing and wakes no one: the follower
+/// itself opens the supervisor's lock in the turn's folder on every round, so
+/// waking on that would keep it spinning.
 fn watch_files(dirs: &[&Path], wake: mpsc::Sender<()>) -> Option<notify::RecommendedWatcher> {
     use notify::Watcher as _;
-    let mut watcher = notify::recommended_watcher(move |_: notify::Result<notify::Event>| {
+    let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+        if let Ok(event) = &event
+            && matches!(event.kind, notify::EventKind::Access(_))
+        {
+            return;
+        }
         let _ = wake.send(());
     })
     .map_err(|error| tracing::warn!("cannot watch files, following on a timer: {error}"))

@@ -287,7 +287,7 @@ impl FileLock {
 }
 
 /// Deletes the folders of all but the `RUNS_KEPT` most recently changed runs,
-/// never one in `keep`.
+/// never one in `keep` nor one with a turn not finished yet.
 pub fn prune_runs(home: &Home, keep: &str) -> anyhow::Result<()> {
     let runs = home.root().join("runs");
     let Ok(listing) = std::fs::read_dir(&runs) else {
@@ -295,7 +295,7 @@ pub fn prune_runs(home: &Home, keep: &str) -> anyhow::Result<()> {
     };
     let mut folders: Vec<(std::time::SystemTime, PathBuf)> = listing
         .filter_map(Result::ok)
-        .filter(|entry| entry.file_name() != keep)
+        .filter(|entry| entry.file_name() != keep && !has_unfinished_turn(home, &entry.path()))
         .filter_map(|entry| Some((entry.metadata().ok()?.modified().ok()?, entry.path())))
         .collect();
     folders.sort_by_key(|(modified, _)| std::cmp::Reverse(*modified));
@@ -317,6 +317,29 @@ pub fn prune_runs(home: &Home, keep: &str) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// Whether a turn whose log is in the run folder `run` is not finished yet:
+/// its supervisor still runs, or its CLI has exited and its result is not
+/// written yet. (A folder's time changes when a log is created in it, not
+/// when the log grows, so a long turn's run can look like an old one.)
+fn has_unfinished_turn(home: &Home, run: &Path) -> bool {
+    let Ok(logs) = std::fs::read_dir(run) else {
+        return false;
+    };
+    logs.filter_map(Result::ok).any(|entry| {
+        let name = entry.file_name();
+        let Some(turn) = name
+            .to_str()
+            .and_then(|name| name.strip_suffix(".harness.jsonl"))
+            .filter(|turn| is_valid_id(turn))
+        else {
+            return false;
+        };
+        let dir = turns_dir(home).join(turn);
+        !dir.join("result.json").exists()
+            && (dir.join("exit.json").exists() || FileLock::is_held(&dir.join("supervisor.lock")))
+    })
 }
 
 #[cfg(test)]
@@ -364,14 +387,27 @@ mod tests {
             let folder = std::fs::File::open(turn.log().parent().unwrap()).unwrap();
             folder.set_modified(when).unwrap();
         }
+        // The oldest run has a turn still running, the next one a turn whose
+        // CLI has exited but whose result is not written yet: both stay,
+        // whatever their age.
+        let running = TurnDir::new(&home, "run-00", "turn-00").unwrap();
+        std::fs::remove_file(running.result()).unwrap();
+        let _supervisor = FileLock::try_take(&running.supervisor_lock())
+            .unwrap()
+            .unwrap();
+        let exited = TurnDir::new(&home, "run-01", "turn-01").unwrap();
+        std::fs::remove_file(exited.result()).unwrap();
+        std::fs::write(exited.exit(), "{}").unwrap();
         prune_runs(&home, "run-24").unwrap();
         let mut runs: Vec<String> = std::fs::read_dir(home.root().join("runs"))
             .unwrap()
             .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
             .collect();
         runs.sort();
-        assert_eq!(runs.len(), RUNS_KEPT);
-        assert_eq!(runs[0], "run-05");
+        assert_eq!(runs.len(), RUNS_KEPT + 2);
+        assert_eq!(runs[..3], ["run-00", "run-01", "run-05"]);
+        assert!(turns_dir(&home).join("turn-00").exists());
+        assert!(turns_dir(&home).join("turn-01").exists());
         assert!(!turns_dir(&home).join("turn-04").exists());
         assert!(turns_dir(&home).join("turn-05").exists());
     }
