@@ -1,14 +1,14 @@
 //! Safe access to the loosely shaped JSON that harness CLIs print.
 
-use serde_json::Value;
+use crate::Value;
 
 /// The value at `path` (object keys, in order), if every step exists.
-pub fn at<'a>(value: &'a Value, path: &[&str]) -> Option<&'a Value> {
+pub fn at<'v, 'a>(value: &'v Value<'a>, path: &[&str]) -> Option<&'v Value<'a>> {
     path.iter().try_fold(value, |node, key| node.get(key))
 }
 
 /// The string at `path`, if it exists and is a string.
-pub fn str_at<'a>(value: &'a Value, path: &[&str]) -> Option<&'a str> {
+pub fn str_at<'v>(value: &'v Value, path: &[&str]) -> Option<&'v str> {
     at(value, path)?.as_str()
 }
 
@@ -35,7 +35,7 @@ pub fn string_at(value: &Value, path: &[&str]) -> Option<String> {
 }
 
 /// The event's `type` field, the key every harness format dispatches on.
-pub fn kind(value: &Value) -> Option<&str> {
+pub fn kind<'v>(value: &'v Value) -> Option<&'v str> {
     str_at(value, &["type"])
 }
 
@@ -64,7 +64,7 @@ pub fn tool_detail(arguments: &Value) -> Option<String> {
     DETAIL_KEYS
         .iter()
         .find_map(|key| match arguments.get(key)? {
-            Value::String(text) if !text.trim().is_empty() => Some(text.clone()),
+            Value::String(text) if !text.trim().is_empty() => Some(text.as_ref().to_owned()),
             Value::Array(words) if !words.is_empty() => {
                 let words: Vec<&str> = words.iter().filter_map(Value::as_str).collect();
                 (!words.is_empty()).then(|| words.join(" "))
@@ -75,20 +75,21 @@ pub fn tool_detail(arguments: &Value) -> Option<String> {
 
 /// Parses `text` as JSON when it is a JSON object in a string (as some CLIs
 /// pass tool arguments); otherwise `None`.
-pub fn parse_embedded(text: &str) -> Option<Value> {
-    serde_json::from_str::<Value>(text)
-        .ok()
-        .filter(Value::is_object)
+pub fn parse_embedded(text: &str) -> Option<Value<'_>> {
+    Value::parse(text).ok().filter(Value::is_object)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+
+    fn json(text: &str) -> Value<'_> {
+        Value::parse(text).unwrap()
+    }
 
     #[test]
     fn walks_nested_paths_and_tolerates_missing_steps() {
-        let value = json!({"a": {"b": {"c": "x", "n": 3}}});
+        let value = json(r#"{"a": {"b": {"c": "x", "n": 3}}}"#);
         assert_eq!(str_at(&value, &["a", "b", "c"]), Some("x"));
         assert_eq!(u64_at(&value, &["a", "b", "n"]), Some(3));
         assert_eq!(str_at(&value, &["a", "z", "c"]), None);
@@ -98,15 +99,15 @@ mod tests {
 
     #[test]
     fn tool_detail_prefers_command_and_joins_argv() {
-        let input = json!({"description": "Write it", "command": "echo hi"});
+        let input = json(r#"{"description": "Write it", "command": "echo hi"}"#);
         assert_eq!(tool_detail(&input).as_deref(), Some("echo hi"));
-        let argv = json!({"command": ["bash", "-lc", "ls -1"]});
+        let argv = json(r#"{"command": ["bash", "-lc", "ls -1"]}"#);
         assert_eq!(tool_detail(&argv).as_deref(), Some("bash -lc ls -1"));
         assert_eq!(
-            tool_detail(&json!({"pattern": "fn main"})).as_deref(),
+            tool_detail(&json(r#"{"pattern": "fn main"}"#)).as_deref(),
             Some("fn main")
         );
-        assert_eq!(tool_detail(&json!({"command": "  "})), None);
-        assert_eq!(tool_detail(&json!({"other": 1})), None);
+        assert_eq!(tool_detail(&json(r#"{"command": "  "}"#)), None);
+        assert_eq!(tool_detail(&json(r#"{"other": 1}"#)), None);
     }
 }

@@ -23,17 +23,21 @@
 //! `cinch:driver` contract version [`CONTRACT_VERSION`].
 
 mod types;
+mod value;
 
 pub mod calls;
 pub mod json;
+pub mod session;
+pub mod testing;
 pub mod text;
 
 #[cfg(target_arch = "wasm32")]
 #[doc(hidden)]
 pub mod guest;
 
-pub use serde_json::{self, Value};
+pub use serde_json;
 pub use types::*;
+pub use value::{Number, Object, Value};
 
 /// The version of the WIT contract this SDK exports.
 pub const CONTRACT_VERSION: &str = "0.1.0";
@@ -60,7 +64,7 @@ pub trait Driver {
 /// Implement [`Parser::event`] for JSON lines and [`Parser::finish`]; the
 /// defaults take care of blank and non-JSON lines.
 pub trait Parser {
-    /// One line that parsed as JSON.
+    /// One line that parsed as JSON; `value` borrows from the line.
     fn event(&mut self, value: &Value, out: &mut Vec<Event>);
 
     /// The CLI has exited; `exit_code` is `None` when a signal ended it.
@@ -73,7 +77,7 @@ pub trait Parser {
         if line.is_empty() {
             return;
         }
-        match serde_json::from_str::<Value>(line) {
+        match Value::parse(line) {
             Ok(value) => self.event(&value, out),
             Err(_) => out.push(Event::Skipped {
                 reason: SkipReason::NotJson,

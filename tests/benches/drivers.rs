@@ -2,14 +2,22 @@
 //! side in one run; plus the cost of loading a driver from the compile cache
 //! and of instantiating one for a turn.
 //!
+//! Throughput is measured twice: `feed` hands the driver the same batches of
+//! lines on both sides (the driver and the boundary alone); `replay` runs the
+//! whole log as `cinch driver test` does (line splitting, batching and
+//! progress rendering included).
+//!
 //! `cargo bench -p cinch-tests --bench drivers` (set `CINCH_BENCH_MB` to
 //! change the size of the generated logs; default 32).
 
 use std::time::{Duration, Instant};
 
 use cinch::parse::TurnParser;
+use cinch::replay::Exit;
 use cinch::runtime::Runtime;
-use cinch_tests::{DRIVERS, crate_dir, native_parser, recorded_dir, registry, runtime};
+use cinch_tests::{
+    DRIVERS, crate_dir, native_parser, recorded_dir, registry, replay_native, replay_wasm, runtime,
+};
 
 /// Each timing is the median of this many runs.
 const ROUNDS: usize = 5;
@@ -26,31 +34,51 @@ fn main() {
     let registry = registry(&runtime);
 
     println!(
-        "Throughput over a generated log of about {megabytes} MB per driver (median of {ROUNDS}, batches of {BATCH} lines)"
+        "Throughput in MB/s over a generated log of about {megabytes} MB per driver (median of {ROUNDS}, batches of {BATCH} lines)"
     );
     println!(
-        "{:<8} {:>12} {:>12} {:>12}",
-        "driver", "native MB/s", "wasm MB/s", "wasm/native"
+        "{:<8} {:>11} {:>11} {:>11} {:>13} {:>13} {:>13}",
+        "driver",
+        "feed native",
+        "feed wasm",
+        "wasm/native",
+        "replay native",
+        "replay wasm",
+        "wasm/native"
     );
+    let exit = Exit {
+        code: Some(0),
+        stderr_tail: String::new(),
+    };
     for name in DRIVERS {
         let batches = generated_log(name, megabytes << 20);
-        let bytes: usize = batches.iter().flatten().map(|line| line.len() + 1).sum();
+        let log: Vec<u8> = batches
+            .iter()
+            .flatten()
+            .flat_map(|line| [line.as_bytes(), b"\n"])
+            .flatten()
+            .copied()
+            .collect();
         let driver = registry.get(name).unwrap();
-        let mut native_times = Vec::new();
-        let mut wasm_times = Vec::new();
-        // Alternate the two so that machine noise hits both alike.
+        let mut times = [const { Vec::new() }; 4];
+        // Alternate the four so that machine noise hits them alike.
         for _ in 0..ROUNDS {
-            native_times.push(time_feed(native_parser(name).as_mut(), &batches));
-            wasm_times.push(time_feed(&mut driver.session().unwrap(), &batches));
+            times[0].push(time_feed(native_parser(name).as_mut(), &batches));
+            times[1].push(time_feed(&mut driver.session().unwrap(), &batches));
+            times[2].push(time(|| replay_native(name, &log, &exit)));
+            times[3].push(time(|| replay_wasm(&registry, name, &log, &exit)));
         }
-        let native = median(native_times);
-        let wasm = median(wasm_times);
-        let rate = |time: Duration| bytes as f64 / time.as_secs_f64() / 1e6;
+        let [feed_native, feed_wasm, log_native, log_wasm] = times.map(median);
+        let rate = |time: Duration| log.len() as f64 / time.as_secs_f64() / 1e6;
+        let ratio = |wasm: Duration, native: Duration| wasm.as_secs_f64() / native.as_secs_f64();
         println!(
-            "{name:<8} {:>12.0} {:>12.0} {:>11.2}x",
-            rate(native),
-            rate(wasm),
-            wasm.as_secs_f64() / native.as_secs_f64()
+            "{name:<8} {:>11.0} {:>11.0} {:>10.2}x {:>13.0} {:>13.0} {:>12.2}x",
+            rate(feed_native),
+            rate(feed_wasm),
+            ratio(feed_wasm, feed_native),
+            rate(log_native),
+            rate(log_wasm),
+            ratio(log_wasm, log_native),
         );
     }
 
@@ -139,6 +167,12 @@ fn time_feed(parser: &mut dyn TurnParser, batches: &[Vec<String>]) -> Duration {
         std::hint::black_box(parser.feed(batch).unwrap());
     }
     std::hint::black_box(parser.finish(Some(0), "").unwrap());
+    started.elapsed()
+}
+
+fn time<R>(run: impl FnOnce() -> R) -> Duration {
+    let started = Instant::now();
+    std::hint::black_box(run());
     started.elapsed()
 }
 

@@ -12,6 +12,7 @@
 use std::collections::HashMap;
 
 use cinch_driver_sdk::json::{self, bool_at, f64_at, str_at, u64_at};
+use cinch_driver_sdk::session::SessionId;
 use cinch_driver_sdk::{
     BriefDelivery, Command, Driver, Event, Info, LoginProbe, Outcome, Parser, ResumeScope,
     SkipReason, ToolPhase, ToolUse, Turn, Usage, Value, export_driver, text,
@@ -86,7 +87,7 @@ pub struct ClaudeParser {
     /// Whether `Started` went out.
     started: bool,
     /// The session id last reported.
-    session_id: Option<String>,
+    session: SessionId,
     /// Tool calls waiting for their result, by id, so the result line names them too.
     tools: HashMap<String, PendingTool>,
     /// The main agent's last text, the final message when no `result` gives one.
@@ -175,7 +176,7 @@ impl Parser for ClaudeParser {
         });
         Outcome {
             final_message,
-            session_id: self.session_id.clone(),
+            session_id: self.session.get().map(str::to_owned),
             is_error,
             error,
             usage,
@@ -186,23 +187,18 @@ impl Parser for ClaudeParser {
 impl ClaudeParser {
     /// Reports a session id that the host has not heard of yet.
     fn note_session(&mut self, value: &Value, out: &mut Vec<Event>) {
-        let Some(id) = str_at(value, &["session_id"]).filter(|id| !id.is_empty()) else {
-            return;
-        };
-        if self.session_id.as_deref() != Some(id) {
-            self.session_id = Some(id.to_owned());
-            out.push(Event::Session(id.to_owned()));
-        }
+        self.session.note(str_at(value, &["session_id"]), out);
     }
 
     fn system(&mut self, value: &Value, out: &mut Vec<Event>) {
         let subtype = str_at(value, &["subtype"]).unwrap_or_default();
         if subtype == "init" && !self.started {
             self.started = true;
-            self.session_id = nonblank(value, "session_id");
+            let session_id = nonblank(value, "session_id");
+            self.session.set(session_id.clone());
             out.push(Event::Started {
                 model: nonblank(value, "model"),
-                session_id: self.session_id.clone(),
+                session_id,
             });
             return;
         }
@@ -385,11 +381,11 @@ impl ClaudeParser {
 }
 
 /// The content blocks of a message; none when it has no block list.
-fn content(message: &Value) -> &[Value] {
+fn content<'v, 'a>(message: &'v Value<'a>) -> &'v [Value<'a>] {
     message
         .get("content")
         .and_then(Value::as_array)
-        .map_or(&[], Vec::as_slice)
+        .unwrap_or_default()
 }
 
 /// A message's text blocks joined, when there is any text.

@@ -1,22 +1,6 @@
+use cinch_driver_sdk::testing::{run, tool};
+
 use super::*;
-
-/// Feeds `log` (one JSON object a line) and finishes with `exit` and `stderr`.
-fn run(log: &str, exit: Option<i32>, stderr: &str) -> (Vec<Event>, Outcome) {
-    let mut parser = ClaudeParser::default();
-    let lines: Vec<String> = log.lines().map(str::to_owned).collect();
-    let events = parser.feed(&lines);
-    let outcome = parser.finish(exit, stderr);
-    (events, outcome)
-}
-
-fn tool(id: &str, name: &str, detail: Option<&str>, phase: ToolPhase) -> Event {
-    Event::ToolUse(ToolUse {
-        id: Some(id.into()),
-        name: name.into(),
-        detail: detail.map(str::to_owned),
-        phase,
-    })
-}
 
 fn tool_uses(events: &[Event]) -> Vec<&ToolUse> {
     events
@@ -35,7 +19,7 @@ const PLAIN: &str = r#"{"type":"system","subtype":"init","cwd":"/home/dev/repo",
 
 #[test]
 fn plain_answer_gives_started_message_final_and_usage() {
-    let (events, outcome) = run(PLAIN, Some(0), "");
+    let (events, outcome) = run::<Claude>(PLAIN, Some(0), "");
     let usage = Usage {
         input_tokens: Some(100),
         output_tokens: Some(7),
@@ -74,7 +58,7 @@ fn tool_use_and_its_result_share_id_name_and_detail() {
 {"type":"user","message":{"role":"user","content":[{"tool_use_id":"toolu_mock_1acb382bae","type":"tool_result","content":"(Bash completed with no output)","is_error":false}]},"parent_tool_use_id":null,"session_id":"e0771f6d","tool_use_result":{"stdout":"","stderr":"","interrupted":false}}
 {"type":"assistant","message":{"content":[{"type":"text","text":"I ran the command; out.txt now contains hello."}]},"parent_tool_use_id":null,"session_id":"e0771f6d"}
 {"type":"result","subtype":"success","is_error":false,"result":"I ran the command; out.txt now contains hello.","session_id":"e0771f6d"}"#;
-    let (events, outcome) = run(log, Some(0), "");
+    let (events, outcome) = run::<Claude>(log, Some(0), "");
     assert_eq!(
         events[1..4],
         [
@@ -105,7 +89,7 @@ fn tool_result_with_is_error_is_failed() {
     // From the public 2.1.15 capture: a blocked command.
     let log = r#"{"type":"assistant","message":{"content":[{"type":"tool_use","id":"toolu_1","name":"Bash","input":{"command":"ls -la /tmp","description":"List files in /tmp directory"}}]},"session_id":"1f2f4a66"}
 {"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"ls in '/tmp' was blocked.","is_error":true}]},"session_id":"1f2f4a66"}"#;
-    let (events, _) = run(log, Some(0), "");
+    let (events, _) = run::<Claude>(log, Some(0), "");
     assert_eq!(
         events,
         vec![
@@ -123,7 +107,7 @@ fn api_error_is_an_error_event_and_a_failed_turn() {
     let log = r#"{"type":"system","subtype":"init","session_id":"6947152b","model":"claude-sonnet-4-5"}
 {"type":"assistant","message":{"id":"f83789f4","model":"<synthetic>","role":"assistant","stop_reason":"stop_sequence","type":"message","content":[{"type":"text","text":"Invalid API key · Fix external API key"}]},"parent_tool_use_id":null,"session_id":"6947152b","error":"authentication_failed"}
 {"type":"result","subtype":"success","is_error":true,"api_error_status":401,"num_turns":1,"result":"Invalid API key · Fix external API key","session_id":"6947152b","total_cost_usd":0,"usage":{"input_tokens":0,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":0}}"#;
-    let (events, outcome) = run(log, Some(1), "");
+    let (events, outcome) = run::<Claude>(log, Some(1), "");
     let errors: Vec<&Event> = events
         .iter()
         .filter(|event| matches!(event, Event::Error(_)))
@@ -151,7 +135,7 @@ fn api_error_is_an_error_event_and_a_failed_turn() {
 #[test]
 fn failed_resume_reports_the_session_and_joins_errors() {
     let log = r#"{"type":"result","subtype":"error_during_execution","is_error":true,"num_turns":0,"session_id":"9d1f","errors":["No conversation found with session ID: 526e215c"]}"#;
-    let (events, outcome) = run(
+    let (events, outcome) = run::<Claude>(
         log,
         Some(1),
         "No conversation found with session ID: 526e215c\n",
@@ -175,7 +159,7 @@ fn failed_resume_reports_the_session_and_joins_errors() {
 fn max_turns_without_text_keeps_the_last_message_and_names_the_limit() {
     let log = r#"{"type":"assistant","message":{"content":[{"type":"text","text":"Still working on it"}]},"parent_tool_use_id":null,"session_id":"s"}
 {"type":"result","subtype":"error_max_turns","is_error":false,"session_id":"s"}"#;
-    let (_, outcome) = run(log, Some(0), "");
+    let (_, outcome) = run::<Claude>(log, Some(0), "");
     assert!(outcome.is_error);
     assert_eq!(
         outcome.error.as_deref(),
@@ -203,7 +187,7 @@ fn subagent_text_is_not_an_assistant_message_but_its_tools_are_tool_uses() {
 {"type":"system","subtype":"task_notification","task_id":"ac4f","status":"completed","session_id":"4e3453f9"}
 {"type":"user","message":{"role":"user","content":[{"tool_use_id":"toolu_agent","type":"tool_result","content":[{"type":"text","text":"21"}]}]},"parent_tool_use_id":null,"session_id":"4e3453f9"}
 {"type":"assistant","message":{"content":[{"type":"text","text":"There are **21** `.rs` files."}]},"parent_tool_use_id":null,"session_id":"4e3453f9"}"#;
-    let (events, outcome) = run(log, Some(0), "");
+    let (events, outcome) = run::<Claude>(log, Some(0), "");
     assert_eq!(
         events,
         vec![
@@ -255,7 +239,7 @@ fn subagent_text_is_not_an_assistant_message_but_its_tools_are_tool_uses() {
 #[test]
 fn api_retry_is_a_warning() {
     let log = r#"{"type":"system","subtype":"api_retry","attempt":2,"max_retries":10,"retry_delay_ms":1500,"error_status":529,"error":"overloaded","session_id":"s"}"#;
-    let (events, _) = run(log, Some(0), "");
+    let (events, _) = run::<Claude>(log, Some(0), "");
     assert_eq!(
         events,
         vec![
@@ -269,7 +253,7 @@ fn api_retry_is_a_warning() {
 fn no_output_and_a_non_zero_exit_gives_stderr_as_the_error() {
     // Recorded s1_root_without_IS_SANDBOX.
     let stderr = "--dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons\n";
-    let (events, outcome) = run("", Some(1), stderr);
+    let (events, outcome) = run::<Claude>("", Some(1), stderr);
     assert!(events.is_empty());
     assert!(outcome.is_error);
     assert_eq!(
@@ -285,14 +269,14 @@ fn no_output_and_a_non_zero_exit_gives_stderr_as_the_error() {
 fn a_killed_run_is_an_error_with_its_last_message() {
     let log = r#"{"type":"system","subtype":"init","session_id":"s","model":"m"}
 {"type":"assistant","message":{"content":[{"type":"text","text":"Looking at the tests"}]},"parent_tool_use_id":null,"session_id":"s"}"#;
-    let (_, outcome) = run(log, None, "");
+    let (_, outcome) = run::<Claude>(log, None, "");
     assert!(outcome.is_error);
     assert_eq!(outcome.error.as_deref(), Some("killed by a signal"));
     assert_eq!(
         outcome.final_message.as_deref(),
         Some("Looking at the tests")
     );
-    let (_, outcome) = run(log, Some(3), "\n");
+    let (_, outcome) = run::<Claude>(log, Some(3), "\n");
     assert_eq!(outcome.error.as_deref(), Some("exited with code 3"));
 }
 
@@ -300,7 +284,7 @@ fn a_killed_run_is_an_error_with_its_last_message() {
 fn success_with_a_non_zero_exit_is_still_an_error() {
     let log =
         r#"{"type":"result","subtype":"success","is_error":false,"result":"ok","session_id":"s"}"#;
-    let (_, outcome) = run(log, Some(2), "a\nb\n\nboom\n");
+    let (_, outcome) = run::<Claude>(log, Some(2), "a\nb\n\nboom\n");
     assert!(outcome.is_error);
     assert_eq!(outcome.error.as_deref(), Some("a\nb\nboom"));
     assert_eq!(outcome.final_message.as_deref(), Some("ok"));
@@ -313,7 +297,7 @@ fn amp_init_without_model_and_user_echo() {
 {"type":"user","message":{"role":"user","content":[{"type":"text","text":"what is 2+2?"}]},"parent_tool_use_id":null,"session_id":"T-2775dc92"}
 {"type":"assistant","message":{"type":"message","role":"assistant","content":[{"type":"text","text":"2 + 2 equals 4."}],"stop_reason":"end_turn","usage":{"input_tokens":12783,"cache_creation_input_tokens":367,"cache_read_input_tokens":12416,"output_tokens":8}},"parent_tool_use_id":null,"session_id":"T-2775dc92"}
 {"type":"result","subtype":"success","duration_ms":2906,"is_error":false,"num_turns":1,"result":"2 + 2 equals 4.","session_id":"T-2775dc92"}"#;
-    let (events, outcome) = run(log, Some(0), "");
+    let (events, outcome) = run::<Claude>(log, Some(0), "");
     assert_eq!(
         events,
         vec![
@@ -333,7 +317,7 @@ fn amp_init_without_model_and_user_echo() {
 #[test]
 fn usage_counts_cache_reads_and_writes_as_input() {
     let log = r#"{"type":"result","subtype":"success","is_error":false,"result":"4","session_id":"s","total_cost_usd":0.1354875,"usage":{"input_tokens":10,"cache_creation_input_tokens":21570,"cache_read_input_tokens":5,"output_tokens":25}}"#;
-    let (_, outcome) = run(log, Some(0), "");
+    let (_, outcome) = run::<Claude>(log, Some(0), "");
     assert_eq!(
         outcome.usage,
         Some(Usage {
@@ -349,7 +333,7 @@ fn usage_counts_cache_reads_and_writes_as_input() {
 fn qwen_result_usage_without_cost() {
     // Recorded qwen s1 result line.
     let log = r#"{"type":"result","subtype":"success","uuid":"bb42c687","session_id":"9fe27c78","is_error":false,"duration_ms":344,"num_turns":1,"result":"done","usage":{"input_tokens":200,"output_tokens":14,"cache_read_input_tokens":0,"total_tokens":214},"permission_denials":[]}"#;
-    let (_, outcome) = run(log, Some(0), "");
+    let (_, outcome) = run::<Claude>(log, Some(0), "");
     assert_eq!(
         outcome.usage,
         Some(Usage {
@@ -369,7 +353,7 @@ fn known_noise_is_other_and_unknown_types_are_skipped() {
 {"type":"system","subtype":"brand_new","session_id":"s"}
 {"type":"brand_new_type","session_id":"s"}
 not json"#;
-    let (events, _) = run(log, Some(0), "");
+    let (events, _) = run::<Claude>(log, Some(0), "");
     assert_eq!(
         events,
         vec![
@@ -414,7 +398,7 @@ fn odd_shapes_never_panic() {
 {{"type":"assistant","message":{{"content":[{{"type":"text","text":"{huge}"}}]}}}}
 {{"type":"assistant","message":{{"content":[[[[[[{{"type":"text"}}]]]]]]}}}}"#
     );
-    let (events, outcome) = run(&log, Some(0), "");
+    let (events, outcome) = run::<Claude>(&log, Some(0), "");
     assert!(!events.is_empty());
     assert!(outcome.is_error);
     assert!(events.contains(&Event::AssistantMessage(huge)));
@@ -483,7 +467,7 @@ fn tool_counts_in_the_public_capture_shape() {
 {"type":"assistant","message":{"content":[{"type":"tool_use","id":"b","name":"Bash","input":{"command":"date"}}]},"session_id":"s"}
 {"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"b","is_error":false}]},"session_id":"s"}
 {"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"a","is_error":true}]},"session_id":"s"}"#;
-    let (events, _) = run(log, Some(0), "");
+    let (events, _) = run::<Claude>(log, Some(0), "");
     let tools = tool_uses(&events);
     assert_eq!(tools.len(), 4);
     assert_eq!(tools[2].detail.as_deref(), Some("date"));

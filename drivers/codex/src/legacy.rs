@@ -177,9 +177,9 @@ fn patch_changes(msg: &Value) -> Vec<(String, String)> {
         .iter()
         .map(|(path, change)| {
             let kind = json::str_at(change, &["type"])
-                .or_else(|| change.as_object()?.keys().next().map(String::as_str))
+                .or_else(|| change.as_object()?.keys().next())
                 .unwrap_or("change");
-            (path.clone(), kind.to_owned())
+            (path.to_owned(), kind.to_owned())
         })
         .collect()
 }

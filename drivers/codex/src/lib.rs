@@ -93,7 +93,7 @@ impl Driver for Codex {
         }
         if let Some(effort) = &turn.effort {
             // `-c` takes a TOML value; a JSON string literal is a valid one.
-            let value = Value::from(effort.as_str());
+            let value = cinch_driver_sdk::serde_json::Value::from(effort.as_str());
             args.extend(["-c".to_owned(), format!("model_reasoning_effort={value}")]);
         }
         if let Some(session_id) = &turn.session_id {
@@ -342,7 +342,7 @@ fn failed(item: &Value) -> bool {
 /// when the patch did not apply.
 fn file_changes(item: &Value, out: &mut Vec<Event>) {
     let changes = item.get("changes").and_then(Value::as_array);
-    let changes = changes.map(Vec::as_slice).unwrap_or_default();
+    let changes = changes.unwrap_or_default();
     if json::str_at(item, &["status"]) == Some("failed") {
         let paths: Vec<&str> = changes
             .iter()

@@ -1,22 +1,8 @@
 //! Snippets from recorded and public codex logs, and odd input.
 
+use cinch_driver_sdk::testing::{run, tool};
+
 use super::*;
-
-fn run(jsonl: &str, exit_code: Option<i32>, stderr: &str) -> (Vec<Event>, Outcome) {
-    let mut parser = CodexParser::default();
-    let lines: Vec<String> = jsonl.lines().map(str::to_owned).collect();
-    let events = parser.feed(&lines);
-    (events, parser.finish(exit_code, stderr))
-}
-
-fn tool(id: &str, name: &str, detail: Option<&str>, phase: ToolPhase) -> Event {
-    Event::ToolUse(cinch_driver_sdk::ToolUse {
-        id: Some(id.into()),
-        name: name.into(),
-        detail: detail.map(str::to_owned),
-        phase,
-    })
-}
 
 fn tools(events: &[Event]) -> Vec<&Event> {
     events
@@ -41,7 +27,7 @@ fn plain_answer() {
 {"type":"turn.started"}
 {"type":"item.completed","item":{"id":"item_0","type":"agent_message","text":"done"}}
 {"type":"turn.completed","usage":{"input_tokens":100,"cached_input_tokens":0,"cache_write_input_tokens":0,"output_tokens":7,"reasoning_output_tokens":0}}"#;
-    let (events, outcome) = run(log, Some(0), "Reading additional input from stdin...\n");
+    let (events, outcome) = run::<Codex>(log, Some(0), "Reading additional input from stdin...\n");
     let usage = Usage {
         input_tokens: Some(100),
         output_tokens: Some(7),
@@ -78,7 +64,7 @@ fn shell_command_pairs_started_and_completed() {
 {"type":"item.started","item":{"id":"item_0","type":"command_execution","command":"/bin/bash -lc 'echo hello > out.txt'","aggregated_output":"","exit_code":null,"status":"in_progress"}}
 {"type":"item.completed","item":{"id":"item_0","type":"command_execution","command":"/bin/bash -lc 'echo hello > out.txt'","aggregated_output":"","exit_code":0,"status":"completed"}}
 {"type":"item.completed","item":{"id":"item_1","type":"agent_message","text":"I ran the command; out.txt now contains hello."}}"#;
-    let (events, outcome) = run(log, Some(0), "");
+    let (events, outcome) = run::<Codex>(log, Some(0), "");
     let command = Some("/bin/bash -lc 'echo hello > out.txt'");
     assert_eq!(
         tools(&events),
@@ -101,7 +87,7 @@ fn failed_command_fails_the_call_not_the_turn() {
 {"type":"item.completed","item":{"id":"item_2","type":"command_execution","command":"/bin/bash -lc 'exit 42'","aggregated_output":"","exit_code":42,"status":"failed"}}
 {"type":"item.completed","item":{"id":"item_3","type":"agent_message","text":"The command exited with code `42`."}}
 {"type":"turn.completed","usage":{"input_tokens":15086,"cached_input_tokens":14080,"output_tokens":114}}"#;
-    let (events, outcome) = run(log, Some(0), "");
+    let (events, outcome) = run::<Codex>(log, Some(0), "");
     assert_eq!(
         events[0],
         Event::Thinking("**Preparing to execute command**".into())
@@ -116,7 +102,7 @@ fn failed_command_fails_the_call_not_the_turn() {
         tool("item_2", "shell", command, ToolPhase::Failed)
     );
     // A non-zero exit alone fails a call even when the status says otherwise.
-    let (events, _) = run(
+    let (events, _) = run::<Codex>(
         r#"{"type":"item.completed","item":{"id":"i","type":"command_execution","command":"false","exit_code":1,"status":"completed"}}"#,
         Some(0),
         "",
@@ -142,7 +128,7 @@ fn api_error_fails_the_turn_with_its_message() {
 {"type":"turn.started"}
 {"type":"error","message":"unexpected status 401 Unauthorized: Incorrect API key provided: mock."}
 {"type":"turn.failed","error":{"message":"unexpected status 401 Unauthorized: Incorrect API key provided: mock."}}"#;
-    let (events, outcome) = run(log, Some(1), "Reading additional input from stdin...\n");
+    let (events, outcome) = run::<Codex>(log, Some(1), "Reading additional input from stdin...\n");
     let message = "unexpected status 401 Unauthorized: Incorrect API key provided: mock.";
     assert_eq!(events[2], Event::Warning(message.into()));
     assert_eq!(events[3], Event::Error(message.into()));
@@ -158,7 +144,7 @@ fn api_error_fails_the_turn_with_its_message() {
 #[test]
 fn reconnect_notices_are_warnings_and_only_turn_failed_is_fatal() {
     let reconnect = r#"{"type":"error","message":"Reconnecting... 5/5 (stream disconnected before completion: stream closed before response.completed)"}"#;
-    let (events, outcome) = run(reconnect, Some(0), "");
+    let (events, outcome) = run::<Codex>(reconnect, Some(0), "");
     assert!(matches!(&events[0], Event::Warning(text) if text.starts_with("Reconnecting... 5/5")));
     assert!(!outcome.is_error);
 
@@ -166,7 +152,7 @@ fn reconnect_notices_are_warnings_and_only_turn_failed_is_fatal() {
         "{reconnect}\n{}",
         r#"{"type":"turn.failed","error":{"message":"stream disconnected before completion: stream closed before response.completed"}}"#
     );
-    let (_, outcome) = run(&failed, Some(1), "");
+    let (_, outcome) = run::<Codex>(&failed, Some(1), "");
     assert!(outcome.is_error);
     assert_eq!(
         outcome.error.as_deref(),
@@ -177,7 +163,7 @@ fn reconnect_notices_are_warnings_and_only_turn_failed_is_fatal() {
 #[test]
 fn a_nonzero_exit_without_turn_failed_explains_itself() {
     // The last top-level error first,
-    let (_, outcome) = run(
+    let (_, outcome) = run::<Codex>(
         r#"{"type":"error","message":"Reconnecting... 2/5"}"#,
         Some(1),
         "",
@@ -186,12 +172,12 @@ fn a_nonzero_exit_without_turn_failed_explains_itself() {
     assert_eq!(outcome.error.as_deref(), Some("Reconnecting... 2/5"));
     // then stderr without its routine lines,
     let stderr = "Reading additional input from stdin...\nError: unknown model gpt-9\n";
-    let (_, outcome) = run(r#"{"type":"turn.started"}"#, Some(1), stderr);
+    let (_, outcome) = run::<Codex>(r#"{"type":"turn.started"}"#, Some(1), stderr);
     assert_eq!(outcome.error.as_deref(), Some("Error: unknown model gpt-9"));
     // then the exit itself.
-    let (_, outcome) = run("", Some(2), "Reading additional input from stdin...\n");
+    let (_, outcome) = run::<Codex>("", Some(2), "Reading additional input from stdin...\n");
     assert_eq!(outcome.error.as_deref(), Some("exited with code 2"));
-    let (_, outcome) = run("", None, "");
+    let (_, outcome) = run::<Codex>("", None, "");
     assert!(outcome.is_error);
     assert_eq!(outcome.error.as_deref(), Some("killed by a signal"));
 }
@@ -201,7 +187,7 @@ fn an_interrupted_turn_is_fine_if_codex_exits_zero() {
     let log = r#"{"type":"thread.started","thread_id":"t"}
 {"type":"turn.started"}
 {"type":"item.completed","item":{"id":"item_0","type":"agent_message","text":"halfway"}}"#;
-    let (_, outcome) = run(log, Some(0), "");
+    let (_, outcome) = run::<Codex>(log, Some(0), "");
     assert!(!outcome.is_error);
     assert_eq!(outcome.final_message.as_deref(), Some("halfway"));
     assert_eq!(outcome.usage, None);
@@ -213,7 +199,7 @@ fn resume_reports_the_same_thread_and_a_running_total() {
 {"type":"turn.started"}
 {"type":"item.completed","item":{"id":"item_0","type":"agent_message","text":"resumed: history had 1 earlier model turn(s) and 3 user message(s)"}}
 {"type":"turn.completed","usage":{"input_tokens":201,"cached_input_tokens":0,"cache_write_input_tokens":0,"output_tokens":14,"reasoning_output_tokens":0}}"#;
-    let (_, outcome) = run(log, Some(0), "");
+    let (_, outcome) = run::<Codex>(log, Some(0), "");
     assert_eq!(
         outcome.session_id.as_deref(),
         Some("01a235bd-a4c4-71a0-9c1c-5c3cc0841ffb")
@@ -229,7 +215,7 @@ fn file_changes_one_event_per_file_in_either_kind_shape() {
     let log = r#"{"type":"item.completed","item":{"id":"item_1","type":"file_change","changes":[{"path":"/private/tmp/codex-research-test/hello.txt","kind":"add"}],"status":"completed"}}
 {"type":"item.completed","item":{"id":"item_2","type":"file_change","changes":[{"path":"a.rs","kind":{"type":"update","move_path":null},"diff":"@@"},{"path":"b.rs","kind":{"type":"delete"}}],"status":"completed"}}
 {"type":"item.completed","item":{"id":"item_3","type":"file_change","changes":[{"path":"c.rs","kind":"update"}],"status":"failed"}}"#;
-    let (events, outcome) = run(log, Some(0), "");
+    let (events, outcome) = run::<Codex>(log, Some(0), "");
     let change = |path: &str, kind: &str| Event::FileChange {
         path: path.into(),
         kind: kind.into(),
@@ -255,7 +241,7 @@ fn other_tool_items() {
 {"type":"item.completed","item":{"id":"c","type":"collab_tool_call","tool":"spawn_agent","sender_thread_id":"t","receiver_thread_ids":["u"],"prompt":"Count the files","agents_states":{},"status":"completed"}}
 {"type":"item.updated","item":{"id":"todo","type":"todo_list","items":[{"text":"a","completed":true}]}}
 {"type":"item.completed","item":{"id":"e","type":"error","message":"Model metadata for `gpt-5.1-codex` not found"}}"#;
-    let (events, _) = run(log, Some(0), "");
+    let (events, _) = run::<Codex>(log, Some(0), "");
     assert_eq!(
         events,
         vec![
@@ -286,7 +272,7 @@ fn other_tool_items() {
 fn web_search_takes_the_query_that_arrives_with_its_result() {
     let log = r#"{"type":"item.started","item":{"id":"ws","type":"web_search","query":"","action":{"type":"other"}}}
 {"type":"item.completed","item":{"id":"ws","type":"web_search","query":"","action":{"type":"open_page","url":"https://example.com"}}}"#;
-    let (events, _) = run(log, Some(0), "");
+    let (events, _) = run::<Codex>(log, Some(0), "");
     assert_eq!(
         events,
         vec![
@@ -314,7 +300,7 @@ fn legacy_format() {
 {"id":"1","msg":{"type":"agent_message","message":"It is a Rust project."}}
 {"id":"1","msg":{"type":"token_count","input_tokens":10,"cached_input_tokens":2,"output_tokens":3,"total_tokens":13}}
 {"id":"1","msg":{"type":"task_complete","last_agent_message":"It is a Rust project."}}"#;
-    let (events, outcome) = run(log, Some(0), "");
+    let (events, outcome) = run::<Codex>(log, Some(0), "");
     let mut changes: Vec<&Event> = events
         .iter()
         .filter(|event| matches!(event, Event::FileChange { .. }))
@@ -386,7 +372,7 @@ fn legacy_without_config_starts_at_task_started_and_errors_are_fatal() {
 {"id":"1","msg":{"type":"stream_error","message":"stream error: retrying 1/5"}}
 {"id":"1","msg":{"type":"error","message":"stream disconnected"}}
 {"id":"1","msg":{"type":"task_complete","last_agent_message":null}}"#;
-    let (events, outcome) = run(log, Some(0), "");
+    let (events, outcome) = run::<Codex>(log, Some(0), "");
     assert_eq!(
         events,
         vec![
@@ -426,7 +412,7 @@ fn odd_input_never_panics() {
 [1,2,3]
 "just a string"
 not json at all"#;
-    let (events, outcome) = run(log, Some(0), "");
+    let (events, outcome) = run::<Codex>(log, Some(0), "");
     assert!(events.contains(&Event::Skipped {
         reason: SkipReason::Unknown,
         kind: Some("item:brand_new".into()),

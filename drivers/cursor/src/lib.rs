@@ -23,6 +23,7 @@ mod tools;
 use std::collections::HashMap;
 
 use cinch_driver_sdk::json::{self, bool_at, str_at, u64_at};
+use cinch_driver_sdk::session::SessionId;
 use cinch_driver_sdk::{
     BriefDelivery, Command, Driver, Event, Info, LoginProbe, Outcome, Parser, ResumeScope, Turn,
     Usage, Value, export_driver, text,
@@ -86,7 +87,7 @@ pub struct CursorParser {
     /// Whether `Started` went out.
     started: bool,
     /// The session id last reported.
-    session_id: Option<String>,
+    session: SessionId,
     /// Thinking deltas not yet reported.
     thinking: String,
     /// Assistant deltas not yet reported as a whole message.
@@ -128,14 +129,15 @@ impl Parser for CursorParser {
         }
         if kind == Some("system") && str_at(value, &["subtype"]) == Some("init") && !self.started {
             self.started = true;
-            self.session_id = nonblank(value, "session_id");
+            let session_id = nonblank(value, "session_id");
+            self.session.set(session_id.clone());
             out.push(Event::Started {
                 model: nonblank(value, "model"),
-                session_id: self.session_id.clone(),
+                session_id,
             });
             return;
         }
-        self.note_session(value, out);
+        self.session.note(str_at(value, &["session_id"]), out);
         match kind {
             Some("assistant") if delta => self.delta(value, out),
             Some("assistant") => self.assistant(value, out),
@@ -188,7 +190,7 @@ impl Parser for CursorParser {
         };
         Outcome {
             final_message,
-            session_id: self.session_id.clone(),
+            session_id: self.session.get().map(str::to_owned),
             is_error,
             error,
             usage,
@@ -197,17 +199,6 @@ impl Parser for CursorParser {
 }
 
 impl CursorParser {
-    /// Reports a session id that the host has not heard of yet.
-    fn note_session(&mut self, value: &Value, out: &mut Vec<Event>) {
-        let Some(id) = str_at(value, &["session_id"]).filter(|id| !id.is_empty()) else {
-            return;
-        };
-        if self.session_id.as_deref() != Some(id) {
-            self.session_id = Some(id.to_owned());
-            out.push(Event::Session(id.to_owned()));
-        }
-    }
-
     fn flush_thinking(&mut self, out: &mut Vec<Event>) {
         if self.thinking.trim().is_empty() {
             self.thinking.clear();

@@ -1,24 +1,7 @@
-use cinch_driver_sdk::{SkipReason, ToolPhase, ToolUse};
+use cinch_driver_sdk::testing::{run, tool};
+use cinch_driver_sdk::{SkipReason, ToolPhase};
 
 use super::*;
-
-/// Feeds `log` (one JSON object a line) and finishes with `exit` and `stderr`.
-fn run(log: &str, exit: Option<i32>, stderr: &str) -> (Vec<Event>, Outcome) {
-    let mut parser = CursorParser::default();
-    let lines: Vec<String> = log.lines().map(str::to_owned).collect();
-    let events = parser.feed(&lines);
-    let outcome = parser.finish(exit, stderr);
-    (events, outcome)
-}
-
-fn tool(id: &str, name: &str, detail: Option<&str>, phase: ToolPhase) -> Event {
-    Event::ToolUse(ToolUse {
-        id: Some(id.into()),
-        name: name.into(),
-        detail: detail.map(str::to_owned),
-        phase,
-    })
-}
 
 // The public cursor-hack full session (cursor-agent 2026.01.28), args cut.
 const SESSION: &str = r#"{"type":"system","subtype":"init","apiKeySource":"login","cwd":"/home/user/project","session_id":"d43015b9","model":"Auto","permissionMode":"default"}
@@ -34,7 +17,7 @@ const SESSION: &str = r#"{"type":"system","subtype":"init","apiKeySource":"login
 
 #[test]
 fn session_gives_flush_tools_and_the_last_segment_as_final() {
-    let (events, outcome) = run(SESSION, Some(0), "");
+    let (events, outcome) = run::<Cursor>(SESSION, Some(0), "");
     assert_eq!(
         events,
         vec![
@@ -75,7 +58,7 @@ fn parallel_calls_pair_by_call_ids_that_hold_newlines() {
 {"type":"tool_call","subtype":"completed","call_id":"call_MZ\nfc_05e0","tool_call":{"shellToolCall":{"args":{"command":"sleep 6"},"result":{"success":{"exitCode":0},"isBackground":false}}},"session_id":"1e273e42"}
 {"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"done"}]},"session_id":"1e273e42"}
 {"type":"result","subtype":"success","is_error":false,"result":"I’ll run both.done","session_id":"1e273e42"}"#;
-    let (events, outcome) = run(log, Some(0), "");
+    let (events, outcome) = run::<Cursor>(log, Some(0), "");
     assert_eq!(
         events[1..5],
         [
@@ -116,7 +99,7 @@ fn captured_lines_name_tools_by_key_and_fail_rejected_calls() {
 {"type":"tool_call","subtype":"completed","call_id":"call-edit-2","tool_call":{"editToolCall":{"args":{"path":"/private/tmp/cursor-research/hello.py","streamContent":"# greeting"},"result":{"success":{"linesAdded":1,"diffString":"--- a\n+++ b"}}}},"session_id":"0001"}
 {"type":"tool_call","subtype":"completed","call_id":"call-shell-3","tool_call":{"shellToolCall":{"result":{"rejected":{"command":"python3 hello.py","workingDirectory":"/private/tmp/cursor-research","reason":""}}}},"session_id":"0001"}
 {"type":"result","subtype":"success","duration_ms":4889,"is_error":false,"result":"It prints `hello world`.","session_id":"0001","usage":{"inputTokens":14948,"outputTokens":103}}"##;
-    let (events, outcome) = run(log, Some(0), "");
+    let (events, outcome) = run::<Cursor>(log, Some(0), "");
     let usage = Usage {
         input_tokens: Some(14948),
         output_tokens: Some(103),
@@ -170,7 +153,7 @@ fn partial_output_joins_deltas_and_drops_the_recaps() {
 {"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"ha"}]},"session_id":"s","timestamp_ms":10800}
 {"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"haha"}]},"session_id":"s"}
 {"type":"result","subtype":"success","is_error":false,"result":"draft morehaha","session_id":"s","usage":{"inputTokens":10,"outputTokens":3,"cacheReadTokens":5,"cacheWriteTokens":2}}"#;
-    let (events, outcome) = run(log, Some(0), "");
+    let (events, outcome) = run::<Cursor>(log, Some(0), "");
     assert_eq!(
         events,
         vec![
@@ -203,7 +186,7 @@ fn a_recap_after_the_tool_call_is_still_a_recap() {
 {"type":"tool_call","subtype":"started","call_id":"c1","tool_call":{"lsToolCall":{"args":{"path":"/repo"}}}}
 {"type":"assistant","message":{"content":[{"type":"text","text":"Looking"}]},"timestamp_ms":2,"model_call_id":"m1"}
 {"type":"tool_call","subtype":"completed","call_id":"c1","tool_call":{"lsToolCall":{"result":{"success":{}}}}}"#;
-    let (events, outcome) = run(log, Some(0), "");
+    let (events, outcome) = run::<Cursor>(log, Some(0), "");
     assert_eq!(
         events,
         vec![
@@ -224,7 +207,7 @@ fn deltas_closed_by_the_result_are_the_final_message() {
     let log = r#"{"type":"assistant","message":{"content":[{"type":"text","text":"All"}]},"timestamp_ms":1}
 {"type":"assistant","message":{"content":[{"type":"text","text":" set."}]},"timestamp_ms":2}
 {"type":"result","subtype":"success","is_error":false,"result":"All set.","session_id":"s"}"#;
-    let (events, outcome) = run(log, Some(0), "");
+    let (events, outcome) = run::<Cursor>(log, Some(0), "");
     assert_eq!(
         events[2..4],
         [
@@ -239,12 +222,12 @@ fn deltas_closed_by_the_result_are_the_final_message() {
 #[test]
 fn no_result_is_an_error_with_stderr() {
     let stderr = "Authentication required. Please run 'cursor-agent login' first, or set CURSOR_API_KEY environment variable.\n";
-    let (events, outcome) = run("", Some(1), stderr);
+    let (events, outcome) = run::<Cursor>("", Some(1), stderr);
     assert!(events.is_empty());
     assert!(outcome.is_error);
     assert_eq!(outcome.error.as_deref(), Some(stderr.trim_end()));
 
-    let (_, outcome) = run(SESSION.lines().next().unwrap_or_default(), Some(0), "");
+    let (_, outcome) = run::<Cursor>(SESSION.lines().next().unwrap_or_default(), Some(0), "");
     assert!(outcome.is_error);
     assert_eq!(
         outcome.error.as_deref(),
@@ -252,21 +235,21 @@ fn no_result_is_an_error_with_stderr() {
     );
     assert_eq!(outcome.session_id.as_deref(), Some("d43015b9"));
 
-    let (_, outcome) = run("", None, "");
+    let (_, outcome) = run::<Cursor>("", None, "");
     assert_eq!(outcome.error.as_deref(), Some("killed by a signal"));
 }
 
 #[test]
 fn failed_result_is_an_error() {
     let log = r#"{"type":"result","subtype":"error","is_error":true,"error":{"message":"Model overloaded"},"session_id":"s"}"#;
-    let (events, outcome) = run(log, Some(1), "");
+    let (events, outcome) = run::<Cursor>(log, Some(1), "");
     assert_eq!(events[1], Event::Error("Model overloaded".into()));
     assert!(outcome.is_error);
     assert_eq!(outcome.error.as_deref(), Some("Model overloaded"));
 
     let log =
         r#"{"type":"result","subtype":"success","is_error":false,"result":"ok","session_id":"s"}"#;
-    let (_, outcome) = run(log, Some(2), "");
+    let (_, outcome) = run::<Cursor>(log, Some(2), "");
     assert!(outcome.is_error);
     assert_eq!(outcome.error.as_deref(), Some("exited with code 2"));
 }
@@ -280,7 +263,7 @@ fn newer_events_are_warnings_or_other() {
 {"type":"system","subtype":"task_notification","session_id":"s"}
 {"type":"tool_call","subtype":"updated","call_id":"x","session_id":"s"}
 {"type":"brand_new","session_id":"s"}"#;
-    let (events, _) = run(log, Some(0), "");
+    let (events, _) = run::<Cursor>(log, Some(0), "");
     assert_eq!(
         events,
         vec![
@@ -309,7 +292,7 @@ fn tool_shapes_give_names_and_details() {
 {"type":"tool_call","subtype":"completed","call_id":"f","tool_call":{"function":{"name":"run_terminal_cmd"},"result":{"timeout":{}}}}
 {"type":"tool_call","subtype":"completed","call_id":"t","tool_call":{"semSearchToolCall":{"result":{"permissionDenied":{}}}}}
 {"type":"tool_call","subtype":"completed","call_id":"g","tool_call":{"grepToolCall":{}}}"#;
-    let (events, _) = run(log, Some(0), "");
+    let (events, _) = run::<Cursor>(log, Some(0), "");
     assert_eq!(
         events,
         vec![
@@ -355,7 +338,7 @@ fn odd_shapes_never_panic() {
 [[[[[]]]]]
 {{"type":"assistant","message":{{"content":[{{"type":"text","text":"{huge}"}}]}}}}"#
     );
-    let (events, outcome) = run(&log, Some(0), "");
+    let (events, outcome) = run::<Cursor>(&log, Some(0), "");
     assert!(events.contains(&Event::AssistantMessage(huge)));
     assert!(!outcome.is_error);
 }

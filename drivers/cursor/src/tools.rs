@@ -21,8 +21,8 @@ pub(crate) struct PendingTool {
 struct Call<'a> {
     name: &'a str,
     /// The object holding `args` and `result`.
-    body: &'a Value,
-    args: Option<&'a Value>,
+    body: &'a Value<'a>,
+    args: Option<&'a Value<'a>>,
 }
 
 /// A `tool_call/started` line.
@@ -78,7 +78,7 @@ pub(crate) fn completed(value: &Value, tools: &mut HashMap<String, PendingTool>)
 }
 
 /// Finds the tool in a `tool_call` object.
-fn call_of(tool_call: &Value) -> Option<Call<'_>> {
+fn call_of<'a>(tool_call: &'a Value<'a>) -> Option<Call<'a>> {
     let object = tool_call.as_object()?;
     // Beside the tool's key there may be others (`toolCallId`, `startedAtMs`).
     let keyed = object.iter().find_map(|(key, body)| {
@@ -160,7 +160,7 @@ fn phase(result: Option<&Value>) -> ToolPhase {
 }
 
 /// The object under a result's outcome key (`rejected: {command, ...}`).
-fn outcome_body(result: &Value) -> Option<&Value> {
+fn outcome_body<'v, 'a>(result: &'v Value<'a>) -> Option<&'v Value<'a>> {
     result
         .as_object()?
         .iter()

@@ -1,23 +1,8 @@
 //! Snippets from recorded and public gemini logs, and odd input.
 
 use super::*;
-use cinch_driver_sdk::{SkipReason, ToolUse};
-
-fn run(jsonl: &str, exit_code: Option<i32>, stderr: &str) -> (Vec<Event>, Outcome) {
-    let mut parser = GeminiParser::default();
-    let lines: Vec<String> = jsonl.lines().map(str::to_owned).collect();
-    let events = parser.feed(&lines);
-    (events, parser.finish(exit_code, stderr))
-}
-
-fn tool(id: &str, name: &str, detail: Option<&str>, phase: ToolPhase) -> Event {
-    Event::ToolUse(ToolUse {
-        id: Some(id.into()),
-        name: name.into(),
-        detail: detail.map(str::to_owned),
-        phase,
-    })
-}
+use cinch_driver_sdk::SkipReason;
+use cinch_driver_sdk::testing::{run, tool};
 
 const NOISE: &str =
     "Warning: Basic terminal detected (TERM=dumb). Visual rendering will be limited.
@@ -33,7 +18,7 @@ fn plain_answer_joins_deltas() {
 {"type":"message","timestamp":"2026-12-02T07:52:37.301Z","role":"assistant","content":"do","delta":true}
 {"type":"message","timestamp":"2026-12-02T07:52:37.302Z","role":"assistant","content":"ne","delta":true}
 {"type":"result","timestamp":"2026-12-02T07:52:37.345Z","status":"success","stats":{"total_tokens":107,"input_tokens":100,"output_tokens":7,"cached":0,"input":100,"duration_ms":76,"tool_calls":0,"models":{"gemini-2.5-flash":{"total_tokens":107,"input_tokens":100,"output_tokens":7,"cached":0,"input":100}}}}"#;
-    let (events, outcome) = run(log, Some(0), NOISE);
+    let (events, outcome) = run::<Gemini>(log, Some(0), NOISE);
     let usage = Usage {
         input_tokens: Some(100),
         output_tokens: Some(7),
@@ -74,7 +59,7 @@ fn shell_tool_and_the_text_after_it() {
 {"type":"message","role":"assistant","content":"I ran the command; out.","delta":true}
 {"type":"message","role":"assistant","content":"txt now contains hello.","delta":true}
 {"type":"result","status":"success","stats":{"total_tokens":215,"input_tokens":201,"output_tokens":14,"cached":0,"input":201,"duration_ms":287,"tool_calls":1}}"#;
-    let (events, outcome) = run(log, Some(0), NOISE);
+    let (events, outcome) = run::<Gemini>(log, Some(0), NOISE);
     let id = "run_shell_command__run_shell_command_1796197960085_0";
     let detail = Some("echo hello > out.txt");
     assert_eq!(
@@ -103,7 +88,7 @@ fn final_message_is_only_the_text_after_the_last_tool_result() {
 {"type":"tool_result","tool_id":"tool-1","status":"success","output":"Tool executed successfully"}
 {"type":"message","role":"assistant","content":"Final answer","delta":true}
 {"type":"result","status":"success","stats":{"total_tokens":0,"input_tokens":0,"output_tokens":0,"cached":0,"input":0,"duration_ms":0,"tool_calls":0,"models":{}}}"#;
-    let (events, outcome) = run(log, Some(0), "");
+    let (events, outcome) = run::<Gemini>(log, Some(0), "");
     let messages: Vec<&Event> = events
         .iter()
         .filter(|event| matches!(event, Event::AssistantMessage(_)))
@@ -121,7 +106,7 @@ fn final_message_is_only_the_text_after_the_last_tool_result() {
     );
     assert_eq!(outcome.final_message.as_deref(), Some("Final answer"));
     // Nothing said after the last tool result: no final message.
-    let (_, outcome) = run(
+    let (_, outcome) = run::<Gemini>(
         r#"{"type":"message","role":"assistant","content":"Let me look.","delta":true}
 {"type":"tool_use","tool_name":"read_file","tool_id":"r","parameters":{"absolute_path":"/a"}}
 {"type":"tool_result","tool_id":"r","status":"success"}
@@ -141,7 +126,7 @@ fn file_tools_of_gemini_0_11() {
 {"type":"tool_result","tool_id":"replace-1761734228885-7a63ed9561c45","status":"success"}
 {"type":"message","role":"assistant","content":"Done.","delta":true}
 {"type":"result","status":"success","stats":{"total_tokens":22257,"input_tokens":21694,"output_tokens":77,"duration_ms":13099,"tool_calls":3}}"#;
-    let (events, outcome) = run(log, Some(0), "");
+    let (events, outcome) = run::<Gemini>(log, Some(0), "");
     let path = Some("/private/tmp/gemini-test/created.txt");
     let id = "replace-1761734228885-7a63ed9561c45";
     assert_eq!(events[3], tool(id, "replace", path, ToolPhase::Started));
@@ -164,7 +149,7 @@ fn failed_tool_result() {
     let log = r#"{"type":"tool_use","tool_name":"run_shell_command","tool_id":"t1","parameters":{"command":"false"}}
 {"type":"tool_result","tool_id":"t1","status":"error","output":"","error":{"type":"TOOL_EXECUTION_ERROR","message":"exit 1"}}
 {"type":"tool_result","tool_id":"ghost","status":"success"}"#;
-    let (events, outcome) = run(log, Some(0), "");
+    let (events, outcome) = run::<Gemini>(log, Some(0), "");
     assert_eq!(
         events,
         vec![
@@ -184,7 +169,7 @@ fn api_error_in_the_result() {
 {"type":"result","status":"error","error":{"type":"unknown","message":"[API Error: {\"error\":{\"code\":401,\"message\":\"API key not valid.\",\"status\":\"UNAUTHENTICATED\"}}]"},"stats":{"total_tokens":0,"input_tokens":0,"output_tokens":0,"cached":0,"input":0,"duration_ms":0,"tool_calls":0}}"#;
     let stderr =
         format!("{NOISE}Error when talking to Gemini API _ApiError: ...\n  status: 401\n}}\n");
-    let (events, outcome) = run(log, Some(145), &stderr);
+    let (events, outcome) = run::<Gemini>(log, Some(145), &stderr);
     let message = r#"[API Error: {"error":{"code":401,"message":"API key not valid.","status":"UNAUTHENTICATED"}}]"#;
     assert_eq!(events.last(), Some(&Event::Error(message.into())));
     assert!(outcome.is_error);
@@ -199,20 +184,20 @@ fn api_error_in_the_result() {
 #[test]
 fn http_exit_codes_explain_a_silent_failure() {
     let log = r#"{"type":"init","session_id":"s","model":"m"}"#;
-    let (_, outcome) = run(
+    let (_, outcome) = run::<Gemini>(
         log,
         Some(244),
         "    at async Turn.run (file:///x.js:1:1) {\n  status: 500\n}\n",
     );
     assert!(outcome.is_error);
     assert_eq!(outcome.error.as_deref(), Some("HTTP 500 (exit code 244)"));
-    let (_, outcome) = run(log, Some(145), "");
+    let (_, outcome) = run::<Gemini>(log, Some(145), "");
     assert_eq!(outcome.error.as_deref(), Some("HTTP 401 (exit code 145)"));
 }
 
 #[test]
 fn startup_failures_take_the_stderr_text() {
-    let (events, outcome) = run(
+    let (events, outcome) = run::<Gemini>(
         "",
         Some(41),
         "YOLO mode is enabled. All tool calls will be automatically approved.\nInvalid auth method selected.\n",
@@ -229,16 +214,16 @@ fn startup_failures_take_the_stderr_text() {
 Approval mode overridden to \"default\" because the current folder is not trusted.
 \u{1b}[31mGemini CLI is not running in a trusted directory. To proceed, either use `--skip-trust`.\u{1b}[0m
 ";
-    let (_, outcome) = run("", Some(55), untrusted);
+    let (_, outcome) = run::<Gemini>("", Some(55), untrusted);
     assert_eq!(
         outcome.error.as_deref(),
         Some(
             "Gemini CLI is not running in a trusted directory. To proceed, either use `--skip-trust`."
         )
     );
-    let (_, outcome) = run("", Some(42), NOISE);
+    let (_, outcome) = run::<Gemini>("", Some(42), NOISE);
     assert_eq!(outcome.error.as_deref(), Some("exited with code 42"));
-    let (_, outcome) = run("", None, "");
+    let (_, outcome) = run::<Gemini>("", None, "");
     assert_eq!(outcome.error.as_deref(), Some("killed by a signal"));
 }
 
@@ -247,7 +232,7 @@ fn error_events_warn_or_fail() {
     let log = r#"{"type":"init","session_id":"test-session-id","model":"test-model"}
 {"type":"error","severity":"warning","message":"Loop detected, stopping execution"}
 {"type":"result","status":"success","stats":{"total_tokens":0,"input_tokens":0,"output_tokens":0,"cached":0,"input":0,"duration_ms":0,"tool_calls":0,"models":{}}}"#;
-    let (events, outcome) = run(log, Some(0), "");
+    let (events, outcome) = run::<Gemini>(log, Some(0), "");
     assert_eq!(
         events[1],
         Event::Warning("Loop detected, stopping execution".into())
@@ -258,7 +243,7 @@ fn error_events_warn_or_fail() {
     let log = r#"{"type":"message","role":"assistant","content":"Partial","delta":true}
 {"type":"error","severity":"error","message":"Maximum session turns exceeded"}
 {"type":"result","status":"success"}"#;
-    let (events, outcome) = run(log, Some(0), "");
+    let (events, outcome) = run::<Gemini>(log, Some(0), "");
     assert_eq!(
         events,
         vec![
@@ -281,7 +266,7 @@ fn a_message_cut_off_still_counts_as_the_final_one() {
     let log = r#"{"type":"init","session_id":"s","model":"m"}
 {"type":"message","role":"assistant","content":"half a","delta":true}
 {"type":"message","role":"assistant","content":" sentence","delta":true}"#;
-    let (_, outcome) = run(log, None, "");
+    let (_, outcome) = run::<Gemini>(log, None, "");
     assert_eq!(outcome.final_message.as_deref(), Some("half a sentence"));
     assert!(outcome.is_error);
 }
@@ -290,7 +275,7 @@ fn a_message_cut_off_still_counts_as_the_final_one() {
 fn whole_assistant_messages() {
     let log = r#"{"type":"message","role":"assistant","content":"Final message"}
 {"type":"message","role":"assistant","content":""}"#;
-    let (events, outcome) = run(log, Some(0), "");
+    let (events, outcome) = run::<Gemini>(log, Some(0), "");
     assert_eq!(
         events,
         vec![
@@ -316,7 +301,7 @@ fn odd_input_never_panics() {
 []
 null
 not json"#;
-    let (events, outcome) = run(log, Some(0), "");
+    let (events, outcome) = run::<Gemini>(log, Some(0), "");
     assert_eq!(
         events[..2],
         [
