@@ -52,6 +52,7 @@
 //! | `max_gap_ms` | integer | `2000` | the cap on a recorded gap |
 //! | `lines_per_second` | number | none | then print `{"type":"tick","n":N}` (N from 1) at this steady rate ... |
 //! | `duration_ms` | integer | `0` | ... for this long (`lines_per_second × duration_ms / 1000` ticks) |
+//! | `tick_line` | string | none | ... each tick printed as this text instead, with `{n}` replaced by N and `{now_us}` by the wall-clock time it is written, in microseconds since the Unix epoch (to measure how long a line takes to reach a follower) |
 //! | `hang_ms` | integer | `0` | after the output, sleep this long; `-1` (any negative) sleeps forever |
 //! | `exit_code` | integer | `0` | the exit status |
 //!
@@ -128,6 +129,9 @@ pub struct Script {
     pub lines_per_second: Option<f64>,
     /// How long the ticks go on.
     pub duration_ms: u64,
+    /// The text of each tick, with `{n}` and `{now_us}` filled in; none
+    /// means `{"type":"tick","n":N}`.
+    pub tick_line: Option<String>,
     /// The sleep after the output; negative is forever.
     pub hang_ms: i64,
     /// The exit status.
@@ -155,6 +159,7 @@ impl Default for Script {
             max_gap_ms: 2000,
             lines_per_second: None,
             duration_ms: 0,
+            tick_line: None,
             hang_ms: 0,
             exit_code: 0,
         }

@@ -222,8 +222,8 @@ fn print_lines(script: &Script) -> Result<(), String> {
     Ok(())
 }
 
-/// Prints `{"type":"tick","n":N}` lines at the script's steady rate for its
-/// duration.
+/// Prints `{"type":"tick","n":N}` lines (or the script's `tick_line`) at the
+/// script's steady rate for its duration.
 fn print_ticks(script: &Script) -> Result<(), String> {
     let Some(rate) = script.lines_per_second.filter(|r| *r > 0.0) else {
         return Ok(());
@@ -233,10 +233,23 @@ fn print_ticks(script: &Script) -> Result<(), String> {
     let mut out = io::stdout().lock();
     for n in 1..=count {
         sleep_until(start + Duration::from_secs_f64((n - 1) as f64 / rate));
-        print(&mut out, format!(r#"{{"type":"tick","n":{n}}}"#).as_bytes())?;
+        let line = match &script.tick_line {
+            Some(template) => template
+                .replace("{n}", &n.to_string())
+                .replace("{now_us}", &now_us().to_string()),
+            None => format!(r#"{{"type":"tick","n":{n}}}"#),
+        };
+        print(&mut out, line.as_bytes())?;
     }
     sleep_until(start + Duration::from_millis(script.duration_ms));
     Ok(())
+}
+
+/// The wall-clock time in microseconds since the Unix epoch.
+fn now_us() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_micros())
 }
 
 /// Writes one line and flushes it, so a follower sees it at once.

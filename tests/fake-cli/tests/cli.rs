@@ -215,6 +215,46 @@ fn prints_ticks_at_a_steady_rate() {
 }
 
 #[test]
+fn stamps_ticks_with_their_number_and_write_time() {
+    let dir = Scratch::new();
+    let script = Script {
+        lines_per_second: Some(100.0),
+        duration_ms: 50,
+        tick_line: Some(r#"{"type":"x","text":"tick {n} {now_us}"}"#.into()),
+        ..Script::default()
+    };
+    let micros = || {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_micros()
+    };
+    let before = micros();
+    let out = dir.run(&script);
+    let after = micros();
+    assert!(out.status.success());
+    let lines = stdout_lines(&out);
+    assert_eq!(lines.len(), 5);
+    let mut previous = before;
+    for (n, line) in (1..).zip(&lines) {
+        let value: serde_json::Value = serde_json::from_str(line).unwrap();
+        let text = value["text"].as_str().unwrap();
+        let (tick, stamp) = text
+            .strip_prefix("tick ")
+            .and_then(|rest| rest.split_once(' '))
+            .unwrap();
+        assert_eq!(tick, n.to_string());
+        let stamp: u128 = stamp.parse().unwrap();
+        // Written in order, while fake-cli ran, 10 ms apart.
+        assert!(stamp >= previous && stamp <= after, "{lines:?}");
+        if n > 1 {
+            assert!(stamp - previous >= 9_000, "{lines:?}");
+        }
+        previous = stamp;
+    }
+}
+
+#[test]
 fn exits_with_the_code_and_writes_stderr() {
     let dir = Scratch::new();
     let script = Script {
@@ -481,6 +521,7 @@ fn a_script_round_trips_through_its_file() {
         lines: vec![json!("a"), json!({"b": 1})],
         write_files: [("f".to_owned(), "c".to_owned())].into(),
         lines_per_second: Some(50.0),
+        tick_line: Some("tick {n} {now_us}".into()),
         hang_ms: -1,
         ..Script::default()
     };

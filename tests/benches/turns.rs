@@ -1,0 +1,1043 @@
+//! The turn engine, measured in one run against its targets:
+//!
+//! 1. how long a line the CLI writes takes to reach a subscriber as a
+//!    progress event (target: p99 under 10 ms);
+//! 2. a start plus an end checkpoint of a 20,000-file repository with 10
+//!    files changed, against `git add -A` + `git write-tree` into a scratch
+//!    index on the same repository, side by side (target: no slower than git);
+//! 3. 200 concurrent turns of a CLI writing 50 lines a second each: every line
+//!    reaches its subscriber, in order, with contiguous sequence numbers; the
+//!    host's own CPU, its peak memory and the wall time.
+//!
+//! The CLI is the fake one (`cinch-fake-cli`) installed as `codex`; its ticks
+//! are Codex agent messages carrying the time they were written. Supervisors
+//! are the `cinch` binary of the same profile (built with cargo when needed),
+//! or `CINCH_BIN`.
+//!
+//! `cargo bench -p cinch-tests --bench turns`; `CINCH_BENCH_TURNS` and
+//! `CINCH_BENCH_SECONDS` change the size of the third (default 200 and 10),
+//! `CINCH_BENCH_ONLY=latency,checkpoints,load` runs only those named, and
+//! `CINCH_BENCH_DUMP=<file>` writes the third's latencies there, a tick a line.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use cinch::engine::events::{Next, Subscription, TurnEventKind};
+use cinch::engine::{Engine, Turn, TurnRequest};
+use cinch::home::Home;
+use cinch::runtime::Runtime;
+use cinch_fake_cli::Script;
+
+/// A Codex agent message per tick; the host renders its text as a progress
+/// line, `tick <n> <microseconds since the epoch when written>`.
+const TICK_LINE: &str = r#"{"type":"item.completed","item":{"id":"i{n}","type":"agent_message","text":"tick {n} {now_us}"}}"#;
+
+/// The first benchmark: lines a second ...
+const LATENCY_RATE: f64 = 200.0;
+/// ... for this long (3,000 lines).
+const LATENCY_MS: u64 = 15_000;
+
+/// The second: files, in this many leaf folders, of which this many change.
+const FILES: usize = 20_000;
+const TOP_DIRS: usize = 20;
+const SUB_DIRS: usize = 15;
+const CHANGED: usize = 10;
+/// Each checkpoint timing is the median of this many rounds.
+const ROUNDS: usize = 7;
+
+/// The third: lines a second per turn.
+const LOAD_RATE: f64 = 50.0;
+/// A turn whose median latency is over this (µs) was woken by the engine's
+/// 250 ms timer, not by the file system.
+const TIMER_PACED_US: u64 = 50_000;
+/// Threads starting the turns.
+const STARTERS: usize = 4;
+
+/// The dummy credential; never appears in a line, so redaction changes nothing.
+const API_KEY: &str = "sk-cinch-bench-not-a-key";
+
+fn main() {
+    let turns: usize = env_number("CINCH_BENCH_TURNS").unwrap_or(200);
+    let seconds: u64 = env_number("CINCH_BENCH_SECONDS").unwrap_or(10);
+    let (soft, hard) = raise_fd_limit();
+    let scratch = tempfile::Builder::new()
+        .prefix("cinch-bench-turns-")
+        .tempdir()
+        .expect("a scratch directory");
+    let root = scratch.path();
+    let bin = root.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    cinch_fake_cli::install(&bin, "codex");
+    let cinch = cinch_binary();
+    let runtime = cinch_tests::runtime(&root.join("cache"));
+
+    println!(
+        "cinch turn engine: {} CPUs; open files limit {soft} (soft raised to the hard {hard}); inotify max_user_instances {}",
+        std::thread::available_parallelism().map_or(0, usize::from),
+        read_trimmed("/proc/sys/fs/inotify/max_user_instances").unwrap_or_else(|| "?".into()),
+    );
+    println!("supervisor: {}", cinch.display());
+    println!();
+
+    let only = std::env::var("CINCH_BENCH_ONLY").unwrap_or_default();
+    let runs = |name: &str| only.is_empty() || only.split(',').any(|one| one == name);
+    let latency = runs("latency").then(|| bench_latency(root, &bin, &cinch, &runtime));
+    let checkpoints = runs("checkpoints").then(|| bench_checkpoints(root));
+    let load = runs("load").then(|| bench_load(root, &bin, &cinch, &runtime, turns, seconds));
+
+    println!("Against the targets");
+    if let Some((latency, problem)) = latency {
+        println!(
+            "  progress latency p99 {:>8.2} ms  (target < 10 ms)   {}",
+            ms(latency.p99),
+            verdict(latency.p99 < 10_000 && problem.is_none())
+        );
+    }
+    if let Some(ratio) = checkpoints {
+        println!(
+            "  checkpoints vs git   {ratio:>8.2}x     (target <= 1.00x)  {}",
+            verdict(ratio <= 1.0)
+        );
+    }
+    if let Some(load) = load {
+        println!(
+            "  {turns} turns: {} lines lost, {} turns out of order, gapped or not completed (target 0)  {}",
+            load.lost,
+            load.bad_turns,
+            verdict(load.lost == 0 && load.bad_turns == 0)
+        );
+    }
+}
+
+fn verdict(met: bool) -> &'static str {
+    if met { "met" } else { "NOT MET" }
+}
+
+// ---------------------------------------------------------------------------
+// 1. Latency
+
+/// Returns the percentiles, and what went wrong with the turn if anything did.
+fn bench_latency(
+    root: &Path,
+    bin: &Path,
+    cinch: &Path,
+    runtime: &Runtime,
+) -> (Percentiles, Option<String>) {
+    let lines = (LATENCY_RATE * LATENCY_MS as f64 / 1000.0) as u64;
+    println!(
+        "1. Progress latency: the CLI writes a line -> a subscriber has its event ({lines} lines at {LATENCY_RATE}/s, one turn)"
+    );
+    let dir = root.join("latency");
+    let engine = engine(&dir, bin, cinch, runtime, LATENCY_RATE, LATENCY_MS);
+    let repo = small_repo(&dir.join("repo"));
+    let mut turn = Turns::default();
+    turn.0
+        .push(engine.start(request(&repo)).expect("starting the turn"));
+    let seen = follow(
+        turn.0[0].subscribe(),
+        turn.0[0].log_path().to_path_buf(),
+        lines,
+        deadline_after(LATENCY_MS),
+    );
+    let result = turn.0.pop().unwrap().wait().expect("the turn's result");
+    let problem = problem(&seen, lines, result.status.as_str());
+    if let Some(problem) = &problem {
+        println!("   !! {problem}");
+    }
+    let stats = Percentiles::of(seen.latencies_us.clone());
+    println!(
+        "   p50 {:.2} ms   p99 {:.2} ms   max {:.2} ms   ({} of {lines} lines seen, status {})",
+        ms(stats.p50),
+        ms(stats.p99),
+        ms(stats.max),
+        seen.ticks,
+        result.status.as_str()
+    );
+    println!();
+    (stats, problem)
+}
+
+// ---------------------------------------------------------------------------
+// 2. Checkpoints
+
+/// Returns cinch's time over git's.
+fn bench_checkpoints(root: &Path) -> f64 {
+    let repo = root.join("big-repo");
+    let made = Instant::now();
+    let dirs = big_repo(&repo);
+    println!(
+        "2. Checkpoints: start + end on {FILES} files in {dirs} folders, {CHANGED} changed (median of {ROUNDS}; repository made in {:.1} s)",
+        made.elapsed().as_secs_f64()
+    );
+    let scratch_index = root.join("scratch-index");
+    let cinch_pair = |round: usize| {
+        let started = Instant::now();
+        let mut trees = Vec::new();
+        for which in ["start", "end"] {
+            let refname = format!("refs/cinch/runs/bench/tasks/r{round}/{which}");
+            let checkpoint = cinch::checkpoint::take(&repo, &refname, "cinch: bench")
+                .expect("taking a checkpoint");
+            trees.push(checkpoint.tree);
+        }
+        (started.elapsed(), trees)
+    };
+    let git_pair = || {
+        let started = Instant::now();
+        let mut trees = Vec::new();
+        for _ in 0..2 {
+            std::fs::copy(repo.join(".git/index"), &scratch_index).unwrap();
+            let index = [("GIT_INDEX_FILE", scratch_index.as_os_str())];
+            git_with(&repo, &["add", "-A"], &index);
+            trees.push(git_with(&repo, &["write-tree"], &index).trim().to_owned());
+        }
+        (started.elapsed(), trees)
+    };
+    // Once each to warm the page cache, and to compare what they wrote.
+    let (_, ours) = cinch_pair(0);
+    let (_, theirs) = git_pair();
+    assert_eq!(ours, theirs, "cinch and git wrote different trees");
+    let mut cinch_times = Vec::new();
+    let mut git_times = Vec::new();
+    // Alternate the two so that machine noise hits both alike.
+    for round in 1..=ROUNDS {
+        cinch_times.push(cinch_pair(round).0);
+        git_times.push(git_pair().0);
+    }
+    let cinch_median = median(cinch_times);
+    let git_median = median(git_times);
+    let ratio = cinch_median.as_secs_f64() / git_median.as_secs_f64();
+    println!(
+        "   cinch::checkpoint::take x2 (commit and ref included)   {:>8.1} ms",
+        ms_of(cinch_median)
+    );
+    println!(
+        "   git add -A + git write-tree x2, scratch index          {:>8.1} ms",
+        ms_of(git_median)
+    );
+    println!("   cinch/git {ratio:.2}x; both wrote the same tree");
+    println!();
+    ratio
+}
+
+/// A committed repository of `FILES` files, then `CHANGED` of them changed
+/// (modified, one added, one deleted). Returns how many folders it has.
+fn big_repo(repo: &Path) -> usize {
+    std::fs::create_dir_all(repo).unwrap();
+    git(repo, &["init", "-q", "-b", "main"]);
+    // Written an hour ago as far as stat can tell, so no index entry is
+    // racily clean and both sides trust the stat data, as on a real tree.
+    let old = SystemTime::now() - Duration::from_secs(3600);
+    let mut random = 0x9e37_79b9_7f4a_7c15_u64;
+    let leaves = TOP_DIRS * SUB_DIRS;
+    for n in 0..FILES {
+        let leaf = n % leaves;
+        let dir = repo
+            .join(format!("pkg{:02}", leaf / SUB_DIRS))
+            .join(format!("mod{:02}", leaf % SUB_DIRS));
+        if n < leaves {
+            std::fs::create_dir_all(&dir).unwrap();
+        }
+        let size = 200 + (next_random(&mut random) % 3800) as usize;
+        let mut text = String::with_capacity(size + 80);
+        while text.len() < size {
+            text.push_str(&format!(
+                "let value_{:x} = compute({});\n",
+                next_random(&mut random),
+                n
+            ));
+        }
+        let path = dir.join(format!("file{n:05}.rs"));
+        std::fs::write(&path, &text).unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&path)
+            .and_then(|file| file.set_modified(old))
+            .unwrap();
+    }
+    git(repo, &["add", "-A"]);
+    git(repo, &["commit", "-q", "-m", "initial"]);
+    // The turn's changes: modified files, one new, one deleted.
+    let leaf_dir = |n: usize| {
+        repo.join(format!("pkg{:02}", (n % leaves) / SUB_DIRS))
+            .join(format!("mod{:02}", (n % leaves) % SUB_DIRS))
+    };
+    for k in 0..CHANGED - 2 {
+        let n = k * (FILES / CHANGED) + 7;
+        let path = leaf_dir(n).join(format!("file{n:05}.rs"));
+        let mut text = std::fs::read_to_string(&path).unwrap();
+        text.push_str("// changed by the turn\n");
+        std::fs::write(&path, text).unwrap();
+    }
+    std::fs::write(leaf_dir(3).join("new_file.rs"), "fn new() {}\n").unwrap();
+    let gone = FILES - 1;
+    std::fs::remove_file(leaf_dir(gone).join(format!("file{gone:05}.rs"))).unwrap();
+    leaves + TOP_DIRS
+}
+
+fn next_random(state: &mut u64) -> u64 {
+    *state ^= *state << 13;
+    *state ^= *state >> 7;
+    *state ^= *state << 17;
+    *state
+}
+
+// ---------------------------------------------------------------------------
+// 3. Concurrent turns
+
+/// What the load test found.
+struct Load {
+    lost: u64,
+    bad_turns: usize,
+}
+
+fn bench_load(
+    root: &Path,
+    bin: &Path,
+    cinch: &Path,
+    runtime: &Runtime,
+    count: usize,
+    seconds: u64,
+) -> Load {
+    let duration_ms = seconds * 1000;
+    let per_turn = (LOAD_RATE * duration_ms as f64 / 1000.0) as u64;
+    println!(
+        "3. {count} concurrent turns, {LOAD_RATE} lines/s each for {seconds} s ({per_turn} lines a turn, {} in all), one engine",
+        per_turn * count as u64
+    );
+    let dir = root.join("load");
+    let engine = engine(&dir, bin, cinch, runtime, LOAD_RATE, duration_ms);
+    let template = small_repo(&dir.join("template"));
+    let repos: Vec<PathBuf> = (0..count)
+        .map(|n| {
+            let repo = dir.join(format!("repo{n:03}"));
+            copy_dir(&template, &repo);
+            repo
+        })
+        .collect();
+
+    let peak_reset = reset_peak_memory();
+    let rss_before = status_kib("VmRSS:");
+    let monitor = Monitor::start();
+    let cpu_before = own_cpu();
+    let wall = Instant::now();
+    let wall_epoch_us = now_us();
+
+    // Started from a few threads at once, as a server's requests would.
+    let next = AtomicUsize::new(0);
+    let started: Mutex<Vec<Started>> = Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for _ in 0..STARTERS {
+            scope.spawn(|| {
+                loop {
+                    let n = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(repo) = repos.get(n) else { break };
+                    let (at, cpu) = (Instant::now(), thread_cpu());
+                    let turn = engine.start(request(repo));
+                    let (time, cpu) = (at.elapsed(), thread_cpu() - cpu);
+                    let one = turn.map(|turn| {
+                        let subscription = turn.subscribe();
+                        let log = turn.log_path().to_path_buf();
+                        let deadline = deadline_after(duration_ms);
+                        let follower = std::thread::spawn(move || {
+                            follow(subscription, log, per_turn, deadline)
+                        });
+                        (turn, follower)
+                    });
+                    started.lock().unwrap().push(Started { n, one, time, cpu });
+                }
+            });
+        }
+    });
+    let started_all = wall.elapsed();
+    let mut started = started.into_inner().unwrap();
+    started.sort_by_key(|one| one.n);
+    let start_times: Vec<Duration> = started.iter().map(|one| one.time).collect();
+    let start_cpu: Duration = started.iter().map(|one| one.cpu).sum();
+    let mut turns = Turns::default();
+    let mut followers: Vec<JoinHandle<Seen>> = Vec::new();
+    let mut failures = Vec::new();
+    for one in started {
+        match one.one {
+            Ok((turn, follower)) => {
+                turns.0.push(turn);
+                followers.push(follower);
+            }
+            Err(error) => failures.push(format!("turn {}: {error:#}", one.n)),
+        }
+    }
+    assert!(failures.is_empty(), "turns did not start: {failures:#?}");
+
+    // While they run: how long all of them run at once, and the CPU of their
+    // supervisors and CLIs.
+    let mut children = ChildrenCpu::default();
+    let mut sampled = false;
+    let mut all_running = Duration::ZERO;
+    while followers.iter().any(|follower| !follower.is_finished()) {
+        std::thread::sleep(Duration::from_millis(200));
+        let running: Vec<&Turn> = turns
+            .0
+            .iter()
+            .zip(&followers)
+            .filter(|(_, follower)| !follower.is_finished())
+            .map(|(turn, _)| turn)
+            .collect();
+        if running.len() == count {
+            all_running = wall.elapsed().saturating_sub(started_all);
+        }
+        if !sampled
+            && running.len() == count
+            && wall.elapsed() > started_all + Duration::from_secs(1)
+        {
+            // With every turn running for a while, sample their processes.
+            children.sample(&running, &dir.join("cinch-home"));
+            sampled = true;
+        }
+    }
+    let seen: Vec<Seen> = followers
+        .into_iter()
+        .map(|follower| follower.join().expect("a subscriber thread"))
+        .collect();
+    let results: Vec<String> = std::mem::take(&mut turns.0)
+        .into_iter()
+        .zip(&seen)
+        .map(|(turn, seen)| {
+            if !seen.closed {
+                // Its subscriber gave up waiting: stop it rather than wait on.
+                turn.cancel();
+            }
+            turn
+        })
+        .map(|turn| match turn.wait() {
+            Ok(result) => result.status.as_str().to_owned(),
+            Err(error) => format!("error: {error:#}"),
+        })
+        .collect();
+    let wall_time = wall.elapsed();
+    let cpu_after = own_cpu();
+    let monitor = monitor.stop();
+    let peak = status_kib("VmHWM:");
+
+    let mut lost = 0;
+    let mut bad_turns = 0;
+    // Which turns were woken by the timer rather than the file system, by
+    // their median latency.
+    let mut timed = vec![false; count];
+    for ((seen, status), timed) in seen.iter().zip(&results).zip(&mut timed) {
+        lost += per_turn.saturating_sub(seen.ticks);
+        bad_turns += usize::from(problem(seen, per_turn, status).is_some());
+        *timed = Percentiles::of(seen.latencies_us.clone()).p50 > TIMER_PACED_US;
+    }
+    let completed = results.iter().filter(|s| *s == "completed").count();
+    let received: u64 = seen.iter().map(|seen| seen.ticks).sum();
+    println!(
+        "   lines: {} of {} received; {} turns whole (every line, in order, seq numbers contiguous, completed); {completed} of {count} completed",
+        received,
+        per_turn * count as u64,
+        count - bad_turns,
+    );
+    for (n, (seen, status)) in seen.iter().zip(&results).enumerate() {
+        if let Some(problem) = problem(seen, per_turn, status) {
+            println!("   !! turn {n}: {problem}");
+        }
+    }
+    let starts = Percentiles::of(start_times.iter().map(|t| t.as_micros() as u64).collect());
+    println!(
+        "   wall {:.1} s; starting them from {STARTERS} threads took {:.1} s (Engine::start p50 {:.1} ms, max {:.1} ms, {:.1} ms of CPU each); all {count} running at once for {:.1} s",
+        wall_time.as_secs_f64(),
+        started_all.as_secs_f64(),
+        ms(starts.p50),
+        ms(starts.max),
+        ms_of(start_cpu) / count as f64,
+        all_running.as_secs_f64()
+    );
+    let cpu = (cpu_after - cpu_before).saturating_sub(monitor.own_cpu);
+    let rest = cpu.saturating_sub(start_cpu);
+    println!(
+        "   host CPU (user+sys of this process, children excluded): {:.2} s over {:.1} s = {:.0}% of one core",
+        cpu.as_secs_f64(),
+        wall_time.as_secs_f64(),
+        100.0 * cpu.as_secs_f64() / wall_time.as_secs_f64()
+    );
+    println!(
+        "     Engine::start's own {:.2} s; following, finishing and the {count} subscribers {:.2} s = {:.1} µs a line",
+        start_cpu.as_secs_f64(),
+        rest.as_secs_f64(),
+        rest.as_secs_f64() * 1e6 / received.max(1) as f64
+    );
+    if let Some(line) = children.describe() {
+        println!("   {line}");
+    }
+    println!(
+        "   peak memory (VmHWM{}): {:.1} MiB; {:.1} MiB before the turns started",
+        if peak_reset {
+            ", reset before the turns"
+        } else {
+            " since the bench started"
+        },
+        peak.unwrap_or(0) as f64 / 1024.0,
+        rss_before.unwrap_or(0) as f64 / 1024.0
+    );
+    println!(
+        "   at most {} threads, {} open files, {} inotify instances in this process",
+        monitor.threads, monitor.fds, monitor.inotify
+    );
+    if monitor.inotify < count {
+        println!(
+            "   !! {} turns got no inotify instance (max_user_instances {}, this process held {}): their followers woke only on the engine's 250 ms timer",
+            count - monitor.inotify,
+            read_trimmed("/proc/sys/fs/inotify/max_user_instances").unwrap_or_else(|| "?".into()),
+            monitor.inotify
+        );
+    }
+    // The whole run, and the window in which every turn was running (no
+    // turn starting or finishing).
+    let steady_from = wall_epoch_us + started_all.as_micros() as u64;
+    let steady_to = steady_from + all_running.as_micros() as u64;
+    let latencies = |timer: Option<bool>, steady: bool| {
+        let mut out = Vec::new();
+        for (seen, timed) in seen.iter().zip(&timed) {
+            if timer.is_some_and(|timer| timer != *timed) {
+                continue;
+            }
+            for (written, latency) in seen.written_us.iter().zip(&seen.latencies_us) {
+                if !steady || (steady_from..steady_to).contains(written) {
+                    out.push(*latency);
+                }
+            }
+        }
+        Percentiles::of(out)
+    };
+    let timed_turns = timed.iter().filter(|timed| **timed).count();
+    println!("   latency, CLI write -> subscriber:");
+    for (what, steady) in [
+        ("the whole run".to_owned(), false),
+        (
+            format!("while all {count} ran ({:.1} s)", all_running.as_secs_f64()),
+            true,
+        ),
+    ] {
+        let all = latencies(None, steady);
+        println!(
+            "     {what}: p50 {:.2} ms   p99 {:.2} ms   max {:.2} ms",
+            ms(all.p50),
+            ms(all.p99),
+            ms(all.max)
+        );
+        for (group, turns, timer) in [
+            ("woken by the file system", count - timed_turns, false),
+            ("on the 250 ms timer", timed_turns, true),
+        ] {
+            if turns > 0 && timed_turns > 0 {
+                let stats = latencies(Some(timer), steady);
+                println!(
+                    "       {turns:>3} turns {group}: p50 {:.2} ms   p99 {:.2} ms   max {:.2} ms",
+                    ms(stats.p50),
+                    ms(stats.p99),
+                    ms(stats.max)
+                );
+            }
+        }
+    }
+    if let Ok(path) = std::env::var("CINCH_BENCH_DUMP") {
+        dump(Path::new(&path), &seen);
+    }
+    let logs_deleted = seen.iter().filter(|seen| seen.log_deleted).count();
+    let runs_left = std::fs::read_dir(dir.join("cinch-home/runs")).map_or(0, |dir| dir.count());
+    println!(
+        "   raw logs deleted while their turn still ran: {logs_deleted} of {count}; {runs_left} run folders left after the run"
+    );
+    println!();
+    Load { lost, bad_turns }
+}
+
+/// Writes every tick as `turn written_us latency_us`, one a line.
+fn dump(path: &Path, seen: &[Seen]) {
+    let mut text = String::new();
+    for (turn, seen) in seen.iter().enumerate() {
+        for (written, latency) in seen.written_us.iter().zip(&seen.latencies_us) {
+            text.push_str(&format!("{turn} {written} {latency}\n"));
+        }
+    }
+    std::fs::write(path, text).expect("writing the dump");
+    println!("   every tick's latency written to {}", path.display());
+}
+
+/// One turn as a starter thread left it.
+struct Started {
+    n: usize,
+    one: anyhow::Result<(Turn, JoinHandle<Seen>)>,
+    time: Duration,
+    cpu: Duration,
+}
+
+/// What one subscriber saw.
+#[derive(Default)]
+struct Seen {
+    ticks: u64,
+    in_order: bool,
+    seq_contiguous: bool,
+    closed: bool,
+    /// The raw log was gone while the turn ran.
+    log_deleted: bool,
+    latencies_us: Vec<u64>,
+    /// When each tick was written, microseconds since the epoch.
+    written_us: Vec<u64>,
+    other: Vec<String>,
+}
+
+/// Reads a turn's events to its end (or `deadline`), checking that ticks come
+/// in order and sequence numbers without a gap, timing each tick, and
+/// checking that the turn's raw log is still there when its last tick comes.
+fn follow(mut subscription: Subscription, log: PathBuf, last_tick: u64, deadline: Instant) -> Seen {
+    let mut seen = Seen {
+        in_order: true,
+        seq_contiguous: true,
+        ..Seen::default()
+    };
+    let mut next_seq = 1;
+    loop {
+        match subscription.next(Duration::from_millis(500)) {
+            Next::Events(events) => {
+                let now = now_us();
+                for event in events {
+                    seen.seq_contiguous &= event.seq == next_seq;
+                    next_seq = event.seq + 1;
+                    match event.kind {
+                        TurnEventKind::Progress { line } => match parse_tick(&line) {
+                            Some((n, written)) => {
+                                seen.in_order &= n == seen.ticks + 1;
+                                seen.ticks += 1;
+                                if n == last_tick {
+                                    seen.log_deleted = !log.exists();
+                                }
+                                seen.latencies_us.push(now.saturating_sub(written));
+                                seen.written_us.push(written);
+                            }
+                            None => seen.other.push(line),
+                        },
+                        TurnEventKind::Ended { status } => seen.other.push(status),
+                        TurnEventKind::Session { .. } => {}
+                    }
+                }
+            }
+            Next::Idle if Instant::now() > deadline => return seen,
+            Next::Idle => {}
+            Next::Closed => {
+                seen.closed = true;
+                return seen;
+            }
+        }
+    }
+}
+
+fn parse_tick(line: &str) -> Option<(u64, u64)> {
+    let (n, written) = line.strip_prefix("tick ")?.split_once(' ')?;
+    Some((n.parse().ok()?, written.parse().ok()?))
+}
+
+/// What went wrong with a turn that should have shown `lines` ticks and
+/// completed, if anything.
+fn problem(seen: &Seen, lines: u64, status: &str) -> Option<String> {
+    let whole = seen.ticks == lines && seen.in_order && seen.seq_contiguous && seen.closed;
+    (!whole || status != "completed").then(|| {
+        format!(
+            "{} of {lines} lines, in order {}, seq numbers contiguous {}, closed {}, status {status}; other events {:?}",
+            seen.ticks, seen.in_order, seen.seq_contiguous, seen.closed, seen.other
+        )
+    })
+}
+
+/// Running turns; cancelled and waited for if the bench stops early, so no
+/// turn outlives it.
+#[derive(Default)]
+struct Turns(Vec<Turn>);
+
+impl Drop for Turns {
+    fn drop(&mut self) {
+        for turn in &self.0 {
+            turn.cancel();
+        }
+        for turn in self.0.drain(..) {
+            let _ = turn.wait();
+        }
+    }
+}
+
+/// The CPU time of the turns' supervisors and CLIs, sampled over a second
+/// while all of them run (they are not this process's children).
+#[derive(Default)]
+struct ChildrenCpu {
+    supervisors: Option<(usize, Duration)>,
+    clis: Option<(usize, Duration)>,
+    over: Duration,
+}
+
+impl ChildrenCpu {
+    fn sample(&mut self, turns: &[&Turn], home: &Path) {
+        let pids = |turn: &Turn| -> Option<(i32, i32)> {
+            let cli: i32 = read_trimmed(home.join("turns").join(turn.id()).join("pid"))?
+                .parse()
+                .ok()?;
+            let (_, parent) = process_cpu(cli)?;
+            Some((parent, cli))
+        };
+        let pairs: Vec<(i32, i32)> = turns.iter().filter_map(|turn| pids(turn)).collect();
+        let total = |pids: &mut dyn Iterator<Item = i32>| -> (usize, Duration) {
+            pids.filter_map(|pid| process_cpu(pid).map(|(cpu, _)| cpu))
+                .fold((0, Duration::ZERO), |(n, sum), cpu| (n + 1, sum + cpu))
+        };
+        let before_sup = total(&mut pairs.iter().map(|p| p.0));
+        let before_cli = total(&mut pairs.iter().map(|p| p.1));
+        let started = Instant::now();
+        std::thread::sleep(Duration::from_secs(1));
+        let after_sup = total(&mut pairs.iter().map(|p| p.0));
+        let after_cli = total(&mut pairs.iter().map(|p| p.1));
+        self.over = started.elapsed();
+        self.supervisors = Some((after_sup.0, after_sup.1.saturating_sub(before_sup.1)));
+        self.clis = Some((after_cli.0, after_cli.1.saturating_sub(before_cli.1)));
+    }
+
+    fn describe(&self) -> Option<String> {
+        let ((sups, sup_cpu), (clis, cli_cpu)) = (self.supervisors?, self.clis?);
+        let share = |cpu: Duration| 100.0 * cpu.as_secs_f64() / self.over.as_secs_f64();
+        Some(format!(
+            "other processes, sampled over {:.1} s with all turns running: {sups} supervisors {:.0}% of one core, {clis} fake CLIs {:.0}%",
+            self.over.as_secs_f64(),
+            share(sup_cpu),
+            share(cli_cpu)
+        ))
+    }
+}
+
+/// A process's CPU time and its parent, from /proc: `schedstat`'s time on
+/// the CPU in nanoseconds (`stat`'s user+sys is counted in clock ticks,
+/// too coarse for processes that each run a few milliseconds a second).
+fn process_cpu(pid: i32) -> Option<(Duration, i32)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let fields: Vec<&str> = stat[stat.rfind(')')? + 2..].split_whitespace().collect();
+    // After the name: state(0) ppid(1) ... utime(11) stime(12).
+    let parent = fields.get(1)?.parse().ok()?;
+    let on_cpu = std::fs::read_to_string(format!("/proc/{pid}/schedstat"))
+        .ok()
+        .and_then(|text| text.split_whitespace().next()?.parse().ok())
+        .map(Duration::from_nanos);
+    let cpu = match on_cpu {
+        Some(cpu) => cpu,
+        None => {
+            let ticks =
+                fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+            // SAFETY: sysconf only reads a configuration value.
+            let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+            Duration::from_secs_f64(ticks as f64 / per_second)
+        }
+    };
+    Some((cpu, parent))
+}
+
+/// Samples this process's threads, open files and inotify instances.
+struct Monitor {
+    stop: Arc<AtomicBool>,
+    thread: JoinHandle<MonitorReport>,
+}
+
+#[derive(Default)]
+struct MonitorReport {
+    threads: u64,
+    fds: usize,
+    inotify: usize,
+    /// The monitor's own CPU, not the host's.
+    own_cpu: Duration,
+}
+
+impl Monitor {
+    fn start() -> Self {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::spawn(move || {
+            let mut report = MonitorReport::default();
+            while !flag.load(Ordering::Relaxed) {
+                report.threads = report.threads.max(status_kib("Threads:").unwrap_or(0));
+                let (fds, inotify) = open_files();
+                report.fds = report.fds.max(fds);
+                report.inotify = report.inotify.max(inotify);
+                std::thread::sleep(Duration::from_millis(500));
+            }
+            report.own_cpu = thread_cpu();
+            report
+        });
+        Self { stop, thread }
+    }
+
+    fn stop(self) -> MonitorReport {
+        self.stop.store(true, Ordering::Relaxed);
+        self.thread.join().expect("the monitor thread")
+    }
+}
+
+/// How many files this process has open, and how many are inotify instances.
+fn open_files() -> (usize, usize) {
+    let Ok(listing) = std::fs::read_dir("/proc/self/fd") else {
+        return (0, 0);
+    };
+    let mut fds = 0;
+    let mut inotify = 0;
+    for entry in listing.filter_map(Result::ok) {
+        fds += 1;
+        if std::fs::read_link(entry.path())
+            .is_ok_and(|target| target.as_os_str() == "anon_inode:inotify")
+        {
+            inotify += 1;
+        }
+    }
+    (fds, inotify)
+}
+
+// ---------------------------------------------------------------------------
+// Setting up
+
+/// An engine on a home of its own under `dir`, whose `codex` is the fake CLI
+/// printing ticks at `rate` for `duration_ms`.
+fn engine(
+    dir: &Path,
+    bin: &Path,
+    cinch: &Path,
+    runtime: &Runtime,
+    rate: f64,
+    duration_ms: u64,
+) -> Engine {
+    let user_home = dir.join("home");
+    std::fs::create_dir_all(&user_home).unwrap();
+    let script = dir.join("script.json");
+    Script {
+        lines_per_second: Some(rate),
+        duration_ms,
+        tick_line: Some(TICK_LINE.into()),
+        ..Script::default()
+    }
+    .write_to(&script)
+    .unwrap();
+    let env: BTreeMap<String, String> = [
+        ("PATH", format!("{}:/usr/bin:/bin", bin.display())),
+        ("HOME", user_home.display().to_string()),
+        (cinch_fake_cli::SCRIPT_ENV, script.display().to_string()),
+        ("OPENAI_API_KEY", API_KEY.to_owned()),
+    ]
+    .into_iter()
+    .map(|(name, value)| (name.to_owned(), value))
+    .collect();
+    let home = Home::open(dir.join("cinch-home")).expect("cinch's home");
+    Engine::new(home, runtime, cinch.to_path_buf(), env).expect("the engine")
+}
+
+fn request(repo: &Path) -> TurnRequest {
+    TurnRequest {
+        harness: "codex".into(),
+        repo: repo.to_path_buf(),
+        brief: "Print ticks.".into(),
+        notes: Vec::new(),
+        model: None,
+        effort: None,
+        session_id: None,
+        timeout: Duration::from_secs(10 * 60),
+        run: None,
+    }
+}
+
+/// A repository with a few committed files.
+fn small_repo(repo: &Path) -> PathBuf {
+    std::fs::create_dir_all(repo.join("src")).unwrap();
+    git(repo, &["init", "-q", "-b", "main"]);
+    std::fs::write(repo.join("README.md"), "# bench\n").unwrap();
+    std::fs::write(repo.join("src/main.rs"), "fn main() {}\n").unwrap();
+    git(repo, &["add", "-A"]);
+    git(repo, &["commit", "-q", "-m", "initial"]);
+    repo.to_path_buf()
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap().filter_map(Result::ok) {
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    git_with(dir, args, &[])
+}
+
+/// Runs git in `dir` with no user or system configuration; it must succeed.
+fn git_with(dir: &Path, args: &[&str], env: &[(&str, &std::ffi::OsStr)]) -> String {
+    let output = Command::new("git")
+        .current_dir(dir)
+        .args(args)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_AUTHOR_NAME", "bench")
+        .env("GIT_AUTHOR_EMAIL", "bench@example.com")
+        .env("GIT_COMMITTER_NAME", "bench")
+        .env("GIT_COMMITTER_EMAIL", "bench@example.com")
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .env_remove("GIT_INDEX_FILE")
+        .envs(env.iter().copied())
+        .output()
+        .expect("running git");
+    assert!(
+        output.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// The `cinch` binary supervisors run: `CINCH_BIN`, or `<target>/<profile>/cinch`
+/// beside this executable, built (or brought up to date) with cargo first.
+fn cinch_binary() -> PathBuf {
+    if let Some(bin) = std::env::var_os("CINCH_BIN") {
+        return PathBuf::from(bin);
+    }
+    let exe = std::env::current_exe().expect("the bench executable's path");
+    let deps = exe.parent().expect("the bench executable's folder");
+    let profile_dir = if deps.file_name().is_some_and(|name| name == "deps") {
+        deps.parent().expect("the profile folder")
+    } else {
+        deps
+    };
+    let bin = profile_dir.join("cinch");
+    let profile = match profile_dir.file_name().and_then(|name| name.to_str()) {
+        Some("debug") => "dev",
+        Some(other) => other,
+        None => panic!("no profile folder above {}", exe.display()),
+    };
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let built = Command::new(cargo)
+        .args(["build", "--quiet", "-p", "cinch", "--bin", "cinch"])
+        .arg("--manifest-path")
+        .arg(cinch_tests::crate_dir().join("../Cargo.toml"))
+        .arg("--target-dir")
+        .arg(profile_dir.parent().expect("the target folder"))
+        .args(["--profile", profile])
+        .status();
+    match built {
+        Ok(status) if status.success() => bin,
+        _ if bin.exists() => {
+            eprintln!("could not build cinch; using {} as is", bin.display());
+            bin
+        }
+        other => panic!("no cinch binary at {}: {other:?}", bin.display()),
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Measuring
+
+/// Percentiles of microsecond figures.
+#[derive(Debug, Clone, Copy, Default)]
+struct Percentiles {
+    p50: u64,
+    p99: u64,
+    max: u64,
+}
+
+impl Percentiles {
+    fn of(mut values: Vec<u64>) -> Self {
+        if values.is_empty() {
+            return Self::default();
+        }
+        values.sort_unstable();
+        let at = |q: f64| values[((values.len() - 1) as f64 * q).round() as usize];
+        Self {
+            p50: at(0.50),
+            p99: at(0.99),
+            max: *values.last().unwrap(),
+        }
+    }
+}
+
+fn median(mut times: Vec<Duration>) -> Duration {
+    times.sort();
+    times[times.len() / 2]
+}
+
+fn ms(micros: u64) -> f64 {
+    micros as f64 / 1000.0
+}
+
+fn ms_of(time: Duration) -> f64 {
+    time.as_secs_f64() * 1e3
+}
+
+fn now_us() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_micros() as u64)
+}
+
+/// When a subscriber gives up on a turn meant to last `ms`.
+fn deadline_after(ms: u64) -> Instant {
+    Instant::now() + Duration::from_millis(ms + 60_000)
+}
+
+/// This process's user+sys CPU time, every thread, children excluded.
+fn own_cpu() -> Duration {
+    rusage(libc::RUSAGE_SELF)
+}
+
+/// The calling thread's user+sys CPU time.
+fn thread_cpu() -> Duration {
+    rusage(libc::RUSAGE_THREAD)
+}
+
+fn rusage(who: libc::c_int) -> Duration {
+    // SAFETY: getrusage fills the struct it is given; zeroed is a valid start.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid `who` and a pointer to a live struct.
+    unsafe { libc::getrusage(who, &mut usage) };
+    let time = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    time(usage.ru_utime) + time(usage.ru_stime)
+}
+
+/// A number from /proc/self/status (`VmHWM:` and `VmRSS:` are in KiB).
+fn status_kib(field: &str) -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|line| line.starts_with(field))?;
+    line[field.len()..].split_whitespace().next()?.parse().ok()
+}
+
+/// Resets VmHWM to the current RSS (Linux 4.0 and later).
+fn reset_peak_memory() -> bool {
+    std::fs::write("/proc/self/clear_refs", "5").is_ok()
+}
+
+/// Raises the soft limit on open files to the hard one; returns both.
+fn raise_fd_limit() -> (u64, u64) {
+    // SAFETY: getrlimit and setrlimit read and write the struct given.
+    unsafe {
+        let mut limit: libc::rlimit = std::mem::zeroed();
+        libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit);
+        limit.rlim_cur = limit.rlim_max;
+        libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
+        libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit);
+        (limit.rlim_cur as u64, limit.rlim_max as u64)
+    }
+}
+
+fn read_trimmed(path: impl AsRef<Path>) -> Option<String> {
+    std::fs::read_to_string(path)
+        .ok()
+        .map(|text| text.trim().to_owned())
+}
+
+fn env_number<T: std::str::FromStr>(name: &str) -> Option<T> {
+    std::env::var(name).ok()?.parse().ok()
+}
