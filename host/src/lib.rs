@@ -11,8 +11,11 @@
 //!   snapshots of the work tree around a turn; [`config`]: `config.toml`.
 //! - [`probe`]: the harness CLIs installed on this machine.
 //! - [`home`], [`redact`]: cinch's state directory; masking secrets.
+//! - [`store`]: persistence (SQLite); [`api`]: the HTTP server on the
+//!   engine and the store.
 //! - [`cli`]: the `cinch` command.
 
+pub mod api;
 pub mod checkpoint;
 pub mod cli;
 pub mod config;
@@ -27,4 +30,5 @@ pub mod reader;
 pub mod redact;
 pub mod replay;
 pub mod runtime;
+pub mod store;
 pub mod supervisor;

@@ -4,6 +4,7 @@ mod driver_test;
 mod drivers;
 mod run;
 mod scaffold;
+mod serve;
 mod turns;
 
 use std::path::PathBuf;
@@ -67,6 +68,18 @@ enum Command {
         /// The turn's id.
         turn: String,
     },
+    /// Serves the HTTP API: accounts, environments, code tasks, live events.
+    Serve(serve::ServeArgs),
+    /// Makes bearer tokens for the API.
+    Token {
+        #[command(subcommand)]
+        command: TokenCommand,
+    },
+    /// Manages the API's accounts.
+    Account {
+        #[command(subcommand)]
+        command: AccountCommand,
+    },
     /// Supervises one turn's CLI (started by cinch itself).
     #[command(hide = true)]
     Supervise {
@@ -86,6 +99,18 @@ enum DriverCommand {
         /// The component, built for wasm32-wasip2.
         file: PathBuf,
     },
+}
+
+#[derive(Debug, Subcommand)]
+enum TokenCommand {
+    /// Prints a new token for a member or an agent of an account.
+    Create(serve::TokenArgs),
+}
+
+#[derive(Debug, Subcommand)]
+enum AccountCommand {
+    /// Creates an account with its connected agent and an admin member; prints its id and the admin's token.
+    Create(serve::AccountArgs),
 }
 
 /// Runs the command line and returns the process's exit code.
@@ -131,13 +156,24 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Attach { turn, json } => run::attach(&engine()?, &turn, json),
         Command::Stop { turn } => turns::stop(&engine()?, &turn),
         Command::Log { turn, json } => turns::log(&engine()?, &turn, json),
+        Command::Serve(args) => serve::serve(args),
+        Command::Token {
+            command: TokenCommand::Create(args),
+        } => serve::token_create(args),
+        Command::Account {
+            command: AccountCommand::Create(args),
+        } => serve::account_create(args),
         Command::Supervise { .. } => unreachable!("handled before logging starts"),
     }
 }
 
 /// The engine of cinch's home, supervising turns with this very binary.
 fn engine() -> anyhow::Result<Engine> {
-    let home = Home::discover()?;
+    engine_in(Home::discover()?)
+}
+
+/// The engine of `home`, supervising turns with this very binary.
+fn engine_in(home: Home) -> anyhow::Result<Engine> {
     let runtime = Runtime::new(Some(home.component_cache_dir()), Limits::default())?;
     let program = std::env::current_exe()?;
     Engine::new(home, &runtime, program, std::env::vars().collect())

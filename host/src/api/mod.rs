@@ -1,0 +1,186 @@
+//! The HTTP server: axum routes under `/v1` (accounts, members, agents,
+//! environments, models) and `/api` (the code-task API and a run's live
+//! events), bearer auth, problem+json errors and the OpenAPI document
+//! generated from the handlers. It holds no process or git logic: turns go
+//! through the [`Engine`], diffs through [`crate::checkpoint`].
+//!
+//! `/v1` answers are enveloped as `{"data": ..., "meta": {"next_cursor": ...}}`;
+//! the code-task routes answer with the spec's bodies as they are.
+
+mod accounts;
+mod code_tasks;
+mod environments;
+mod extract;
+mod problem;
+mod runs;
+
+use std::sync::Arc;
+
+use axum::extract::DefaultBodyLimit;
+use serde::Serialize;
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use crate::engine::Engine;
+use crate::store::Store;
+
+pub use problem::{FieldError, Problem};
+
+/// Request bodies are at most this many bytes unless configured otherwise.
+pub const DEFAULT_BODY_LIMIT: usize = 1 << 20;
+
+/// What every handler shares.
+#[derive(Clone)]
+pub struct AppState {
+    store: Store,
+    engine: Arc<Engine>,
+    runs: Arc<runs::Runs>,
+}
+
+impl AppState {
+    /// The state of a server on `store` running turns with `engine`.
+    pub fn new(store: Store, engine: Engine) -> Self {
+        Self {
+            store,
+            engine: Arc::new(engine),
+            runs: Arc::new(runs::Runs::default()),
+        }
+    }
+}
+
+/// A `/v1` answer: the data and, for listings, where the next page starts.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct Envelope<T> {
+    /// The answer.
+    pub data: T,
+    /// About the answer.
+    pub meta: Meta,
+}
+
+/// About an answer.
+#[derive(Debug, Default, Serialize, utoipa::ToSchema)]
+pub struct Meta {
+    /// Pass as `cursor` to get the next page; null on the last.
+    pub next_cursor: Option<String>,
+}
+
+impl<T> Envelope<T> {
+    /// One object, or a listing without more pages.
+    pub fn of(data: T) -> axum::Json<Self> {
+        axum::Json(Self {
+            data,
+            meta: Meta::default(),
+        })
+    }
+
+    /// A page of a listing.
+    pub fn page(data: T, next_cursor: Option<String>) -> axum::Json<Self> {
+        axum::Json(Self {
+            data,
+            meta: Meta { next_cursor },
+        })
+    }
+}
+
+#[derive(utoipa::OpenApi)]
+#[openapi(
+    info(title = "cinch", description = "Coding-agent CLIs, one turn at a time, over HTTP."),
+    modifiers(&BearerAuth),
+    security(("bearer" = [])),
+    components(schemas(Problem, FieldError))
+)]
+struct ApiDoc;
+
+/// Declares the bearer scheme every route uses.
+struct BearerAuth;
+
+impl utoipa::Modify for BearerAuth {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
+        );
+    }
+}
+
+/// The routes and the OpenAPI document describing them.
+fn routes(state: AppState) -> (axum::Router, utoipa::openapi::OpenApi) {
+    use utoipa::OpenApi as _;
+    let (router, api) = OpenApiRouter::with_openapi(ApiDoc::openapi())
+        .routes(routes!(accounts::list_accounts))
+        .routes(routes!(accounts::list_members))
+        .routes(routes!(accounts::list_agents))
+        .routes(routes!(accounts::list_models))
+        .routes(routes!(
+            environments::create_environment,
+            environments::list_environments
+        ))
+        .routes(routes!(
+            environments::get_environment,
+            environments::update_environment,
+            environments::delete_environment
+        ))
+        .routes(routes!(code_tasks::start_task))
+        .routes(routes!(code_tasks::get_task))
+        .routes(routes!(code_tasks::cancel_task))
+        .routes(routes!(code_tasks::task_diff))
+        .routes(routes!(code_tasks::task_log))
+        .routes(routes!(runs::run_events))
+        .with_state(state)
+        .split_for_parts();
+    (router, api)
+}
+
+/// The whole application: the routes, `/openapi.json`, the body limit and
+/// problem answers for unknown routes and methods.
+fn app(state: AppState, body_limit: usize) -> axum::Router {
+    let (router, api) = routes(state);
+    let api = Arc::new(api);
+    router
+        // The document describes the API, not any account's data: it is public.
+        .route(
+            "/openapi.json",
+            axum::routing::get(move || {
+                let api = api.clone();
+                async move { axum::Json(api.as_ref().clone()) }
+            }),
+        )
+        .fallback(problem::no_route)
+        .method_not_allowed_fallback(problem::no_method)
+        .layer(DefaultBodyLimit::max(body_limit))
+}
+
+/// Serves `state` on `listener` until Ctrl-C or SIGTERM; live event streams
+/// end then, so that the shutdown does not wait on them.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    state: AppState,
+    body_limit: usize,
+) -> std::io::Result<()> {
+    let runs = state.runs.clone();
+    axum::serve(listener, app(state, body_limit))
+        .with_graceful_shutdown(async move {
+            shutdown_signal().await;
+            runs.close();
+        })
+        .await
+}
+
+async fn shutdown_signal() {
+    let mut terminate =
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(signal) => signal,
+            Err(error) => {
+                tracing::warn!("cannot watch SIGTERM: {error}");
+                let _ = tokio::signal::ctrl_c().await;
+                return;
+            }
+        };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = terminate.recv() => {}
+    }
+    tracing::info!("shutting down: running turns carry on under their supervisors");
+}

@@ -1,0 +1,137 @@
+//! Errors as `application/problem+json` (RFC 9457), with field errors.
+
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+
+use crate::store::StoreError;
+
+/// One field's complaint.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+pub struct FieldError {
+    /// The field, as the request named it (`repo`, `notes[1].name`, ...).
+    pub field: String,
+    /// What is wrong with it.
+    pub message: String,
+}
+
+impl FieldError {
+    /// A complaint about `field`.
+    pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+}
+
+/// An error answer.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct Problem {
+    /// What kind of problem: `urn:cinch:<code>`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// A short summary of the kind.
+    pub title: String,
+    /// The HTTP status.
+    pub status: u16,
+    /// What went wrong this time.
+    pub detail: String,
+    /// The fields at fault, when the request's content is.
+    pub errors: Vec<FieldError>,
+}
+
+impl Problem {
+    /// A problem of `status` with code `code` (the type's last part).
+    pub fn new(status: StatusCode, code: &str, detail: impl Into<String>) -> Self {
+        Self {
+            kind: format!("urn:cinch:{code}"),
+            title: status.canonical_reason().unwrap_or("Error").to_owned(),
+            status: status.as_u16(),
+            detail: detail.into(),
+            errors: Vec::new(),
+        }
+    }
+
+    /// 401: no token, or one that is not known.
+    pub fn unauthorized(detail: impl Into<String>) -> Self {
+        Self::new(StatusCode::UNAUTHORIZED, "unauthorized", detail)
+    }
+
+    /// 404: nothing there for this caller (another account's object included).
+    pub fn not_found(detail: impl Into<String>) -> Self {
+        Self::new(StatusCode::NOT_FOUND, "not_found", detail)
+    }
+
+    /// 409: the object is not in a state that allows the request.
+    pub fn conflict(detail: impl Into<String>) -> Self {
+        Self::new(StatusCode::CONFLICT, "conflict", detail)
+    }
+
+    /// 422 with the fields at fault.
+    pub fn invalid(errors: Vec<FieldError>) -> Self {
+        let detail = errors
+            .iter()
+            .map(|error| format!("{}: {}", error.field, error.message))
+            .collect::<Vec<_>>()
+            .join("; ");
+        Self {
+            errors,
+            ..Self::new(StatusCode::UNPROCESSABLE_ENTITY, "validation", detail)
+        }
+    }
+
+    /// 422 for one field.
+    pub fn invalid_field(field: &str, message: impl Into<String>) -> Self {
+        Self::invalid(vec![FieldError::new(field, message)])
+    }
+
+    /// 500; the cause is logged, not told.
+    pub fn internal(error: &dyn std::fmt::Display) -> Self {
+        tracing::error!("internal error: {error:#}");
+        Self::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            "the server failed; its log says why",
+        )
+    }
+}
+
+impl IntoResponse for Problem {
+    fn into_response(self) -> Response {
+        let status = StatusCode::from_u16(self.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let mut response = (status, axum::Json(self)).into_response();
+        response.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/problem+json"),
+        );
+        response
+    }
+}
+
+impl From<StoreError> for Problem {
+    fn from(error: StoreError) -> Self {
+        match error {
+            StoreError::Taken(message) => Self {
+                errors: vec![FieldError::new("name", message.clone())],
+                ..Self::conflict(message)
+            },
+            StoreError::Missing(message) => Self::not_found(message),
+            other => Self::internal(&other),
+        }
+    }
+}
+
+/// 404 for any path no route serves.
+pub async fn no_route() -> Problem {
+    Problem::not_found("no such route")
+}
+
+/// 405 for a method a route does not serve.
+pub async fn no_method() -> Problem {
+    Problem::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method_not_allowed",
+        "that method is not served on this route",
+    )
+}

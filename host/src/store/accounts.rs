@@ -1,0 +1,202 @@
+//! Accounts and who acts in them: members (people) and agents (execution
+//! identities, one of them the account's connected agent).
+
+use serde::Serialize;
+
+use super::{Page, Result, Store, StoreError, new_id, now, tokens};
+
+/// An account: everything else belongs to one.
+#[derive(Debug, Clone, Serialize, sqlx::FromRow, utoipa::ToSchema)]
+pub struct Account {
+    /// Its id.
+    pub id: String,
+    /// Its name.
+    pub name: String,
+    /// When it was created (RFC 3339).
+    pub created_at: String,
+}
+
+/// A person in an account.
+#[derive(Debug, Clone, Serialize, sqlx::FromRow, utoipa::ToSchema)]
+pub struct Member {
+    /// Its id.
+    pub id: String,
+    /// The account it belongs to.
+    pub account_id: String,
+    /// Its name, unique in the account.
+    pub name: String,
+    /// `admin` or `member`.
+    pub role: String,
+    /// When it was created (RFC 3339).
+    pub created_at: String,
+}
+
+/// An execution identity of an account, with its default harness, model,
+/// effort and environment.
+#[derive(Debug, Clone, Serialize, sqlx::FromRow, utoipa::ToSchema)]
+pub struct Agent {
+    /// Its id.
+    pub id: String,
+    /// The account it belongs to.
+    pub account_id: String,
+    /// Its name, unique in the account.
+    pub name: String,
+    /// Whether it is the account's connected agent (the default `created_by`).
+    pub connected: bool,
+    /// Whether it may run tasks.
+    pub enabled: bool,
+    /// Its default harness.
+    pub harness: Option<String>,
+    /// Its default model.
+    pub model: Option<String>,
+    /// Its pinned effort (applies to its own harness only).
+    pub effort: Option<String>,
+    /// Its default environment.
+    pub environment_id: Option<String>,
+    /// When it was created (RFC 3339).
+    pub created_at: String,
+}
+
+/// The name of the admin member every new account starts with.
+pub const ADMIN_MEMBER: &str = "admin";
+
+/// The name of the connected agent every new account starts with.
+pub const CONNECTED_AGENT: &str = "agent";
+
+impl Store {
+    /// On the first start (no account yet), creates the first account and
+    /// returns its admin's token; otherwise `None`.
+    pub async fn bootstrap(&self) -> Result<Option<String>> {
+        let (count,): (i64,) = sqlx::query_as("SELECT COUNT(*) FROM accounts")
+            .fetch_one(&self.pool)
+            .await?;
+        if count > 0 {
+            return Ok(None);
+        }
+        let (_, token) = self.create_account("default").await?;
+        Ok(Some(token))
+    }
+
+    /// Creates an account with its connected agent and an admin member, and
+    /// returns it with the admin's new token.
+    pub async fn create_account(&self, name: &str) -> Result<(Account, String)> {
+        let created_at = now();
+        let account = Account {
+            id: new_id("acc")?,
+            name: name.to_owned(),
+            created_at: created_at.clone(),
+        };
+        let mut tx = self.pool.begin().await?;
+        sqlx::query("INSERT INTO accounts (id, name, created_at) VALUES ($1, $2, $3)")
+            .bind(&account.id)
+            .bind(&account.name)
+            .bind(&created_at)
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query(
+            "INSERT INTO agents (id, account_id, name, connected, enabled, created_at) \
+             VALUES ($1, $2, $3, TRUE, TRUE, $4)",
+        )
+        .bind(new_id("agt")?)
+        .bind(&account.id)
+        .bind(CONNECTED_AGENT)
+        .bind(&created_at)
+        .execute(&mut *tx)
+        .await?;
+        let member_id = new_id("mem")?;
+        sqlx::query(
+            "INSERT INTO members (id, account_id, name, role, created_at) \
+             VALUES ($1, $2, $3, 'admin', $4)",
+        )
+        .bind(&member_id)
+        .bind(&account.id)
+        .bind(ADMIN_MEMBER)
+        .bind(&created_at)
+        .execute(&mut *tx)
+        .await?;
+        let token =
+            tokens::issue(&mut tx, &account.id, &tokens::TokenOwner::Member(member_id)).await?;
+        tx.commit().await?;
+        Ok((account, token))
+    }
+
+    /// The account with this id.
+    pub async fn account(&self, id: &str) -> Result<Option<Account>> {
+        Ok(
+            sqlx::query_as("SELECT id, name, created_at FROM accounts WHERE id = $1")
+                .bind(id)
+                .fetch_optional(&self.pool)
+                .await?,
+        )
+    }
+
+    /// The account named by `id_or_name`, or the only account when `None`.
+    pub async fn find_account(&self, id_or_name: Option<&str>) -> Result<Account> {
+        let rows: Vec<Account> = match id_or_name {
+            Some(key) => sqlx::query_as(
+                "SELECT id, name, created_at FROM accounts WHERE id = $1 OR name = $1 ORDER BY id",
+            )
+            .bind(key)
+            .fetch_all(&self.pool)
+            .await?,
+            None => {
+                sqlx::query_as("SELECT id, name, created_at FROM accounts ORDER BY id")
+                    .fetch_all(&self.pool)
+                    .await?
+            }
+        };
+        match (rows.len(), id_or_name) {
+            (1, _) => Ok(rows.into_iter().next().expect("one row")),
+            (0, Some(key)) => Err(StoreError::Missing(format!("no account is named {key}"))),
+            (0, None) => Err(StoreError::Missing(
+                "there is no account yet: start `cinch serve` once".into(),
+            )),
+            _ => Err(StoreError::Missing(format!(
+                "several accounts match; name one with --account: {}",
+                rows.iter()
+                    .map(|account| format!("{} ({})", account.name, account.id))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))),
+        }
+    }
+
+    /// A page of the account's members, oldest first, after `cursor`.
+    pub async fn members(
+        &self,
+        account_id: &str,
+        cursor: Option<&str>,
+        limit: u32,
+    ) -> Result<Page<Member>> {
+        let rows: Vec<Member> = sqlx::query_as(
+            "SELECT id, account_id, name, role, created_at FROM members \
+             WHERE account_id = $1 AND id > $2 ORDER BY id LIMIT $3",
+        )
+        .bind(account_id)
+        .bind(cursor.unwrap_or(""))
+        .bind(i64::from(limit) + 1)
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(Page::from_rows(rows, limit, |member| &member.id))
+    }
+
+    /// A page of the account's agents, oldest first, after `cursor`.
+    pub async fn agents(
+        &self,
+        account_id: &str,
+        cursor: Option<&str>,
+        limit: u32,
+    ) -> Result<Page<Agent>> {
+        let rows: Vec<Agent> = sqlx::query_as(
+            "SELECT id, account_id, name, connected, enabled, harness, model, effort, \
+             environment_id, created_at FROM agents \
+             WHERE account_id = $1 AND id > $2 ORDER BY id LIMIT $3",
+        )
+        .bind(account_id)
+        .bind(cursor.unwrap_or(""))
+        .bind(i64::from(limit) + 1)
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(Page::from_rows(rows, limit, |agent| &agent.id))
+    }
+}

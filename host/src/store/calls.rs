@@ -1,0 +1,83 @@
+//! Code-task calls: which turn a call of a run is, and whose it is.
+
+use super::{Result, Store, new_id, now};
+
+/// One code-task call: a turn of the engine, in a run, of an account.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct Call {
+    /// The call's id (the spec's `tool_call_id`).
+    pub call_id: String,
+    /// The run it belongs to.
+    pub run_id: String,
+    /// The engine's turn.
+    pub turn_id: String,
+    /// The account whose call it is.
+    pub account_id: String,
+    /// The environment it ran in.
+    pub environment_id: String,
+    /// When it started (RFC 3339).
+    pub created_at: String,
+}
+
+impl Store {
+    /// Records a call that has started as `turn_id`.
+    pub async fn create_call(
+        &self,
+        account_id: &str,
+        run_id: &str,
+        turn_id: &str,
+        environment_id: &str,
+    ) -> Result<Call> {
+        let call = Call {
+            call_id: new_id("call")?,
+            run_id: run_id.to_owned(),
+            turn_id: turn_id.to_owned(),
+            account_id: account_id.to_owned(),
+            environment_id: environment_id.to_owned(),
+            created_at: now(),
+        };
+        sqlx::query(
+            "INSERT INTO code_task_calls (call_id, run_id, turn_id, account_id, environment_id, \
+             created_at) VALUES ($1, $2, $3, $4, $5, $6)",
+        )
+        .bind(&call.call_id)
+        .bind(&call.run_id)
+        .bind(&call.turn_id)
+        .bind(&call.account_id)
+        .bind(&call.environment_id)
+        .bind(&call.created_at)
+        .execute(&self.pool)
+        .await?;
+        Ok(call)
+    }
+
+    /// The account's call `call_id` of run `run_id`.
+    pub async fn call(
+        &self,
+        account_id: &str,
+        run_id: &str,
+        call_id: &str,
+    ) -> Result<Option<Call>> {
+        Ok(sqlx::query_as(
+            "SELECT call_id, run_id, turn_id, account_id, environment_id, created_at \
+             FROM code_task_calls WHERE account_id = $1 AND run_id = $2 AND call_id = $3",
+        )
+        .bind(account_id)
+        .bind(run_id)
+        .bind(call_id)
+        .fetch_optional(&self.pool)
+        .await?)
+    }
+
+    /// Whether another account has used run id `run_id` (a run is one account's).
+    pub async fn run_taken_by_other(&self, account_id: &str, run_id: &str) -> Result<bool> {
+        let row: Option<(String,)> = sqlx::query_as(
+            "SELECT account_id FROM code_task_calls WHERE run_id = $1 AND account_id <> $2 LIMIT 1",
+        )
+        .bind(run_id)
+        .bind(account_id)
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(row.is_some())
+    }
+}

@@ -1,0 +1,233 @@
+//! Environments: a named repository source with its setup commands, its
+//! environment variables and its write-only secrets.
+
+use std::collections::BTreeMap;
+
+use super::{Page, Result, Store, StoreError, is_unique_violation, new_id, now};
+
+/// An environment as stored. Its secrets' values stay here: nothing that
+/// answers a client or writes a log reads them.
+#[derive(Debug, Clone)]
+pub struct Environment {
+    /// Its id.
+    pub id: String,
+    /// The account it belongs to.
+    pub account_id: String,
+    /// Its name, unique in the account (the code-task API's `repo`).
+    pub name: String,
+    /// A local path or a git URL to clone.
+    pub repository: String,
+    /// Commands run to set a workspace up, in order.
+    pub setup: Vec<String>,
+    /// Variables set for the harness.
+    pub env: BTreeMap<String, String>,
+    /// Secret variables set for the harness and masked in its output.
+    pub secrets: BTreeMap<String, String>,
+    /// When it was created (RFC 3339).
+    pub created_at: String,
+    /// When it last changed (RFC 3339).
+    pub updated_at: String,
+}
+
+/// A new environment's fields.
+#[derive(Debug, Clone)]
+pub struct NewEnvironment {
+    /// Its name.
+    pub name: String,
+    /// A local path or a git URL.
+    pub repository: String,
+    /// Setup commands.
+    pub setup: Vec<String>,
+    /// Variables.
+    pub env: BTreeMap<String, String>,
+    /// Secrets.
+    pub secrets: BTreeMap<String, String>,
+}
+
+/// Changes to an environment; `None` leaves a field as it is.
+#[derive(Debug, Clone, Default)]
+pub struct EnvironmentPatch {
+    /// A new name.
+    pub name: Option<String>,
+    /// A new repository.
+    pub repository: Option<String>,
+    /// New setup commands, replacing the old.
+    pub setup: Option<Vec<String>>,
+    /// New variables, replacing the old.
+    pub env: Option<BTreeMap<String, String>>,
+    /// Secrets to set (a value) or remove (`None`); the others stay, since
+    /// a client cannot read them back to send them again.
+    pub secrets: BTreeMap<String, Option<String>>,
+}
+
+type Row = (
+    String,
+    String,
+    String,
+    String,
+    String,
+    String,
+    String,
+    String,
+    String,
+);
+
+const COLUMNS: &str = "id, account_id, name, repository, setup_json, env_json, secrets_json, \
+                       created_at, updated_at";
+
+fn from_row(row: Row) -> Result<Environment> {
+    let (id, account_id, name, repository, setup, env, secrets, created_at, updated_at) = row;
+    Ok(Environment {
+        id,
+        account_id,
+        name,
+        repository,
+        setup: serde_json::from_str(&setup)?,
+        env: serde_json::from_str(&env)?,
+        secrets: serde_json::from_str(&secrets)?,
+        created_at,
+        updated_at,
+    })
+}
+
+fn taken(name: &str) -> StoreError {
+    StoreError::Taken(format!(
+        "the account already has an environment named {name}"
+    ))
+}
+
+impl Store {
+    /// Stores a new environment of `account_id`.
+    pub async fn create_environment(
+        &self,
+        account_id: &str,
+        new: NewEnvironment,
+    ) -> Result<Environment> {
+        let created_at = now();
+        let environment = Environment {
+            id: new_id("env")?,
+            account_id: account_id.to_owned(),
+            name: new.name,
+            repository: new.repository,
+            setup: new.setup,
+            env: new.env,
+            secrets: new.secrets,
+            created_at: created_at.clone(),
+            updated_at: created_at,
+        };
+        self.write_environment(&environment, true).await?;
+        Ok(environment)
+    }
+
+    /// Inserts `environment`, or updates the row with its id.
+    async fn write_environment(&self, environment: &Environment, insert: bool) -> Result<()> {
+        let statement = if insert {
+            "INSERT INTO environments (id, account_id, name, repository, setup_json, env_json, \
+             secrets_json, updated_at, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)"
+        } else {
+            "UPDATE environments SET name = $3, repository = $4, setup_json = $5, env_json = $6, \
+             secrets_json = $7, updated_at = $8 WHERE id = $1 AND account_id = $2"
+        };
+        sqlx::query(statement)
+            .bind(&environment.id)
+            .bind(&environment.account_id)
+            .bind(&environment.name)
+            .bind(&environment.repository)
+            .bind(serde_json::to_string(&environment.setup)?)
+            .bind(serde_json::to_string(&environment.env)?)
+            .bind(serde_json::to_string(&environment.secrets)?)
+            .bind(&environment.updated_at)
+            .execute(&self.pool)
+            .await
+            .map_err(|error| match is_unique_violation(&error) {
+                true => taken(&environment.name),
+                false => error.into(),
+            })?;
+        Ok(())
+    }
+
+    /// The account's environment with this id.
+    pub async fn environment(&self, account_id: &str, id: &str) -> Result<Option<Environment>> {
+        let row: Option<Row> = sqlx::query_as(&format!(
+            "SELECT {COLUMNS} FROM environments WHERE account_id = $1 AND id = $2"
+        ))
+        .bind(account_id)
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await?;
+        row.map(from_row).transpose()
+    }
+
+    /// A page of the account's environments, oldest first, after `cursor`.
+    pub async fn environments(
+        &self,
+        account_id: &str,
+        cursor: Option<&str>,
+        limit: u32,
+    ) -> Result<Page<Environment>> {
+        let rows: Vec<Row> = sqlx::query_as(&format!(
+            "SELECT {COLUMNS} FROM environments WHERE account_id = $1 AND id > $2 \
+             ORDER BY id LIMIT $3"
+        ))
+        .bind(account_id)
+        .bind(cursor.unwrap_or(""))
+        .bind(i64::from(limit) + 1)
+        .fetch_all(&self.pool)
+        .await?;
+        let rows = rows.into_iter().map(from_row).collect::<Result<Vec<_>>>()?;
+        Ok(Page::from_rows(rows, limit, |environment| &environment.id))
+    }
+
+    /// Every environment of the account, by name.
+    pub async fn environment_names(&self, account_id: &str) -> Result<Vec<(String, String)>> {
+        Ok(
+            sqlx::query_as("SELECT id, name FROM environments WHERE account_id = $1 ORDER BY name")
+                .bind(account_id)
+                .fetch_all(&self.pool)
+                .await?,
+        )
+    }
+
+    /// Applies `patch` to the account's environment `id`; `None` when there is none.
+    pub async fn update_environment(
+        &self,
+        account_id: &str,
+        id: &str,
+        patch: EnvironmentPatch,
+    ) -> Result<Option<Environment>> {
+        let Some(mut environment) = self.environment(account_id, id).await? else {
+            return Ok(None);
+        };
+        if let Some(name) = patch.name {
+            environment.name = name;
+        }
+        if let Some(repository) = patch.repository {
+            environment.repository = repository;
+        }
+        if let Some(setup) = patch.setup {
+            environment.setup = setup;
+        }
+        if let Some(env) = patch.env {
+            environment.env = env;
+        }
+        for (name, value) in patch.secrets {
+            match value {
+                Some(value) => environment.secrets.insert(name, value),
+                None => environment.secrets.remove(&name),
+            };
+        }
+        environment.updated_at = now();
+        self.write_environment(&environment, false).await?;
+        Ok(Some(environment))
+    }
+
+    /// Deletes the account's environment `id`; whether there was one.
+    pub async fn delete_environment(&self, account_id: &str, id: &str) -> Result<bool> {
+        let done = sqlx::query("DELETE FROM environments WHERE account_id = $1 AND id = $2")
+            .bind(account_id)
+            .bind(id)
+            .execute(&self.pool)
+            .await?;
+        Ok(done.rows_affected() > 0)
+    }
+}

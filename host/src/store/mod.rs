@@ -1,0 +1,165 @@
+//! Persistence: accounts, members, agents, tokens, environments and
+//! code-task calls in a SQLite file in cinch's home.
+//!
+//! The schema (`host/migrations/`) and every query are plain SQL with TEXT ids,
+//! TEXT timestamps and `$n` parameters, so that a Postgres pool can follow
+//! with the same statements.
+
+mod accounts;
+mod calls;
+mod environments;
+mod tokens;
+
+use std::path::Path;
+use std::str::FromStr as _;
+
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
+};
+
+pub use accounts::{Account, Agent, Member};
+pub use calls::Call;
+pub use environments::{Environment, EnvironmentPatch, NewEnvironment};
+pub use tokens::{Principal, TokenFor, TokenOwner};
+
+/// The database file's name in cinch's home.
+pub const DATABASE_FILE: &str = "cinch.db";
+
+/// What can go wrong in the store.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The database failed or refused a statement.
+    #[error("database: {0}")]
+    Database(#[from] sqlx::Error),
+    /// The schema could not be brought up to date.
+    #[error("migrating the database: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+    /// A name that must be unique in its account is taken.
+    #[error("{0}")]
+    Taken(String),
+    /// What a command named does not exist.
+    #[error("{0}")]
+    Missing(String),
+    /// A stored JSON column could not be read back.
+    #[error("a stored value is not valid JSON: {0}")]
+    Json(#[from] serde_json::Error),
+}
+
+/// The result of a store operation.
+pub type Result<T> = std::result::Result<T, StoreError>;
+
+/// The database: a pool of connections, migrated.
+#[derive(Clone)]
+pub struct Store {
+    pool: SqlitePool,
+}
+
+impl Store {
+    /// Opens (creating when missing) the SQLite file at `path` in WAL mode
+    /// and applies the migrations.
+    pub async fn open(path: &Path) -> Result<Self> {
+        let options = SqliteConnectOptions::from_str("sqlite:")?
+            .filename(path)
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            // In WAL mode NORMAL loses nothing when the process is killed (only
+            // on power loss), which is what an acknowledged write must survive.
+            .synchronous(SqliteSynchronous::Normal)
+            .foreign_keys(true);
+        let pool = SqlitePoolOptions::new()
+            .max_connections(8)
+            .connect_with(options)
+            .await?;
+        sqlx::migrate!("./migrations").run(&pool).await?;
+        Ok(Self { pool })
+    }
+}
+
+/// Now, as stored: RFC 3339 in UTC with milliseconds, so text order is time order.
+fn now() -> String {
+    let now = time::OffsetDateTime::now_utc();
+    format!(
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
+        now.year(),
+        u8::from(now.month()),
+        now.day(),
+        now.hour(),
+        now.minute(),
+        now.second(),
+        now.millisecond()
+    )
+}
+
+/// `n` random bytes from the operating system, as lowercase hex.
+fn random_hex(n: usize) -> std::io::Result<String> {
+    use std::io::Read as _;
+    let mut bytes = vec![0u8; n];
+    std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
+    Ok(bytes.iter().map(|byte| format!("{byte:02x}")).collect())
+}
+
+/// A new id: `prefix_`, then the time in milliseconds (so ids sort by
+/// creation, which cursor pagination relies on), then randomness.
+fn new_id(prefix: &str) -> Result<String> {
+    let millis = time::OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000_000;
+    let random = random_hex(8).map_err(|error| StoreError::Database(error.into()))?;
+    Ok(format!("{prefix}_{millis:012x}{random}"))
+}
+
+/// One page of a listing, oldest first, and where the next one starts.
+#[derive(Debug, Clone)]
+pub struct Page<T> {
+    /// The items.
+    pub items: Vec<T>,
+    /// The id to pass as the next page's cursor, when there are more.
+    pub next_cursor: Option<String>,
+}
+
+impl<T> Page<T> {
+    /// A page of `limit` items out of `rows` (fetched with one extra row to
+    /// tell whether there are more), its cursor the last item's id.
+    fn from_rows(mut rows: Vec<T>, limit: u32, id: impl Fn(&T) -> &str) -> Self {
+        let more = rows.len() > limit as usize;
+        rows.truncate(limit as usize);
+        let next_cursor = more
+            .then(|| rows.last().map(|row| id(row).to_owned()))
+            .flatten();
+        Self {
+            items: rows,
+            next_cursor,
+        }
+    }
+}
+
+/// Whether `error` is a unique constraint refusing a row.
+fn is_unique_violation(error: &sqlx::Error) -> bool {
+    matches!(error, sqlx::Error::Database(db) if db.is_unique_violation())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn opens_in_wal_mode_and_migrates_twice() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(DATABASE_FILE);
+        let store = Store::open(&path).await.unwrap();
+        let (mode,): (String,) = sqlx::query_as("PRAGMA journal_mode")
+            .fetch_one(&store.pool)
+            .await
+            .unwrap();
+        assert_eq!(mode, "wal");
+        drop(store);
+        Store::open(&path).await.unwrap();
+    }
+
+    #[test]
+    fn ids_sort_by_creation_and_times_by_text() {
+        let first = new_id("env").unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        let second = new_id("env").unwrap();
+        assert!(first < second && first.starts_with("env_"));
+        assert_eq!(now().len(), "2026-01-01T00:00:00.000Z".len());
+    }
+}

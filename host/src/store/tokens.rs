@@ -1,0 +1,172 @@
+//! Bearer tokens: handed out once, kept only as their SHA-256.
+
+use sha2::{Digest as _, Sha256};
+use sqlx::{Sqlite, Transaction};
+
+use super::{Result, Store, StoreError, new_id, now, random_hex};
+
+/// Who a token acts for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TokenOwner {
+    /// A member, by id.
+    Member(String),
+    /// An agent, by id.
+    Agent(String),
+}
+
+/// Who is calling: the account a token belongs to and its owner.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Principal {
+    /// The token's account.
+    pub account_id: String,
+    /// The member or agent it acts for.
+    pub owner: TokenOwner,
+}
+
+/// What a token is stored as: the hex SHA-256 of its text.
+fn hash(token: &str) -> String {
+    Sha256::digest(token.as_bytes())
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect()
+}
+
+/// Makes a token for `owner` in `account_id` inside `tx` and returns its text.
+pub(super) async fn issue(
+    tx: &mut Transaction<'_, Sqlite>,
+    account_id: &str,
+    owner: &TokenOwner,
+) -> Result<String> {
+    let token = format!(
+        "cinch_{}",
+        random_hex(32).map_err(|error| StoreError::Database(error.into()))?
+    );
+    let (member_id, agent_id) = match owner {
+        TokenOwner::Member(id) => (Some(id.as_str()), None),
+        TokenOwner::Agent(id) => (None, Some(id.as_str())),
+    };
+    sqlx::query(
+        "INSERT INTO tokens (hash, account_id, member_id, agent_id, created_at) \
+         VALUES ($1, $2, $3, $4, $5)",
+    )
+    .bind(hash(&token))
+    .bind(account_id)
+    .bind(member_id)
+    .bind(agent_id)
+    .bind(now())
+    .execute(&mut **tx)
+    .await?;
+    Ok(token)
+}
+
+/// Whom a new token is for, by name.
+#[derive(Debug, Clone)]
+pub enum TokenFor<'a> {
+    /// A member, created (role `member`) when the account has none of that name.
+    Member(&'a str),
+    /// An agent, created (enabled) when the account has none of that name.
+    Agent(&'a str),
+}
+
+impl Store {
+    /// A new token for a member or an agent of `account_id`.
+    pub async fn create_token(&self, account_id: &str, who: TokenFor<'_>) -> Result<String> {
+        let mut tx = self.pool.begin().await?;
+        let owner = match who {
+            TokenFor::Member(name) => {
+                sqlx::query(
+                    "INSERT INTO members (id, account_id, name, role, created_at) \
+                     VALUES ($1, $2, $3, 'member', $4) ON CONFLICT (account_id, name) DO NOTHING",
+                )
+                .bind(new_id("mem")?)
+                .bind(account_id)
+                .bind(name)
+                .bind(now())
+                .execute(&mut *tx)
+                .await?;
+                let (id,): (String,) =
+                    sqlx::query_as("SELECT id FROM members WHERE account_id = $1 AND name = $2")
+                        .bind(account_id)
+                        .bind(name)
+                        .fetch_one(&mut *tx)
+                        .await?;
+                TokenOwner::Member(id)
+            }
+            TokenFor::Agent(name) => {
+                sqlx::query(
+                    "INSERT INTO agents (id, account_id, name, connected, enabled, created_at) \
+                     VALUES ($1, $2, $3, FALSE, TRUE, $4) ON CONFLICT (account_id, name) DO NOTHING",
+                )
+                .bind(new_id("agt")?)
+                .bind(account_id)
+                .bind(name)
+                .bind(now())
+                .execute(&mut *tx)
+                .await?;
+                let (id,): (String,) =
+                    sqlx::query_as("SELECT id FROM agents WHERE account_id = $1 AND name = $2")
+                        .bind(account_id)
+                        .bind(name)
+                        .fetch_one(&mut *tx)
+                        .await?;
+                TokenOwner::Agent(id)
+            }
+        };
+        let token = issue(&mut tx, account_id, &owner).await?;
+        tx.commit().await?;
+        Ok(token)
+    }
+
+    /// Who `token` acts for, when it is a token of this store.
+    pub async fn authenticate(&self, token: &str) -> Result<Option<Principal>> {
+        let row: Option<(String, Option<String>, Option<String>)> =
+            sqlx::query_as("SELECT account_id, member_id, agent_id FROM tokens WHERE hash = $1")
+                .bind(hash(token))
+                .fetch_optional(&self.pool)
+                .await?;
+        Ok(row.and_then(|(account_id, member, agent)| {
+            let owner = match (member, agent) {
+                (Some(member), None) => TokenOwner::Member(member),
+                (None, Some(agent)) => TokenOwner::Agent(agent),
+                _ => return None,
+            };
+            Some(Principal { account_id, owner })
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn tokens_are_stored_hashed_and_authenticate_their_owner() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("t.db")).await.unwrap();
+        let token = store.bootstrap().await.unwrap().unwrap();
+        assert!(store.bootstrap().await.unwrap().is_none());
+        let principal = store.authenticate(&token).await.unwrap().unwrap();
+        assert!(matches!(principal.owner, TokenOwner::Member(_)));
+        assert!(store.authenticate("cinch_nope").await.unwrap().is_none());
+        let stored: Vec<(String,)> = sqlx::query_as("SELECT hash FROM tokens")
+            .fetch_all(&store.pool)
+            .await
+            .unwrap();
+        assert_eq!(stored, [(hash(&token),)]);
+
+        let agent = store
+            .create_token(&principal.account_id, TokenFor::Agent("ci"))
+            .await
+            .unwrap();
+        let again = store
+            .create_token(&principal.account_id, TokenFor::Agent("ci"))
+            .await
+            .unwrap();
+        let (first, second) = (
+            store.authenticate(&agent).await.unwrap().unwrap(),
+            store.authenticate(&again).await.unwrap().unwrap(),
+        );
+        assert_eq!(first, second);
+        assert!(matches!(first.owner, TokenOwner::Agent(_)));
+    }
+}
