@@ -6,6 +6,10 @@
 //!
 //! [secrets]
 //! OPENAI_API_KEY = "sk-…"  # given to every harness, masked wherever cinch shows text
+//!
+//! [serve]                  # `cinch serve`; its flags and CINCH_* variables win
+//! listen = "127.0.0.1:7700"
+//! max_turns = 4
 //! ```
 
 use std::collections::BTreeMap;
@@ -24,6 +28,29 @@ pub struct Config {
     /// Secrets set in every harness's environment and masked in output.
     #[serde(default)]
     pub secrets: BTreeMap<String, String>,
+    /// `cinch serve`'s settings.
+    #[serde(default)]
+    pub serve: ServeConfig,
+}
+
+/// `cinch serve`'s settings in the file; each is optional.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServeConfig {
+    /// The address to listen on.
+    pub listen: Option<String>,
+    /// The database: a SQLite file's path or `sqlite:` URL.
+    pub database: Option<String>,
+    /// The largest request body, in bytes.
+    pub body_limit: Option<usize>,
+    /// Turns running at once, at most.
+    pub max_turns: Option<usize>,
+    /// Seconds between a waiting session's attempts to get a slot.
+    pub retry_seconds: Option<u64>,
+    /// Minutes a session waits for a slot before it is closed.
+    pub wait_limit_minutes: Option<u64>,
+    /// Minutes one turn may run, 1 to 60.
+    pub turn_timeout_minutes: Option<u64>,
 }
 
 /// Settings of one harness.

@@ -11,8 +11,10 @@
 //!   snapshots of the work tree around a turn; [`config`]: `config.toml`.
 //! - [`probe`]: the harness CLIs installed on this machine.
 //! - [`home`], [`redact`]: cinch's state directory; masking secrets.
-//! - [`store`]: persistence (SQLite); [`api`]: the HTTP server on the
-//!   engine and the store.
+//! - [`store`]: persistence (SQLite); [`sessions`]: tasks and sessions on
+//!   the engine (workspaces, capacity, live events); [`api`]: the HTTP
+//!   server on them.
+//! - [`web`]: the browser app, embedded.
 //! - [`cli`]: the `cinch` command.
 
 pub mod api;
@@ -30,5 +32,7 @@ pub mod reader;
 pub mod redact;
 pub mod replay;
 pub mod runtime;
+pub mod sessions;
 pub mod store;
 pub mod supervisor;
+pub mod web;

@@ -26,6 +26,11 @@ impl Redactor {
         Self { secrets }
     }
 
+    /// This redactor masking `more` secrets as well.
+    pub fn with(self, more: &[String]) -> Self {
+        Self::new(self.secrets.into_iter().chain(more.iter().cloned()))
+    }
+
     /// `text` with every secret masked.
     pub fn redact(&self, text: &str) -> String {
         let mut text = text.to_owned();

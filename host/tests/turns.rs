@@ -109,6 +109,8 @@ impl World {
             session_id: None,
             timeout: Duration::from_secs(60),
             run: None,
+            env: Default::default(),
+            secrets: Vec::new(),
         }
     }
 }
@@ -491,7 +493,7 @@ fn another_process_can_attach_and_both_see_one_result() {
         ..Script::default()
     });
     let first = world.engine().start(world.request("hi")).unwrap();
-    let second = world.engine().attach(first.id()).unwrap();
+    let second = world.engine().attach(first.id(), &[]).unwrap();
     let (lines_first, _, result_first) = run_to_end(first);
     let (lines_second, _, result_second) = run_to_end(second);
     assert_eq!(lines_first, lines_second);

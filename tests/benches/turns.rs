@@ -845,6 +845,8 @@ fn request(repo: &Path) -> TurnRequest {
         session_id: None,
         timeout: Duration::from_secs(10 * 60),
         run: None,
+        env: Default::default(),
+        secrets: Vec::new(),
     }
 }
 

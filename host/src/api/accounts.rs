@@ -58,7 +58,7 @@ pub async fn list_members(
     path = "/v1/accounts/{account}/agents",
     params(("account" = String, Path, description = "The account"), PageParams),
     responses(
-        (status = 200, body = Envelope<Vec<Agent>>),
+        (status = 200, body = Envelope<Vec<AgentView>>),
         (status = 401, body = Problem, content_type = "application/problem+json"),
         (status = 404, body = Problem, content_type = "application/problem+json"),
     ),
@@ -69,16 +69,57 @@ pub async fn list_agents(
     caller: Caller,
     Path(account): Path<String>,
     Query(page): Query<PageParams>,
-) -> Result<axum::Json<Envelope<Vec<Agent>>>, Problem> {
+) -> Result<axum::Json<Envelope<Vec<AgentView>>>, Problem> {
     caller.account(&account)?;
     let page = app
         .store
         .agents(&account, page.cursor.as_deref(), page.limit()?)
         .await?;
-    Ok(Envelope::page(page.items, page.next_cursor))
+    let homes: Vec<_> = page
+        .items
+        .iter()
+        .map(|agent| app.conductor.agent_home(&agent.id))
+        .collect();
+    let sizes = tokio::task::spawn_blocking(move || {
+        homes.iter().map(|home| tree_size(home)).collect::<Vec<_>>()
+    })
+    .await
+    .map_err(|error| Problem::internal(&error))?;
+    let agents = page
+        .items
+        .into_iter()
+        .zip(sizes)
+        .map(|(agent, home_bytes)| AgentView { agent, home_bytes })
+        .collect();
+    Ok(Envelope::page(agents, page.next_cursor))
 }
 
-/// One harness's models and efforts, as its driver declares them.
+/// An agent with the size of its home directory.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct AgentView {
+    /// The agent.
+    #[serde(flatten)]
+    pub agent: Agent,
+    /// Bytes in its home directory (its harnesses' `HOME`: their logins and
+    /// session state); 0 before its first session.
+    pub home_bytes: u64,
+}
+
+/// The bytes of the files under `dir`, not following links.
+fn tree_size(dir: &std::path::Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .filter_map(Result::ok)
+        .map(|entry| match entry.file_type() {
+            Ok(kind) if kind.is_dir() => tree_size(&entry.path()),
+            Ok(kind) if kind.is_file() => entry.metadata().map_or(0, |meta| meta.len()),
+            _ => 0,
+        })
+        .sum()
+}
+
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct HarnessModels {
     /// The harness, as a request's `harness` names it.

@@ -13,10 +13,10 @@ use serde::{Deserialize, Serialize};
 use super::AppState;
 use super::extract::{Caller, Fields, JsonObject, Query};
 use super::problem::Problem;
-use super::runs::{CallRef, LiveState};
 use crate::engine::brief::Note;
 use crate::engine::result::TurnResult;
 use crate::engine::{TurnRequest, is_valid_session_id};
+use crate::sessions::live::{CallRef, LiveState};
 use crate::store::{Call, Environment};
 
 /// A code task to start.
@@ -364,6 +364,13 @@ pub async fn start_task(
         session_id: request.session_id,
         timeout: Duration::from_secs(request.timeout_minutes.unwrap_or(30) as u64 * 60),
         run: Some(run.clone()),
+        env: environment
+            .env
+            .iter()
+            .chain(&environment.secrets)
+            .map(|(name, value)| (name.clone(), value.clone()))
+            .collect(),
+        secrets: environment.secrets.values().cloned().collect(),
     };
     let engine = app.engine.clone();
     let turn = blocking(move || engine.start(turn_request))
@@ -393,7 +400,8 @@ pub async fn start_task(
             },
             turn,
         )
-        .map_err(|error| Problem::internal(&error))?;
+        .await
+        .map_err(|error| Problem::internal(&format!("{error:#}")))?;
     if params.wait {
         // The turn carries on if the client goes away; only this answer waits.
         live.wait_for(|state| state.outcome.is_some())
@@ -449,7 +457,7 @@ async fn live_state(app: &AppState, call: &Call) -> Result<LiveState, Problem> {
     }
     let engine = app.engine.clone();
     let turn_id = call.turn_id.clone();
-    let turn = blocking(move || engine.attach(&turn_id))
+    let turn = blocking(move || engine.attach(&turn_id, &[]))
         .await?
         .map_err(|_| Problem::not_found("that task's turn is gone from cinch's home"))?;
     let mut live = app
@@ -462,7 +470,8 @@ async fn live_state(app: &AppState, call: &Call) -> Result<LiveState, Problem> {
             },
             turn,
         )
-        .map_err(|error| Problem::internal(&error))?;
+        .await
+        .map_err(|error| Problem::internal(&format!("{error:#}")))?;
     // A finished turn's result is read back at once; a running one answers as running.
     let _ = tokio::time::timeout(
         Duration::from_secs(2),

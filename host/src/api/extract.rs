@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 
 use axum::extract::rejection::JsonRejection;
 use axum::extract::{FromRequest, FromRequestParts, Request};
-use axum::http::StatusCode;
 use axum::http::request::Parts;
+use axum::http::{HeaderMap, StatusCode};
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
@@ -33,21 +33,25 @@ impl FromRequestParts<AppState> for Caller {
     type Rejection = Problem;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Problem> {
-        let header = parts
-            .headers
-            .get(axum::http::header::AUTHORIZATION)
-            .ok_or_else(|| Problem::unauthorized("send Authorization: Bearer <token>"))?;
-        let token = header
-            .to_str()
-            .ok()
-            .and_then(|value| value.strip_prefix("Bearer "))
-            .map(str::trim)
-            .filter(|token| !token.is_empty())
-            .ok_or_else(|| Problem::unauthorized("send Authorization: Bearer <token>"))?;
-        match state.store.authenticate(token).await? {
-            Some(principal) => Ok(Self(principal)),
-            None => Err(Problem::unauthorized("that token is not valid")),
-        }
+        principal(state, &parts.headers).await.map(Self)
+    }
+}
+
+/// Who `Authorization: Bearer <token>` in `headers` names.
+pub async fn principal(state: &AppState, headers: &HeaderMap) -> Result<Principal, Problem> {
+    let header = headers
+        .get(axum::http::header::AUTHORIZATION)
+        .ok_or_else(|| Problem::unauthorized("send Authorization: Bearer <token>"))?;
+    let token = header
+        .to_str()
+        .ok()
+        .and_then(|value| value.strip_prefix("Bearer "))
+        .map(str::trim)
+        .filter(|token| !token.is_empty())
+        .ok_or_else(|| Problem::unauthorized("send Authorization: Bearer <token>"))?;
+    match state.store.authenticate(token).await? {
+        Some(principal) => Ok(principal),
+        None => Err(Problem::unauthorized("that token is not valid")),
     }
 }
 
@@ -158,6 +162,28 @@ impl Fields {
             Value::String(text) => Some(text.trim().to_owned()),
             _ => {
                 self.complain(field, "must be a string");
+                None
+            }
+        }
+    }
+
+    /// An optional string kept as sent (inline content: whitespace matters).
+    pub fn raw_string(&mut self, field: &str) -> Option<String> {
+        match self.take(field)? {
+            Value::String(text) => Some(text),
+            _ => {
+                self.complain(field, "must be a string");
+                None
+            }
+        }
+    }
+
+    /// An optional boolean.
+    pub fn boolean(&mut self, field: &str) -> Option<bool> {
+        match self.take(field)? {
+            Value::Bool(value) => Some(value),
+            _ => {
+                self.complain(field, "must be true or false");
                 None
             }
         }

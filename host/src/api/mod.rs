@@ -1,7 +1,8 @@
 //! The HTTP server: axum routes under `/v1` (accounts, members, agents,
-//! environments, models) and `/api` (the code-task API and a run's live
+//! environments, models, tasks, sessions, messages, attachments) and `/api` (the code-task API and a run's live
 //! events), bearer auth, problem+json errors and the OpenAPI document
-//! generated from the handlers. It holds no process or git logic: turns go
+//! generated from the handlers, `Idempotency-Key` on POST. It holds no
+//! process or git logic: sessions go through the [`Conductor`], code tasks
 //! through the [`Engine`], diffs through [`crate::checkpoint`].
 //!
 //! `/v1` answers are enveloped as `{"data": ..., "meta": {"next_cursor": ...}}`;
@@ -11,8 +12,11 @@ mod accounts;
 mod code_tasks;
 mod environments;
 mod extract;
+mod idempotency;
 mod problem;
 mod runs;
+pub mod sessions;
+pub mod tasks;
 
 use std::sync::Arc;
 
@@ -23,6 +27,8 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::engine::Engine;
+use crate::sessions::Conductor;
+use crate::sessions::live::Runs;
 use crate::store::Store;
 
 pub use problem::{FieldError, Problem};
@@ -35,16 +41,28 @@ pub const DEFAULT_BODY_LIMIT: usize = 1 << 20;
 pub struct AppState {
     store: Store,
     engine: Arc<Engine>,
-    runs: Arc<runs::Runs>,
+    runs: Arc<Runs>,
+    conductor: Arc<Conductor>,
+    body_limit: usize,
 }
 
 impl AppState {
-    /// The state of a server on `store` running turns with `engine`.
-    pub fn new(store: Store, engine: Engine) -> Self {
+    /// The state of a server on `store`, running turns with `engine` and
+    /// sessions with `conductor`, following turns in `runs`; request bodies
+    /// are at most `body_limit` bytes.
+    pub fn new(
+        store: Store,
+        engine: Arc<Engine>,
+        runs: Arc<Runs>,
+        conductor: Arc<Conductor>,
+        body_limit: usize,
+    ) -> Self {
         Self {
             store,
-            engine: Arc::new(engine),
-            runs: Arc::new(runs::Runs::default()),
+            engine,
+            runs,
+            conductor,
+            body_limit,
         }
     }
 }
@@ -122,6 +140,15 @@ fn routes(state: AppState) -> (axum::Router, utoipa::openapi::OpenApi) {
             environments::update_environment,
             environments::delete_environment
         ))
+        .routes(routes!(tasks::create_task, tasks::list_tasks))
+        .routes(routes!(tasks::get_task))
+        .routes(routes!(tasks::create_attachment, tasks::list_attachments))
+        .routes(routes!(tasks::attachment_contents))
+        .routes(routes!(sessions::create_session, sessions::list_sessions))
+        .routes(routes!(sessions::get_session, sessions::update_session))
+        .routes(routes!(sessions::abort_session))
+        .routes(routes!(sessions::post_message, sessions::list_messages))
+        .routes(routes!(sessions::session_events))
         .routes(routes!(code_tasks::start_task))
         .routes(routes!(code_tasks::get_task))
         .routes(routes!(code_tasks::cancel_task))
@@ -135,8 +162,9 @@ fn routes(state: AppState) -> (axum::Router, utoipa::openapi::OpenApi) {
 
 /// The whole application: the routes, `/openapi.json`, the body limit and
 /// problem answers for unknown routes and methods.
-fn app(state: AppState, body_limit: usize) -> axum::Router {
-    let (router, api) = routes(state);
+fn app(state: AppState) -> axum::Router {
+    let body_limit = state.body_limit;
+    let (router, api) = routes(state.clone());
     let api = Arc::new(api);
     router
         // The document describes the API, not any account's data: it is public.
@@ -147,20 +175,21 @@ fn app(state: AppState, body_limit: usize) -> axum::Router {
                 async move { axum::Json(api.as_ref().clone()) }
             }),
         )
+        .merge(crate::web::router())
         .fallback(problem::no_route)
         .method_not_allowed_fallback(problem::no_method)
+        .layer(axum::middleware::from_fn_with_state(
+            state,
+            idempotency::layer,
+        ))
         .layer(DefaultBodyLimit::max(body_limit))
 }
 
 /// Serves `state` on `listener` until Ctrl-C or SIGTERM; live event streams
 /// end then, so that the shutdown does not wait on them.
-pub async fn serve(
-    listener: tokio::net::TcpListener,
-    state: AppState,
-    body_limit: usize,
-) -> std::io::Result<()> {
+pub async fn serve(listener: tokio::net::TcpListener, state: AppState) -> std::io::Result<()> {
     let runs = state.runs.clone();
-    axum::serve(listener, app(state, body_limit))
+    axum::serve(listener, app(state))
         .with_graceful_shutdown(async move {
             shutdown_signal().await;
             runs.close();

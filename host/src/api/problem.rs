@@ -4,6 +4,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 
+use crate::sessions::SessionError;
 use crate::store::StoreError;
 
 /// One field's complaint.
@@ -118,6 +119,18 @@ impl From<StoreError> for Problem {
             },
             StoreError::Missing(message) => Self::not_found(message),
             other => Self::internal(&other),
+        }
+    }
+}
+
+impl From<SessionError> for Problem {
+    fn from(error: SessionError) -> Self {
+        match error {
+            SessionError::Invalid { field, message } => Self::invalid_field(&field, message),
+            SessionError::NotFound(message) => Self::not_found(message),
+            SessionError::Conflict(message) => Self::conflict(message),
+            SessionError::Store(error) => error.into(),
+            SessionError::Internal(error) => Self::internal(&format!("{error:#}")),
         }
     }
 }

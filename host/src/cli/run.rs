@@ -81,13 +81,15 @@ pub fn run(engine: &Engine, args: Args) -> anyhow::Result<ExitCode> {
         session_id: args.session,
         timeout: Duration::from_secs(args.timeout_minutes * 60),
         run: None,
+        env: Default::default(),
+        secrets: Vec::new(),
     })?;
     watch(turn, args.json)
 }
 
 /// Follows turn `id` to its end.
 pub fn attach(engine: &Engine, id: &str, json: bool) -> anyhow::Result<ExitCode> {
-    watch(engine.attach(id)?, json)
+    watch(engine.attach(id, &[])?, json)
 }
 
 /// Shows the turn's progress live, then its result; Ctrl-C cancels it.

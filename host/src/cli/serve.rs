@@ -3,27 +3,49 @@
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::Context as _;
 
 use crate::api::{AppState, DEFAULT_BODY_LIMIT};
+use crate::config::Config;
 use crate::home::Home;
+use crate::sessions::live::Runs;
+use crate::sessions::{Conductor, Settings};
 use crate::store::{DATABASE_FILE, Store, TokenFor};
 
 /// Where the first start writes the admin's token, in the home.
 const ADMIN_TOKEN_FILE: &str = "admin-token";
 
+/// `cinch serve`'s options: each from its flag, else its `CINCH_*`
+/// variable, else `[serve]` in the home's config.toml, else the default.
 #[derive(Debug, clap::Args)]
 pub struct ServeArgs {
-    /// The address to listen on.
-    #[arg(long, default_value = "127.0.0.1:7700")]
-    listen: SocketAddr,
+    /// The address to listen on [default: 127.0.0.1:7700].
+    #[arg(long, env = "CINCH_LISTEN")]
+    listen: Option<SocketAddr>,
     /// cinch's home (default: $CINCH_HOME, else ~/.cinch).
     #[arg(long)]
     home: Option<PathBuf>,
-    /// The largest request body, in bytes.
-    #[arg(long, default_value_t = DEFAULT_BODY_LIMIT)]
-    body_limit: usize,
+    /// The database: a SQLite file's path or `sqlite:` URL [default: cinch.db in the home].
+    #[arg(long, env = "CINCH_DATABASE")]
+    database: Option<String>,
+    /// The largest request body, in bytes [default: 1 MiB].
+    #[arg(long, env = "CINCH_BODY_LIMIT")]
+    body_limit: Option<usize>,
+    /// Turns running at once, at most; past it sessions wait [default: 4].
+    #[arg(long, env = "CINCH_MAX_TURNS")]
+    max_turns: Option<usize>,
+    /// Seconds between a waiting session's attempts to get a slot [default: 5].
+    #[arg(long, env = "CINCH_RETRY_SECONDS")]
+    retry_seconds: Option<u64>,
+    /// Minutes a session waits for a slot before it is closed [default: 65].
+    #[arg(long, env = "CINCH_WAIT_LIMIT_MINUTES")]
+    wait_limit_minutes: Option<u64>,
+    /// Minutes one turn may run, 1 to 60 [default: 30].
+    #[arg(long, env = "CINCH_TURN_TIMEOUT_MINUTES")]
+    turn_timeout_minutes: Option<u64>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -66,10 +88,28 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 }
 
 async fn open_store(home: &Home) -> anyhow::Result<Store> {
-    let path = home.root().join(DATABASE_FILE);
-    Store::open(&path)
+    open_database(&home.root().join(DATABASE_FILE)).await
+}
+
+async fn open_database(path: &Path) -> anyhow::Result<Store> {
+    Store::open(path)
         .await
         .with_context(|| format!("opening {}", path.display()))
+}
+
+/// The SQLite file a `--database` value names.
+fn database_path(value: &str) -> anyhow::Result<PathBuf> {
+    if value.starts_with("postgres://") || value.starts_with("postgresql://") {
+        anyhow::bail!(
+            "database: Postgres is not supported yet; use a SQLite file (a path or sqlite:PATH)"
+        );
+    }
+    let path = value
+        .strip_prefix("sqlite://")
+        .or_else(|| value.strip_prefix("sqlite:"))
+        .unwrap_or(value);
+    anyhow::ensure!(!path.is_empty(), "database: give a SQLite file's path");
+    Ok(PathBuf::from(path))
 }
 
 /// Writes the admin's token where only its owner can read it.
@@ -89,9 +129,56 @@ fn write_admin_token(path: &Path, token: &str) -> anyhow::Result<()> {
 /// Serves the API until Ctrl-C or SIGTERM.
 pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let home = home(args.home)?;
-    let engine = super::engine_in(home.clone())?;
+    let file = Config::load(&home.root().join("config.toml"))?.serve;
+    let listen = match (args.listen, &file.listen) {
+        (Some(listen), _) => listen,
+        (None, Some(text)) => text.parse().with_context(|| {
+            format!("[serve] listen = {text:?} in config.toml is not an address")
+        })?,
+        (None, None) => SocketAddr::from(([127, 0, 0, 1], 7700)),
+    };
+    let database = match args.database.or(file.database) {
+        Some(value) => database_path(&value)?,
+        None => home.root().join(DATABASE_FILE),
+    };
+    let body_limit = args
+        .body_limit
+        .or(file.body_limit)
+        .unwrap_or(DEFAULT_BODY_LIMIT);
+    let defaults = Settings::default();
+    let turn_timeout_minutes = args.turn_timeout_minutes.or(file.turn_timeout_minutes);
+    if let Some(minutes) = turn_timeout_minutes {
+        anyhow::ensure!(
+            (1..=60).contains(&minutes),
+            "turn timeout: 1 to 60 minutes, not {minutes}"
+        );
+    }
+    let settings = Settings {
+        max_turns: args
+            .max_turns
+            .or(file.max_turns)
+            .unwrap_or(defaults.max_turns)
+            .max(1),
+        retry_interval: args
+            .retry_seconds
+            .or(file.retry_seconds)
+            .map_or(defaults.retry_interval, |seconds| {
+                Duration::from_secs(seconds.max(1))
+            }),
+        wait_limit: args
+            .wait_limit_minutes
+            .or(file.wait_limit_minutes)
+            .map_or(defaults.wait_limit, |minutes| {
+                Duration::from_secs(minutes * 60)
+            }),
+        turn_timeout: turn_timeout_minutes.map_or(defaults.turn_timeout, |minutes| {
+            Duration::from_secs(minutes * 60)
+        }),
+        ..defaults
+    };
+    let engine = Arc::new(super::engine_in(home.clone())?);
     runtime()?.block_on(async {
-        let store = open_store(&home).await?;
+        let store = open_database(&database).await?;
         if let Some(token) = store.bootstrap().await? {
             let path = home.root().join(ADMIN_TOKEN_FILE);
             write_admin_token(&path, &token)?;
@@ -102,11 +189,26 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
                 path.display()
             );
         }
-        let listener = tokio::net::TcpListener::bind(args.listen)
+        let runs = Arc::new(Runs::new(store.clone()));
+        let conductor = Conductor::new(
+            store.clone(),
+            engine.clone(),
+            runs.clone(),
+            home.clone(),
+            settings,
+            std::env::vars().collect(),
+        );
+        conductor
+            .recover()
             .await
-            .with_context(|| format!("listening on {}", args.listen))?;
+            .context("picking up the sessions that were running")?;
+        tokio::spawn(conductor.clone().run_background());
+        let listener = tokio::net::TcpListener::bind(listen)
+            .await
+            .with_context(|| format!("listening on {listen}"))?;
         eprintln!("cinch: serving on http://{}", listener.local_addr()?);
-        crate::api::serve(listener, AppState::new(store, engine), args.body_limit).await?;
+        let state = AppState::new(store, engine, runs, conductor, body_limit);
+        crate::api::serve(listener, state).await?;
         Ok(ExitCode::SUCCESS)
     })
 }

@@ -85,6 +85,12 @@ pub struct TurnRequest {
     pub timeout: Duration,
     /// The run it belongs to; a new turn's own id when none.
     pub run: Option<String>,
+    /// Variables set for the harness on top of cinch's own environment
+    /// (`HOME`, an environment's variables and secrets); never written to disk.
+    pub env: BTreeMap<String, String>,
+    /// Values masked in everything the turn shows, besides the configured
+    /// secrets and the harness's credentials.
+    pub secrets: Vec<String>,
 }
 
 /// What `cinch check` reports of one harness.
@@ -303,7 +309,9 @@ impl Engine {
                 .or_else(|| info.default_effort.clone()),
             session_id: request.session_id.clone(),
         })?;
-        let env = harness::environment(self.base_env(), &self.config, &run, &turn_id, &command);
+        let mut base_env = self.base_env();
+        base_env.extend(request.env.clone());
+        let env = harness::environment(base_env, &self.config, &run, &turn_id, &command);
         let home_dir = env.get("HOME").map(PathBuf::from);
         if harness::credential(info, &env, home_dir.as_deref()) == Credential::None {
             bail!("harness.no_credential: {}", no_credential(info));
@@ -334,16 +342,17 @@ impl Engine {
         };
         write_json(&turn.launch(), &launch)?;
         self.spawn_supervisor(&turn, &env)?;
-        let redactor = harness::redactor(info, &self.config, &env);
+        let redactor = harness::redactor(info, &self.config, &env).with(&request.secrets);
         self.follow(turn, launch, driver, redactor)
     }
 
-    /// Follows a turn that is running (or has ended) from another process.
-    pub fn attach(&self, turn_id: &str) -> anyhow::Result<Turn> {
+    /// Follows a turn that is running (or has ended) from another process,
+    /// masking `secrets` besides the configured ones.
+    pub fn attach(&self, turn_id: &str, secrets: &[String]) -> anyhow::Result<Turn> {
         let (turn, launch) = TurnDir::find(&self.home, turn_id)?;
         let driver = self.registry.get(&launch.harness)?;
         let env = self.base_env();
-        let redactor = harness::redactor(driver.info(), &self.config, &env);
+        let redactor = harness::redactor(driver.info(), &self.config, &env).with(secrets);
         self.follow(turn, launch, driver, redactor)
     }
 

@@ -1,13 +1,20 @@
-//! Persistence: accounts, members, agents, tokens, environments and
-//! code-task calls in a SQLite file in cinch's home.
+//! Persistence: accounts, members, agents, tokens, environments, tasks,
+//! sessions, messages, attachments, code-task calls, runs' events and
+//! idempotency keys, in a SQLite file in cinch's home.
 //!
 //! The schema (`host/migrations/`) and every query are plain SQL with TEXT ids,
 //! TEXT timestamps and `$n` parameters, so that a Postgres pool can follow
 //! with the same statements.
 
 mod accounts;
+mod attachments;
 mod calls;
 mod environments;
+mod events;
+mod idempotency;
+mod messages;
+mod sessions;
+mod tasks;
 mod tokens;
 
 use std::path::Path;
@@ -18,8 +25,14 @@ use sqlx::sqlite::{
 };
 
 pub use accounts::{Account, Agent, Member};
+pub use attachments::{Attachment, NewAttachment};
 pub use calls::Call;
 pub use environments::{Environment, EnvironmentPatch, NewEnvironment};
+pub use events::StoredEvent;
+pub use idempotency::KeyState;
+pub use messages::{Direction, Message};
+pub use sessions::{NewSession, Session};
+pub use tasks::{NewTask, Task};
 pub use tokens::{Principal, TokenFor, TokenOwner};
 
 /// The database file's name in cinch's home.
@@ -76,17 +89,21 @@ impl Store {
 }
 
 /// Now, as stored: RFC 3339 in UTC with milliseconds, so text order is time order.
-fn now() -> String {
-    let now = time::OffsetDateTime::now_utc();
+pub fn now() -> String {
+    format_time(time::OffsetDateTime::now_utc())
+}
+
+/// `at` as stored.
+fn format_time(at: time::OffsetDateTime) -> String {
     format!(
         "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
-        now.year(),
-        u8::from(now.month()),
-        now.day(),
-        now.hour(),
-        now.minute(),
-        now.second(),
-        now.millisecond()
+        at.year(),
+        u8::from(at.month()),
+        at.day(),
+        at.hour(),
+        at.minute(),
+        at.second(),
+        at.millisecond()
     )
 }
 

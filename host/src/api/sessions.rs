@@ -1,0 +1,324 @@
+//! Sessions of a task, their messages, abort, close and live events.
+
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::IntoResponse;
+use serde::Deserialize;
+
+use super::extract::{Caller, Fields, JsonObject, PageParams, Query};
+use super::problem::Problem;
+use super::{AppState, Envelope};
+use crate::sessions::SessionSpec;
+use crate::store::{Direction, Message, Session};
+
+/// A session to start under the task: `title`, `prompt`, `environment_id`,
+/// `branch_name`, `base_branch`, `auto_commit`; all optional. Its harness,
+/// model and effort come from the task's agent's current settings.
+#[derive(Debug, utoipa::ToSchema)]
+pub struct SessionCreate {
+    /// Its title (default: the task's).
+    pub title: Option<String>,
+    /// Its first message.
+    pub prompt: Option<String>,
+    /// Its environment (default: the task's).
+    pub environment_id: Option<String>,
+    /// Its branch (default: `cinch/<session id>`).
+    pub branch_name: Option<String>,
+    /// The branch to start from (default: the repository's HEAD).
+    pub base_branch: Option<String>,
+    /// Commit what each turn changed on the branch.
+    pub auto_commit: Option<bool>,
+}
+
+type SessionPath = Path<(String, String, String)>;
+
+/// The task's sessions, oldest first.
+#[utoipa::path(
+    get,
+    path = "/v1/accounts/{account}/tasks/{task}/sessions",
+    params(("account" = String, Path, description = "The account"), ("task" = String, Path, description = "The task"), PageParams),
+    responses(
+        (status = 200, body = Envelope<Vec<Session>>),
+        (status = 401, body = Problem, content_type = "application/problem+json"),
+        (status = 404, body = Problem, content_type = "application/problem+json"),
+    ),
+    tag = "sessions"
+)]
+pub async fn list_sessions(
+    State(app): State<AppState>,
+    caller: Caller,
+    Path((account, task)): Path<(String, String)>,
+    Query(page): Query<PageParams>,
+) -> Result<axum::Json<Envelope<Vec<Session>>>, Problem> {
+    caller.account(&account)?;
+    let task = app.conductor.task(&account, &task).await?;
+    let page = app
+        .store
+        .sessions(&account, &task.id, page.cursor.as_deref(), page.limit()?)
+        .await?;
+    Ok(Envelope::page(page.items, page.next_cursor))
+}
+
+/// Starts another session under the task (a separate attempt or branch).
+#[utoipa::path(
+    post,
+    path = "/v1/accounts/{account}/tasks/{task}/sessions",
+    params(("account" = String, Path, description = "The account"), ("task" = String, Path, description = "The task"),
+        ("Idempotency-Key" = Option<String>, Header, description = "Replays the first answer for the same key and body")),
+    request_body = SessionCreate,
+    responses(
+        (status = 201, body = Envelope<Session>),
+        (status = 401, body = Problem, content_type = "application/problem+json"),
+        (status = 404, body = Problem, content_type = "application/problem+json"),
+        (status = 422, body = Problem, content_type = "application/problem+json"),
+    ),
+    tag = "sessions"
+)]
+pub async fn create_session(
+    State(app): State<AppState>,
+    caller: Caller,
+    Path((account, task)): Path<(String, String)>,
+    body: JsonObject,
+) -> Result<(StatusCode, axum::Json<Envelope<Session>>), Problem> {
+    caller.account(&account)?;
+    let mut fields = Fields::new(body);
+    let title = fields.string("title");
+    let prompt = fields.string("prompt");
+    let environment_id = fields.string("environment_id");
+    let branch_name = fields.string("branch_name");
+    let base_branch = fields.string("base_branch");
+    let auto_commit = fields.boolean("auto_commit");
+    for refused in ["harness", "model", "effort"] {
+        if fields.has(refused) {
+            fields.string(refused);
+            fields.complain(
+                refused,
+                "a session under an existing task runs with its agent's current settings; set it when creating the task",
+            );
+        }
+    }
+    fields.finish()?;
+    let spec = SessionSpec {
+        title,
+        prompt,
+        environment_id,
+        branch_name,
+        base_branch,
+        auto_commit: auto_commit.unwrap_or(false),
+    };
+    let session = app.conductor.create_session(&account, &task, spec).await?;
+    Ok((StatusCode::CREATED, Envelope::of(session)))
+}
+
+/// One session.
+#[utoipa::path(
+    get,
+    path = "/v1/accounts/{account}/tasks/{task}/sessions/{session}",
+    params(("account" = String, Path, description = "The account"), ("task" = String, Path, description = "The task"),
+        ("session" = String, Path, description = "The session")),
+    responses(
+        (status = 200, body = Envelope<Session>),
+        (status = 401, body = Problem, content_type = "application/problem+json"),
+        (status = 404, body = Problem, content_type = "application/problem+json"),
+    ),
+    tag = "sessions"
+)]
+pub async fn get_session(
+    State(app): State<AppState>,
+    caller: Caller,
+    Path((account, task, session)): SessionPath,
+) -> Result<axum::Json<Envelope<Session>>, Problem> {
+    caller.account(&account)?;
+    Ok(Envelope::of(
+        app.conductor.session(&account, &task, &session).await?,
+    ))
+}
+
+/// Closes the session: `{"status": "closed"}` is the one change there is.
+#[utoipa::path(
+    patch,
+    path = "/v1/accounts/{account}/tasks/{task}/sessions/{session}",
+    params(("account" = String, Path, description = "The account"), ("task" = String, Path, description = "The task"),
+        ("session" = String, Path, description = "The session")),
+    request_body(content = Object, description = r#"{"status": "closed"}"#),
+    responses(
+        (status = 200, body = Envelope<Session>),
+        (status = 401, body = Problem, content_type = "application/problem+json"),
+        (status = 404, body = Problem, content_type = "application/problem+json"),
+        (status = 422, body = Problem, content_type = "application/problem+json"),
+    ),
+    tag = "sessions"
+)]
+pub async fn update_session(
+    State(app): State<AppState>,
+    caller: Caller,
+    Path((account, task, session)): SessionPath,
+    body: JsonObject,
+) -> Result<axum::Json<Envelope<Session>>, Problem> {
+    caller.account(&account)?;
+    let mut fields = Fields::new(body);
+    let status = fields.required_string("status", r#""closed""#);
+    if let Some(status) = &status
+        && status != "closed"
+    {
+        fields.complain(
+            "status",
+            r#"only "closed" can be set; post a message to resume a session"#,
+        );
+    }
+    fields.finish()?;
+    Ok(Envelope::of(
+        app.conductor.close(&account, &task, &session).await?,
+    ))
+}
+
+/// Interrupts the running turn (it ends `cancelled`) or the wait for a
+/// slot, without closing the session; 409 when there is nothing to abort.
+#[utoipa::path(
+    post,
+    path = "/v1/accounts/{account}/tasks/{task}/sessions/{session}/abort",
+    params(("account" = String, Path, description = "The account"), ("task" = String, Path, description = "The task"),
+        ("session" = String, Path, description = "The session")),
+    responses(
+        (status = 202, body = Envelope<Session>),
+        (status = 401, body = Problem, content_type = "application/problem+json"),
+        (status = 404, body = Problem, content_type = "application/problem+json"),
+        (status = 409, body = Problem, content_type = "application/problem+json"),
+    ),
+    tag = "sessions"
+)]
+pub async fn abort_session(
+    State(app): State<AppState>,
+    caller: Caller,
+    Path((account, task, session)): SessionPath,
+) -> Result<(StatusCode, axum::Json<Envelope<Session>>), Problem> {
+    caller.account(&account)?;
+    let session = app.conductor.abort(&account, &task, &session).await?;
+    Ok((StatusCode::ACCEPTED, Envelope::of(session)))
+}
+
+/// Which way and where a page of messages runs.
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct MessageParams {
+    /// `asc` (oldest first, the default) or `desc` (newest first); the
+    /// cursor walks the same way.
+    pub direction: Option<String>,
+}
+
+/// The session's messages, oldest first (or newest first with
+/// `direction=desc`); queued ones have `sequence: null`.
+#[utoipa::path(
+    get,
+    path = "/v1/accounts/{account}/tasks/{task}/sessions/{session}/messages",
+    params(("account" = String, Path, description = "The account"), ("task" = String, Path, description = "The task"),
+        ("session" = String, Path, description = "The session"), MessageParams, PageParams),
+    responses(
+        (status = 200, body = Envelope<Vec<Message>>),
+        (status = 401, body = Problem, content_type = "application/problem+json"),
+        (status = 404, body = Problem, content_type = "application/problem+json"),
+        (status = 422, body = Problem, content_type = "application/problem+json"),
+    ),
+    tag = "sessions"
+)]
+pub async fn list_messages(
+    State(app): State<AppState>,
+    caller: Caller,
+    Path((account, task, session)): SessionPath,
+    Query(params): Query<MessageParams>,
+    Query(page): Query<PageParams>,
+) -> Result<axum::Json<Envelope<Vec<Message>>>, Problem> {
+    caller.account(&account)?;
+    let direction = match params.direction.as_deref() {
+        None | Some("asc") => Direction::Asc,
+        Some("desc") => Direction::Desc,
+        Some(other) => {
+            return Err(Problem::invalid_field(
+                "direction",
+                format!("direction is asc or desc, not {other}"),
+            ));
+        }
+    };
+    let limit = page.limit()?;
+    let session = app.conductor.session(&account, &task, &session).await?;
+    let page = app
+        .store
+        .messages(
+            &account,
+            &session.id,
+            direction,
+            page.cursor.as_deref(),
+            limit,
+        )
+        .await?;
+    Ok(Envelope::page(page.items, page.next_cursor))
+}
+
+/// A message to the agent.
+#[derive(Debug, utoipa::ToSchema)]
+pub struct MessageCreate {
+    /// What to tell it.
+    pub message: String,
+}
+
+/// Sends a message: it is queued (sequence null) and delivered to the
+/// session's next turn; an idle or closed session resumes.
+#[utoipa::path(
+    post,
+    path = "/v1/accounts/{account}/tasks/{task}/sessions/{session}/messages",
+    params(("account" = String, Path, description = "The account"), ("task" = String, Path, description = "The task"),
+        ("session" = String, Path, description = "The session"),
+        ("Idempotency-Key" = Option<String>, Header, description = "Replays the first answer for the same key and body")),
+    request_body = MessageCreate,
+    responses(
+        (status = 201, body = Envelope<Message>),
+        (status = 401, body = Problem, content_type = "application/problem+json"),
+        (status = 404, body = Problem, content_type = "application/problem+json"),
+        (status = 422, body = Problem, content_type = "application/problem+json"),
+    ),
+    tag = "sessions"
+)]
+pub async fn post_message(
+    State(app): State<AppState>,
+    caller: Caller,
+    Path((account, task, session)): SessionPath,
+    body: JsonObject,
+) -> Result<(StatusCode, axum::Json<Envelope<Message>>), Problem> {
+    caller.account(&account)?;
+    let mut fields = Fields::new(body);
+    let message = fields.required_string("message", "the text to send the agent");
+    fields.finish()?;
+    let message = message.expect("checked by finish");
+    let message = app
+        .conductor
+        .post_message(&account, &task, &session, &message)
+        .await?;
+    Ok((StatusCode::CREATED, Envelope::of(message)))
+}
+
+/// The session's live events: `session.updated`, `message.created`,
+/// `message.updated`, `tool.progress` and `tool.ended`, each with its number
+/// as `id`; `Last-Event-ID` resumes after that number, across restarts.
+#[utoipa::path(
+    get,
+    path = "/v1/accounts/{account}/tasks/{task}/sessions/{session}/events",
+    params(("account" = String, Path, description = "The account"), ("task" = String, Path, description = "The task"),
+        ("session" = String, Path, description = "The session"),
+        ("Last-Event-ID" = Option<u64>, Header, description = "Resume after this event")),
+    responses(
+        (status = 200, description = "An event stream", content_type = "text/event-stream", body = String),
+        (status = 401, body = Problem, content_type = "application/problem+json"),
+        (status = 404, body = Problem, content_type = "application/problem+json"),
+    ),
+    tag = "sessions"
+)]
+pub async fn session_events(
+    State(app): State<AppState>,
+    caller: Caller,
+    Path((account, task, session)): SessionPath,
+    headers: HeaderMap,
+) -> Result<impl IntoResponse, Problem> {
+    caller.account(&account)?;
+    let session = app.conductor.session(&account, &task, &session).await?;
+    super::runs::stream(&app, &account, &session.id, &headers).await
+}

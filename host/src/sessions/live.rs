@@ -1,0 +1,274 @@
+//! Turns the server follows and each run's live events. A turn's progress
+//! becomes `tool.progress` events of its run; sessions add their status and
+//! message changes. Events are numbered per run and stored, so a stream
+//! resumes with `Last-Event-ID`, across restarts too.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::sync::{mpsc, watch};
+
+use crate::engine::Turn;
+use crate::engine::events::{Next, TurnEventKind};
+use crate::engine::result::TurnResult;
+use crate::store::Store;
+
+/// At most this many lines go in one `tool.progress` event (the spec's poll cap).
+const LINES_PER_EVENT: usize = 60;
+
+/// What the server knows of a turn it follows.
+#[derive(Debug, Clone, Default)]
+pub struct LiveState {
+    /// The harness session, once reported.
+    pub session_id: Option<String>,
+    /// The result once the turn has ended, or why it could not be had.
+    pub outcome: Option<Result<Arc<TurnResult>, String>>,
+}
+
+/// One event of a run.
+#[derive(Debug, Clone)]
+pub struct RunEvent {
+    /// Its number in the run, from 1.
+    pub seq: u64,
+    /// Its SSE event name.
+    pub name: String,
+    /// Its data.
+    pub data: Value,
+}
+
+/// An event on its way to the database.
+struct Pending {
+    account_id: String,
+    run_id: String,
+    event: RunEvent,
+}
+
+/// A run's events, with the newest number watched by its streams.
+pub struct RunEvents {
+    account_id: String,
+    run_id: String,
+    events: Mutex<Vec<RunEvent>>,
+    latest: watch::Sender<u64>,
+    writer: mpsc::UnboundedSender<Pending>,
+}
+
+impl RunEvents {
+    fn lock(&self) -> MutexGuard<'_, Vec<RunEvent>> {
+        self.events
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Adds an event, numbered next, and stores it.
+    pub fn publish(&self, name: &str, data: Value) {
+        let mut events = self.lock();
+        let seq = events.last().map_or(0, |event| event.seq) + 1;
+        let event = RunEvent {
+            seq,
+            name: name.to_owned(),
+            data,
+        };
+        events.push(event.clone());
+        // Sent under the lock so the writer stores events in their order.
+        let _ = self.writer.send(Pending {
+            account_id: self.account_id.clone(),
+            run_id: self.run_id.clone(),
+            event,
+        });
+        drop(events);
+        self.latest.send_replace(seq);
+    }
+
+    /// The events after number `seq`.
+    pub fn after(&self, seq: u64) -> Vec<RunEvent> {
+        let events = self.lock();
+        let start = events.partition_point(|event| event.seq <= seq);
+        events[start..].to_vec()
+    }
+
+    /// The newest event's number, watched.
+    pub fn latest(&self) -> watch::Receiver<u64> {
+        self.latest.subscribe()
+    }
+}
+
+/// Which call of which run a followed turn is.
+#[derive(Debug, Clone)]
+pub struct CallRef {
+    /// The account.
+    pub account_id: String,
+    /// The run.
+    pub run_id: String,
+    /// The call.
+    pub call_id: String,
+}
+
+/// The turns the server follows, by turn id, and the runs' events, by
+/// account and run.
+pub struct Runs {
+    store: Store,
+    turns: Mutex<HashMap<String, watch::Sender<LiveState>>>,
+    runs: tokio::sync::Mutex<HashMap<(String, String), Arc<RunEvents>>>,
+    writer: mpsc::UnboundedSender<Pending>,
+    closing: watch::Sender<bool>,
+}
+
+/// Locks a map, carrying on past a panic elsewhere (the maps stay consistent:
+/// every change is one insert).
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl Runs {
+    /// Runs whose events are stored in `store`. Must be called inside a
+    /// Tokio runtime: a task writes the events.
+    pub fn new(store: Store) -> Self {
+        let (writer, queue) = mpsc::unbounded_channel();
+        tokio::spawn(store_events(store.clone(), queue));
+        Self {
+            store,
+            turns: Mutex::default(),
+            runs: tokio::sync::Mutex::default(),
+            writer,
+            closing: watch::Sender::new(false),
+        }
+    }
+
+    /// The run's events, read back from the database the first time.
+    pub async fn events(&self, account_id: &str, run_id: &str) -> anyhow::Result<Arc<RunEvents>> {
+        let key = (account_id.to_owned(), run_id.to_owned());
+        let mut runs = self.runs.lock().await;
+        if let Some(events) = runs.get(&key) {
+            return Ok(events.clone());
+        }
+        let stored = self
+            .store
+            .events(account_id, run_id)
+            .await?
+            .into_iter()
+            .map(|event| RunEvent {
+                seq: event.seq as u64,
+                name: event.name,
+                data: serde_json::from_str(&event.data).unwrap_or(Value::Null),
+            })
+            .collect::<Vec<_>>();
+        let latest = stored.last().map_or(0, |event| event.seq);
+        let events = Arc::new(RunEvents {
+            account_id: account_id.to_owned(),
+            run_id: run_id.to_owned(),
+            events: Mutex::new(stored),
+            latest: watch::Sender::new(latest),
+            writer: self.writer.clone(),
+        });
+        runs.insert(key, events.clone());
+        Ok(events)
+    }
+
+    /// The state of a followed turn, watched; `None` when it is not followed.
+    pub fn watch(&self, turn_id: &str) -> Option<watch::Receiver<LiveState>> {
+        lock(&self.turns).get(turn_id).map(watch::Sender::subscribe)
+    }
+
+    /// Follows `turn` on a thread of its own: its progress goes to its run's
+    /// events, its session and result to its live state.
+    pub async fn follow(
+        &self,
+        call: CallRef,
+        turn: Turn,
+    ) -> anyhow::Result<watch::Receiver<LiveState>> {
+        let events = self.events(&call.account_id, &call.run_id).await?;
+        let state = watch::Sender::new(LiveState::default());
+        let receiver = state.subscribe();
+        lock(&self.turns).insert(turn.id().to_owned(), state.clone());
+        std::thread::Builder::new()
+            .name(format!("follow-{}", turn.id()))
+            .spawn(move || pump(&call, turn, &state, &events))?;
+        Ok(receiver)
+    }
+
+    /// Whether the server is shutting down, watched.
+    pub fn closing(&self) -> watch::Receiver<bool> {
+        self.closing.subscribe()
+    }
+
+    /// Ends every live event stream (the server is shutting down).
+    pub fn close(&self) {
+        self.closing.send_replace(true);
+    }
+}
+
+/// Stores events in the order they were published.
+async fn store_events(store: Store, mut queue: mpsc::UnboundedReceiver<Pending>) {
+    while let Some(pending) = queue.recv().await {
+        let event = &pending.event;
+        if let Err(error) = store
+            .append_event(
+                &pending.account_id,
+                &pending.run_id,
+                event.seq as i64,
+                &event.name,
+                &event.data.to_string(),
+            )
+            .await
+        {
+            tracing::error!(run = %pending.run_id, seq = event.seq, "storing an event: {error}");
+        }
+    }
+}
+
+/// Moves a turn's events to its run until it ends, then records its result.
+fn pump(call: &CallRef, turn: Turn, state: &watch::Sender<LiveState>, events: &RunEvents) {
+    let mut subscription = turn.subscribe();
+    let mut session_id: Option<String> = None;
+    loop {
+        let batch = match subscription.next(Duration::from_secs(1)) {
+            Next::Events(batch) => batch,
+            Next::Idle => continue,
+            Next::Closed => break,
+        };
+        let mut lines = Vec::new();
+        for event in batch {
+            match event.kind {
+                TurnEventKind::Progress { line } => lines.push(line),
+                TurnEventKind::Session { session_id: id } => {
+                    session_id = Some(id.clone());
+                    state.send_modify(|state| state.session_id = Some(id));
+                }
+                TurnEventKind::Ended { .. } => {}
+            }
+        }
+        for chunk in lines.chunks(LINES_PER_EVENT) {
+            events.publish(
+                "tool.progress",
+                json!({
+                    "run_id": call.run_id,
+                    "tool_call_id": call.call_id,
+                    "lines": chunk,
+                    "session_id": session_id,
+                }),
+            );
+        }
+    }
+    let outcome = turn.wait().map(Arc::new).map_err(|error| {
+        tracing::error!(call = %call.call_id, "the turn failed to finish: {error:#}");
+        format!("{error:#}")
+    });
+    let status = match &outcome {
+        Ok(result) => result.status.as_str(),
+        Err(_) => "error",
+    };
+    events.publish(
+        "tool.ended",
+        json!({
+            "run_id": call.run_id,
+            "tool_call_id": call.call_id,
+            "status": status,
+            "session_id": outcome.as_ref().ok().and_then(|result| result.session_id.clone()).or(session_id),
+        }),
+    );
+    state.send_modify(|state| state.outcome = Some(outcome));
+}

@@ -1,0 +1,118 @@
+//! A task's attachments: context for its agent, as MCP resources.
+
+use serde::Serialize;
+
+use super::{Result, Store, new_id, now};
+
+/// An attachment as stored.
+#[derive(Debug, Clone, Serialize, sqlx::FromRow, utoipa::ToSchema)]
+pub struct Attachment {
+    /// Its id.
+    pub id: String,
+    /// Its task.
+    pub task_id: String,
+    /// Its name.
+    pub name: String,
+    /// Where its content came from (a reference; never fetched).
+    pub uri: Option<String>,
+    /// Its content's media type.
+    #[serde(rename = "mimeType")]
+    pub mime_type: Option<String>,
+    /// Inline text content.
+    #[serde(skip)]
+    pub text: Option<String>,
+    /// Base64 content.
+    #[serde(skip)]
+    pub blob: Option<String>,
+    /// `ready` when its content is available, `failed` when not.
+    pub status: String,
+    /// Why it failed.
+    pub error: Option<String>,
+    /// When it was created (RFC 3339).
+    pub created_at: String,
+}
+
+/// What a new attachment is made of.
+#[derive(Debug, Clone)]
+pub struct NewAttachment {
+    /// Its name.
+    pub name: String,
+    /// Its source.
+    pub uri: Option<String>,
+    /// Its media type.
+    pub mime_type: Option<String>,
+    /// Inline text.
+    pub text: Option<String>,
+    /// Base64 content.
+    pub blob: Option<String>,
+    /// Why its content could not be had, when it could not.
+    pub error: Option<String>,
+}
+
+const COLUMNS: &str = "id, task_id, name, uri, mime_type, text, blob, status, error, created_at";
+
+impl Store {
+    /// Stores an attachment of the task: `ready`, or `failed` with its error.
+    pub async fn create_attachment(
+        &self,
+        account_id: &str,
+        task_id: &str,
+        new: NewAttachment,
+    ) -> Result<Attachment> {
+        let id = new_id("att")?;
+        let status = if new.error.is_some() {
+            "failed"
+        } else {
+            "ready"
+        };
+        sqlx::query(
+            "INSERT INTO attachments (id, account_id, task_id, name, uri, mime_type, text, blob, \
+             status, error, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+        )
+        .bind(&id)
+        .bind(account_id)
+        .bind(task_id)
+        .bind(&new.name)
+        .bind(&new.uri)
+        .bind(&new.mime_type)
+        .bind(&new.text)
+        .bind(&new.blob)
+        .bind(status)
+        .bind(&new.error)
+        .bind(now())
+        .execute(&self.pool)
+        .await?;
+        Ok(self
+            .attachment(account_id, task_id, &id)
+            .await?
+            .expect("the attachment was just stored"))
+    }
+
+    /// The task's attachment `id`.
+    pub async fn attachment(
+        &self,
+        account_id: &str,
+        task_id: &str,
+        id: &str,
+    ) -> Result<Option<Attachment>> {
+        Ok(sqlx::query_as(&format!(
+            "SELECT {COLUMNS} FROM attachments WHERE account_id = $1 AND task_id = $2 AND id = $3"
+        ))
+        .bind(account_id)
+        .bind(task_id)
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await?)
+    }
+
+    /// Every attachment of the task, oldest first.
+    pub async fn attachments(&self, account_id: &str, task_id: &str) -> Result<Vec<Attachment>> {
+        Ok(sqlx::query_as(&format!(
+            "SELECT {COLUMNS} FROM attachments WHERE account_id = $1 AND task_id = $2 ORDER BY id"
+        ))
+        .bind(account_id)
+        .bind(task_id)
+        .fetch_all(&self.pool)
+        .await?)
+    }
+}

@@ -1,0 +1,128 @@
+//! Idempotency keys: a POST sent again with the same key gets the first answer.
+
+use super::{Result, Store, is_unique_violation, now};
+
+/// What a key says about a request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KeyState {
+    /// The key is new: it is now held for this request.
+    Claimed,
+    /// The first request with this key has answered; here is its answer.
+    Answered {
+        /// Its status code.
+        status: u16,
+        /// Its content type.
+        content_type: Option<String>,
+        /// Its body.
+        body: Vec<u8>,
+    },
+    /// The first request with this key is still running.
+    InFlight,
+    /// The key was used with another request.
+    Mismatch,
+}
+
+/// Keys are kept this long before a sweep may forget them.
+pub const KEY_LIFETIME_HOURS: i64 = 48;
+
+impl Store {
+    /// Claims `key` for a request with `fingerprint`, or tells what it already holds.
+    pub async fn claim_key(
+        &self,
+        account_id: &str,
+        key: &str,
+        fingerprint: &str,
+    ) -> Result<KeyState> {
+        let inserted = sqlx::query(
+            "INSERT INTO idempotency_keys (account_id, key, fingerprint, created_at) \
+             VALUES ($1, $2, $3, $4)",
+        )
+        .bind(account_id)
+        .bind(key)
+        .bind(fingerprint)
+        .bind(now())
+        .execute(&self.pool)
+        .await;
+        match inserted {
+            Ok(_) => return Ok(KeyState::Claimed),
+            Err(error) if is_unique_violation(&error) => {}
+            Err(error) => return Err(error.into()),
+        }
+        let (stored, status, content_type, body): (
+            String,
+            Option<i64>,
+            Option<String>,
+            Option<Vec<u8>>,
+        ) = sqlx::query_as(
+            "SELECT fingerprint, status, content_type, body FROM idempotency_keys \
+                 WHERE account_id = $1 AND key = $2",
+        )
+        .bind(account_id)
+        .bind(key)
+        .fetch_one(&self.pool)
+        .await?;
+        Ok(match status {
+            _ if stored != fingerprint => KeyState::Mismatch,
+            None => KeyState::InFlight,
+            Some(status) => KeyState::Answered {
+                status: status as u16,
+                content_type,
+                body: body.unwrap_or_default(),
+            },
+        })
+    }
+
+    /// Records the answer to the request holding `key`.
+    pub async fn answer_key(
+        &self,
+        account_id: &str,
+        key: &str,
+        status: u16,
+        content_type: Option<&str>,
+        body: &[u8],
+    ) -> Result<()> {
+        sqlx::query(
+            "UPDATE idempotency_keys SET status = $3, content_type = $4, body = $5 \
+             WHERE account_id = $1 AND key = $2",
+        )
+        .bind(account_id)
+        .bind(key)
+        .bind(i64::from(status))
+        .bind(content_type)
+        .bind(body)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    /// Lets go of `key` without an answer (the request failed on the
+    /// server's side), so that a retry runs again.
+    pub async fn release_key(&self, account_id: &str, key: &str) -> Result<()> {
+        sqlx::query("DELETE FROM idempotency_keys WHERE account_id = $1 AND key = $2")
+            .bind(account_id)
+            .bind(key)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// Lets go of every key without an answer: at start no request is in
+    /// flight, so these were held by a process that was killed.
+    pub async fn release_unanswered_keys(&self) -> Result<()> {
+        sqlx::query("DELETE FROM idempotency_keys WHERE status IS NULL")
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// Forgets keys older than [`KEY_LIFETIME_HOURS`].
+    pub async fn sweep_keys(&self) -> Result<u64> {
+        let cutoff = time::OffsetDateTime::now_utc() - time::Duration::hours(KEY_LIFETIME_HOURS);
+        let cutoff = super::format_time(cutoff);
+        let done = sqlx::query("DELETE FROM idempotency_keys WHERE created_at < $1")
+            .bind(cutoff)
+            .execute(&self.pool)
+            .await?;
+        Ok(done.rows_affected())
+    }
+}

@@ -1,0 +1,207 @@
+//! Sessions: one harness session each, in its own workspace, with its
+//! lifecycle state.
+
+use serde::Serialize;
+
+use super::{Page, Result, Store, new_id, now};
+
+/// A session as stored.
+#[derive(Debug, Clone, Serialize, sqlx::FromRow, utoipa::ToSchema)]
+pub struct Session {
+    /// Its id; also the run id of its turns.
+    pub id: String,
+    /// The account it belongs to.
+    pub account_id: String,
+    /// Its task.
+    pub task_id: String,
+    /// The agent it runs as (its harnesses' HOME is that agent's).
+    pub agent_id: String,
+    /// Its title.
+    pub title: String,
+    /// `booting` (preparing its workspace), `running` (a turn runs),
+    /// `waiting` (for capacity), `idle` or `closed`.
+    pub status: String,
+    /// Its environment.
+    pub environment_id: Option<String>,
+    /// The branch its workspace is on.
+    pub branch_name: String,
+    /// The branch that one started from.
+    pub base_branch: Option<String>,
+    /// Whether what a turn changed is committed on the branch.
+    pub auto_commit: bool,
+    /// The harness (a driver's name).
+    pub harness: String,
+    /// Who makes the harness's models.
+    pub vendor: String,
+    /// The model it runs, when not the harness's default.
+    pub harness_model: Option<String>,
+    /// The effort it runs at, when not the harness's default.
+    pub harness_effort: Option<String>,
+    /// The harness's own session id, once reported; later turns resume it.
+    pub harness_session_id: Option<String>,
+    /// The workspace's path, once made.
+    pub workspace: Option<String>,
+    /// The engine turn running now.
+    pub current_turn: Option<String>,
+    /// When the wait for capacity began; only while `waiting`.
+    pub waiting_since: Option<String>,
+    /// Attempts to get capacity so far in this wait.
+    pub retries: i64,
+    /// Why it stopped, or the recovery that left it idle.
+    pub close_reason: Option<String>,
+    /// What went wrong and what to do next.
+    pub error_message: Option<String>,
+    /// When it last started or ended a turn or took a message.
+    pub last_activity_at: String,
+    /// When it was created (RFC 3339).
+    pub created_at: String,
+    /// When it last changed (RFC 3339).
+    pub updated_at: String,
+}
+
+/// What a new session is made of.
+#[derive(Debug, Clone)]
+pub struct NewSession {
+    /// Its task.
+    pub task_id: String,
+    /// The agent it runs as.
+    pub agent_id: String,
+    /// Its title.
+    pub title: String,
+    /// Its environment.
+    pub environment_id: Option<String>,
+    /// Its branch; `None` for `cinch/<session id>`.
+    pub branch_name: Option<String>,
+    /// The branch to start from.
+    pub base_branch: Option<String>,
+    /// Whether turns' changes are committed.
+    pub auto_commit: bool,
+    /// The resolved harness.
+    pub harness: String,
+    /// Its vendor.
+    pub vendor: String,
+    /// The resolved model.
+    pub harness_model: Option<String>,
+    /// The resolved effort.
+    pub harness_effort: Option<String>,
+}
+
+const COLUMNS: &str = "id, account_id, task_id, agent_id, title, status, environment_id, \
+    branch_name, base_branch, auto_commit, harness, vendor, harness_model, harness_effort, \
+    harness_session_id, workspace, current_turn, waiting_since, retries, close_reason, \
+    error_message, last_activity_at, created_at, updated_at";
+
+impl Store {
+    /// Stores a new session, `booting`.
+    pub async fn create_session(&self, account_id: &str, new: NewSession) -> Result<Session> {
+        let id = new_id("ses")?;
+        let created_at = now();
+        let branch = new.branch_name.unwrap_or_else(|| format!("cinch/{id}"));
+        sqlx::query(
+            "INSERT INTO sessions (id, account_id, task_id, agent_id, title, status, \
+             environment_id, branch_name, base_branch, auto_commit, harness, vendor, \
+             harness_model, harness_effort, last_activity_at, created_at, updated_at) \
+             VALUES ($1, $2, $3, $4, $5, 'booting', $6, $7, $8, $9, $10, $11, $12, $13, $14, $14, $14)",
+        )
+        .bind(&id)
+        .bind(account_id)
+        .bind(&new.task_id)
+        .bind(&new.agent_id)
+        .bind(&new.title)
+        .bind(&new.environment_id)
+        .bind(&branch)
+        .bind(&new.base_branch)
+        .bind(new.auto_commit)
+        .bind(&new.harness)
+        .bind(&new.vendor)
+        .bind(&new.harness_model)
+        .bind(&new.harness_effort)
+        .bind(&created_at)
+        .execute(&self.pool)
+        .await?;
+        Ok(self
+            .session(account_id, &id)
+            .await?
+            .expect("the session was just stored"))
+    }
+
+    /// The account's session `id`.
+    pub async fn session(&self, account_id: &str, id: &str) -> Result<Option<Session>> {
+        Ok(sqlx::query_as(&format!(
+            "SELECT {COLUMNS} FROM sessions WHERE account_id = $1 AND id = $2"
+        ))
+        .bind(account_id)
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await?)
+    }
+
+    /// A page of the task's sessions, oldest first, after `cursor`.
+    pub async fn sessions(
+        &self,
+        account_id: &str,
+        task_id: &str,
+        cursor: Option<&str>,
+        limit: u32,
+    ) -> Result<Page<Session>> {
+        let rows: Vec<Session> = sqlx::query_as(&format!(
+            "SELECT {COLUMNS} FROM sessions WHERE account_id = $1 AND task_id = $2 AND id > $3 \
+             ORDER BY id LIMIT $4"
+        ))
+        .bind(account_id)
+        .bind(task_id)
+        .bind(cursor.unwrap_or(""))
+        .bind(i64::from(limit) + 1)
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(Page::from_rows(rows, limit, |session| &session.id))
+    }
+
+    /// Every session in one of `statuses`, oldest first, of every account.
+    pub async fn sessions_in(&self, statuses: &[&str]) -> Result<Vec<Session>> {
+        let wanted = statuses.join(",");
+        Ok(sqlx::query_as(&format!(
+            "SELECT {COLUMNS} FROM sessions WHERE instr(',' || $1 || ',', ',' || status || ',') > 0 \
+             ORDER BY id"
+        ))
+        .bind(wanted)
+        .fetch_all(&self.pool)
+        .await?)
+    }
+
+    /// The account a session belongs to.
+    pub async fn session_account(&self, id: &str) -> Result<Option<String>> {
+        let row: Option<(String,)> =
+            sqlx::query_as("SELECT account_id FROM sessions WHERE id = $1")
+                .bind(id)
+                .fetch_optional(&self.pool)
+                .await?;
+        Ok(row.map(|(account_id,)| account_id))
+    }
+
+    /// Writes back every changing field of `session`, stamping `updated_at`.
+    pub async fn save_session(&self, session: &mut Session) -> Result<()> {
+        session.updated_at = now();
+        sqlx::query(
+            "UPDATE sessions SET title = $2, status = $3, harness_session_id = $4, \
+             workspace = $5, current_turn = $6, waiting_since = $7, retries = $8, \
+             close_reason = $9, error_message = $10, last_activity_at = $11, updated_at = $12 \
+             WHERE id = $1",
+        )
+        .bind(&session.id)
+        .bind(&session.title)
+        .bind(&session.status)
+        .bind(&session.harness_session_id)
+        .bind(&session.workspace)
+        .bind(&session.current_turn)
+        .bind(&session.waiting_since)
+        .bind(session.retries)
+        .bind(&session.close_reason)
+        .bind(&session.error_message)
+        .bind(&session.last_activity_at)
+        .bind(&session.updated_at)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+}

@@ -1,0 +1,142 @@
+//! Tasks: the work items of an account, who runs them and who owns them.
+
+use serde::Serialize;
+
+use super::{Page, Result, Store, new_id, now};
+
+/// A task as stored, with what its listing shows of its sessions.
+#[derive(Debug, Clone, Serialize, sqlx::FromRow, utoipa::ToSchema)]
+pub struct Task {
+    /// Its id.
+    pub id: String,
+    /// The account it belongs to.
+    pub account_id: String,
+    /// Its title.
+    pub title: String,
+    /// `active` until every session it has is closed, then `closed`.
+    pub status: String,
+    /// The environment its sessions use unless they name another.
+    pub environment_id: Option<String>,
+    /// Seconds an idle session waits for a message before it is closed.
+    pub idle_timeout_seconds: i64,
+    /// The agent it runs as.
+    pub created_by: String,
+    /// That agent's name.
+    pub created_by_name: String,
+    /// The member responsible for it; none when an agent opened it ("needs someone").
+    pub owner: Option<String>,
+    /// That member's name.
+    pub owner_name: Option<String>,
+    /// One line: the last thing the agent said on it, markdown stripped.
+    pub last_message_preview: Option<String>,
+    /// The harness of its newest session.
+    pub harness: Option<String>,
+    /// How many sessions it has.
+    pub session_count: i64,
+    /// The most attempts a session of it waiting for capacity has made;
+    /// `None` when none waits.
+    #[serde(skip)]
+    pub waiting_retries: Option<i64>,
+    /// When it was created (RFC 3339).
+    pub created_at: String,
+    /// When it last changed (RFC 3339).
+    pub updated_at: String,
+}
+
+/// What a new task is made of.
+#[derive(Debug, Clone)]
+pub struct NewTask {
+    /// Its title.
+    pub title: String,
+    /// Its environment.
+    pub environment_id: Option<String>,
+    /// Seconds before an idle session is closed.
+    pub idle_timeout_seconds: i64,
+    /// The agent it runs as.
+    pub created_by: String,
+    /// The member who owns it.
+    pub owner: Option<String>,
+}
+
+const SELECT: &str = "SELECT t.id, t.account_id, t.title, \
+    CASE WHEN EXISTS (SELECT 1 FROM sessions s WHERE s.task_id = t.id) \
+          AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.task_id = t.id AND s.status <> 'closed') \
+         THEN 'closed' ELSE 'active' END AS status, \
+    t.environment_id, t.idle_timeout_seconds, t.created_by, a.name AS created_by_name, \
+    t.owner, m.name AS owner_name, t.last_message_preview, \
+    (SELECT s.harness FROM sessions s WHERE s.task_id = t.id ORDER BY s.id DESC LIMIT 1) AS harness, \
+    (SELECT COUNT(*) FROM sessions s WHERE s.task_id = t.id) AS session_count, \
+    (SELECT MAX(s.retries) FROM sessions s WHERE s.task_id = t.id AND s.status = 'waiting') \
+        AS waiting_retries, \
+    t.created_at, t.updated_at \
+    FROM tasks t JOIN agents a ON a.id = t.created_by LEFT JOIN members m ON m.id = t.owner";
+
+impl Store {
+    /// Stores a new task of `account_id`.
+    pub async fn create_task(&self, account_id: &str, new: NewTask) -> Result<Task> {
+        let id = new_id("task")?;
+        let created_at = now();
+        sqlx::query(
+            "INSERT INTO tasks (id, account_id, title, environment_id, idle_timeout_seconds, \
+             created_by, owner, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)",
+        )
+        .bind(&id)
+        .bind(account_id)
+        .bind(&new.title)
+        .bind(&new.environment_id)
+        .bind(new.idle_timeout_seconds)
+        .bind(&new.created_by)
+        .bind(&new.owner)
+        .bind(&created_at)
+        .execute(&self.pool)
+        .await?;
+        Ok(self
+            .task(account_id, &id)
+            .await?
+            .expect("the task was just stored"))
+    }
+
+    /// The account's task `id`.
+    pub async fn task(&self, account_id: &str, id: &str) -> Result<Option<Task>> {
+        Ok(
+            sqlx::query_as(&format!("{SELECT} WHERE t.account_id = $1 AND t.id = $2"))
+                .bind(account_id)
+                .bind(id)
+                .fetch_optional(&self.pool)
+                .await?,
+        )
+    }
+
+    /// A page of the account's tasks, newest first, before `cursor`; with
+    /// `unowned`, only those nobody owns.
+    pub async fn tasks(
+        &self,
+        account_id: &str,
+        unowned: bool,
+        cursor: Option<&str>,
+        limit: u32,
+    ) -> Result<Page<Task>> {
+        let rows: Vec<Task> = sqlx::query_as(&format!(
+            "{SELECT} WHERE t.account_id = $1 AND ($2 = '' OR t.id < $2) \
+             AND (NOT $3 OR t.owner IS NULL) ORDER BY t.id DESC LIMIT $4"
+        ))
+        .bind(account_id)
+        .bind(cursor.unwrap_or(""))
+        .bind(unowned)
+        .bind(i64::from(limit) + 1)
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(Page::from_rows(rows, limit, |task| &task.id))
+    }
+
+    /// Records the last thing the agent said on the task.
+    pub async fn set_task_preview(&self, task_id: &str, preview: &str) -> Result<()> {
+        sqlx::query("UPDATE tasks SET last_message_preview = $2, updated_at = $3 WHERE id = $1")
+            .bind(task_id)
+            .bind(preview)
+            .bind(now())
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+}

@@ -1,0 +1,822 @@
+//! Tasks, sessions, messages and attachments over HTTP against a real
+//! `cinch serve` with a real SQLite file, the fake CLI as `claude`, real git
+//! worktrees and real supervisors: the spec's examples one by one, follow-ups,
+//! capacity, abort, close, idle teardown, idempotency, pagination, a restart
+//! mid-turn and bad input.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use cinch_fake_cli::Script;
+use serde_json::{Value, json};
+
+mod support;
+
+use support::*;
+
+/// A claude stream-json turn that reports `session` and says `text`.
+fn claude_turn(session: &str, text: &str) -> Vec<Value> {
+    vec![
+        json!({"type": "system", "subtype": "init", "session_id": session, "model": "m"}),
+        json!({"type": "assistant", "session_id": session,
+               "message": {"content": [{"type": "text", "text": text}]}}),
+        json!({"type": "result", "subtype": "success", "is_error": false, "result": text,
+               "session_id": session}),
+    ]
+}
+
+struct Api<'a> {
+    server: &'a Server,
+    token: String,
+    account: String,
+}
+
+impl<'a> Api<'a> {
+    fn new(server: &'a Server, token: &str) -> Self {
+        let accounts = server.get("/v1/accounts", token);
+        assert_eq!(accounts.status, 200, "{accounts:?}");
+        Self {
+            server,
+            token: token.to_owned(),
+            account: accounts.data()[0]["id"].as_str().unwrap().to_owned(),
+        }
+    }
+
+    fn path(&self, rest: &str) -> String {
+        format!("/v1/accounts/{}{rest}", self.account)
+    }
+
+    fn get(&self, rest: &str) -> Answer {
+        self.server.get(&self.path(rest), &self.token)
+    }
+
+    fn post(&self, rest: &str, body: Value) -> Answer {
+        self.server.post(&self.path(rest), &self.token, &body)
+    }
+
+    fn environment(&self, body: Value) -> String {
+        let created = self.post("/environments", body);
+        assert_eq!(created.status, 201, "{created:?}");
+        created.data()["id"].as_str().unwrap().to_owned()
+    }
+
+    /// The task's only (or first) session.
+    fn first_session(&self, task: &str) -> Value {
+        let sessions = self.get(&format!("/tasks/{task}/sessions"));
+        assert_eq!(sessions.status, 200, "{sessions:?}");
+        sessions.data()[0].clone()
+    }
+
+    fn session(&self, task: &str, session: &str) -> Value {
+        let answer = self.get(&format!("/tasks/{task}/sessions/{session}"));
+        assert_eq!(answer.status, 200, "{answer:?}");
+        answer.data()
+    }
+
+    /// Polls the session until `done` holds, or fails after a minute.
+    fn wait(&self, task: &str, session: &str, what: &str, done: impl Fn(&Value) -> bool) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let current = self.session(task, session);
+            if done(&current) {
+                return current;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the session never got {what}: {current:#}\n{}",
+                self.server.log()
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    fn wait_status(&self, task: &str, session: &str, status: &str) -> Value {
+        self.wait(task, session, status, |s| s["status"] == status)
+    }
+
+    fn messages(&self, task: &str, session: &str, query: &str) -> Answer {
+        self.get(&format!("/tasks/{task}/sessions/{session}/messages{query}"))
+    }
+
+    /// Every message, walking `meta.next_cursor` pages of `limit` in `direction`.
+    fn walk(&self, task: &str, session: &str, direction: &str, limit: u32) -> Vec<Value> {
+        let mut all = Vec::new();
+        let mut cursor = String::new();
+        loop {
+            let page = self.messages(
+                task,
+                session,
+                &format!("?direction={direction}&limit={limit}{cursor}"),
+            );
+            assert_eq!(page.status, 200, "{page:?}");
+            all.extend(page.data().as_array().unwrap().iter().cloned());
+            match page.json()["meta"]["next_cursor"].as_str() {
+                Some(next) => cursor = format!("&cursor={next}"),
+                None => return all,
+            }
+        }
+    }
+}
+
+/// The last assistant message of a page.
+fn assistant(messages: &Value) -> Value {
+    messages
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|message| message["type"] == "assistant")
+        .unwrap_or_else(|| panic!("no assistant message: {messages:#}"))
+        .clone()
+}
+
+fn read_record(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn worktree_file(workspace: &Value, name: &str) -> PathBuf {
+    PathBuf::from(workspace.as_str().unwrap()).join(name)
+}
+
+#[test]
+fn a_task_runs_a_session_that_answers_follow_ups() {
+    let world = World::new();
+    let server = world.serve();
+    let token = world.admin_token();
+    let api = Api::new(&server, &token);
+    let record = world.path("record.json");
+    world.script(Script {
+        lines: claude_turn(
+            "sess-1",
+            "All done: **fixed** the `flake`.\n\n- ran the tests",
+        ),
+        line_delay_ms: 30,
+        write_files: [("out.txt".to_owned(), "hello\n".to_owned())].into(),
+        record: Some(record.clone()),
+        ..Script::default()
+    });
+    let environment = api.environment(json!({
+        "name": "shop",
+        "repository": world.path("repo").display().to_string(),
+        "setup": ["echo ready > .setup-done"],
+        "env": {"SHOP_MODE": "test"},
+        "secrets": {"DEPLOY_TOKEN": SECRET},
+    }));
+
+    // The spec's first example: a task with a prompt starts work.
+    let body = json!({
+        "title": "Fix checkout test flake",
+        "prompt": "Find and fix the flaky checkout test. Keep the change focused and add a regression test.",
+        "environment_id": environment,
+        "idle_timeout_seconds": 600,
+        "attachments": [{
+            "name": "CI failure",
+            "uri": "https://github.com/acme/shop/actions/runs/123",
+            "mimeType": "text/markdown",
+            "text": "The checkout test fails intermittently in CI with a timeout waiting for payment confirmation."
+        }]
+    });
+    let created = server.request(
+        "POST",
+        &api.path("/tasks"),
+        Some(&token),
+        Some(&body.to_string()),
+    );
+    assert_eq!(created.status, 201, "{created:?}");
+    let task = created.data();
+    let task_id = task["id"].as_str().unwrap().to_owned();
+    assert_eq!(task["title"], "Fix checkout test flake");
+    assert_eq!(task["status"], "active");
+    assert_eq!(
+        task["owner_name"], "admin",
+        "a person's token owns the task"
+    );
+    assert_eq!(
+        task["created_by_name"], "agent",
+        "the connected agent runs it"
+    );
+    assert_eq!(task["last_message_preview"], Value::Null);
+
+    let session = api.first_session(&task_id);
+    let session_id = session["id"].as_str().unwrap().to_owned();
+    assert_eq!(session["harness"], "claude");
+    assert_eq!(session["vendor"], "anthropic");
+    assert_eq!(session["environment_id"], json!(environment));
+    let idle = api.wait(&task_id, &session_id, "idle after its turn", |s| {
+        s["status"] == "idle" && s["harness_session_id"] == "sess-1"
+    });
+    assert_eq!(idle["close_reason"], Value::Null);
+    assert_eq!(idle["branch_name"], json!(format!("cinch/{session_id}")));
+    // The workspace is a worktree on the session's branch, set up by the
+    // environment; the environment's own checkout is untouched.
+    assert!(worktree_file(&idle["workspace"], ".setup-done").exists());
+    assert_eq!(
+        std::fs::read_to_string(worktree_file(&idle["workspace"], "out.txt")).unwrap(),
+        "hello\n"
+    );
+    assert!(!world.path("repo/out.txt").exists());
+
+    // The harness ran as the agent, in its own home, with the environment's
+    // variables and secrets and the attachment in its brief.
+    let run = read_record(&record);
+    let env = &run["env"];
+    let agents = api.get("/agents").data();
+    let agent_id = agents[0]["id"].as_str().unwrap();
+    assert_eq!(
+        env["HOME"],
+        json!(
+            world
+                .path("home/agents")
+                .join(agent_id)
+                .display()
+                .to_string()
+        )
+    );
+    assert_eq!(env["SHOP_MODE"], "test");
+    assert_eq!(env["DEPLOY_TOKEN"], SECRET);
+    let stdin = run["stdin"].as_str().unwrap();
+    assert!(
+        stdin.contains("Find and fix the flaky checkout test"),
+        "{stdin}"
+    );
+    assert!(
+        stdin.contains("# CI failure") && stdin.contains("waiting for payment confirmation"),
+        "{stdin}"
+    );
+    assert!(agents[0]["home_bytes"].as_u64().is_some());
+
+    let messages = api.messages(&task_id, &session_id, "").data();
+    let kinds: Vec<&str> = messages
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["user", "assistant"]);
+    assert_eq!(messages[0]["sequence"], 1);
+    assert_eq!(messages[1]["sequence"], 2);
+    let turn = &messages[1]["turn"];
+    assert_eq!(turn["status"], "completed");
+    assert_eq!(turn["run_id"], json!(session_id));
+    assert_eq!(turn["result"]["files_changed"][0]["path"], "out.txt");
+    assert!(
+        messages[1]["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("All done")
+    );
+    let task = api.get(&format!("/tasks/{task_id}")).data();
+    assert_eq!(
+        task["last_message_preview"],
+        "All done: fixed the flake. ran the tests"
+    );
+
+    // The turn is a code-task call of the session's run: its diff and log.
+    let call = turn["call_id"].as_str().unwrap();
+    let diff = server.get(&format!("/api/runs/{session_id}/tasks/{call}/diff"), &token);
+    assert_eq!(diff.status, 200, "{diff:?}");
+    assert!(diff.text.contains("+++ b/out.txt"), "{}", diff.text);
+    let log = server.get(&format!("/api/runs/{session_id}/tasks/{call}/log"), &token);
+    assert_eq!(log.status, 200, "{log:?}");
+
+    // A follow-up resumes the harness session.
+    world.script(Script {
+        lines: claude_turn("sess-1", "Added the test."),
+        record: Some(record.clone()),
+        ..Script::default()
+    });
+    let sent = api.post(
+        &format!("/tasks/{task_id}/sessions/{session_id}/messages"),
+        json!({"message": "Also add a unit test around the timeout branch."}),
+    );
+    assert_eq!(sent.status, 201, "{sent:?}");
+    assert_eq!(sent.data()["type"], "user");
+    api.wait(&task_id, &session_id, "its second turn", |s| {
+        s["status"] == "idle"
+            && api
+                .messages(&task_id, &session_id, "")
+                .data()
+                .as_array()
+                .unwrap()
+                .len()
+                == 4
+    });
+    let args = read_record(&record)["argv"].to_string();
+    assert!(args.contains("\"--resume\",\"sess-1\""), "{args}");
+    let task = api.get(&format!("/tasks/{task_id}")).data();
+    assert_eq!(task["last_message_preview"], "Added the test.");
+
+    // Pagination both ways, one message per page.
+    let asc = api.walk(&task_id, &session_id, "asc", 1);
+    let desc = api.walk(&task_id, &session_id, "desc", 1);
+    let ids = |list: &[Value]| list.iter().map(|m| m["id"].clone()).collect::<Vec<_>>();
+    assert_eq!(asc.len(), 4);
+    let mut reversed = ids(&desc);
+    reversed.reverse();
+    assert_eq!(ids(&asc), reversed);
+    let sequences: Vec<i64> = asc
+        .iter()
+        .map(|m| m["sequence"].as_i64().unwrap())
+        .collect();
+    assert_eq!(sequences, [1, 2, 3, 4]);
+    let bad = api.messages(&task_id, &session_id, "?direction=sideways");
+    assert_eq!(bad.status, 422);
+    assert_eq!(bad.field_errors(), ["direction"]);
+
+    // Live events: the whole story in order, resumable.
+    let events_path = api.path(&format!("/tasks/{task_id}/sessions/{session_id}/events"));
+    let events = server.stream(&events_path, &token, None, |events| {
+        events
+            .iter()
+            .filter(|(_, name, _)| name == "tool.ended")
+            .count()
+            == 2
+    });
+    let names: Vec<&str> = events.iter().map(|(_, name, _)| name.as_str()).collect();
+    for expected in [
+        "session.updated",
+        "message.created",
+        "message.updated",
+        "tool.progress",
+        "tool.ended",
+    ] {
+        assert!(names.contains(&expected), "{names:?}");
+    }
+    let ids: Vec<u64> = events.iter().map(|(id, _, _)| *id).collect();
+    assert!(
+        ids.windows(2).all(|pair| pair[1] == pair[0] + 1) && ids[0] == 1,
+        "{ids:?}"
+    );
+    let progress = events
+        .iter()
+        .find(|(_, name, _)| name == "tool.progress")
+        .unwrap();
+    assert_eq!(progress.2["run_id"], json!(session_id));
+    let resumed = server.stream(&events_path, &token, Some(3), |events| !events.is_empty());
+    assert_eq!(resumed[0].0, 4);
+
+    // The environment's secret never comes back, in answers or events.
+    for text in [
+        api.get(&format!("/tasks/{task_id}/sessions")).text,
+        api.messages(&task_id, &session_id, "").text,
+        log.text.clone(),
+        serde_json::to_string(&events.iter().map(|e| e.2.clone()).collect::<Vec<_>>()).unwrap(),
+    ] {
+        assert!(!text.contains(SECRET));
+    }
+
+    // Attachments: listed, their contents in ResourceContents shape.
+    let attachments = api.get(&format!("/tasks/{task_id}/attachments")).data();
+    assert_eq!(attachments[0]["status"], "ready");
+    let contents = api.get(&format!(
+        "/tasks/{task_id}/attachments/{}/contents",
+        attachments[0]["id"].as_str().unwrap()
+    ));
+    assert_eq!(contents.data()["contents"][0]["mimeType"], "text/markdown");
+    assert!(
+        contents.data()["contents"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("payment")
+    );
+    let empty = api.post(
+        &format!("/tasks/{task_id}/attachments"),
+        json!({"name": "ticket", "uri": "https://x/1"}),
+    );
+    assert_eq!(empty.status, 201);
+    assert_eq!(empty.data()["status"], "failed");
+    let bad_blob = api.post(
+        &format!("/tasks/{task_id}/attachments"),
+        json!({"name": "b", "blob": "***"}),
+    );
+    assert_eq!(bad_blob.field_errors(), ["blob"]);
+
+    // Close, then a message reopens it.
+    let closed = server.patch(
+        &api.path(&format!("/tasks/{task_id}/sessions/{session_id}")),
+        &token,
+        &json!({"status": "closed"}),
+    );
+    assert_eq!(closed.status, 200, "{closed:?}");
+    assert_eq!(closed.data()["status"], "closed");
+    assert_eq!(closed.data()["close_reason"], "user_closed");
+    assert_eq!(
+        api.get(&format!("/tasks/{task_id}")).data()["status"],
+        "closed"
+    );
+    let reopen = server.patch(
+        &api.path(&format!("/tasks/{task_id}/sessions/{session_id}")),
+        &token,
+        &json!({"status": "open"}),
+    );
+    assert_eq!(reopen.field_errors(), ["status"]);
+    api.post(
+        &format!("/tasks/{task_id}/sessions/{session_id}/messages"),
+        json!({"message": "One more thing."}),
+    );
+    let resumed = api.wait(&task_id, &session_id, "resumed", |s| {
+        s["status"] == "idle"
+            && api
+                .messages(&task_id, &session_id, "")
+                .data()
+                .as_array()
+                .unwrap()
+                .len()
+                == 6
+    });
+    assert_eq!(resumed["close_reason"], Value::Null);
+
+    // Another account sees none of it.
+    let (_, other_token) = world.second_account();
+    for path in [
+        api.path(&format!("/tasks/{task_id}")),
+        api.path(&format!("/tasks/{task_id}/sessions/{session_id}")),
+        api.path(&format!("/tasks/{task_id}/sessions/{session_id}/messages")),
+    ] {
+        assert_eq!(server.get(&path, &other_token).status, 404, "{path}");
+    }
+    assert_eq!(
+        server
+            .request("GET", &api.path("/tasks"), None, None)
+            .status,
+        401
+    );
+}
+
+#[test]
+fn idempotency_keys_and_bad_input() {
+    let world = World::new();
+    let server = world.serve();
+    let token = world.admin_token();
+    let api = Api::new(&server, &token);
+    let path = server.url(&api.path("/tasks"));
+    let send = |key: &str, body: &Value| {
+        let mut response = agent()
+            .post(&path)
+            .header("Authorization", format!("Bearer {token}"))
+            .header("Idempotency-Key", key)
+            .header("Content-Type", "application/json")
+            .send(body.to_string())
+            .unwrap();
+        let replayed = response.headers().contains_key("idempotent-replayed");
+        let text = response.body_mut().read_to_string().unwrap();
+        (response.status().as_u16(), text, replayed)
+    };
+
+    // 100 concurrent POSTs with one key make exactly one task.
+    let body = json!({"title": "Once"});
+    let answers: Vec<(u16, String, bool)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..100)
+            .map(|_| scope.spawn(|| send("task-once-001", &body)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|handle| handle.join().unwrap())
+            .collect()
+    });
+    let created: Vec<&(u16, String, bool)> = answers
+        .iter()
+        .filter(|(status, _, _)| *status == 201)
+        .collect();
+    assert!(!created.is_empty());
+    assert!(
+        answers
+            .iter()
+            .all(|(status, _, _)| *status == 201 || *status == 409),
+        "{answers:?}"
+    );
+    let ids: std::collections::BTreeSet<String> = created
+        .iter()
+        .map(|(_, text, _)| {
+            serde_json::from_str::<Value>(text).unwrap()["data"]["id"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(ids.len(), 1, "every answer names the same task");
+    assert_eq!(api.get("/tasks").data().as_array().unwrap().len(), 1);
+    let (status, text, replayed) = send("task-once-001", &body);
+    assert_eq!((status, replayed), (201, true));
+    assert!(text.contains(ids.iter().next().unwrap().as_str()));
+    let (status, text, _) = send("task-once-001", &json!({"title": "Something else"}));
+    assert_eq!(status, 422, "{text}");
+    assert!(text.contains("Idempotency-Key"));
+
+    // Malformed input: a clear 4xx, nothing stored.
+    let before = api.get("/tasks").data().as_array().unwrap().len();
+    let bad = api.post(
+        "/tasks",
+        json!({"idle_timeout_seconds": "soon", "attachments": [{"text": 3}], "bogus": true}),
+    );
+    assert_eq!(bad.status, 422, "{bad:?}");
+    assert_eq!(
+        bad.field_errors(),
+        [
+            "idle_timeout_seconds",
+            "attachments[0].name",
+            "attachments[0].text",
+            "bogus"
+        ]
+    );
+    let unknown_env = api.post(
+        "/tasks",
+        json!({"prompt": "x", "environment_id": "env_nope"}),
+    );
+    assert_eq!(unknown_env.field_errors(), ["environment_id"]);
+    let not_json = server.request("POST", &api.path("/tasks"), Some(&token), Some("{oops"));
+    assert_eq!(not_json.status, 400, "{not_json:?}");
+    let no_message = api.post("/tasks/task_nope/sessions/ses_nope/messages", json!({}));
+    assert_eq!(no_message.field_errors(), ["message"]);
+    let missing = api.post(
+        "/tasks/task_nope/sessions/ses_nope/messages",
+        json!({"message": "hi"}),
+    );
+    assert_eq!(missing.status, 404);
+    assert_eq!(api.get("/tasks").data().as_array().unwrap().len(), before);
+    let bad_branch = api.post(
+        &format!("/tasks/{}/sessions", ids.iter().next().unwrap()),
+        json!({"branch_name": "two words", "harness": "codex"}),
+    );
+    assert_eq!(bad_branch.field_errors(), ["harness"]);
+    let bad_branch = api.post(
+        &format!("/tasks/{}/sessions", ids.iter().next().unwrap()),
+        json!({"branch_name": "two words"}),
+    );
+    assert_eq!(bad_branch.field_errors(), ["branch_name"]);
+}
+
+#[test]
+fn sessions_wait_for_capacity_abort_and_idle_out() {
+    let world = World::new();
+    let server = world.serve_with(&["--max-turns", "1", "--retry-seconds", "1"]);
+    let token = world.admin_token();
+    let api = Api::new(&server, &token);
+    let environment = api.environment(json!({
+        "name": "repo",
+        "repository": world.path("repo").display().to_string(),
+    }));
+    world.script(Script {
+        lines: claude_turn("sess-long", "never gets here")[..1].to_vec(),
+        hang_ms: -1,
+        ..Script::default()
+    });
+    let first = api.post(
+        "/tasks",
+        json!({"prompt": "Run long.", "environment_id": environment}),
+    );
+    let first_task = first.data()["id"].as_str().unwrap().to_owned();
+    let first_session = api.first_session(&first_task)["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    api.wait_status(&first_task, &first_session, "running");
+
+    // Past the cap, the next session waits and its task says so.
+    let second = api.post(
+        "/tasks",
+        json!({"prompt": "Wait your turn.", "environment_id": environment, "idle_timeout_seconds": 60}),
+    );
+    let second_task = second.data()["id"].as_str().unwrap().to_owned();
+    let second_session = api.first_session(&second_task)["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let waiting = api.wait(&second_task, &second_session, "waiting", |s| {
+        s["status"] == "waiting" && s["waiting_since"].is_string()
+    });
+    assert!(
+        waiting["error_message"]
+            .as_str()
+            .unwrap()
+            .contains("nothing to do")
+    );
+    let queued = api.messages(&second_task, &second_session, "").data();
+    let user = queued
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["type"] == "user")
+        .unwrap();
+    assert_eq!(user["sequence"], Value::Null, "queued until delivered");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let task = api.get(&format!("/tasks/{second_task}")).data();
+        if task["binding_constraint"]["retries"].as_i64().unwrap_or(0) >= 2 {
+            assert_eq!(task["binding_constraint"]["kind"], "retrying");
+            assert_eq!(task["binding_constraint"]["next_retry_seconds"], 1);
+            break;
+        }
+        assert!(Instant::now() < deadline, "no retries: {task:#}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+
+    // Abort the first: it ends cancelled, its session stays open; the
+    // waiting one gets the slot.
+    world.script(Script {
+        lines: claude_turn("sess-2", "Second done."),
+        ..Script::default()
+    });
+    let aborted = api.post(
+        &format!("/tasks/{first_task}/sessions/{first_session}/abort"),
+        json!({}),
+    );
+    assert_eq!(aborted.status, 202, "{aborted:?}");
+    api.wait_status(&first_task, &first_session, "idle");
+    let turn = assistant(&api.messages(&first_task, &first_session, "").data());
+    assert_eq!(turn["turn"]["status"], "cancelled", "{turn:#}");
+    let done = api.wait(&second_task, &second_session, "its turn", |s| {
+        s["status"] == "idle" && s["harness_session_id"] == "sess-2"
+    });
+    assert_eq!(done["waiting_since"], Value::Null);
+    assert_eq!(
+        api.get(&format!("/tasks/{second_task}")).data()["binding_constraint"],
+        Value::Null
+    );
+    let again = api.post(
+        &format!("/tasks/{first_task}/sessions/{first_session}/abort"),
+        json!({}),
+    );
+    assert_eq!(again.status, 409, "nothing to abort when idle");
+
+    // Idle teardown: a session idle past its task's timeout is closed.
+    let short = api.post(
+        "/tasks",
+        json!({"prompt": "Quick.", "environment_id": environment, "idle_timeout_seconds": 2}),
+    );
+    assert_eq!(short.status, 201);
+    let short_task = short.data()["id"].as_str().unwrap().to_owned();
+    let short_session = api.first_session(&short_task)["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let closed = api.wait_status(&short_task, &short_session, "closed");
+    assert_eq!(closed["close_reason"], "idle_timeout");
+    let turn = assistant(&api.messages(&short_task, &short_session, "").data());
+    assert_eq!(turn["turn"]["status"], "completed");
+    let zero = api.post("/tasks", json!({"idle_timeout_seconds": 0}));
+    assert_eq!(zero.field_errors(), ["idle_timeout_seconds"]);
+}
+
+#[test]
+fn setup_and_repository_failures_close_the_session() {
+    let world = World::new();
+    let server = world.serve();
+    let token = world.admin_token();
+    let api = Api::new(&server, &token);
+    let failing = api.environment(json!({
+        "name": "failing",
+        "repository": world.path("repo").display().to_string(),
+        "setup": ["echo preparing", "echo broken >&2; exit 3"],
+        "secrets": {"SETUP_SECRET": SECRET},
+    }));
+    let task = api
+        .post("/tasks", json!({"prompt": "x", "environment_id": failing}))
+        .data();
+    let task_id = task["id"].as_str().unwrap();
+    let session = api.first_session(task_id);
+    let closed = api.wait_status(task_id, session["id"].as_str().unwrap(), "closed");
+    assert_eq!(closed["close_reason"], "setup_failure");
+    let error = closed["error_message"].as_str().unwrap();
+    assert!(
+        error.contains("exit code 3") && error.contains("broken"),
+        "{error}"
+    );
+
+    let missing = api.environment(json!({
+        "name": "missing",
+        "repository": world.path("no-such-repo").display().to_string(),
+    }));
+    let task = api
+        .post("/tasks", json!({"prompt": "x", "environment_id": missing}))
+        .data();
+    let task_id = task["id"].as_str().unwrap();
+    let session = api.first_session(task_id);
+    let closed = api.wait_status(task_id, session["id"].as_str().unwrap(), "closed");
+    assert_eq!(closed["close_reason"], "vm_failure");
+}
+
+#[test]
+fn a_restart_mid_turn_picks_the_turn_up_again() {
+    let world = World::new();
+    let mut server = world.serve();
+    let token = world.admin_token();
+    let environment = {
+        let api = Api::new(&server, &token);
+        api.environment(
+            json!({"name": "repo", "repository": world.path("repo").display().to_string()}),
+        )
+    };
+    let mut lines = claude_turn("sess-r", "Survived the restart.");
+    lines.splice(1..1, (0..30).map(|n| json!({"type": "assistant", "session_id": "sess-r",
+        "message": {"content": [{"type": "tool_use", "id": format!("t{n}"), "name": "Bash", "input": {"command": format!("echo {n}")}}]}})));
+    world.script(Script {
+        lines,
+        line_delay_ms: 100,
+        ..Script::default()
+    });
+    let (task_id, session_id) = {
+        let api = Api::new(&server, &token);
+        let task = api.post(
+            "/tasks",
+            json!({"prompt": "Take a while.", "environment_id": environment}),
+        );
+        assert_eq!(task.status, 201);
+        let task_id = task.data()["id"].as_str().unwrap().to_owned();
+        let session_id = api.first_session(&task_id)["id"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        api.wait_status(&task_id, &session_id, "running");
+        (task_id, session_id)
+    };
+    let events_path = format!(
+        "/v1/accounts/{}/tasks/{task_id}/sessions/{session_id}/events",
+        Api::new(&server, &token).account
+    );
+    let before = server.stream(&events_path, &token, None, |events| {
+        events.iter().any(|(_, name, _)| name == "tool.progress")
+    });
+    let seen = before.last().unwrap().0;
+
+    // Killed mid-turn: the supervisor carries on, the new server follows it.
+    server.child.kill().unwrap();
+    server.child.wait().unwrap();
+    server = world.serve();
+    let api = Api::new(&server, &token);
+    let done = api.wait_status(&task_id, &session_id, "idle");
+    assert_eq!(done["harness_session_id"], "sess-r");
+    let turn = assistant(&api.messages(&task_id, &session_id, "").data());
+    assert_eq!(turn["turn"]["status"], "completed", "{turn:#}");
+    assert_eq!(turn["content"], "Survived the restart.");
+    // The stream resumes where the client was, with nothing repeated.
+    let after = server.stream(&events_path, &token, Some(seen), |events| {
+        events.iter().any(|(_, name, _)| name == "tool.ended")
+    });
+    assert_eq!(after[0].0, seen + 1);
+}
+
+#[test]
+fn task_without_title_gets_one_and_agent_tokens_own_nothing() {
+    let world = World::new();
+    let server = world.serve();
+    let token = world.admin_token();
+    let api = Api::new(&server, &token);
+    world.script(Script {
+        lines: claude_turn("sess-t", "Thinking only."),
+        ..Script::default()
+    });
+    let output = world
+        .cinch()
+        .args(["token", "create", "--agent", "agent", "--home"])
+        .arg(world.path("home"))
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let agent_token = String::from_utf8(output.stdout).unwrap().trim().to_owned();
+    let as_agent = Api::new(&server, &agent_token);
+    let task = as_agent.post(
+        "/tasks",
+        json!({"prompt": "Tidy the README\nand more", "harness": "nope", "model": "nope", "effort": "max"}),
+    );
+    assert_eq!(task.status, 201, "{task:?}");
+    let task = task.data();
+    assert_eq!(task["title"], "Tidy the README");
+    assert_eq!(task["owner"], Value::Null);
+    let unowned = api.get("/tasks?owner=none").data();
+    assert_eq!(unowned[0]["id"], task["id"], "needs someone");
+    let task_id = task["id"].as_str().unwrap();
+    let session = api.first_session(task_id);
+    // Unknown harness, model and effort fall back to supported defaults.
+    assert_eq!(session["harness"], "claude");
+    // Claude's driver lists no models (any id goes to the CLI) and no efforts.
+    assert_eq!(session["harness_model"], "nope");
+    assert_eq!(session["harness_effort"], Value::Null);
+    let session_id = session["id"].as_str().unwrap();
+    api.wait_status(task_id, session_id, "idle");
+    let kinds: Vec<String> = api
+        .messages(task_id, session_id, "")
+        .data()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["type"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(kinds, ["ai-title", "user", "assistant"]);
+    // No environment: the agent works in a scratch repository.
+    assert!(
+        Command::new("git")
+            .arg("-C")
+            .arg(
+                api.session(task_id, session_id)["workspace"]
+                    .as_str()
+                    .unwrap()
+            )
+            .args(["rev-parse", "HEAD"])
+            .output()
+            .unwrap()
+            .status
+            .success()
+    );
+}

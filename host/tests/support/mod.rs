@@ -1,0 +1,351 @@
+//! What the server tests share: a temp world with the fake CLI, a running
+//! `cinch serve` on loopback, requests and SSE reading.
+#![allow(dead_code)]
+
+use std::io::{BufRead as _, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command};
+use std::time::{Duration, Instant};
+
+use cinch_fake_cli::Script;
+use serde_json::Value;
+
+pub const API_KEY: &str = "sk-test-key-0123456789";
+pub const SECRET: &str = "s3cret-value-never-shown";
+
+/// A temp world: cinch's home, a repository, the fake CLI on a bin folder.
+pub struct World {
+    pub dir: tempfile::TempDir,
+}
+
+impl World {
+    pub fn new() -> Self {
+        let world = Self {
+            dir: tempfile::tempdir().unwrap(),
+        };
+        for sub in ["bin", "repo", "user-home", "home"] {
+            std::fs::create_dir_all(world.path(sub)).unwrap();
+        }
+        cinch_fake_cli::install(&world.path("bin"), "claude");
+        let repo = world.path("repo");
+        git(&repo, &["init", "-q"]);
+        std::fs::write(repo.join("readme.txt"), "hello\n").unwrap();
+        git(&repo, &["add", "."]);
+        git(
+            &repo,
+            &[
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "commit",
+                "-qm",
+                "init",
+            ],
+        );
+        world.script(Script::default());
+        world
+    }
+
+    pub fn path(&self, sub: &str) -> PathBuf {
+        self.dir.path().join(sub)
+    }
+
+    pub fn script(&self, script: Script) {
+        script.write_to(&self.path("script.json")).unwrap();
+    }
+
+    pub fn cinch(&self) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_cinch"));
+        command
+            .env_clear()
+            .env(
+                "PATH",
+                format!("{}:/usr/bin:/bin", self.path("bin").display()),
+            )
+            .env("HOME", self.path("user-home"))
+            .env("CINCH_HOME", self.path("home"))
+            .env("FAKE_CLI_SCRIPT", self.path("script.json"))
+            .env("ANTHROPIC_API_KEY", API_KEY)
+            .env("CINCH_LOG", "info");
+        command
+    }
+
+    /// Starts `cinch serve` on a free loopback port and waits until it answers.
+    pub fn serve(&self) -> Server {
+        self.serve_with(&[])
+    }
+
+    /// Starts `cinch serve` with `extra` arguments.
+    pub fn serve_with(&self, extra: &[&str]) -> Server {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let stdout = std::fs::File::create(self.path(&format!("stdout-{port}"))).unwrap();
+        let stderr = std::fs::File::create(self.path(&format!("stderr-{port}"))).unwrap();
+        let child = self
+            .cinch()
+            .args(["serve", "--listen", &format!("127.0.0.1:{port}"), "--home"])
+            .arg(self.path("home"))
+            .args(extra)
+            .stdout(stdout)
+            .stderr(stderr)
+            .spawn()
+            .unwrap();
+        let server = Server {
+            child,
+            base: format!("http://127.0.0.1:{port}"),
+            stdout: self.path(&format!("stdout-{port}")),
+            stderr: self.path(&format!("stderr-{port}")),
+        };
+        let deadline = Instant::now() + Duration::from_secs(120);
+        loop {
+            if let Ok(response) = agent().get(&server.url("/openapi.json")).call()
+                && response.status() == 200
+            {
+                return server;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "cinch serve did not start: {}",
+                std::fs::read_to_string(&server.stderr).unwrap_or_default()
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    pub fn admin_token(&self) -> String {
+        let path = self.path("home/admin-token");
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        std::fs::read_to_string(path).unwrap().trim().to_owned()
+    }
+
+    /// A second account, made with `cinch account create`: its id and token.
+    pub fn second_account(&self) -> (String, String) {
+        let output = self
+            .cinch()
+            .args(["account", "create", "other", "--home"])
+            .arg(self.path("home"))
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{output:?}");
+        let text = String::from_utf8(output.stdout).unwrap();
+        let mut lines = text.lines();
+        (
+            lines.next().unwrap().to_owned(),
+            lines.next().unwrap().to_owned(),
+        )
+    }
+}
+
+pub fn git(repo: &Path, args: &[&str]) {
+    let status = Command::new("git")
+        .current_dir(repo)
+        .args(args)
+        .status()
+        .unwrap();
+    assert!(status.success(), "git {args:?}");
+}
+
+pub fn recorded(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures/recorded")
+        .join(name)
+}
+
+pub fn agent() -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(Duration::from_secs(120)))
+        .build()
+        .into()
+}
+
+/// A running `cinch serve`, killed (by its pid) when dropped.
+pub struct Server {
+    pub child: Child,
+    pub base: String,
+    pub stdout: PathBuf,
+    pub stderr: PathBuf,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// An answer: status, content type and body (JSON when it parses).
+#[derive(Debug)]
+pub struct Answer {
+    pub status: u16,
+    pub content_type: String,
+    pub text: String,
+}
+
+impl Answer {
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.text).unwrap_or_else(|_| panic!("not JSON: {self:?}"))
+    }
+
+    pub fn data(&self) -> Value {
+        self.json()["data"].clone()
+    }
+
+    pub fn field_errors(&self) -> Vec<String> {
+        assert_eq!(self.content_type, "application/problem+json", "{self:?}");
+        self.json()["errors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|error| error["field"].as_str().unwrap().to_owned())
+            .collect()
+    }
+}
+
+impl Server {
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(&self.stderr).unwrap()
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    pub fn request(
+        &self,
+        method: &str,
+        path: &str,
+        token: Option<&str>,
+        body: Option<&str>,
+    ) -> Answer {
+        let mut builder = ureq::http::Request::builder()
+            .method(method)
+            .uri(self.url(path));
+        if let Some(token) = token {
+            builder = builder.header("Authorization", format!("Bearer {token}"));
+        }
+        let mut response = match body {
+            Some(body) => agent().run(
+                builder
+                    .header("Content-Type", "application/json")
+                    .body(body.as_bytes().to_vec())
+                    .unwrap(),
+            ),
+            None => agent().run(builder.body(()).unwrap()),
+        }
+        .unwrap();
+        Answer {
+            status: response.status().as_u16(),
+            content_type: response
+                .headers()
+                .get("content-type")
+                .map(|value| value.to_str().unwrap().to_owned())
+                .unwrap_or_default(),
+            text: response.body_mut().read_to_string().unwrap(),
+        }
+    }
+
+    /// Sends `head` and then `body_bytes` bytes of body (ignoring a server
+    /// that stops reading) and returns what comes back until it closes.
+    pub fn raw(&self, head: &str, body_bytes: usize) -> String {
+        use std::io::{Read as _, Write as _};
+        let mut stream =
+            std::net::TcpStream::connect(self.base.trim_start_matches("http://")).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(30)))
+            .unwrap();
+        let mut writer = stream.try_clone().unwrap();
+        let head = head.to_owned();
+        let sender = std::thread::spawn(move || {
+            let _ = writer.write_all(head.as_bytes());
+            let _ = writer.write_all(&vec![b'x'; body_bytes]);
+        });
+        let mut answer = Vec::new();
+        let _ = stream.read_to_end(&mut answer);
+        let _ = stream.shutdown(std::net::Shutdown::Both);
+        sender.join().unwrap();
+        String::from_utf8_lossy(&answer).into_owned()
+    }
+
+    pub fn get(&self, path: &str, token: &str) -> Answer {
+        self.request("GET", path, Some(token), None)
+    }
+
+    pub fn patch(&self, path: &str, token: &str, body: &Value) -> Answer {
+        self.request("PATCH", path, Some(token), Some(&body.to_string()))
+    }
+
+    pub fn post(&self, path: &str, token: &str, body: &Value) -> Answer {
+        self.request("POST", path, Some(token), Some(&body.to_string()))
+    }
+
+    /// Reads the SSE stream of `run` until `done` says so: (id, event, data).
+    pub fn events(
+        &self,
+        run: &str,
+        token: &str,
+        last_event_id: Option<u64>,
+        done: impl Fn(&[(u64, String, Value)]) -> bool,
+    ) -> Vec<(u64, String, Value)> {
+        self.stream(
+            &format!("/api/runs/{run}/events"),
+            token,
+            last_event_id,
+            done,
+        )
+    }
+
+    /// Reads the SSE stream at `path` until `done` says so: (id, event, data).
+    pub fn stream(
+        &self,
+        path: &str,
+        token: &str,
+        last_event_id: Option<u64>,
+        done: impl Fn(&[(u64, String, Value)]) -> bool,
+    ) -> Vec<(u64, String, Value)> {
+        let mut request = agent()
+            .get(&self.url(path))
+            .header("Authorization", format!("Bearer {token}"));
+        if let Some(id) = last_event_id {
+            request = request.header("Last-Event-ID", id.to_string());
+        }
+        let response = request.call().unwrap();
+        assert_eq!(response.status(), 200);
+        assert!(
+            response.headers()["content-type"]
+                .to_str()
+                .unwrap()
+                .starts_with("text/event-stream")
+        );
+        let reader = BufReader::new(response.into_body().into_reader());
+        let mut events = Vec::new();
+        let (mut id, mut name, mut data) = (0, String::new(), String::new());
+        for line in reader.lines() {
+            let line = line.unwrap();
+            if let Some(value) = line.strip_prefix("id:") {
+                id = value.trim().parse().unwrap();
+            } else if let Some(value) = line.strip_prefix("event:") {
+                name = value.trim().to_owned();
+            } else if let Some(value) = line.strip_prefix("data:") {
+                data.push_str(value.trim());
+            } else if line.is_empty() && !data.is_empty() {
+                events.push((
+                    id,
+                    std::mem::take(&mut name),
+                    serde_json::from_str(&data).unwrap(),
+                ));
+                data.clear();
+                if done(&events) {
+                    break;
+                }
+            }
+        }
+        events
+    }
+}
