@@ -18,6 +18,10 @@ use cinch_mock_model::{
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
+mod support;
+
+use support::{Server, assistant};
+
 /// cinch's own timeout for every turn, in minutes: a turn of a few seconds that hangs is
 /// stopped by cinch long before CI gives up.
 const TURN_TIMEOUT_MINUTES: &str = "1";
@@ -365,4 +369,90 @@ fn codex_turns_through_cinch() {
 #[test]
 fn gemini_turns_through_cinch() {
     scenarios(Cli::Gemini);
+}
+
+/// The real claude CLI through `cinch serve`: a task's session answers, then
+/// resumes its harness session for a follow-up, in the agent's own HOME.
+#[test]
+fn claude_session_over_http() {
+    let bench = Bench::new(Cli::Claude);
+    let repo = bench.repo("http");
+    let cinch_home = bench.dir.path().join("cinch-home");
+    let home = bench.home();
+    write_cli_config(Cli::Claude, &bench.server, "s1", &home).expect("writing the CLI config");
+    let mut serve = Command::new(env!("CARGO_BIN_EXE_cinch"));
+    serve
+        .env_clear()
+        .envs(cli_env(Cli::Claude, &bench.server, "s1", &home))
+        .env("CINCH_HOME", &cinch_home)
+        .args(["serve", "--turn-timeout-minutes", TURN_TIMEOUT_MINUTES]);
+    let server = Server::start(serve, bench.dir.path());
+    let token = fs::read_to_string(cinch_home.join("admin-token")).expect("the admin's token");
+    let api = support::Api::new(&server, token.trim());
+    let environment =
+        api.environment(json!({"name": "http", "repository": repo.display().to_string()}));
+
+    let task = api.post(
+        "/tasks",
+        json!({"prompt": PROMPT, "environment_id": environment, "harness": "claude", "model": "claude-sonnet-4-5"}),
+    );
+    assert_eq!(task.status, 201, "{task:?}");
+    let task_id = task.data()["id"].as_str().unwrap().to_owned();
+    let session = api.first_session(&task_id);
+    let session_id = session["id"].as_str().unwrap().to_owned();
+    assert_eq!(session["harness_model"], "claude-sonnet-4-5");
+    let idle = api.wait(&task_id, &session_id, "idle after s1", |s| {
+        s["status"] == "idle"
+    });
+    let first = assistant(&api.messages(&task_id, &session_id, "").data());
+    assert_eq!(
+        first["turn"]["status"],
+        "completed",
+        "{first:#}\n{}",
+        server.log()
+    );
+    assert_eq!(first["content"], "done");
+    let harness_session = idle["harness_session_id"]
+        .as_str()
+        .expect("a harness session")
+        .to_owned();
+    // The harness kept its session state in the agent's home, not the server's HOME.
+    let agent_id = api.get("/agents").data()[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        cinch_home
+            .join("agents")
+            .join(&agent_id)
+            .join(".claude")
+            .is_dir()
+    );
+    assert!(!home.join(".claude").exists());
+
+    // The follow-up talks to scenario s4, which checks the history came along.
+    let patched = server.request(
+        "PATCH",
+        &api.path(&format!("/environments/{environment}")),
+        Some(&api.token),
+        Some(&json!({"env": {"ANTHROPIC_BASE_URL": bench.server.scenario_url("s4")}}).to_string()),
+    );
+    assert_eq!(patched.status, 200, "{patched:?}");
+    let sent = api.post(
+        &format!("/tasks/{task_id}/sessions/{session_id}/messages"),
+        json!({"message": RESUME_PROMPT}),
+    );
+    assert_eq!(sent.status, 201, "{sent:?}");
+    let resumed = api.wait(&task_id, &session_id, "idle after s4", |s| {
+        s["status"] == "idle"
+            && assistant(&api.messages(&task_id, &session_id, "").data())["id"] != first["id"]
+    });
+    let second = assistant(&api.messages(&task_id, &session_id, "").data());
+    assert_eq!(second["turn"]["status"], "completed", "{second:#}");
+    assert!(
+        second["content"].as_str().unwrap().starts_with(S4_RESUMED),
+        "{second:#}"
+    );
+    assert_eq!(resumed["harness_session_id"], harness_session.as_str());
+    assert_eq!(bench.calls("s4"), [(Some(Api::Anthropic), Some(1))]);
 }

@@ -26,111 +26,6 @@ fn claude_turn(session: &str, text: &str) -> Vec<Value> {
     ]
 }
 
-struct Api<'a> {
-    server: &'a Server,
-    token: String,
-    account: String,
-}
-
-impl<'a> Api<'a> {
-    fn new(server: &'a Server, token: &str) -> Self {
-        let accounts = server.get("/v1/accounts", token);
-        assert_eq!(accounts.status, 200, "{accounts:?}");
-        Self {
-            server,
-            token: token.to_owned(),
-            account: accounts.data()[0]["id"].as_str().unwrap().to_owned(),
-        }
-    }
-
-    fn path(&self, rest: &str) -> String {
-        format!("/v1/accounts/{}{rest}", self.account)
-    }
-
-    fn get(&self, rest: &str) -> Answer {
-        self.server.get(&self.path(rest), &self.token)
-    }
-
-    fn post(&self, rest: &str, body: Value) -> Answer {
-        self.server.post(&self.path(rest), &self.token, &body)
-    }
-
-    fn environment(&self, body: Value) -> String {
-        let created = self.post("/environments", body);
-        assert_eq!(created.status, 201, "{created:?}");
-        created.data()["id"].as_str().unwrap().to_owned()
-    }
-
-    /// The task's only (or first) session.
-    fn first_session(&self, task: &str) -> Value {
-        let sessions = self.get(&format!("/tasks/{task}/sessions"));
-        assert_eq!(sessions.status, 200, "{sessions:?}");
-        sessions.data()[0].clone()
-    }
-
-    fn session(&self, task: &str, session: &str) -> Value {
-        let answer = self.get(&format!("/tasks/{task}/sessions/{session}"));
-        assert_eq!(answer.status, 200, "{answer:?}");
-        answer.data()
-    }
-
-    /// Polls the session until `done` holds, or fails after a minute.
-    fn wait(&self, task: &str, session: &str, what: &str, done: impl Fn(&Value) -> bool) -> Value {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            let current = self.session(task, session);
-            if done(&current) {
-                return current;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "the session never got {what}: {current:#}\n{}",
-                self.server.log()
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-
-    fn wait_status(&self, task: &str, session: &str, status: &str) -> Value {
-        self.wait(task, session, status, |s| s["status"] == status)
-    }
-
-    fn messages(&self, task: &str, session: &str, query: &str) -> Answer {
-        self.get(&format!("/tasks/{task}/sessions/{session}/messages{query}"))
-    }
-
-    /// Every message, walking `meta.next_cursor` pages of `limit` in `direction`.
-    fn walk(&self, task: &str, session: &str, direction: &str, limit: u32) -> Vec<Value> {
-        let mut all = Vec::new();
-        let mut cursor = String::new();
-        loop {
-            let page = self.messages(
-                task,
-                session,
-                &format!("?direction={direction}&limit={limit}{cursor}"),
-            );
-            assert_eq!(page.status, 200, "{page:?}");
-            all.extend(page.data().as_array().unwrap().iter().cloned());
-            match page.json()["meta"]["next_cursor"].as_str() {
-                Some(next) => cursor = format!("&cursor={next}"),
-                None => return all,
-            }
-        }
-    }
-}
-
-/// The last assistant message of a page.
-fn assistant(messages: &Value) -> Value {
-    messages
-        .as_array()
-        .unwrap()
-        .iter()
-        .rev()
-        .find(|message| message["type"] == "assistant")
-        .unwrap_or_else(|| panic!("no assistant message: {messages:#}"))
-        .clone()
-}
-
 fn read_record(path: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
@@ -819,4 +714,137 @@ fn task_without_title_gets_one_and_agent_tokens_own_nothing() {
             .status
             .success()
     );
+}
+
+#[test]
+fn sessions_on_named_branches_commit_their_turns() {
+    let world = World::new();
+    let server = world.serve();
+    let token = world.admin_token();
+    let api = Api::new(&server, &token);
+    let repo = world.path("repo");
+    git(&repo, &["branch", "release"]);
+    world.script(Script {
+        lines: claude_turn("sess-b", "Fixed in the polling helper."),
+        write_files: [("poll.txt".to_owned(), "fixed\n".to_owned())].into(),
+        ..Script::default()
+    });
+    // A git URL is cloned into cinch's home; the source stays as it was.
+    let environment = api.environment(json!({
+        "name": "remote",
+        "repository": format!("file://{}", repo.display()),
+    }));
+    let task = api.post(
+        "/tasks",
+        json!({"title": "Fix checkout test flake", "environment_id": environment}),
+    );
+    assert_eq!(task.status, 201, "{task:?}");
+    let task_id = task.data()["id"].as_str().unwrap().to_owned();
+    assert_eq!(task.data()["session_count"], 0, "no prompt, no session");
+
+    // The spec's second-session example.
+    let created = api.post(
+        &format!("/tasks/{task_id}/sessions"),
+        json!({
+            "title": "Alternative checkout fix",
+            "prompt": "Try a minimal fix in the polling helper only.",
+            "environment_id": environment,
+            "branch_name": "fix/checkout-flake-alt",
+            "base_branch": "release",
+            "auto_commit": true
+        }),
+    );
+    assert_eq!(created.status, 201, "{created:?}");
+    let session = created.data();
+    let session_id = session["id"].as_str().unwrap().to_owned();
+    assert_eq!(session["branch_name"], "fix/checkout-flake-alt");
+    let idle = api.wait_status(&task_id, &session_id, "idle");
+    let workspace = PathBuf::from(idle["workspace"].as_str().unwrap());
+    let run = |args: &[&str]| {
+        let output = Command::new("git")
+            .arg("-C")
+            .arg(&workspace)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "git {args:?}: {output:?}");
+        String::from_utf8(output.stdout).unwrap()
+    };
+    assert_eq!(
+        run(&["rev-parse", "--abbrev-ref", "HEAD"]).trim(),
+        "fix/checkout-flake-alt"
+    );
+    assert_eq!(run(&["show", "HEAD:poll.txt"]), "fixed\n");
+    assert_eq!(
+        run(&["status", "--porcelain"]),
+        "",
+        "the turn's changes are committed"
+    );
+    assert!(run(&["log", "-1", "--format=%s"]).starts_with("Alternative checkout fix: "));
+    let branches = Command::new("git")
+        .arg("-C")
+        .arg(&repo)
+        .args(["branch", "--list"])
+        .output()
+        .unwrap();
+    assert!(
+        !String::from_utf8_lossy(&branches.stdout).contains("fix/"),
+        "the source was cloned, not touched"
+    );
+}
+
+#[test]
+fn a_failed_turn_leaves_the_session_idle_for_a_retry() {
+    let world = World::new();
+    let server = world.serve();
+    let token = world.admin_token();
+    let api = Api::new(&server, &token);
+    world.script(Script {
+        stderr: Some("boom: the model service said no\n".into()),
+        exit_code: 1,
+        ..Script::default()
+    });
+    let environment = api.environment(
+        json!({"name": "repo", "repository": world.path("repo").display().to_string()}),
+    );
+    let task = api.post(
+        "/tasks",
+        json!({"prompt": "Try.", "environment_id": environment}),
+    );
+    let task_id = task.data()["id"].as_str().unwrap().to_owned();
+    let session_id = api.first_session(&task_id)["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let failed = api.wait(&task_id, &session_id, "a failed turn", |s| {
+        s["close_reason"] == "turn_failure"
+    });
+    assert_eq!(failed["status"], "idle", "a recovery, not a close");
+    let error = failed["error_message"].as_str().unwrap();
+    assert!(
+        error.contains("boom") && error.contains("send a message"),
+        "{error}"
+    );
+    assert_eq!(
+        assistant(&api.messages(&task_id, &session_id, "").data())["turn"]["status"],
+        "failed"
+    );
+    assert_eq!(
+        api.get(&format!("/tasks/{task_id}")).data()["last_message_preview"],
+        Value::Null
+    );
+
+    world.script(Script {
+        lines: claude_turn("sess-ok", "Worked this time."),
+        ..Script::default()
+    });
+    api.post(
+        &format!("/tasks/{task_id}/sessions/{session_id}/messages"),
+        json!({"message": "Again."}),
+    );
+    let recovered = api.wait(&task_id, &session_id, "a good turn", |s| {
+        s["harness_session_id"] == "sess-ok" && s["status"] == "idle"
+    });
+    assert_eq!(recovered["close_reason"], Value::Null);
+    assert_eq!(recovered["error_message"], Value::Null);
 }

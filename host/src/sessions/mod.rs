@@ -1039,9 +1039,20 @@ impl Conductor {
     // ----- background -----
 
     /// Picks up after a restart: turns that were running are followed again
-    /// (or end interrupted), sessions caught booting boot again.
+    /// (or end interrupted), sessions caught booting boot again, and waits
+    /// that outlived the wait limit while the server was down are closed
+    /// `waiting_timeout`.
     pub async fn recover(self: &Arc<Self>) -> Result<()> {
         self.store.release_unanswered_keys().await?;
+        for mut session in self.store.sessions_in(&["waiting"]).await? {
+            let waited = session.waiting_since.as_deref().and_then(seconds_since);
+            if waited.is_some_and(|waited| waited >= self.settings.wait_limit.as_secs() as i64) {
+                self.drop_queue(&session).await?;
+                let message = "The wait for a turn slot outlasted the retry schedule while cinch was down. Send a message to try again.".to_owned();
+                self.close_with(&mut session, "waiting_timeout", Some(message))
+                    .await?;
+            }
+        }
         for session in self.store.sessions_in(&["running", "booting"]).await? {
             match (session.status.as_str(), session.current_turn.clone()) {
                 ("running", Some(turn_id)) => self.reattach(session, turn_id).await?,

@@ -139,10 +139,17 @@ fn add_worktree(repository: &Path, plan: &Plan) -> anyhow::Result<()> {
     if branch_exists {
         git(repository, &["worktree", "add", "-q", &dir, plan.branch])?;
     } else {
+        // In a clone, the base branch may exist only as the remote's.
+        let base = plan.base_branch.map(|base| {
+            let local = format!("refs/heads/{base}");
+            if git(repository, &["rev-parse", "--verify", "-q", &local]).is_ok() {
+                base.to_owned()
+            } else {
+                format!("origin/{base}")
+            }
+        });
         let mut args = vec!["worktree", "add", "-q", "-b", plan.branch, &dir];
-        if let Some(base) = plan.base_branch {
-            args.push(base);
-        }
+        args.extend(base.as_deref());
         git(repository, &args)?;
     }
     Ok(())

@@ -78,42 +78,12 @@ impl World {
 
     /// Starts `cinch serve` with `extra` arguments.
     pub fn serve_with(&self, extra: &[&str]) -> Server {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let stdout = std::fs::File::create(self.path(&format!("stdout-{port}"))).unwrap();
-        let stderr = std::fs::File::create(self.path(&format!("stderr-{port}"))).unwrap();
-        let child = self
-            .cinch()
-            .args(["serve", "--listen", &format!("127.0.0.1:{port}"), "--home"])
+        let mut command = self.cinch();
+        command
+            .args(["serve", "--home"])
             .arg(self.path("home"))
-            .args(extra)
-            .stdout(stdout)
-            .stderr(stderr)
-            .spawn()
-            .unwrap();
-        let server = Server {
-            child,
-            base: format!("http://127.0.0.1:{port}"),
-            stdout: self.path(&format!("stdout-{port}")),
-            stderr: self.path(&format!("stderr-{port}")),
-        };
-        let deadline = Instant::now() + Duration::from_secs(120);
-        loop {
-            if let Ok(response) = agent().get(&server.url("/openapi.json")).call()
-                && response.status() == 200
-            {
-                return server;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "cinch serve did not start: {}",
-                std::fs::read_to_string(&server.stderr).unwrap_or_default()
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
+            .args(extra);
+        Server::start(command, self.dir.path())
     }
 
     pub fn admin_token(&self) -> String {
@@ -209,6 +179,44 @@ impl Answer {
 }
 
 impl Server {
+    /// Runs `serve` (a `cinch serve` command without `--listen`) on a free
+    /// loopback port, its output in files under `logs`, and waits until it answers.
+    pub fn start(mut serve: Command, logs: &Path) -> Server {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let stdout = logs.join(format!("stdout-{port}"));
+        let stderr = logs.join(format!("stderr-{port}"));
+        let child = serve
+            .args(["--listen", &format!("127.0.0.1:{port}")])
+            .stdout(std::fs::File::create(&stdout).unwrap())
+            .stderr(std::fs::File::create(&stderr).unwrap())
+            .spawn()
+            .unwrap();
+        let server = Server {
+            child,
+            base: format!("http://127.0.0.1:{port}"),
+            stdout,
+            stderr,
+        };
+        let deadline = Instant::now() + Duration::from_secs(120);
+        loop {
+            if let Ok(response) = agent().get(&server.url("/openapi.json")).call()
+                && response.status() == 200
+            {
+                return server;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "cinch serve did not start: {}",
+                std::fs::read_to_string(&server.stderr).unwrap_or_default()
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
     pub fn log(&self) -> String {
         std::fs::read_to_string(&self.stderr).unwrap()
     }
@@ -348,4 +356,116 @@ impl Server {
         }
         events
     }
+}
+
+/// The `/v1` API of one account, as its token sees it.
+pub struct Api<'a> {
+    pub server: &'a Server,
+    pub token: String,
+    pub account: String,
+}
+
+impl<'a> Api<'a> {
+    pub fn new(server: &'a Server, token: &str) -> Self {
+        let accounts = server.get("/v1/accounts", token);
+        assert_eq!(accounts.status, 200, "{accounts:?}");
+        Self {
+            server,
+            token: token.to_owned(),
+            account: accounts.data()[0]["id"].as_str().unwrap().to_owned(),
+        }
+    }
+
+    pub fn path(&self, rest: &str) -> String {
+        format!("/v1/accounts/{}{rest}", self.account)
+    }
+
+    pub fn get(&self, rest: &str) -> Answer {
+        self.server.get(&self.path(rest), &self.token)
+    }
+
+    pub fn post(&self, rest: &str, body: Value) -> Answer {
+        self.server.post(&self.path(rest), &self.token, &body)
+    }
+
+    pub fn environment(&self, body: Value) -> String {
+        let created = self.post("/environments", body);
+        assert_eq!(created.status, 201, "{created:?}");
+        created.data()["id"].as_str().unwrap().to_owned()
+    }
+
+    /// The task's only (or first) session.
+    pub fn first_session(&self, task: &str) -> Value {
+        let sessions = self.get(&format!("/tasks/{task}/sessions"));
+        assert_eq!(sessions.status, 200, "{sessions:?}");
+        sessions.data()[0].clone()
+    }
+
+    pub fn session(&self, task: &str, session: &str) -> Value {
+        let answer = self.get(&format!("/tasks/{task}/sessions/{session}"));
+        assert_eq!(answer.status, 200, "{answer:?}");
+        answer.data()
+    }
+
+    /// Polls the session until `done` holds, or fails after a minute.
+    pub fn wait(
+        &self,
+        task: &str,
+        session: &str,
+        what: &str,
+        done: impl Fn(&Value) -> bool,
+    ) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let current = self.session(task, session);
+            if done(&current) {
+                return current;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the session never got {what}: {current:#}\n{}",
+                self.server.log()
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    pub fn wait_status(&self, task: &str, session: &str, status: &str) -> Value {
+        self.wait(task, session, status, |s| s["status"] == status)
+    }
+
+    pub fn messages(&self, task: &str, session: &str, query: &str) -> Answer {
+        self.get(&format!("/tasks/{task}/sessions/{session}/messages{query}"))
+    }
+
+    /// Every message, walking `meta.next_cursor` pages of `limit` in `direction`.
+    pub fn walk(&self, task: &str, session: &str, direction: &str, limit: u32) -> Vec<Value> {
+        let mut all = Vec::new();
+        let mut cursor = String::new();
+        loop {
+            let page = self.messages(
+                task,
+                session,
+                &format!("?direction={direction}&limit={limit}{cursor}"),
+            );
+            assert_eq!(page.status, 200, "{page:?}");
+            all.extend(page.data().as_array().unwrap().iter().cloned());
+            match page.json()["meta"]["next_cursor"].as_str() {
+                Some(next) => cursor = format!("&cursor={next}"),
+                None => return all,
+            }
+        }
+    }
+}
+
+/// The last assistant message of a page.
+pub fn assistant(messages: &Value) -> Value {
+    messages
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|message| message["type"] == "assistant")
+        .unwrap_or_else(|| panic!("no assistant message: {messages:#}"))
+        .clone()
 }

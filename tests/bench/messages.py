@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""Benchmark: GET a page of 50 messages from a real `cinch serve` on SQLite,
+loaded by wrk from another process.
+
+    cargo build --release -p cinch -p cinch-fake-cli
+    python3 tests/bench/messages.py [--target-dir target] [--duration 10] [--connections 32]
+
+Seeds one session with 50+ messages through the API (turns of the fake CLI),
+then runs wrk against `.../messages?limit=50` and prints requests per second
+and latency percentiles. The figure to reach: 5,000 requests a second with
+p99 under 10 ms.
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+
+def free_port():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def call(base, token, method, path, body=None):
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(base + path, data=data, method=method)
+    request.add_header("Authorization", f"Bearer {token}")
+    if data is not None:
+        request.add_header("Content-Type", "application/json")
+    with urllib.request.urlopen(request, timeout=60) as response:
+        return json.load(response)
+
+
+def wait_idle(base, token, path):
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        if call(base, token, "GET", path)["data"]["status"] == "idle":
+            return
+        time.sleep(0.05)
+    sys.exit(f"the session at {path} never went idle")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--target-dir", default=os.environ.get("CARGO_TARGET_DIR", "target"))
+    parser.add_argument("--duration", type=int, default=10)
+    parser.add_argument("--connections", type=int, default=32)
+    args = parser.parse_args()
+    if shutil.which("wrk") is None:
+        sys.exit("wrk is not installed: apt-get install wrk")
+    release = os.path.abspath(os.path.join(args.target_dir, "release"))
+    cinch, fake = os.path.join(release, "cinch"), os.path.join(release, "fake-cli")
+    for binary in (cinch, fake):
+        if not os.path.exists(binary):
+            sys.exit(f"{binary} is missing: cargo build --release -p cinch -p cinch-fake-cli")
+
+    world = tempfile.mkdtemp(prefix="cinch-bench-")
+    home, repo, bin_dir = (os.path.join(world, name) for name in ("home", "repo", "bin"))
+    for folder in (home, repo, bin_dir):
+        os.makedirs(folder)
+    os.symlink(fake, os.path.join(bin_dir, "claude"))
+    subprocess.run(["git", "init", "-q", repo], check=True)
+    subprocess.run(["git", "-C", repo, "-c", "user.name=b", "-c", "user.email=b@b", "commit",
+                    "-q", "--allow-empty", "-m", "init"], check=True)
+    script = os.path.join(world, "script.json")
+    with open(script, "w") as file:
+        json.dump({"lines": [
+            {"type": "system", "subtype": "init", "session_id": "bench", "model": "m"},
+            {"type": "result", "subtype": "success", "is_error": False,
+             "result": "Done: a reply of a typical length, with **some** markdown in it.",
+             "session_id": "bench"},
+        ]}, file)
+    port = free_port()
+    env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": world, "CINCH_HOME": home,
+           "FAKE_CLI_SCRIPT": script, "ANTHROPIC_API_KEY": "sk-bench-000000"}
+    server = subprocess.Popen([cinch, "serve", "--listen", f"127.0.0.1:{port}"], env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        token = server.stdout.readline().strip()
+        base = f"http://127.0.0.1:{port}"
+        account = call(base, token, "GET", "/v1/accounts")["data"][0]["id"]
+        prefix = f"/v1/accounts/{account}"
+        environment = call(base, token, "POST", f"{prefix}/environments",
+                           {"name": "bench", "repository": repo})["data"]["id"]
+        task = call(base, token, "POST", f"{prefix}/tasks",
+                    {"prompt": "Message 0", "environment_id": environment})["data"]["id"]
+        session = call(base, token, "GET", f"{prefix}/tasks/{task}/sessions")["data"][0]["id"]
+        session_path = f"{prefix}/tasks/{task}/sessions/{session}"
+        wait_idle(base, token, session_path)
+        for n in range(1, 26):
+            call(base, token, "POST", f"{session_path}/messages", {"message": f"Message {n}"})
+            wait_idle(base, token, session_path)
+        page = call(base, token, "GET", f"{session_path}/messages?limit=50")
+        count = len(page["data"])
+        print(f"seeded: a page holds {count} messages, {len(json.dumps(page))} bytes")
+        url = f"{base}{session_path}/messages?limit=50"
+        output = subprocess.run(
+            ["wrk", "-t2", f"-c{args.connections}", f"-d{args.duration}s", "--latency",
+             "-H", f"Authorization: Bearer {token}", url],
+            check=True, capture_output=True, text=True).stdout
+        print(output)
+        rps = float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1))
+        p99 = re.search(r"99%\s+([\d.]+)(us|ms|s)", output)
+        scale = {"us": 0.001, "ms": 1.0, "s": 1000.0}[p99.group(2)]
+        p99_ms = float(p99.group(1)) * scale
+        errors = re.search(r"Non-2xx or 3xx responses: (\d+)", output)
+        print(f"RESULT requests/s={rps:.0f} p99_ms={p99_ms:.2f} non_2xx={errors.group(1) if errors else 0}"
+              f" (target: >= 5000 requests/s, p99 < 10 ms)")
+    finally:
+        server.terminate()
+        server.wait()
+        shutil.rmtree(world, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
