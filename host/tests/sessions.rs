@@ -261,6 +261,25 @@ fn a_task_runs_a_session_that_answers_follow_ups() {
         assert!(!text.contains(SECRET));
     }
 
+    // Nor is it in the database: its value lives in a private file beside it.
+    for file in ["cinch.db", "cinch.db-wal"] {
+        let bytes = std::fs::read(world.path("home").join(file)).unwrap_or_default();
+        assert!(
+            !bytes
+                .windows(SECRET.len())
+                .any(|window| window == SECRET.as_bytes()),
+            "{file}"
+        );
+    }
+    let vault = world
+        .path("home/secrets")
+        .join(format!("{environment}.json"));
+    use std::os::unix::fs::PermissionsExt as _;
+    assert_eq!(
+        std::fs::metadata(&vault).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+
     // Attachments: listed, their contents in ResourceContents shape.
     let attachments = api.get(&format!("/tasks/{task_id}/attachments")).data();
     assert_eq!(attachments[0]["status"], "ready");

@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 
 use super::{Page, Result, Store, StoreError, is_unique_violation, new_id, now};
 
-/// An environment as stored. Its secrets' values stay here: nothing that
-/// answers a client or writes a log reads them.
+/// An environment as stored. Its secrets' values live in the store's vault,
+/// not the database; nothing that answers a client or writes a log reads them.
 #[derive(Debug, Clone)]
 pub struct Environment {
     /// Its id.
@@ -75,19 +75,23 @@ type Row = (
 const COLUMNS: &str = "id, account_id, name, repository, setup_json, env_json, secrets_json, \
                        created_at, updated_at";
 
-fn from_row(row: Row) -> Result<Environment> {
-    let (id, account_id, name, repository, setup, env, secrets, created_at, updated_at) = row;
-    Ok(Environment {
-        id,
-        account_id,
-        name,
-        repository,
-        setup: serde_json::from_str(&setup)?,
-        env: serde_json::from_str(&env)?,
-        secrets: serde_json::from_str(&secrets)?,
-        created_at,
-        updated_at,
-    })
+impl Store {
+    /// An environment from its row and its secrets from the vault.
+    fn environment_of(&self, row: Row) -> Result<Environment> {
+        // The column holds only the secrets' names.
+        let (id, account_id, name, repository, setup, env, _names, created_at, updated_at) = row;
+        Ok(Environment {
+            secrets: self.vault.read(&id)?,
+            id,
+            account_id,
+            name,
+            repository,
+            setup: serde_json::from_str(&setup)?,
+            env: serde_json::from_str(&env)?,
+            created_at,
+            updated_at,
+        })
+    }
 }
 
 fn taken(name: &str) -> StoreError {
@@ -135,7 +139,9 @@ impl Store {
             .bind(&environment.repository)
             .bind(serde_json::to_string(&environment.setup)?)
             .bind(serde_json::to_string(&environment.env)?)
-            .bind(serde_json::to_string(&environment.secrets)?)
+            .bind(serde_json::to_string(
+                &environment.secrets.keys().collect::<Vec<_>>(),
+            )?)
             .bind(&environment.updated_at)
             .execute(&self.pool)
             .await
@@ -143,7 +149,7 @@ impl Store {
                 true => taken(&environment.name),
                 false => error.into(),
             })?;
-        Ok(())
+        self.vault.write(&environment.id, &environment.secrets)
     }
 
     /// The account's environment with this id.
@@ -155,7 +161,7 @@ impl Store {
         .bind(id)
         .fetch_optional(&self.pool)
         .await?;
-        row.map(from_row).transpose()
+        row.map(|row| self.environment_of(row)).transpose()
     }
 
     /// A page of the account's environments, oldest first, after `cursor`.
@@ -174,7 +180,10 @@ impl Store {
         .bind(i64::from(limit) + 1)
         .fetch_all(&self.pool)
         .await?;
-        let rows = rows.into_iter().map(from_row).collect::<Result<Vec<_>>>()?;
+        let rows = rows
+            .into_iter()
+            .map(|row| self.environment_of(row))
+            .collect::<Result<Vec<_>>>()?;
         Ok(Page::from_rows(rows, limit, |environment| &environment.id))
     }
 
@@ -228,6 +237,10 @@ impl Store {
             .bind(id)
             .execute(&self.pool)
             .await?;
-        Ok(done.rows_affected() > 0)
+        if done.rows_affected() == 0 {
+            return Ok(false);
+        }
+        self.vault.remove(id)?;
+        Ok(true)
     }
 }

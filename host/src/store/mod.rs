@@ -16,6 +16,7 @@ mod messages;
 mod sessions;
 mod tasks;
 mod tokens;
+mod vault;
 
 use std::path::Path;
 use std::str::FromStr as _;
@@ -53,6 +54,9 @@ pub enum StoreError {
     /// What a command named does not exist.
     #[error("{0}")]
     Missing(String),
+    /// The secrets' folder could not be read or written.
+    #[error("secrets: {0}")]
+    Vault(String),
     /// A stored JSON column could not be read back.
     #[error("a stored value is not valid JSON: {0}")]
     Json(#[from] serde_json::Error),
@@ -65,11 +69,13 @@ pub type Result<T> = std::result::Result<T, StoreError>;
 #[derive(Clone)]
 pub struct Store {
     pool: SqlitePool,
+    vault: vault::Vault,
 }
 
 impl Store {
     /// Opens (creating when missing) the SQLite file at `path` in WAL mode
-    /// and applies the migrations.
+    /// and applies the migrations; environments' secrets are kept in the
+    /// private folder `secrets` beside it, never in the database.
     pub async fn open(path: &Path) -> Result<Self> {
         let options = SqliteConnectOptions::from_str("sqlite:")?
             .filename(path)
@@ -84,7 +90,8 @@ impl Store {
             .connect_with(options)
             .await?;
         sqlx::migrate!("./migrations").run(&pool).await?;
-        Ok(Self { pool })
+        let vault = vault::Vault::open(vault::beside(path))?;
+        Ok(Self { pool, vault })
     }
 }
 
