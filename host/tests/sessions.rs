@@ -15,6 +15,16 @@ mod support;
 
 use support::*;
 
+/// How many assistant messages (turns) a page holds.
+fn assistants(messages: &Value) -> usize {
+    messages
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|message| message["type"] == "assistant")
+        .count()
+}
+
 /// A claude stream-json turn that reports `session` and says `text`.
 fn claude_turn(session: &str, text: &str) -> Vec<Value> {
     vec![
@@ -148,15 +158,16 @@ fn a_task_runs_a_session_that_answers_follow_ups() {
         .iter()
         .map(|m| m["type"].as_str().unwrap())
         .collect();
-    assert_eq!(kinds, ["user", "assistant"]);
-    assert_eq!(messages[0]["sequence"], 1);
+    assert_eq!(kinds, ["attachment", "user", "assistant"]);
+    assert_eq!(messages[0]["content"], "attached CI failure");
     assert_eq!(messages[1]["sequence"], 2);
-    let turn = &messages[1]["turn"];
+    assert_eq!(messages[2]["sequence"], 3);
+    let turn = &messages[2]["turn"];
     assert_eq!(turn["status"], "completed");
     assert_eq!(turn["run_id"], json!(session_id));
     assert_eq!(turn["result"]["files_changed"][0]["path"], "out.txt");
     assert!(
-        messages[1]["content"]
+        messages[2]["content"]
             .as_str()
             .unwrap()
             .starts_with("All done")
@@ -188,14 +199,7 @@ fn a_task_runs_a_session_that_answers_follow_ups() {
     assert_eq!(sent.status, 201, "{sent:?}");
     assert_eq!(sent.data()["type"], "user");
     api.wait(&task_id, &session_id, "its second turn", |s| {
-        s["status"] == "idle"
-            && api
-                .messages(&task_id, &session_id, "")
-                .data()
-                .as_array()
-                .unwrap()
-                .len()
-                == 4
+        s["status"] == "idle" && assistants(&api.messages(&task_id, &session_id, "").data()) == 2
     });
     let args = read_record(&record)["argv"].to_string();
     assert!(args.contains("\"--resume\",\"sess-1\""), "{args}");
@@ -206,7 +210,7 @@ fn a_task_runs_a_session_that_answers_follow_ups() {
     let asc = api.walk(&task_id, &session_id, "asc", 1);
     let desc = api.walk(&task_id, &session_id, "desc", 1);
     let ids = |list: &[Value]| list.iter().map(|m| m["id"].clone()).collect::<Vec<_>>();
-    assert_eq!(asc.len(), 4);
+    assert_eq!(asc.len(), 5);
     let mut reversed = ids(&desc);
     reversed.reverse();
     assert_eq!(ids(&asc), reversed);
@@ -214,7 +218,7 @@ fn a_task_runs_a_session_that_answers_follow_ups() {
         .iter()
         .map(|m| m["sequence"].as_i64().unwrap())
         .collect();
-    assert_eq!(sequences, [1, 2, 3, 4]);
+    assert_eq!(sequences, [1, 2, 3, 4, 5]);
     let bad = api.messages(&task_id, &session_id, "?direction=sideways");
     assert_eq!(bad.status, 422);
     assert_eq!(bad.field_errors(), ["direction"]);
@@ -330,14 +334,7 @@ fn a_task_runs_a_session_that_answers_follow_ups() {
         json!({"message": "One more thing."}),
     );
     let resumed = api.wait(&task_id, &session_id, "resumed", |s| {
-        s["status"] == "idle"
-            && api
-                .messages(&task_id, &session_id, "")
-                .data()
-                .as_array()
-                .unwrap()
-                .len()
-                == 6
+        s["status"] == "idle" && assistants(&api.messages(&task_id, &session_id, "").data()) == 3
     });
     assert_eq!(resumed["close_reason"], Value::Null);
 
@@ -732,6 +729,34 @@ fn task_without_title_gets_one_and_agent_tokens_own_nothing() {
             .unwrap()
             .status
             .success()
+    );
+
+    // The spec's codex example: codex supports that effort, takes any model
+    // id, and is not installed here: its turn cannot start, which leaves the
+    // session idle with what to do, not closed.
+    let codex = api.post(
+        "/tasks",
+        json!({"title": "Fix checkout test flake", "prompt": "Find and fix the flaky checkout test.",
+               "harness": "codex", "model": "openai/gpt-5.6-sol", "effort": "high"}),
+    );
+    assert_eq!(codex.status, 201, "{codex:?}");
+    let codex_task = codex.data()["id"].as_str().unwrap().to_owned();
+    let session = api.first_session(&codex_task);
+    assert_eq!(session["harness"], "codex");
+    assert_eq!(session["vendor"], "openai");
+    assert_eq!(session["harness_model"], "openai/gpt-5.6-sol");
+    assert_eq!(session["harness_effort"], "high");
+    let failed = api.wait(
+        &codex_task,
+        session["id"].as_str().unwrap(),
+        "a refused turn",
+        |s| s["close_reason"] == "turn_failure",
+    );
+    assert_eq!(failed["status"], "idle");
+    let error = failed["error_message"].as_str().unwrap();
+    assert!(
+        error.contains("harness.cli_missing") && error.contains("codex"),
+        "{error}"
     );
 }
 

@@ -281,15 +281,12 @@ pub async fn create_attachment(
     body: JsonObject,
 ) -> Result<(StatusCode, axum::Json<Envelope<Attachment>>), Problem> {
     caller.account(&account)?;
-    let task = app.conductor.task(&account, &task).await?;
+    app.conductor.task(&account, &task).await?;
     let mut fields = Fields::new(body);
     let attachment = attachment_fields(&mut fields);
     fields.finish()?;
     let attachment = attachment.expect("checked by finish");
-    let attachment = app
-        .store
-        .create_attachment(&account, &task.id, attachment)
-        .await?;
+    let attachment = app.conductor.attach(&account, &task, attachment).await?;
     Ok((StatusCode::CREATED, Envelope::of(attachment)))
 }
 

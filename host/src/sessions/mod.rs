@@ -60,6 +60,9 @@ impl Default for Settings {
     }
 }
 
+/// How often idempotency keys past their lifetime are forgotten.
+const KEY_SWEEP_INTERVAL: Duration = Duration::from_secs(3600);
+
 /// A new task's idle timeout when the request sets none.
 pub const DEFAULT_IDLE_TIMEOUT_SECONDS: i64 = 600;
 
@@ -396,6 +399,9 @@ impl Conductor {
                 .await?;
             self.publish_message("message.created", &message).await;
         }
+        for attachment in self.store.attachments(&task.account_id, &task.id).await? {
+            self.note_attachment(&session, &attachment).await?;
+        }
         if let Some(prompt) = spec.prompt {
             let message = self
                 .store
@@ -405,6 +411,40 @@ impl Conductor {
         }
         self.kick(&session.account_id, &session.id);
         Ok(session)
+    }
+
+    /// Adds an attachment to the task and notes it in each open session;
+    /// their next turns get it in the brief.
+    pub async fn attach(
+        &self,
+        account_id: &str,
+        task_id: &str,
+        attachment: NewAttachment,
+    ) -> Result<Attachment> {
+        let task = self.task(account_id, task_id).await?;
+        let attachment = self
+            .store
+            .create_attachment(account_id, &task.id, attachment)
+            .await?;
+        let sessions = self.store.sessions(account_id, &task.id, None, 200).await?;
+        for session in sessions.items.iter().filter(|s| s.status != "closed") {
+            self.note_attachment(session, &attachment).await?;
+        }
+        Ok(attachment)
+    }
+
+    /// An internal `attachment` message: what the agent will be given.
+    async fn note_attachment(&self, session: &Session, attachment: &Attachment) -> Result<()> {
+        let text = match &attachment.error {
+            None => format!("attached {}", attachment.name),
+            Some(error) => format!("could not attach {}: {error}", attachment.name),
+        };
+        let message = self
+            .store
+            .add_message(session, "attachment", &text, None, true)
+            .await?;
+        self.publish_message("message.created", &message).await;
+        Ok(())
     }
 
     /// Queues a user message and resumes the session if it is idle or closed.
@@ -801,7 +841,10 @@ impl Conductor {
             "harness": session.harness,
             "harness_display_name": display_name,
             "brief": brief,
-            "repository": workspace.display().to_string(),
+            // The repository's name, as the code-task API's `repo` takes it.
+            "repository": environment.map_or("scratch", |environment| environment.name.as_str()),
+            "workspace": workspace.display().to_string(),
+            "session_id": session.harness_session_id,
             "started_at": call.created_at,
             "result": null,
         });
@@ -913,6 +956,7 @@ impl Conductor {
         let (content, status) = match &outcome {
             Ok(result) => {
                 view["status"] = json!(result.status.as_str());
+                view["session_id"] = json!(result.session_id);
                 view["result"] = turn_result_view(result);
                 let content = result
                     .final_message
@@ -1158,16 +1202,24 @@ impl Conductor {
         }
     }
 
-    /// Runs forever: retries waiting sessions and closes idle ones past
-    /// their task's idle timeout.
+    /// Runs forever: retries waiting sessions, closes idle ones past their
+    /// task's idle timeout, and forgets old idempotency keys.
     pub async fn run_background(self: Arc<Self>) {
         let mut since_retry = Duration::ZERO;
+        let mut since_key_sweep = KEY_SWEEP_INTERVAL;
         loop {
             tokio::time::sleep(self.settings.sweep_interval).await;
             since_retry += self.settings.sweep_interval;
+            since_key_sweep += self.settings.sweep_interval;
             if since_retry >= self.settings.retry_interval {
                 since_retry = Duration::ZERO;
                 self.kick_waiting().await;
+            }
+            if since_key_sweep >= KEY_SWEEP_INTERVAL {
+                since_key_sweep = Duration::ZERO;
+                if let Err(error) = self.store.sweep_keys().await {
+                    tracing::error!("forgetting old idempotency keys: {error}");
+                }
             }
             if let Err(error) = self.close_idle().await {
                 tracing::error!("closing idle sessions: {error}");

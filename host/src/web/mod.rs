@@ -1,20 +1,135 @@
-//! The web app: static pages embedded in the binary, served at `/`. They
-//! talk to the API with the bearer token the person signs in with.
+//! The web app: plain HTML, CSS and JavaScript modules embedded in the
+//! binary, served at `/` and `/assets/<file>`. The pages hold no data, so
+//! they need no token; every data call they make sends the bearer token the
+//! person signed in with.
 
-use axum::http::header;
-use axum::response::IntoResponse;
+use std::sync::LazyLock;
+
+use axum::extract::Path;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
 use axum::routing::get;
+use sha2::{Digest as _, Sha256};
 
-const INDEX_HTML: &str = include_str!("assets/index.html");
+use crate::api::Problem;
 
-/// The app's routes; they hold no data, so they need no token.
-pub fn router() -> axum::Router {
-    axum::Router::new().route("/", get(index))
+/// One embedded file: its name under `/assets/`, its type and its bytes.
+struct Asset {
+    name: &'static str,
+    content_type: &'static str,
+    body: &'static [u8],
 }
 
-async fn index() -> impl IntoResponse {
+macro_rules! asset {
+    ($name:literal, $type:expr) => {
+        Asset {
+            name: $name,
+            content_type: $type,
+            body: include_bytes!(concat!("assets/", $name)),
+        }
+    };
+}
+
+const JS: &str = "text/javascript; charset=utf-8";
+
+static ASSETS: &[Asset] = &[
+    asset!("index.html", "text/html; charset=utf-8"),
+    asset!("app.css", "text/css; charset=utf-8"),
+    asset!("favicon.svg", "image/svg+xml"),
+    asset!("app.js", JS),
+    asset!("api.js", JS),
+    asset!("dom.js", JS),
+    asset!("events.js", JS),
+    asset!("logos.js", JS),
+    asset!("block.js", JS),
+    asset!("tabs.js", JS),
+    asset!("tasks.js", JS),
+    asset!("new-task.js", JS),
+    asset!("task.js", JS),
+];
+
+/// Each asset's entity tag, a hash of its bytes: the files are not
+/// fingerprinted by name, so browsers revalidate them with it instead of
+/// keeping a stale copy after an upgrade.
+static ETAGS: LazyLock<Vec<HeaderValue>> = LazyLock::new(|| {
+    ASSETS
+        .iter()
+        .map(|asset| {
+            let hash = Sha256::digest(asset.body);
+            let hex: String = hash[..8].iter().map(|byte| format!("{byte:02x}")).collect();
+            HeaderValue::from_str(&format!("\"{hex}\"")).expect("hex is a valid header")
+        })
+        .collect()
+});
+
+/// The app's routes.
+pub fn router() -> axum::Router {
+    axum::Router::new()
+        .route("/", get(|headers: HeaderMap| async move { serve("index.html", &headers) }))
+        .route(
+            "/assets/{file}",
+            get(|Path(file): Path<String>, headers: HeaderMap| async move {
+                serve(&file, &headers)
+            }),
+        )
+}
+
+fn serve(name: &str, headers: &HeaderMap) -> Response {
+    let Some(index) = ASSETS.iter().position(|asset| asset.name == name) else {
+        return Problem::not_found(format!("the app has no file named {name}")).into_response();
+    };
+    let asset = &ASSETS[index];
+    let etag = ETAGS[index].clone();
+    let cache = (header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    if headers.get(header::IF_NONE_MATCH) == Some(&etag) {
+        return (StatusCode::NOT_MODIFIED, [(header::ETAG, etag), cache]).into_response();
+    }
     (
-        [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
-        INDEX_HTML,
+        [
+            (
+                header::CONTENT_TYPE,
+                HeaderValue::from_static(asset.content_type),
+            ),
+            (header::ETAG, etag),
+            cache,
+            // The pages load only from cinch itself and talk only to it.
+            (
+                header::CONTENT_SECURITY_POLICY,
+                HeaderValue::from_static(
+                    "default-src 'self'; img-src 'self' data:; style-src 'self'; \
+                     frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+                ),
+            ),
+            (
+                header::X_CONTENT_TYPE_OPTIONS,
+                HeaderValue::from_static("nosniff"),
+            ),
+        ],
+        asset.body,
     )
+        .into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every file the pages refer to is served: one left out of [`ASSETS`]
+    /// would break the app only in a browser.
+    #[test]
+    fn every_referenced_file_is_an_asset() {
+        for asset in ASSETS {
+            let text = std::str::from_utf8(asset.body).unwrap();
+            for prefix in ["\"./", "\"/assets/"] {
+                for part in text.split(prefix).skip(1) {
+                    let name = part.split('"').next().unwrap();
+                    assert!(
+                        ASSETS.iter().any(|asset| asset.name == name),
+                        "{} refers to {name}, which is not served",
+                        asset.name
+                    );
+                }
+            }
+        }
+    }
 }

@@ -1,0 +1,255 @@
+// A task: its sessions, the chosen session's conversation (live), a
+// composer for follow-ups, and Abort and Close.
+
+import { accountPath, v1, v1All } from "./api.js";
+import { CodeTaskBlock } from "./block.js";
+import { announce, duration, firstLine, h, reconcile } from "./dom.js";
+import { follow } from "./events.js";
+
+/** Internal message types, shown as one muted line each. */
+const INTERNAL = { "queue-operation": "Queue", attachment: "Attachment", "ai-title": "Title" };
+/** Session states with a turn to stop. */
+const ABORTABLE = new Set(["booting", "running", "waiting"]);
+
+/** Shows task `taskId`, on session `sessionId` or its latest; returns what stops the page. */
+export function showTask(main, taskId, sessionId) {
+  const page = new TaskPage(main, taskId, sessionId);
+  page.start();
+  return () => page.stop();
+}
+
+class TaskPage {
+  constructor(main, taskId, sessionId) {
+    this.main = main;
+    this.taskId = taskId;
+    this.sessionId = sessionId;
+    this.messages = new Map(); // id → message
+    this.nodes = new Map(); // id → {element, block}
+    this.blocks = new Map(); // call id → block
+    this.stopStream = null;
+  }
+
+  async start() {
+    this.main.replaceChildren(h("p", { class: "muted", text: "Loading the task…" }));
+    try {
+      const taskPath = accountPath(`/tasks/${encodeURIComponent(this.taskId)}`);
+      const [task, sessions] = await Promise.all([v1(taskPath), v1All(`${taskPath}/sessions`)]);
+      this.task = task;
+      this.sessions = sessions;
+      this.session = sessions.find((session) => session.id === this.sessionId) ?? sessions.at(-1) ?? null;
+      this.render();
+      if (this.session) await this.follow();
+    } catch (error) {
+      this.main.replaceChildren(h("p", { class: "problem", role: "alert", text: `Couldn't load the task: ${error.message}` }));
+    }
+  }
+
+  stop() {
+    this.stopped = true;
+    this.stopStream?.();
+  }
+
+  sessionPath(rest = "") {
+    return accountPath(`/tasks/${encodeURIComponent(this.taskId)}/sessions/${encodeURIComponent(this.session.id)}${rest}`);
+  }
+
+  render() {
+    const task = this.task;
+    this.sessionList = h("ul", { class: "sessions" });
+    this.conversation = h("ol", { class: "conversation", "aria-label": "Conversation" });
+    this.connection = h("span", { class: "connection", role: "status" });
+    this.alert = h("p", { class: "problem", role: "alert", hidden: true });
+    this.abortButton = h("button", { type: "button", text: "Abort", onclick: () => this.abort() });
+    this.closeButton = h("button", { type: "button", text: "Close session", onclick: () => this.close() });
+    this.sessionHeading = h("h2", {});
+    this.sessionFacts = h("p", { class: "muted session-facts" });
+
+    document.title = `${task.title || "Untitled task"} — cinch`;
+    const owner = task.owner_name ?? "needs someone";
+    this.main.replaceChildren(
+      h("p", {}, h("a", { href: "#/tasks", text: "← Tasks" })),
+      h("header", { class: "task-head" },
+        h("h1", { text: task.title || "Untitled task" }),
+        h("p", { class: "muted" },
+          h("span", { class: `chip status-${task.status}`, text: task.status }), ` · ${owner} · by ${task.created_by_name ?? "an agent"}`)),
+      h("div", { class: "task-body" },
+        h("nav", { class: "session-nav", "aria-label": "Sessions" }, h("h2", { text: "Sessions" }), this.sessionList),
+        this.session
+          ? h("section", { class: "session", "aria-labelledby": "session-heading" },
+            h("header", { class: "session-head" },
+              h("div", {}, this.sessionHeading, this.sessionFacts),
+              h("div", { class: "actions" }, this.connection, this.abortButton, this.closeButton)),
+            this.alert,
+            this.conversation,
+            this.composer())
+          : h("p", { class: "muted", text: "This task has no session yet." })),
+    );
+    this.sessionHeading.id = "session-heading";
+    this.renderSessions();
+  }
+
+  renderSessions() {
+    this.sessionList.replaceChildren(...this.sessions.map((session) => {
+      const current = session.id === this.session?.id;
+      return h("li", {},
+        h("a", {
+          href: `#/tasks/${encodeURIComponent(this.taskId)}/sessions/${encodeURIComponent(session.id)}`,
+          "aria-current": current ? "page" : null,
+        },
+        h("span", { class: "session-title", text: session.title || "Session" }),
+        h("span", { class: `chip status-${session.status}`, text: session.status }),
+        h("span", { class: "muted", text: engine(session) })));
+    }));
+    if (!this.session) return;
+    const session = this.session;
+    this.sessionHeading.textContent = session.title || "Session";
+    const facts = [session.status, engine(session)];
+    if (session.status === "waiting") {
+      // Null is an unknown wait, not a short one.
+      const since = Date.parse(session.waiting_since);
+      facts.push(Number.isNaN(since) ? "waiting for capacity" : `waiting for capacity for ${duration(Date.now() - since)}`);
+    }
+    if (session.close_reason) facts.push(`closed: ${session.close_reason.replaceAll("_", " ")}`);
+    if (session.error_message) facts.push(session.error_message);
+    this.sessionFacts.textContent = facts.join(" · ");
+    this.abortButton.disabled = !ABORTABLE.has(session.status);
+    this.closeButton.disabled = session.status === "closed";
+  }
+
+  composer() {
+    const text = h("textarea", { id: "follow-up", name: "message", rows: 3, required: true, placeholder: "Ask for a change, answer a question…" });
+    const send = h("button", { type: "submit", class: "primary", text: "Send" });
+    const form = h("form", {
+      class: "composer",
+      onsubmit: async (event) => {
+        event.preventDefault();
+        const message = text.value.trim();
+        if (!message) return;
+        send.disabled = true;
+        try {
+          const sent = await v1(this.sessionPath("/messages"), { method: "POST", body: { message } });
+          text.value = "";
+          this.upsert(sent, { seed: false });
+          announce("Message sent");
+        } catch (error) {
+          this.showProblem(`Couldn't send the message: ${error.message}`);
+        } finally {
+          send.disabled = false;
+        }
+      },
+    },
+    h("label", { for: "follow-up", text: "Follow-up" }),
+    text,
+    h("div", { class: "composer-actions" }, h("span", { class: "muted", text: "Ctrl+Enter sends" }), send));
+    text.addEventListener("keydown", (event) => {
+      if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) form.requestSubmit();
+    });
+    return form;
+  }
+
+  /** Loads the conversation, then applies the live events that came meanwhile. */
+  async follow() {
+    const pending = [];
+    let loaded = false;
+    this.stopStream = follow(`/v1${this.sessionPath("/events")}`, {
+      onEvent: (name, data) => (loaded ? this.onEvent(name, data) : pending.push([name, data])),
+      onState: (state) => {
+        this.connection.textContent = { live: "Live", reconnecting: "Reconnecting…", stopped: "" }[state];
+        this.connection.dataset.state = state;
+      },
+    });
+    for (const message of await v1All(this.sessionPath("/messages"))) this.upsert(message, { seed: true });
+    loaded = true;
+    for (const [name, data] of pending) this.onEvent(name, data);
+  }
+
+  onEvent(name, data) {
+    if (this.stopped) return;
+    if (name === "session.updated" && data.id === this.session.id) {
+      this.session = data;
+      this.sessions = this.sessions.map((session) => (session.id === data.id ? data : session));
+      this.renderSessions();
+    } else if (name === "message.created" || name === "message.updated") {
+      this.upsert(data, { seed: false });
+    } else if (name === "tool.progress") {
+      this.blocks.get(data.tool_call_id)?.progress(data.lines);
+    } else if (name === "tool.ended") {
+      const block = this.blocks.get(data.tool_call_id);
+      if (block) announce(`${block.name.textContent} coding task ended: ${data.status.replaceAll("_", " ")}`);
+    }
+  }
+
+  /** Adds or updates a message and puts it in its place. */
+  upsert(message, { seed }) {
+    if (message.session_id && message.session_id !== this.session.id) return;
+    this.messages.set(message.id, message);
+    const node = this.nodes.get(message.id);
+    if (node?.block && message.turn) {
+      node.block.update(message);
+    } else {
+      const fresh = this.node(message, seed);
+      node?.element.replaceWith(fresh.element);
+      this.nodes.set(message.id, fresh);
+    }
+    this.place();
+  }
+
+  node(message, seed) {
+    if (message.type === "assistant" && message.turn) {
+      let block = this.blocks.get(message.turn.call_id);
+      if (block) block.update(message);
+      else {
+        block = new CodeTaskBlock(message, { session: () => this.session, seed });
+        this.blocks.set(message.turn.call_id, block);
+      }
+      return { block, element: h("li", { class: "step step-turn" }, block.element) };
+    }
+    if (message.type in INTERNAL) {
+      return {
+        element: h("li", { class: "step step-internal" },
+          h("span", { class: "muted", text: `${INTERNAL[message.type]} · ${firstLine(message.content)}` })),
+      };
+    }
+    const who = message.type === "user" ? "You" : "Agent";
+    return {
+      element: h("li", { class: `step step-${message.type}` },
+        h("div", { class: "bubble" }, h("span", { class: "who", text: who }), h("div", { class: "content", text: message.content }))),
+    };
+  }
+
+  /** Orders the conversation by sequence, then creation time. */
+  place() {
+    const ordered = [...this.messages.values()].sort((a, b) =>
+      (a.sequence ?? Infinity) - (b.sequence ?? Infinity) || a.created_at.localeCompare(b.created_at));
+    reconcile(this.conversation, ordered.map((message) => this.nodes.get(message.id).element));
+  }
+
+  async abort() {
+    await this.act("Couldn't abort", () => v1(this.sessionPath("/abort"), { method: "POST" }));
+  }
+
+  async close() {
+    await this.act("Couldn't close the session", () => v1(this.sessionPath(), { method: "PATCH", body: { status: "closed" } }));
+  }
+
+  async act(failure, request) {
+    this.alert.hidden = true;
+    try {
+      this.session = await request();
+      this.sessions = this.sessions.map((session) => (session.id === this.session.id ? this.session : session));
+      this.renderSessions();
+    } catch (error) {
+      this.showProblem(`${failure}: ${error.message}`);
+    }
+  }
+
+  showProblem(text) {
+    this.alert.textContent = text;
+    this.alert.hidden = false;
+  }
+}
+
+/** "claude · claude-sonnet-4-5 · high": what a session runs. */
+function engine(session) {
+  return [session.harness, session.harness_model, session.harness_effort].filter(Boolean).join(" · ");
+}

@@ -1,0 +1,204 @@
+//! The web app in a real headless Chromium against a real `cinch serve` with
+//! the fake CLI as `claude`: `tests/browser/app.test.mjs` signs in, starts a
+//! task from the form, watches its code-task block run and finish, opens
+//! every view, sends a follow-up, and aborts a long turn.
+//!
+//! It needs Chromium and the browser tests' npm packages, which `.ci/run`
+//! installs; without them it fails and says so rather than passing unseen.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use cinch_fake_cli::Script;
+use serde_json::{Value, json};
+
+mod support;
+
+use support::World;
+
+const SESSION: &str = "s-app-1";
+
+/// A Claude stream-json event line of the fake CLI's scripts.
+fn tool_use(id: &str, command: &str) -> Value {
+    json!({"type": "assistant", "session_id": SESSION, "message": {"role": "assistant",
+        "model": "claude-sonnet-4-5",
+        "content": [{"type": "tool_use", "id": id, "name": "Bash", "input": {"command": command}}]}})
+}
+
+fn init() -> Value {
+    json!({"type": "system", "subtype": "init", "session_id": SESSION, "model": "claude-sonnet-4-5",
+        "cwd": "/repo", "tools": ["Bash"]})
+}
+
+fn answer(text: &str) -> Vec<Value> {
+    vec![
+        json!({"type": "assistant", "session_id": SESSION, "message": {"role": "assistant",
+            "model": "claude-sonnet-4-5", "content": [{"type": "text", "text": text}]}}),
+        json!({"type": "result", "subtype": "success", "is_error": false, "result": text,
+            "session_id": SESSION, "num_turns": 2, "duration_ms": 100}),
+    ]
+}
+
+/// The fake CLI's scripts for the browser test's three turns, as JSON.
+fn scripts() -> [(&'static str, String); 3] {
+    // A few seconds of progress, one line at a time, and a file written.
+    let mut first = vec![init()];
+    for (n, command) in [
+        "ls",
+        "cat readme.txt",
+        "echo hello > out.txt",
+        "git status --short",
+        "cat out.txt",
+        "wc -l out.txt",
+        "git diff --stat",
+    ]
+    .iter()
+    .enumerate()
+    {
+        first.push(tool_use(&format!("t{n}"), command));
+    }
+    first.extend(answer("I wrote out.txt; it says hello."));
+    let first = Script {
+        lines: first,
+        line_delay_ms: 700,
+        write_files: [("out.txt".to_owned(), "hello\n".to_owned())].into(),
+        ..Script::default()
+    };
+    let mut follow_up = vec![init(), tool_use("t9", "echo again >> out.txt")];
+    follow_up.extend(answer("I added a second line."));
+    let follow_up = Script {
+        lines: follow_up,
+        line_delay_ms: 200,
+        write_files: [("out.txt".to_owned(), "hello\nagain\n".to_owned())].into(),
+        ..Script::default()
+    };
+    // Runs until it is stopped.
+    let hang = Script {
+        lines: vec![init(), tool_use("t10", "sleep 1000")],
+        hang_ms: -1,
+        ..Script::default()
+    };
+    [
+        ("CINCH_SCRIPT_FIRST", first),
+        ("CINCH_SCRIPT_FOLLOW_UP", follow_up),
+        ("CINCH_SCRIPT_HANG", hang),
+    ]
+    .map(|(name, script)| (name, serde_json::to_string(&script).unwrap()))
+}
+
+/// Where the browser tests and their packages are.
+fn browser_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/browser")
+}
+
+/// Screenshots go here, so CI's output can point at them.
+fn screenshot_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("CINCH_SCREENSHOTS") {
+        return PathBuf::from(dir);
+    }
+    // The binary is <target>/<profile>/cinch.
+    Path::new(env!("CARGO_BIN_EXE_cinch"))
+        .ancestors()
+        .nth(2)
+        .unwrap()
+        .join("cinch-screenshots")
+}
+
+/// Fails with what to run when the browser or the packages are missing.
+fn check_prerequisites(chromium: &Path) {
+    const INSTALL: &str = "run the install step of .ci/run \
+        (apt-get install -y chromium; npm ci --prefix tests/browser)";
+    assert!(
+        chromium.exists(),
+        "the app's browser test needs Chromium at {}: {INSTALL}",
+        chromium.display()
+    );
+    assert!(
+        browser_dir()
+            .join("node_modules/playwright-core/package.json")
+            .exists(),
+        "the app's browser test needs tests/browser/node_modules: {INSTALL}"
+    );
+    let node = Command::new("node").arg("--version").output();
+    assert!(
+        node.is_ok_and(|output| output.status.success()),
+        "the app's browser test needs node on PATH: {INSTALL}"
+    );
+}
+
+#[test]
+fn the_app_in_a_browser() {
+    let chromium = PathBuf::from(
+        std::env::var_os("CINCH_CHROMIUM").unwrap_or_else(|| "/usr/bin/chromium".into()),
+    );
+    check_prerequisites(&chromium);
+    let world = World::new();
+    std::fs::create_dir_all(world.path("browser-profile")).unwrap();
+    let server = world.serve();
+    let token = world.admin_token();
+
+    // The pages need no token; everything else does.
+    let page = server.request("GET", "/", None, None);
+    assert_eq!(page.status, 200);
+    assert!(page.text.contains("/assets/app.js"), "{page:?}");
+    assert_eq!(
+        server.request("GET", "/assets/app.js", None, None).status,
+        200
+    );
+    assert_eq!(
+        server.request("GET", "/assets/nope.js", None, None).status,
+        404
+    );
+    assert_eq!(
+        server.request("GET", "/v1/accounts", None, None).status,
+        401
+    );
+
+    let account = server.get("/v1/accounts", &token).data()[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let created = server.post(
+        &format!("/v1/accounts/{account}/environments"),
+        &token,
+        &json!({"name": "app", "repository": world.path("repo")}),
+    );
+    assert_eq!(created.status, 201, "{created:?}");
+
+    let screenshots = screenshot_dir();
+    std::fs::create_dir_all(&screenshots).unwrap();
+    let mut node = Command::new("node");
+    node.arg(browser_dir().join("app.test.mjs"))
+        .env("CINCH_URL", &server.base)
+        .env("CINCH_TOKEN", &token)
+        .env("CINCH_CHROMIUM", &chromium)
+        .env("CINCH_PROFILE", world.path("browser-profile"))
+        .env("CINCH_SCREENSHOTS", &screenshots)
+        .env("CINCH_FAKE_SCRIPT", world.path("script.json"))
+        .env("CINCH_REPO", world.path("repo"));
+    for (name, script) in scripts() {
+        node.env(name, script);
+    }
+    let mut child = node.spawn().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(300);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "the browser test took over 5 minutes\n--- cinch serve ---\n{}",
+                server.log()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert!(
+        status.success(),
+        "the browser test failed ({status}); its output is above\n--- cinch serve ---\n{}",
+        server.log()
+    );
+}

@@ -1,0 +1,412 @@
+// The web app in a real headless Chromium, against the `cinch serve` that
+// host/tests/app.rs starts. It reads:
+//   CINCH_URL, CINCH_TOKEN        the server and its admin token
+//   CINCH_CHROMIUM, CINCH_PROFILE the browser and a fresh profile folder
+//   CINCH_SCREENSHOTS             where screenshots go (their paths are printed)
+//   CINCH_REPO                    the repository of the environment "app"
+//   CINCH_FAKE_SCRIPT             the fake CLI's script file, rewritten before each turn
+//   CINCH_SCRIPT_FIRST, CINCH_SCRIPT_FOLLOW_UP, CINCH_SCRIPT_HANG  the fake CLI's scripts for the turns
+// Run it through `cargo test -p cinch --test app`.
+
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import net from "node:net";
+import path from "node:path";
+import { chromium } from "playwright-core";
+
+const env = (name) => {
+  const value = process.env[name];
+  if (!value) throw new Error(`${name} is not set: run this through cargo test -p cinch --test app`);
+  return value;
+};
+const BASE = env("CINCH_URL");
+const TOKEN = env("CINCH_TOKEN");
+const SHOTS = env("CINCH_SCREENSHOTS");
+
+/** The next turn of the fake CLI follows `name`'s script. */
+function script(name) {
+  fs.writeFileSync(env("CINCH_FAKE_SCRIPT"), env(name));
+}
+
+let step = 0;
+function ok(what) {
+  step += 1;
+  console.log(`ok ${step} - ${what}`);
+}
+
+/** A picture of `locator` and what stands left of it (a block's logo sits on the rail there). */
+async function screenshot(locator, name, { left = 0 } = {}) {
+  const file = path.join(SHOTS, name);
+  await locator.scrollIntoViewIfNeeded();
+  const box = await locator.boundingBox();
+  const clip = { x: Math.max(0, box.x - left - 4), y: box.y - 4, width: box.width + left + 8, height: box.height + 8 };
+  await page.screenshot({ path: file, clip, animations: "disabled" });
+  console.log(`screenshot: ${file}`);
+}
+
+/** Polls `check` until it returns a truthy value; fails with `what` after `timeout` ms. */
+async function eventually(what, check, timeout = 30_000) {
+  const deadline = Date.now() + timeout;
+  let last;
+  for (;;) {
+    try {
+      const value = await check();
+      if (value) return value;
+    } catch (error) {
+      last = error;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${last.message}` : ""}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/**
+ * The browser reaches cinch through this TCP proxy, so the test can drop
+ * every connection at once, as a flaky network would.
+ */
+const sockets = new Set();
+const proxy = net.createServer((client) => {
+  const target = new URL(BASE);
+  const upstream = net.connect(Number(target.port), target.hostname);
+  client.pipe(upstream);
+  upstream.pipe(client);
+  for (const socket of [client, upstream]) {
+    sockets.add(socket);
+    socket.on("error", () => {});
+    socket.on("close", () => {
+      sockets.delete(socket);
+      client.destroy();
+      upstream.destroy();
+    });
+  }
+});
+await new Promise((resolve) => proxy.listen(0, "127.0.0.1", resolve));
+const APP = `http://127.0.0.1:${proxy.address().port}`;
+
+function dropConnections() {
+  for (const socket of sockets) socket.destroy();
+}
+
+/** The first turn's progress lines, in order (the fake CLI's script in app.rs). */
+const FIRST_LINES = [
+  "Claude Code started (claude-sonnet-4-5)",
+  "Bash: ls",
+  "Bash: cat readme.txt",
+  "Bash: echo hello > out.txt",
+  "Bash: git status --short",
+  "Bash: cat out.txt",
+  "Bash: wc -l out.txt",
+  "Bash: git diff --stat",
+  "I wrote out.txt; it says hello.",
+];
+
+const context = await chromium.launchPersistentContext(env("CINCH_PROFILE"), {
+  executablePath: env("CINCH_CHROMIUM"),
+  headless: true,
+  // Without the background-networking flags Chromium reaches for Google's
+  // services, which this closed network floods with retries.
+  args: [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+  ],
+  viewport: { width: 1100, height: 900 },
+  reducedMotion: "no-preference",
+});
+const page = context.pages()[0] ?? (await context.newPage());
+const problems = [];
+page.on("pageerror", (error) => problems.push(`page error: ${error.message}`));
+page.on("console", (message) => {
+  if (message.type() === "error") problems.push(`console: ${message.text()}`);
+});
+// Nothing loads from outside cinch; each event stream request's Last-Event-ID is noted.
+const outside = [];
+const resumes = [];
+page.on("request", (request) => {
+  if (!request.url().startsWith(APP)) outside.push(request.url());
+  if (request.url().endsWith("/events")) resumes.push(request.headers()["last-event-id"]);
+});
+
+try {
+  await run();
+  assert.deepEqual(outside, [], "the app loaded something from outside cinch");
+  // Three failures are the test's own: the wrong token, the stream it cut, the log it refused.
+  const expected = ["status of 401", "net::ERR_INCOMPLETE_CHUNKED_ENCODING", "status of 404"];
+  const unexpected = problems.filter((text) => !expected.some((known) => text.includes(known)));
+  assert.deepEqual(unexpected, [], "the page logged errors");
+  console.log(`${step} passed, 0 failed`);
+} catch (error) {
+  const file = path.join(SHOTS, "failure.png");
+  await page.screenshot({ path: file, fullPage: true }).catch(() => {});
+  console.error(`not ok ${step + 1} - ${error.stack}`);
+  console.error(`screenshot of the failure: ${file}`);
+  console.error(`page problems:\n${problems.join("\n")}`);
+  console.error(`page text:\n${await page.locator("main").innerText().catch(() => "(none)")}`);
+  process.exitCode = 1;
+} finally {
+  await context.close();
+  dropConnections();
+  proxy.close();
+}
+
+async function run() {
+  // The pages: their types, revalidated by their ETag.
+  for (const [file, type] of [["app.js", "text/javascript"], ["app.css", "text/css"], ["favicon.svg", "image/svg+xml"]]) {
+    const asset = await context.request.get(`${APP}/assets/${file}`);
+    assert.equal(asset.status(), 200);
+    assert(asset.headers()["content-type"].startsWith(type), `${file}: ${asset.headers()["content-type"]}`);
+    assert.equal(asset.headers()["cache-control"], "no-cache");
+    const again = await context.request.get(`${APP}/assets/${file}`, { headers: { "If-None-Match": asset.headers().etag } });
+    assert.equal(again.status(), 304);
+  }
+  ok("the pages' files are served with their types and revalidated by ETag");
+
+  // Sign in: a wrong token is refused, the right one kept out of the URL.
+  await page.goto(APP);
+  await page.getByLabel("Token").fill("cinch_not-a-token");
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByText("That token is not known here.").waitFor();
+  await page.getByLabel("Token").fill(TOKEN);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByRole("heading", { name: "Tasks" }).waitFor();
+  assert(!page.url().includes(TOKEN));
+  assert.equal(await page.evaluate(() => localStorage.getItem("cinch.token")), TOKEN);
+  ok("sign in with a token, kept in localStorage and not in the URL");
+
+  // A new task from the form.
+  script("CINCH_SCRIPT_FIRST");
+  await page.getByRole("link", { name: "New task" }).first().click();
+  await page.getByLabel("Prompt").fill("Create out.txt saying hello, then say what you did.");
+  await page.getByLabel("Title").fill("Say hello");
+  await eventually("the environments and models", async () =>
+    (await page.getByLabel("Environment").locator("option").count()) > 1
+    && (await page.getByLabel("Model").locator("option").count()) > 0);
+  await page.getByLabel("Environment").selectOption({ label: `app — ${env("CINCH_REPO")}` });
+  assert.equal(await page.getByLabel("Harness").inputValue(), "claude");
+  await page.getByRole("button", { name: "Start task" }).click();
+  await page.getByRole("heading", { name: "Say hello", level: 1 }).waitFor();
+  ok("create a task from the form");
+
+  // Its block runs with live progress, then ends Done with its diffstat.
+  const first = page.locator(".block").first();
+  await first.locator(".block-status", { hasText: "Running…" }).waitFor();
+  assert.equal(await first.locator(".block-harness").innerText(), "Claude Code");
+  assert.match(await first.innerText(), /coding task/);
+  assert.match(await first.locator(".block-brief").innerText(), /Create out\.txt saying hello/);
+  assert.equal(await first.locator(".block-logo svg").count(), 1);
+  await eventually("three live progress lines", async () =>
+    (await first.locator(".block-progress li").count()) >= 3 && (await first.getAttribute("data-status")) === "running");
+  const animation = await first.locator(".block-status").evaluate((node) => getComputedStyle(node).animationName);
+  assert.equal(animation, "pulse");
+  ok("the block runs, with live progress");
+
+  // A dropped connection: the page reconnects and resumes after the last event it saw.
+  const lastBefore = (await first.locator(".block-progress li").allInnerTexts()).at(-1);
+  // The page notes each state the connection goes through: "reconnecting" lasts too short for polling.
+  await page.evaluate(() => {
+    const connection = document.querySelector(".connection");
+    window.connectionStates = [];
+    new MutationObserver(() => window.connectionStates.push(connection.dataset.state))
+      .observe(connection, { attributes: true, attributeFilter: ["data-state"] });
+  });
+  dropConnections();
+  await eventually("a reconnect", async () => {
+    const states = await page.evaluate(() => window.connectionStates);
+    const dropped = states.indexOf("reconnecting");
+    return dropped !== -1 && states.slice(dropped).includes("live");
+  });
+  await eventually("a new line after the reconnect", async () =>
+    (await first.locator(".block-progress li").allInnerTexts()).at(-1) !== lastBefore);
+  const running = await first.locator(".block-progress li").allInnerTexts();
+  assert(running.length <= 6, `at most six lines show: ${running}`);
+  const start = FIRST_LINES.indexOf(running[0]);
+  assert.deepEqual(running, FIRST_LINES.slice(start, start + running.length), "no line lost or seen twice");
+  assert(resumes.some((id) => Number(id) > 0), `a reconnect sends Last-Event-ID: ${resumes}`);
+  await screenshot(first, "block-running.png", { left: 36 });
+  ok(`a dropped stream resumes with no line lost (${running.at(-1)})`);
+
+  await first.locator(".block-status", { hasText: "Done" }).waitFor({ timeout: 60_000 });
+  assert.equal(await first.getAttribute("data-status"), "completed");
+  assert.equal(await first.locator(".block-progress li").count(), 0);
+  assert(await first.locator(".tag", { hasText: "wrote" }).isVisible());
+  assert.match(await first.locator(".block-diffstat").innerText(), /^1 file changed, \+1 −0$/);
+  assert.match(await first.locator(".block-time").innerText(), /^\d+s$/);
+  assert.equal(await first.locator(".block-status").evaluate((node) => getComputedStyle(node).animationName), "none");
+  await screenshot(first, "block-done.png", { left: 36 });
+  ok("the block ends Done, with a wrote tag, its diffstat and run time");
+
+  // Opening it: Result first, then each view, with the keyboard too.
+  const toggle = first.locator(".block-toggle");
+  await toggle.focus();
+  await page.keyboard.press("Enter");
+  assert.equal(await toggle.getAttribute("aria-expanded"), "true");
+  const tab = (name) => first.getByRole("tab", { name });
+  const panel = first.locator("[role=tabpanel]:not([hidden])");
+  assert.equal(await tab("Result").getAttribute("aria-selected"), "true");
+  const result = await panel.innerText();
+  assert.match(result, /^completed · Claude Code · /);
+  assert.match(result, /I wrote out\.txt; it says hello\./);
+  assert.doesNotMatch(result, /log:/);
+  ok("Result shows the result without its closing log line");
+
+  await tab("Result").focus();
+  await page.keyboard.press("ArrowRight");
+  assert.equal(await tab("Diff").getAttribute("aria-selected"), "true");
+  assert(await tab("Diff").evaluate((node) => node === document.activeElement));
+  await panel.locator(".diff-file").first().waitFor();
+  assert.match(await panel.locator(".diff-file h4").first().innerText(), /out\.txt/);
+  assert.equal(await panel.locator(".diff-add").first().innerText(), "+hello");
+  const added = await panel.locator(".diff-add").first().evaluate((node) => getComputedStyle(node).backgroundColor);
+  assert.notEqual(added, "rgba(0, 0, 0, 0)");
+  ok("Diff shows the file's coloured lines (reached with the arrow key)");
+
+  await tab("Log").click();
+  await panel.locator(".steps li").first().waitFor();
+  const steps = await panel.locator(".steps li").allInnerTexts();
+  assert(steps.includes("Bash: echo hello > out.txt"), `steps: ${steps}`);
+  await panel.getByRole("button", { name: "JSON" }).click();
+  const raw = await panel.locator(".raw-json").innerText();
+  assert.match(raw, /"type": "system"/);
+  assert.match(raw, /\n {2}"subtype": "init"/, "the events are pretty-printed");
+  ok("Log shows the steps and the raw events as JSON");
+
+  await tab("Metadata").click();
+  const metadata = Object.fromEntries(await panel.locator("dt").evaluateAll((terms) =>
+    terms.map((term) => [term.textContent, term.nextElementSibling.textContent])));
+  assert.equal(metadata.Status, "Done");
+  assert.equal(metadata.Harness, "Claude Code");
+  assert.equal(metadata.Repository, await first.locator(".block-repo").innerText());
+  assert.equal(metadata.Session, "s-app-1");
+  assert.match(metadata.Changes, /1 file changed, \+1 −0/);
+  assert.match(metadata.Checkpoints, /^[0-9a-f]{7} → [0-9a-f]{7}$/);
+  assert.match(metadata["Harness log"], /\.harness\.jsonl$/);
+  await panel.locator("button.link").click();
+  assert.equal(await tab("Log").getAttribute("aria-selected"), "true");
+  ok("Metadata lists the turn; its log path opens Log");
+
+  // A follow-up makes a second block.
+  script("CINCH_SCRIPT_FOLLOW_UP");
+  await page.getByLabel("Follow-up").fill("Add a second line.");
+  await page.getByRole("button", { name: "Send" }).click();
+  await eventually("a second block", async () => (await page.locator(".block").count()) === 2);
+  const second = page.locator(".block").nth(1);
+  await second.locator(".block-status", { hasText: "Done" }).waitFor({ timeout: 60_000 });
+  assert.match(await second.locator(".block-brief").innerText(), /Add a second line\./);
+  assert.equal(await page.getByLabel("Follow-up").inputValue(), "");
+  const users = await page.locator(".step-user .content").allInnerTexts();
+  assert.deepEqual(users.slice(-1), ["Add a second line."]);
+  ok("a follow-up runs as a second block");
+
+  // A log that cannot be read says why (the server's answer is stood in for, slowly).
+  await page.route("**/log", async (route) => {
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    await route.fulfill({
+      status: 404,
+      contentType: "application/problem+json",
+      body: JSON.stringify({ type: "urn:cinch:not_found", title: "Not Found", status: 404, detail: "that call has no harness log", errors: [] }),
+    });
+  });
+  await second.locator(".block-toggle").click();
+  await second.getByRole("tab", { name: "Log" }).click();
+  const secondPanel = second.locator("[role=tabpanel]:not([hidden])");
+  await secondPanel.getByText("Loading the log…").waitFor();
+  await secondPanel.getByText("Couldn't load the harness log").waitFor();
+  assert.match(await secondPanel.innerText(), /that call has no harness log/);
+  await page.unroute("**/log");
+  ok("Log says it is loading, then why it couldn't load");
+
+  // A long turn: a reload shows it running, with its latest lines from the log; Abort cancels it.
+  script("CINCH_SCRIPT_HANG");
+  await page.getByLabel("Follow-up").fill("Take your time.");
+  await page.getByRole("button", { name: "Send" }).click();
+  const third = page.locator(".block").nth(2);
+  await third.locator(".block-status", { hasText: "Running…" }).waitFor();
+  await eventually("the long turn's progress", async () =>
+    (await third.locator(".block-progress li").allInnerTexts()).includes("Bash: sleep 1000"));
+  await page.reload();
+  await third.locator(".block-status", { hasText: "Running…" }).waitFor();
+  await eventually("progress after a reload", async () =>
+    (await third.locator(".block-progress li").allInnerTexts()).includes("Bash: sleep 1000"));
+  const afterReload = await third.locator(".block-progress li").allInnerTexts();
+  assert.equal(new Set(afterReload).size, afterReload.length, `no line twice: ${afterReload}`);
+  assert.equal(await page.locator(".block[data-status=completed]").count(), 2);
+  ok("a reload shows the state from the API");
+
+  // A running block opens on Result, which shows its progress.
+  await third.locator(".block-toggle").click();
+  assert.equal(await third.getByRole("tab", { name: "Result" }).getAttribute("aria-selected"), "true");
+  const progress = await third.locator("[role=tabpanel]:not([hidden]) .steps li").allInnerTexts();
+  assert(progress.includes("Bash: sleep 1000"), `Result while running: ${progress}`);
+  ok("a running block opens on Result, with its progress");
+
+  const pulse = () => third.locator(".block-logo svg").evaluate((node) => getComputedStyle(node).animationName);
+  assert.equal(await pulse(), "pulse");
+  await page.emulateMedia({ reducedMotion: "reduce" });
+  assert.equal(await pulse(), "none");
+  await page.emulateMedia({ reducedMotion: "no-preference" });
+  ok("the running logo pulses, unless motion is reduced");
+
+  // A message sent while a turn runs waits in the queue, shown after the running block.
+  script("CINCH_SCRIPT_FOLLOW_UP");
+  await page.getByLabel("Follow-up").fill("Then this.");
+  await page.getByRole("button", { name: "Send" }).click();
+  await page.locator(".step-internal", { hasText: "Queue · queued" }).waitFor();
+  const order = await page.locator(".conversation > li").evaluateAll((items) =>
+    items.map((item) => item.querySelector(".block")?.dataset.status ?? item.innerText));
+  assert.equal(order.at(-1).trim(), "You\nThen this.", `the queued message comes last: ${order}`);
+  ok("a message sent during a turn shows queued, with a muted queue line");
+
+  const abort = page.getByRole("button", { name: "Abort" });
+  await eventually("Abort to be enabled", () => abort.isEnabled());
+  await abort.click();
+  await third.locator(".block-status", { hasText: "Cancelled" }).waitFor({ timeout: 60_000 });
+  assert.equal(await third.getAttribute("data-status"), "cancelled");
+  ok("Abort stops the running turn: Cancelled");
+
+  // The queued message runs next, as a fourth block.
+  const fourth = page.locator(".block").nth(3);
+  await fourth.locator(".block-status", { hasText: "Done" }).waitFor({ timeout: 60_000 });
+  assert.match(await fourth.locator(".block-brief").innerText(), /Then this\./);
+  await eventually("Abort to be disabled", async () => !(await abort.isEnabled()));
+  ok("the queued message runs once the aborted turn has ended");
+  await screenshot(page.locator(".task-body"), "task.png");
+
+  // Close ends the session.
+  await page.getByRole("button", { name: "Close session" }).click();
+  await eventually("the session to close", async () =>
+    (await page.locator(".session-facts").innerText()).startsWith("closed"));
+  assert(!(await page.getByRole("button", { name: "Close session" }).isEnabled()));
+  ok("Close closes the session");
+
+  // Dark mode reads too.
+  await page.emulateMedia({ colorScheme: "dark" });
+  const background = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+  assert.notEqual(background, "rgb(247, 247, 248)");
+  await screenshot(page.locator(".block").first(), "block-done-dark.png", { left: 36 });
+  await page.emulateMedia({ colorScheme: "light" });
+  ok("dark mode");
+
+  // The list: title, status, preview, owner, harness.
+  await page.getByRole("link", { name: "Tasks", exact: true }).click();
+  const row = page.locator(".task-row").first();
+  await row.waitFor();
+  assert.match(await row.locator(".task-title").innerText(), /^Say hello$/);
+  // Closing its only session closed the task.
+  assert.equal(await row.locator(".chip").innerText(), "closed");
+  await eventually("the task's preview", async () =>
+    (await row.locator(".task-preview").count()) === 1);
+  assert.match(await row.locator(".task-meta").innerText(), /^admin · claude · /);
+  await screenshot(page.locator("main"), "tasks.png");
+  ok("the tasks list");
+
+  // Sign out forgets the token.
+  await page.getByRole("button", { name: "Sign out" }).click();
+  await page.getByLabel("Token").waitFor();
+  assert.equal(await page.evaluate(() => localStorage.getItem("cinch.token")), null);
+  ok("sign out");
+}
