@@ -40,20 +40,23 @@ def call(base, token, method, path, body=None):
         return json.load(response)
 
 
-def wait_idle(base, token, path):
+def wait_turns(base, token, path, turns):
+    """Waits until the session is idle with `turns` assistant messages."""
     deadline = time.time() + 60
     while time.time() < deadline:
-        if call(base, token, "GET", path)["data"]["status"] == "idle":
+        idle = call(base, token, "GET", path)["data"]["status"] == "idle"
+        messages = call(base, token, "GET", f"{path}/messages?limit=200")["data"]
+        if idle and sum(m["type"] == "assistant" for m in messages) == turns:
             return
         time.sleep(0.05)
-    sys.exit(f"the session at {path} never went idle")
+    sys.exit(f"the session at {path} never finished turn {turns}")
 
 
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--target-dir", default=os.environ.get("CARGO_TARGET_DIR", "target"))
     parser.add_argument("--duration", type=int, default=10)
-    parser.add_argument("--connections", type=int, default=32)
+    parser.add_argument("--connections", type=int, nargs="+", default=[16, 32])
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         sys.exit("wrk is not installed: apt-get install wrk")
@@ -95,26 +98,27 @@ def main():
                     {"prompt": "Message 0", "environment_id": environment})["data"]["id"]
         session = call(base, token, "GET", f"{prefix}/tasks/{task}/sessions")["data"][0]["id"]
         session_path = f"{prefix}/tasks/{task}/sessions/{session}"
-        wait_idle(base, token, session_path)
+        wait_turns(base, token, session_path, 1)
         for n in range(1, 26):
             call(base, token, "POST", f"{session_path}/messages", {"message": f"Message {n}"})
-            wait_idle(base, token, session_path)
+            wait_turns(base, token, session_path, n + 1)
         page = call(base, token, "GET", f"{session_path}/messages?limit=50")
         count = len(page["data"])
         print(f"seeded: a page holds {count} messages, {len(json.dumps(page))} bytes")
         url = f"{base}{session_path}/messages?limit=50"
-        output = subprocess.run(
-            ["wrk", "-t2", f"-c{args.connections}", f"-d{args.duration}s", "--latency",
-             "-H", f"Authorization: Bearer {token}", url],
-            check=True, capture_output=True, text=True).stdout
-        print(output)
-        rps = float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1))
-        p99 = re.search(r"99%\s+([\d.]+)(us|ms|s)", output)
-        scale = {"us": 0.001, "ms": 1.0, "s": 1000.0}[p99.group(2)]
-        p99_ms = float(p99.group(1)) * scale
-        errors = re.search(r"Non-2xx or 3xx responses: (\d+)", output)
-        print(f"RESULT requests/s={rps:.0f} p99_ms={p99_ms:.2f} non_2xx={errors.group(1) if errors else 0}"
-              f" (target: >= 5000 requests/s, p99 < 10 ms)")
+        for connections in args.connections:
+            output = subprocess.run(
+                ["wrk", "-t2", f"-c{connections}", f"-d{args.duration}s", "--latency",
+                 "-H", f"Authorization: Bearer {token}", url],
+                check=True, capture_output=True, text=True).stdout
+            print(output)
+            rps = float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1))
+            p99 = re.search(r"99%\s+([\d.]+)(us|ms|s)", output)
+            p99_ms = float(p99.group(1)) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[p99.group(2)]
+            errors = re.search(r"Non-2xx or 3xx responses: (\d+)", output)
+            print(f"RESULT connections={connections} requests/s={rps:.0f} p99_ms={p99_ms:.2f} "
+                  f"non_2xx={errors.group(1) if errors else 0} "
+                  "(target: >= 5000 requests/s, p99 < 10 ms)")
     finally:
         server.terminate()
         server.wait()

@@ -101,6 +101,17 @@ impl<T> Envelope<T> {
     }
 }
 
+/// A `/v1` page whose items are already JSON (an array): spliced in as is.
+fn raw_page(data: String, next_cursor: Option<String>) -> axum::response::Response {
+    use axum::response::IntoResponse as _;
+    let meta = serde_json::to_string(&Meta { next_cursor }).expect("a cursor serializes");
+    (
+        [(axum::http::header::CONTENT_TYPE, "application/json")],
+        format!("{{\"data\":{data},\"meta\":{meta}}}"),
+    )
+        .into_response()
+}
+
 #[derive(utoipa::OpenApi)]
 #[openapi(
     info(title = "cinch", description = "Coding-agent CLIs, one turn at a time, over HTTP."),

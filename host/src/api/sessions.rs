@@ -227,7 +227,7 @@ pub async fn list_messages(
     Path((account, task, session)): SessionPath,
     Query(params): Query<MessageParams>,
     Query(page): Query<PageParams>,
-) -> Result<axum::Json<Envelope<Vec<Message>>>, Problem> {
+) -> Result<axum::response::Response, Problem> {
     caller.account(&account)?;
     let direction = match params.direction.as_deref() {
         None | Some("asc") => Direction::Asc,
@@ -240,18 +240,22 @@ pub async fn list_messages(
         }
     };
     let limit = page.limit()?;
-    let session = app.conductor.session(&account, &task, &session).await?;
-    let page = app
+    let (data, count, next_cursor) = app
         .store
-        .messages(
+        .messages_json(
             &account,
-            &session.id,
+            &task,
+            &session,
             direction,
             page.cursor.as_deref(),
             limit,
         )
         .await?;
-    Ok(Envelope::page(page.items, page.next_cursor))
+    if count == 0 {
+        // No rows: an empty page of a session that exists, or a 404.
+        app.conductor.session(&account, &task, &session).await?;
+    }
+    Ok(super::raw_page(data, next_cursor))
 }
 
 /// A message to the agent.

@@ -893,6 +893,7 @@ impl Conductor {
             .store
             .messages(
                 &session.account_id,
+                &session.task_id,
                 &session.id,
                 crate::store::Direction::Desc,
                 None,
@@ -952,7 +953,7 @@ impl Conductor {
         let Some(mut session) = self.store.session(account_id, session_id).await? else {
             return Ok(());
         };
-        let mut view = message.turn.clone().unwrap_or(Value::Null);
+        let mut view = message.turn_value();
         let (content, status) = match &outcome {
             Ok(result) => {
                 view["status"] = json!(result.status.as_str());
@@ -1117,6 +1118,7 @@ impl Conductor {
             .store
             .messages(
                 &session.account_id,
+                &session.task_id,
                 &session.id,
                 crate::store::Direction::Desc,
                 None,
@@ -1125,12 +1127,7 @@ impl Conductor {
             .await?
             .items
             .into_iter()
-            .find(|message| {
-                message
-                    .turn
-                    .as_ref()
-                    .is_some_and(|turn| turn["turn_id"] == json!(turn_id))
-            });
+            .find(|message| message.turn_value()["turn_id"] == json!(turn_id));
         let Some(message) = message else {
             self.release_slot(&session.id);
             let mut session = session;
@@ -1138,10 +1135,8 @@ impl Conductor {
             session.current_turn = None;
             return self.save(&mut session).await;
         };
-        let call_id = message
-            .turn
-            .as_ref()
-            .and_then(|turn| turn["call_id"].as_str())
+        let call_id = message.turn_value()["call_id"]
+            .as_str()
             .unwrap_or_default()
             .to_owned();
         let environment = match &session.environment_id {

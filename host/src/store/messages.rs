@@ -2,7 +2,9 @@
 
 use serde::Serialize;
 use serde_json::Value;
+use serde_json::value::RawValue;
 
+use super::page_cache::{CachedPage, PageKey};
 use super::{Page, Result, Session, Store, new_id, now};
 
 /// A message as stored.
@@ -23,7 +25,9 @@ pub struct Message {
     /// Its text.
     pub content: String,
     /// An assistant message's turn: its call, status and, once ended, result.
-    pub turn: Option<Value>,
+    /// Kept as stored text: listing messages copies it out without parsing it.
+    #[schema(value_type = Option<Object>)]
+    pub turn: Option<Box<RawValue>>,
     /// When it was created (RFC 3339).
     pub created_at: String,
 }
@@ -50,13 +54,33 @@ fn from_row(row: Row) -> Result<Message> {
         sequence,
         kind,
         content,
-        turn: turn.as_deref().map(serde_json::from_str).transpose()?,
+        turn: turn.map(RawValue::from_string).transpose()?,
         created_at,
     })
 }
 
+impl Direction {
+    /// The condition on `id` past the cursor (`$4`), and the order.
+    fn bounds(self) -> (&'static str, &'static str) {
+        match self {
+            Direction::Asc => ("id > $4", "ASC"),
+            Direction::Desc => ("($4 = '' OR id < $4)", "DESC"),
+        }
+    }
+}
+
+impl Message {
+    /// The turn, parsed; null for a message without one.
+    pub fn turn_value(&self) -> Value {
+        self.turn
+            .as_ref()
+            .and_then(|turn| serde_json::from_str(turn.get()).ok())
+            .unwrap_or(Value::Null)
+    }
+}
+
 /// Which way a page of messages runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Direction {
     /// Oldest first.
     Asc,
@@ -118,7 +142,11 @@ impl Store {
         .bind(id)
         .execute(&self.pool)
         .await?;
-        self.message(id).await
+        let message = self.message(id).await?;
+        if let Some(message) = &message {
+            self.pages.invalidate(&message.session_id);
+        }
+        Ok(message)
     }
 
     /// Rewrites an assistant message's text and turn.
@@ -129,7 +157,9 @@ impl Store {
             .bind(turn.to_string())
             .execute(&self.pool)
             .await?;
-        Ok(self.message(id).await?.expect("the message exists"))
+        let message = self.message(id).await?.expect("the message exists");
+        self.pages.invalidate(&message.session_id);
+        Ok(message)
     }
 
     /// The session's queued user messages, oldest first.
@@ -144,24 +174,23 @@ impl Store {
         rows.into_iter().map(from_row).collect()
     }
 
-    /// A page of the session's messages in `direction`, past `cursor`.
+    /// A page of the messages of the task's session in `direction`, past `cursor`.
     pub async fn messages(
         &self,
         account_id: &str,
+        task_id: &str,
         session_id: &str,
         direction: Direction,
         cursor: Option<&str>,
         limit: u32,
     ) -> Result<Page<Message>> {
-        let (compare, order) = match direction {
-            Direction::Asc => ("id > $3", "ASC"),
-            Direction::Desc => ("($3 = '' OR id < $3)", "DESC"),
-        };
+        let (compare, order) = direction.bounds();
         let rows: Vec<Row> = sqlx::query_as(&format!(
-            "SELECT {COLUMNS} FROM messages WHERE account_id = $1 AND session_id = $2 \
-             AND {compare} ORDER BY id {order} LIMIT $4"
+            "SELECT {COLUMNS} FROM messages WHERE account_id = $1 AND task_id = $2 \
+             AND session_id = $3 AND {compare} ORDER BY id {order} LIMIT $5"
         ))
         .bind(account_id)
+        .bind(task_id)
         .bind(session_id)
         .bind(cursor.unwrap_or(""))
         .bind(i64::from(limit) + 1)
@@ -169,5 +198,58 @@ impl Store {
         .await?;
         let rows = rows.into_iter().map(from_row).collect::<Result<Vec<_>>>()?;
         Ok(Page::from_rows(rows, limit, |message| &message.id))
+    }
+
+    /// The same page as [`Store::messages`], as the JSON array a client
+    /// gets, from the page cache until the session's messages change, else
+    /// built by SQLite in one row: the listing is the API's busiest
+    /// read, and rows one by one (each a hop between sqlx's worker thread
+    /// and the caller) and parsing every stored turn cost more than the
+    /// query itself. SQLite's JSON functions; a Postgres port would use
+    /// `json_agg` and `json_build_object` here.
+    pub async fn messages_json(
+        &self,
+        account_id: &str,
+        task_id: &str,
+        session_id: &str,
+        direction: Direction,
+        cursor: Option<&str>,
+        limit: u32,
+    ) -> Result<CachedPage> {
+        let key = PageKey {
+            account_id: account_id.to_owned(),
+            task_id: task_id.to_owned(),
+            direction,
+            cursor: cursor.map(str::to_owned),
+            limit,
+        };
+        let generation = match self.pages.get(session_id, &key) {
+            Ok(page) => return Ok(page),
+            Err(generation) => generation,
+        };
+        let (compare, order) = direction.bounds();
+        let (json, rows, last): (String, i64, Option<String>) = sqlx::query_as(&format!(
+            "WITH page AS (SELECT {COLUMNS}, ROW_NUMBER() OVER (ORDER BY id {order}) AS n \
+             FROM messages WHERE account_id = $1 AND task_id = $2 AND session_id = $3 \
+             AND {compare} ORDER BY id {order} LIMIT $5) \
+             SELECT COALESCE((SELECT json_group_array(json_object('id', id, 'session_id', \
+             session_id, 'task_id', task_id, 'sequence', sequence, 'type', type, 'content', \
+             content, 'turn', json(turn_json), 'created_at', created_at) ORDER BY n) \
+             FROM page WHERE n <= $6), '[]'), (SELECT COUNT(*) FROM page), \
+             (SELECT id FROM page WHERE n = $6)"
+        ))
+        .bind(account_id)
+        .bind(task_id)
+        .bind(session_id)
+        .bind(cursor.unwrap_or(""))
+        .bind(i64::from(limit) + 1)
+        .bind(i64::from(limit))
+        .fetch_one(&self.pool)
+        .await?;
+        let more = rows > i64::from(limit);
+        let count = rows.min(i64::from(limit)) as usize;
+        let page = (json, count, last.filter(|_| more));
+        self.pages.put(session_id, generation, key, page.clone());
+        Ok(page)
     }
 }

@@ -13,6 +13,7 @@ mod environments;
 mod events;
 mod idempotency;
 mod messages;
+mod page_cache;
 mod sessions;
 mod tasks;
 mod tokens;
@@ -70,6 +71,8 @@ pub type Result<T> = std::result::Result<T, StoreError>;
 pub struct Store {
     pool: SqlitePool,
     vault: vault::Vault,
+    tokens: std::sync::Arc<tokens::TokenCache>,
+    pages: std::sync::Arc<page_cache::PageCache>,
 }
 
 impl Store {
@@ -91,7 +94,12 @@ impl Store {
             .await?;
         sqlx::migrate!("./migrations").run(&pool).await?;
         let vault = vault::Vault::open(vault::beside(path))?;
-        Ok(Self { pool, vault })
+        Ok(Self {
+            pool,
+            vault,
+            tokens: Default::default(),
+            pages: Default::default(),
+        })
     }
 }
 
@@ -122,12 +130,24 @@ fn random_hex(n: usize) -> std::io::Result<String> {
     Ok(bytes.iter().map(|byte| format!("{byte:02x}")).collect())
 }
 
-/// A new id: `prefix_`, then the time in milliseconds (so ids sort by
-/// creation, which cursor pagination relies on), then randomness.
+/// A new id: `prefix_`, then a stamp that grows with every id this process
+/// makes (the time in milliseconds, shifted, plus a count within the
+/// millisecond: ids sort by creation, which cursor pagination relies on),
+/// then randomness so that other processes' ids do not collide.
 fn new_id(prefix: &str) -> Result<String> {
-    let millis = time::OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000_000;
-    let random = random_hex(8).map_err(|error| StoreError::Database(error.into()))?;
-    Ok(format!("{prefix}_{millis:012x}{random}"))
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static LAST: AtomicU64 = AtomicU64::new(0);
+    let millis = (time::OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000_000) as u64;
+    let mut last = LAST.load(Ordering::Relaxed);
+    let stamp = loop {
+        let next = (millis << 12).max(last + 1);
+        match LAST.compare_exchange_weak(last, next, Ordering::Relaxed, Ordering::Relaxed) {
+            Ok(_) => break next,
+            Err(seen) => last = seen,
+        }
+    };
+    let random = random_hex(6).map_err(|error| StoreError::Database(error.into()))?;
+    Ok(format!("{prefix}_{stamp:015x}{random}"))
 }
 
 /// One page of a listing, oldest first, and where the next one starts.
@@ -184,6 +204,11 @@ mod tests {
         std::thread::sleep(std::time::Duration::from_millis(2));
         let second = new_id("env").unwrap();
         assert!(first < second && first.starts_with("env_"));
+        let burst: Vec<String> = (0..1000).map(|_| new_id("msg").unwrap()).collect();
+        assert!(
+            burst.windows(2).all(|pair| pair[0] < pair[1]),
+            "ids in one millisecond sort too"
+        );
         assert_eq!(now().len(), "2026-01-01T00:00:00.000Z".len());
     }
 }

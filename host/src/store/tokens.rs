@@ -119,19 +119,64 @@ impl Store {
 
     /// Who `token` acts for, when it is a token of this store.
     pub async fn authenticate(&self, token: &str) -> Result<Option<Principal>> {
+        let hash = hash(token);
+        if let Some(principal) = self.tokens.get(&hash) {
+            return Ok(Some(principal));
+        }
         let row: Option<(String, Option<String>, Option<String>)> =
             sqlx::query_as("SELECT account_id, member_id, agent_id FROM tokens WHERE hash = $1")
-                .bind(hash(token))
+                .bind(&hash)
                 .fetch_optional(&self.pool)
                 .await?;
-        Ok(row.and_then(|(account_id, member, agent)| {
+        let principal = row.and_then(|(account_id, member, agent)| {
             let owner = match (member, agent) {
                 (Some(member), None) => TokenOwner::Member(member),
                 (None, Some(agent)) => TokenOwner::Agent(agent),
                 _ => return None,
             };
             Some(Principal { account_id, owner })
-        }))
+        });
+        if let Some(principal) = &principal {
+            self.tokens.put(hash, principal.clone());
+        }
+        Ok(principal)
+    }
+}
+
+/// Tokens recently seen valid, by hash, so that a busy client does not cost
+/// a query per request. Only valid tokens are kept (a new token is found by
+/// the query), each for [`TOKEN_CACHE_TTL`].
+#[derive(Debug, Default)]
+pub struct TokenCache {
+    seen: std::sync::Mutex<std::collections::HashMap<String, (Principal, std::time::Instant)>>,
+}
+
+/// How long a token stays trusted without asking the database again.
+const TOKEN_CACHE_TTL: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// The most tokens kept; past it the cache starts over.
+const TOKEN_CACHE_SIZE: usize = 10_000;
+
+impl TokenCache {
+    fn get(&self, hash: &str) -> Option<Principal> {
+        let seen = self
+            .seen
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        seen.get(hash)
+            .filter(|(_, at)| at.elapsed() < TOKEN_CACHE_TTL)
+            .map(|(principal, _)| principal.clone())
+    }
+
+    fn put(&self, hash: String, principal: Principal) {
+        let mut seen = self
+            .seen
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if seen.len() >= TOKEN_CACHE_SIZE {
+            seen.clear();
+        }
+        seen.insert(hash, (principal, std::time::Instant::now()));
     }
 }
 

@@ -1,0 +1,119 @@
+//! Pages of messages as clients last read them, kept until the session's
+//! messages change: a conversation is read far more often than it is
+//! written (every viewer, every reload), and only the server writes it.
+
+use std::collections::HashMap;
+use std::sync::{Mutex, MutexGuard};
+
+use super::messages::Direction;
+
+/// A page as the listing answers it: its JSON, how many messages, the next cursor.
+pub type CachedPage = (String, usize, Option<String>);
+
+/// What identifies a page of one session.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct PageKey {
+    /// The account asking.
+    pub account_id: String,
+    /// The task named in the path.
+    pub task_id: String,
+    /// Which way it runs.
+    pub direction: Direction,
+    /// Where it starts.
+    pub cursor: Option<String>,
+    /// How long it is.
+    pub limit: u32,
+}
+
+#[derive(Default)]
+struct SessionPages {
+    /// Bumped by every change to the session's messages.
+    generation: u64,
+    pages: HashMap<PageKey, CachedPage>,
+}
+
+/// The cache, by session, and the bytes of JSON it holds.
+#[derive(Default)]
+pub struct PageCache {
+    sessions: Mutex<(HashMap<String, SessionPages>, usize)>,
+}
+
+/// The most bytes of pages kept; past it the cache starts over.
+const MAX_BYTES: usize = 64 << 20;
+
+impl PageCache {
+    fn lock(&self) -> MutexGuard<'_, (HashMap<String, SessionPages>, usize)> {
+        self.sessions
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The cached page, or the generation to hand back to [`PageCache::put`]
+    /// with the page read from the database.
+    pub fn get(&self, session_id: &str, key: &PageKey) -> Result<CachedPage, u64> {
+        let cache = self.lock();
+        match cache.0.get(session_id) {
+            Some(entry) => entry.pages.get(key).cloned().ok_or(entry.generation),
+            None => Err(0),
+        }
+    }
+
+    /// Keeps a page read at `generation`, unless the messages changed since.
+    pub fn put(&self, session_id: &str, generation: u64, key: PageKey, page: CachedPage) {
+        let mut cache = self.lock();
+        let (sessions, bytes) = &mut *cache;
+        if *bytes + page.0.len() > MAX_BYTES {
+            // Generations stay: a read in flight must not store a stale page.
+            for entry in sessions.values_mut() {
+                entry.pages.clear();
+            }
+            *bytes = 0;
+        }
+        let entry = sessions.entry(session_id.to_owned()).or_default();
+        if entry.generation != generation {
+            return;
+        }
+        *bytes += page.0.len();
+        if let Some(old) = entry.pages.insert(key, page) {
+            *bytes -= old.0.len();
+        }
+    }
+
+    /// Forgets the session's pages: its messages changed.
+    pub fn invalidate(&self, session_id: &str) {
+        let mut cache = self.lock();
+        let (sessions, bytes) = &mut *cache;
+        let entry = sessions.entry(session_id.to_owned()).or_default();
+        entry.generation += 1;
+        *bytes -= entry.pages.values().map(|page| page.0.len()).sum::<usize>();
+        entry.pages.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key() -> PageKey {
+        PageKey {
+            account_id: "acc".into(),
+            task_id: "task".into(),
+            direction: Direction::Asc,
+            cursor: None,
+            limit: 50,
+        }
+    }
+
+    #[test]
+    fn a_change_between_read_and_put_keeps_the_stale_page_out() {
+        let cache = PageCache::default();
+        let generation = cache.get("ses", &key()).unwrap_err();
+        cache.invalidate("ses");
+        cache.put("ses", generation, key(), ("[]".into(), 0, None));
+        let generation = cache.get("ses", &key()).unwrap_err();
+        cache.put("ses", generation, key(), ("[1]".into(), 1, None));
+        assert_eq!(cache.get("ses", &key()).unwrap().0, "[1]");
+        cache.invalidate("ses");
+        assert!(cache.get("ses", &key()).is_err());
+    }
+}
