@@ -1223,21 +1223,17 @@ impl Conductor {
     }
 
     async fn close_idle(&self) -> Result<()> {
-        for session in self.store.sessions_in(&["idle"]).await? {
-            let Some(task) = self
-                .store
-                .task(&session.account_id, &session.task_id)
-                .await?
-            else {
-                continue;
-            };
-            let idle_for = seconds_since(&session.last_activity_at).unwrap_or(0);
-            if idle_for < task.idle_timeout_seconds {
+        for idle in self.store.idle_sessions().await? {
+            let idle_for = seconds_since(&idle.last_activity_at).unwrap_or(0);
+            if idle_for < idle.idle_timeout_seconds {
                 continue;
             }
-            let guard = self.session_lock(&session.id);
+            let guard = self.session_lock(&idle.session_id);
             let _held = guard.lock().await;
-            let Some(mut session) = self.store.session(&session.account_id, &session.id).await?
+            let Some(mut session) = self
+                .store
+                .session(&idle.account_id, &idle.session_id)
+                .await?
             else {
                 continue;
             };

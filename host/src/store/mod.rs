@@ -33,7 +33,7 @@ pub use environments::{Environment, EnvironmentPatch, NewEnvironment};
 pub use events::StoredEvent;
 pub use idempotency::KeyState;
 pub use messages::{Direction, Message};
-pub use sessions::{NewSession, Session};
+pub use sessions::{IdleSession, NewSession, Session};
 pub use tasks::{NewTask, Task};
 pub use tokens::{Principal, TokenFor, TokenOwner};
 

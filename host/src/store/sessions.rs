@@ -59,6 +59,19 @@ pub struct Session {
     pub updated_at: String,
 }
 
+/// An idle session and how long it may stay idle.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct IdleSession {
+    /// The session.
+    pub session_id: String,
+    /// Its account.
+    pub account_id: String,
+    /// When it last started or ended a turn or took a message.
+    pub last_activity_at: String,
+    /// Its task's idle timeout.
+    pub idle_timeout_seconds: i64,
+}
+
 /// What a new session is made of.
 #[derive(Debug, Clone)]
 pub struct NewSession {
@@ -165,6 +178,17 @@ impl Store {
              ORDER BY id"
         ))
         .bind(wanted)
+        .fetch_all(&self.pool)
+        .await?)
+    }
+
+    /// Every idle session with its task's idle timeout, in one query (the
+    /// background sweep asks every second).
+    pub async fn idle_sessions(&self) -> Result<Vec<IdleSession>> {
+        Ok(sqlx::query_as(
+            "SELECT s.id AS session_id, s.account_id, s.last_activity_at, t.idle_timeout_seconds \
+             FROM sessions s JOIN tasks t ON t.id = s.task_id WHERE s.status = 'idle'",
+        )
         .fetch_all(&self.pool)
         .await?)
     }
