@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, watch};
@@ -14,6 +14,14 @@ use crate::engine::Turn;
 use crate::engine::events::{Next, TurnEventKind};
 use crate::engine::result::TurnResult;
 use crate::store::Store;
+
+/// Runs whose events stay in memory before dormant ones are dropped.
+const KEPT_RUNS: usize = 256;
+
+/// A run nobody follows or streams, quiet this long, is dormant. Long past
+/// the moment the writer stores its last event, so that reading it back
+/// later finds every event.
+const DORMANT_AFTER: Duration = Duration::from_secs(60);
 
 /// At most this many lines go in one `tool.progress` event (the spec's poll cap).
 const LINES_PER_EVENT: usize = 60;
@@ -52,6 +60,8 @@ pub struct RunEvents {
     events: Mutex<Vec<RunEvent>>,
     latest: watch::Sender<u64>,
     writer: mpsc::UnboundedSender<Pending>,
+    /// When it was loaded or last published to.
+    last_active: Mutex<Instant>,
 }
 
 impl RunEvents {
@@ -78,7 +88,23 @@ impl RunEvents {
             event,
         });
         drop(events);
+        *self
+            .last_active
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) = Instant::now();
         self.latest.send_replace(seq);
+    }
+
+    /// Whether nothing holds it but the map and nothing was published to it
+    /// for a while: it can be dropped and read back from the database later.
+    fn is_dormant(self: &Arc<Self>) -> bool {
+        let quiet = self
+            .last_active
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .elapsed()
+            > DORMANT_AFTER;
+        Arc::strong_count(self) == 1 && quiet
     }
 
     /// The events after number `seq`.
@@ -163,7 +189,11 @@ impl Runs {
             events: Mutex::new(stored),
             latest: watch::Sender::new(latest),
             writer: self.writer.clone(),
+            last_active: Mutex::new(Instant::now()),
         });
+        if runs.len() >= KEPT_RUNS {
+            runs.retain(|_, events| !events.is_dormant());
+        }
         runs.insert(key, events.clone());
         Ok(events)
     }
