@@ -563,7 +563,7 @@ fn sessions_wait_for_capacity_abort_and_idle_out() {
         .unwrap()
         .to_owned();
     let closed = api.wait_status(&short_task, &short_session, "closed");
-    assert_eq!(closed["close_reason"], "idle_timeout");
+    assert_eq!(closed["close_reason"], "completed", "its turn went well");
     let turn = assistant(&api.messages(&short_task, &short_session, "").data());
     assert_eq!(turn["turn"]["status"], "completed");
     let zero = api.post("/tasks", json!({"idle_timeout_seconds": 0}));
@@ -876,6 +876,26 @@ fn a_failed_turn_leaves_the_session_idle_for_a_retry() {
     assert_eq!(
         api.get(&format!("/tasks/{task_id}")).data()["last_message_preview"],
         Value::Null
+    );
+
+    // Left idle after a failure, it times out rather than completes, and
+    // still says what to do.
+    let brief = api.post(
+        "/tasks",
+        json!({"prompt": "Try briefly.", "environment_id": environment, "idle_timeout_seconds": 2}),
+    );
+    let brief_task = brief.data()["id"].as_str().unwrap().to_owned();
+    let brief_session = api.first_session(&brief_task)["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let timed_out = api.wait_status(&brief_task, &brief_session, "closed");
+    assert_eq!(timed_out["close_reason"], "idle_timeout");
+    assert!(
+        timed_out["error_message"]
+            .as_str()
+            .unwrap()
+            .contains("send a message")
     );
 
     world.script(Script {

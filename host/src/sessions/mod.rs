@@ -1240,8 +1240,15 @@ impl Conductor {
             if session.status == "idle" && self.store.queued_messages(&session.id).await?.is_empty()
             {
                 tracing::info!(session = %session.id, "closing an idle session after {idle_for} s");
+                // After a turn that went well the attempt is done; after a
+                // recovery (a failed or interrupted turn) it merely timed out,
+                // and what to do next stays in error_message.
+                let reason = match session.close_reason {
+                    None => "completed",
+                    Some(_) => "idle_timeout",
+                };
                 let keep = session.error_message.take();
-                self.close_with(&mut session, "idle_timeout", keep).await?;
+                self.close_with(&mut session, reason, keep).await?;
             }
         }
         Ok(())
