@@ -606,6 +606,51 @@ fn setup_and_repository_failures_close_the_session() {
     let session = api.first_session(task_id);
     let closed = api.wait_status(task_id, session["id"].as_str().unwrap(), "closed");
     assert_eq!(closed["close_reason"], "vm_failure");
+
+    // A close while setup commands run answers at once; the workspace made
+    // meanwhile is kept, and a message later resumes in it.
+    world.script(Script {
+        lines: claude_turn("sess-slow", "Set up and done."),
+        ..Script::default()
+    });
+    let slow = api.environment(json!({
+        "name": "slow",
+        "repository": world.path("repo").display().to_string(),
+        "setup": ["sleep 3"],
+    }));
+    let task = api
+        .post("/tasks", json!({"prompt": "x", "environment_id": slow}))
+        .data();
+    let task_id = task["id"].as_str().unwrap();
+    let session_id = api.first_session(task_id)["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    api.wait_status(task_id, &session_id, "booting");
+    let asked = Instant::now();
+    let closed = server.patch(
+        &api.path(&format!("/tasks/{task_id}/sessions/{session_id}")),
+        &token,
+        &json!({"status": "closed"}),
+    );
+    assert_eq!(closed.data()["status"], "closed", "{closed:?}");
+    assert!(
+        asked.elapsed() < Duration::from_secs(2),
+        "the close waited for setup"
+    );
+    let kept = api.wait(task_id, &session_id, "its workspace", |s| {
+        s["workspace"].is_string()
+    });
+    assert_eq!(kept["status"], "closed");
+    assert_eq!(kept["close_reason"], "user_closed");
+    api.post(
+        &format!("/tasks/{task_id}/sessions/{session_id}/messages"),
+        json!({"message": "Now go."}),
+    );
+    let resumed = api.wait(task_id, &session_id, "a turn after the close", |s| {
+        s["status"] == "idle" && s["harness_session_id"] == "sess-slow"
+    });
+    assert_eq!(resumed["close_reason"], Value::Null);
 }
 
 #[test]

@@ -163,6 +163,8 @@ pub struct Conductor {
     locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
     /// The sessions holding a turn slot.
     slots: Mutex<HashSet<String>>,
+    /// The sessions whose workspace is being made.
+    booting: Mutex<HashSet<String>>,
     /// cinch's own environment, which setup commands run with.
     base_env: BTreeMap<String, String>,
 }
@@ -206,6 +208,7 @@ impl Conductor {
             settings,
             locks: Mutex::default(),
             slots: Mutex::default(),
+            booting: Mutex::default(),
             base_env,
         })
     }
@@ -587,42 +590,25 @@ impl Conductor {
     /// Boots the workspace, waits for a slot, or starts a turn with the
     /// queued messages: whichever the session needs next.
     async fn advance(self: &Arc<Self>, account_id: &str, session_id: &str) -> Result<()> {
+        if !self.boot_if_needed(account_id, session_id).await? {
+            return Ok(());
+        }
         let guard = self.session_lock(session_id);
         let _held = guard.lock().await;
         let Some(mut session) = self.store.session(account_id, session_id).await? else {
             return Ok(());
         };
-        if session.status == "running" {
-            return Ok(());
-        }
         let queued = self.store.queued_messages(&session.id).await?;
-        if session.status == "closed" && queued.is_empty() {
+        if session.status == "running" || (session.status == "closed" && queued.is_empty()) {
             return Ok(());
         }
-        let environment = match &session.environment_id {
-            Some(id) => self.store.environment(account_id, id).await?,
-            None => None,
-        };
-        if session.workspace.is_none() || session.status == "closed" {
+        if session.workspace.is_none() {
+            // Its boot failed or was taken over; that path has said why.
+            return Ok(());
+        }
+        if session.status == "closed" {
             session.close_reason = None;
             session.error_message = None;
-            if session.workspace.is_none() {
-                session.status = "booting".into();
-                self.save(&mut session).await?;
-                match self.boot(&session, environment.as_ref()).await {
-                    Ok(dir) => session.workspace = Some(dir.display().to_string()),
-                    Err(workspace::WorkspaceError::Setup(message)) => {
-                        return self
-                            .close_with(&mut session, "setup_failure", Some(message))
-                            .await;
-                    }
-                    Err(workspace::WorkspaceError::Repository(message)) => {
-                        return self
-                            .close_with(&mut session, "vm_failure", Some(message))
-                            .await;
-                    }
-                }
-            }
         }
         if queued.is_empty() {
             session.status = "idle".into();
@@ -631,6 +617,10 @@ impl Conductor {
         if !self.take_slot(&session.id) {
             return self.wait_for_slot(&mut session).await;
         }
+        let environment = match &session.environment_id {
+            Some(id) => self.store.environment(account_id, id).await?,
+            None => None,
+        };
         match self
             .start_turn(&mut session, environment.as_ref(), &queued)
             .await
@@ -639,6 +629,70 @@ impl Conductor {
             Err(error) => {
                 self.release_slot(&session.id);
                 Err(error)
+            }
+        }
+    }
+
+    /// Makes the session's workspace when it has none. The session's lock
+    /// is not held meanwhile (setup commands can take minutes, and a close
+    /// must not wait for them); one boot runs at a time per session.
+    /// Whether the session can go on.
+    async fn boot_if_needed(&self, account_id: &str, session_id: &str) -> Result<bool> {
+        let (session, environment) = {
+            let guard = self.session_lock(session_id);
+            let _held = guard.lock().await;
+            let Some(mut session) = self.store.session(account_id, session_id).await? else {
+                return Ok(false);
+            };
+            if session.workspace.is_some() {
+                return Ok(true);
+            }
+            let queued = self.store.queued_messages(&session.id).await?;
+            if session.status == "closed" && queued.is_empty() {
+                return Ok(false);
+            }
+            if !lock(&self.booting).insert(session_id.to_owned()) {
+                // Booting already: that boot moves the session on when done.
+                return Ok(false);
+            }
+            let environment = match &session.environment_id {
+                Some(id) => self.store.environment(account_id, id).await?,
+                None => None,
+            };
+            session.status = "booting".into();
+            session.close_reason = None;
+            session.error_message = None;
+            if let Err(error) = self.save(&mut session).await {
+                lock(&self.booting).remove(session_id);
+                return Err(error);
+            }
+            (session, environment)
+        };
+        let booted = self.boot(&session, environment.as_ref()).await;
+        let guard = self.session_lock(session_id);
+        let _held = guard.lock().await;
+        lock(&self.booting).remove(session_id);
+        let Some(mut session) = self.store.session(account_id, session_id).await? else {
+            return Ok(false);
+        };
+        let closed_meanwhile = session.status == "closed";
+        match booted {
+            Ok(dir) => {
+                // Kept even when closed meanwhile: a later message resumes in it.
+                session.workspace = Some(dir.display().to_string());
+                self.save(&mut session).await?;
+                Ok(!closed_meanwhile)
+            }
+            Err(_) if closed_meanwhile => Ok(false),
+            Err(workspace::WorkspaceError::Setup(message)) => {
+                self.close_with(&mut session, "setup_failure", Some(message))
+                    .await?;
+                Ok(false)
+            }
+            Err(workspace::WorkspaceError::Repository(message)) => {
+                self.close_with(&mut session, "vm_failure", Some(message))
+                    .await?;
+                Ok(false)
             }
         }
     }
