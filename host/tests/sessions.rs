@@ -957,3 +957,105 @@ fn a_failed_turn_leaves_the_session_idle_for_a_retry() {
     assert_eq!(recovered["close_reason"], Value::Null);
     assert_eq!(recovered["error_message"], Value::Null);
 }
+
+#[test]
+fn agents_settings_steer_their_sessions() {
+    let world = World::new();
+    let server = world.serve();
+    let token = world.admin_token();
+    let api = Api::new(&server, &token);
+    let environment = api.environment(
+        json!({"name": "repo", "repository": world.path("repo").display().to_string()}),
+    );
+    let agents = api.get("/agents").data();
+    let connected = agents[0]["id"].as_str().unwrap().to_owned();
+    let patch = |id: &str, body: Value, token: &str| {
+        server.patch(&api.path(&format!("/agents/{id}")), token, &body)
+    };
+
+    // Settings are checked against the drivers and the account.
+    assert_eq!(
+        patch(&connected, json!({"harness": "nope"}), &token).field_errors(),
+        ["harness"]
+    );
+    assert_eq!(
+        patch(&connected, json!({"effort": "high"}), &token).field_errors(),
+        ["effort"]
+    );
+    assert_eq!(
+        patch(
+            &connected,
+            json!({"harness": "codex", "effort": "ultra"}),
+            &token
+        )
+        .field_errors(),
+        ["effort"]
+    );
+    assert_eq!(
+        patch(&connected, json!({"environment_id": "env_nope"}), &token).field_errors(),
+        ["environment_id"]
+    );
+    let pinned = patch(
+        &connected,
+        json!({"harness": "codex", "effort": "high", "environment_id": environment}),
+        &token,
+    );
+    assert_eq!(pinned.status, 200, "{pinned:?}");
+    assert_eq!(pinned.data()["effort"], "high");
+
+    // A task without a harness runs on the agent's, with its pinned effort
+    // and its environment; another harness drops the pinned effort.
+    let on_codex = api.post("/tasks", json!({"prompt": "Go."})).data();
+    assert_eq!(on_codex["environment_id"], json!(environment));
+    let session = api.first_session(on_codex["id"].as_str().unwrap());
+    assert_eq!(
+        (
+            session["harness"].as_str(),
+            session["harness_effort"].as_str()
+        ),
+        (Some("codex"), Some("high"))
+    );
+    let on_claude = api
+        .post(
+            "/tasks",
+            json!({"prompt": "Go.", "harness": "claude", "effort": "high"}),
+        )
+        .data();
+    let session = api.first_session(on_claude["id"].as_str().unwrap());
+    assert_eq!(session["harness"], "claude");
+    assert_eq!(
+        session["harness_effort"],
+        Value::Null,
+        "codex's effort is not claude's"
+    );
+
+    // Another agent runs the tasks that name it, while enabled.
+    let created = api.post("/agents", json!({"name": "reviewer", "harness": "claude"}));
+    assert_eq!(created.status, 201, "{created:?}");
+    let reviewer = created.data()["id"].as_str().unwrap().to_owned();
+    assert_eq!(api.post("/agents", json!({"name": "reviewer"})).status, 409);
+    let task = api.post(
+        "/tasks",
+        json!({"title": "Review", "created_by": "reviewer"}),
+    );
+    assert_eq!(task.data()["created_by"], json!(reviewer));
+    assert_eq!(
+        patch(&reviewer, json!({"enabled": false}), &token).status,
+        200
+    );
+    let refused = api.post("/tasks", json!({"title": "Review", "created_by": reviewer}));
+    assert_eq!(refused.field_errors(), ["created_by"]);
+
+    // Agents are changed by people, not by agents.
+    let output = world
+        .cinch()
+        .args(["token", "create", "--agent", "reviewer", "--home"])
+        .arg(world.path("home"))
+        .output()
+        .unwrap();
+    let agent_token = String::from_utf8(output.stdout).unwrap().trim().to_owned();
+    assert_eq!(
+        patch(&reviewer, json!({"enabled": true}), &agent_token).status,
+        403
+    );
+}

@@ -1,4 +1,4 @@
-//! Accounts, their members and agents, and the models each harness offers.
+//! Accounts, their members, and the models each harness offers.
 
 use axum::extract::{Path, State};
 use serde::Serialize;
@@ -6,7 +6,7 @@ use serde::Serialize;
 use super::extract::{Caller, PageParams, Query};
 use super::problem::Problem;
 use super::{AppState, Envelope};
-use crate::store::{Account, Agent, Member};
+use crate::store::{Account, Member};
 
 /// The accounts the token may see: its own.
 #[utoipa::path(
@@ -50,74 +50,6 @@ pub async fn list_members(
         .members(&account, page.cursor.as_deref(), page.limit()?)
         .await?;
     Ok(Envelope::page(page.items, page.next_cursor))
-}
-
-/// The account's agents, oldest first.
-#[utoipa::path(
-    get,
-    path = "/v1/accounts/{account}/agents",
-    params(("account" = String, Path, description = "The account"), PageParams),
-    responses(
-        (status = 200, body = Envelope<Vec<AgentView>>),
-        (status = 401, body = Problem, content_type = "application/problem+json"),
-        (status = 404, body = Problem, content_type = "application/problem+json"),
-    ),
-    tag = "accounts"
-)]
-pub async fn list_agents(
-    State(app): State<AppState>,
-    caller: Caller,
-    Path(account): Path<String>,
-    Query(page): Query<PageParams>,
-) -> Result<axum::Json<Envelope<Vec<AgentView>>>, Problem> {
-    caller.account(&account)?;
-    let page = app
-        .store
-        .agents(&account, page.cursor.as_deref(), page.limit()?)
-        .await?;
-    let homes: Vec<_> = page
-        .items
-        .iter()
-        .map(|agent| app.conductor.agent_home(&agent.id))
-        .collect();
-    let sizes = tokio::task::spawn_blocking(move || {
-        homes.iter().map(|home| tree_size(home)).collect::<Vec<_>>()
-    })
-    .await
-    .map_err(|error| Problem::internal(&error))?;
-    let agents = page
-        .items
-        .into_iter()
-        .zip(sizes)
-        .map(|(agent, home_bytes)| AgentView { agent, home_bytes })
-        .collect();
-    Ok(Envelope::page(agents, page.next_cursor))
-}
-
-/// An agent with the size of its home directory.
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct AgentView {
-    /// The agent.
-    #[serde(flatten)]
-    pub agent: Agent,
-    /// Bytes in its home directory (its harnesses' `HOME`: their logins and
-    /// session state); 0 before its first session.
-    pub home_bytes: u64,
-}
-
-/// The bytes of the files under `dir`, not following links.
-fn tree_size(dir: &std::path::Path) -> u64 {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return 0;
-    };
-    entries
-        .filter_map(Result::ok)
-        .map(|entry| match entry.file_type() {
-            Ok(kind) if kind.is_dir() => tree_size(&entry.path()),
-            Ok(kind) if kind.is_file() => entry.metadata().map_or(0, |meta| meta.len()),
-            _ => 0,
-        })
-        .sum()
 }
 
 #[derive(Debug, Serialize, utoipa::ToSchema)]

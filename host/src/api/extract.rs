@@ -178,6 +178,18 @@ impl Fields {
         }
     }
 
+    /// A string that may be absent (`None`), null (`Some(None)`: clear
+    /// it) or set.
+    pub fn nullable_string(&mut self, field: &str) -> Option<Option<String>> {
+        match self.map.get(field)? {
+            Value::Null => {
+                self.map.remove(field);
+                Some(None)
+            }
+            _ => self.string(field).map(Some),
+        }
+    }
+
     /// An optional boolean.
     pub fn boolean(&mut self, field: &str) -> Option<bool> {
         match self.take(field)? {

@@ -9,6 +9,7 @@
 //! the code-task routes answer with the spec's bodies as they are.
 
 mod accounts;
+pub mod agents;
 mod code_tasks;
 mod environments;
 mod extract;
@@ -140,7 +141,8 @@ fn routes(state: AppState) -> (axum::Router, utoipa::openapi::OpenApi) {
     let (router, api) = OpenApiRouter::with_openapi(ApiDoc::openapi())
         .routes(routes!(accounts::list_accounts))
         .routes(routes!(accounts::list_members))
-        .routes(routes!(accounts::list_agents))
+        .routes(routes!(agents::list_agents, agents::create_agent))
+        .routes(routes!(agents::update_agent))
         .routes(routes!(accounts::list_models))
         .routes(routes!(
             environments::create_environment,

@@ -200,3 +200,100 @@ impl Store {
         Ok(Page::from_rows(rows, limit, |agent| &agent.id))
     }
 }
+
+/// An agent's settings: each `Some` sets a field, `Some(None)` clears it.
+#[derive(Debug, Clone, Default)]
+pub struct AgentSettings {
+    /// Its default harness.
+    pub harness: Option<Option<String>>,
+    /// Its default model.
+    pub model: Option<Option<String>>,
+    /// Its pinned effort.
+    pub effort: Option<Option<String>>,
+    /// Its default environment.
+    pub environment_id: Option<Option<String>>,
+    /// Whether it may run tasks.
+    pub enabled: Option<bool>,
+}
+
+impl Store {
+    /// The account's agent `id`.
+    pub async fn agent(&self, account_id: &str, id: &str) -> Result<Option<Agent>> {
+        Ok(sqlx::query_as(
+            "SELECT id, account_id, name, connected, enabled, harness, model, effort, \
+             environment_id, created_at FROM agents WHERE account_id = $1 AND id = $2",
+        )
+        .bind(account_id)
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await?)
+    }
+
+    /// Adds an agent named `name` to the account with `settings`.
+    pub async fn create_agent(
+        &self,
+        account_id: &str,
+        name: &str,
+        settings: AgentSettings,
+    ) -> Result<Agent> {
+        let id = new_id("agt")?;
+        sqlx::query(
+            "INSERT INTO agents (id, account_id, name, connected, enabled, created_at) \
+             VALUES ($1, $2, $3, FALSE, TRUE, $4)",
+        )
+        .bind(&id)
+        .bind(account_id)
+        .bind(name)
+        .bind(now())
+        .execute(&self.pool)
+        .await
+        .map_err(|error| match super::is_unique_violation(&error) {
+            true => StoreError::Taken(format!("the account already has an agent named {name}")),
+            false => error.into(),
+        })?;
+        self.update_agent(account_id, &id, settings)
+            .await
+            .map(|agent| agent.expect("the agent was just stored"))
+    }
+
+    /// Changes the account's agent `id`; `None` when there is none.
+    pub async fn update_agent(
+        &self,
+        account_id: &str,
+        id: &str,
+        settings: AgentSettings,
+    ) -> Result<Option<Agent>> {
+        let Some(mut agent) = self.agent(account_id, id).await? else {
+            return Ok(None);
+        };
+        if let Some(harness) = settings.harness {
+            agent.harness = harness;
+        }
+        if let Some(model) = settings.model {
+            agent.model = model;
+        }
+        if let Some(effort) = settings.effort {
+            agent.effort = effort;
+        }
+        if let Some(environment_id) = settings.environment_id {
+            agent.environment_id = environment_id;
+        }
+        if let Some(enabled) = settings.enabled {
+            agent.enabled = enabled;
+        }
+        sqlx::query(
+            "UPDATE agents SET harness = $3, model = $4, effort = $5, environment_id = $6, \
+             enabled = $7 WHERE account_id = $1 AND id = $2",
+        )
+        .bind(account_id)
+        .bind(id)
+        .bind(&agent.harness)
+        .bind(&agent.model)
+        .bind(&agent.effort)
+        .bind(&agent.environment_id)
+        .bind(agent.enabled)
+        .execute(&self.pool)
+        .await?;
+        Ok(Some(agent))
+    }
+}

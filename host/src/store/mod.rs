@@ -26,7 +26,7 @@ use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
 
-pub use accounts::{Account, Agent, Member};
+pub use accounts::{Account, Agent, AgentSettings, Member};
 pub use attachments::{Attachment, NewAttachment};
 pub use calls::Call;
 pub use environments::{Environment, EnvironmentPatch, NewEnvironment};

@@ -1,0 +1,287 @@
+//! Agents: the account's execution identities, their default harness,
+//! model, effort and environment, and the size of their homes.
+
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use serde::Serialize;
+
+use super::extract::{Caller, Fields, JsonObject, PageParams, Query};
+use super::problem::Problem;
+use super::{AppState, Envelope};
+use crate::store::{Agent, AgentSettings, TokenOwner};
+
+/// The account's agents, oldest first.
+#[utoipa::path(
+    get,
+    path = "/v1/accounts/{account}/agents",
+    params(("account" = String, Path, description = "The account"), PageParams),
+    responses(
+        (status = 200, body = Envelope<Vec<AgentView>>),
+        (status = 401, body = Problem, content_type = "application/problem+json"),
+        (status = 404, body = Problem, content_type = "application/problem+json"),
+    ),
+    tag = "accounts"
+)]
+pub async fn list_agents(
+    State(app): State<AppState>,
+    caller: Caller,
+    Path(account): Path<String>,
+    Query(page): Query<PageParams>,
+) -> Result<axum::Json<Envelope<Vec<AgentView>>>, Problem> {
+    caller.account(&account)?;
+    let page = app
+        .store
+        .agents(&account, page.cursor.as_deref(), page.limit()?)
+        .await?;
+    let homes: Vec<_> = page
+        .items
+        .iter()
+        .map(|agent| app.conductor.agent_home(&agent.id))
+        .collect();
+    let sizes = tokio::task::spawn_blocking(move || {
+        homes.iter().map(|home| tree_size(home)).collect::<Vec<_>>()
+    })
+    .await
+    .map_err(|error| Problem::internal(&error))?;
+    let agents = page
+        .items
+        .into_iter()
+        .zip(sizes)
+        .map(|(agent, home_bytes)| AgentView { agent, home_bytes })
+        .collect();
+    Ok(Envelope::page(agents, page.next_cursor))
+}
+
+/// An agent with the size of its home directory.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct AgentView {
+    /// The agent.
+    #[serde(flatten)]
+    pub agent: Agent,
+    /// Bytes in its home directory (its harnesses' `HOME`: their logins and
+    /// session state); 0 before its first session.
+    pub home_bytes: u64,
+}
+
+/// The bytes of the files under `dir`, not following links.
+fn tree_size(dir: &std::path::Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .filter_map(Result::ok)
+        .map(|entry| match entry.file_type() {
+            Ok(kind) if kind.is_dir() => tree_size(&entry.path()),
+            Ok(kind) if kind.is_file() => entry.metadata().map_or(0, |meta| meta.len()),
+            _ => 0,
+        })
+        .sum()
+}
+/// An agent's settings to set: `harness`, `model`, `effort`,
+/// `environment_id` (null clears one) and `enabled`.
+#[derive(Debug, utoipa::ToSchema)]
+pub struct AgentChange {
+    /// Its default harness: a driver's name.
+    pub harness: Option<String>,
+    /// Its default model, as `GET /v1/models` lists it.
+    pub model: Option<String>,
+    /// Its pinned effort, in its harness's vocabulary; it applies only when
+    /// a task runs on that harness.
+    pub effort: Option<String>,
+    /// Its default environment.
+    pub environment_id: Option<String>,
+    /// Whether it may run tasks.
+    pub enabled: Option<bool>,
+}
+
+/// A new agent: a `name` and, optionally, its settings as in [`AgentChange`].
+#[derive(Debug, utoipa::ToSchema)]
+pub struct AgentCreate {
+    /// Its name, unique in the account.
+    pub name: String,
+    /// Its default harness.
+    pub harness: Option<String>,
+    /// Its default model.
+    pub model: Option<String>,
+    /// Its pinned effort.
+    pub effort: Option<String>,
+    /// Its default environment.
+    pub environment_id: Option<String>,
+    /// Whether it may run tasks (default true).
+    pub enabled: Option<bool>,
+}
+
+/// Reads and checks an agent's settings against the drivers and the
+/// account's environments; `current` is the agent being changed.
+async fn settings(
+    app: &AppState,
+    account: &str,
+    fields: &mut Fields,
+    current: Option<&Agent>,
+) -> Result<AgentSettings, Problem> {
+    let harness = fields.nullable_string("harness");
+    let model = fields.nullable_string("model");
+    let effort = fields.nullable_string("effort");
+    let environment_id = fields.nullable_string("environment_id");
+    let enabled = fields.boolean("enabled");
+    let registry = app.engine.registry();
+    let effective = harness
+        .clone()
+        .unwrap_or_else(|| current.and_then(|agent| agent.harness.clone()));
+    let info = effective
+        .as_deref()
+        .and_then(|name| registry.get(name).ok().map(|driver| driver.info().clone()));
+    if let (Some(name), None) = (&effective, &info) {
+        fields.complain(
+            "harness",
+            format!(
+                "no harness is named {name}; there are {}",
+                registry.names().join(", ")
+            ),
+        );
+    }
+    if let (Some(Some(model)), Some(info)) = (&model, &info)
+        && !info.models.is_empty()
+        && !info.models.contains(model)
+    {
+        fields.complain(
+            "model",
+            format!(
+                "{} has no model {model}; it has {}",
+                info.name,
+                info.models.join(", ")
+            ),
+        );
+    }
+    if let Some(Some(effort)) = &effort {
+        match &info {
+            None => fields.complain(
+                "effort",
+                "an effort is pinned for a harness: set harness too",
+            ),
+            Some(info) if !info.efforts.contains(effort) => fields.complain(
+                "effort",
+                format!(
+                    "{} takes {}",
+                    info.name,
+                    match info.efforts.is_empty() {
+                        true => "no effort".to_owned(),
+                        false => format!("one of {}", info.efforts.join(", ")),
+                    }
+                ),
+            ),
+            Some(_) => {}
+        }
+    }
+    if let Some(Some(id)) = &environment_id
+        && app.store.environment(account, id).await?.is_none()
+    {
+        fields.complain(
+            "environment_id",
+            "no environment of the account has that id",
+        );
+    }
+    Ok(AgentSettings {
+        harness,
+        model,
+        effort,
+        environment_id,
+        enabled,
+    })
+}
+
+/// Agents are changed by the account's people, not by agents.
+fn member_only(caller: &Caller) -> Result<(), Problem> {
+    match caller.0.owner {
+        TokenOwner::Member(_) => Ok(()),
+        TokenOwner::Agent(_) => Err(Problem::new(
+            StatusCode::FORBIDDEN,
+            "forbidden",
+            "an agent's token cannot change agents; use a member's",
+        )),
+    }
+}
+
+/// Adds an agent to the account.
+#[utoipa::path(
+    post,
+    path = "/v1/accounts/{account}/agents",
+    params(("account" = String, Path, description = "The account")),
+    request_body = AgentCreate,
+    responses(
+        (status = 201, body = Envelope<AgentView>),
+        (status = 401, body = Problem, content_type = "application/problem+json"),
+        (status = 403, body = Problem, content_type = "application/problem+json"),
+        (status = 404, body = Problem, content_type = "application/problem+json"),
+        (status = 409, body = Problem, content_type = "application/problem+json", description = "The name is taken"),
+        (status = 422, body = Problem, content_type = "application/problem+json"),
+    ),
+    tag = "accounts"
+)]
+pub async fn create_agent(
+    State(app): State<AppState>,
+    caller: Caller,
+    Path(account): Path<String>,
+    body: JsonObject,
+) -> Result<(StatusCode, axum::Json<Envelope<AgentView>>), Problem> {
+    caller.account(&account)?;
+    member_only(&caller)?;
+    let mut fields = Fields::new(body);
+    let name = fields.required_string("name", "the agent's name");
+    let settings = settings(&app, &account, &mut fields, None).await?;
+    fields.finish()?;
+    let agent = app
+        .store
+        .create_agent(&account, &name.expect("checked by finish"), settings)
+        .await?;
+    Ok((
+        StatusCode::CREATED,
+        Envelope::of(AgentView {
+            agent,
+            home_bytes: 0,
+        }),
+    ))
+}
+
+/// Changes an agent's settings.
+#[utoipa::path(
+    patch,
+    path = "/v1/accounts/{account}/agents/{agent}",
+    params(("account" = String, Path, description = "The account"), ("agent" = String, Path, description = "The agent")),
+    request_body = AgentChange,
+    responses(
+        (status = 200, body = Envelope<AgentView>),
+        (status = 401, body = Problem, content_type = "application/problem+json"),
+        (status = 403, body = Problem, content_type = "application/problem+json"),
+        (status = 404, body = Problem, content_type = "application/problem+json"),
+        (status = 422, body = Problem, content_type = "application/problem+json"),
+    ),
+    tag = "accounts"
+)]
+pub async fn update_agent(
+    State(app): State<AppState>,
+    caller: Caller,
+    Path((account, agent)): Path<(String, String)>,
+    body: JsonObject,
+) -> Result<axum::Json<Envelope<AgentView>>, Problem> {
+    caller.account(&account)?;
+    member_only(&caller)?;
+    let current = app
+        .store
+        .agent(&account, &agent)
+        .await?
+        .ok_or_else(|| Problem::not_found("no such agent"))?;
+    let mut fields = Fields::new(body);
+    let settings = settings(&app, &account, &mut fields, Some(&current)).await?;
+    fields.finish()?;
+    let agent = app
+        .store
+        .update_agent(&account, &current.id, settings)
+        .await?
+        .ok_or_else(|| Problem::not_found("no such agent"))?;
+    let home = app.conductor.agent_home(&agent.id);
+    let home_bytes = tokio::task::spawn_blocking(move || tree_size(&home))
+        .await
+        .map_err(|error| Problem::internal(&error))?;
+    Ok(Envelope::of(AgentView { agent, home_bytes }))
+}
