@@ -210,6 +210,13 @@ fn auth_accounts_environments_and_a_restart() {
         "/api/runs/{run}/tasks",
         "/api/runs/{run}/tasks/{call}/log",
         "/api/runs/{run}/events",
+        "/v1/accounts/{account}/agents/{agent}",
+        "/v1/accounts/{account}/tasks",
+        "/v1/accounts/{account}/tasks/{task}/attachments/{attachment}/contents",
+        "/v1/accounts/{account}/tasks/{task}/sessions/{session}",
+        "/v1/accounts/{account}/tasks/{task}/sessions/{session}/abort",
+        "/v1/accounts/{account}/tasks/{task}/sessions/{session}/messages",
+        "/v1/accounts/{account}/tasks/{task}/sessions/{session}/events",
     ] {
         assert!(openapi["paths"].get(path).is_some(), "{path} missing");
     }
