@@ -1,7 +1,10 @@
 //! The web app in a real headless Chromium against a real `cinch serve` with
 //! the fake CLI as `claude`: `tests/browser/app.test.mjs` signs in, starts a
 //! task from the form, watches its code-task block run and finish, opens
-//! every view, sends a follow-up, and aborts a long turn.
+//! every view, sends a follow-up, and aborts a long turn; then, with tasks
+//! made through the API (one by an agent's token), it switches between a
+//! task's sessions, reads the internal lines and the "needs someone" queue,
+//! and checks the pages at a phone's width.
 //!
 //! It needs Chromium and the browser tests' npm packages, which `.ci/run`
 //! installs; without them it fails and says so rather than passing unseen.
@@ -166,12 +169,23 @@ fn the_app_in_a_browser() {
     );
     assert_eq!(created.status, 201, "{created:?}");
 
+    // A token of the account's agent: the tasks it opens are nobody's.
+    let output = world
+        .cinch()
+        .args(["token", "create", "--agent", "agent", "--home"])
+        .arg(world.path("home"))
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let agent_token = String::from_utf8(output.stdout).unwrap().trim().to_owned();
+
     let screenshots = screenshot_dir();
     std::fs::create_dir_all(&screenshots).unwrap();
     let mut node = Command::new("node");
     node.arg(browser_dir().join("app.test.mjs"))
         .env("CINCH_URL", &server.base)
         .env("CINCH_TOKEN", &token)
+        .env("CINCH_AGENT_TOKEN", &agent_token)
         .env("CINCH_CHROMIUM", &chromium)
         .env("CINCH_PROFILE", world.path("browser-profile"))
         .env("CINCH_SCREENSHOTS", &screenshots)

@@ -1,6 +1,7 @@
 // The web app in a real headless Chromium, against the `cinch serve` that
 // host/tests/app.rs starts. It reads:
 //   CINCH_URL, CINCH_TOKEN        the server and its admin token
+//   CINCH_AGENT_TOKEN             a token of the account's agent (its tasks are nobody's)
 //   CINCH_CHROMIUM, CINCH_PROFILE the browser and a fresh profile folder
 //   CINCH_SCREENSHOTS             where screenshots go (their paths are printed)
 //   CINCH_REPO                    the repository of the environment "app"
@@ -26,6 +27,94 @@ const SHOTS = env("CINCH_SCREENSHOTS");
 /** The next turn of the fake CLI follows `name`'s script. */
 function script(name) {
   fs.writeFileSync(env("CINCH_FAKE_SCRIPT"), env(name));
+}
+
+/** The next turn follows the follow-up's short script, answering `answer` and writing `files`. */
+function quickScript(answer, files) {
+  const quick = JSON.parse(env("CINCH_SCRIPT_FOLLOW_UP"));
+  quick.lines = quick.lines.map((line) => JSON.parse(JSON.stringify(line).replaceAll("I added a second line.", answer)));
+  quick.write_files = files;
+  fs.writeFileSync(env("CINCH_FAKE_SCRIPT"), JSON.stringify(quick));
+}
+
+/** A /v1 call made by the test itself (not the page), with the admin's token or `token`: its data. */
+async function api(method, rest, body, token = TOKEN) {
+  const response = await fetch(`${BASE}/v1${rest}`, {
+    method,
+    headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const answer = await response.json();
+  assert(response.ok, `${method} ${rest} answered ${response.status}: ${JSON.stringify(answer)}`);
+  return answer.data;
+}
+
+/** Waits for a session's turn to end well (the session goes back to idle, with no close reason). */
+async function idle(sessionPath) {
+  await eventually(`${sessionPath} to be idle`, async () => {
+    const session = await api("GET", sessionPath);
+    const why = `${session.status}, ${session.close_reason}: ${session.error_message}`;
+    assert(session.status !== "closed" && !session.close_reason, `${sessionPath}'s turn went wrong (${why})`);
+    return session.status === "idle";
+  });
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Waits until the conversation has one block and it is done; fails at once if it ended otherwise. */
+async function oneDoneBlock(what) {
+  await eventually(what, async () => {
+    const statuses = await page.locator(".block").evaluateAll((blocks) => blocks.map((block) => block.dataset.status));
+    assert(statuses.every((status) => status === "running" || status === "completed"), `blocks: ${statuses}`);
+    return statuses.join() === "completed";
+  });
+}
+
+/** Fails when the page scrolls sideways: its content is wider than the window. */
+async function noSideways(what) {
+  const { scroll, client } = await page.evaluate(() =>
+    ({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth }));
+  assert(scroll <= client, `${what}: the page scrolls sideways (${scroll}px wide in a ${client}px window)`);
+}
+
+/** Fails unless `locator` is shown whole within the window's width. */
+async function inView(locator, what) {
+  assert(await locator.isVisible(), `${what} is not shown`);
+  const box = await locator.boundingBox();
+  const width = page.viewportSize().width;
+  assert(box.x >= 0 && box.x + box.width <= width, `${what} is cut off: ${box.x}..${box.x + box.width} of ${width}px`);
+}
+
+/** Fails unless `locator`'s text takes one line (its box less padding and border is under 1.5 lines high). */
+async function oneLine(locator, what) {
+  const { height, lineHeight } = await locator.evaluate((node) => {
+    const style = getComputedStyle(node);
+    const inner = ["paddingTop", "paddingBottom", "borderTopWidth", "borderBottomWidth"]
+      .reduce((sum, name) => sum - parseFloat(style[name]), node.getBoundingClientRect().height);
+    return { height: inner, lineHeight: parseFloat(style.lineHeight) };
+  });
+  assert(height < lineHeight * 1.5, `${what} takes one line: ${height}px high, lines are ${lineHeight}px`);
+}
+
+/** Fails unless `line` reads as one muted line: the muted colour, smaller type, one line high, no bubble. */
+async function mutedLine(line, what) {
+  const style = await line.evaluate((node) => {
+    const text = node.querySelector(".muted") ?? node;
+    const reference = document.querySelector(".session-facts");
+    return {
+      color: getComputedStyle(text).color,
+      muted: getComputedStyle(reference).color,
+      size: parseFloat(getComputedStyle(text).fontSize),
+      body: parseFloat(getComputedStyle(document.body).fontSize),
+      lineHeight: parseFloat(getComputedStyle(text).lineHeight),
+      height: node.getBoundingClientRect().height,
+      bubbles: node.querySelectorAll(".bubble").length,
+    };
+  });
+  assert.equal(style.color, style.muted, `${what} is in the muted colour`);
+  assert(style.size < style.body, `${what} is in smaller type: ${style.size}px`);
+  assert(style.height < style.lineHeight * 1.5, `${what} is one line: ${style.height}px high, lines are ${style.lineHeight}px`);
+  assert.equal(style.bubbles, 0, `${what} is no message bubble`);
 }
 
 let step = 0;
@@ -403,6 +492,205 @@ async function run() {
   assert.match(await row.locator(".task-meta").innerText(), /^admin · claude · /);
   await screenshot(page.locator("main"), "tasks.png");
   ok("the tasks list");
+
+  // Tasks made through the API: "Two attempts" has an attachment and will have
+  // two sessions; the agent's task has no title, so its session gets one.
+  const account = (await api("GET", "/accounts"))[0].id;
+  const tasksPath = `/accounts/${account}/tasks`;
+  const environment = (await api("GET", `/accounts/${account}/environments`)).find((entry) => entry.name === "app");
+  // The first attempt writes a line too long for any window, to see the page keeps its width.
+  const longLine = "a-long-unbroken-line-".repeat(12);
+  quickScript("The long way worked.", { "out.txt": `hello\n${longLine}\n` });
+  const attempts = await api("POST", tasksPath, {
+    title: "Two attempts",
+    prompt: "Attempt one: fix it the long way.",
+    environment_id: environment.id,
+    attachments: [{ name: "CI failure", text: "The checkout test times out waiting for payment confirmation." }],
+  });
+  const TIDY = "Tidy the README so newcomers can set up the project and run its tests";
+  const tidy = await api("POST", tasksPath, { prompt: `${TIDY}\nKeep it short.` }, env("CINCH_AGENT_TOKEN"));
+  assert.equal(tidy.owner, null);
+  assert.equal(tidy.title, TIDY);
+  const attemptsPath = `${tasksPath}/${attempts.id}`;
+  const [one] = await api("GET", `${attemptsPath}/sessions`);
+  const [tidySession] = await api("GET", `${tasksPath}/${tidy.id}/sessions`);
+  await Promise.all([idle(`${attemptsPath}/sessions/${one.id}`), idle(`${tasksPath}/${tidy.id}/sessions/${tidySession.id}`)]);
+  quickScript("The short way worked too.", { "out.txt": "hello\nshort\n" });
+  const two = await api("POST", `${attemptsPath}/sessions`, { title: "Second attempt", prompt: "Attempt two: fix it the short way." });
+
+  // The "needs someone" queue: the agent's task is nobody's; the admin's are theirs.
+  const needsSomeone = page.getByRole("button", { name: "Needs someone" });
+  const all = page.getByRole("button", { name: "All", exact: true });
+  await needsSomeone.click();
+  assert.equal(await needsSomeone.getAttribute("aria-pressed"), "true");
+  assert.equal(await all.getAttribute("aria-pressed"), "false");
+  await eventually("only the agent's task under Needs someone", async () =>
+    (await page.locator(".task-row .task-title").allInnerTexts()).join("|") === TIDY);
+  const owner = page.locator(".task-row .owner");
+  assert.equal(await owner.innerText(), "needs someone");
+  assert.equal(await owner.getAttribute("class"), "owner unowned");
+  await all.click();
+  await eventually("all three tasks", async () => (await page.locator(".task-row").count()) === 3);
+  const owners = Object.fromEntries(await page.locator(".task-row").evaluateAll((rows) =>
+    rows.map((row) => [row.querySelector(".task-title").textContent, row.querySelector(".owner").className + ": " + row.querySelector(".owner").textContent])));
+  assert.deepEqual(owners, {
+    [TIDY]: "owner unowned: needs someone",
+    "Two attempts": "owner: admin",
+    "Say hello": "owner: admin",
+  });
+  ok("an agent's task shows as needing someone, alone under that filter; the admin's show their owner");
+
+  // A list of all tasks answering late, after Needs someone was chosen, does not take its place.
+  let staleDone;
+  const stale = new Promise((resolve) => { staleDone = resolve; });
+  await page.route((url) => url.pathname === `/v1${tasksPath}` && !url.searchParams.has("owner"), async (route) => {
+    await sleep(700);
+    await route.continue().catch(() => {});
+    staleDone();
+  }, { times: 1 });
+  await all.click();
+  await needsSomeone.click();
+  await eventually("only the agent's task again", async () =>
+    (await page.locator(".task-row .task-title").allInnerTexts()).join("|") === TIDY);
+  await stale;
+  await sleep(300);
+  assert.deepEqual(await page.locator(".task-row .task-title").allInnerTexts(), [TIDY], "the late list of all tasks was dropped");
+  assert.equal(await needsSomeone.getAttribute("aria-pressed"), "true");
+  await all.click();
+  await eventually("all three tasks again", async () => (await page.locator(".task-row").count()) === 3);
+  ok("a late answer for the other filter does not replace the list");
+
+  // The untitled task's session: a muted title line before the prompt.
+  await page.locator(".task-row", { hasText: TIDY }).locator(".task-link").click();
+  await page.getByRole("heading", { name: TIDY, level: 1 }).waitFor();
+  assert.match(await page.locator(".task-head p").innerText(), / · needs someone · by agent$/);
+  const titleLine = page.locator(".step-internal").first();
+  await titleLine.waitFor();
+  assert.equal(await titleLine.innerText(), `Title · ${TIDY}`);
+  assert.equal(await page.locator(".conversation > li").first().innerText(), `Title · ${TIDY}`, "the title line comes first");
+  await mutedLine(titleLine, "the ai-title line");
+  ok("an ai-title message is one muted line");
+
+  // A task with two sessions: it opens on the latest, and the hash names it.
+  await page.getByRole("link", { name: "← Tasks" }).click();
+  await page.locator(".task-row", { hasText: "Two attempts" }).locator(".task-link").click();
+  await page.getByRole("heading", { name: "Two attempts", level: 1 }).waitFor();
+  const sessionLinks = page.locator(".sessions a");
+  const current = page.locator('.sessions a[aria-current="page"]');
+  const hashOf = (session) => `#/tasks/${attempts.id}/sessions/${session.id}`;
+  const hash = () => page.evaluate(() => location.hash);
+  /** What the conversation shows: its users' messages and its blocks' briefs. */
+  const shown = async () => ({
+    users: await page.locator(".step-user .content").allInnerTexts(),
+    briefs: await page.locator(".block .block-brief").allInnerTexts(),
+    internal: await page.locator(".step-internal").allInnerTexts(),
+  });
+  await oneDoneBlock("the second session's block, done");
+  assert.deepEqual(await sessionLinks.locator(".session-title").allInnerTexts(), ["Two attempts", "Second attempt"]);
+  assert.equal(await current.locator(".session-title").innerText(), "Second attempt");
+  assert.equal(await hash(), hashOf(two), "the hash names the session shown");
+  assert.deepEqual(await shown(), {
+    users: ["Attempt two: fix it the short way."],
+    briefs: ["Attempt two: fix it the short way."],
+    internal: ["Attachment · attached CI failure"],
+  });
+  assert.equal(await page.locator("#session-heading").innerText(), "Second attempt");
+
+  // Picking the first session shows its own conversation.
+  await sessionLinks.filter({ hasText: "Two attempts" }).click();
+  await eventually("the first session's conversation", async () =>
+    (await page.locator(".step-user .content").allInnerTexts()).join("|") === "Attempt one: fix it the long way.");
+  assert.equal(await hash(), hashOf(one));
+  assert.equal(await current.locator(".session-title").innerText(), "Two attempts");
+  assert.equal(await page.locator("#session-heading").innerText(), "Two attempts");
+  await oneDoneBlock("the first session's block, done");
+  assert.deepEqual(await shown(), {
+    users: ["Attempt one: fix it the long way."],
+    briefs: ["Attempt one: fix it the long way."],
+    internal: ["Attachment · attached CI failure"],
+  });
+  await page.locator(".block .block-toggle").click();
+  assert.match(await page.locator(".block [role=tabpanel]:not([hidden])").innerText(), /The long way worked\./);
+  assert.doesNotMatch(await page.locator(".conversation").innerText(), /Attempt two|short way worked/);
+
+  // Back goes to the second session again.
+  await page.goBack();
+  await eventually("the second session after Back", async () =>
+    (await page.locator(".step-user .content").allInnerTexts()).join("|") === "Attempt two: fix it the short way.");
+  assert.equal(await hash(), hashOf(two));
+  assert.equal(await current.locator(".session-title").innerText(), "Second attempt");
+  ok("a task's two sessions: picking each shows its own conversation, and the hash follows");
+
+  // The attachment line: muted, one line, before the prompt.
+  const attachmentLine = page.locator(".step-internal", { hasText: "Attachment" });
+  const items = await page.locator(".conversation > li").allInnerTexts();
+  assert.equal(items[0], "Attachment · attached CI failure", `the attachment line comes first: ${items}`);
+  await mutedLine(attachmentLine, "the attachment line");
+  ok("an attachment message is one muted line");
+
+  // A slow load overtaken by a later one does not take the page back.
+  let slowDone;
+  const slow = new Promise((resolve) => { slowDone = resolve; });
+  await page.route(`**${attemptsPath}/sessions`, async (route) => {
+    await sleep(700);
+    await route.continue().catch(() => {});
+    slowDone();
+  }, { times: 1 });
+  await sessionLinks.filter({ hasText: "Two attempts" }).click();
+  await page.getByText("Loading the task…").waitFor();
+  await page.goBack();
+  await slow;
+  await sleep(300);
+  assert.equal(await hash(), hashOf(two));
+  assert.equal(await current.locator(".session-title").innerText(), "Second attempt");
+  assert.deepEqual((await shown()).users, ["Attempt two: fix it the short way."]);
+  ok("a session's slow load, left before it came, does not replace the page shown since");
+
+  // A phone's width: the task page and an opened block fit, with the diff's long line scrolling in its box.
+  await sessionLinks.filter({ hasText: "Two attempts" }).click();
+  await eventually("the first session", async () => (await hash()) === hashOf(one)
+    && (await page.locator(".block[data-status=completed]").count()) === 1);
+  await page.setViewportSize({ width: 375, height: 740 });
+  await noSideways("the task page");
+  const narrow = page.locator(".block").first();
+  await narrow.locator(".block-toggle").click();
+  assert.equal(await narrow.locator(".block-toggle").getAttribute("aria-expanded"), "true");
+  await narrow.getByRole("tab", { name: "Diff" }).click();
+  await narrow.locator(".diff-add", { hasText: longLine }).waitFor();
+  await noSideways("an opened block's diff");
+  for (const [part, what] of [[".block-harness", "the block's harness"], [".block-status", "the block's status"], [".block-time", "the block's time"]]) {
+    await inView(narrow.locator(part), what);
+  }
+  for (const name of ["Result", "Diff", "Log", "Metadata"]) await inView(narrow.getByRole("tab", { name }), `the ${name} tab`);
+  for (const name of ["Abort", "Close session", "Send"]) {
+    await inView(page.getByRole("button", { name }), `the ${name} button`);
+    await oneLine(page.getByRole("button", { name }), `the ${name} button`);
+  }
+  await inView(page.locator(".sessions a").first(), "the session list");
+  await screenshot(narrow, "block-narrow.png", { left: 36 });
+  await narrow.getByRole("tab", { name: "Metadata" }).click();
+  await noSideways("an opened block's metadata");
+  ok("at 375px the task page and an opened block fit: no sideways scrolling, header, status and buttons shown");
+
+  await page.getByRole("link", { name: "← Tasks" }).click();
+  await page.locator(".task-row", { hasText: TIDY }).waitFor();
+  await noSideways("the tasks list");
+  for (const row of await page.locator(".task-row").all()) await inView(row, "a task row");
+  for (const item of await page.locator("#nav > *").all()) {
+    const what = `the top bar's ${await item.innerText()}`;
+    await inView(item, what);
+    await oneLine(item, what);
+  }
+  for (const logo of await page.locator(".task-row .logo").all()) {
+    assert.equal((await logo.boundingBox()).width, 20, "a row's logo keeps its size beside a long title");
+  }
+  await page.locator(".task-row", { hasText: TIDY }).locator(".task-link").click();
+  await page.locator(".step-internal").first().waitFor();
+  await noSideways("the untitled task's page");
+  await mutedLine(page.locator(".step-internal").first(), "the ai-title line at 375px");
+  assert.equal(await page.locator(".step-internal [title]").first().getAttribute("title"), `Title · ${TIDY}`, "the whole line on hover");
+  ok("at 375px the tasks list fits, and a long internal line stays one line");
+  await page.setViewportSize({ width: 1100, height: 900 });
 
   // Sign out forgets the token.
   await page.getByRole("button", { name: "Sign out" }).click();

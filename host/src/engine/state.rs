@@ -243,9 +243,21 @@ pub fn write_json<T: Serialize>(path: &Path, value: &T) -> anyhow::Result<()> {
     write_private(path, &serde_json::to_vec_pretty(value)?)
 }
 
-/// Writes `bytes` to `path` atomically, mode 0600.
+/// Writes `bytes` to `path` atomically, mode 0600. Each write has its own
+/// temporary file, so concurrent writers of one path (two turns recording
+/// the same harness session, say) never rename each other's.
 pub fn write_private(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    let partial = path.with_extension("partial");
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static WRITES: AtomicU64 = AtomicU64::new(0);
+    let name = path
+        .file_name()
+        .with_context(|| format!("{} names no file", path.display()))?
+        .to_string_lossy();
+    let partial = path.with_file_name(format!(
+        ".{name}.{}.{}.partial",
+        std::process::id(),
+        WRITES.fetch_add(1, Ordering::Relaxed)
+    ));
     let mut file = std::fs::OpenOptions::new()
         .write(true)
         .create(true)
@@ -345,6 +357,27 @@ fn has_unfinished_turn(home: &Home, run: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn concurrent_writers_of_one_path_all_succeed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s-1.x");
+        std::thread::scope(|scope| {
+            for n in 0..16 {
+                let path = &path;
+                scope.spawn(move || write_private(path, format!("{n}").as_bytes()).unwrap());
+            }
+        });
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(left.len(), 1, "no temporary file is left behind");
+        assert!(
+            std::fs::read_to_string(&path)
+                .unwrap()
+                .parse::<u32>()
+                .unwrap()
+                < 16
+        );
+    }
 
     fn launch(turn: &TurnDir, run: &str) -> Launch {
         Launch {

@@ -130,10 +130,10 @@ export class CodeTaskBlock {
     }
     this.renderProgress();
     this.renderTime();
-    if (before !== turn.status && this.tabs) {
-      if (ended && before === "running") this.diff = this.log = null;
-      this.tabs.select(this.tabs.selected());
-    }
+    // A log or diff read while the turn ran (the seed reads the log) is
+    // partial: the ended turn's are read afresh, opened or not.
+    if (ended && before === "running") this.diff = this.log = null;
+    if (before !== turn.status && this.tabs) this.tabs.select(this.tabs.selected());
   }
 
   /** Live progress lines of this turn. */

@@ -34,14 +34,23 @@ class TaskPage {
     try {
       const taskPath = accountPath(`/tasks/${encodeURIComponent(this.taskId)}`);
       const [task, sessions] = await Promise.all([v1(taskPath), v1All(`${taskPath}/sessions`)]);
+      // Left while it loaded: the page shown since is another's.
+      if (this.stopped) return;
       this.task = task;
       this.sessions = sessions;
       this.session = sessions.find((session) => session.id === this.sessionId) ?? sessions.at(-1) ?? null;
+      // The URL names the session shown, so a reload or a shared link shows it
+      // again even once the task has a later one.
+      if (this.session && this.session.id !== this.sessionId) history.replaceState(null, "", this.sessionHash(this.session));
       this.render();
       if (this.session) await this.follow();
     } catch (error) {
-      this.main.replaceChildren(h("p", { class: "problem", role: "alert", text: `Couldn't load the task: ${error.message}` }));
+      if (!this.stopped) this.main.replaceChildren(h("p", { class: "problem", role: "alert", text: `Couldn't load the task: ${error.message}` }));
     }
+  }
+
+  sessionHash(session) {
+    return `#/tasks/${encodeURIComponent(this.taskId)}/sessions/${encodeURIComponent(session.id)}`;
   }
 
   stop() {
@@ -93,7 +102,7 @@ class TaskPage {
       const current = session.id === this.session?.id;
       return h("li", {},
         h("a", {
-          href: `#/tasks/${encodeURIComponent(this.taskId)}/sessions/${encodeURIComponent(session.id)}`,
+          href: this.sessionHash(session),
           "aria-current": current ? "page" : null,
         },
         h("span", { class: "session-title", text: session.title || "Session" }),
@@ -158,7 +167,9 @@ class TaskPage {
         this.connection.dataset.state = state;
       },
     });
-    for (const message of await v1All(this.sessionPath("/messages"))) this.upsert(message, { seed: true });
+    const messages = await v1All(this.sessionPath("/messages"));
+    if (this.stopped) return;
+    for (const message of messages) this.upsert(message, { seed: true });
     loaded = true;
     for (const [name, data] of pending) this.onEvent(name, data);
   }
@@ -205,9 +216,10 @@ class TaskPage {
       return { block, element: h("li", { class: "step step-turn" }, block.element) };
     }
     if (message.type in INTERNAL) {
+      // One line however narrow the window: cut short, the whole of it on hover.
+      const text = `${INTERNAL[message.type]} · ${firstLine(message.content)}`;
       return {
-        element: h("li", { class: "step step-internal" },
-          h("span", { class: "muted", text: `${INTERNAL[message.type]} · ${firstLine(message.content)}` })),
+        element: h("li", { class: "step step-internal" }, h("span", { class: "muted internal-text", text, title: text })),
       };
     }
     const who = message.type === "user" ? "You" : "Agent";

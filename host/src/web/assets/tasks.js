@@ -38,12 +38,16 @@ export function showTasks(main) {
     return element;
   };
 
+  let latest = 0; // the last load asked for: an older one answering late is dropped
   const load = async ({ append }) => {
     const query = new URLSearchParams();
     if (filter !== "all") query.set("owner", "none");
     if (append && cursor) query.set("cursor", cursor);
+    const asked = ++latest;
     try {
       const page = await call(`/v1${accountPath("/tasks")}?${query}`);
+      // A refresh or another filter was asked for meanwhile: this answer is stale.
+      if (asked !== latest) return;
       cursor = page.meta?.next_cursor ?? null;
       extended = append;
       const elements = page.data.map(rowOf);
@@ -51,7 +55,7 @@ export function showTasks(main) {
       more.hidden = !cursor;
       status.textContent = list.children.length ? "" : "No tasks yet.";
     } catch (error) {
-      status.textContent = `Couldn't load the tasks: ${error.message}`;
+      if (asked === latest) status.textContent = `Couldn't load the tasks: ${error.message}`;
     }
   };
 
