@@ -170,14 +170,7 @@ fn the_app_in_a_browser() {
     assert_eq!(created.status, 201, "{created:?}");
 
     // A token of the account's agent: the tasks it opens are nobody's.
-    let output = world
-        .cinch()
-        .args(["token", "create", "--agent", "agent", "--home"])
-        .arg(world.path("home"))
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{output:?}");
-    let agent_token = String::from_utf8(output.stdout).unwrap().trim().to_owned();
+    let agent_token = world.agent_token("agent");
 
     let screenshots = screenshot_dir();
     std::fs::create_dir_all(&screenshots).unwrap();

@@ -723,14 +723,7 @@ fn task_without_title_gets_one_and_agent_tokens_own_nothing() {
         lines: claude_turn("sess-t", "Thinking only."),
         ..Script::default()
     });
-    let output = world
-        .cinch()
-        .args(["token", "create", "--agent", "agent", "--home"])
-        .arg(world.path("home"))
-        .output()
-        .unwrap();
-    assert!(output.status.success());
-    let agent_token = String::from_utf8(output.stdout).unwrap().trim().to_owned();
+    let agent_token = world.agent_token("agent");
     let as_agent = Api::new(&server, &agent_token);
     let task = as_agent.post(
         "/tasks",
@@ -1047,13 +1040,7 @@ fn agents_settings_steer_their_sessions() {
     assert_eq!(refused.field_errors(), ["created_by"]);
 
     // Agents are changed by people, not by agents.
-    let output = world
-        .cinch()
-        .args(["token", "create", "--agent", "reviewer", "--home"])
-        .arg(world.path("home"))
-        .output()
-        .unwrap();
-    let agent_token = String::from_utf8(output.stdout).unwrap().trim().to_owned();
+    let agent_token = world.agent_token("reviewer");
     assert_eq!(
         patch(&reviewer, json!({"enabled": true}), &agent_token).status,
         403

@@ -94,6 +94,19 @@ impl World {
         std::fs::read_to_string(path).unwrap().trim().to_owned()
     }
 
+    /// A new token for the agent `name` (made when the account has none),
+    /// from `cinch token create`.
+    pub fn agent_token(&self, name: &str) -> String {
+        let output = self
+            .cinch()
+            .args(["token", "create", "--agent", name, "--home"])
+            .arg(self.path("home"))
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{output:?}");
+        String::from_utf8(output.stdout).unwrap().trim().to_owned()
+    }
+
     /// A second account, made with `cinch account create`: its id and token.
     pub fn second_account(&self) -> (String, String) {
         let output = self
