@@ -400,7 +400,8 @@ impl Conductor {
                 .store
                 .add_message(&session, "ai-title", &session.title, None, true)
                 .await?;
-            self.publish_message("message.created", &message).await;
+            self.publish_message(&session.account_id, "message.created", &message)
+                .await;
         }
         for attachment in self.store.attachments(&task.account_id, &task.id).await? {
             self.note_attachment(&session, &attachment).await?;
@@ -410,7 +411,8 @@ impl Conductor {
                 .store
                 .add_message(&session, "user", &prompt, None, false)
                 .await?;
-            self.publish_message("message.created", &message).await;
+            self.publish_message(&session.account_id, "message.created", &message)
+                .await;
         }
         self.kick(&session.account_id, &session.id);
         Ok(session)
@@ -446,7 +448,8 @@ impl Conductor {
             .store
             .add_message(session, "attachment", &text, None, true)
             .await?;
-        self.publish_message("message.created", &message).await;
+        self.publish_message(&session.account_id, "message.created", &message)
+            .await;
         Ok(())
     }
 
@@ -463,7 +466,8 @@ impl Conductor {
             .store
             .add_message(&session, "user", text, None, false)
             .await?;
-        self.publish_message("message.created", &message).await;
+        self.publish_message(&session.account_id, "message.created", &message)
+            .await;
         if session.status == "running" || session.status == "waiting" {
             let note = self
                 .store
@@ -475,7 +479,8 @@ impl Conductor {
                     true,
                 )
                 .await?;
-            self.publish_message("message.created", &note).await;
+            self.publish_message(&session.account_id, "message.created", &note)
+                .await;
         }
         self.kick(account_id, &session.id);
         Ok(message)
@@ -553,7 +558,8 @@ impl Conductor {
         }
         for message in &queued {
             if let Some(message) = self.store.deliver_message(&message.id).await? {
-                self.publish_message("message.updated", &message).await;
+                self.publish_message(&session.account_id, "message.updated", &message)
+                    .await;
             }
         }
         let note = self
@@ -569,7 +575,8 @@ impl Conductor {
                 true,
             )
             .await?;
-        self.publish_message("message.created", &note).await;
+        self.publish_message(&session.account_id, "message.created", &note)
+            .await;
         Ok(())
     }
 
@@ -590,89 +597,81 @@ impl Conductor {
     /// Boots the workspace, waits for a slot, or starts a turn with the
     /// queued messages: whichever the session needs next.
     async fn advance(self: &Arc<Self>, account_id: &str, session_id: &str) -> Result<()> {
-        if !self.boot_if_needed(account_id, session_id).await? {
-            return Ok(());
-        }
         let guard = self.session_lock(session_id);
-        let _held = guard.lock().await;
-        let Some(mut session) = self.store.session(account_id, session_id).await? else {
-            return Ok(());
-        };
-        let queued = self.store.queued_messages(&session.id).await?;
-        if session.status == "running" || (session.status == "closed" && queued.is_empty()) {
-            return Ok(());
-        }
-        if session.workspace.is_none() {
-            // Its boot failed or was taken over; that path has said why.
-            return Ok(());
-        }
-        if session.status == "closed" {
-            session.close_reason = None;
-            session.error_message = None;
-        }
-        if queued.is_empty() {
-            session.status = "idle".into();
-            return self.save(&mut session).await;
-        }
-        if !self.take_slot(&session.id) {
-            return self.wait_for_slot(&mut session).await;
-        }
-        let environment = match &session.environment_id {
-            Some(id) => self.store.environment(account_id, id).await?,
-            None => None,
-        };
-        match self
-            .start_turn(&mut session, environment.as_ref(), &queued)
-            .await
-        {
-            Ok(()) => Ok(()),
-            Err(error) => {
-                self.release_slot(&session.id);
-                Err(error)
+        loop {
+            let held = guard.lock().await;
+            let Some(mut session) = self.store.session(account_id, session_id).await? else {
+                return Ok(());
+            };
+            let queued = self.store.queued_messages(&session.id).await?;
+            if session.status == "running" || (session.status == "closed" && queued.is_empty()) {
+                return Ok(());
             }
+            if session.workspace.is_none() {
+                if !lock(&self.booting).insert(session_id.to_owned()) {
+                    // Booting already: that boot moves the session on when done.
+                    return Ok(());
+                }
+                let claimed = self.start_boot(&mut session).await;
+                // Setup commands can take minutes: a close must not wait for them.
+                drop(held);
+                let booted = match claimed {
+                    Ok(environment) => self.finish_boot(&session, environment).await,
+                    Err(error) => Err(error),
+                };
+                lock(&self.booting).remove(session_id);
+                if !booted? {
+                    return Ok(());
+                }
+                // Look again, with the workspace made.
+                continue;
+            }
+            if session.status == "closed" {
+                session.close_reason = None;
+                session.error_message = None;
+            }
+            if queued.is_empty() {
+                session.status = "idle".into();
+                return self.save(&mut session).await;
+            }
+            if !self.take_slot(&session.id) {
+                return self.wait_for_slot(&mut session).await;
+            }
+            let environment = self.environment_of(&session).await?;
+            return match self
+                .start_turn(&mut session, environment.as_ref(), &queued)
+                .await
+            {
+                Ok(()) => Ok(()),
+                Err(error) => {
+                    self.release_slot(&session.id);
+                    Err(error)
+                }
+            };
         }
     }
 
-    /// Makes the session's workspace when it has none. The session's lock
-    /// is not held meanwhile (setup commands can take minutes, and a close
-    /// must not wait for them); one boot runs at a time per session.
-    /// Whether the session can go on.
-    async fn boot_if_needed(&self, account_id: &str, session_id: &str) -> Result<bool> {
-        let (session, environment) = {
-            let guard = self.session_lock(session_id);
-            let _held = guard.lock().await;
-            let Some(mut session) = self.store.session(account_id, session_id).await? else {
-                return Ok(false);
-            };
-            if session.workspace.is_some() {
-                return Ok(true);
-            }
-            let queued = self.store.queued_messages(&session.id).await?;
-            if session.status == "closed" && queued.is_empty() {
-                return Ok(false);
-            }
-            if !lock(&self.booting).insert(session_id.to_owned()) {
-                // Booting already: that boot moves the session on when done.
-                return Ok(false);
-            }
-            let environment = match &session.environment_id {
-                Some(id) => self.store.environment(account_id, id).await?,
-                None => None,
-            };
-            session.status = "booting".into();
-            session.close_reason = None;
-            session.error_message = None;
-            if let Err(error) = self.save(&mut session).await {
-                lock(&self.booting).remove(session_id);
-                return Err(error);
-            }
-            (session, environment)
-        };
-        let booted = self.boot(&session, environment.as_ref()).await;
-        let guard = self.session_lock(session_id);
+    /// Marks the session booting (under its lock) and returns its environment.
+    async fn start_boot(&self, session: &mut Session) -> Result<Option<Environment>> {
+        let environment = self.environment_of(session).await?;
+        session.status = "booting".into();
+        session.close_reason = None;
+        session.error_message = None;
+        self.save(session).await?;
+        Ok(environment)
+    }
+
+    /// Makes the session's workspace, without its lock, then records the
+    /// outcome under it. Whether the session can go on.
+    async fn finish_boot(
+        &self,
+        session: &Session,
+        environment: Option<Environment>,
+    ) -> Result<bool> {
+        let booted = self.boot(session, environment.as_ref()).await;
+        let guard = self.session_lock(&session.id);
         let _held = guard.lock().await;
-        lock(&self.booting).remove(session_id);
-        let Some(mut session) = self.store.session(account_id, session_id).await? else {
+        let Some(mut session) = self.store.session(&session.account_id, &session.id).await? else {
             return Ok(false);
         };
         let closed_meanwhile = session.status == "closed";
@@ -694,6 +693,14 @@ impl Conductor {
                     .await?;
                 Ok(false)
             }
+        }
+    }
+
+    /// The session's environment, when it has one.
+    async fn environment_of(&self, session: &Session) -> Result<Option<Environment>> {
+        match &session.environment_id {
+            Some(id) => Ok(self.store.environment(&session.account_id, id).await?),
+            None => Ok(None),
         }
     }
 
@@ -839,7 +846,8 @@ impl Conductor {
         };
         for message in queued {
             if let Some(message) = self.store.deliver_message(&message.id).await? {
-                self.publish_message("message.updated", &message).await;
+                self.publish_message(&session.account_id, "message.updated", &message)
+                    .await;
             }
         }
         let engine = self.engine.clone();
@@ -906,7 +914,8 @@ impl Conductor {
             .store
             .add_message(session, "assistant", "", Some(&view), true)
             .await?;
-        self.publish_message("message.created", &message).await;
+        self.publish_message(&session.account_id, "message.created", &message)
+            .await;
         session.status = "running".into();
         session.current_turn = Some(turn_id);
         session.waiting_since = None;
@@ -1029,7 +1038,8 @@ impl Conductor {
             .store
             .update_message(&message.id, &content, &view)
             .await?;
-        self.publish_message("message.updated", &message).await;
+        self.publish_message(account_id, "message.updated", &message)
+            .await;
         if let Ok(result) = &outcome {
             if let Some(harness_session) = &result.session_id {
                 session.harness_session_id = Some(harness_session.clone());
@@ -1193,10 +1203,7 @@ impl Conductor {
             .as_str()
             .unwrap_or_default()
             .to_owned();
-        let environment = match &session.environment_id {
-            Some(id) => self.store.environment(&session.account_id, id).await?,
-            None => None,
-        };
+        let environment = self.environment_of(&session).await?;
         let secrets: Vec<String> = environment
             .map(|e| e.secrets.into_values().collect())
             .unwrap_or_default();
@@ -1369,12 +1376,8 @@ impl Conductor {
         .await;
     }
 
-    async fn publish_message(&self, name: &str, message: &Message) {
-        let account_id = match self.store.session_account(&message.session_id).await {
-            Ok(Some(account_id)) => account_id,
-            _ => return,
-        };
-        self.publish(&account_id, &message.session_id, name, json!(message))
+    async fn publish_message(&self, account_id: &str, name: &str, message: &Message) {
+        self.publish(account_id, &message.session_id, name, json!(message))
             .await;
     }
 

@@ -90,20 +90,7 @@ fn scratch(dir: &Path) -> anyhow::Result<()> {
     }
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     git(dir, &["init", "-q"])?;
-    git(
-        dir,
-        &[
-            "-c",
-            "user.name=cinch",
-            "-c",
-            "user.email=cinch@localhost",
-            "commit",
-            "-q",
-            "--allow-empty",
-            "-m",
-            "cinch: empty workspace",
-        ],
-    )?;
+    commit_as_cinch(dir, &["--allow-empty", "-m", "cinch: empty workspace"])?;
     Ok(())
 }
 
@@ -236,21 +223,23 @@ pub fn commit_changes(dir: &Path, message: &str) -> anyhow::Result<Option<String
         return Ok(None);
     }
     git(dir, &["add", "-A"])?;
-    git(
-        dir,
-        &[
-            "-c",
-            "user.name=cinch",
-            "-c",
-            "user.email=cinch@localhost",
-            "commit",
-            "-q",
-            "--no-verify",
-            "-m",
-            message,
-        ],
-    )?;
+    commit_as_cinch(dir, &["--no-verify", "-m", message])?;
     Ok(Some(git(dir, &["rev-parse", "HEAD"])?.trim().to_owned()))
+}
+
+/// `git commit -q` in `dir` with `args`, authored by cinch (a workspace's
+/// repository may have no identity configured).
+fn commit_as_cinch(dir: &Path, args: &[&str]) -> anyhow::Result<()> {
+    let mut command = vec![
+        "-c",
+        "user.name=cinch",
+        "-c",
+        "user.email=cinch@localhost",
+        "commit",
+        "-q",
+    ];
+    command.extend(args);
+    git(dir, &command).map(drop)
 }
 
 /// Runs git in `dir`; its stdout, or an error with its stderr.

@@ -57,6 +57,10 @@ pub struct Agent {
     pub created_at: String,
 }
 
+/// An agent's columns, in [`Agent`]'s order.
+const AGENT_COLUMNS: &str =
+    "id, account_id, name, connected, enabled, harness, model, effort, environment_id, created_at";
+
 /// The name of the admin member every new account starts with.
 pub const ADMIN_MEMBER: &str = "admin";
 
@@ -188,9 +192,7 @@ impl Store {
         limit: u32,
     ) -> Result<Page<Agent>> {
         let rows: Vec<Agent> = sqlx::query_as(
-            "SELECT id, account_id, name, connected, enabled, harness, model, effort, \
-             environment_id, created_at FROM agents \
-             WHERE account_id = $1 AND id > $2 ORDER BY id LIMIT $3",
+            &format!("SELECT {AGENT_COLUMNS} FROM agents WHERE account_id = $1 AND id > $2 ORDER BY id LIMIT $3"),
         )
         .bind(account_id)
         .bind(cursor.unwrap_or(""))
@@ -219,10 +221,9 @@ pub struct AgentSettings {
 impl Store {
     /// The account's agent `id`.
     pub async fn agent(&self, account_id: &str, id: &str) -> Result<Option<Agent>> {
-        Ok(sqlx::query_as(
-            "SELECT id, account_id, name, connected, enabled, harness, model, effort, \
-             environment_id, created_at FROM agents WHERE account_id = $1 AND id = $2",
-        )
+        Ok(sqlx::query_as(&format!(
+            "SELECT {AGENT_COLUMNS} FROM agents WHERE account_id = $1 AND id = $2"
+        ))
         .bind(account_id)
         .bind(id)
         .fetch_optional(&self.pool)

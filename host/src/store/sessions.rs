@@ -193,16 +193,6 @@ impl Store {
         .await?)
     }
 
-    /// The account a session belongs to.
-    pub async fn session_account(&self, id: &str) -> Result<Option<String>> {
-        let row: Option<(String,)> =
-            sqlx::query_as("SELECT account_id FROM sessions WHERE id = $1")
-                .bind(id)
-                .fetch_optional(&self.pool)
-                .await?;
-        Ok(row.map(|(account_id,)| account_id))
-    }
-
     /// Writes back every changing field of `session`, stamping `updated_at`.
     pub async fn save_session(&self, session: &mut Session) -> Result<()> {
         session.updated_at = now();
