@@ -13,7 +13,7 @@
 //! ```
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 use serde::Deserialize;
@@ -31,6 +31,43 @@ pub struct Config {
     /// `cinch serve`'s settings.
     #[serde(default)]
     pub serve: ServeConfig,
+    /// What sandboxed processes may reach beyond their own folders.
+    #[serde(default)]
+    pub sandbox: SandboxConfig,
+}
+
+/// Widening and limits of the sandbox, for every turn and setup command.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SandboxConfig {
+    /// Extra paths readable (and executable) by every tenant process.
+    #[serde(default)]
+    pub read_only: Vec<PathBuf>,
+    /// Extra paths readable and writable by every tenant process.
+    #[serde(default)]
+    pub read_write: Vec<PathBuf>,
+    /// Processes and threads one turn may have at once.
+    pub max_processes: Option<u64>,
+    /// Open files per process.
+    pub max_open_files: Option<u64>,
+    /// Memory of one turn, in MiB; 0 sets no cap.
+    pub memory_mb: Option<u64>,
+}
+
+impl SandboxConfig {
+    /// The limits these settings give, defaults where unset.
+    pub fn limits(&self) -> crate::sandbox::Limits {
+        let defaults = crate::sandbox::Limits::default();
+        crate::sandbox::Limits {
+            processes: self.max_processes.unwrap_or(defaults.processes),
+            open_files: self.max_open_files.unwrap_or(defaults.open_files),
+            memory_bytes: match self.memory_mb {
+                Some(0) => None,
+                Some(mb) => Some(mb << 20),
+                None => defaults.memory_bytes,
+            },
+        }
+    }
 }
 
 /// `cinch serve`'s settings in the file; each is optional.
@@ -51,6 +88,13 @@ pub struct ServeConfig {
     pub wait_limit_minutes: Option<u64>,
     /// Minutes one turn may run, 1 to 60.
     pub turn_timeout_minutes: Option<u64>,
+    /// cinch's own environment variables given to harnesses and setup
+    /// commands (besides PATH and the locale); none else is passed on.
+    #[serde(default)]
+    pub pass_env: Vec<String>,
+    /// Folders under which an environment's local repository may lie.
+    #[serde(default)]
+    pub repository_roots: Vec<PathBuf>,
 }
 
 /// Settings of one harness.

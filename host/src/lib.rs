@@ -32,6 +32,7 @@ pub mod reader;
 pub mod redact;
 pub mod replay;
 pub mod runtime;
+pub mod sandbox;
 pub mod sessions;
 pub mod store;
 pub mod supervisor;

@@ -9,6 +9,11 @@
 //! how the CLI ended. It is a child subreaper, so descendants that escape the
 //! group (a `setsid` grandchild) are still its own to find and kill: when it
 //! writes the exit record, no process of the turn is left.
+//!
+//! When the turn has a sandbox policy, the CLI's child applies it between
+//! fork and exec (this process has no threads, so the child may allocate),
+//! and joins the turn's cgroup; the supervisor itself, its exit record and
+//! the raw log stay outside the domain.
 
 use std::fs::File;
 use std::os::unix::fs::OpenOptionsExt as _;
@@ -22,6 +27,7 @@ use anyhow::Context as _;
 use crate::engine::state::{
     ExitRecord, FileLock, Launch, StopReason, TurnDir, now_ms, write_json, write_private,
 };
+use crate::sandbox::Cgroup;
 
 /// How long the CLI has between SIGTERM and SIGKILL.
 pub const KILL_GRACE: Duration = Duration::from_secs(10);
@@ -45,7 +51,11 @@ pub fn run(turn_dir: &Path) -> anyhow::Result<()> {
     // SAFETY: prctl with integer arguments only.
     unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
 
-    let record = match spawn(&launch, &turn) {
+    let cgroup = launch
+        .sandbox
+        .as_ref()
+        .map(|policy| Cgroup::create(&format!("cinch-{}", launch.turn), &policy.limits));
+    let record = match spawn(&launch, &turn, cgroup.as_ref()) {
         Ok(child) => supervise(child, &launch, &turn),
         Err(error) => ExitRecord {
             code: None,
@@ -56,6 +66,12 @@ pub fn run(turn_dir: &Path) -> anyhow::Result<()> {
         },
     };
     let _ = std::fs::remove_file(&launch.prompt);
+    if let Some(cgroup) = cgroup {
+        cgroup.remove();
+    }
+    if let Some(tmpdir) = &launch.tmpdir {
+        let _ = std::fs::remove_dir_all(tmpdir);
+    }
     write_json(&turn.exit(), &record)
 }
 
@@ -77,7 +93,11 @@ fn detach() -> anyhow::Result<()> {
     }
 }
 
-fn spawn(launch: &Launch, turn: &TurnDir) -> anyhow::Result<std::process::Child> {
+fn spawn(
+    launch: &Launch,
+    turn: &TurnDir,
+    cgroup: Option<&Cgroup>,
+) -> anyhow::Result<std::process::Child> {
     let log = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
@@ -97,15 +117,41 @@ fn spawn(launch: &Launch, turn: &TurnDir) -> anyhow::Result<std::process::Child>
         }
         None => Stdio::null(),
     };
-    let child = Command::new(&launch.program)
+    let mut command = Command::new(&launch.program);
+    command
         .args(&launch.args)
         .current_dir(&launch.workdir)
         .stdin(stdin)
         .stdout(log)
         .stderr(stderr)
-        .process_group(0)
-        .spawn()
-        .with_context(|| format!("starting {}", launch.program.display()))?;
+        .process_group(0);
+    if let Some(policy) = &launch.sandbox {
+        let mut policy = policy.clone();
+        policy.cgroups = cgroup.map(Cgroup::procs_files).unwrap_or_default();
+        // SAFETY: this process is single-threaded (see `run`), so the forked
+        // child may allocate; the closure touches only its own copy.
+        unsafe {
+            command.pre_exec(move || {
+                policy.enforce().map(drop).map_err(|error| {
+                    // Only an errno crosses back to the parent: the reason goes
+                    // to the CLI's stderr, which the result shows.
+                    use std::io::Write as _;
+                    let _ = writeln!(std::io::stderr(), "cinch sandbox: {error}");
+                    std::io::Error::from_raw_os_error(libc::EPERM)
+                })
+            });
+        }
+    }
+    let child = command.spawn().with_context(|| {
+        if launch.sandbox.is_some() {
+            format!(
+                "starting {} in the sandbox (its stderr says why it could not)",
+                launch.program.display()
+            )
+        } else {
+            format!("starting {}", launch.program.display())
+        }
+    })?;
     write_private(&turn.pid(), child.id().to_string().as_bytes())?;
     Ok(child)
 }

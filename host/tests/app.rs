@@ -182,7 +182,7 @@ fn the_app_in_a_browser() {
         .env("CINCH_CHROMIUM", &chromium)
         .env("CINCH_PROFILE", world.path("browser-profile"))
         .env("CINCH_SCREENSHOTS", &screenshots)
-        .env("CINCH_FAKE_SCRIPT", world.path("script.json"))
+        .env("CINCH_FAKE_SCRIPT", world.script_path())
         .env("CINCH_REPO", world.path("repo"));
     for (name, script) in scripts() {
         node.env(name, script);

@@ -380,10 +380,24 @@ fn claude_session_over_http() {
     let cinch_home = bench.dir.path().join("cinch-home");
     let home = bench.home();
     write_cli_config(Cli::Claude, &bench.server, "s1", &home).expect("writing the CLI config");
+    let env = cli_env(Cli::Claude, &bench.server, "s1", &home);
+    // The operator passes the mock model's address and key on to harnesses;
+    // the server's other variables stay with it.
+    let passed: Vec<&str> = env
+        .iter()
+        .map(|(name, _)| name.as_str())
+        .filter(|name| !["PATH", "HOME", "TMPDIR"].contains(name))
+        .collect();
+    fs::create_dir_all(&cinch_home).expect("cinch's home");
+    fs::write(
+        cinch_home.join("config.toml"),
+        format!("[serve]\npass_env = {passed:?}\n"),
+    )
+    .expect("writing cinch's config");
     let mut serve = Command::new(env!("CARGO_BIN_EXE_cinch"));
     serve
         .env_clear()
-        .envs(cli_env(Cli::Claude, &bench.server, "s1", &home))
+        .envs(env)
         .env("CINCH_HOME", &cinch_home)
         .args(["serve", "--turn-timeout-minutes", TURN_TIMEOUT_MINUTES]);
     let server = Server::start(serve, bench.dir.path());

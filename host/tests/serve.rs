@@ -64,7 +64,7 @@ fn auth_accounts_environments_and_a_restart() {
         &token,
         &json!({
             "name": "shop",
-            "repository": "/srv/shop",
+            "repository": world.path("repo").display().to_string(),
             "setup": ["npm ci"],
             "env": {"NODE_ENV": "test"},
             "secrets": {"NPM_TOKEN": SECRET}
@@ -140,7 +140,7 @@ fn auth_accounts_environments_and_a_restart() {
     let duplicate = server.post(
         &environments,
         &token,
-        &json!({"name": "shop", "repository": "/y"}),
+        &json!({"name": "shop", "repository": world.path("repo").display().to_string()}),
     );
     assert_eq!(duplicate.status, 409, "{duplicate:?}");
     assert_eq!(duplicate.field_errors(), ["name"]);
@@ -424,6 +424,15 @@ fn code_tasks_with_the_fake_cli() {
     let call = started.json()["call_id"].as_str().unwrap().to_owned();
     let path = format!("/api/runs/run-2/tasks/{call}");
     assert_eq!(server.get(&format!("{path}/diff"), &token).status, 409);
+    // Cancelled once the harness has said which session it runs.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while server.get(&path, &token).json()["session_id"] != "s-hang" {
+        assert!(
+            Instant::now() < deadline,
+            "the turn never named its session"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
     let cancel = server.request("POST", &format!("{path}/cancel"), Some(&token), None);
     assert_eq!(cancel.status, 202, "{cancel:?}");
     let deadline = Instant::now() + Duration::from_secs(60);

@@ -26,16 +26,6 @@ fn assistants(messages: &Value) -> usize {
 }
 
 /// A claude stream-json turn that reports `session` and says `text`.
-fn claude_turn(session: &str, text: &str) -> Vec<Value> {
-    vec![
-        json!({"type": "system", "subtype": "init", "session_id": session, "model": "m"}),
-        json!({"type": "assistant", "session_id": session,
-               "message": {"content": [{"type": "text", "text": text}]}}),
-        json!({"type": "result", "subtype": "success", "is_error": false, "result": text,
-               "session_id": session}),
-    ]
-}
-
 fn read_record(path: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
@@ -50,7 +40,7 @@ fn a_task_runs_a_session_that_answers_follow_ups() {
     let server = world.serve();
     let token = world.admin_token();
     let api = Api::new(&server, &token);
-    let record = world.path("record.json");
+    let record = world.path("out/record.json");
     world.script(Script {
         lines: claude_turn(
             "sess-1",
@@ -595,9 +585,12 @@ fn setup_and_repository_failures_close_the_session() {
         "{error}"
     );
 
+    // A folder that is no repository (one that does not exist is refused
+    // when the environment is made).
+    std::fs::create_dir_all(world.path("not-a-repo")).unwrap();
     let missing = api.environment(json!({
         "name": "missing",
-        "repository": world.path("no-such-repo").display().to_string(),
+        "repository": world.path("not-a-repo").display().to_string(),
     }));
     let task = api
         .post("/tasks", json!({"prompt": "x", "environment_id": missing}))

@@ -25,9 +25,18 @@ impl World {
         let world = Self {
             dir: tempfile::tempdir().unwrap(),
         };
-        for sub in ["bin", "repo", "user-home"] {
+        for sub in ["bin", "repo", "user-home", "cinch-home"] {
             std::fs::create_dir_all(world.path(sub)).unwrap();
         }
+        // The scripts replay recorded logs: the operator lets harnesses read them.
+        std::fs::write(
+            world.path("cinch-home/config.toml"),
+            format!(
+                "[sandbox]\nread_only = [{:?}]\n",
+                recorded("").display().to_string()
+            ),
+        )
+        .unwrap();
         cinch_fake_cli::install(&world.path("bin"), "claude");
         git(&world.repo(), &["init", "-q"]);
         std::fs::write(world.repo().join("readme.txt"), "hello\n").unwrap();
@@ -62,10 +71,7 @@ impl World {
                 format!("{}:/usr/bin:/bin", self.path("bin").display()),
             ),
             ("HOME", self.path("user-home").display().to_string()),
-            (
-                "FAKE_CLI_SCRIPT",
-                self.path("script.json").display().to_string(),
-            ),
+            ("FAKE_CLI_SCRIPT", self.script_path().display().to_string()),
             ("ANTHROPIC_API_KEY", API_KEY.to_owned()),
             ("GH_TOKEN", "gh-token-must-not-pass".to_owned()),
         ]
@@ -90,12 +96,17 @@ impl World {
         self.engine_with(self.env())
     }
 
+    /// Beside the CLI, where the sandbox lets the harness read it.
+    fn script_path(&self) -> PathBuf {
+        self.path("bin/fake-cli-script.json")
+    }
+
     fn script(&self, script: Script) {
-        script.write_to(&self.path("script.json")).unwrap();
+        script.write_to(&self.script_path()).unwrap();
     }
 
     fn record(&self) -> PathBuf {
-        self.path("record.json")
+        self.path("user-home/record.json")
     }
 
     fn request(&self, brief: &str) -> TurnRequest {
@@ -111,6 +122,7 @@ impl World {
             run: None,
             env: Default::default(),
             secrets: Vec::new(),
+            tcp_ports: None,
         }
     }
 }
@@ -380,13 +392,13 @@ fn a_cancel_leaves_no_process_behind_even_ones_that_ignore_sigterm() {
         replay: Some(recorded("claude/s1.jsonl")),
         ignore_sigterm: true,
         grandchild: true,
-        grandchild_pid_file: Some(world.path("grandchild.pid")),
+        grandchild_pid_file: Some(world.path("user-home/grandchild.pid")),
         hang_ms: -1,
         record: Some(world.record()),
         ..Script::default()
     });
     let turn = world.engine().start(world.request("hi")).unwrap();
-    let grandchild = read_pid(&world.path("grandchild.pid"));
+    let grandchild = read_pid(&world.path("user-home/grandchild.pid"));
     let cli = Record::read_from(&world.record()).unwrap().pid as i32;
     assert!(is_alive(grandchild) && is_alive(cli));
     turn.cancel();
@@ -414,11 +426,11 @@ fn a_grandchild_that_escapes_into_its_own_session_is_still_killed() {
         replay: Some(recorded("claude/s1.jsonl")),
         grandchild: true,
         grandchild_setsid: true,
-        grandchild_pid_file: Some(world.path("grandchild.pid")),
+        grandchild_pid_file: Some(world.path("user-home/grandchild.pid")),
         ..Script::default()
     });
     let turn = world.engine().start(world.request("hi")).unwrap();
-    let grandchild = read_pid(&world.path("grandchild.pid"));
+    let grandchild = read_pid(&world.path("user-home/grandchild.pid"));
     let (_, _, result) = run_to_end(turn);
     assert_eq!(result.status, Status::Completed, "{}", result.result_text);
     assert!(

@@ -31,6 +31,7 @@ use cinch::engine::events::{Next, Subscription, TurnEventKind};
 use cinch::engine::{Engine, Turn, TurnRequest};
 use cinch::home::Home;
 use cinch::runtime::Runtime;
+use cinch::sandbox::Mode;
 use cinch_fake_cli::Script;
 
 /// A Codex agent message per tick; the host renders its text as a progress
@@ -89,6 +90,9 @@ fn main() {
     let latency = runs("latency").then(|| bench_latency(root, &bin, &cinch, &runtime));
     let checkpoints = runs("checkpoints").then(|| bench_checkpoints(root));
     let load = runs("load").then(|| bench_load(root, &bin, &cinch, &runtime, turns, seconds));
+    if runs("sandbox") {
+        bench_sandbox(root, &bin, &cinch, &runtime);
+    }
 
     println!("Against the targets");
     if let Some((latency, problem)) = latency {
@@ -160,6 +164,56 @@ fn bench_latency(
     );
     println!();
     (stats, problem)
+}
+
+// ---------------------------------------------------------------------------
+// 4. The sandbox's cost
+
+/// Short turns one after another, sandboxed and not, alternating so that
+/// both see the same machine: the time `start` takes (the supervisor applies
+/// the sandbox before the CLI's exec) and the whole turn's wall time.
+fn bench_sandbox(root: &Path, bin: &Path, cinch: &Path, runtime: &Runtime) {
+    const ROUNDS: usize = 30;
+    println!(
+        "4. The sandbox's cost: {ROUNDS} turns of 10 lines each, sandboxed and not, alternating"
+    );
+    let dir = root.join("sandbox");
+    let sandboxed = engine(&dir, bin, cinch, runtime, 1000.0, 10);
+    let open = engine(&dir, bin, cinch, runtime, 1000.0, 10).with_sandbox(Mode::Disabled);
+    let repo = small_repo(&dir.join("repo"));
+    let mut starts = [Vec::new(), Vec::new()];
+    let mut walls = [Vec::new(), Vec::new()];
+    for _ in 0..ROUNDS {
+        for (which, engine) in [&sandboxed, &open].into_iter().enumerate() {
+            let began = Instant::now();
+            let turn = engine.start(request(&repo)).expect("starting the turn");
+            starts[which].push(began.elapsed().as_micros() as u64);
+            let result = turn.wait().expect("the turn's result");
+            assert_eq!(
+                result.status.as_str(),
+                "completed",
+                "{}",
+                result.result_text
+            );
+            walls[which].push(began.elapsed().as_micros() as u64);
+        }
+    }
+    let [start_on, start_off] = starts.map(|times| Percentiles::of(times).p50);
+    let [wall_on, wall_off] = walls.map(|times| Percentiles::of(times).p50);
+    println!(
+        "   start (median): sandboxed {:.2} ms, unsandboxed {:.2} ms: +{:.2} ms, {:.2}x",
+        ms(start_on),
+        ms(start_off),
+        ms(start_on.saturating_sub(start_off)),
+        start_on as f64 / start_off.max(1) as f64
+    );
+    println!(
+        "   turn wall time (median): sandboxed {:.2} ms, unsandboxed {:.2} ms: {:.2}x",
+        ms(wall_on),
+        ms(wall_off),
+        wall_on as f64 / wall_off.max(1) as f64
+    );
+    println!();
 }
 
 // ---------------------------------------------------------------------------
@@ -812,7 +866,9 @@ fn engine(
 ) -> Engine {
     let user_home = dir.join("home");
     std::fs::create_dir_all(&user_home).unwrap();
-    let script = dir.join("script.json");
+    // Beside the CLI: the sandbox lets a harness read its installation.
+    let name = dir.file_name().expect("a named folder").to_string_lossy();
+    let script = bin.join(format!("script-{name}.json"));
     Script {
         lines_per_second: Some(rate),
         duration_ms,
@@ -847,6 +903,7 @@ fn request(repo: &Path) -> TurnRequest {
         run: None,
         env: Default::default(),
         secrets: Vec::new(),
+        tcp_ports: None,
     }
 }
 

@@ -371,6 +371,7 @@ pub async fn start_task(
             .map(|(name, value)| (name.clone(), value.clone()))
             .collect(),
         secrets: environment.secrets.values().cloned().collect(),
+        tcp_ports: environment.allowed_tcp_ports.clone(),
     };
     let engine = app.engine.clone();
     let turn = blocking(move || engine.start(turn_request))

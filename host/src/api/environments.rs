@@ -29,6 +29,8 @@ pub struct EnvironmentView {
     pub env: BTreeMap<String, String>,
     /// The names of its secrets; their values are never returned.
     pub secret_names: Vec<String>,
+    /// The only TCP ports its harnesses may connect to; null: any.
+    pub allowed_tcp_ports: Option<Vec<u16>>,
     /// When it was created (RFC 3339).
     pub created_at: String,
     /// When it last changed (RFC 3339).
@@ -45,6 +47,7 @@ impl From<Environment> for EnvironmentView {
             setup: environment.setup,
             env: environment.env,
             secret_names: environment.secrets.into_keys().collect(),
+            allowed_tcp_ports: environment.allowed_tcp_ports,
             created_at: environment.created_at,
             updated_at: environment.updated_at,
         }
@@ -64,6 +67,9 @@ pub struct EnvironmentCreate {
     pub env: Option<BTreeMap<String, String>>,
     /// Secrets set for the harness and masked in its output: NAME to value. Write-only.
     pub secrets: Option<BTreeMap<String, String>>,
+    /// When set, the harness and setup commands may open outbound TCP
+    /// connections only to these ports (1 to 65535); absent or null: any.
+    pub allowed_tcp_ports: Option<Vec<u16>>,
 }
 
 /// Changes to an environment; absent fields stay as they are.
@@ -79,6 +85,8 @@ pub struct EnvironmentUpdate {
     pub env: Option<BTreeMap<String, String>>,
     /// Secrets to set (a value) or remove (null); secrets not named stay.
     pub secrets: Option<BTreeMap<String, Option<String>>>,
+    /// New allowed TCP ports; null opens the network again.
+    pub allowed_tcp_ports: Option<Option<Vec<u16>>>,
 }
 
 fn check_name(fields: &mut Fields, name: Option<&str>) {
@@ -109,6 +117,22 @@ fn check_repository(fields: &mut Fields, repository: Option<&str>) {
     }
 }
 
+/// Refuses a local repository the account may not use (see
+/// [`crate::sessions::Conductor::check_repository`]).
+async fn admit_repository(
+    app: &AppState,
+    account: &str,
+    repository: Option<&str>,
+) -> Result<(), Problem> {
+    let Some(path) = repository.and_then(crate::sessions::workspace::local_path) else {
+        return Ok(());
+    };
+    app.conductor
+        .check_repository(account, path)
+        .await
+        .map_err(|why| Problem::invalid_field("repository", why))
+}
+
 /// Values of a variables object that may not hold nulls.
 fn values(variables: Option<BTreeMap<String, Option<String>>>) -> Option<BTreeMap<String, String>> {
     variables.map(|variables| {
@@ -129,6 +153,7 @@ impl EnvironmentCreate {
         let setup = fields.strings("setup");
         let env = values(fields.variables("env", false));
         let secrets = values(fields.variables("secrets", false));
+        let allowed_tcp_ports = fields.ports("allowed_tcp_ports").flatten();
         fields.finish()?;
         Ok(Self {
             name: name.expect("checked by finish"),
@@ -136,6 +161,7 @@ impl EnvironmentCreate {
             setup,
             env,
             secrets,
+            allowed_tcp_ports,
         })
     }
 }
@@ -148,6 +174,7 @@ impl From<EnvironmentCreate> for NewEnvironment {
             setup: create.setup.unwrap_or_default(),
             env: create.env.unwrap_or_default(),
             secrets: create.secrets.unwrap_or_default(),
+            allowed_tcp_ports: create.allowed_tcp_ports,
         }
     }
 }
@@ -162,6 +189,7 @@ impl EnvironmentUpdate {
         let setup = fields.strings("setup");
         let env = values(fields.variables("env", false));
         let secrets = fields.variables("secrets", true);
+        let allowed_tcp_ports = fields.ports("allowed_tcp_ports");
         fields.finish()?;
         Ok(Self {
             name,
@@ -169,6 +197,7 @@ impl EnvironmentUpdate {
             setup,
             env,
             secrets,
+            allowed_tcp_ports,
         })
     }
 }
@@ -181,6 +210,7 @@ impl From<EnvironmentUpdate> for EnvironmentPatch {
             setup: update.setup,
             env: update.env,
             secrets: update.secrets.unwrap_or_default(),
+            allowed_tcp_ports: update.allowed_tcp_ports,
         }
     }
 }
@@ -208,6 +238,7 @@ pub async fn create_environment(
 ) -> Result<(StatusCode, axum::Json<Envelope<EnvironmentView>>), Problem> {
     caller.account(&account)?;
     let new = EnvironmentCreate::parse(body)?;
+    admit_repository(&app, &account, Some(&new.repository)).await?;
     let environment = app.store.create_environment(&account, new.into()).await?;
     tracing::info!(environment = %environment.id, "environment created");
     Ok((StatusCode::CREATED, Envelope::of(environment.into())))
@@ -291,6 +322,7 @@ pub async fn update_environment(
 ) -> Result<axum::Json<Envelope<EnvironmentView>>, Problem> {
     caller.account(&account)?;
     let patch = EnvironmentUpdate::parse(body)?;
+    admit_repository(&app, &account, patch.repository.as_deref()).await?;
     let environment = app
         .store
         .update_environment(&account, &id, patch.into())

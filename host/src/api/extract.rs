@@ -245,6 +245,29 @@ impl Fields {
         items
     }
 
+    /// TCP ports: absent (`None`), null (`Some(None)`) or an array of
+    /// whole numbers from 1 to 65535.
+    pub fn ports(&mut self, field: &str) -> Option<Option<Vec<u16>>> {
+        let value = self.map.remove(field)?;
+        if value.is_null() {
+            return Some(None);
+        }
+        let ports = value.as_array().and_then(|items| {
+            items
+                .iter()
+                .map(|item| {
+                    item.as_u64()
+                        .and_then(|port| u16::try_from(port).ok())
+                        .filter(|port| *port > 0)
+                })
+                .collect::<Option<Vec<u16>>>()
+        });
+        if ports.is_none() {
+            self.complain(field, "must be an array of TCP ports (1 to 65535), or null");
+        }
+        Some(ports)
+    }
+
     /// An optional object of variables: each name a valid environment
     /// variable name, each value a string (or, with `nulls`, null).
     pub fn variables(

@@ -16,6 +16,7 @@ mod extract;
 mod idempotency;
 mod problem;
 mod runs;
+mod server;
 pub mod sessions;
 pub mod tasks;
 
@@ -144,6 +145,7 @@ fn routes(state: AppState) -> (axum::Router, utoipa::openapi::OpenApi) {
         .routes(routes!(agents::list_agents, agents::create_agent))
         .routes(routes!(agents::update_agent))
         .routes(routes!(accounts::list_models))
+        .routes(routes!(server::get_server))
         .routes(routes!(
             environments::create_environment,
             environments::list_environments

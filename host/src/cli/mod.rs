@@ -7,6 +7,8 @@ mod scaffold;
 mod serve;
 mod turns;
 
+use std::collections::BTreeMap;
+use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -86,6 +88,17 @@ enum Command {
         /// The turn's folder.
         turn_dir: PathBuf,
     },
+    /// Runs a program inside a sandbox policy (started by cinch itself).
+    #[command(name = "sandboxed", hide = true)]
+    Sandboxed {
+        /// The policy, as JSON.
+        policy: String,
+        /// The program.
+        program: OsString,
+        /// Its arguments.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<OsString>,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -116,6 +129,17 @@ enum AccountCommand {
 /// Runs the command line and returns the process's exit code.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Command::Sandboxed {
+        policy,
+        program,
+        args,
+    } = &cli.command
+    {
+        // Returns only when the policy or the exec failed.
+        let error = crate::sandbox::launch(policy, program, args);
+        eprintln!("cinch sandbox: {error:#}");
+        return ExitCode::from(126);
+    }
     if let Command::Supervise { turn_dir } = &cli.command {
         // Before anything else: the supervisor forks, so no thread may exist yet.
         return match crate::supervisor::run(turn_dir) {
@@ -150,7 +174,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             DriverCommand::New(args) => scaffold::run(args),
             DriverCommand::Add { file } => drivers::add(&Context::open()?, &file),
         },
-        Command::Run(args) => run::run(&engine()?, args),
+        Command::Run(args) => {
+            let mode = args.sandbox_mode();
+            run::run(&engine()?.with_sandbox(mode), args)
+        }
         Command::Check { name, json } => turns::check(&engine()?, name.as_deref(), json),
         Command::Turns { json } => turns::list(&engine()?, json),
         Command::Attach { turn, json } => run::attach(&engine()?, &turn, json),
@@ -163,20 +190,23 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Account {
             command: AccountCommand::Create(args),
         } => serve::account_create(args),
-        Command::Supervise { .. } => unreachable!("handled before logging starts"),
+        Command::Supervise { .. } | Command::Sandboxed { .. } => {
+            unreachable!("handled before logging starts")
+        }
     }
 }
 
 /// The engine of cinch's home, supervising turns with this very binary.
 fn engine() -> anyhow::Result<Engine> {
-    engine_in(Home::discover()?)
+    engine_in(Home::discover()?, std::env::vars().collect())
 }
 
-/// The engine of `home`, supervising turns with this very binary.
-fn engine_in(home: Home) -> anyhow::Result<Engine> {
+/// The engine of `home`, supervising turns with this very binary; harnesses
+/// run with `env` (and the configured secrets).
+fn engine_in(home: Home, env: BTreeMap<String, String>) -> anyhow::Result<Engine> {
     let runtime = Runtime::new(Some(home.component_cache_dir()), Limits::default())?;
     let program = std::env::current_exe()?;
-    Engine::new(home, &runtime, program, std::env::vars().collect())
+    Engine::new(home, &runtime, program, env)
 }
 
 /// What most commands need: the home, the runtime and the drivers.

@@ -40,8 +40,23 @@ pub struct Args {
     /// Prints one JSON object with the result at the end, nothing else.
     #[arg(long)]
     json: bool,
+    /// Runs the harness with your own access instead of in the sandbox
+    /// (read-write: the repository, HOME and a private TMPDIR).
+    #[arg(long)]
+    no_sandbox: bool,
     /// The task; `-` reads it from standard input.
     brief: String,
+}
+
+impl Args {
+    /// The sandbox the turn runs in.
+    pub fn sandbox_mode(&self) -> crate::sandbox::Mode {
+        if self.no_sandbox {
+            crate::sandbox::Mode::Disabled
+        } else {
+            crate::sandbox::Mode::Enforced
+        }
+    }
 }
 
 pub fn run(engine: &Engine, args: Args) -> anyhow::Result<ExitCode> {
@@ -83,6 +98,7 @@ pub fn run(engine: &Engine, args: Args) -> anyhow::Result<ExitCode> {
         run: None,
         env: Default::default(),
         secrets: Vec::new(),
+        tcp_ports: None,
     })?;
     watch(turn, args.json)
 }

@@ -10,7 +10,9 @@ use anyhow::Context as _;
 
 use crate::api::{AppState, DEFAULT_BODY_LIMIT};
 use crate::config::Config;
+use crate::engine::harness::passed_env;
 use crate::home::Home;
+use crate::sandbox::{Mode, Support};
 use crate::sessions::live::Runs;
 use crate::sessions::{Conductor, Settings};
 use crate::store::{DATABASE_FILE, Store, TokenFor};
@@ -46,6 +48,15 @@ pub struct ServeArgs {
     /// Minutes one turn may run, 1 to 60 [default: 30].
     #[arg(long, env = "CINCH_TURN_TIMEOUT_MINUTES")]
     turn_timeout_minutes: Option<u64>,
+    /// A folder under which environments' local repositories may lie
+    /// (repeatable; adds to `[serve] repository_roots`). Without any, only
+    /// the first account may name local repositories.
+    #[arg(long = "repository-root")]
+    repository_roots: Vec<PathBuf>,
+    /// Runs turns and setup commands with cinch's own access, unsandboxed:
+    /// every tenant can then read everything cinch can.
+    #[arg(long)]
+    no_sandbox: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -129,7 +140,8 @@ fn write_admin_token(path: &Path, token: &str) -> anyhow::Result<()> {
 /// Serves the API until Ctrl-C or SIGTERM.
 pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let home = home(args.home)?;
-    let file = Config::load(&home.root().join("config.toml"))?.serve;
+    let config = Config::load(&home.root().join("config.toml"))?;
+    let file = config.serve;
     let listen = match (args.listen, &file.listen) {
         (Some(listen), _) => listen,
         (None, Some(text)) => text.parse().with_context(|| {
@@ -176,7 +188,21 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         }),
         ..defaults
     };
-    let engine = Arc::new(super::engine_in(home.clone())?);
+    let sandbox = sandbox_mode(args.no_sandbox)?;
+    let repository_roots: Vec<PathBuf> = file
+        .repository_roots
+        .iter()
+        .chain(&args.repository_roots)
+        .cloned()
+        .collect();
+    let settings = Settings {
+        repository_roots,
+        ..settings
+    };
+    // Built, not inherited: the server's own credentials reach no harness.
+    let tenant_env = passed_env(std::env::vars(), &file.pass_env);
+    let engine =
+        Arc::new(super::engine_in(home.clone(), tenant_env.clone())?.with_sandbox(sandbox));
     runtime()?.block_on(async {
         let store = open_database(&database).await?;
         if let Some(token) = store.bootstrap().await? {
@@ -196,7 +222,7 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
             runs.clone(),
             home.clone(),
             settings,
-            std::env::vars().collect(),
+            tenant_env,
         );
         conductor
             .recover()
@@ -211,6 +237,31 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         crate::api::serve(listener, state).await?;
         Ok(ExitCode::SUCCESS)
     })
+}
+
+/// The sandbox turns run in: enforced unless the operator said
+/// `--no-sandbox`; a kernel that cannot hold a harness in is refused.
+fn sandbox_mode(no_sandbox: bool) -> anyhow::Result<Mode> {
+    let support = Support::detect();
+    if no_sandbox {
+        tracing::error!(
+            "running WITHOUT the sandbox (--no-sandbox): harnesses and setup commands run with cinch's own access and can read every account's secrets, workspaces and the database"
+        );
+        eprintln!(
+            "cinch: WARNING: --no-sandbox: turns and setup commands run unsandboxed, with all of cinch's access"
+        );
+        return Ok(Mode::Disabled);
+    }
+    anyhow::ensure!(
+        support.is_sufficient(),
+        "this kernel cannot sandbox turns (Landlock ABI {}, {} or later is needed: Linux 6.12); see `cinch check`, or start with --no-sandbox to run them with cinch's own access",
+        support.landlock_abi,
+        crate::sandbox::MINIMUM_ABI
+    );
+    for line in support.lines() {
+        tracing::info!(sandbox = %line, "sandbox");
+    }
+    Ok(Mode::Enforced)
 }
 
 /// Prints a new token for a member or an agent.

@@ -80,9 +80,23 @@ pub fn check(engine: &Engine, name: Option<&str>, json: bool) -> anyhow::Result<
         .iter()
         .map(|name| engine.check(name))
         .collect::<anyhow::Result<Vec<_>>>()?;
+    let sandbox = crate::sandbox::Support::detect();
     if json {
-        println!("{}", serde_json::to_string(&reports)?);
+        println!(
+            "{}",
+            serde_json::json!({"harnesses": reports, "sandbox": sandbox})
+        );
     } else {
+        println!("sandbox:");
+        for line in sandbox.lines() {
+            println!("  {line}");
+        }
+        if !sandbox.is_sufficient() {
+            println!(
+                "  turns cannot run sandboxed here (Landlock ABI {} or later is needed); `cinch run --no-sandbox` and `cinch serve --no-sandbox` run them unsandboxed",
+                crate::sandbox::MINIMUM_ABI
+            );
+        }
         for report in &reports {
             let cli = match (&report.path, &report.version) {
                 (Some(path), Some(version)) => format!("{} {version}", path.display()),

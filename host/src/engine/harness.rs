@@ -23,6 +23,27 @@ const FIXED_ENV: &[(&str, &str)] = &[
 /// Never given to a harness: it does not push or open pull requests.
 const WITHHELD_ENV: &[&str] = &["GH_TOKEN", "GITHUB_TOKEN"];
 
+/// Variables of the server's own that every tenant process gets: where
+/// programs are and how text is read, nothing that can hold a credential.
+const PASSED_BY_DEFAULT: &[&str] = &["PATH", "LANG", "LANGUAGE", "TZ", "USER", "LOGNAME"];
+
+/// The part of the server's environment `vars` that tenants' processes
+/// may see: PATH, the locale and time zone, and the names the operator
+/// lists in `pass` (`[serve] pass_env`). The rest (the server's own keys
+/// among it) reaches no harness.
+pub fn passed_env(
+    vars: impl IntoIterator<Item = (String, String)>,
+    pass: &[String],
+) -> BTreeMap<String, String> {
+    vars.into_iter()
+        .filter(|(name, _)| {
+            PASSED_BY_DEFAULT.contains(&name.as_str())
+                || name.starts_with("LC_")
+                || pass.iter().any(|passed| passed == name)
+        })
+        .collect()
+}
+
 /// The environment a harness runs with: cinch's own, the configured
 /// secrets, the fixed settings and turn ids, then the driver's changes.
 pub fn environment(
@@ -149,6 +170,22 @@ mod tests {
             brief: BriefDelivery::Stdin,
             resume: ResumeScope::Anywhere,
         }
+    }
+
+    #[test]
+    fn only_the_locale_path_and_listed_variables_pass() {
+        let vars = [
+            ("PATH", "/usr/bin"),
+            ("LC_ALL", "C.UTF-8"),
+            ("ANTHROPIC_API_KEY", "server-key"),
+            ("LISTED", "yes"),
+        ]
+        .map(|(k, v)| (k.to_owned(), v.to_owned()));
+        let env = passed_env(vars, &["LISTED".to_owned()]);
+        assert_eq!(
+            env.keys().map(String::as_str).collect::<Vec<_>>(),
+            ["LC_ALL", "LISTED", "PATH"]
+        );
     }
 
     #[test]

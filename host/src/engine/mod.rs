@@ -39,6 +39,7 @@ use crate::progress::ProgressRenderer;
 use crate::reader::LogReader;
 use crate::redact::Redactor;
 use crate::runtime::{Driver, Runtime};
+use crate::sandbox;
 use brief::Note;
 use events::{EventLog, Subscription, TurnEventKind};
 use follow::Follower;
@@ -91,6 +92,9 @@ pub struct TurnRequest {
     /// Values masked in everything the turn shows, besides the configured
     /// secrets and the harness's credentials.
     pub secrets: Vec<String>,
+    /// When set, the harness may open outbound TCP connections only to these
+    /// ports (an environment's restriction); otherwise the network is open.
+    pub tcp_ports: Option<Vec<u16>>,
 }
 
 /// What `cinch check` reports of one harness.
@@ -134,6 +138,7 @@ pub struct Engine {
     registry: Registry,
     supervisor_program: PathBuf,
     env: BTreeMap<String, String>,
+    sandbox: sandbox::Mode,
 }
 
 /// A running turn.
@@ -179,7 +184,8 @@ impl Engine {
     /// The engine of the home, with its config and drivers. Supervisors are
     /// started by running `supervisor_program supervise TURN_DIR` (the cinch
     /// binary itself); harnesses are found on, and run with, `env` (cinch's
-    /// own environment, normally) plus the configured secrets.
+    /// own environment, normally) plus the configured secrets. Turns run in
+    /// the sandbox unless [`Engine::with_sandbox`] turns it off.
     pub fn new(
         home: Home,
         runtime: &Runtime,
@@ -194,7 +200,30 @@ impl Engine {
             registry,
             supervisor_program,
             env,
+            sandbox: sandbox::Mode::Enforced,
         })
+    }
+
+    /// This engine running turns in `mode`.
+    pub fn with_sandbox(mut self, mode: sandbox::Mode) -> Self {
+        self.sandbox = mode;
+        self
+    }
+
+    /// Whether turns run sandboxed.
+    pub fn sandbox(&self) -> sandbox::Mode {
+        self.sandbox
+    }
+
+    /// Starts the processes cinch runs for a tenant outside turns (setup
+    /// commands, git in workspaces) in the same sandbox as its turns.
+    pub fn launcher(&self) -> sandbox::Launcher {
+        sandbox::Launcher::new(self.supervisor_program.clone(), self.sandbox)
+    }
+
+    /// The configuration in the home's `config.toml`.
+    pub fn config(&self) -> &Config {
+        &self.config
     }
 
     /// The drivers.
@@ -290,10 +319,21 @@ impl Engine {
         };
         let (program, cli_version) = program;
 
+        if self.sandbox == sandbox::Mode::Enforced {
+            let abi = sandbox::landlock_abi();
+            anyhow::ensure!(
+                abi >= sandbox::MINIMUM_ABI,
+                "sandbox.unavailable: turns run in a Landlock sandbox, which needs ABI {} (Linux 6.12); this kernel offers {abi}. Run with --no-sandbox to run turns with cinch's own access.",
+                sandbox::MINIMUM_ABI
+            );
+        }
+
         let turn_id = new_id();
         let run = request.run.clone().unwrap_or_else(|| turn_id.clone());
         let turn = TurnDir::new(&self.home, &run, &turn_id)?;
         turn.create()?;
+        let tmpdir = turn.tmp();
+        crate::home::create_private_dir(&tmpdir)?;
         write_private(
             &turn.prompt(),
             brief::compose(&request.brief, &request.notes).as_bytes(),
@@ -311,6 +351,7 @@ impl Engine {
         })?;
         let mut base_env = self.base_env();
         base_env.extend(request.env.clone());
+        base_env.insert("TMPDIR".to_owned(), tmpdir.display().to_string());
         let env = harness::environment(base_env, &self.config, &run, &turn_id, &command);
         let home_dir = env.get("HOME").map(PathBuf::from);
         if harness::credential(info, &env, home_dir.as_deref()) == Credential::None {
@@ -323,6 +364,20 @@ impl Engine {
         )
         .context("taking the start checkpoint")?;
         remove_managed_config(&workdir, &info.managed_config)?;
+        let sandbox = (self.sandbox == sandbox::Mode::Enforced).then(|| {
+            let home = env.get("HOME").map(PathBuf::from);
+            let dirs = [workdir.as_path(), repo.as_path(), tmpdir.as_path()];
+            let mut policy =
+                sandbox::Policy::for_tenant(&dirs, home.as_deref(), &self.config.sandbox);
+            policy.read_only.extend(sandbox::cli_installation(
+                &program,
+                self.search_path(),
+                self.home.root(),
+            ));
+            policy.read_only.push(turn.prompt());
+            policy.tcp_ports = request.tcp_ports.clone();
+            policy
+        });
         let launch = Launch {
             turn: turn_id.clone(),
             run,
@@ -339,6 +394,8 @@ impl Engine {
             resumed_session: request.session_id.clone(),
             start_checkpoint: Some(start.sha),
             cli_version,
+            sandbox,
+            tmpdir: Some(tmpdir),
         };
         write_json(&turn.launch(), &launch)?;
         self.spawn_supervisor(&turn, &env)?;
@@ -793,8 +850,26 @@ impl Finisher {
         Ok(result)
     }
 
-    /// Why a CLI that exited failed, in the spec's order of preference.
+    /// Why a CLI that exited failed; when it ran sandboxed and its stderr
+    /// tells of a refusal, saying so, so that a denial is no mystery.
     fn failure_detail(
+        &self,
+        finished: &crate::reader::Finished,
+        record: &ExitRecord,
+        stderr: &str,
+    ) -> String {
+        let detail = self.failure_reason(finished, record, stderr);
+        if self.launch.sandbox.is_some() && sandbox::mentions_denial(stderr) {
+            format!(
+                "{detail} (it ran in cinch's sandbox, which refused it something: its stderr tail says what)"
+            )
+        } else {
+            detail
+        }
+    }
+
+    /// Why a CLI that exited failed, in the spec's order of preference.
+    fn failure_reason(
         &self,
         finished: &crate::reader::Finished,
         record: &ExitRecord,

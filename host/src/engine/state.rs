@@ -98,6 +98,11 @@ impl TurnDir {
         self.dir.join("pid")
     }
 
+    /// The turn's temporary folder, the harness's `TMPDIR`.
+    pub fn tmp(&self) -> PathBuf {
+        self.dir.join("tmp")
+    }
+
     /// The CLI's standard error.
     pub fn stderr(&self) -> PathBuf {
         self.dir.join("stderr")
@@ -178,6 +183,12 @@ pub struct Launch {
     pub start_checkpoint: Option<String>,
     /// The CLI's version, when it said.
     pub cli_version: Option<String>,
+    /// What the CLI may reach; `None` runs it with cinch's own access.
+    #[serde(default)]
+    pub sandbox: Option<crate::sandbox::Policy>,
+    /// The turn's private temporary folder (its `TMPDIR`), removed at the end.
+    #[serde(default)]
+    pub tmpdir: Option<PathBuf>,
 }
 
 /// How the CLI ended, as the supervisor saw it.
@@ -401,6 +412,8 @@ mod tests {
             resumed_session: None,
             start_checkpoint: None,
             cli_version: None,
+            sandbox: None,
+            tmpdir: None,
         }
     }
 

@@ -14,7 +14,7 @@ pub mod resolve;
 pub mod workspace;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -46,6 +46,8 @@ pub struct Settings {
     pub turn_timeout: Duration,
     /// How often idle sessions are checked for their idle timeout.
     pub sweep_interval: Duration,
+    /// Folders under which environments' local repositories may lie.
+    pub repository_roots: Vec<PathBuf>,
 }
 
 impl Default for Settings {
@@ -56,6 +58,7 @@ impl Default for Settings {
             wait_limit: Duration::from_secs(65 * 60),
             turn_timeout: Duration::from_secs(30 * 60),
             sweep_interval: Duration::from_secs(1),
+            repository_roots: Vec::new(),
         }
     }
 }
@@ -165,8 +168,12 @@ pub struct Conductor {
     slots: Mutex<HashSet<String>>,
     /// The sessions whose workspace is being made.
     booting: Mutex<HashSet<String>>,
-    /// cinch's own environment, which setup commands run with.
+    /// The variables of cinch's own that tenants' processes get.
     base_env: BTreeMap<String, String>,
+    /// Starts tenants' processes other than turns, in the sandbox.
+    launcher: crate::sandbox::Launcher,
+    /// Workspaces being made at once, at most as many as turns.
+    boots: tokio::sync::Semaphore,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -200,9 +207,9 @@ impl Conductor {
         settings: Settings,
         base_env: BTreeMap<String, String>,
     ) -> Arc<Self> {
+        let boots = tokio::sync::Semaphore::new(settings.max_turns);
         Arc::new(Self {
             store,
-            engine,
             runs,
             home,
             settings,
@@ -210,6 +217,9 @@ impl Conductor {
             slots: Mutex::default(),
             booting: Mutex::default(),
             base_env,
+            launcher: engine.launcher(),
+            boots,
+            engine,
         })
     }
 
@@ -762,39 +772,89 @@ impl Conductor {
             || self.home.root().join("repos").join("none"),
             |environment| self.home.root().join("repos").join(&environment.id),
         );
-        let env = self.harness_env(&session.agent_id, environment);
+        if let Some(environment) = environment
+            && let Some(path) = workspace::local_path(&environment.repository)
+        {
+            self.check_repository(&session.account_id, path)
+                .await
+                .map_err(|why| {
+                    workspace::WorkspaceError::Repository(format!(
+                        "environment {}'s repository is refused: {why}",
+                        environment.name
+                    ))
+                })?;
+        }
+        let tenant = self.tenant(&session.agent_id, environment);
         let redactor = Redactor::new(
             environment
                 .into_iter()
                 .flat_map(|e| e.secrets.values().cloned()),
         );
-        let mut setup_env = self.base_env.clone();
-        setup_env.extend(env);
         let repository = environment.map(|e| e.repository.clone());
         let setup = environment.map(|e| e.setup.clone()).unwrap_or_default();
         let branch = session.branch_name.clone();
         let base = session.base_branch.clone();
-        let agent_home = self.agent_home(&session.agent_id);
+        let tmp_dir = self.home.root().join("tmp").join(&session.id);
+        let _permit = self.boots.acquire().await;
         let result = tokio::task::spawn_blocking(move || {
-            crate::home::create_private_dir(&agent_home)
-                .map_err(|error| workspace::WorkspaceError::Repository(format!("{error:#}")))?;
-            workspace::create(&workspace::Plan {
+            for private in [&tenant.home, &tmp_dir] {
+                crate::home::create_private_dir(private)
+                    .map_err(|error| workspace::WorkspaceError::Repository(format!("{error:#}")))?;
+            }
+            let made = workspace::create(&workspace::Plan {
                 dir: &dir,
                 repository: repository.as_deref(),
                 clone_dir: &clone_dir,
                 branch: &branch,
                 base_branch: base.as_deref(),
                 setup: &setup,
-                env: &setup_env,
+                tmp_dir: &tmp_dir,
+                tenant: &tenant,
                 redactor: &redactor,
-            })
-            .map(|()| dir)
+            });
+            let _ = std::fs::remove_dir_all(&tmp_dir);
+            made.map(|()| dir)
         })
         .await;
         match result {
             Ok(result) => result,
             Err(error) => Err(workspace::WorkspaceError::Repository(error.to_string())),
         }
+    }
+
+    /// How cinch runs a process for this agent outside its turns: in the
+    /// sandbox, with what its harness would get as its environment.
+    fn tenant(&self, agent_id: &str, environment: Option<&Environment>) -> workspace::Tenant {
+        let mut env = self.base_env.clone();
+        env.extend(self.harness_env(agent_id, environment));
+        let source = environment
+            .filter(|environment| workspace::is_url(&environment.repository))
+            .and_then(|environment| workspace::local_path(&environment.repository));
+        workspace::Tenant {
+            launcher: self.launcher.clone(),
+            env,
+            home: self.agent_home(agent_id),
+            read_only: source.map(Path::to_path_buf).into_iter().collect(),
+            config: self.engine.config().sandbox.clone(),
+        }
+    }
+
+    /// Whether an environment of `account_id` may use the local repository
+    /// at `path` (as a path or a `file://` URL): it must exist, lie under one of the operator's repository
+    /// roots (anywhere, for the first account, when there are none), and
+    /// neither hold nor lie inside cinch's home. The reason when not.
+    pub async fn check_repository(
+        &self,
+        account_id: &str,
+        path: &Path,
+    ) -> std::result::Result<(), String> {
+        let first = self
+            .store
+            .first_account_id()
+            .await
+            .map_err(|error| format!("cinch could not check it: {error}"))?;
+        crate::sandbox::RepositoryRoots::new(&self.settings.repository_roots, self.home.root())
+            .admits(path, first.as_deref() == Some(account_id))
     }
 
     /// What a harness of this agent runs with on top of cinch's environment:
@@ -843,6 +903,7 @@ impl Conductor {
             secrets: environment
                 .map(|e| e.secrets.values().cloned().collect())
                 .unwrap_or_default(),
+            tcp_ports: environment.and_then(|e| e.allowed_tcp_ports.clone()),
         };
         for message in queued {
             if let Some(message) = self.store.deliver_message(&message.id).await? {
@@ -1104,8 +1165,9 @@ impl Conductor {
                 session.title,
                 title_from(view["brief"].as_str().unwrap_or(""))
             );
+            let tenant = self.tenant(&session.agent_id, None);
             let committed = tokio::task::spawn_blocking(move || {
-                workspace::commit_changes(std::path::Path::new(&dir), &subject)
+                workspace::commit_changes(&tenant, std::path::Path::new(&dir), &subject)
             })
             .await
             .map_err(|error| SessionError::Internal(error.into()))?;

@@ -1,15 +1,24 @@
 //! A session's workspace, the spec's VM: a git worktree of its
 //! environment's repository on the session's branch, prepared by the
 //! environment's setup commands; and committing a turn's changes there.
+//!
+//! Everything here runs for a tenant, so every process (git included: a
+//! repository's config can name commands) runs through [`Tenant`]: in the
+//! sandbox, reaching only the folders it works in and the agent's home, with
+//! the environment cinch built rather than its own, and with hooks off.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::{Arc, LazyLock, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, bail};
 
+use crate::config::SandboxConfig;
 use crate::redact::Redactor;
+use crate::sandbox::{Cgroup, Launcher, Policy};
 
 /// How long one setup command may run.
 const SETUP_TIMEOUT: Duration = Duration::from_secs(10 * 60);
@@ -43,10 +52,53 @@ pub struct Plan<'a> {
     pub base_branch: Option<&'a str>,
     /// Setup commands, run in order with `sh -c`.
     pub setup: &'a [String],
-    /// The variables setup commands run with (on top of PATH).
-    pub env: &'a BTreeMap<String, String>,
+    /// A private temporary folder for the setup commands (their `TMPDIR`).
+    pub tmp_dir: &'a Path,
+    /// How the tenant's processes run.
+    pub tenant: &'a Tenant,
     /// Masks secrets in a setup command's output.
     pub redactor: &'a Redactor,
+}
+
+/// How cinch runs processes for one tenant: in the sandbox (through
+/// `launcher`), with exactly `env`, `home` as the agent's home.
+#[derive(Debug, Clone)]
+pub struct Tenant {
+    /// Starts processes in the sandbox (or not, under `--no-sandbox`).
+    pub launcher: Launcher,
+    /// The whole environment the processes get.
+    pub env: BTreeMap<String, String>,
+    /// The agent's home, writable.
+    pub home: PathBuf,
+    /// Readable besides the system: a `file://` repository being cloned.
+    pub read_only: Vec<PathBuf>,
+    /// The operator's widening and limits.
+    pub config: SandboxConfig,
+}
+
+impl Tenant {
+    /// `program args` in `cwd`, reaching (read-write) only `dirs` and the home.
+    fn command(&self, dirs: &[&Path], cwd: &Path, program: &str, args: &[&str]) -> Command {
+        let policy = self.policy(dirs);
+        self.command_under(&policy, cwd, program, args)
+    }
+
+    fn policy(&self, dirs: &[&Path]) -> Policy {
+        let mut policy = Policy::for_tenant(dirs, Some(&self.home), &self.config);
+        policy.read_only.extend(self.read_only.iter().cloned());
+        policy
+    }
+
+    fn command_under(&self, policy: &Policy, cwd: &Path, program: &str, args: &[&str]) -> Command {
+        let mut command = self.launcher.command(policy, program, args);
+        command
+            .current_dir(cwd)
+            .env_clear()
+            .envs(&self.env)
+            .env("HOME", &self.home)
+            .stdin(Stdio::null());
+        command
+    }
 }
 
 /// Whether `name` is a valid branch name.
@@ -59,23 +111,33 @@ pub fn is_url(repository: &str) -> bool {
     repository.contains("://") || repository.starts_with("git@")
 }
 
+/// The folder on this machine a repository reads from: its path, or the
+/// path of a `file://` URL; `None` for a remote.
+pub fn local_path(repository: &str) -> Option<&Path> {
+    if let Some(path) = repository.strip_prefix("file://") {
+        return Some(Path::new(path));
+    }
+    (!is_url(repository)).then_some(Path::new(repository))
+}
+
 /// Makes the workspace: a worktree on `plan.branch`, then the setup commands.
 pub fn create(plan: &Plan) -> Result<(), WorkspaceError> {
+    let repository_failed = |error: anyhow::Error| WorkspaceError::Repository(format!("{error:#}"));
     let repository = match plan.repository {
-        None => {
-            return scratch(plan.dir)
-                .map_err(|error| WorkspaceError::Repository(format!("{error:#}")));
-        }
-        Some(repository) if is_url(repository) => {
-            fetch(repository, plan.clone_dir)
-                .map_err(|error| WorkspaceError::Repository(format!("{error:#}")))?;
-            plan.clone_dir.to_path_buf()
-        }
+        None => return scratch(plan.tenant, plan.dir).map_err(repository_failed),
+        Some(repository) if is_url(repository) => PathBuf::from(plan.clone_dir),
         Some(repository) => PathBuf::from(repository),
     };
-    if !plan.dir.exists() {
-        add_worktree(&repository, plan)
-            .map_err(|error| WorkspaceError::Repository(format!("{error:#}")))?;
+    {
+        // Two boots at once in one repository race on its worktree list.
+        let lock = repository_lock(&repository);
+        let _held = lock.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(url) = plan.repository.filter(|repository| is_url(repository)) {
+            fetch(plan.tenant, url, plan.clone_dir).map_err(repository_failed)?;
+        }
+        if !plan.dir.join(".git").exists() {
+            add_worktree(&repository, plan).map_err(repository_failed)?;
+        }
     }
     for command in plan.setup {
         run_setup(command, plan)?;
@@ -83,25 +145,42 @@ pub fn create(plan: &Plan) -> Result<(), WorkspaceError> {
     Ok(())
 }
 
+/// One lock per repository, held while cinch changes its worktrees.
+fn repository_lock(repository: &Path) -> Arc<Mutex<()>> {
+    static LOCKS: LazyLock<Mutex<HashMap<PathBuf, Arc<Mutex<()>>>>> =
+        LazyLock::new(Default::default);
+    let key = repository
+        .canonicalize()
+        .unwrap_or_else(|_| repository.to_path_buf());
+    let mut locks = LOCKS
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    locks.entry(key).or_default().clone()
+}
+
 /// A fresh repository with one empty commit, for a session without an environment.
-fn scratch(dir: &Path) -> anyhow::Result<()> {
+fn scratch(tenant: &Tenant, dir: &Path) -> anyhow::Result<()> {
     if dir.join(".git").exists() {
         return Ok(());
     }
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    git(dir, &["init", "-q"])?;
-    commit_as_cinch(dir, &["--allow-empty", "-m", "cinch: empty workspace"])?;
+    git(tenant, &[dir], dir, &["init", "-q"])?;
+    commit_as_cinch(
+        tenant,
+        dir,
+        &["--allow-empty", "-m", "cinch: empty workspace"],
+    )?;
     Ok(())
 }
 
 /// Clones `url` into `dir`, or fetches when it is there already.
-fn fetch(url: &str, dir: &Path) -> anyhow::Result<()> {
+fn fetch(tenant: &Tenant, url: &str, dir: &Path) -> anyhow::Result<()> {
     if dir.join("HEAD").exists() || dir.join(".git").exists() {
-        return git(dir, &["fetch", "-q", "--all"]).map(drop);
+        return git(tenant, &[dir], dir, &["fetch", "-q", "--all"]).map(drop);
     }
-    let parent = dir.parent().context("a clone needs a parent folder")?;
-    std::fs::create_dir_all(parent)?;
-    git(parent, &["clone", "-q", url, &dir.display().to_string()])
+    // The sandbox grants folders that exist: the clone goes into an empty one.
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    git(tenant, &[dir], dir, &["clone", "-q", url, "."])
         .with_context(|| format!("cloning {url}"))
         .map(drop)
 }
@@ -112,24 +191,26 @@ fn add_worktree(repository: &Path, plan: &Plan) -> anyhow::Result<()> {
         "{} is not a git repository",
         repository.display()
     );
+    // Made empty first, so that the sandbox can grant it to git.
+    std::fs::create_dir_all(plan.dir)
+        .with_context(|| format!("creating {}", plan.dir.display()))?;
+    let dirs = [repository, plan.dir];
+    let git = |args: &[&str]| git(plan.tenant, &dirs, repository, args);
     let dir = plan.dir.display().to_string();
-    let branch_exists = git(
-        repository,
-        &[
-            "rev-parse",
-            "--verify",
-            "-q",
-            &format!("refs/heads/{}", plan.branch),
-        ],
-    )
+    let branch_exists = git(&[
+        "rev-parse",
+        "--verify",
+        "-q",
+        &format!("refs/heads/{}", plan.branch),
+    ])
     .is_ok();
     if branch_exists {
-        git(repository, &["worktree", "add", "-q", &dir, plan.branch])?;
+        git(&["worktree", "add", "-q", &dir, plan.branch])?;
     } else {
         // In a clone, the base branch may exist only as the remote's.
         let base = plan.base_branch.map(|base| {
             let local = format!("refs/heads/{base}");
-            if git(repository, &["rev-parse", "--verify", "-q", &local]).is_ok() {
+            if git(&["rev-parse", "--verify", "-q", &local]).is_ok() {
                 base.to_owned()
             } else {
                 format!("origin/{base}")
@@ -137,7 +218,7 @@ fn add_worktree(repository: &Path, plan: &Plan) -> anyhow::Result<()> {
         });
         let mut args = vec!["worktree", "add", "-q", "-b", plan.branch, &dir];
         args.extend(base.as_deref());
-        git(repository, &args)?;
+        git(&args)?;
     }
     Ok(())
 }
@@ -149,28 +230,40 @@ fn run_setup(command: &str, plan: &Plan) -> Result<(), WorkspaceError> {
                 .redact(&format!("setup command `{command}` {why}")),
         )
     };
+    let mut policy = plan.tenant.policy(&[plan.dir, plan.tmp_dir]);
+    let name = plan.dir.file_name().unwrap_or_default().to_string_lossy();
+    let cgroup = Cgroup::create(&format!("cinch-setup-{name}"), &policy.limits);
+    policy.cgroups = cgroup.procs_files();
     let start = || -> std::io::Result<(std::process::Child, std::thread::JoinHandle<String>)> {
         let (reader, writer) = std::io::pipe()?;
-        let child = Command::new("sh")
-            .arg("-c")
-            .arg(command)
-            .current_dir(plan.dir)
-            .envs(plan.env)
-            .stdin(Stdio::null())
+        let child = plan
+            .tenant
+            .command_under(&policy, plan.dir, "sh", &["-c", command])
+            .env("TMPDIR", plan.tmp_dir)
             .stdout(writer.try_clone()?)
             .stderr(writer)
+            .process_group(0)
             .spawn()?;
         Ok((child, std::thread::spawn(move || output_tail(reader))))
     };
-    let (mut child, output) =
-        start().map_err(|error| failed(format!("could not start: {error}")))?;
+    let result = start()
+        .map_err(|error| failed(format!("could not start: {error}")))
+        .and_then(|(child, output)| wait_setup(child, output, &failed));
+    cgroup.remove();
+    result
+}
+
+fn wait_setup(
+    mut child: std::process::Child,
+    output: std::thread::JoinHandle<String>,
+    failed: &dyn Fn(String) -> WorkspaceError,
+) -> Result<(), WorkspaceError> {
     let started = Instant::now();
     let status = loop {
         match child.try_wait() {
             Ok(Some(status)) => break status,
             Ok(None) if started.elapsed() > SETUP_TIMEOUT => {
-                let _ = child.kill();
-                let _ = child.wait();
+                kill_group(&mut child);
                 return Err(failed(format!(
                     "ran past {} minutes and was stopped",
                     SETUP_TIMEOUT.as_secs() / 60
@@ -180,19 +273,24 @@ fn run_setup(command: &str, plan: &Plan) -> Result<(), WorkspaceError> {
             Err(error) => return Err(failed(format!("could not be waited for: {error}"))),
         }
     };
-    // A background process the command left holding the pipe must not hold the session.
-    let output = if status.success() {
-        String::new()
-    } else {
-        output.join().unwrap_or_default()
-    };
     if status.success() {
+        // A service the command started in the background carries on (in
+        // the sandbox); its output pipe is not waited for.
         return Ok(());
     }
+    kill_group(&mut child);
+    let output = output.join().unwrap_or_default();
     let code = status
         .code()
         .map_or_else(|| "a signal".to_owned(), |code| format!("exit code {code}"));
     Err(failed(format!("failed with {code}: {output}")))
+}
+
+/// Kills what is left of a setup command's process group and reaps it.
+fn kill_group(child: &mut std::process::Child) {
+    // SAFETY: kill with a negative pid signals the child's own process group.
+    unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
+    let _ = child.wait();
 }
 
 /// The last lines a command printed, joined on one line.
@@ -218,18 +316,23 @@ fn output_tail(reader: impl std::io::Read) -> String {
 
 /// Commits everything the turn changed in the workspace on its branch;
 /// `None` when nothing changed.
-pub fn commit_changes(dir: &Path, message: &str) -> anyhow::Result<Option<String>> {
-    if git(dir, &["status", "--porcelain"])?.trim().is_empty() {
+pub fn commit_changes(
+    tenant: &Tenant,
+    dir: &Path,
+    message: &str,
+) -> anyhow::Result<Option<String>> {
+    let git = |args: &[&str]| git(tenant, &[dir], dir, args);
+    if git(&["status", "--porcelain"])?.trim().is_empty() {
         return Ok(None);
     }
-    git(dir, &["add", "-A"])?;
-    commit_as_cinch(dir, &["--no-verify", "-m", message])?;
-    Ok(Some(git(dir, &["rev-parse", "HEAD"])?.trim().to_owned()))
+    git(&["add", "-A"])?;
+    commit_as_cinch(tenant, dir, &["--no-verify", "-m", message])?;
+    Ok(Some(git(&["rev-parse", "HEAD"])?.trim().to_owned()))
 }
 
 /// `git commit -q` in `dir` with `args`, authored by cinch (a workspace's
 /// repository may have no identity configured).
-fn commit_as_cinch(dir: &Path, args: &[&str]) -> anyhow::Result<()> {
+fn commit_as_cinch(tenant: &Tenant, dir: &Path, args: &[&str]) -> anyhow::Result<()> {
     let mut command = vec![
         "-c",
         "user.name=cinch",
@@ -239,16 +342,18 @@ fn commit_as_cinch(dir: &Path, args: &[&str]) -> anyhow::Result<()> {
         "-q",
     ];
     command.extend(args);
-    git(dir, &command).map(drop)
+    git(tenant, &[dir], dir, &command).map(drop)
 }
 
-/// Runs git in `dir`; its stdout, or an error with its stderr.
-fn git(dir: &Path, args: &[&str]) -> anyhow::Result<String> {
-    let output = Command::new("git")
-        .current_dir(dir)
-        .args(args)
+/// Runs git in `cwd` for the tenant, reaching `dirs`; its stdout, or an
+/// error with its stderr. Hooks never run: cinch's own git operations are
+/// not the tenant's to extend.
+fn git(tenant: &Tenant, dirs: &[&Path], cwd: &Path, args: &[&str]) -> anyhow::Result<String> {
+    let mut full = vec!["-c", "core.hooksPath=/dev/null"];
+    full.extend(args);
+    let output = tenant
+        .command(dirs, cwd, "git", &full)
         .env("GIT_TERMINAL_PROMPT", "0")
-        .stdin(Stdio::null())
         .output()
         .with_context(|| format!("running git {}", args.join(" ")))?;
     if !output.status.success() {

@@ -124,6 +124,15 @@ impl Store {
         Ok((account, token))
     }
 
+    /// The first account made on this server (the operator's own).
+    pub async fn first_account_id(&self) -> Result<Option<String>> {
+        let row: Option<(String,)> =
+            sqlx::query_as("SELECT id FROM accounts ORDER BY created_at, id LIMIT 1")
+                .fetch_optional(&self.pool)
+                .await?;
+        Ok(row.map(|(id,)| id))
+    }
+
     /// The account with this id.
     pub async fn account(&self, id: &str) -> Result<Option<Account>> {
         Ok(

@@ -23,6 +23,8 @@ pub struct Environment {
     pub env: BTreeMap<String, String>,
     /// Secret variables set for the harness and masked in its output.
     pub secrets: BTreeMap<String, String>,
+    /// When set, the only TCP ports its processes may connect to.
+    pub allowed_tcp_ports: Option<Vec<u16>>,
     /// When it was created (RFC 3339).
     pub created_at: String,
     /// When it last changed (RFC 3339).
@@ -42,6 +44,8 @@ pub struct NewEnvironment {
     pub env: BTreeMap<String, String>,
     /// Secrets.
     pub secrets: BTreeMap<String, String>,
+    /// The only TCP ports its processes may connect to; `None`: any.
+    pub allowed_tcp_ports: Option<Vec<u16>>,
 }
 
 /// Changes to an environment; `None` leaves a field as it is.
@@ -58,6 +62,8 @@ pub struct EnvironmentPatch {
     /// Secrets to set (a value) or remove (`None`); the others stay, since
     /// a client cannot read them back to send them again.
     pub secrets: BTreeMap<String, Option<String>>,
+    /// New allowed ports (`Some(None)` opens the network again).
+    pub allowed_tcp_ports: Option<Option<Vec<u16>>>,
 }
 
 type Row = (
@@ -70,16 +76,18 @@ type Row = (
     String,
     String,
     String,
+    Option<String>,
 );
 
 const COLUMNS: &str = "id, account_id, name, repository, setup_json, env_json, secrets_json, \
-                       created_at, updated_at";
+                       created_at, updated_at, tcp_ports_json";
 
 impl Store {
     /// An environment from its row and its secrets from the vault.
     fn environment_of(&self, row: Row) -> Result<Environment> {
         // The column holds only the secrets' names.
-        let (id, account_id, name, repository, setup, env, _names, created_at, updated_at) = row;
+        let (id, account_id, name, repository, setup, env, _names, created_at, updated_at, ports) =
+            row;
         Ok(Environment {
             secrets: self.vault.read(&id)?,
             id,
@@ -88,6 +96,7 @@ impl Store {
             repository,
             setup: serde_json::from_str(&setup)?,
             env: serde_json::from_str(&env)?,
+            allowed_tcp_ports: ports.as_deref().map(serde_json::from_str).transpose()?,
             created_at,
             updated_at,
         })
@@ -116,6 +125,7 @@ impl Store {
             setup: new.setup,
             env: new.env,
             secrets: new.secrets,
+            allowed_tcp_ports: new.allowed_tcp_ports,
             created_at: created_at.clone(),
             updated_at: created_at,
         };
@@ -127,10 +137,12 @@ impl Store {
     async fn write_environment(&self, environment: &Environment, insert: bool) -> Result<()> {
         let statement = if insert {
             "INSERT INTO environments (id, account_id, name, repository, setup_json, env_json, \
-             secrets_json, updated_at, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)"
+             secrets_json, updated_at, tcp_ports_json, created_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $8)"
         } else {
             "UPDATE environments SET name = $3, repository = $4, setup_json = $5, env_json = $6, \
-             secrets_json = $7, updated_at = $8 WHERE id = $1 AND account_id = $2"
+             secrets_json = $7, updated_at = $8, tcp_ports_json = $9 \
+             WHERE id = $1 AND account_id = $2"
         };
         sqlx::query(statement)
             .bind(&environment.id)
@@ -143,6 +155,13 @@ impl Store {
                 &environment.secrets.keys().collect::<Vec<_>>(),
             )?)
             .bind(&environment.updated_at)
+            .bind(
+                environment
+                    .allowed_tcp_ports
+                    .as_ref()
+                    .map(serde_json::to_string)
+                    .transpose()?,
+            )
             .execute(&self.pool)
             .await
             .map_err(|error| match is_unique_violation(&error) {
@@ -218,6 +237,9 @@ impl Store {
         }
         if let Some(env) = patch.env {
             environment.env = env;
+        }
+        if let Some(ports) = patch.allowed_tcp_ports {
+            environment.allowed_tcp_ports = ports;
         }
         for (name, value) in patch.secrets {
             match value {

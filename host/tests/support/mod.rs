@@ -23,7 +23,7 @@ impl World {
         let world = Self {
             dir: tempfile::tempdir().unwrap(),
         };
-        for sub in ["bin", "repo", "user-home", "home"] {
+        for sub in ["bin", "repo", "user-home", "home", "out"] {
             std::fs::create_dir_all(world.path(sub)).unwrap();
         }
         cinch_fake_cli::install(&world.path("bin"), "claude");
@@ -51,8 +51,14 @@ impl World {
         self.dir.path().join(sub)
     }
 
+    /// The fake CLI's script: beside the CLI, in the installation the
+    /// sandbox lets a harness read.
+    pub fn script_path(&self) -> PathBuf {
+        self.path("bin/fake-cli-script.json")
+    }
+
     pub fn script(&self, script: Script) {
-        script.write_to(&self.path("script.json")).unwrap();
+        script.write_to(&self.script_path()).unwrap();
     }
 
     pub fn cinch(&self) -> Command {
@@ -65,7 +71,7 @@ impl World {
             )
             .env("HOME", self.path("user-home"))
             .env("CINCH_HOME", self.path("home"))
-            .env("FAKE_CLI_SCRIPT", self.path("script.json"))
+            .env("FAKE_CLI_SCRIPT", self.script_path())
             .env("ANTHROPIC_API_KEY", API_KEY)
             .env("CINCH_LOG", "info");
         command
@@ -76,8 +82,25 @@ impl World {
         self.serve_with(&[])
     }
 
-    /// Starts `cinch serve` with `extra` arguments.
+    /// The config.toml an operator of the test world writes: the fake CLI's
+    /// script and the model key passed on to harnesses, `out/` (where
+    /// scripts leave their records) writable and the recorded logs (which
+    /// scripts replay) readable from inside the sandbox.
+    pub fn operator_config(&self) -> String {
+        format!(
+            "[serve]\npass_env = [\"FAKE_CLI_SCRIPT\", \"ANTHROPIC_API_KEY\"]\n\n[sandbox]\nread_write = [{:?}]\nread_only = [{:?}]\n",
+            self.path("out").display().to_string(),
+            recorded("").display().to_string()
+        )
+    }
+
+    /// Starts `cinch serve` with `extra` arguments, with the operator's
+    /// config.toml unless a test wrote its own.
     pub fn serve_with(&self, extra: &[&str]) -> Server {
+        let config = self.path("home/config.toml");
+        if !config.exists() {
+            std::fs::write(&config, self.operator_config()).unwrap();
+        }
         let mut command = self.cinch();
         command
             .args(["serve", "--home"])
@@ -469,6 +492,17 @@ impl<'a> Api<'a> {
             }
         }
     }
+}
+
+/// A claude turn's stream-json lines: its start, one message, its result.
+pub fn claude_turn(session: &str, text: &str) -> Vec<Value> {
+    vec![
+        serde_json::json!({"type": "system", "subtype": "init", "session_id": session, "model": "m"}),
+        serde_json::json!({"type": "assistant", "session_id": session,
+               "message": {"content": [{"type": "text", "text": text}]}}),
+        serde_json::json!({"type": "result", "subtype": "success", "is_error": false, "result": text,
+               "session_id": session}),
+    ]
 }
 
 /// The last assistant message of a page.

@@ -41,6 +41,7 @@
 //! | `stderr` | string | none | written to stderr at the start, as is |
 //! | `write_files` | object: path → text | `{}` | files written (parents created) relative to the working directory, as the harness editing the repository |
 //! | `delete_files` | array of paths | `[]` | files removed relative to the working directory; one already missing is fine |
+//! | `probes` | array of [`Probe`] | `[]` | attempts to reach things (read, list, write, signal, ptrace, connect to an abstract socket or a TCP port, read a variable, fork many), each printed as a `{"type":"probe",…}` line ([`ProbeOutcome`]) on stdout |
 //! | `grandchild` | bool | `false` | spawn a copy of itself that ignores SIGTERM and sleeps forever, in the same process group |
 //! | `grandchild_pid_file` | path | none | where the grandchild's pid goes (decimal, written atomically once it already ignores SIGTERM) |
 //! | `grandchild_setsid` | bool | `false` | the grandchild starts its own session instead, escaping the process group |
@@ -81,6 +82,9 @@ use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 
+mod probe;
+pub use probe::{Probe, ProbeOutcome};
+
 /// The environment variable holding the script's path (or the script itself,
 /// when it starts with `{`).
 pub const SCRIPT_ENV: &str = "FAKE_CLI_SCRIPT";
@@ -107,6 +111,8 @@ pub struct Script {
     pub write_files: BTreeMap<String, String>,
     /// Files to delete, relative to the working directory.
     pub delete_files: Vec<String>,
+    /// Attempts to reach things, each reported on stdout.
+    pub probes: Vec<Probe>,
     /// Spawn a grandchild that ignores SIGTERM and sleeps forever.
     pub grandchild: bool,
     /// Where to write the grandchild's pid.
@@ -148,6 +154,7 @@ impl Default for Script {
             stderr: None,
             write_files: BTreeMap::new(),
             delete_files: Vec::new(),
+            probes: Vec::new(),
             grandchild: false,
             grandchild_pid_file: None,
             grandchild_setsid: false,

@@ -85,6 +85,13 @@ fn run(script: &Script, args: Vec<String>) -> Result<(), String> {
             _ => {}
         }
     }
+    for probe in &script.probes {
+        let line = serde_json::to_string(&probe.run()).map_err(|e| e.to_string())?;
+        let mut out = io::stdout().lock();
+        writeln!(out, "{line}")
+            .and_then(|()| out.flush())
+            .map_err(|e| format!("writing stdout: {e}"))?;
+    }
     if script.grandchild {
         spawn_grandchild(script)?;
     }

@@ -1,0 +1,73 @@
+//! `GET /v1/server`: what this server is and how it contains what it runs.
+
+use std::sync::OnceLock;
+
+use axum::extract::State;
+use serde::Serialize;
+
+use super::extract::Caller;
+use super::problem::Problem;
+use super::{AppState, Envelope};
+use crate::sandbox::{Mode, Support};
+
+/// The server.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct ServerView {
+    /// cinch's version.
+    pub version: String,
+    /// How turns and setup commands are contained.
+    pub sandbox: SandboxView,
+}
+
+/// How tenants' processes are contained.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct SandboxView {
+    /// Whether they run sandboxed; false only under `--no-sandbox`.
+    pub enforced: bool,
+    /// The kernel's Landlock ABI (0: none).
+    pub landlock_abi: i32,
+    /// Files beyond the workspace, agent home and TMPDIR are out of reach.
+    pub filesystem: bool,
+    /// Signals to and abstract sockets of processes outside are refused.
+    pub scoped_signals_and_sockets: bool,
+    /// Environments may limit outbound TCP to listed ports.
+    pub tcp_ports: bool,
+    /// Processes per turn are capped by a cgroup.
+    pub process_limit: bool,
+    /// Memory per turn is capped by a cgroup.
+    pub memory_limit: bool,
+}
+
+/// The server's version and sandbox.
+#[utoipa::path(
+    get,
+    path = "/v1/server",
+    responses(
+        (status = 200, body = Envelope<ServerView>),
+        (status = 401, body = Problem, content_type = "application/problem+json"),
+    ),
+    tag = "server"
+)]
+pub async fn get_server(
+    State(app): State<AppState>,
+    _caller: Caller,
+) -> axum::Json<Envelope<ServerView>> {
+    static SUPPORT: OnceLock<Support> = OnceLock::new();
+    let support = SUPPORT.get_or_init(Support::detect);
+    let enforced = app.engine.sandbox() == Mode::Enforced;
+    let limited = |report: &crate::sandbox::CgroupReport| {
+        enforced && matches!(report, crate::sandbox::CgroupReport::Cgroup { .. })
+    };
+    Envelope::of(ServerView {
+        version: env!("CARGO_PKG_VERSION").to_owned(),
+        sandbox: SandboxView {
+            enforced,
+            landlock_abi: support.landlock_abi,
+            filesystem: enforced && support.filesystem,
+            scoped_signals_and_sockets: enforced && support.scoped_signals_and_sockets,
+            tcp_ports: enforced && support.tcp_ports,
+            process_limit: limited(&support.processes),
+            memory_limit: limited(&support.memory),
+        },
+    })
+}

@@ -1,0 +1,529 @@
+//! The sandbox, tried from inside as a hostile tenant would: a harness (the
+//! fake CLI running probes, printing the claude driver's JSONL) and setup
+//! commands of another account, against a real `cinch serve`.
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::os::linux::net::SocketAddrExt as _;
+use std::path::{Path, PathBuf};
+
+use cinch_fake_cli::{Probe, ProbeOutcome, Script};
+use serde_json::{Value, json};
+use support::*;
+
+/// A second account's API, with a token of its own.
+fn second_api<'a>(world: &World, server: &'a Server) -> Api<'a> {
+    let (_, token) = world.second_account();
+    Api::new(server, &token)
+}
+
+/// Starts a task of `api` and returns (task, session).
+fn start_task(api: &Api, body: Value) -> (String, String) {
+    let created = api.post("/tasks", body);
+    assert_eq!(created.status, 201, "{created:?}");
+    let task = created.data()["id"].as_str().unwrap().to_owned();
+    let session = api.first_session(&task)["id"].as_str().unwrap().to_owned();
+    (task, session)
+}
+
+/// The session's last assistant message (its turn), once it is idle.
+fn finished_turn(api: &Api, task: &str, session: &str) -> Value {
+    api.wait_status(task, session, "idle");
+    let messages = api.messages(task, session, "?direction=desc&limit=50");
+    assert_eq!(messages.status, 200, "{messages:?}");
+    assistant(&messages.data())
+}
+
+/// The probes' outcomes in a turn's raw log, read over the log route.
+fn probe_outcomes(api: &Api, session: &str, turn: &Value) -> Vec<ProbeOutcome> {
+    let call = turn["turn"]["call_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no call id: {turn:#}"));
+    let log = api
+        .server
+        .get(&format!("/api/runs/{session}/tasks/{call}/log"), &api.token);
+    assert_eq!(log.status, 200, "{log:?}");
+    let raw = log.json()["raw"].as_str().unwrap().to_owned();
+    raw.lines()
+        .filter_map(|line| serde_json::from_str::<ProbeOutcome>(line).ok())
+        .collect()
+}
+
+fn pid_in(path: &Path) -> i32 {
+    std::fs::read_to_string(path)
+        .unwrap_or_else(|error| panic!("{}: {error}", path.display()))
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+/// The one file in `dir`.
+fn only_file(dir: &Path) -> PathBuf {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    files.remove(0)
+}
+
+fn path_text(path: &Path) -> String {
+    path.display().to_string()
+}
+
+#[test]
+fn a_hostile_harness_of_one_account_reaches_nothing_of_cinchs_or_anothers() {
+    let world = World::new();
+    let roots = world.path("roots");
+    std::fs::create_dir_all(roots.join("b-repo")).unwrap();
+    std::fs::rename(world.path("repo"), roots.join("a-repo")).unwrap();
+    git(&roots.join("b-repo"), &["init", "-q"]);
+    git(
+        &roots.join("b-repo"),
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            "init",
+        ],
+    );
+    // The server's own key stays with the server: the operator passes only
+    // the fake CLI's script on; each account brings its harness key.
+    std::fs::write(
+        world.path("home/config.toml"),
+        "[serve]\npass_env = [\"FAKE_CLI_SCRIPT\"]\n\n[sandbox]\nmax_processes = 64\n",
+    )
+    .unwrap();
+    let server = world.serve_with(&["--repository-root", &path_text(&roots)]);
+    let a = Api::new(&server, &world.admin_token());
+    let b = second_api(&world, &server);
+    let home = world.path("home");
+
+    // Account A: an environment with a secret, and a turn that keeps running.
+    world.script(Script {
+        lines: claude_turn("a-1", "working"),
+        write_files: [("a-private.txt".to_owned(), "A's work\n".to_owned())].into(),
+        hang_ms: 8_000,
+        ..Script::default()
+    });
+    let a_env = a.environment(json!({
+        "name": "a-env",
+        "repository": path_text(&roots.join("a-repo")),
+        "secrets": {"DEPLOY_TOKEN": SECRET, "ANTHROPIC_API_KEY": "sk-account-a-key-000"},
+    }));
+    let (a_task, a_session) = start_task(&a, json!({"prompt": "work", "environment_id": a_env}));
+    let a_workspace = PathBuf::from(
+        a.wait(&a_task, &a_session, "a running turn", |s| {
+            s["status"] == "running" && s["workspace"].is_string()
+        })["workspace"]
+            .as_str()
+            .unwrap(),
+    );
+    let a_turn_dir = loop {
+        if let Ok(entries) = std::fs::read_dir(home.join("turns"))
+            && let Some(entry) = entries.flatten().next()
+            && entry.path().join("supervisor.pid").exists()
+            && a_workspace.join("a-private.txt").exists()
+        {
+            break entry.path();
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let a_supervisor = pid_in(&a_turn_dir.join("supervisor.pid"));
+    let a_agent = only_file(&home.join("agents"));
+    let vault = only_file(&home.join("secrets"));
+    let a_log = only_file(&home.join("runs").join(&a_session));
+    let server_pid = server.child.id() as i32;
+
+    // Something of cinch's own on an abstract unix socket.
+    let socket_name = format!("cinch-test-{}", std::process::id());
+    let _listener = std::os::unix::net::UnixListener::bind_addr(
+        &std::os::unix::net::SocketAddr::from_abstract_name(&socket_name).unwrap(),
+    )
+    .unwrap();
+
+    // Account B's harness tries everything.
+    let denied = vec![
+        Probe::Read {
+            path: path_text(&vault),
+        },
+        Probe::List {
+            path: path_text(&home.join("secrets")),
+        },
+        Probe::Read {
+            path: path_text(&home.join("cinch.db")),
+        },
+        Probe::Read {
+            path: path_text(&home.join("admin-token")),
+        },
+        Probe::List {
+            path: path_text(&home.join("workspaces")),
+        },
+        Probe::Read {
+            path: path_text(&a_workspace.join("a-private.txt")),
+        },
+        Probe::Read {
+            path: path_text(&a_log),
+        },
+        Probe::Read {
+            path: path_text(&a_turn_dir.join("launch.json")),
+        },
+        Probe::List {
+            path: path_text(&a_agent),
+        },
+        Probe::Write {
+            path: path_text(&a_agent.join("planted")),
+        },
+        Probe::Write {
+            path: path_text(&home.join("escape")),
+        },
+        Probe::Write {
+            path: path_text(&world.path("escape")),
+        },
+        Probe::Read {
+            path: format!("/proc/{server_pid}/environ"),
+        },
+        Probe::Signal {
+            pid: server_pid,
+            signal: libc::SIGSTOP,
+        },
+        Probe::Signal {
+            pid: server_pid,
+            signal: 0,
+        },
+        Probe::Signal {
+            pid: a_supervisor,
+            signal: libc::SIGKILL,
+        },
+        Probe::Ptrace { pid: server_pid },
+        Probe::ConnectAbstract {
+            name: socket_name.clone(),
+        },
+        Probe::Env {
+            name: "CINCH_HOME".to_owned(),
+        },
+        Probe::Fork { count: 200 },
+    ];
+    // What a harness needs keeps working.
+    let allowed = vec![
+        Probe::Write {
+            path: "b-own.txt".to_owned(),
+        },
+        Probe::Read {
+            path: "/etc/passwd".to_owned(),
+        },
+        Probe::Env {
+            name: "ANTHROPIC_API_KEY".to_owned(),
+        },
+        Probe::Fork { count: 8 },
+        Probe::Run {
+            program: "git".to_owned(),
+            args: [
+                "-c",
+                "user.name=b",
+                "-c",
+                "user.email=b@b",
+                "commit",
+                "-q",
+                "--allow-empty",
+                "-m",
+                "by the harness",
+            ]
+            .map(str::to_owned)
+            .to_vec(),
+        },
+    ];
+    world.script(Script {
+        lines: claude_turn("b-1", "tried"),
+        probes: denied.iter().chain(&allowed).cloned().collect(),
+        ..Script::default()
+    });
+    let b_env = b.environment(json!({
+        "name": "b-env",
+        "repository": path_text(&roots.join("b-repo")),
+        "secrets": {"ANTHROPIC_API_KEY": "sk-account-b-key-111"},
+    }));
+    let (b_task, b_session) = start_task(&b, json!({"prompt": "try", "environment_id": b_env}));
+    let b_turn = finished_turn(&b, &b_task, &b_session);
+    assert_eq!(b_turn["turn"]["status"], "completed", "{b_turn:#}");
+
+    let outcomes = probe_outcomes(&b, &b_session, &b_turn);
+    let by_probe: BTreeMap<String, &ProbeOutcome> = outcomes
+        .iter()
+        .map(|outcome| (format!("{:?}", outcome.probe), outcome))
+        .collect();
+    for probe in &denied {
+        let outcome = by_probe
+            .get(&format!("{probe:?}"))
+            .unwrap_or_else(|| panic!("{probe:?} did not report: {outcomes:#?}"));
+        assert!(!outcome.allowed, "the sandbox let through {outcome:?}");
+    }
+    for probe in &allowed {
+        let outcome = by_probe
+            .get(&format!("{probe:?}"))
+            .unwrap_or_else(|| panic!("{probe:?} did not report: {outcomes:#?}"));
+        assert!(outcome.allowed, "the sandbox broke {outcome:?}");
+    }
+
+    // The key B's harness runs on is B's own (20 characters), not the
+    // server's (22), which stays with the server.
+    let key = by_probe[&format!(
+        "{:?}",
+        Probe::Env {
+            name: "ANTHROPIC_API_KEY".to_owned()
+        }
+    )];
+    assert_eq!(key.detail, "20 characters");
+    assert_eq!(API_KEY.len(), 22);
+
+    // Nothing of A's changed, and A's turn ran on to its end.
+    assert!(!a_agent.join("planted").exists());
+    assert!(!home.join("escape").exists() && !world.path("escape").exists());
+    let a_turn = finished_turn(&a, &a_task, &a_session);
+    assert_eq!(a_turn["turn"]["status"], "completed", "{a_turn:#}");
+    assert_eq!(server.get("/v1/server", &a.token).status, 200);
+    // B's harness committed on its own branch.
+    let b_session_view = b.session(&b_task, &b_session);
+    let log = std::process::Command::new("git")
+        .args(["log", "-1", "--format=%s"])
+        .current_dir(b_session_view["workspace"].as_str().unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&log.stdout).trim(),
+        "by the harness"
+    );
+}
+
+#[test]
+fn setup_commands_run_sandboxed_and_steal_nothing() {
+    let world = World::new();
+    let roots = world.path("roots");
+    std::fs::create_dir_all(&roots).unwrap();
+    std::fs::rename(world.path("repo"), roots.join("repo")).unwrap();
+    let server = world.serve_with(&["--repository-root", &path_text(&roots)]);
+    let a = Api::new(&server, &world.admin_token());
+    let admin_token = a.token.clone();
+    a.environment(json!({
+        "name": "a-env",
+        "repository": path_text(&roots.join("repo")),
+        "secrets": {"DEPLOY_TOKEN": SECRET},
+    }));
+    let b = second_api(&world, &server);
+
+    // The theft of the issue, word for word, from B's setup command.
+    let b_env = b.environment(json!({
+        "name": "b-env",
+        "repository": path_text(&roots.join("repo")),
+        "setup": ["echo $(cat ../../admin-token) $(cat ../../secrets/*.json) >&2; exit 3"],
+    }));
+    let (task, session) = start_task(&b, json!({"prompt": "hi", "environment_id": b_env}));
+    let closed = b.wait_status(&task, &session, "closed");
+    assert_eq!(closed["close_reason"], "setup_failure", "{closed:#}");
+    let error = closed["error_message"].as_str().unwrap();
+    assert!(error.contains("exit code 3"), "{error}");
+    assert!(error.contains("Permission denied"), "{error}");
+    assert!(
+        !error.contains(&admin_token) && !error.contains(SECRET),
+        "{error}"
+    );
+    assert!(!error.contains("cinch_"), "{error}");
+
+    // B may not point an environment anywhere else on the server's disk.
+    for (path, rule) in [
+        (path_text(&world.path("user-home")), "repository root"),
+        (path_text(&world.path("home")), "home"),
+        ("/".to_owned(), "home"),
+        (path_text(&roots.join("missing")), "does not exist"),
+    ] {
+        let before = b.get("/environments").data();
+        let refused = b.post("/environments", json!({"name": "x", "repository": path}));
+        assert_eq!(refused.status, 422, "{path}: {refused:?}");
+        assert_eq!(refused.field_errors(), ["repository"]);
+        assert!(refused.text.contains(rule), "{path}: {refused:?}");
+        assert_eq!(b.get("/environments").data(), before);
+    }
+    // Moving an existing environment there is refused the same way.
+    let moved = b.server.patch(
+        &b.path(&format!("/environments/{b_env}")),
+        &b.token,
+        &json!({"repository": path_text(&world.path("home"))}),
+    );
+    assert_eq!(moved.status, 422, "{moved:?}");
+    assert_eq!(
+        b.get(&format!("/environments/{b_env}")).data()["repository"],
+        path_text(&roots.join("repo"))
+    );
+}
+
+#[test]
+fn an_environment_can_limit_outbound_tcp_to_listed_ports() {
+    let world = World::new();
+    let listen = || std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let (open, closed) = (listen(), listen());
+    let port = |listener: &std::net::TcpListener| listener.local_addr().unwrap().port();
+    let server = world.serve();
+    let api = Api::new(&server, &world.admin_token());
+    let probes = vec![
+        Probe::ConnectTcp { port: port(&open) },
+        Probe::ConnectTcp {
+            port: port(&closed),
+        },
+    ];
+    world.script(Script {
+        lines: claude_turn("n-1", "connected"),
+        probes: probes.clone(),
+        ..Script::default()
+    });
+    let environment = api.environment(json!({
+        "name": "net",
+        "repository": path_text(&world.path("repo")),
+        "allowed_tcp_ports": [port(&open)],
+    }));
+    assert_eq!(
+        api.get(&format!("/environments/{environment}")).data()["allowed_tcp_ports"],
+        json!([port(&open)])
+    );
+    let (task, session) = start_task(&api, json!({"prompt": "hi", "environment_id": environment}));
+    let turn = finished_turn(&api, &task, &session);
+    let outcomes = probe_outcomes(&api, &session, &turn);
+    let allowed: Vec<bool> = outcomes.iter().map(|outcome| outcome.allowed).collect();
+    assert_eq!(allowed, [true, false], "{outcomes:#?}");
+
+    let bad = api.post(
+        "/environments",
+        json!({"name": "bad", "repository": path_text(&world.path("repo")), "allowed_tcp_ports": [0, 70000]}),
+    );
+    assert_eq!(bad.status, 422, "{bad:?}");
+    assert_eq!(bad.field_errors(), ["allowed_tcp_ports"]);
+}
+
+#[test]
+fn the_server_reports_its_sandbox_and_runs_unsandboxed_only_when_told() {
+    let world = World::new();
+    let secret_file = world.path("outside.txt");
+    std::fs::write(&secret_file, "outside\n").unwrap();
+    world.script(Script {
+        lines: claude_turn("s-1", "read"),
+        probes: vec![Probe::Read {
+            path: path_text(&secret_file),
+        }],
+        ..Script::default()
+    });
+    let mut allowed = Vec::new();
+    for no_sandbox in [false, true] {
+        let server = if no_sandbox {
+            world.serve_with(&["--no-sandbox"])
+        } else {
+            world.serve()
+        };
+        let api = Api::new(&server, &world.admin_token());
+        let view = server.get("/v1/server", &api.token);
+        assert_eq!(view.status, 200, "{view:?}");
+        assert_eq!(view.data()["sandbox"]["enforced"], !no_sandbox, "{view:?}");
+        assert_eq!(server.request("GET", "/v1/server", None, None).status, 401);
+        if no_sandbox {
+            assert!(server.log().contains("--no-sandbox"), "{}", server.log());
+        } else {
+            assert!(view.data()["sandbox"]["landlock_abi"].as_i64().unwrap() >= 6);
+            assert_eq!(view.data()["sandbox"]["filesystem"], true);
+        }
+        let (task, session) = start_task(&api, json!({"prompt": "hi"}));
+        let turn = finished_turn(&api, &task, &session);
+        allowed.push(probe_outcomes(&api, &session, &turn)[0].allowed);
+    }
+    assert_eq!(allowed, [false, true]);
+}
+
+#[test]
+fn cinch_run_sandboxes_by_default_and_check_says_so() {
+    let world = World::new();
+    let outside = world.path("outside.txt");
+    std::fs::write(&outside, "outside\n").unwrap();
+    world.script(Script {
+        lines: claude_turn("r-1", "read"),
+        probes: vec![
+            Probe::Read {
+                path: path_text(&outside),
+            },
+            Probe::Write {
+                path: path_text(&world.path("user-home/ok.txt")),
+            },
+        ],
+        ..Script::default()
+    });
+    let mut outcomes = Vec::new();
+    for extra in [&[][..], &["--no-sandbox"][..]] {
+        let output = world
+            .cinch()
+            .args(["run", "--harness", "claude", "--repo"])
+            .arg(world.path("repo"))
+            .args(extra)
+            .args(["--json", "hi"])
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{output:?}");
+        let result: Value = serde_json::from_slice(&output.stdout).unwrap();
+        let turn = result["turn"].as_str().unwrap().to_owned();
+        let log = world
+            .cinch()
+            .args(["log", &turn, "--json"])
+            .output()
+            .unwrap();
+        let log: Value = serde_json::from_slice(&log.stdout).unwrap();
+        let probes: Vec<bool> = log["raw"]
+            .as_str()
+            .unwrap()
+            .lines()
+            .filter_map(|line| serde_json::from_str::<ProbeOutcome>(line).ok())
+            .map(|outcome| outcome.allowed)
+            .collect();
+        outcomes.push(probes);
+    }
+    assert_eq!(outcomes, [vec![false, true], vec![true, true]]);
+
+    let check = world.cinch().args(["check", "--json"]).output().unwrap();
+    let report: Value = serde_json::from_slice(&check.stdout).unwrap();
+    assert!(
+        report["sandbox"]["landlock_abi"].as_i64().unwrap() >= 6,
+        "{report:#}"
+    );
+    assert_eq!(report["sandbox"]["scoped_signals_and_sockets"], true);
+    assert!(
+        report["harnesses"]
+            .as_array()
+            .is_some_and(|list| !list.is_empty())
+    );
+    let text = world.cinch().arg("check").output().unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("landlock: ABI"), "{text}");
+    assert!(text.contains("files: enforced"), "{text}");
+}
+
+#[test]
+fn a_turn_the_sandbox_breaks_says_so() {
+    let world = World::new();
+    world.script(Script {
+        stderr: Some("Error: EACCES: permission denied, open '/srv/private/notes'\n".to_owned()),
+        exit_code: 1,
+        ..Script::default()
+    });
+    let output = world
+        .cinch()
+        .args(["run", "--harness", "claude", "--repo"])
+        .arg(world.path("repo"))
+        .args(["--json", "hi"])
+        .output()
+        .unwrap();
+    let result: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(result["status"], "failed", "{result:#}");
+    let detail = result["detail"].as_str().unwrap();
+    assert!(detail.contains("EACCES"), "{detail}");
+    assert!(detail.contains("cinch's sandbox"), "{detail}");
+}
