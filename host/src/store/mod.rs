@@ -34,7 +34,7 @@ pub use events::StoredEvent;
 pub use idempotency::KeyState;
 pub use messages::{Direction, Message};
 pub use sessions::{IdleSession, NewSession, Session};
-pub use tasks::{NewTask, Task};
+pub use tasks::{NewTask, Task, TaskStatus};
 pub use tokens::{Principal, TokenFor, TokenOwner};
 
 /// The database file's name in cinch's home.
