@@ -599,3 +599,73 @@ fn a_restarted_server_sends_each_progress_line_once() {
     assert_eq!(unique.len(), fresh_lines.len(), "{fresh_lines:#?}");
     assert_eq!(fresh_lines, resumed);
 }
+
+#[test]
+fn reading_a_finished_code_task_after_a_restart_publishes_nothing_again() {
+    let world = World::new();
+    let mut server = world.serve();
+    let token = world.admin_token();
+    let api = Api::new(&server, &token);
+    let created = api.post(
+        "/environments",
+        json!({"name": "app", "repository": world.path("repo").display().to_string()}),
+    );
+    assert_eq!(created.status, 201, "{created:?}");
+    let mut lines = claude_turn("sess-c", "Done.");
+    lines.splice(
+        1..1,
+        (0..5).map(|n| {
+            json!({"type": "assistant", "session_id": "sess-c",
+            "message": {"content": [{"type": "tool_use", "id": format!("t{n}"), "name": "Bash",
+                                     "input": {"command": format!("echo call-{n}")}}]}})
+        }),
+    );
+    world.script(Script {
+        lines,
+        ..Script::default()
+    });
+    let tasks = "/api/runs/run-1/tasks";
+    let body = json!({"brief": "Echo.", "harness": "claude", "repo": "app"});
+    let first = server.post(&format!("{tasks}?wait=true"), &token, &body);
+    assert_eq!(first.status, 201, "{first:?}");
+    let first_call = text(&first.json()["call_id"]);
+
+    server.child.kill().unwrap();
+    server.child.wait().unwrap();
+    server = world.serve();
+    // Reading the status follows the finished turn again, to read its result.
+    let status = server.get(&format!("{tasks}/{first_call}"), &token);
+    assert_eq!(status.status, 200, "{status:?}");
+    assert_eq!(status.json()["status"], "completed", "{status:?}");
+    let second = server.post(&format!("{tasks}?wait=true"), &token, &body);
+    assert_eq!(second.status, 201, "{second:?}");
+    let second_call = text(&second.json()["call_id"]);
+
+    let events = server.events("run-1", &token, None, |events| {
+        events.iter().any(|(_, name, data)| {
+            name == "tool.ended" && data["tool_call_id"] == json!(second_call)
+        })
+    });
+    let of_first: Vec<&(u64, String, Value)> = events
+        .iter()
+        .filter(|(_, _, data)| data["tool_call_id"] == json!(first_call))
+        .collect();
+    let first_lines: Vec<String> = of_first
+        .iter()
+        .filter(|(_, name, _)| name == "tool.progress")
+        .flat_map(|(_, _, data)| data["lines"].as_array().unwrap().clone())
+        .map(|line| text(&line))
+        .collect();
+    let steps: Vec<&String> = first_lines
+        .iter()
+        .filter(|line| line.contains("call-"))
+        .collect();
+    assert_eq!(steps.len(), 5, "{first_lines:#?}");
+    let unique: HashSet<&String> = first_lines.iter().collect();
+    assert_eq!(unique.len(), first_lines.len(), "{first_lines:#?}");
+    let ends = of_first
+        .iter()
+        .filter(|(_, name, _)| name == "tool.ended")
+        .count();
+    assert_eq!(ends, 1, "{of_first:#?}");
+}
