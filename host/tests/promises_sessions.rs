@@ -669,3 +669,63 @@ fn reading_a_finished_code_task_after_a_restart_publishes_nothing_again() {
         .count();
     assert_eq!(ends, 1, "{of_first:#?}");
 }
+
+#[test]
+fn concurrent_reads_after_a_restart_follow_a_code_task_once() {
+    let world = World::new();
+    let mut server = world.serve();
+    let token = world.admin_token();
+    let api = Api::new(&server, &token);
+    let created = api.post(
+        "/environments",
+        json!({"name": "app", "repository": world.path("repo").display().to_string()}),
+    );
+    assert_eq!(created.status, 201, "{created:?}");
+    let mut lines = claude_turn("sess-d", "Done.");
+    lines.splice(
+        1..1,
+        (0..40).map(|n| {
+            json!({"type": "assistant", "session_id": "sess-d",
+            "message": {"content": [{"type": "tool_use", "id": format!("t{n}"), "name": "Bash",
+                                     "input": {"command": format!("echo read-{n}")}}]}})
+        }),
+    );
+    world.script(Script {
+        lines,
+        line_delay_ms: 50,
+        ..Script::default()
+    });
+    let tasks = "/api/runs/run-2/tasks";
+    let started = server.post(
+        tasks,
+        &token,
+        &json!({"brief": "Echo.", "harness": "claude", "repo": "app"}),
+    );
+    assert_eq!(started.status, 201, "{started:?}");
+    let call = text(&started.json()["call_id"]);
+
+    server.child.kill().unwrap();
+    server.child.wait().unwrap();
+    server = world.serve();
+    let status_path = format!("{tasks}/{call}");
+    std::thread::scope(|scope| {
+        for _ in 0..8 {
+            scope.spawn(|| {
+                let status = server.get(&status_path, &token);
+                assert_eq!(status.status, 200, "{status:?}");
+            });
+        }
+    });
+    let events = server.events("run-2", &token, None, |events| {
+        events.iter().any(|(_, name, _)| name == "tool.ended")
+    });
+    let progress: Vec<String> = events
+        .iter()
+        .filter(|(_, name, _)| name == "tool.progress")
+        .flat_map(|(_, _, data)| data["lines"].as_array().unwrap().clone())
+        .map(|line| text(&line))
+        .filter(|line| line.contains("read-"))
+        .collect();
+    let expected: Vec<String> = (0..40).map(|n| format!("Bash: echo read-{n}")).collect();
+    assert_eq!(progress, expected);
+}

@@ -237,16 +237,24 @@ impl Runs {
     /// Follows `turn` on a thread of its own: its progress goes to its run's
     /// events, its session and result to its live state. A turn followed
     /// before (by a server since restarted) carries on after what its run
-    /// already holds of it.
+    /// already holds of it; a turn this server follows already (attached
+    /// twice at once) is not followed again: the live state is shared.
     pub async fn follow(
         &self,
         call: CallRef,
         turn: Turn,
     ) -> anyhow::Result<watch::Receiver<LiveState>> {
         let events = self.events(&call.account_id, &call.run_id).await?;
-        let state = watch::Sender::new(LiveState::default());
+        let state = {
+            let mut turns = lock(&self.turns);
+            if let Some(followed) = turns.get(turn.id()) {
+                return Ok(followed.subscribe());
+            }
+            let state = watch::Sender::new(LiveState::default());
+            turns.insert(turn.id().to_owned(), state.clone());
+            state
+        };
         let receiver = state.subscribe();
-        lock(&self.turns).insert(turn.id().to_owned(), state.clone());
         let published = events.published_of(&call.call_id);
         std::thread::Builder::new()
             .name(format!("follow-{}", turn.id()))
