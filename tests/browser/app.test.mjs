@@ -485,8 +485,9 @@ async function run() {
   const row = page.locator(".task-row").first();
   await row.waitFor();
   assert.match(await row.locator(".task-title").innerText(), /^Say hello$/);
-  // Closing its only session closed the task.
-  assert.equal(await row.locator(".chip").innerText(), "closed");
+  // Closing its only session leaves the task active: a plain conversation
+  // never reaches a terminal state.
+  assert.equal(await row.locator(".chip").innerText(), "active");
   await eventually("the task's preview", async () =>
     (await row.locator(".task-preview").count()) === 1);
   assert.match(await row.locator(".task-meta").innerText(), /^admin · claude · /);

@@ -1,7 +1,10 @@
 //! Turns the server follows and each run's live events. A turn's progress
 //! becomes `tool.progress` events of its run; sessions add their status and
-//! message changes. Events are numbered per run and stored, so a stream
-//! resumes with `Last-Event-ID`, across restarts too.
+//! message changes. Events are numbered per run and stored, and streams see
+//! an event only once it is stored, so a stream resumes with `Last-Event-ID`
+//! across restarts too: what a client was sent keeps its number. A turn
+//! followed again after a restart re-reads its log from the start; what its
+//! run already holds of it is not published again.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -13,7 +16,7 @@ use tokio::sync::{mpsc, watch};
 use crate::engine::Turn;
 use crate::engine::events::{Next, TurnEventKind};
 use crate::engine::result::TurnResult;
-use crate::store::Store;
+use crate::store::{NewEvent, Store};
 
 /// Runs whose events stay in memory before dormant ones are dropped.
 const KEPT_RUNS: usize = 256;
@@ -51,14 +54,16 @@ struct Pending {
     account_id: String,
     run_id: String,
     event: RunEvent,
+    /// Its run's newest stored number, moved on once it is stored.
+    stored: watch::Sender<u64>,
 }
 
-/// A run's events, with the newest number watched by its streams.
+/// A run's events, with the newest stored number watched by its streams.
 pub struct RunEvents {
     account_id: String,
     run_id: String,
     events: Mutex<Vec<RunEvent>>,
-    latest: watch::Sender<u64>,
+    stored: watch::Sender<u64>,
     writer: mpsc::UnboundedSender<Pending>,
     /// When it was loaded or last published to.
     last_active: Mutex<Instant>,
@@ -71,7 +76,7 @@ impl RunEvents {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// Adds an event, numbered next, and stores it.
+    /// Adds an event, numbered next, and stores it; streams see it once stored.
     pub fn publish(&self, name: &str, data: Value) {
         let mut events = self.lock();
         let seq = events.last().map_or(0, |event| event.seq) + 1;
@@ -86,13 +91,13 @@ impl RunEvents {
             account_id: self.account_id.clone(),
             run_id: self.run_id.clone(),
             event,
+            stored: self.stored.clone(),
         });
         drop(events);
         *self
             .last_active
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner()) = Instant::now();
-        self.latest.send_replace(seq);
     }
 
     /// Whether nothing holds it but the map and nothing was published to it
@@ -107,18 +112,44 @@ impl RunEvents {
         Arc::strong_count(self) == 1 && quiet
     }
 
-    /// The events after number `seq`.
+    /// The stored events after number `seq`.
     pub fn after(&self, seq: u64) -> Vec<RunEvent> {
+        let stored = *self.stored.borrow();
         let events = self.lock();
         let start = events.partition_point(|event| event.seq <= seq);
-        events[start..].to_vec()
+        let end = events.partition_point(|event| event.seq <= stored);
+        events[start..end.max(start)].to_vec()
     }
 
-    /// The newest event's number, watched.
+    /// The newest stored event's number, watched.
     pub fn latest(&self) -> watch::Receiver<u64> {
-        self.latest.subscribe()
+        self.stored.subscribe()
+    }
+
+    /// What the run already holds of call `call_id`: how many progress lines,
+    /// and whether its end.
+    fn published_of(&self, call_id: &str) -> (usize, bool) {
+        let events = self.lock();
+        let of_call = events
+            .iter()
+            .filter(|event| event.data["tool_call_id"].as_str() == Some(call_id));
+        let mut lines = 0;
+        let mut ended = false;
+        for event in of_call {
+            match event.name.as_str() {
+                PROGRESS => lines += event.data["lines"].as_array().map_or(0, Vec::len),
+                ENDED => ended = true,
+                _ => {}
+            }
+        }
+        (lines, ended)
     }
 }
+
+/// The event of a turn's progress lines.
+const PROGRESS: &str = "tool.progress";
+/// The event of a turn's end.
+const ENDED: &str = "tool.ended";
 
 /// Which call of which run a followed turn is.
 #[derive(Debug, Clone)]
@@ -187,7 +218,7 @@ impl Runs {
             account_id: account_id.to_owned(),
             run_id: run_id.to_owned(),
             events: Mutex::new(stored),
-            latest: watch::Sender::new(latest),
+            stored: watch::Sender::new(latest),
             writer: self.writer.clone(),
             last_active: Mutex::new(Instant::now()),
         });
@@ -204,19 +235,30 @@ impl Runs {
     }
 
     /// Follows `turn` on a thread of its own: its progress goes to its run's
-    /// events, its session and result to its live state.
+    /// events, its session and result to its live state. A turn followed
+    /// before (by a server since restarted) carries on after what its run
+    /// already holds of it; a turn this server follows already (attached
+    /// twice at once) is not followed again: the live state is shared.
     pub async fn follow(
         &self,
         call: CallRef,
         turn: Turn,
     ) -> anyhow::Result<watch::Receiver<LiveState>> {
         let events = self.events(&call.account_id, &call.run_id).await?;
-        let state = watch::Sender::new(LiveState::default());
+        let state = {
+            let mut turns = lock(&self.turns);
+            if let Some(followed) = turns.get(turn.id()) {
+                return Ok(followed.subscribe());
+            }
+            let state = watch::Sender::new(LiveState::default());
+            turns.insert(turn.id().to_owned(), state.clone());
+            state
+        };
         let receiver = state.subscribe();
-        lock(&self.turns).insert(turn.id().to_owned(), state.clone());
+        let published = events.published_of(&call.call_id);
         std::thread::Builder::new()
             .name(format!("follow-{}", turn.id()))
-            .spawn(move || pump(&call, turn, &state, &events))?;
+            .spawn(move || pump(&call, turn, &state, &events, published))?;
         Ok(receiver)
     }
 
@@ -231,27 +273,61 @@ impl Runs {
     }
 }
 
-/// Stores events in the order they were published.
+/// Events stored in one transaction, at most.
+const STORE_BATCH: usize = 256;
+
+/// Stores events in the order they were published, as many as wait in one
+/// transaction, then shows them to streams.
 async fn store_events(store: Store, mut queue: mpsc::UnboundedReceiver<Pending>) {
-    while let Some(pending) = queue.recv().await {
-        let event = &pending.event;
-        if let Err(error) = store
-            .append_event(
-                &pending.account_id,
-                &pending.run_id,
-                event.seq as i64,
-                &event.name,
-                &event.data.to_string(),
-            )
-            .await
-        {
-            tracing::error!(run = %pending.run_id, seq = event.seq, "storing an event: {error}");
+    let mut batch = Vec::with_capacity(STORE_BATCH);
+    while queue.recv_many(&mut batch, STORE_BATCH).await > 0 {
+        let rows: Vec<NewEvent<'_>> = batch
+            .iter()
+            .map(|pending| NewEvent {
+                account_id: &pending.account_id,
+                run_id: &pending.run_id,
+                seq: pending.event.seq as i64,
+                name: &pending.event.name,
+                data: pending.event.data.to_string(),
+            })
+            .collect();
+        if let Err(error) = store.append_events(&rows).await {
+            tracing::warn!(
+                events = rows.len(),
+                "storing run events together failed, storing them one by one: {error}"
+            );
+            for row in &rows {
+                if let Err(error) = store.append_events(std::slice::from_ref(row)).await {
+                    // Shown all the same: live streams carry on; only a
+                    // resume across a restart misses it.
+                    tracing::error!(run = %row.run_id, seq = row.seq, "storing an event: {error}");
+                }
+            }
+        }
+        for pending in batch.drain(..) {
+            let seq = pending.event.seq;
+            pending.stored.send_if_modified(|stored| {
+                let newer = seq > *stored;
+                if newer {
+                    *stored = seq;
+                }
+                newer
+            });
         }
     }
 }
 
 /// Moves a turn's events to its run until it ends, then records its result.
-fn pump(call: &CallRef, turn: Turn, state: &watch::Sender<LiveState>, events: &RunEvents) {
+/// `published`: how many of its progress lines the run already holds (they
+/// are skipped), and whether its end.
+fn pump(
+    call: &CallRef,
+    turn: Turn,
+    state: &watch::Sender<LiveState>,
+    events: &RunEvents,
+    published: (usize, bool),
+) {
+    let (mut to_skip, ended) = published;
     let mut subscription = turn.subscribe();
     let mut session_id: Option<String> = None;
     loop {
@@ -263,6 +339,7 @@ fn pump(call: &CallRef, turn: Turn, state: &watch::Sender<LiveState>, events: &R
         let mut lines = Vec::new();
         for event in batch {
             match event.kind {
+                TurnEventKind::Progress { .. } if to_skip > 0 => to_skip -= 1,
                 TurnEventKind::Progress { line } => lines.push(line),
                 TurnEventKind::Session { session_id: id } => {
                     session_id = Some(id.clone());
@@ -273,7 +350,7 @@ fn pump(call: &CallRef, turn: Turn, state: &watch::Sender<LiveState>, events: &R
         }
         for chunk in lines.chunks(LINES_PER_EVENT) {
             events.publish(
-                "tool.progress",
+                PROGRESS,
                 json!({
                     "run_id": call.run_id,
                     "tool_call_id": call.call_id,
@@ -291,14 +368,16 @@ fn pump(call: &CallRef, turn: Turn, state: &watch::Sender<LiveState>, events: &R
         Ok(result) => result.status.as_str(),
         Err(_) => "error",
     };
-    events.publish(
-        "tool.ended",
-        json!({
-            "run_id": call.run_id,
-            "tool_call_id": call.call_id,
-            "status": status,
-            "session_id": outcome.as_ref().ok().and_then(|result| result.session_id.clone()).or(session_id),
-        }),
-    );
+    if !ended {
+        events.publish(
+            ENDED,
+            json!({
+                "run_id": call.run_id,
+                "tool_call_id": call.call_id,
+                "status": status,
+                "session_id": outcome.as_ref().ok().and_then(|result| result.session_id.clone()).or(session_id),
+            }),
+        );
+    }
     state.send_modify(|state| state.outcome = Some(outcome));
 }

@@ -8,6 +8,7 @@
 //! up running turns after a restart. Every change is stored first, then
 //! published as a live event of the session's run (its id).
 
+pub mod attachments;
 pub mod live;
 pub mod preview;
 pub mod resolve;
@@ -142,6 +143,16 @@ pub struct SessionSpec {
     pub base_branch: Option<String>,
     /// Whether turns' changes are committed on the branch.
     pub auto_commit: bool,
+}
+
+/// Why a session is moved on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Wake {
+    /// Something around it changed (it was made, a turn or a boot ended, a
+    /// slot may be free, cinch restarted): a closed session stays closed.
+    Progress,
+    /// A message came for it: a closed session resumes with its queue.
+    Message,
 }
 
 /// A task's binding constraint while one of its sessions waits for capacity.
@@ -424,7 +435,7 @@ impl Conductor {
             self.publish_message(&session.account_id, "message.created", &message)
                 .await;
         }
-        self.kick(&session.account_id, &session.id);
+        self.kick(&session.account_id, &session.id, Wake::Progress);
         Ok(session)
     }
 
@@ -492,7 +503,7 @@ impl Conductor {
             self.publish_message(&session.account_id, "message.created", &note)
                 .await;
         }
-        self.kick(account_id, &session.id);
+        self.kick(account_id, &session.id, Wake::Message);
         Ok(message)
     }
 
@@ -593,20 +604,26 @@ impl Conductor {
     // ----- lifecycle -----
 
     /// Moves the session forward in the background.
-    fn kick(self: &Arc<Self>, account_id: &str, session_id: &str) {
+    fn kick(self: &Arc<Self>, account_id: &str, session_id: &str, wake: Wake) {
         let this = self.clone();
         let account_id = account_id.to_owned();
         let session_id = session_id.to_owned();
         tokio::spawn(async move {
-            if let Err(error) = this.advance(&account_id, &session_id).await {
+            if let Err(error) = this.advance(&account_id, &session_id, wake).await {
                 tracing::error!(session = %session_id, "moving the session on failed: {error}");
             }
         });
     }
 
     /// Boots the workspace, waits for a slot, or starts a turn with the
-    /// queued messages: whichever the session needs next.
-    async fn advance(self: &Arc<Self>, account_id: &str, session_id: &str) -> Result<()> {
+    /// queued messages: whichever the session needs next. A closed session
+    /// stays closed, its queued messages kept, until a message wakes it.
+    async fn advance(
+        self: &Arc<Self>,
+        account_id: &str,
+        session_id: &str,
+        wake: Wake,
+    ) -> Result<()> {
         let guard = self.session_lock(session_id);
         loop {
             let held = guard.lock().await;
@@ -614,7 +631,9 @@ impl Conductor {
                 return Ok(());
             };
             let queued = self.store.queued_messages(&session.id).await?;
-            if session.status == "running" || (session.status == "closed" && queued.is_empty()) {
+            let stays_closed =
+                session.status == "closed" && (queued.is_empty() || wake != Wake::Message);
+            if session.status == "running" || stays_closed {
                 return Ok(());
             }
             if session.workspace.is_none() {
@@ -738,21 +757,8 @@ impl Conductor {
             session.retries = 0;
         }
         session.retries += 1;
-        let waited = session
-            .waiting_since
-            .as_deref()
-            .and_then(seconds_since)
-            .unwrap_or(0);
-        if waited >= self.settings.wait_limit.as_secs() as i64 {
-            let message = format!(
-                "No turn slot came free in {} minutes ({} turns may run at once). Send a message to try again, or raise the cap with `cinch serve --max-turns`.",
-                self.settings.wait_limit.as_secs() / 60,
-                self.settings.max_turns
-            );
-            self.drop_queue(session).await?;
-            return self
-                .close_with(session, "resource_exhausted", Some(message))
-                .await;
+        if self.close_if_overlong(session).await? {
+            return Ok(());
         }
         session.error_message = Some(format!(
             "Waiting for a turn slot: {} turns are running, the most cinch runs at once. The session starts by itself when one ends; nothing to do.",
@@ -887,8 +893,8 @@ impl Conductor {
             .map(|message| message.content.as_str())
             .collect::<Vec<_>>()
             .join("\n\n");
-        let notes = self.attachment_notes(session).await?;
         let workspace = PathBuf::from(session.workspace.clone().unwrap_or_default());
+        let notes = self.attachment_notes(session, &workspace).await?;
         let request = TurnRequest {
             harness: session.harness.clone(),
             repo: workspace.clone(),
@@ -1007,8 +1013,9 @@ impl Conductor {
     }
 
     /// Notes for the turn: the task's attachments, on a session's first turn
-    /// all of them, later only those added since the previous turn.
-    async fn attachment_notes(&self, session: &Session) -> Result<Vec<Note>> {
+    /// all of them, later only those added since the previous turn; binary
+    /// ones written to files in `workspace`.
+    async fn attachment_notes(&self, session: &Session, workspace: &Path) -> Result<Vec<Note>> {
         let attachments = self
             .store
             .attachments(&session.account_id, &session.task_id)
@@ -1028,7 +1035,7 @@ impl Conductor {
             .into_iter()
             .find(|message| message.kind == "assistant")
             .map(|message| message.created_at);
-        Ok(attachments
+        let new: Vec<Attachment> = attachments
             .into_iter()
             .filter(|attachment| attachment.status == "ready")
             .filter(|attachment| {
@@ -1036,8 +1043,15 @@ impl Conductor {
                     .as_ref()
                     .is_none_or(|at| &attachment.created_at > at)
             })
-            .filter_map(attachment_note)
-            .collect())
+            .collect();
+        let workspace = workspace.to_path_buf();
+        tokio::task::spawn_blocking(move || {
+            new.into_iter()
+                .filter_map(|attachment| attachments::note(attachment, &workspace))
+                .collect()
+        })
+        .await
+        .map_err(|error| SessionError::Internal(error.into()))
     }
 
     fn watch_turn(
@@ -1059,7 +1073,7 @@ impl Conductor {
             {
                 tracing::error!(session = %session_id, "finishing the turn failed: {error}");
             }
-            this.kick(&account_id, &session_id);
+            this.kick(&account_id, &session_id, Wake::Progress);
             this.kick_waiting().await;
         });
     }
@@ -1211,19 +1225,10 @@ impl Conductor {
 
     /// Picks up after a restart: turns that were running are followed again
     /// (or end interrupted), sessions caught booting boot again, and waits
-    /// that outlived the wait limit while the server was down are closed
-    /// `waiting_timeout`.
+    /// that outlived the wait limit while the server was down are closed.
     pub async fn recover(self: &Arc<Self>) -> Result<()> {
         self.store.release_unanswered_keys().await?;
-        for mut session in self.store.sessions_in(&["waiting"]).await? {
-            let waited = session.waiting_since.as_deref().and_then(seconds_since);
-            if waited.is_some_and(|waited| waited >= self.settings.wait_limit.as_secs() as i64) {
-                self.drop_queue(&session).await?;
-                let message = "The wait for a turn slot outlasted the retry schedule while cinch was down. Send a message to try again.".to_owned();
-                self.close_with(&mut session, "waiting_timeout", Some(message))
-                    .await?;
-            }
-        }
+        self.close_overlong_waits().await?;
         for session in self.store.sessions_in(&["running", "booting"]).await? {
             match (session.status.as_str(), session.current_turn.clone()) {
                 ("running", Some(turn_id)) => self.reattach(session, turn_id).await?,
@@ -1231,7 +1236,7 @@ impl Conductor {
                     let mut session = session;
                     session.status = "idle".into();
                     self.save(&mut session).await?;
-                    self.kick(&session.account_id, &session.id);
+                    self.kick(&session.account_id, &session.id, Wake::Progress);
                 }
             }
         }
@@ -1313,7 +1318,7 @@ impl Conductor {
         match self.store.sessions_in(&["waiting"]).await {
             Ok(sessions) => {
                 for session in sessions {
-                    self.kick(&session.account_id, &session.id);
+                    self.kick(&session.account_id, &session.id, Wake::Progress);
                 }
             }
             Err(error) => tracing::error!("listing waiting sessions: {error}"),
@@ -1342,7 +1347,74 @@ impl Conductor {
             if let Err(error) = self.close_idle().await {
                 tracing::error!("closing idle sessions: {error}");
             }
+            if let Err(error) = self.close_overlong_waits().await {
+                tracing::error!("closing waits past the wait limit: {error}");
+            }
         }
+    }
+
+    /// Closes every wait for a turn slot past the wait limit, whether or not
+    /// a retry came round.
+    async fn close_overlong_waits(&self) -> Result<()> {
+        let limit = self.settings.wait_limit.as_secs() as i64;
+        for waiting in self.store.sessions_in(&["waiting"]).await? {
+            let waited = waiting.waiting_since.as_deref().and_then(seconds_since);
+            if waited.is_none_or(|waited| waited < limit) {
+                continue;
+            }
+            let guard = self.session_lock(&waiting.id);
+            let _held = guard.lock().await;
+            let Some(mut session) = self.store.session(&waiting.account_id, &waiting.id).await?
+            else {
+                continue;
+            };
+            if session.status == "waiting" {
+                self.close_if_overlong(&mut session).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Closes a waiting session whose wait reached the wait limit, and says
+    /// whether it did: `resource_exhausted` when its retries ran to the
+    /// limit, `waiting_timeout` when the wait outlived any retry schedule
+    /// (cinch was down, or no retry came). Its queued messages stay queued:
+    /// the message that resumes the session delivers them with it.
+    async fn close_if_overlong(&self, session: &mut Session) -> Result<bool> {
+        let Some(waited) = session.waiting_since.as_deref().and_then(seconds_since) else {
+            return Ok(false);
+        };
+        let limit = self.settings.wait_limit.as_secs() as i64;
+        if waited < limit {
+            return Ok(false);
+        }
+        // The last retry of the schedule comes at most a retry interval after
+        // the limit, and this sweep a sweep interval after that.
+        let schedule_end = self.settings.wait_limit
+            + self.settings.retry_interval
+            + self.settings.sweep_interval
+            + Duration::from_secs(1);
+        let (reason, message) = if waited <= schedule_end.as_secs() as i64 {
+            (
+                "resource_exhausted",
+                format!(
+                    "No turn slot came free in {} minutes ({} turns may run at once). Your queued messages are kept: send a message to try again with them, or raise the cap with `cinch serve --max-turns`.",
+                    limit / 60,
+                    self.settings.max_turns
+                ),
+            )
+        } else {
+            (
+                "waiting_timeout",
+                format!(
+                    "The wait for a turn slot outlasted its retry schedule ({} minutes; cinch was stopped or could not retry). Your queued messages are kept: send a message to try again with them.",
+                    waited / 60
+                ),
+            )
+        };
+        tracing::info!(session = %session.id, reason, "closing a wait for a turn slot after {waited} s");
+        self.close_with(session, reason, Some(message)).await?;
+        Ok(true)
     }
 
     async fn close_idle(&self) -> Result<()> {
@@ -1449,27 +1521,6 @@ impl Conductor {
             Err(error) => tracing::error!(run = %run_id, "publishing {name}: {error:#}"),
         }
     }
-}
-
-/// An attachment as a note of the brief: its text, or what its blob is.
-fn attachment_note(attachment: Attachment) -> Option<Note> {
-    let mut text = String::new();
-    if let Some(uri) = &attachment.uri {
-        text.push_str(&format!("Source: {uri}\n\n"));
-    }
-    match (&attachment.text, &attachment.blob) {
-        (Some(body), _) => text.push_str(body),
-        (None, Some(blob)) => text.push_str(&format!(
-            "(binary content, {} base64 characters, type {}: not included)",
-            blob.len(),
-            attachment.mime_type.as_deref().unwrap_or("unknown")
-        )),
-        (None, None) => return None,
-    }
-    Some(Note {
-        name: attachment.name,
-        text,
-    })
 }
 
 /// A turn's result as an assistant message carries it.

@@ -13,28 +13,41 @@ pub struct StoredEvent {
     pub data: String,
 }
 
+/// An event to store.
+#[derive(Debug, Clone)]
+pub struct NewEvent<'a> {
+    /// Its run's account.
+    pub account_id: &'a str,
+    /// Its run.
+    pub run_id: &'a str,
+    /// Its number in the run.
+    pub seq: i64,
+    /// Its SSE event name.
+    pub name: &'a str,
+    /// Its data, JSON.
+    pub data: String,
+}
+
 impl Store {
-    /// Appends event `seq` of the account's run.
-    pub async fn append_event(
-        &self,
-        account_id: &str,
-        run_id: &str,
-        seq: i64,
-        name: &str,
-        data: &str,
-    ) -> Result<()> {
-        sqlx::query(
-            "INSERT INTO run_events (account_id, run_id, seq, name, data, created_at) \
-             VALUES ($1, $2, $3, $4, $5, $6)",
-        )
-        .bind(account_id)
-        .bind(run_id)
-        .bind(seq)
-        .bind(name)
-        .bind(data)
-        .bind(now())
-        .execute(&self.pool)
-        .await?;
+    /// Appends `events`, all or none.
+    pub async fn append_events(&self, events: &[NewEvent<'_>]) -> Result<()> {
+        let created_at = now();
+        let mut transaction = self.pool.begin().await?;
+        for event in events {
+            sqlx::query(
+                "INSERT INTO run_events (account_id, run_id, seq, name, data, created_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6)",
+            )
+            .bind(event.account_id)
+            .bind(event.run_id)
+            .bind(event.seq)
+            .bind(event.name)
+            .bind(&event.data)
+            .bind(&created_at)
+            .execute(&mut *transaction)
+            .await?;
+        }
+        transaction.commit().await?;
         Ok(())
     }
 

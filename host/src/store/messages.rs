@@ -1,4 +1,5 @@
-//! A session's messages: the conversation, in order of delivery.
+//! A session's messages: the conversation, in order of delivery. Every
+//! write here forgets the session's cached pages.
 
 use serde::Serialize;
 use serde_json::Value;
@@ -59,13 +60,25 @@ fn from_row(row: Row) -> Result<Message> {
     })
 }
 
+/// Where a message stands in its conversation: delivered ones by
+/// `sequence`, then the queued ones (sequence null) in the order they came.
+const PLACE: &str = "(sequence IS NULL), COALESCE(sequence, 0), id";
+
 impl Direction {
-    /// The condition on `id` past the cursor (`$4`), and the order.
-    fn bounds(self) -> (&'static str, &'static str) {
-        match self {
-            Direction::Asc => ("id > $4", "ASC"),
-            Direction::Desc => ("($4 = '' OR id < $4)", "DESC"),
-        }
+    /// The condition on a message's place past the cursor (`$4`, a message
+    /// id of the session `$3`; none when empty), and the order.
+    fn bounds(self) -> (String, String) {
+        let (compare, order) = match self {
+            Direction::Asc => (">", "ASC"),
+            Direction::Desc => ("<", "DESC"),
+        };
+        (
+            format!(
+                "($4 = '' OR ({PLACE}) {compare} (SELECT {PLACE} FROM messages \
+                 WHERE id = $4 AND session_id = $3))"
+            ),
+            format!("(sequence IS NULL) {order}, sequence {order}, id {order}"),
+        )
     }
 }
 
@@ -117,6 +130,7 @@ impl Store {
         .bind(now())
         .execute(&self.pool)
         .await?;
+        self.pages.invalidate(&session.id);
         Ok(self
             .message(&id)
             .await?
@@ -187,7 +201,7 @@ impl Store {
         let (compare, order) = direction.bounds();
         let rows: Vec<Row> = sqlx::query_as(&format!(
             "SELECT {COLUMNS} FROM messages WHERE account_id = $1 AND task_id = $2 \
-             AND session_id = $3 AND {compare} ORDER BY id {order} LIMIT $5"
+             AND session_id = $3 AND {compare} ORDER BY {order} LIMIT $5"
         ))
         .bind(account_id)
         .bind(task_id)
@@ -229,9 +243,9 @@ impl Store {
         };
         let (compare, order) = direction.bounds();
         let (json, rows, last): (String, i64, Option<String>) = sqlx::query_as(&format!(
-            "WITH page AS (SELECT {COLUMNS}, ROW_NUMBER() OVER (ORDER BY id {order}) AS n \
+            "WITH page AS (SELECT {COLUMNS}, ROW_NUMBER() OVER (ORDER BY {order}) AS n \
              FROM messages WHERE account_id = $1 AND task_id = $2 AND session_id = $3 \
-             AND {compare} ORDER BY id {order} LIMIT $5) \
+             AND {compare} ORDER BY {order} LIMIT $5) \
              SELECT COALESCE((SELECT json_group_array(json_object('id', id, 'session_id', \
              session_id, 'task_id', task_id, 'sequence', sequence, 'type', type, 'content', \
              content, 'turn', json(turn_json), 'created_at', created_at) ORDER BY n) \

@@ -30,11 +30,11 @@ pub use accounts::{Account, Agent, AgentSettings, Member};
 pub use attachments::{Attachment, NewAttachment};
 pub use calls::Call;
 pub use environments::{Environment, EnvironmentPatch, NewEnvironment};
-pub use events::StoredEvent;
+pub use events::{NewEvent, StoredEvent};
 pub use idempotency::KeyState;
 pub use messages::{Direction, Message};
 pub use sessions::{IdleSession, NewSession, Session};
-pub use tasks::{NewTask, Task};
+pub use tasks::{NewTask, Task, TaskStatus};
 pub use tokens::{Principal, TokenFor, TokenOwner};
 
 /// The database file's name in cinch's home.

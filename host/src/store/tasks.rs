@@ -13,8 +13,11 @@ pub struct Task {
     pub account_id: String,
     /// Its title.
     pub title: String,
-    /// `active` until every session it has is closed, then `closed`.
-    pub status: String,
+    /// Always `active`: a task has no terminal state of its own (its
+    /// sessions' statuses say what runs), which a plain conversation never
+    /// reaches, even when every session idles out or is closed.
+    #[sqlx(skip)]
+    pub status: TaskStatus,
     /// The environment its sessions use unless they name another.
     pub environment_id: Option<String>,
     /// Seconds an idle session waits for a message before it is closed.
@@ -43,6 +46,15 @@ pub struct Task {
     pub updated_at: String,
 }
 
+/// A task's lifecycle status.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskStatus {
+    /// Not in a terminal state.
+    #[default]
+    Active,
+}
+
 /// What a new task is made of.
 #[derive(Debug, Clone)]
 pub struct NewTask {
@@ -58,11 +70,8 @@ pub struct NewTask {
     pub owner: Option<String>,
 }
 
-const SELECT: &str = "SELECT t.id, t.account_id, t.title, \
-    CASE WHEN EXISTS (SELECT 1 FROM sessions s WHERE s.task_id = t.id) \
-          AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.task_id = t.id AND s.status <> 'closed') \
-         THEN 'closed' ELSE 'active' END AS status, \
-    t.environment_id, t.idle_timeout_seconds, t.created_by, a.name AS created_by_name, \
+const SELECT: &str = "SELECT t.id, t.account_id, t.title, t.environment_id, \
+    t.idle_timeout_seconds, t.created_by, a.name AS created_by_name, \
     t.owner, m.name AS owner_name, t.last_message_preview, \
     (SELECT s.harness FROM sessions s WHERE s.task_id = t.id ORDER BY s.id DESC LIMIT 1) AS harness, \
     (SELECT COUNT(*) FROM sessions s WHERE s.task_id = t.id) AS session_count, \
