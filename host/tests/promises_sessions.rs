@@ -275,7 +275,7 @@ fn a_capacity_close_keeps_the_prompt_for_the_resume() {
     let server = world.serve_with(&["--max-turns", "1", "--wait-limit-minutes", "0"]);
     let token = world.admin_token();
     let api = Api::new(&server, &token);
-    let record = world.path("record.json");
+    let record = world.path("out/record.json");
     let (busy_task, busy, task, session) = one_busy_one_waiting(&api, &world, &record);
     let closed = api.wait_status(&task, &session, "closed");
     assert_eq!(closed["close_reason"], "resource_exhausted", "{closed:#}");
@@ -301,7 +301,7 @@ fn a_wait_past_its_limit_is_closed_while_the_server_runs() {
     ]);
     let token = world.admin_token();
     let api = Api::new(&server, &token);
-    let record = world.path("record.json");
+    let record = world.path("out/record.json");
     let (busy_task, busy, task, session) = one_busy_one_waiting(&api, &world, &record);
     let waiting = api.wait_status(&task, &session, "waiting");
     assert!(waiting["waiting_since"].is_string());
@@ -328,7 +328,7 @@ fn a_wait_that_outlived_a_restart_keeps_its_prompt() {
     let world = World::new();
     let mut server = world.serve_with(&["--max-turns", "1"]);
     let token = world.admin_token();
-    let record = world.path("record.json");
+    let record = world.path("out/record.json");
     let (busy_task, busy, task, session) = {
         let api = Api::new(&server, &token);
         let ids = one_busy_one_waiting(&api, &world, &record);
@@ -447,7 +447,7 @@ fn a_binary_attachment_reaches_the_agent_as_a_file_never_committed() {
     let token = world.admin_token();
     let api = Api::new(&server, &token);
     let environment = environment(&api, &world);
-    let record = world.path("record.json");
+    let record = world.path("out/record.json");
     world.script(Script {
         lines: claude_turn("sess-b", "Looked at the screenshot."),
         write_files: [("fix.txt".to_owned(), "fixed\n".to_owned())].into(),
