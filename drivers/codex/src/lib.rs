@@ -26,6 +26,28 @@ const NOISE: &[&str] = &[
     "WARNING: proceeding, even though we could not create PATH aliases",
 ];
 
+/// The models of codex's bundled catalog (0.171.0) that it lists, by its
+/// own priority: the first is what it runs when none is named.
+const MODELS: [&str; 11] = [
+    "gpt-6.2-sol",
+    "gpt-6.2-astra",
+    "gpt-6.1-terra",
+    "gpt-6.1-sol",
+    "gpt-6-astra",
+    "gpt-6-sol",
+    "gpt-6-luna",
+    "gpt-5.6-sol",
+    "gpt-5.6-terra",
+    "gpt-5.6-luna",
+    "gpt-5.5",
+];
+
+/// The values of `model_reasoning_effort` codex takes (0.171.0).
+const EFFORTS: [&str; 6] = ["minimal", "low", "medium", "high", "xhigh", "max"];
+
+/// Codex's documented default effort.
+const DEFAULT_EFFORT: &str = "medium";
+
 /// The Codex driver.
 pub struct Codex;
 
@@ -64,12 +86,10 @@ impl Driver for Codex {
                 path: ".codex/auth.json".into(),
                 account_pointer: None,
             }],
-            models: vec![],
-            default_model: None,
-            efforts: ["minimal", "low", "medium", "high"]
-                .map(String::from)
-                .to_vec(),
-            default_effort: None,
+            models: MODELS.map(String::from).to_vec(),
+            default_model: Some(MODELS[0].into()),
+            efforts: EFFORTS.map(String::from).to_vec(),
+            default_effort: Some(DEFAULT_EFFORT.into()),
             brief: BriefDelivery::Stdin,
             resume: ResumeScope::Anywhere,
         }

@@ -481,7 +481,12 @@ fn info_and_version() {
     let info = Codex::info();
     assert_eq!(info.name, "codex");
     assert_eq!(info.state_dir.as_deref(), Some(".codex"));
-    assert_eq!(info.efforts, ["minimal", "low", "medium", "high"]);
+    assert_eq!(
+        info.efforts,
+        ["minimal", "low", "medium", "high", "xhigh", "max"]
+    );
+    assert_eq!(info.default_model.as_deref(), Some("gpt-6.2-sol"));
+    assert!(info.models.iter().any(|model| model == "gpt-5.6-sol"));
     assert_eq!(info.resume, ResumeScope::Anywhere);
     assert_eq!(
         Codex::parse_version("codex-cli 0.171.0\n").as_deref(),

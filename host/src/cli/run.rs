@@ -83,6 +83,7 @@ pub fn run(engine: &Engine, args: Args) -> anyhow::Result<ExitCode> {
         run: None,
         env: Default::default(),
         secrets: Vec::new(),
+        agent: None,
     })?;
     watch(turn, args.json)
 }
@@ -132,7 +133,7 @@ fn watch(turn: Turn, json: bool) -> anyhow::Result<ExitCode> {
             Next::Closed => break,
         }
     }
-    let result = turn.wait()?;
+    let result = turn.wait();
     let mut stdout = std::io::stdout();
     if json {
         writeln!(stdout, "{}", serde_json::to_string(&result)?)?;

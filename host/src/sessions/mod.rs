@@ -704,7 +704,9 @@ impl Conductor {
         }
     }
 
-    fn take_slot(&self, session_id: &str) -> bool {
+    /// Takes a turn slot for `session_id` (or a code task's key): false when
+    /// `max_turns` turns already hold one.
+    pub fn take_slot(&self, session_id: &str) -> bool {
         let mut slots = lock(&self.slots);
         if slots.contains(session_id) {
             return true;
@@ -716,7 +718,8 @@ impl Conductor {
         true
     }
 
-    fn release_slot(&self, session_id: &str) {
+    /// Gives back the slot `take_slot` gave.
+    pub fn release_slot(&self, session_id: &str) {
         lock(&self.slots).remove(session_id);
     }
 
@@ -843,6 +846,7 @@ impl Conductor {
             secrets: environment
                 .map(|e| e.secrets.values().cloned().collect())
                 .unwrap_or_default(),
+            agent: Some(session.agent_id.clone()),
         };
         for message in queued {
             if let Some(message) = self.store.deliver_message(&message.id).await? {
