@@ -580,7 +580,8 @@ fn each_harness_lists_its_models_and_an_unknown_model_falls_back() {
         harness("codex")["models"]
             .as_array()
             .unwrap()
-            .contains(&json!("gpt-5.6-sol"))
+            .contains(&json!("openai/gpt-5.6-sol")),
+        "the spec's example id"
     );
 
     // An unknown model gets the default; a known effort is passed on.
@@ -678,20 +679,38 @@ fn codex_runs_on_the_model_provider_its_config_names() {
         "{text}"
     );
 
-    // A turn runs on it, and its key is masked like any credential.
+    // A turn runs on it, on the model its config names, and its key is
+    // masked like any credential.
+    let record = world.path("record.json");
     world.script(Script {
         replay: Some(recorded("codex/s1.jsonl")),
         lines: vec![json!({"type": "item.completed", "item": {"id": "x", "type": "agent_message", "text": "key sk-mock-provider-key"}})],
+        record: Some(record.clone()),
         ..Script::default()
     });
     let run = world
         .cinch()
         .env("MOCK_API_KEY", "sk-mock-provider-key")
-        .args(["run", "--harness", "codex", "--repo"])
+        .args([
+            "run",
+            "--harness",
+            "codex",
+            "--model",
+            "openai/gpt-5.6-sol",
+            "--repo",
+        ])
         .arg(world.path("repo"))
         .args(["--json", "Say hi."])
         .output()
         .unwrap();
+    let seen: Value = serde_json::from_str(&std::fs::read_to_string(&record).unwrap()).unwrap();
+    let argv: Vec<&str> = seen["argv"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|arg| arg.as_str().unwrap())
+        .collect();
+    assert!(!argv.contains(&"-m"), "{argv:?}");
     let stdout = String::from_utf8_lossy(&run.stdout);
     let stderr = String::from_utf8_lossy(&run.stderr);
     assert!(!stderr.contains("no_credential"), "{stderr}");

@@ -111,6 +111,7 @@ impl World {
             run: None,
             env: Default::default(),
             secrets: Vec::new(),
+            agent: None,
         }
     }
 }
@@ -162,7 +163,7 @@ fn run_to_end(turn: Turn) -> (Vec<String>, Vec<TurnEventKind>, TurnResult) {
             _ => None,
         })
         .collect();
-    (lines, events, turn.wait().unwrap())
+    (lines, events, turn.wait())
 }
 
 fn is_alive(pid: i32) -> bool {

@@ -27,20 +27,25 @@ const NOISE: &[&str] = &[
 ];
 
 /// The models of codex's bundled catalog (0.171.0) that it lists, by its
-/// own priority: the first is what it runs when none is named.
+/// own priority: the first is what it runs when none is named. cinch names
+/// them with their vendor, as the tasks API does (`openai/gpt-5.6-sol`);
+/// codex itself takes the bare slug.
 const MODELS: [&str; 11] = [
-    "gpt-6.2-sol",
-    "gpt-6.2-astra",
-    "gpt-6.1-terra",
-    "gpt-6.1-sol",
-    "gpt-6-astra",
-    "gpt-6-sol",
-    "gpt-6-luna",
-    "gpt-5.6-sol",
-    "gpt-5.6-terra",
-    "gpt-5.6-luna",
-    "gpt-5.5",
+    "openai/gpt-6.2-sol",
+    "openai/gpt-6.2-astra",
+    "openai/gpt-6.1-terra",
+    "openai/gpt-6.1-sol",
+    "openai/gpt-6-astra",
+    "openai/gpt-6-sol",
+    "openai/gpt-6-luna",
+    "openai/gpt-5.6-sol",
+    "openai/gpt-5.6-terra",
+    "openai/gpt-5.6-luna",
+    "openai/gpt-5.5",
 ];
+
+/// How cinch's model ids start; codex's own do not.
+const VENDOR_PREFIX: &str = "openai/";
 
 /// The values of `model_reasoning_effort` codex takes (0.171.0).
 const EFFORTS: [&str; 6] = ["minimal", "low", "medium", "high", "xhigh", "max"];
@@ -109,7 +114,8 @@ impl Driver for Codex {
             .map(String::from),
         );
         if let Some(model) = &turn.model {
-            args.extend(["-m".to_owned(), model.clone()]);
+            let slug = model.strip_prefix(VENDOR_PREFIX).unwrap_or(model);
+            args.extend(["-m".to_owned(), slug.to_owned()]);
         }
         if let Some(effort) = &turn.effort {
             // `-c` takes a TOML value; a JSON string literal is a valid one.

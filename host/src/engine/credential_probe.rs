@@ -110,6 +110,13 @@ pub fn provider_credential(
     })
 }
 
+/// Whether `info`'s harness runs on a provider of its own configuration
+/// under `home`: the vendor's model ids then mean nothing to it, and the
+/// configuration chooses the model.
+pub fn runs_on_own_provider(info: &cinch_driver_sdk::Info, home: Option<&Path>) -> bool {
+    provider(info, home).is_some()
+}
+
 /// The variable holding the key of the provider `info`'s harness runs on
 /// under `home`, when it has one: a secret to mask.
 pub fn provider_key(info: &cinch_driver_sdk::Info, home: Option<&Path>) -> Option<String> {

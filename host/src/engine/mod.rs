@@ -406,7 +406,17 @@ impl Engine {
             }
             CliStatus::Found { path, version, .. } => (path, version),
         };
-        let model = known_or_default(request.model.as_deref(), &info.models, "model");
+        let home_dir = request
+            .env
+            .get("HOME")
+            .or_else(|| self.env.get("HOME"))
+            .map(PathBuf::from);
+        let model = if credential_probe::runs_on_own_provider(info, home_dir.as_deref()) {
+            // Its config names the model its provider serves.
+            None
+        } else {
+            known_or_default(request.model.as_deref(), &info.models, "model")
+        };
         let effort = known_or_default(request.effort.as_deref(), &info.efforts, "effort");
 
         let turn_id = new_id();
@@ -422,7 +432,6 @@ impl Engine {
         let mut base_env = self.base_env();
         base_env.extend(request.env.clone());
         let env = harness::environment(base_env, &self.config, &run, &turn_id, &command);
-        let home_dir = env.get("HOME").map(PathBuf::from);
         if harness::credential(info, &env, home_dir.as_deref()) == Credential::None {
             return Err(Refusal::new(
                 RefusalCode::NoCredential,
