@@ -444,7 +444,11 @@ pub async fn start_task(
     };
 
     // A code task's turn counts against the cap on turns at once, as a session's does.
-    let slot = format!("code-task:{run}:{}", crate::engine::state::now_ms());
+    static CODE_TASKS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let slot = format!(
+        "code-task:{}",
+        CODE_TASKS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    );
     if !app.conductor.take_slot(&slot) {
         let max_turns = app.conductor.settings().max_turns;
         let mut response = Problem::new(

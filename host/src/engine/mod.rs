@@ -447,37 +447,42 @@ impl Engine {
         self.clear_the_way(&workdir)?;
         turn.create(request.agent.as_deref())?;
         state::keep_secrets(&self.home, &turn_id, &secrets)?;
-        write_private(
-            &turn.prompt(),
-            brief::compose(&request.brief, &request.notes).as_bytes(),
-        )?;
-        let start = checkpoint::take(
-            &workdir,
-            &checkpoint_ref(&run, &turn_id, "start"),
-            "cinch: start of turn",
-        )
-        .context("taking the start checkpoint")?;
-        remove_managed_config(&workdir, &info.managed_config)?;
-        let launch = Launch {
-            turn: turn_id.clone(),
-            run,
-            harness: info.name.clone(),
-            repository: request.repo.display().to_string(),
-            workdir: workdir.clone(),
-            program,
-            args: command.args.clone(),
-            stdin: (command.brief == BriefDelivery::Stdin).then(|| turn.prompt()),
-            log: turn.log().to_path_buf(),
-            prompt: turn.prompt(),
-            started_at_ms: now_ms(),
-            timeout_ms: request.timeout.as_millis() as u64,
-            resumed_session: request.session_id.clone(),
-            start_checkpoint: Some(start.sha),
-            cli_version,
-            agent: request.agent.clone(),
-        };
-        write_json(&turn.launch(), &launch)?;
-        self.spawn_supervisor(&turn, &env)?;
+        let launched = (|| {
+            write_private(
+                &turn.prompt(),
+                brief::compose(&request.brief, &request.notes).as_bytes(),
+            )?;
+            let start = checkpoint::take(
+                &workdir,
+                &checkpoint_ref(&run, &turn_id, "start"),
+                "cinch: start of turn",
+            )
+            .context("taking the start checkpoint")?;
+            remove_managed_config(&workdir, &info.managed_config)?;
+            let launch = Launch {
+                turn: turn_id.clone(),
+                run: run.clone(),
+                harness: info.name.clone(),
+                repository: request.repo.display().to_string(),
+                workdir: workdir.clone(),
+                program,
+                args: command.args.clone(),
+                stdin: (command.brief == BriefDelivery::Stdin).then(|| turn.prompt()),
+                log: turn.log().to_path_buf(),
+                prompt: turn.prompt(),
+                started_at_ms: now_ms(),
+                timeout_ms: request.timeout.as_millis() as u64,
+                resumed_session: request.session_id.clone(),
+                start_checkpoint: Some(start.sha),
+                cli_version,
+                agent: request.agent.clone(),
+            };
+            write_json(&turn.launch(), &launch)?;
+            self.spawn_supervisor(&turn, &env)?;
+            anyhow::Ok(launch)
+        })();
+        // A turn that never started shows nothing: its secrets need not wait.
+        let launch = launched.inspect_err(|_| state::forget_secrets(&self.home, &turn_id))?;
         self.follow(turn, launch, driver, Redactor::new(secrets))
     }
 
