@@ -395,8 +395,12 @@ impl Engine {
             request.session_id.as_deref(),
             &repo,
         );
+        // Held until the supervisor runs (it holds its own lock by then), so
+        // that a second start in this working tree finds the first one.
+        let _worktree = state::WorktreeLock::take(&self.home, &workdir)?;
+        self.clear_the_way(&workdir)?;
 
-        let (program, cli_version) = match probe(driver, self.search_path()) {
+        let program = match probe(driver, self.search_path()) {
             CliStatus::Missing => {
                 return Err(Refusal::new(
                     RefusalCode::CliMissing,
@@ -406,32 +410,39 @@ impl Engine {
             }
             CliStatus::Found { path, version, .. } => (path, version),
         };
-        let home_dir = request
+        let (program, cli_version) = program;
+        let config_home = request
             .env
             .get("HOME")
             .or_else(|| self.env.get("HOME"))
             .map(PathBuf::from);
-        let model = if credential_probe::runs_on_own_provider(info, home_dir.as_deref()) {
+        let model = if credential_probe::runs_on_own_provider(info, config_home.as_deref()) {
             // Its config names the model its provider serves.
             None
         } else {
             known_or_default(request.model.as_deref(), &info.models, "model")
         };
-        let effort = known_or_default(request.effort.as_deref(), &info.efforts, "effort");
 
         let turn_id = new_id();
         let run = request.run.clone().unwrap_or_else(|| turn_id.clone());
         let turn = TurnDir::new(&self.home, &run, &turn_id)?;
+        turn.create(request.agent.as_deref())?;
+        write_private(
+            &turn.prompt(),
+            brief::compose(&request.brief, &request.notes).as_bytes(),
+        )?;
+
         let command = driver.command(&cinch_driver_sdk::Turn {
             prompt_file: turn.prompt().display().to_string(),
             workdir: workdir.display().to_string(),
             model,
-            effort,
+            effort: known_or_default(request.effort.as_deref(), &info.efforts, "effort"),
             session_id: request.session_id.clone(),
         })?;
         let mut base_env = self.base_env();
         base_env.extend(request.env.clone());
         let env = harness::environment(base_env, &self.config, &run, &turn_id, &command);
+        let home_dir = env.get("HOME").map(PathBuf::from);
         if harness::credential(info, &env, home_dir.as_deref()) == Credential::None {
             return Err(Refusal::new(
                 RefusalCode::NoCredential,
@@ -440,49 +451,35 @@ impl Engine {
             .into());
         }
         let secrets = self.turn_secrets(info, &env, home_dir.as_deref(), &request.secrets);
-
-        // Held until the supervisor runs (it holds its own lock by then), so
-        // that a second start in this working tree finds the first one.
-        let _worktree = state::WorktreeLock::take(&self.home, &workdir)?;
-        self.clear_the_way(&workdir)?;
-        turn.create(request.agent.as_deref())?;
-        state::keep_secrets(&self.home, &turn_id, &secrets)?;
-        let launched = (|| {
-            write_private(
-                &turn.prompt(),
-                brief::compose(&request.brief, &request.notes).as_bytes(),
-            )?;
-            let start = checkpoint::take(
-                &workdir,
-                &checkpoint_ref(&run, &turn_id, "start"),
-                "cinch: start of turn",
-            )
-            .context("taking the start checkpoint")?;
-            remove_managed_config(&workdir, &info.managed_config)?;
-            let launch = Launch {
-                turn: turn_id.clone(),
-                run: run.clone(),
-                harness: info.name.clone(),
-                repository: request.repo.display().to_string(),
-                workdir: workdir.clone(),
-                program,
-                args: command.args.clone(),
-                stdin: (command.brief == BriefDelivery::Stdin).then(|| turn.prompt()),
-                log: turn.log().to_path_buf(),
-                prompt: turn.prompt(),
-                started_at_ms: now_ms(),
-                timeout_ms: request.timeout.as_millis() as u64,
-                resumed_session: request.session_id.clone(),
-                start_checkpoint: Some(start.sha),
-                cli_version,
-                agent: request.agent.clone(),
-            };
-            write_json(&turn.launch(), &launch)?;
-            self.spawn_supervisor(&turn, &env)?;
-            anyhow::Ok(launch)
-        })();
-        // A turn that never started shows nothing: its secrets need not wait.
-        let launch = launched.inspect_err(|_| state::forget_secrets(&self.home, &turn_id))?;
+        let kept = state::KeptSecrets::keep(&self.home, &turn_id, &secrets)?;
+        let start = checkpoint::take(
+            &workdir,
+            &checkpoint_ref(&run, &turn_id, "start"),
+            "cinch: start of turn",
+        )
+        .context("taking the start checkpoint")?;
+        remove_managed_config(&workdir, &info.managed_config)?;
+        let launch = Launch {
+            turn: turn_id.clone(),
+            run,
+            harness: info.name.clone(),
+            repository: request.repo.display().to_string(),
+            workdir: workdir.clone(),
+            program,
+            args: command.args.clone(),
+            stdin: (command.brief == BriefDelivery::Stdin).then(|| turn.prompt()),
+            log: turn.log().to_path_buf(),
+            prompt: turn.prompt(),
+            started_at_ms: now_ms(),
+            timeout_ms: request.timeout.as_millis() as u64,
+            resumed_session: request.session_id.clone(),
+            start_checkpoint: Some(start.sha),
+            cli_version,
+            agent: request.agent.clone(),
+        };
+        write_json(&turn.launch(), &launch)?;
+        self.spawn_supervisor(&turn, &env)?;
+        kept.until_the_turn_ends();
         self.follow(turn, launch, driver, Redactor::new(secrets))
     }
 

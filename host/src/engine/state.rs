@@ -423,10 +423,44 @@ fn secrets_file(home: &Home, turn: &str) -> PathBuf {
 
 /// Keeps the values to mask in what `turn` shows until it has ended, so that
 /// every process reading it (a restarted server, `cinch log`) masks them.
-pub fn keep_secrets(home: &Home, turn: &str, secrets: &[String]) -> anyhow::Result<()> {
+fn keep_secrets(home: &Home, turn: &str, secrets: &[String]) -> anyhow::Result<()> {
     let path = secrets_file(home, turn);
     create_private_dir(path.parent().expect("the file has a folder"))?;
     write_json(&path, &secrets)
+}
+
+/// The values to mask in what a turn being started shows, kept (see
+/// [`keep_secrets`]); forgotten when dropped, unless the turn started.
+pub struct KeptSecrets<'a> {
+    home: &'a Home,
+    turn: &'a str,
+    started: bool,
+}
+
+impl<'a> KeptSecrets<'a> {
+    /// Keeps `secrets` for `turn`.
+    pub fn keep(home: &'a Home, turn: &'a str, secrets: &[String]) -> anyhow::Result<Self> {
+        keep_secrets(home, turn, secrets)?;
+        Ok(Self {
+            home,
+            turn,
+            started: false,
+        })
+    }
+
+    /// The turn has started: its secrets wait for its end.
+    pub fn until_the_turn_ends(mut self) {
+        self.started = true;
+    }
+}
+
+impl Drop for KeptSecrets<'_> {
+    fn drop(&mut self) {
+        // A turn that never started shows nothing: its secrets need not wait.
+        if !self.started {
+            forget_secrets(self.home, self.turn);
+        }
+    }
 }
 
 /// The values kept for `turn`; none once it has ended.
