@@ -58,14 +58,15 @@ fn pid_in(path: &Path) -> i32 {
         .unwrap()
 }
 
-/// The one file in `dir`.
-fn only_file(dir: &Path) -> PathBuf {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+/// The one entry of `dir` whose name ends with `suffix`.
+fn only_entry(dir: &Path, suffix: &str) -> PathBuf {
+    let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
         .unwrap()
         .map(|entry| entry.unwrap().path())
+        .filter(|path| path.to_string_lossy().ends_with(suffix))
         .collect();
-    assert_eq!(files.len(), 1, "{files:?}");
-    files.remove(0)
+    assert_eq!(found.len(), 1, "{found:?}");
+    found.remove(0)
 }
 
 fn path_text(path: &Path) -> String {
@@ -136,9 +137,10 @@ fn a_hostile_harness_of_one_account_reaches_nothing_of_cinchs_or_anothers() {
         std::thread::sleep(std::time::Duration::from_millis(50));
     };
     let a_supervisor = pid_in(&a_turn_dir.join("supervisor.pid"));
-    let a_agent = only_file(&home.join("agents"));
-    let vault = only_file(&home.join("secrets"));
-    let a_log = only_file(&home.join("runs").join(&a_session));
+    let a_agent = only_entry(&home.join("agents"), "");
+    let vault = home.join("secrets").join(format!("{a_env}.json"));
+    assert!(vault.is_file(), "{}", vault.display());
+    let a_log = only_entry(&home.join("runs").join(&a_session), ".harness.jsonl");
     let server_pid = server.child.id() as i32;
 
     // Something of cinch's own on an abstract unix socket.
@@ -155,6 +157,9 @@ fn a_hostile_harness_of_one_account_reaches_nothing_of_cinchs_or_anothers() {
         },
         Probe::List {
             path: path_text(&home.join("secrets")),
+        },
+        Probe::List {
+            path: path_text(&home.join("secrets/turns")),
         },
         Probe::Read {
             path: path_text(&home.join("cinch.db")),

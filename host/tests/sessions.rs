@@ -721,7 +721,7 @@ fn task_without_title_gets_one_and_agent_tokens_own_nothing() {
     let as_agent = Api::new(&server, &agent_token);
     let task = as_agent.post(
         "/tasks",
-        json!({"prompt": "Tidy the README\nand more", "harness": "nope", "model": "nope", "effort": "max"}),
+        json!({"prompt": "Tidy the README\nand more", "harness": "nope", "model": "nope", "effort": "ultra"}),
     );
     assert_eq!(task.status, 201, "{task:?}");
     let task = task.data();
@@ -733,9 +733,9 @@ fn task_without_title_gets_one_and_agent_tokens_own_nothing() {
     let session = api.first_session(task_id);
     // Unknown harness, model and effort fall back to supported defaults.
     assert_eq!(session["harness"], "claude");
-    // Claude's driver lists no models (any id goes to the CLI) and no efforts.
-    assert_eq!(session["harness_model"], "nope");
-    assert_eq!(session["harness_effort"], Value::Null);
+    // Claude's defaults, as its driver lists them.
+    assert_eq!(session["harness_model"], "opus");
+    assert_eq!(session["harness_effort"], "high");
     let session_id = session["id"].as_str().unwrap();
     api.wait_status(task_id, session_id, "idle");
     let kinds: Vec<String> = api
@@ -984,11 +984,11 @@ fn agents_settings_steer_their_sessions() {
     );
     let pinned = patch(
         &connected,
-        json!({"harness": "codex", "effort": "high", "environment_id": environment}),
+        json!({"harness": "codex", "effort": "minimal", "environment_id": environment}),
         &token,
     );
     assert_eq!(pinned.status, 200, "{pinned:?}");
-    assert_eq!(pinned.data()["effort"], "high");
+    assert_eq!(pinned.data()["effort"], "minimal");
 
     // A task without a harness runs on the agent's, with its pinned effort
     // and its environment; another harness drops the pinned effort.
@@ -1000,20 +1000,16 @@ fn agents_settings_steer_their_sessions() {
             session["harness"].as_str(),
             session["harness_effort"].as_str()
         ),
-        (Some("codex"), Some("high"))
+        (Some("codex"), Some("minimal"))
     );
     let on_claude = api
-        .post(
-            "/tasks",
-            json!({"prompt": "Go.", "harness": "claude", "effort": "high"}),
-        )
+        .post("/tasks", json!({"prompt": "Go.", "harness": "claude"}))
         .data();
     let session = api.first_session(on_claude["id"].as_str().unwrap());
     assert_eq!(session["harness"], "claude");
     assert_eq!(
-        session["harness_effort"],
-        Value::Null,
-        "codex's effort is not claude's"
+        session["harness_effort"], "high",
+        "codex's effort is not claude's: claude's default applies"
     );
 
     // Another agent runs the tasks that name it, while enabled.

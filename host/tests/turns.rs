@@ -123,6 +123,7 @@ impl World {
             env: Default::default(),
             secrets: Vec::new(),
             tcp_ports: None,
+            agent: None,
         }
     }
 }
@@ -174,7 +175,7 @@ fn run_to_end(turn: Turn) -> (Vec<String>, Vec<TurnEventKind>, TurnResult) {
             _ => None,
         })
         .collect();
-    (lines, events, turn.wait().unwrap())
+    (lines, events, turn.wait())
 }
 
 fn is_alive(pid: i32) -> bool {

@@ -18,6 +18,34 @@ use cinch_driver_sdk::{
     SkipReason, ToolPhase, ToolUse, Turn, Usage, Value, export_driver, text,
 };
 
+/// The models `claude --model` takes (2.1.197): its aliases, which follow
+/// the newest model of their family, then the ids of its bundled catalog.
+const MODELS: [&str; 14] = [
+    "opus",
+    "sonnet",
+    "haiku",
+    "fable",
+    "claude-fable-5",
+    "claude-opus-4-8",
+    "claude-opus-4-7",
+    "claude-opus-4-6",
+    "claude-opus-4-5",
+    "claude-opus-4-1",
+    "claude-sonnet-5",
+    "claude-sonnet-4-6",
+    "claude-sonnet-4-5",
+    "claude-haiku-4-5",
+];
+
+/// What `claude` runs without `--model` on a subscription that has Opus.
+const DEFAULT_MODEL: &str = "opus";
+
+/// The levels `claude --effort` takes (2.1.197).
+const EFFORTS: [&str; 5] = ["low", "medium", "high", "xhigh", "max"];
+
+/// The effort the catalog gives most models.
+const DEFAULT_EFFORT: &str = "high";
+
 /// The Claude Code driver.
 pub struct Claude;
 
@@ -43,11 +71,10 @@ impl Driver for Claude {
                     account_pointer: Some("/oauthAccount/emailAddress".into()),
                 },
             ],
-            models: vec![],
-            default_model: None,
-            // `claude -p` has no effort flag that every version accepts.
-            efforts: vec![],
-            default_effort: None,
+            models: MODELS.map(String::from).to_vec(),
+            default_model: Some(DEFAULT_MODEL.into()),
+            efforts: EFFORTS.map(String::from).to_vec(),
+            default_effort: Some(DEFAULT_EFFORT.into()),
             brief: BriefDelivery::Stdin,
             resume: ResumeScope::SameDirectory,
         }
@@ -65,6 +92,9 @@ impl Driver for Claude {
         .into();
         if let Some(model) = &turn.model {
             args.extend(["--model".into(), model.clone()]);
+        }
+        if let Some(effort) = &turn.effort {
+            args.extend(["--effort".into(), effort.clone()]);
         }
         if let Some(session) = &turn.session_id {
             args.extend(["--resume".into(), session.clone()]);

@@ -410,7 +410,7 @@ fn command_for_a_new_and_a_resumed_turn() {
         prompt_file: "/tmp/p.md".into(),
         workdir: "/repo".into(),
         model: None,
-        effort: Some("high".into()),
+        effort: None,
         session_id: None,
     };
     let command = Claude::command(&turn);
@@ -429,11 +429,19 @@ fn command_for_a_new_and_a_resumed_turn() {
     assert_eq!(command.remove_env, ["CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT"]);
 
     turn.model = Some("claude-sonnet-4-5".into());
+    turn.effort = Some("xhigh".into());
     turn.session_id = Some("526e215c".into());
     let args = Claude::command(&turn).args;
     assert_eq!(
         args[5..],
-        ["--model", "claude-sonnet-4-5", "--resume", "526e215c"]
+        [
+            "--model",
+            "claude-sonnet-4-5",
+            "--effort",
+            "xhigh",
+            "--resume",
+            "526e215c"
+        ]
     );
 }
 
@@ -452,7 +460,11 @@ fn info_and_version() {
         info.login_files[1].account_pointer.as_deref(),
         Some("/oauthAccount/emailAddress")
     );
-    assert!(info.efforts.is_empty());
+    assert_eq!(info.efforts, ["low", "medium", "high", "xhigh", "max"]);
+    assert_eq!(info.default_effort.as_deref(), Some("high"));
+    let default = info.default_model.as_deref().unwrap();
+    assert!(info.models.iter().any(|model| model == default));
+    assert!(info.models.iter().any(|model| model == "claude-opus-4-8"));
     assert_eq!(info.resume, ResumeScope::SameDirectory);
     assert_eq!(
         Claude::parse_version("2.1.197 (Claude Code)\n").as_deref(),

@@ -26,6 +26,33 @@ const NOISE: &[&str] = &[
     "WARNING: proceeding, even though we could not create PATH aliases",
 ];
 
+/// The models of codex's bundled catalog (0.171.0) that it lists, by its
+/// own priority: the first is what it runs when none is named. cinch names
+/// them with their vendor, as the tasks API does (`openai/gpt-5.6-sol`);
+/// codex itself takes the bare slug.
+const MODELS: [&str; 11] = [
+    "openai/gpt-6.2-sol",
+    "openai/gpt-6.2-astra",
+    "openai/gpt-6.1-terra",
+    "openai/gpt-6.1-sol",
+    "openai/gpt-6-astra",
+    "openai/gpt-6-sol",
+    "openai/gpt-6-luna",
+    "openai/gpt-5.6-sol",
+    "openai/gpt-5.6-terra",
+    "openai/gpt-5.6-luna",
+    "openai/gpt-5.5",
+];
+
+/// How cinch's model ids start; codex's own do not.
+const VENDOR_PREFIX: &str = "openai/";
+
+/// The values of `model_reasoning_effort` codex takes (0.171.0).
+const EFFORTS: [&str; 6] = ["minimal", "low", "medium", "high", "xhigh", "max"];
+
+/// Codex's documented default effort.
+const DEFAULT_EFFORT: &str = "medium";
+
 /// The Codex driver.
 pub struct Codex;
 
@@ -64,12 +91,10 @@ impl Driver for Codex {
                 path: ".codex/auth.json".into(),
                 account_pointer: None,
             }],
-            models: vec![],
-            default_model: None,
-            efforts: ["minimal", "low", "medium", "high"]
-                .map(String::from)
-                .to_vec(),
-            default_effort: None,
+            models: MODELS.map(String::from).to_vec(),
+            default_model: Some(MODELS[0].into()),
+            efforts: EFFORTS.map(String::from).to_vec(),
+            default_effort: Some(DEFAULT_EFFORT.into()),
             brief: BriefDelivery::Stdin,
             resume: ResumeScope::Anywhere,
         }
@@ -89,7 +114,8 @@ impl Driver for Codex {
             .map(String::from),
         );
         if let Some(model) = &turn.model {
-            args.extend(["-m".to_owned(), model.clone()]);
+            let slug = model.strip_prefix(VENDOR_PREFIX).unwrap_or(model);
+            args.extend(["-m".to_owned(), slug.to_owned()]);
         }
         if let Some(effort) = &turn.effort {
             // `-c` takes a TOML value; a JSON string literal is a valid one.

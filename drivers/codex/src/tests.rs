@@ -467,6 +467,14 @@ fn commands_for_a_new_and_a_resumed_turn() {
             "-",
         ]
     );
+    // cinch's model ids carry their vendor; codex takes the bare slug.
+    let mut vendored = turn(None, None);
+    vendored.model = Some("openai/gpt-5.6-sol".into());
+    let args = Codex::command(&vendored).args;
+    assert!(
+        args.windows(2).any(|pair| pair == ["-m", "gpt-5.6-sol"]),
+        "{args:?}"
+    );
     // An effort is quoted as a TOML string, whatever it holds.
     let command = Codex::command(&turn(None, Some("x\" y")));
     assert!(
@@ -481,7 +489,16 @@ fn info_and_version() {
     let info = Codex::info();
     assert_eq!(info.name, "codex");
     assert_eq!(info.state_dir.as_deref(), Some(".codex"));
-    assert_eq!(info.efforts, ["minimal", "low", "medium", "high"]);
+    assert_eq!(
+        info.efforts,
+        ["minimal", "low", "medium", "high", "xhigh", "max"]
+    );
+    assert_eq!(info.default_model.as_deref(), Some("openai/gpt-6.2-sol"));
+    assert!(
+        info.models
+            .iter()
+            .any(|model| model == "openai/gpt-5.6-sol")
+    );
     assert_eq!(info.resume, ResumeScope::Anywhere);
     assert_eq!(
         Codex::parse_version("codex-cli 0.171.0\n").as_deref(),

@@ -31,6 +31,27 @@ use cinch_driver_sdk::{
 
 use tools::PendingTool;
 
+/// The models `cursor-agent --model` takes; `auto`, its default, lets
+/// Cursor pick per request.
+const MODELS: [&str; 16] = [
+    "auto",
+    "composer-1.5",
+    "composer-1",
+    "opus-4.6-thinking",
+    "opus-4.6",
+    "opus-4.5-thinking",
+    "opus-4.5",
+    "sonnet-4.5-thinking",
+    "sonnet-4.5",
+    "gpt-5.3-codex",
+    "gpt-5.2-codex",
+    "gpt-5.2",
+    "gpt-5.1-codex-max",
+    "gemini-3-pro",
+    "gemini-3-flash",
+    "grok",
+];
+
 /// The Cursor Agent driver.
 pub struct Cursor;
 
@@ -50,8 +71,9 @@ impl Driver for Cursor {
                 path: ".cursor/cli-config.json".into(),
                 account_pointer: Some("/authInfo/email".into()),
             }],
-            models: vec![],
-            default_model: None,
+            models: MODELS.map(String::from).to_vec(),
+            default_model: Some(MODELS[0].into()),
+            // Cursor takes no effort: a model's variants carry it in their names.
             efforts: vec![],
             default_effort: None,
             brief: BriefDelivery::PromptFile,

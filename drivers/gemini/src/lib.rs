@@ -27,6 +27,30 @@ const NOISE: &[&str] = &[
 /// The Gemini CLI driver.
 pub struct Gemini;
 
+/// The models `gemini --model` takes (0.61.0): its aliases (`auto`, its
+/// default, routes each request), then the ids it knows and the 2.5
+/// models the API still serves.
+const MODELS: [&str; 18] = [
+    "auto",
+    "pro",
+    "flash",
+    "flash-lite",
+    "gemini-3.1-pro-preview",
+    "gemini-3-pro-preview",
+    "gemini-3-flash-preview",
+    "gemini-3.8-flash",
+    "gemini-3.5-flash",
+    "gemini-3-flash",
+    "gemini-3.5-flash-lite",
+    "gemini-3.1-flash-lite",
+    "gemini-2.5-pro",
+    "gemini-2.5-flash",
+    "gemini-2.5-flash-lite",
+    "gemma-4-31b-it",
+    "gemma-4-26b-a4b-it",
+    "gemini-3.1-pro-preview-customtools",
+];
+
 /// Reads one Gemini CLI turn.
 #[derive(Default)]
 pub struct GeminiParser {
@@ -66,8 +90,8 @@ impl Driver for Gemini {
                     account_pointer: Some("/active".into()),
                 },
             ],
-            models: vec![],
-            default_model: None,
+            models: MODELS.map(String::from).to_vec(),
+            default_model: Some(MODELS[0].into()),
             efforts: vec![],
             default_effort: None,
             brief: BriefDelivery::Stdin,

@@ -14,10 +14,13 @@ use super::AppState;
 use super::extract::{Caller, Fields, JsonObject, Query};
 use super::problem::Problem;
 use crate::engine::brief::Note;
-use crate::engine::result::TurnResult;
-use crate::engine::{TurnRequest, is_valid_session_id};
+use crate::engine::result::{Status, TurnResult};
+use crate::engine::{LogError, Refusal, RefusalCode, TurnRequest, is_valid_session_id};
 use crate::sessions::live::{CallRef, LiveState};
-use crate::store::{Call, Environment};
+use crate::store::{Call, Environment, TokenOwner};
+
+/// How long a client refused for capacity should wait before it tries again.
+const CAPACITY_RETRY_SECONDS: u64 = 10;
 
 /// A code task to start.
 #[derive(Debug, utoipa::ToSchema)]
@@ -110,6 +113,36 @@ pub struct WaitParams {
     pub wait: bool,
 }
 
+/// Where a code task is: running, or how it ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskStatus {
+    /// The harness is running.
+    Running,
+    /// The CLI exited 0 and its turn did not end in error.
+    Completed,
+    /// The CLI exited otherwise, or its turn ended in error.
+    Failed,
+    /// The timeout passed and the harness was stopped.
+    TimedOut,
+    /// The task was cancelled.
+    Cancelled,
+    /// The harness's state is gone, or its result could not be read.
+    Interrupted,
+}
+
+impl From<Status> for TaskStatus {
+    fn from(status: Status) -> Self {
+        match status {
+            Status::Completed => Self::Completed,
+            Status::Failed => Self::Failed,
+            Status::TimedOut => Self::TimedOut,
+            Status::Cancelled => Self::Cancelled,
+            Status::Interrupted => Self::Interrupted,
+        }
+    }
+}
+
 /// A code task: its call, its status and, once it has ended, its result.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct Task {
@@ -121,9 +154,8 @@ pub struct Task {
     pub turn_id: String,
     /// The environment it runs in.
     pub environment_id: String,
-    /// `running`, or how it ended: `completed`, `failed`, `timed_out`,
-    /// `cancelled`, `interrupted`.
-    pub status: String,
+    /// `running`, or how it ended.
+    pub status: TaskStatus,
     /// The harness session, once reported.
     pub session_id: Option<String>,
     /// When it started (RFC 3339).
@@ -132,11 +164,13 @@ pub struct Task {
     pub result: Option<TaskResult>,
 }
 
-/// How a code task ended.
+/// How a code task ended, with the spec's metadata.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct TaskResult {
     /// The harness's driver.
     pub harness: String,
+    /// The repository: the environment's name, as `repo` takes it.
+    pub repository: String,
     /// The CLI's exit code, when it exited by itself.
     pub exit_code: Option<i32>,
     /// From start to end.
@@ -153,10 +187,13 @@ pub struct TaskResult {
     pub detail: Option<String>,
     /// The harness's final message (redacted).
     pub final_message: Option<String>,
-    /// The commit before the turn.
-    pub start_checkpoint: Option<String>,
-    /// The commit after the turn.
-    pub end_checkpoint: Option<String>,
+    /// The start checkpoint's commit.
+    pub start_sha: Option<String>,
+    /// The end checkpoint's commit.
+    pub end_sha: Option<String>,
+    /// The raw harness log, as the result text's `log:` line names it; the
+    /// log route reads it while it is kept.
+    pub log_path: String,
     /// The result in the spec's text format.
     pub result_text: String,
 }
@@ -174,10 +211,11 @@ pub struct ChangedFile {
     pub binary: bool,
 }
 
-impl From<&TurnResult> for TaskResult {
-    fn from(result: &TurnResult) -> Self {
+impl TaskResult {
+    fn new(result: &TurnResult, repository: &str) -> Self {
         Self {
             harness: result.harness.clone(),
+            repository: repository.to_owned(),
             exit_code: result.exit_code,
             duration_ms: result.duration_ms,
             files_changed: result
@@ -195,8 +233,9 @@ impl From<&TurnResult> for TaskResult {
             deletions: result.deletions,
             detail: result.detail.clone(),
             final_message: result.final_message.clone(),
-            start_checkpoint: result.start_checkpoint.clone(),
-            end_checkpoint: result.end_checkpoint.clone(),
+            start_sha: result.start_checkpoint.clone(),
+            end_sha: result.end_checkpoint.clone(),
+            log_path: result.log_path.clone(),
             result_text: result.result_text.clone(),
         }
     }
@@ -249,21 +288,43 @@ async fn blocking<T: Send + 'static>(
         .map_err(|error| Problem::internal(&error))
 }
 
-/// An engine refusal (`code.detail: ...`) as a 422 of that code; anything
-/// else is the server's fault.
+/// An engine refusal as a problem of its code: 409 while another turn runs
+/// in the working tree, 422 for the rest; anything else is the server's fault.
 fn engine_problem(error: &anyhow::Error) -> Problem {
-    let text = format!("{error:#}");
-    match text.split_once(": ") {
-        Some((code, detail))
-            if code.contains('.')
-                && code
-                    .chars()
-                    .all(|c| c.is_ascii_lowercase() || "._".contains(c)) =>
-        {
-            Problem::new(StatusCode::UNPROCESSABLE_ENTITY, code, detail)
+    match error.downcast_ref::<Refusal>() {
+        Some(refusal) => {
+            let status = match refusal.code {
+                RefusalCode::WorktreeBusy => StatusCode::CONFLICT,
+                _ => StatusCode::UNPROCESSABLE_ENTITY,
+            };
+            Problem::new(status, refusal.code.as_str(), refusal.detail.clone())
         }
-        _ => Problem::internal(&text),
+        None => Problem::internal(&format!("{error:#}")),
     }
+}
+
+/// The agent a code task runs as: the caller when it is an agent, else the
+/// account's connected agent.
+async fn acting_agent(app: &AppState, caller: &Caller) -> Result<String, Problem> {
+    if let TokenOwner::Agent(agent_id) = &caller.0.owner {
+        return Ok(agent_id.clone());
+    }
+    let agents = app
+        .store
+        .agents(&caller.0.account_id, None, 200)
+        .await?
+        .items;
+    agents
+        .into_iter()
+        .find(|agent| agent.connected && agent.enabled)
+        .map(|agent| agent.id)
+        .ok_or_else(|| {
+            Problem::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "agent.missing",
+                "the account has no connected agent to run the task as: connect one, or call with an agent's token",
+            )
+        })
 }
 
 /// The environment a task runs in: the one named, or the account's only one.
@@ -321,8 +382,12 @@ async fn resolve_environment(
         (status = 201, body = Task, description = "Started (or, with wait, ended)"),
         (status = 401, body = Problem, content_type = "application/problem+json"),
         (status = 404, body = Problem, content_type = "application/problem+json"),
+        (status = 409, body = Problem, content_type = "application/problem+json",
+            description = "worktree.busy: another turn is running in the repository's working tree"),
         (status = 422, body = Problem, content_type = "application/problem+json",
             description = "Field errors, or the engine's refusal (harness.cli_missing, harness.no_credential, repo.invalid, ...)"),
+        (status = 429, body = Problem, content_type = "application/problem+json",
+            description = "capacity.full: as many turns as `--max-turns` are running; try again after Retry-After seconds"),
     ),
     tag = "code tasks"
 )]
@@ -332,11 +397,12 @@ pub async fn start_task(
     Path(run): Path<String>,
     Query(params): Query<WaitParams>,
     body: JsonObject,
-) -> Result<(StatusCode, axum::Json<Task>), Problem> {
+) -> Result<Response, Problem> {
     check_run(&app, &caller, &run).await?;
     let request = TaskRequest::parse(body, &app.engine.registry().names())?;
     let account_id = caller.0.account_id.clone();
     let environment = resolve_environment(&app, &account_id, request.repo.as_deref()).await?;
+    let agent_id = acting_agent(&app, &caller).await?;
     let repo = PathBuf::from(&environment.repository);
     if !repo.is_absolute() {
         return Err(Problem::invalid_field(
@@ -347,6 +413,14 @@ pub async fn start_task(
             ),
         ));
     }
+    let agent_home = app.conductor.agent_home(&agent_id);
+    let mut env: std::collections::BTreeMap<String, String> = environment
+        .env
+        .iter()
+        .chain(&environment.secrets)
+        .map(|(name, value)| (name.clone(), value.clone()))
+        .collect();
+    env.insert("HOME".to_owned(), agent_home.display().to_string());
     let turn_request = TurnRequest {
         harness: request.harness,
         repo,
@@ -364,19 +438,48 @@ pub async fn start_task(
         session_id: request.session_id,
         timeout: Duration::from_secs(request.timeout_minutes.unwrap_or(30) as u64 * 60),
         run: Some(run.clone()),
-        env: environment
-            .env
-            .iter()
-            .chain(&environment.secrets)
-            .map(|(name, value)| (name.clone(), value.clone()))
-            .collect(),
+        env,
         secrets: environment.secrets.values().cloned().collect(),
         tcp_ports: environment.allowed_tcp_ports.clone(),
+        agent: Some(agent_id),
     };
+
+    // A code task's turn counts against the cap on turns at once, as a session's does.
+    static CODE_TASKS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let slot = format!(
+        "code-task:{}",
+        CODE_TASKS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    );
+    if !app.conductor.take_slot(&slot) {
+        let max_turns = app.conductor.settings().max_turns;
+        let mut response = Problem::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            "capacity.full",
+            format!(
+                "{max_turns} turns are running, the most cinch runs at once (`cinch serve --max-turns`): try again when one ends"
+            ),
+        )
+        .into_response();
+        response.headers_mut().insert(
+            header::RETRY_AFTER,
+            header::HeaderValue::from(CAPACITY_RETRY_SECONDS),
+        );
+        return Ok(response);
+    }
     let engine = app.engine.clone();
-    let turn = blocking(move || engine.start(turn_request))
-        .await?
-        .map_err(|error| engine_problem(&error))?;
+    let started = blocking(move || {
+        crate::home::create_private_dir(&agent_home)?;
+        engine.start(turn_request)
+    })
+    .await
+    .and_then(|started| started.map_err(|error| engine_problem(&error)));
+    let turn = match started {
+        Ok(turn) => turn,
+        Err(problem) => {
+            app.conductor.release_slot(&slot);
+            return Err(problem);
+        }
+    };
     let turn_id = turn.id().to_owned();
     let call = match app
         .store
@@ -387,6 +490,7 @@ pub async fn start_task(
         Err(error) => {
             // A turn nobody can find must not run on.
             turn.cancel();
+            app.conductor.release_slot(&slot);
             return Err(error.into());
         }
     };
@@ -403,6 +507,12 @@ pub async fn start_task(
         )
         .await
         .map_err(|error| Problem::internal(&format!("{error:#}")))?;
+    let conductor = app.conductor.clone();
+    let mut ended = live.clone();
+    tokio::spawn(async move {
+        let _ = ended.wait_for(|state| state.outcome.is_some()).await;
+        conductor.release_slot(&slot);
+    });
     if params.wait {
         // The turn carries on if the client goes away; only this answer waits.
         live.wait_for(|state| state.outcome.is_some())
@@ -410,10 +520,12 @@ pub async fn start_task(
             .map_err(|error| Problem::internal(&error))?;
     }
     let state = live.borrow().clone();
-    Ok((StatusCode::CREATED, axum::Json(task(&call, &state))))
+    let task = task(&call, &state, &environment.name);
+    Ok((StatusCode::CREATED, axum::Json(task)).into_response())
 }
 
-fn task(call: &Call, state: &LiveState) -> Task {
+fn task(call: &Call, state: &LiveState, repository: &str) -> Task {
+    // A turn always ends with a result (an unreadable one is `interrupted`).
     let result = match &state.outcome {
         Some(Ok(result)) => Some(result.clone()),
         _ => None,
@@ -423,18 +535,38 @@ fn task(call: &Call, state: &LiveState) -> Task {
         run_id: call.run_id.clone(),
         turn_id: call.turn_id.clone(),
         environment_id: call.environment_id.clone(),
-        status: match &state.outcome {
-            None => "running".to_owned(),
-            Some(Ok(result)) => result.status.as_str().to_owned(),
-            Some(Err(_)) => "error".to_owned(),
-        },
+        status: result
+            .as_ref()
+            .map_or(TaskStatus::Running, |result| result.status.into()),
         session_id: result
             .as_ref()
             .and_then(|result| result.session_id.clone())
             .or_else(|| state.session_id.clone()),
         created_at: call.created_at.clone(),
-        result: result.as_deref().map(TaskResult::from),
+        result: result
+            .as_deref()
+            .map(|result| TaskResult::new(result, repository)),
     }
+}
+
+/// The name of the environment a call ran in, as `repo` takes it; its
+/// repository's path once the environment is gone.
+async fn repository_name(
+    app: &AppState,
+    call: &Call,
+    state: &LiveState,
+) -> Result<String, Problem> {
+    if let Some(environment) = app
+        .store
+        .environment(&call.account_id, &call.environment_id)
+        .await?
+    {
+        return Ok(environment.name);
+    }
+    Ok(match &state.outcome {
+        Some(Ok(result)) => result.repository.clone(),
+        _ => String::new(),
+    })
 }
 
 /// The caller's call `call` of run `run`, or 404.
@@ -450,11 +582,18 @@ async fn find_call(
         .ok_or_else(|| Problem::not_found("no such task"))
 }
 
-/// The live state of a call's turn; a turn this server does not follow yet
-/// (after a restart) is attached to, and a finished one read back.
+/// The live state of a call's turn; an ended one's result comes from the
+/// database, and a turn this server does not follow yet (after a restart)
+/// is attached to.
 async fn live_state(app: &AppState, call: &Call) -> Result<LiveState, Problem> {
     if let Some(live) = app.runs.watch(&call.turn_id) {
         return Ok(live.borrow().clone());
+    }
+    if let Some(result) = call.result()? {
+        return Ok(LiveState {
+            session_id: result.session_id.clone(),
+            outcome: Some(Ok(Arc::new(result))),
+        });
     }
     let engine = app.engine.clone();
     let turn_id = call.turn_id.clone();
@@ -502,7 +641,8 @@ pub async fn get_task(
 ) -> Result<axum::Json<Task>, Problem> {
     let call = find_call(&app, &caller, &run, &call).await?;
     let state = live_state(&app, &call).await?;
-    Ok(axum::Json(task(&call, &state)))
+    let repository = repository_name(&app, &call, &state).await?;
+    Ok(axum::Json(task(&call, &state, &repository)))
 }
 
 /// Stops a running code task: SIGTERM to the harness, SIGKILL 10 s later; it
@@ -534,15 +674,18 @@ pub async fn cancel_task(
     blocking(move || engine.stop(&turn_id))
         .await?
         .map_err(|error| Problem::conflict(format!("{error:#}")))?;
-    Ok((StatusCode::ACCEPTED, axum::Json(task(&call, &state))))
+    let repository = repository_name(&app, &call, &state).await?;
+    Ok((
+        StatusCode::ACCEPTED,
+        axum::Json(task(&call, &state, &repository)),
+    ))
 }
 
 /// The ended turn's result, or 409 while it runs.
 async fn ended(app: &AppState, call: &Call) -> Result<Arc<TurnResult>, Problem> {
     match live_state(app, call).await?.outcome {
         Some(Ok(result)) => Ok(result),
-        Some(Err(_)) => Err(Problem::conflict("that task ended without a result")),
-        None => Err(Problem::conflict("that task is still running")),
+        _ => Err(Problem::conflict("that task is still running")),
     }
 }
 
@@ -592,7 +735,7 @@ pub async fn task_diff(
         (status = 200, body = HarnessLog),
         (status = 401, body = Problem, content_type = "application/problem+json"),
         (status = 404, body = Problem, content_type = "application/problem+json",
-            description = "that call has no harness log"),
+            description = "that call has no harness log, or its log was pruned with its run"),
     ),
     tag = "code tasks"
 )]
@@ -601,16 +744,25 @@ pub async fn task_log(
     caller: Caller,
     Path((run, call)): Path<(String, String)>,
 ) -> Result<axum::Json<HarnessLog>, Problem> {
-    let no_log = || Problem::not_found("that call has no harness log");
     let call = app
         .store
         .call(&caller.0.account_id, &run, &call)
         .await?
-        .ok_or_else(no_log)?;
+        .ok_or_else(|| Problem::not_found("that call has no harness log"))?;
     let engine = app.engine.clone();
-    let view = blocking(move || engine.log(&call.turn_id))
-        .await?
-        .map_err(|_| no_log())?;
+    let turn_id = call.turn_id.clone();
+    let view = tokio::task::spawn_blocking(move || engine.log(&turn_id))
+        .await
+        .map_err(|error| Problem::internal(&error))?
+        .map_err(|error| match error {
+            // The call exists, so its turn had a log: it went with its run.
+            LogError::NoSuchTurn(_) | LogError::Pruned => Problem::new(
+                StatusCode::NOT_FOUND,
+                "log.pruned",
+                LogError::Pruned.to_string(),
+            ),
+            LogError::Unreadable(error) => Problem::internal(&error),
+        })?;
     Ok(axum::Json(HarnessLog {
         lines: view.lines,
         lines_truncated: view.lines_truncated,

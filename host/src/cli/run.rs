@@ -99,6 +99,7 @@ pub fn run(engine: &Engine, args: Args) -> anyhow::Result<ExitCode> {
         env: Default::default(),
         secrets: Vec::new(),
         tcp_ports: None,
+        agent: None,
     })?;
     watch(turn, args.json)
 }
@@ -148,7 +149,7 @@ fn watch(turn: Turn, json: bool) -> anyhow::Result<ExitCode> {
             Next::Closed => break,
         }
     }
-    let result = turn.wait()?;
+    let result = turn.wait();
     let mut stdout = std::io::stdout();
     if json {
         writeln!(stdout, "{}", serde_json::to_string(&result)?)?;

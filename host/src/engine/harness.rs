@@ -97,12 +97,23 @@ pub enum Credential {
         /// The account the login names, when it does.
         account: Option<String>,
     },
+    /// A model provider configured for the harness: its key's variable, or
+    /// none for a local provider (see `credential_probe`).
+    Provider {
+        /// The provider's name.
+        name: String,
+        /// The variable holding its key.
+        env_key: Option<String>,
+    },
     /// Neither.
     None,
 }
 
 /// Finds the credential `info` names in `env` or under `home`.
 pub fn credential(info: &Info, env: &BTreeMap<String, String>, home: Option<&Path>) -> Credential {
+    if let Some(provider) = super::credential_probe::provider_credential(info, env, home) {
+        return provider;
+    }
     if let Some(name) = info
         .secret_env
         .iter()
@@ -140,6 +151,10 @@ impl std::fmt::Display for Credential {
                 path,
                 account: None,
             } => write!(f, "login ({})", path.display()),
+            Credential::Provider { name, env_key } => match env_key {
+                Some(key) => write!(f, "model provider {name} ({key})"),
+                None => write!(f, "model provider {name} (local, no key)"),
+            },
             Credential::None => f.write_str("none"),
         }
     }

@@ -10,6 +10,7 @@
 //! `interrupted`. The engine knows nothing of HTTP.
 
 pub mod brief;
+mod credential_probe;
 pub mod events;
 mod follow;
 pub mod harness;
@@ -95,6 +96,82 @@ pub struct TurnRequest {
     /// When set, the harness may open outbound TCP connections only to these
     /// ports (an environment's restriction); otherwise the network is open.
     pub tcp_ports: Option<Vec<u16>>,
+    /// The agent whose run it is: the raw logs of each agent's most recent
+    /// runs are kept. None for a turn of nobody's (`cinch run`).
+    pub agent: Option<String>,
+}
+
+/// What keeps the engine from starting a turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RefusalCode {
+    /// cinch's config turns the harness off.
+    HarnessOff,
+    /// The session id to resume is not one.
+    SessionInvalid,
+    /// The timeout is out of range.
+    TimeoutInvalid,
+    /// The repository is missing or not the top of a git work tree.
+    RepoInvalid,
+    /// The harness's CLI is not installed.
+    CliMissing,
+    /// The harness has nothing to log in with.
+    NoCredential,
+    /// Another turn is running in the same working tree.
+    WorktreeBusy,
+    /// Turns must run sandboxed and this kernel cannot sandbox them.
+    SandboxUnavailable,
+}
+
+impl RefusalCode {
+    /// The code as problems and messages write it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::HarnessOff => "harness.off",
+            Self::SessionInvalid => "session.invalid",
+            Self::TimeoutInvalid => "timeout.invalid",
+            Self::RepoInvalid => "repo.invalid",
+            Self::CliMissing => "harness.cli_missing",
+            Self::NoCredential => "harness.no_credential",
+            Self::WorktreeBusy => "worktree.busy",
+            Self::SandboxUnavailable => "sandbox.unavailable",
+        }
+    }
+}
+
+/// The engine refused to start a turn, and why.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{}: {detail}", code.as_str())]
+pub struct Refusal {
+    /// What kept it from starting.
+    pub code: RefusalCode,
+    /// What to do about it.
+    pub detail: String,
+}
+
+impl Refusal {
+    fn new(code: RefusalCode, detail: impl Into<String>) -> Self {
+        Self {
+            code,
+            detail: detail.into(),
+        }
+    }
+}
+
+/// Why a turn's kept log cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum LogError {
+    /// No turn has that id under the home.
+    #[error("no turn `{0}` (see `cinch turns`)")]
+    NoSuchTurn(String),
+    /// The log was pruned with its run.
+    #[error(
+        "that turn's harness log is gone: cinch keeps the raw logs of each agent's {} most recent runs",
+        state::RUNS_KEPT
+    )]
+    Pruned,
+    /// The log is there but could not be read.
+    #[error("reading the harness log: {0}")]
+    Unreadable(#[source] std::io::Error),
 }
 
 /// What `cinch check` reports of one harness.
@@ -147,7 +224,7 @@ pub struct Turn {
     dir: TurnDir,
     events: EventLog,
     cancel: Arc<AtomicBool>,
-    thread: JoinHandle<anyhow::Result<TurnResult>>,
+    thread: JoinHandle<TurnResult>,
 }
 
 impl Turn {
@@ -171,11 +248,37 @@ impl Turn {
         self.cancel.store(true, Ordering::SeqCst);
     }
 
-    /// Waits for the result.
-    pub fn wait(self) -> anyhow::Result<TurnResult> {
+    /// Waits for the result. A turn always has one: one whose result could
+    /// not be read ends `interrupted` and says so.
+    pub fn wait(self) -> TurnResult {
         match self.thread.join() {
             Ok(result) => result,
-            Err(_) => bail!("the thread following turn {} panicked", self.id),
+            Err(_) => {
+                tracing::error!(turn = %self.id, "the thread following the turn panicked");
+                let launch: Option<Launch> = read_json(&self.dir.launch()).ok();
+                match launch {
+                    Some(launch) => unreadable_result(&self.dir, &launch, &launch.harness),
+                    None => TurnResult {
+                        turn: self.id.clone(),
+                        status: Status::Interrupted,
+                        harness: String::new(),
+                        repository: String::new(),
+                        session_id: None,
+                        duration_ms: 0,
+                        exit_code: None,
+                        files_changed: Vec::new(),
+                        total_files: 0,
+                        insertions: 0,
+                        deletions: 0,
+                        detail: Some(result::UNREADABLE_DETAIL.to_owned()),
+                        final_message: None,
+                        start_checkpoint: None,
+                        end_checkpoint: None,
+                        log_path: self.dir.log().display().to_string(),
+                        result_text: result::UNREADABLE_DETAIL.to_owned(),
+                    },
+                }
+            }
         }
     }
 }
@@ -258,7 +361,7 @@ impl Engine {
             } => (Some(path), version, problem),
         };
         if problem.is_none() && credential == Credential::None {
-            problem = Some(no_credential(info));
+            problem = Some(no_credential(info, home_dir.as_deref()));
         }
         let enabled = self.config.is_enabled(name);
         if !enabled {
@@ -276,62 +379,99 @@ impl Engine {
         })
     }
 
-    /// Starts a turn and returns once its supervisor is running.
+    /// Starts a turn and returns once its supervisor is running. A working
+    /// tree runs one turn at a time: while another runs there, the start is
+    /// refused ([`RefusalCode::WorktreeBusy`]).
     pub fn start(&self, request: TurnRequest) -> anyhow::Result<Turn> {
         let driver = self.registry.get(&request.harness)?;
         let info = driver.info();
         if !self.config.is_enabled(&info.name) {
-            bail!("harness.off: {} is turned off in cinch's config", info.name);
+            return Err(Refusal::new(
+                RefusalCode::HarnessOff,
+                format!("{} is turned off in cinch's config", info.name),
+            )
+            .into());
         }
-        if let Some(session) = &request.session_id {
-            anyhow::ensure!(
-                is_valid_session_id(session),
-                "session.invalid: a session id is letters, digits and `_ . : -`, at most 200 characters"
-            );
+        if let Some(session) = &request.session_id
+            && !is_valid_session_id(session)
+        {
+            return Err(Refusal::new(
+                RefusalCode::SessionInvalid,
+                "a session id is letters, digits and `_ . : -`, at most 200 characters",
+            )
+            .into());
         }
-        anyhow::ensure!(
-            !request.timeout.is_zero() && request.timeout <= MAX_TIMEOUT,
-            "timeout.invalid: the timeout is at most 60 minutes"
-        );
-        let repo = request
-            .repo
-            .canonicalize()
-            .with_context(|| format!("repo.invalid: {} does not exist", request.repo.display()))?;
-        anyhow::ensure!(
-            repo.join(".git").exists(),
-            "repo.invalid: {} is not the top of a git work tree",
-            repo.display()
-        );
+        if request.timeout.is_zero() || request.timeout > MAX_TIMEOUT {
+            return Err(Refusal::new(
+                RefusalCode::TimeoutInvalid,
+                "the timeout is at most 60 minutes",
+            )
+            .into());
+        }
+        let repo = request.repo.canonicalize().map_err(|error| {
+            Refusal::new(
+                RefusalCode::RepoInvalid,
+                format!("{} does not exist ({error})", request.repo.display()),
+            )
+        })?;
+        if !repo.join(".git").exists() {
+            return Err(Refusal::new(
+                RefusalCode::RepoInvalid,
+                format!("{} is not the top of a git work tree", repo.display()),
+            )
+            .into());
+        }
         let workdir = self.resume_dir(
             &info.name,
             info.resume,
             request.session_id.as_deref(),
             &repo,
         );
+        // Held until the supervisor runs (it holds its own lock by then), so
+        // that a second start in this working tree finds the first one.
+        let _worktree = state::WorktreeLock::take(&self.home, &workdir)?;
+        self.clear_the_way(&workdir)?;
 
         let program = match probe(driver, self.search_path()) {
-            CliStatus::Missing => bail!(
-                "harness.cli_missing: {} ({}) is not on PATH",
-                info.program,
-                info.display_name
-            ),
+            CliStatus::Missing => {
+                return Err(Refusal::new(
+                    RefusalCode::CliMissing,
+                    format!("{} ({}) is not on PATH", info.program, info.display_name),
+                )
+                .into());
+            }
             CliStatus::Found { path, version, .. } => (path, version),
         };
         let (program, cli_version) = program;
+        let config_home = request
+            .env
+            .get("HOME")
+            .or_else(|| self.env.get("HOME"))
+            .map(PathBuf::from);
+        let model = if credential_probe::runs_on_own_provider(info, config_home.as_deref()) {
+            // Its config names the model its provider serves.
+            None
+        } else {
+            known_or_default(request.model.as_deref(), &info.models, "model")
+        };
 
-        if self.sandbox == sandbox::Mode::Enforced {
-            let abi = sandbox::landlock_abi();
-            anyhow::ensure!(
-                abi >= sandbox::MINIMUM_ABI,
-                "sandbox.unavailable: turns run in a Landlock sandbox, which needs ABI {} (Linux 6.12); this kernel offers {abi}. Run with --no-sandbox to run turns with cinch's own access.",
-                sandbox::MINIMUM_ABI
-            );
+        if self.sandbox == sandbox::Mode::Enforced && sandbox::landlock_abi() < sandbox::MINIMUM_ABI
+        {
+            return Err(Refusal::new(
+                RefusalCode::SandboxUnavailable,
+                format!(
+                    "turns run in a Landlock sandbox, which needs ABI {} (Linux 6.12); this kernel offers {}. Run with --no-sandbox to run turns with cinch's own access.",
+                    sandbox::MINIMUM_ABI,
+                    sandbox::landlock_abi()
+                ),
+            )
+            .into());
         }
 
         let turn_id = new_id();
         let run = request.run.clone().unwrap_or_else(|| turn_id.clone());
         let turn = TurnDir::new(&self.home, &run, &turn_id)?;
-        turn.create()?;
+        turn.create(request.agent.as_deref())?;
         let tmpdir = turn.tmp();
         crate::home::create_private_dir(&tmpdir)?;
         write_private(
@@ -342,11 +482,8 @@ impl Engine {
         let command = driver.command(&cinch_driver_sdk::Turn {
             prompt_file: turn.prompt().display().to_string(),
             workdir: workdir.display().to_string(),
-            model: request.model.clone().or_else(|| info.default_model.clone()),
-            effort: request
-                .effort
-                .clone()
-                .or_else(|| info.default_effort.clone()),
+            model,
+            effort: known_or_default(request.effort.as_deref(), &info.efforts, "effort"),
             session_id: request.session_id.clone(),
         })?;
         let mut base_env = self.base_env();
@@ -355,8 +492,14 @@ impl Engine {
         let env = harness::environment(base_env, &self.config, &run, &turn_id, &command);
         let home_dir = env.get("HOME").map(PathBuf::from);
         if harness::credential(info, &env, home_dir.as_deref()) == Credential::None {
-            bail!("harness.no_credential: {}", no_credential(info));
+            return Err(Refusal::new(
+                RefusalCode::NoCredential,
+                no_credential(info, home_dir.as_deref()),
+            )
+            .into());
         }
+        let secrets = self.turn_secrets(info, &env, home_dir.as_deref(), &request.secrets);
+        let kept = state::KeptSecrets::keep(&self.home, &turn_id, &secrets)?;
         let start = checkpoint::take(
             &workdir,
             &checkpoint_ref(&run, &turn_id, "start"),
@@ -396,30 +539,99 @@ impl Engine {
             cli_version,
             sandbox,
             tmpdir: Some(tmpdir),
+            agent: request.agent.clone(),
         };
         write_json(&turn.launch(), &launch)?;
         self.spawn_supervisor(&turn, &env)?;
-        let redactor = harness::redactor(info, &self.config, &env).with(&request.secrets);
-        self.follow(turn, launch, driver, redactor)
+        kept.until_the_turn_ends();
+        self.follow(turn, launch, driver, Redactor::new(secrets))
+    }
+
+    /// Every value to mask in what a turn run with `env` shows: the
+    /// configured secrets, the harness's credentials (its secret variables
+    /// and its model provider's key), and `more`.
+    fn turn_secrets(
+        &self,
+        info: &cinch_driver_sdk::Info,
+        env: &BTreeMap<String, String>,
+        home: Option<&Path>,
+        more: &[String],
+    ) -> Vec<String> {
+        let provider_key = credential_probe::provider_key(info, home);
+        let credentials = info
+            .secret_env
+            .iter()
+            .chain(provider_key.as_ref())
+            .filter_map(|name| env.get(name).cloned());
+        self.config
+            .secrets
+            .values()
+            .cloned()
+            .chain(credentials)
+            .chain(more.iter().cloned())
+            .collect()
+    }
+
+    /// What a turn shows is masked with: the values kept at its start, the
+    /// configured secrets and credentials in cinch's environment, and `more`.
+    fn redactor_of(&self, info: &cinch_driver_sdk::Info, turn: &str, more: &[String]) -> Redactor {
+        harness::redactor(info, &self.config, &self.base_env())
+            .with(&state::kept_secrets(&self.home, turn))
+            .with(more)
+    }
+
+    /// Makes sure no other turn runs in `workdir`. A turn there whose CLI
+    /// has exited but whose result nobody is writing (its follower died) is
+    /// finished now, so that its end checkpoint holds only its own work.
+    fn clear_the_way(&self, workdir: &Path) -> anyhow::Result<()> {
+        for (turn, launch) in state::unfinished_in(&self.home, workdir) {
+            let abandoned = !FileLock::is_held(&turn.supervisor_lock())
+                && !FileLock::is_held(&turn.finish_lock());
+            if abandoned {
+                tracing::info!(turn = %launch.turn, "finishing an abandoned turn before the next one in its working tree");
+                self.attach(&launch.turn, &[])?.wait();
+                continue;
+            }
+            return Err(Refusal::new(
+                RefusalCode::WorktreeBusy,
+                format!(
+                    "turn {} ({}) is still running in {}; one turn runs at a time in a working tree: wait for it to end, or cancel it",
+                    launch.turn,
+                    launch.harness,
+                    workdir.display()
+                ),
+            )
+            .into());
+        }
+        Ok(())
     }
 
     /// Follows a turn that is running (or has ended) from another process,
-    /// masking `secrets` besides the configured ones.
+    /// masking `secrets` besides those kept for it and the configured ones.
     pub fn attach(&self, turn_id: &str, secrets: &[String]) -> anyhow::Result<Turn> {
         let (turn, launch) = TurnDir::find(&self.home, turn_id)?;
         let driver = self.registry.get(&launch.harness)?;
-        let env = self.base_env();
-        let redactor = harness::redactor(driver.info(), &self.config, &env).with(secrets);
+        let redactor = self.redactor_of(driver.info(), turn_id, secrets);
         self.follow(turn, launch, driver, redactor)
     }
 
     /// The turn's kept log, read through its driver and redacted.
-    pub fn log(&self, turn_id: &str) -> anyhow::Result<log::LogView> {
-        let (turn, launch) = TurnDir::find(&self.home, turn_id)?;
-        let driver = self.registry.get(&launch.harness)?;
-        let redactor = harness::redactor(driver.info(), &self.config, &self.base_env());
-        log::read(turn.log(), driver.session()?, &driver.info().display_name, &redactor).map_err(|error| {
-            anyhow::anyhow!("log.missing: that turn has no harness log ({error}); logs are kept for the {} most recent runs", state::RUNS_KEPT)
+    pub fn log(&self, turn_id: &str) -> Result<log::LogView, LogError> {
+        let (turn, launch) = TurnDir::find(&self.home, turn_id)
+            .map_err(|_| LogError::NoSuchTurn(turn_id.to_owned()))?;
+        let driver = self
+            .registry
+            .get(&launch.harness)
+            .map_err(|error| LogError::Unreadable(std::io::Error::other(format!("{error:#}"))))?;
+        let redactor = self.redactor_of(driver.info(), turn_id, &[]);
+        let parser = driver
+            .session()
+            .map_err(|error| LogError::Unreadable(std::io::Error::other(format!("{error:#}"))))?;
+        log::read(turn.log(), parser, &driver.info().display_name, &redactor).map_err(|error| {
+            match error.kind() {
+                std::io::ErrorKind::NotFound => LogError::Pruned,
+                _ => LogError::Unreadable(error),
+            }
         })
     }
 
@@ -565,7 +777,10 @@ impl Engine {
     }
 }
 
-fn no_credential(info: &cinch_driver_sdk::Info) -> String {
+fn no_credential(info: &cinch_driver_sdk::Info, home: Option<&Path>) -> String {
+    if let Some(missing) = credential_probe::missing_key(info, home) {
+        return missing;
+    }
     let secrets = info.secret_env.join(" or ");
     let logins: Vec<String> = info
         .login_files
@@ -585,6 +800,64 @@ fn no_credential(info: &cinch_driver_sdk::Info) -> String {
             info.display_name, info.program
         ),
     }
+}
+
+/// The result of a turn whose result could not be read: `interrupted`, with
+/// what its files still tell (its session, its exit code).
+fn unreadable_result(turn: &TurnDir, launch: &Launch, display_name: &str) -> TurnResult {
+    let session_id = std::fs::read_to_string(turn.session())
+        .ok()
+        .map(|id| id.trim().to_owned())
+        .filter(|id| !id.is_empty());
+    let exit: Option<ExitRecord> = read_json(&turn.exit()).ok();
+    let ended_at_ms = exit.as_ref().map_or_else(now_ms, |exit| exit.ended_at_ms);
+    let duration_ms = ended_at_ms.saturating_sub(launch.started_at_ms);
+    let log_path = launch.log.display().to_string();
+    let result_text = ResultText {
+        status: Status::Interrupted,
+        harness: display_name,
+        repository: &launch.repository,
+        session_id: session_id.as_deref(),
+        duration_ms,
+        diffstat: "no files changed",
+        detail: Some(result::UNREADABLE_DETAIL),
+        final_message: None,
+        log: &log_path,
+    }
+    .render(result::RESULT_MAX_BYTES);
+    TurnResult {
+        turn: launch.turn.clone(),
+        status: Status::Interrupted,
+        harness: launch.harness.clone(),
+        repository: launch.repository.clone(),
+        session_id,
+        duration_ms,
+        exit_code: exit.and_then(|exit| exit.code),
+        files_changed: Vec::new(),
+        total_files: 0,
+        insertions: 0,
+        deletions: 0,
+        detail: Some(result::UNREADABLE_DETAIL.to_owned()),
+        final_message: None,
+        start_checkpoint: launch.start_checkpoint.clone(),
+        end_checkpoint: None,
+        log_path,
+        result_text,
+    }
+}
+
+/// `asked` when `known` lists it (or lists nothing: any value goes), else
+/// none: the CLI's own default.
+fn known_or_default(asked: Option<&str>, known: &[String], what: &str) -> Option<String> {
+    let asked = asked?;
+    if known.is_empty() || known.iter().any(|value| value == asked) {
+        return Some(asked.to_owned());
+    }
+    tracing::warn!(
+        "the harness has no {what} `{asked}`, so it runs on its default (one of {})",
+        known.join(", ")
+    );
+    None
 }
 
 /// Letters, digits and `_ . : -`, at most 200 characters.
@@ -658,17 +931,41 @@ enum Ending {
 }
 
 impl Finisher {
-    fn run(self, mut follower: Follower, cancel: &AtomicBool) -> anyhow::Result<TurnResult> {
+    fn run(self, mut follower: Follower, cancel: &AtomicBool) -> TurnResult {
         let result = self
             .watch(&mut follower, cancel)
-            .and_then(|ending| self.finish(follower, ending));
-        let status = match &result {
-            Ok(result) => result.status.as_str().to_owned(),
-            Err(error) => format!("error: {error:#}"),
-        };
-        self.events.publish(TurnEventKind::Ended { status });
+            .and_then(|ending| self.finish(follower, ending))
+            .unwrap_or_else(|error| {
+                let error = self.redactor.redact(&format!("{error:#}"));
+                tracing::error!(turn = %self.launch.turn, "could not read the turn's result: {error}");
+                let result = unreadable_result(&self.turn, &self.launch, &self.display_name);
+                if let Err(error) = write_json(&self.turn.result(), &result) {
+                    tracing::warn!(turn = %self.launch.turn, "could not write the result either: {error:#}");
+                }
+                self.hide_secrets();
+                result
+            });
+        self.events.publish(TurnEventKind::Ended {
+            status: result.status.as_str().to_owned(),
+        });
         self.events.close();
         result
+    }
+
+    /// Masks the turn's secrets in its raw log and its stderr, which the CLI
+    /// wrote as they came, and forgets them: nothing of the turn holds one
+    /// once it has ended.
+    fn hide_secrets(&self) {
+        for path in [self.turn.log(), &self.turn.stderr()] {
+            if let Err(error) = state::redact_file(path, &self.redactor) {
+                tracing::warn!(
+                    "could not mask the secrets in {}: {error:#}",
+                    path.display()
+                );
+                return;
+            }
+        }
+        state::forget_secrets(&self.home, &self.launch.turn);
     }
 
     /// Follows the log until the CLI has exited or its supervisor is gone.
@@ -836,6 +1133,7 @@ impl Finisher {
             result_text,
         };
         write_json(&self.turn.result(), &result)?;
+        self.hide_secrets();
         if let Some(session) = &session_id {
             let record = self.home.root().join("sessions").join(&launch.harness);
             crate::home::create_private_dir(&record)?;

@@ -103,6 +103,9 @@ pub const CANCELLED_DETAIL: &str = "Stopped: the turn was cancelled.";
 /// The detail text of a turn whose supervisor is gone.
 pub const GONE_DETAIL: &str = "The harness's state is gone: the machine restarted or its supervisor was killed. Resume the session to continue.";
 
+/// The detail text of a turn whose result could not be read.
+pub const UNREADABLE_DETAIL: &str = "The harness exited, and its result could not be read.";
+
 /// The detail text of a turn whose CLI did not stop.
 pub fn not_stopped_detail(log: &str) -> String {
     format!("The harness did not stop and may still be running; its log is {log}.")

@@ -3,7 +3,12 @@
 //! `turns/<turn>/` holds what the engine and the supervisor share: the
 //! launch record, the CLI's process group, its stderr, its exit record, the
 //! stop request, the events and, once the turn has ended, its result. The raw
-//! output goes to `runs/<run>/<turn>.harness.jsonl`, kept like a shell log.
+//! output goes to `runs/<run>/<turn>.harness.jsonl`, kept like a shell log;
+//! a run's folder names the agent whose run it is (`.agent`), and the
+//! folders of each agent's [`RUNS_KEPT`] most recent runs are kept. While a
+//! turn runs, the values to mask in what it shows wait in the secrets folder
+//! (`secrets/turns/<turn>.json`, beside the environments' secrets); once it has
+//! ended its log and stderr are masked in place and that file goes.
 
 use std::fs::File;
 use std::io::Write as _;
@@ -15,8 +20,14 @@ use serde::{Deserialize, Serialize, de::DeserializeOwned};
 
 use crate::home::{Home, create_private_dir};
 
-/// How many runs' logs are kept; older run folders are deleted.
+/// How many runs' logs are kept for each agent; older run folders are deleted.
 pub const RUNS_KEPT: usize = 20;
+
+/// The file in a run's folder naming the agent whose run it is.
+const OWNER_FILE: &str = ".agent";
+
+/// The runs of no agent (`cinch run` in a terminal) are kept together.
+const NO_AGENT: &str = "";
 
 /// Turn and run ids: letters, digits, `_ . -`, so they are safe as file names.
 pub fn is_valid_id(id: &str) -> bool {
@@ -67,10 +78,23 @@ impl TurnDir {
         Ok((turn, launch))
     }
 
-    /// Creates the turn's folder and its run's folder.
-    pub fn create(&self) -> anyhow::Result<()> {
+    /// Creates the turn's folder and its run's folder, which it marks as
+    /// `agent`'s run (none: a run of no agent).
+    pub fn create(&self, agent: Option<&str>) -> anyhow::Result<()> {
         create_private_dir(&self.dir)?;
-        create_private_dir(self.log.parent().expect("a log has a folder"))
+        let run = self.log.parent().expect("a log has a folder");
+        create_private_dir(run)?;
+        match agent {
+            Some(agent) => write_private(&run.join(OWNER_FILE), agent.as_bytes()),
+            None => Ok(()),
+        }
+    }
+
+    /// Whether the turn is still someone's to finish: its supervisor lives,
+    /// or its CLI has exited and its result is not written yet.
+    pub fn is_unfinished(&self) -> bool {
+        !self.result().exists()
+            && (self.exit().exists() || FileLock::is_held(&self.supervisor_lock()))
     }
 
     /// The turn's folder.
@@ -189,6 +213,9 @@ pub struct Launch {
     /// The turn's private temporary folder (its `TMPDIR`), removed at the end.
     #[serde(default)]
     pub tmpdir: Option<PathBuf>,
+    /// The agent whose run it is, when an agent's.
+    #[serde(default)]
+    pub agent: Option<String>,
 }
 
 /// How the CLI ended, as the supervisor saw it.
@@ -309,22 +336,46 @@ impl FileLock {
     }
 }
 
-/// Deletes the folders of all but the `RUNS_KEPT` most recently changed runs,
-/// never one in `keep` nor one with a turn not finished yet.
+/// Deletes the folders of all but each agent's `RUNS_KEPT` most recently
+/// changed runs, never the run `keep` nor one with a turn not finished yet.
+/// A folder already gone (another turn pruning at the same moment) is fine.
 pub fn prune_runs(home: &Home, keep: &str) -> anyhow::Result<()> {
     let runs = home.root().join("runs");
     let Ok(listing) = std::fs::read_dir(&runs) else {
         return Ok(());
     };
-    let mut folders: Vec<(std::time::SystemTime, PathBuf)> = listing
-        .filter_map(Result::ok)
-        .filter(|entry| entry.file_name() != keep && !has_unfinished_turn(home, &entry.path()))
-        .filter_map(|entry| Some((entry.metadata().ok()?.modified().ok()?, entry.path())))
-        .collect();
-    folders.sort_by_key(|(modified, _)| std::cmp::Reverse(*modified));
-    for (_, folder) in folders.into_iter().skip(RUNS_KEPT - 1) {
-        std::fs::remove_dir_all(&folder)
-            .with_context(|| format!("removing {}", folder.display()))?;
+    let mut by_agent: std::collections::HashMap<String, Vec<(std::time::SystemTime, PathBuf)>> =
+        std::collections::HashMap::new();
+    for entry in listing.filter_map(Result::ok) {
+        let path = entry.path();
+        let Some(modified) = entry.metadata().ok().and_then(|meta| meta.modified().ok()) else {
+            continue;
+        };
+        let agent =
+            std::fs::read_to_string(path.join(OWNER_FILE)).unwrap_or_else(|_| NO_AGENT.to_owned());
+        let slot = by_agent.entry(agent).or_default();
+        // The run being finished is one of its agent's most recent: it takes
+        // a place in the count but is never a candidate.
+        if entry.file_name() == keep {
+            slot.push((std::time::SystemTime::now(), PathBuf::new()));
+        } else if !has_unfinished_turn(home, &path) {
+            slot.push((modified, path));
+        }
+    }
+    for mut folders in by_agent.into_values() {
+        folders.sort_by_key(|(modified, _)| std::cmp::Reverse(*modified));
+        for (_, folder) in folders.into_iter().skip(RUNS_KEPT) {
+            if folder.as_os_str().is_empty() {
+                continue;
+            }
+            match std::fs::remove_dir_all(&folder) {
+                Ok(()) => {}
+                Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
+                Err(error) => {
+                    return Err(error).with_context(|| format!("removing {}", folder.display()));
+                }
+            }
+        }
     }
     // A finished turn whose run's log is gone goes too; a running one stays.
     let Ok(turns) = std::fs::read_dir(turns_dir(home)) else {
@@ -335,8 +386,14 @@ pub fn prune_runs(home: &Home, keep: &str) -> anyhow::Result<()> {
             && turn.result().exists()
             && !turn.log().parent().is_some_and(Path::exists)
         {
-            std::fs::remove_dir_all(turn.dir())
-                .with_context(|| format!("removing {}", turn.dir().display()))?;
+            match std::fs::remove_dir_all(turn.dir()) {
+                Ok(()) => {}
+                Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
+                Err(error) => {
+                    return Err(error)
+                        .with_context(|| format!("removing {}", turn.dir().display()));
+                }
+            }
         }
     }
     Ok(())
@@ -359,10 +416,168 @@ fn has_unfinished_turn(home: &Home, run: &Path) -> bool {
         else {
             return false;
         };
-        let dir = turns_dir(home).join(turn);
-        !dir.join("result.json").exists()
-            && (dir.join("exit.json").exists() || FileLock::is_held(&dir.join("supervisor.lock")))
+        TurnDir {
+            dir: turns_dir(home).join(turn),
+            log: entry.path(),
+        }
+        .is_unfinished()
     })
+}
+
+/// Where the values to mask in what turn `turn` shows wait while it runs.
+fn secrets_file(home: &Home, turn: &str) -> PathBuf {
+    home.root()
+        .join("secrets")
+        .join("turns")
+        .join(format!("{turn}.json"))
+}
+
+/// Keeps the values to mask in what `turn` shows until it has ended, so that
+/// every process reading it (a restarted server, `cinch log`) masks them.
+fn keep_secrets(home: &Home, turn: &str, secrets: &[String]) -> anyhow::Result<()> {
+    let path = secrets_file(home, turn);
+    create_private_dir(path.parent().expect("the file has a folder"))?;
+    write_json(&path, &secrets)
+}
+
+/// The values to mask in what a turn being started shows, kept (see
+/// [`keep_secrets`]); forgotten when dropped, unless the turn started.
+pub struct KeptSecrets<'a> {
+    home: &'a Home,
+    turn: &'a str,
+    started: bool,
+}
+
+impl<'a> KeptSecrets<'a> {
+    /// Keeps `secrets` for `turn`.
+    pub fn keep(home: &'a Home, turn: &'a str, secrets: &[String]) -> anyhow::Result<Self> {
+        keep_secrets(home, turn, secrets)?;
+        Ok(Self {
+            home,
+            turn,
+            started: false,
+        })
+    }
+
+    /// The turn has started: its secrets wait for its end.
+    pub fn until_the_turn_ends(mut self) {
+        self.started = true;
+    }
+}
+
+impl Drop for KeptSecrets<'_> {
+    fn drop(&mut self) {
+        // A turn that never started shows nothing: its secrets need not wait.
+        if !self.started {
+            forget_secrets(self.home, self.turn);
+        }
+    }
+}
+
+/// The values kept for `turn`; none once it has ended.
+pub fn kept_secrets(home: &Home, turn: &str) -> Vec<String> {
+    read_json(&secrets_file(home, turn)).unwrap_or_default()
+}
+
+/// Forgets the values kept for `turn`.
+pub fn forget_secrets(home: &Home, turn: &str) {
+    let path = secrets_file(home, turn);
+    if let Err(error) = std::fs::remove_file(&path)
+        && error.kind() != std::io::ErrorKind::NotFound
+    {
+        tracing::warn!("could not remove {}: {error}", path.display());
+    }
+}
+
+/// Masks `redactor`'s secrets in the file at `path`, line by line, in place
+/// (a new file renamed over it, so a reader never sees half of it).
+pub fn redact_file(path: &Path, redactor: &crate::redact::Redactor) -> anyhow::Result<()> {
+    use std::io::{BufRead as _, BufReader, BufWriter};
+    let file = match File::open(path) {
+        Ok(file) => file,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(error) => return Err(error).with_context(|| format!("opening {}", path.display())),
+    };
+    let name = path
+        .file_name()
+        .with_context(|| format!("{} names no file", path.display()))?
+        .to_string_lossy();
+    let partial = path.with_file_name(format!(".{name}.{}.redacting", std::process::id()));
+    let output = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&partial)
+        .with_context(|| format!("creating {}", partial.display()))?;
+    let mut reader = BufReader::new(file);
+    let mut writer = BufWriter::new(output);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        let read = reader
+            .read_until(b'\n', &mut line)
+            .with_context(|| format!("reading {}", path.display()))?;
+        if read == 0 {
+            break;
+        }
+        // Text that is not UTF-8 is kept byte for byte unless it holds a secret.
+        let masked = match std::str::from_utf8(&line) {
+            Ok(text) => redactor.redact(text).into_bytes(),
+            Err(_) => {
+                let text = String::from_utf8_lossy(&line);
+                let redacted = redactor.redact(&text);
+                if redacted == text {
+                    line.clone()
+                } else {
+                    redacted.into_bytes()
+                }
+            }
+        };
+        writer
+            .write_all(&masked)
+            .with_context(|| format!("writing {}", partial.display()))?;
+    }
+    writer
+        .into_inner()
+        .map_err(|error| error.into_error())
+        .and_then(|file| file.sync_all())
+        .with_context(|| format!("writing {}", partial.display()))?;
+    std::fs::rename(&partial, path).with_context(|| format!("renaming into {}", path.display()))
+}
+
+/// Serialises turns in one working tree: held while a turn is started there,
+/// so that two starts never both find it free.
+pub struct WorktreeLock {
+    _lock: FileLock,
+}
+
+impl WorktreeLock {
+    /// Waits for the lock of the working tree `workdir` (a canonical path).
+    pub fn take(home: &Home, workdir: &Path) -> anyhow::Result<Self> {
+        let dir = home.root().join("locks");
+        create_private_dir(&dir)?;
+        let key = crate::runtime::sha256_hex(workdir.as_os_str().as_encoded_bytes());
+        let path = dir.join(format!("{}.lock", &key[..32]));
+        loop {
+            if let Some(lock) = FileLock::try_take(&path)? {
+                return Ok(Self { _lock: lock });
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+}
+
+/// The turns whose CLI works in `workdir` and which are not finished yet.
+pub fn unfinished_in(home: &Home, workdir: &Path) -> Vec<(TurnDir, Launch)> {
+    let Ok(listing) = std::fs::read_dir(turns_dir(home)) else {
+        return Vec::new();
+    };
+    listing
+        .filter_map(Result::ok)
+        .filter_map(|entry| TurnDir::open(&entry.path()).ok())
+        .filter(|(turn, launch)| launch.workdir == workdir && turn.is_unfinished())
+        .collect()
 }
 
 #[cfg(test)]
@@ -414,17 +629,19 @@ mod tests {
             cli_version: None,
             sandbox: None,
             tmpdir: None,
+            agent: None,
         }
     }
 
     #[test]
-    fn keeps_the_twenty_most_recent_runs_and_their_turns() {
+    fn keeps_each_agents_twenty_most_recent_runs_and_their_turns() {
         let dir = tempfile::tempdir().unwrap();
         let home = Home::open(dir.path().join("home")).unwrap();
         for n in 0..25 {
             let run = format!("run-{n:02}");
             let turn = TurnDir::new(&home, &run, &format!("turn-{n:02}")).unwrap();
-            turn.create().unwrap();
+            // One old run is another agent's: it is that agent's most recent.
+            turn.create((n == 2).then_some("agent-b")).unwrap();
             std::fs::write(turn.log(), "{}\n").unwrap();
             write_json(&turn.launch(), &launch(&turn, &run)).unwrap();
             std::fs::write(turn.result(), "{}").unwrap();
@@ -437,6 +654,7 @@ mod tests {
         // CLI has exited but whose result is not written yet: both stay,
         // whatever their age.
         let running = TurnDir::new(&home, "run-00", "turn-00").unwrap();
+        assert!(!running.is_unfinished());
         std::fs::remove_file(running.result()).unwrap();
         let _supervisor = FileLock::try_take(&running.supervisor_lock())
             .unwrap()
@@ -450,10 +668,12 @@ mod tests {
             .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
             .collect();
         runs.sort();
-        assert_eq!(runs.len(), RUNS_KEPT + 2);
-        assert_eq!(runs[..3], ["run-00", "run-01", "run-05"]);
+        assert_eq!(runs.len(), RUNS_KEPT + 3);
+        assert_eq!(runs[..4], ["run-00", "run-01", "run-02", "run-05"]);
         assert!(turns_dir(&home).join("turn-00").exists());
         assert!(turns_dir(&home).join("turn-01").exists());
+        assert!(turns_dir(&home).join("turn-02").exists());
+        assert!(!turns_dir(&home).join("turn-03").exists());
         assert!(!turns_dir(&home).join("turn-04").exists());
         assert!(turns_dir(&home).join("turn-05").exists());
     }

@@ -256,6 +256,25 @@ impl Runs {
         };
         let receiver = state.subscribe();
         let published = events.published_of(&call.call_id);
+        // The result outlives the turn's files, which go with its run's log.
+        let store = self.store.clone();
+        let mut ended = state.subscribe();
+        let stored = call.clone();
+        tokio::spawn(async move {
+            let outcome = match ended.wait_for(|state| state.outcome.is_some()).await {
+                Ok(state) => state.outcome.clone(),
+                Err(_) => return,
+            };
+            let Some(Ok(result)) = outcome else {
+                return;
+            };
+            if let Err(error) = store
+                .record_call_result(&stored.account_id, &stored.run_id, &stored.call_id, &result)
+                .await
+            {
+                tracing::error!(call = %stored.call_id, "storing the turn's result: {error}");
+            }
+        });
         std::thread::Builder::new()
             .name(format!("follow-{}", turn.id()))
             .spawn(move || pump(&call, turn, &state, &events, published))?;
@@ -360,24 +379,17 @@ fn pump(
             );
         }
     }
-    let outcome = turn.wait().map(Arc::new).map_err(|error| {
-        tracing::error!(call = %call.call_id, "the turn failed to finish: {error:#}");
-        format!("{error:#}")
-    });
-    let status = match &outcome {
-        Ok(result) => result.status.as_str(),
-        Err(_) => "error",
-    };
+    let result = Arc::new(turn.wait());
     if !ended {
         events.publish(
             ENDED,
             json!({
                 "run_id": call.run_id,
                 "tool_call_id": call.call_id,
-                "status": status,
-                "session_id": outcome.as_ref().ok().and_then(|result| result.session_id.clone()).or(session_id),
+                "status": result.status.as_str(),
+                "session_id": result.session_id.clone().or(session_id),
             }),
         );
     }
-    state.send_modify(|state| state.outcome = Some(outcome));
+    state.send_modify(|state| state.outcome = Some(Ok(result)));
 }

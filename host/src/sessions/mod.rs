@@ -733,7 +733,9 @@ impl Conductor {
         }
     }
 
-    fn take_slot(&self, session_id: &str) -> bool {
+    /// Takes a turn slot for `session_id` (or a code task's key): false when
+    /// `max_turns` turns already hold one.
+    pub fn take_slot(&self, session_id: &str) -> bool {
         let mut slots = lock(&self.slots);
         if slots.contains(session_id) {
             return true;
@@ -745,7 +747,8 @@ impl Conductor {
         true
     }
 
-    fn release_slot(&self, session_id: &str) {
+    /// Gives back the slot `take_slot` gave.
+    pub fn release_slot(&self, session_id: &str) {
         lock(&self.slots).remove(session_id);
     }
 
@@ -910,6 +913,7 @@ impl Conductor {
                 .map(|e| e.secrets.values().cloned().collect())
                 .unwrap_or_default(),
             tcp_ports: environment.and_then(|e| e.allowed_tcp_ports.clone()),
+            agent: Some(session.agent_id.clone()),
         };
         for message in queued {
             if let Some(message) = self.store.deliver_message(&message.id).await? {

@@ -1,6 +1,7 @@
 //! Code-task calls: which turn a call of a run is, and whose it is.
 
 use super::{Result, Store, new_id, now};
+use crate::engine::result::TurnResult;
 
 /// One code-task call: a turn of the engine, in a run, of an account.
 #[derive(Debug, Clone, sqlx::FromRow)]
@@ -17,6 +18,19 @@ pub struct Call {
     pub environment_id: String,
     /// When it started (RFC 3339).
     pub created_at: String,
+    /// Its result as JSON, once its turn has ended.
+    result: Option<String>,
+}
+
+impl Call {
+    /// Its result, once its turn has ended and the server has seen it end.
+    pub fn result(&self) -> Result<Option<TurnResult>> {
+        Ok(self
+            .result
+            .as_deref()
+            .map(serde_json::from_str)
+            .transpose()?)
+    }
 }
 
 impl Store {
@@ -35,6 +49,7 @@ impl Store {
             account_id: account_id.to_owned(),
             environment_id: environment_id.to_owned(),
             created_at: now(),
+            result: None,
         };
         sqlx::query(
             "INSERT INTO code_task_calls (call_id, run_id, turn_id, account_id, environment_id, \
@@ -59,7 +74,7 @@ impl Store {
         call_id: &str,
     ) -> Result<Option<Call>> {
         Ok(sqlx::query_as(
-            "SELECT call_id, run_id, turn_id, account_id, environment_id, created_at \
+            "SELECT call_id, run_id, turn_id, account_id, environment_id, created_at, result \
              FROM code_task_calls WHERE account_id = $1 AND run_id = $2 AND call_id = $3",
         )
         .bind(account_id)
@@ -67,6 +82,27 @@ impl Store {
         .bind(call_id)
         .fetch_optional(&self.pool)
         .await?)
+    }
+
+    /// Keeps the result of the account's call `call_id` of run `run_id`.
+    pub async fn record_call_result(
+        &self,
+        account_id: &str,
+        run_id: &str,
+        call_id: &str,
+        result: &TurnResult,
+    ) -> Result<()> {
+        sqlx::query(
+            "UPDATE code_task_calls SET result = $1 \
+             WHERE account_id = $2 AND run_id = $3 AND call_id = $4",
+        )
+        .bind(serde_json::to_string(result)?)
+        .bind(account_id)
+        .bind(run_id)
+        .bind(call_id)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
     }
 
     /// Whether another account has used run id `run_id` (a run is one account's).

@@ -44,6 +44,8 @@ impl World {
             ],
         );
         world.script(Script::default());
+        // A test that needs other settings writes its own.
+        std::fs::write(world.path("home/config.toml"), world.operator_config()).unwrap();
         world
     }
 
@@ -94,13 +96,8 @@ impl World {
         )
     }
 
-    /// Starts `cinch serve` with `extra` arguments, with the operator's
-    /// config.toml unless a test wrote its own.
+    /// Starts `cinch serve` with `extra` arguments.
     pub fn serve_with(&self, extra: &[&str]) -> Server {
-        let config = self.path("home/config.toml");
-        if !config.exists() {
-            std::fs::write(&config, self.operator_config()).unwrap();
-        }
         let mut command = self.cinch();
         command
             .args(["serve", "--home"])
