@@ -37,3 +37,4 @@ pub mod sessions;
 pub mod store;
 pub mod supervisor;
 pub mod web;
+pub mod webhooks;

@@ -190,14 +190,15 @@ async fn settings(
     })
 }
 
-/// Agents are changed by the account's people, not by agents.
-fn member_only(caller: &Caller) -> Result<(), Problem> {
+/// Some things (agents, webhooks) are changed by the account's people, not
+/// by its agents; `what` names them.
+pub(super) fn member_only(caller: &Caller, what: &str) -> Result<(), Problem> {
     match caller.0.owner {
         TokenOwner::Member(_) => Ok(()),
         TokenOwner::Agent(_) => Err(Problem::new(
             StatusCode::FORBIDDEN,
             "forbidden",
-            "an agent's token cannot change agents; use a member's",
+            format!("an agent's token cannot change {what}; use a member's"),
         )),
     }
 }
@@ -225,7 +226,7 @@ pub async fn create_agent(
     body: JsonObject,
 ) -> Result<(StatusCode, axum::Json<Envelope<AgentView>>), Problem> {
     caller.account(&account)?;
-    member_only(&caller)?;
+    member_only(&caller, "agents")?;
     let mut fields = Fields::new(body);
     let name = fields.required_string("name", "the agent's name");
     let settings = settings(&app, &account, &mut fields, None).await?;
@@ -265,7 +266,7 @@ pub async fn update_agent(
     body: JsonObject,
 ) -> Result<axum::Json<Envelope<AgentView>>, Problem> {
     caller.account(&account)?;
-    member_only(&caller)?;
+    member_only(&caller, "agents")?;
     let current = app
         .store
         .agent(&account, &agent)

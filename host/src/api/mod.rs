@@ -19,6 +19,7 @@ mod runs;
 mod server;
 pub mod sessions;
 pub mod tasks;
+mod webhooks;
 
 use std::sync::Arc;
 
@@ -170,6 +171,10 @@ fn routes(state: AppState) -> (axum::Router, utoipa::openapi::OpenApi) {
         .routes(routes!(code_tasks::task_diff))
         .routes(routes!(code_tasks::task_log))
         .routes(routes!(runs::run_events))
+        .routes(routes!(webhooks::create_webhook, webhooks::list_webhooks))
+        .routes(routes!(webhooks::delete_webhook))
+        .routes(routes!(webhooks::list_deliveries))
+        .routes(routes!(webhooks::redeliver))
         .with_state(state)
         .split_for_parts();
     (router, api)

@@ -16,6 +16,7 @@ use crate::sandbox::{Mode, Support};
 use crate::sessions::live::Runs;
 use crate::sessions::{Conductor, Settings};
 use crate::store::{DATABASE_FILE, Store, TokenFor};
+use crate::webhooks::Webhooks;
 
 /// Where the first start writes the admin's token, in the home.
 const ADMIN_TOKEN_FILE: &str = "admin-token";
@@ -53,6 +54,10 @@ pub struct ServeArgs {
     /// the first account may name local repositories.
     #[arg(long = "repository-root")]
     repository_roots: Vec<PathBuf>,
+    /// Lets webhooks reach loopback and private addresses (the server's own
+    /// network), which tenants are otherwise refused.
+    #[arg(long)]
+    webhook_allow_private: bool,
     /// Runs turns and setup commands with cinch's own access, unsandboxed:
     /// every tenant can then read everything cinch can.
     #[arg(long)]
@@ -215,7 +220,9 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
                 path.display()
             );
         }
-        let runs = Arc::new(Runs::new(store.clone()));
+        let webhooks = Webhooks::new(store.clone(), args.webhook_allow_private);
+        tokio::spawn(webhooks.clone().run());
+        let runs = Arc::new(Runs::new(store.clone(), webhooks));
         let conductor = Conductor::new(
             store.clone(),
             engine.clone(),

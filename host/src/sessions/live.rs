@@ -17,6 +17,7 @@ use crate::engine::Turn;
 use crate::engine::events::{Next, TurnEventKind};
 use crate::engine::result::TurnResult;
 use crate::store::{NewEvent, Store};
+use crate::webhooks::{EventKind, Webhooks};
 
 /// Runs whose events stay in memory before dormant ones are dropped.
 const KEPT_RUNS: usize = 256;
@@ -166,6 +167,7 @@ pub struct CallRef {
 /// account and run.
 pub struct Runs {
     store: Store,
+    webhooks: Webhooks,
     turns: Mutex<HashMap<String, watch::Sender<LiveState>>>,
     runs: tokio::sync::Mutex<HashMap<(String, String), Arc<RunEvents>>>,
     writer: mpsc::UnboundedSender<Pending>,
@@ -183,16 +185,22 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 impl Runs {
     /// Runs whose events are stored in `store`. Must be called inside a
     /// Tokio runtime: a task writes the events.
-    pub fn new(store: Store) -> Self {
+    pub fn new(store: Store, webhooks: Webhooks) -> Self {
         let (writer, queue) = mpsc::unbounded_channel();
         tokio::spawn(store_events(store.clone(), queue));
         Self {
             store,
+            webhooks,
             turns: Mutex::default(),
             runs: tokio::sync::Mutex::default(),
             writer,
             closing: watch::Sender::new(false),
         }
+    }
+
+    /// Where the accounts' events are sent.
+    pub fn webhooks(&self) -> &Webhooks {
+        &self.webhooks
     }
 
     /// The run's events, read back from the database the first time.
@@ -256,8 +264,10 @@ impl Runs {
         };
         let receiver = state.subscribe();
         let published = events.published_of(&call.call_id);
-        // The result outlives the turn's files, which go with its run's log.
+        // The result outlives the turn's files, which go with its run's log;
+        // webhooks hear of the end once (not again from a restarted server).
         let store = self.store.clone();
+        let webhooks = (!published.1).then(|| self.webhooks.clone());
         let mut ended = state.subscribe();
         let stored = call.clone();
         tokio::spawn(async move {
@@ -273,6 +283,13 @@ impl Runs {
                 .await
             {
                 tracing::error!(call = %stored.call_id, "storing the turn's result: {error}");
+            }
+            if let Some(webhooks) = webhooks {
+                webhooks.notify(
+                    &stored.account_id,
+                    EventKind::TurnEnded,
+                    json!({"run_id": stored.run_id, "call_id": stored.call_id, "result": *result}),
+                );
             }
         });
         std::thread::Builder::new()

@@ -1505,6 +1505,12 @@ impl Conductor {
     }
 
     async fn publish_session(&self, session: &Session) {
+        self.runs.webhooks().session_saved(
+            &session.account_id,
+            &session.id,
+            &session.status,
+            json!(session),
+        );
         self.publish(
             &session.account_id,
             &session.id,

@@ -18,6 +18,7 @@ mod sessions;
 mod tasks;
 mod tokens;
 mod vault;
+mod webhooks;
 
 use std::path::Path;
 use std::str::FromStr as _;
@@ -36,6 +37,7 @@ pub use messages::{Direction, Message};
 pub use sessions::{IdleSession, NewSession, Session};
 pub use tasks::{NewTask, Task, TaskStatus};
 pub use tokens::{Principal, TokenFor, TokenOwner};
+pub use webhooks::{Attempt, Delivery, DeliveryState, DueDelivery, Webhook};
 
 /// The database file's name in cinch's home.
 pub const DATABASE_FILE: &str = "cinch.db";
@@ -123,7 +125,7 @@ fn format_time(at: time::OffsetDateTime) -> String {
 }
 
 /// `n` random bytes from the operating system, as lowercase hex.
-fn random_hex(n: usize) -> std::io::Result<String> {
+pub fn random_hex(n: usize) -> std::io::Result<String> {
     use std::io::Read as _;
     let mut bytes = vec![0u8; n];
     std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;

@@ -1,0 +1,269 @@
+//! Webhooks: where an account's events go, and the log of their deliveries.
+
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use serde::Serialize;
+
+use super::agents::member_only;
+use super::extract::{Caller, Fields, JsonObject, PageParams, Query};
+use super::problem::Problem;
+use super::{AppState, Envelope};
+use crate::store::{Delivery, DeliveryState, Webhook};
+
+/// A webhook as clients see it: its secret never comes back.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct WebhookView {
+    /// Its id.
+    pub id: String,
+    /// The account whose events it gets.
+    pub account_id: String,
+    /// Where events are POSTed.
+    pub url: String,
+    /// When it was made (RFC 3339).
+    pub created_at: String,
+}
+
+impl From<Webhook> for WebhookView {
+    fn from(webhook: Webhook) -> Self {
+        Self {
+            id: webhook.id,
+            account_id: webhook.account_id,
+            url: webhook.url,
+            created_at: webhook.created_at,
+        }
+    }
+}
+
+/// A new webhook.
+#[derive(Debug, utoipa::ToSchema)]
+pub struct WebhookCreate {
+    /// Required: an http:// or https:// URL. Loopback and private addresses
+    /// are refused unless the server allows them.
+    pub url: String,
+    /// Required: the key of each delivery's `X-Cinch-Signature`
+    /// (HMAC-SHA256 over `<timestamp>.<body>`), 16 to 256 characters. Write-only.
+    pub secret: String,
+}
+
+/// One event sent to one webhook, and how its attempts went.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct DeliveryView {
+    /// Its id (also sent as `X-Cinch-Delivery`).
+    pub id: String,
+    /// The webhook.
+    pub webhook_id: String,
+    /// The event's type: `turn.ended` or `session.status_changed`.
+    pub event: String,
+    /// Where it stands.
+    pub state: DeliveryState,
+    /// Attempts made so far.
+    pub attempts: i64,
+    /// When the next attempt is due, while pending.
+    pub next_attempt_at: Option<String>,
+    /// The last attempt's HTTP status, when the receiver answered.
+    pub last_status: Option<i64>,
+    /// Why the last attempt failed, when it did.
+    pub last_error: Option<String>,
+    /// The body sent, as JSON.
+    #[schema(value_type = Object)]
+    pub payload: serde_json::Value,
+    /// When the event happened (RFC 3339).
+    pub created_at: String,
+    /// When a receiver answered 2xx.
+    pub delivered_at: Option<String>,
+}
+
+impl From<Delivery> for DeliveryView {
+    fn from(delivery: Delivery) -> Self {
+        Self {
+            payload: serde_json::from_str(&delivery.payload).unwrap_or_default(),
+            id: delivery.id,
+            webhook_id: delivery.webhook_id,
+            event: delivery.event,
+            state: delivery.state,
+            attempts: delivery.attempts,
+            next_attempt_at: delivery.next_attempt_at,
+            last_status: delivery.last_status,
+            last_error: delivery.last_error,
+            created_at: delivery.created_at,
+            delivered_at: delivery.delivered_at,
+        }
+    }
+}
+
+impl WebhookCreate {
+    fn parse(app: &AppState, body: JsonObject) -> Result<Self, Problem> {
+        let mut fields = Fields::new(body);
+        let url = fields.required_string("url", "where events are POSTed");
+        if let Some(url) = &url
+            && let Err(error) = app.runs.webhooks().check_url(url)
+        {
+            fields.complain("url", error.to_string());
+        }
+        let secret = fields.required_string("secret", "the signing secret");
+        if secret
+            .as_ref()
+            .is_some_and(|secret| !(16..=256).contains(&secret.chars().count()))
+        {
+            fields.complain("secret", "16 to 256 characters");
+        }
+        fields.finish()?;
+        Ok(Self {
+            url: url.expect("checked by finish"),
+            secret: secret.expect("checked by finish"),
+        })
+    }
+}
+
+/// Registers a webhook: the account's events are POSTed to it from now on.
+#[utoipa::path(
+    post,
+    path = "/v1/accounts/{account}/webhooks",
+    params(("account" = String, Path, description = "The account")),
+    request_body = WebhookCreate,
+    responses(
+        (status = 201, body = Envelope<WebhookView>),
+        (status = 401, body = Problem, content_type = "application/problem+json"),
+        (status = 403, body = Problem, content_type = "application/problem+json"),
+        (status = 404, body = Problem, content_type = "application/problem+json"),
+        (status = 422, body = Problem, content_type = "application/problem+json"),
+    ),
+    tag = "webhooks"
+)]
+pub async fn create_webhook(
+    State(app): State<AppState>,
+    caller: Caller,
+    Path(account): Path<String>,
+    body: JsonObject,
+) -> Result<(StatusCode, axum::Json<Envelope<WebhookView>>), Problem> {
+    caller.account(&account)?;
+    member_only(&caller, "webhooks")?;
+    let create = WebhookCreate::parse(&app, body)?;
+    let webhook = app
+        .store
+        .create_webhook(&account, &create.url, &create.secret)
+        .await?;
+    tracing::info!(webhook = %webhook.id, "webhook created");
+    Ok((StatusCode::CREATED, Envelope::of(webhook.into())))
+}
+
+/// The account's webhooks, oldest first.
+#[utoipa::path(
+    get,
+    path = "/v1/accounts/{account}/webhooks",
+    params(("account" = String, Path, description = "The account")),
+    responses(
+        (status = 200, body = Envelope<Vec<WebhookView>>),
+        (status = 401, body = Problem, content_type = "application/problem+json"),
+        (status = 404, body = Problem, content_type = "application/problem+json"),
+    ),
+    tag = "webhooks"
+)]
+pub async fn list_webhooks(
+    State(app): State<AppState>,
+    caller: Caller,
+    Path(account): Path<String>,
+) -> Result<axum::Json<Envelope<Vec<WebhookView>>>, Problem> {
+    caller.account(&account)?;
+    let webhooks = app.store.webhooks(&account).await?;
+    Ok(Envelope::of(webhooks.into_iter().map(Into::into).collect()))
+}
+
+/// Removes a webhook with its delivery log.
+#[utoipa::path(
+    delete,
+    path = "/v1/accounts/{account}/webhooks/{webhook}",
+    params(
+        ("account" = String, Path, description = "The account"),
+        ("webhook" = String, Path, description = "The webhook"),
+    ),
+    responses(
+        (status = 204, description = "Removed"),
+        (status = 401, body = Problem, content_type = "application/problem+json"),
+        (status = 403, body = Problem, content_type = "application/problem+json"),
+        (status = 404, body = Problem, content_type = "application/problem+json"),
+    ),
+    tag = "webhooks"
+)]
+pub async fn delete_webhook(
+    State(app): State<AppState>,
+    caller: Caller,
+    Path((account, webhook)): Path<(String, String)>,
+) -> Result<StatusCode, Problem> {
+    caller.account(&account)?;
+    member_only(&caller, "webhooks")?;
+    if app.store.delete_webhook(&account, &webhook).await? {
+        Ok(StatusCode::NO_CONTENT)
+    } else {
+        Err(Problem::not_found("no such webhook"))
+    }
+}
+
+/// The webhook's deliveries, newest first.
+#[utoipa::path(
+    get,
+    path = "/v1/accounts/{account}/webhooks/{webhook}/deliveries",
+    params(
+        ("account" = String, Path, description = "The account"),
+        ("webhook" = String, Path, description = "The webhook"),
+        PageParams,
+    ),
+    responses(
+        (status = 200, body = Envelope<Vec<DeliveryView>>),
+        (status = 401, body = Problem, content_type = "application/problem+json"),
+        (status = 404, body = Problem, content_type = "application/problem+json"),
+    ),
+    tag = "webhooks"
+)]
+pub async fn list_deliveries(
+    State(app): State<AppState>,
+    caller: Caller,
+    Path((account, webhook)): Path<(String, String)>,
+    Query(page): Query<PageParams>,
+) -> Result<axum::Json<Envelope<Vec<DeliveryView>>>, Problem> {
+    caller.account(&account)?;
+    if app.store.webhook(&account, &webhook).await?.is_none() {
+        return Err(Problem::not_found("no such webhook"));
+    }
+    let limit = page.limit()?;
+    let deliveries = app
+        .store
+        .deliveries(&account, &webhook, page.cursor.as_deref(), limit)
+        .await?;
+    Ok(Envelope::page(
+        deliveries.items.into_iter().map(Into::into).collect(),
+        deliveries.next_cursor,
+    ))
+}
+
+/// Sends a delivery's event again, as a new delivery with the same body.
+#[utoipa::path(
+    post,
+    path = "/v1/accounts/{account}/webhooks/{webhook}/deliveries/{delivery}/redeliver",
+    params(
+        ("account" = String, Path, description = "The account"),
+        ("webhook" = String, Path, description = "The webhook"),
+        ("delivery" = String, Path, description = "The delivery to send again"),
+    ),
+    responses(
+        (status = 202, body = Envelope<DeliveryView>, description = "Queued"),
+        (status = 401, body = Problem, content_type = "application/problem+json"),
+        (status = 403, body = Problem, content_type = "application/problem+json"),
+        (status = 404, body = Problem, content_type = "application/problem+json"),
+    ),
+    tag = "webhooks"
+)]
+pub async fn redeliver(
+    State(app): State<AppState>,
+    caller: Caller,
+    Path((account, webhook, delivery)): Path<(String, String, String)>,
+) -> Result<(StatusCode, axum::Json<Envelope<DeliveryView>>), Problem> {
+    caller.account(&account)?;
+    member_only(&caller, "webhooks")?;
+    let queued = app
+        .store
+        .redeliver(&account, &webhook, &delivery)
+        .await?
+        .ok_or_else(|| Problem::not_found("no such delivery of that webhook"))?;
+    Ok((StatusCode::ACCEPTED, Envelope::of(queued.into())))
+}

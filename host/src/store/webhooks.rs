@@ -1,0 +1,366 @@
+//! Webhooks and their deliveries. A webhook's signing secret is kept in the
+//! vault under the webhook's id; the database holds its URL only.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::{Page, Result, Store, StoreError, new_id, now};
+
+/// The vault entry that holds a webhook's signing secret.
+const SECRET_KEY: &str = "signing_secret";
+
+/// Where an account's events are sent.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct Webhook {
+    /// Its id.
+    pub id: String,
+    /// The account whose events it gets.
+    pub account_id: String,
+    /// The URL events are POSTed to.
+    pub url: String,
+    /// When it was made (RFC 3339).
+    pub created_at: String,
+}
+
+/// Where a delivery stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, sqlx::Type, utoipa::ToSchema)]
+#[sqlx(type_name = "TEXT", rename_all = "snake_case")]
+#[serde(rename_all = "snake_case")]
+pub enum DeliveryState {
+    /// Not yet answered 2xx; another attempt is due.
+    Pending,
+    /// Answered 2xx.
+    Delivered,
+    /// Never answered 2xx within a day of attempts.
+    Failed,
+}
+
+/// One event sent (or to be sent) to one webhook.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct Delivery {
+    /// Its id.
+    pub id: String,
+    /// The webhook.
+    pub webhook_id: String,
+    /// The account.
+    pub account_id: String,
+    /// The event's type, e.g. `turn.ended`.
+    pub event: String,
+    /// The body sent, exactly.
+    pub payload: String,
+    /// Where it stands.
+    pub state: DeliveryState,
+    /// Attempts made.
+    pub attempts: i64,
+    /// When the next attempt is due, while pending.
+    pub next_attempt_at: Option<String>,
+    /// The HTTP status of the last attempt, when one answered.
+    pub last_status: Option<i64>,
+    /// Why the last attempt failed, when it did.
+    pub last_error: Option<String>,
+    /// When the event happened (RFC 3339).
+    pub created_at: String,
+    /// When it was answered 2xx.
+    pub delivered_at: Option<String>,
+}
+
+/// A delivery that is due, with where it goes.
+#[derive(Debug, Clone)]
+pub struct DueDelivery {
+    /// The delivery.
+    pub delivery: Delivery,
+    /// Its webhook's URL.
+    pub url: String,
+}
+
+/// How one attempt went.
+#[derive(Debug, Clone)]
+pub enum Attempt {
+    /// Answered 2xx with this status.
+    Delivered(u16),
+    /// Not delivered; try again at `next` (RFC 3339).
+    Retry {
+        /// The status, when the receiver answered.
+        status: Option<u16>,
+        /// What went wrong.
+        error: String,
+        /// When to try again.
+        next: String,
+    },
+    /// Not delivered, and no more attempts.
+    GaveUp {
+        /// The status, when the receiver answered.
+        status: Option<u16>,
+        /// What went wrong.
+        error: String,
+    },
+}
+
+const DELIVERY_COLUMNS: &str = "id, webhook_id, account_id, event, payload, state, attempts, \
+     next_attempt_at, last_status, last_error, created_at, delivered_at";
+
+impl Store {
+    /// Makes a webhook of `account_id` POSTing to `url`, signed with `secret`.
+    pub async fn create_webhook(
+        &self,
+        account_id: &str,
+        url: &str,
+        secret: &str,
+    ) -> Result<Webhook> {
+        let webhook = Webhook {
+            id: new_id("whk")?,
+            account_id: account_id.to_owned(),
+            url: url.to_owned(),
+            created_at: now(),
+        };
+        self.vault.write(
+            &webhook.id,
+            &BTreeMap::from([(SECRET_KEY.to_owned(), secret.to_owned())]),
+        )?;
+        sqlx::query(
+            "INSERT INTO webhooks (id, account_id, url, created_at) VALUES ($1, $2, $3, $4)",
+        )
+        .bind(&webhook.id)
+        .bind(&webhook.account_id)
+        .bind(&webhook.url)
+        .bind(&webhook.created_at)
+        .execute(&self.pool)
+        .await?;
+        Ok(webhook)
+    }
+
+    /// The account's webhooks, oldest first.
+    pub async fn webhooks(&self, account_id: &str) -> Result<Vec<Webhook>> {
+        Ok(sqlx::query_as(
+            "SELECT id, account_id, url, created_at FROM webhooks WHERE account_id = $1 ORDER BY id",
+        )
+        .bind(account_id)
+        .fetch_all(&self.pool)
+        .await?)
+    }
+
+    /// The account's webhook `id`.
+    pub async fn webhook(&self, account_id: &str, id: &str) -> Result<Option<Webhook>> {
+        Ok(sqlx::query_as(
+            "SELECT id, account_id, url, created_at FROM webhooks WHERE account_id = $1 AND id = $2",
+        )
+        .bind(account_id)
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await?)
+    }
+
+    /// Deletes the account's webhook `id` with its deliveries and secret;
+    /// whether there was one.
+    pub async fn delete_webhook(&self, account_id: &str, id: &str) -> Result<bool> {
+        let mut tx = self.pool.begin().await?;
+        sqlx::query("DELETE FROM webhook_deliveries WHERE account_id = $1 AND webhook_id = $2")
+            .bind(account_id)
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+        let done = sqlx::query("DELETE FROM webhooks WHERE account_id = $1 AND id = $2")
+            .bind(account_id)
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        if done.rows_affected() == 0 {
+            return Ok(false);
+        }
+        self.vault.remove(id)?;
+        Ok(true)
+    }
+
+    /// The webhook's signing secret.
+    pub fn webhook_secret(&self, webhook_id: &str) -> Result<String> {
+        self.vault
+            .read(webhook_id)?
+            .remove(SECRET_KEY)
+            .ok_or_else(|| StoreError::Vault(format!("webhook {webhook_id} has no secret")))
+    }
+
+    /// Queues `payload` (an event of type `event`) for every webhook of the
+    /// account; how many deliveries were queued.
+    pub async fn enqueue_deliveries(
+        &self,
+        account_id: &str,
+        event: &str,
+        payload: &str,
+    ) -> Result<usize> {
+        let webhooks = self.webhooks(account_id).await?;
+        let created_at = now();
+        for webhook in &webhooks {
+            self.insert_delivery(&webhook.id, account_id, event, payload, &created_at)
+                .await?;
+        }
+        Ok(webhooks.len())
+    }
+
+    async fn insert_delivery(
+        &self,
+        webhook_id: &str,
+        account_id: &str,
+        event: &str,
+        payload: &str,
+        created_at: &str,
+    ) -> Result<Delivery> {
+        let id = new_id("dlv")?;
+        sqlx::query(
+            "INSERT INTO webhook_deliveries (id, webhook_id, account_id, event, payload, state, \
+             attempts, next_attempt_at, created_at) VALUES ($1, $2, $3, $4, $5, $6, 0, $7, $7)",
+        )
+        .bind(&id)
+        .bind(webhook_id)
+        .bind(account_id)
+        .bind(event)
+        .bind(payload)
+        .bind(DeliveryState::Pending)
+        .bind(created_at)
+        .execute(&self.pool)
+        .await?;
+        self.delivery_by_id(&id).await
+    }
+
+    async fn delivery_by_id(&self, id: &str) -> Result<Delivery> {
+        Ok(sqlx::query_as(&format!(
+            "SELECT {DELIVERY_COLUMNS} FROM webhook_deliveries WHERE id = $1"
+        ))
+        .bind(id)
+        .fetch_one(&self.pool)
+        .await?)
+    }
+
+    /// Pending deliveries due at `at` (RFC 3339), oldest first, at most `limit`.
+    pub async fn due_deliveries(&self, at: &str, limit: u32) -> Result<Vec<DueDelivery>> {
+        let rows: Vec<Delivery> = sqlx::query_as(&format!(
+            "SELECT {DELIVERY_COLUMNS} FROM webhook_deliveries \
+             WHERE state = $1 AND next_attempt_at <= $2 ORDER BY next_attempt_at, id LIMIT $3"
+        ))
+        .bind(DeliveryState::Pending)
+        .bind(at)
+        .bind(i64::from(limit))
+        .fetch_all(&self.pool)
+        .await?;
+        let mut due = Vec::with_capacity(rows.len());
+        for delivery in rows {
+            let url: Option<(String,)> = sqlx::query_as("SELECT url FROM webhooks WHERE id = $1")
+                .bind(&delivery.webhook_id)
+                .fetch_optional(&self.pool)
+                .await?;
+            if let Some((url,)) = url {
+                due.push(DueDelivery { delivery, url });
+            }
+        }
+        Ok(due)
+    }
+
+    /// When the next pending delivery is due, if any is.
+    pub async fn next_delivery_due(&self) -> Result<Option<String>> {
+        let row: Option<(Option<String>,)> =
+            sqlx::query_as("SELECT MIN(next_attempt_at) FROM webhook_deliveries WHERE state = $1")
+                .bind(DeliveryState::Pending)
+                .fetch_optional(&self.pool)
+                .await?;
+        Ok(row.and_then(|(at,)| at))
+    }
+
+    /// Records how an attempt at delivery `id` went.
+    pub async fn record_attempt(&self, id: &str, attempt: &Attempt) -> Result<()> {
+        let (state, status, error, next, delivered_at) = match attempt {
+            Attempt::Delivered(status) => (
+                DeliveryState::Delivered,
+                Some(*status),
+                None,
+                None,
+                Some(now()),
+            ),
+            Attempt::Retry {
+                status,
+                error,
+                next,
+            } => (
+                DeliveryState::Pending,
+                *status,
+                Some(error.clone()),
+                Some(next.clone()),
+                None,
+            ),
+            Attempt::GaveUp { status, error } => (
+                DeliveryState::Failed,
+                *status,
+                Some(error.clone()),
+                None,
+                None,
+            ),
+        };
+        sqlx::query(
+            "UPDATE webhook_deliveries SET state = $2, attempts = attempts + 1, \
+             last_status = $3, last_error = $4, next_attempt_at = $5, delivered_at = $6 \
+             WHERE id = $1",
+        )
+        .bind(id)
+        .bind(state)
+        .bind(status.map(i64::from))
+        .bind(error)
+        .bind(next)
+        .bind(delivered_at)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    /// A page of the webhook's deliveries, newest first, before `cursor`.
+    pub async fn deliveries(
+        &self,
+        account_id: &str,
+        webhook_id: &str,
+        cursor: Option<&str>,
+        limit: u32,
+    ) -> Result<Page<Delivery>> {
+        let rows: Vec<Delivery> = sqlx::query_as(&format!(
+            "SELECT {DELIVERY_COLUMNS} FROM webhook_deliveries \
+             WHERE account_id = $1 AND webhook_id = $2 AND ($3 = '' OR id < $3) \
+             ORDER BY id DESC LIMIT $4"
+        ))
+        .bind(account_id)
+        .bind(webhook_id)
+        .bind(cursor.unwrap_or(""))
+        .bind(i64::from(limit) + 1)
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(Page::from_rows(rows, limit, |delivery| &delivery.id))
+    }
+
+    /// Queues delivery `id` of the account's webhook again, as a new delivery
+    /// of the same event (the same body, so receivers can tell it is one).
+    pub async fn redeliver(
+        &self,
+        account_id: &str,
+        webhook_id: &str,
+        id: &str,
+    ) -> Result<Option<Delivery>> {
+        let original: Option<Delivery> = sqlx::query_as(&format!(
+            "SELECT {DELIVERY_COLUMNS} FROM webhook_deliveries \
+             WHERE account_id = $1 AND webhook_id = $2 AND id = $3"
+        ))
+        .bind(account_id)
+        .bind(webhook_id)
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await?;
+        let Some(original) = original else {
+            return Ok(None);
+        };
+        self.insert_delivery(
+            webhook_id,
+            account_id,
+            &original.event,
+            &original.payload,
+            &now(),
+        )
+        .await
+        .map(Some)
+    }
+}
