@@ -31,7 +31,7 @@ pub async fn list_agents(
     caller.account(&account)?;
     let page = app
         .store
-        .agents(&account, page.cursor.as_deref(), page.limit()?)
+        .agents(&account, page.cursor("agt")?, page.limit()?)
         .await?;
     let homes: Vec<_> = page
         .items

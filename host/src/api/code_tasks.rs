@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use super::AppState;
 use super::extract::{Caller, Fields, JsonObject, Query};
-use super::problem::Problem;
+use super::problem::{FieldError, Problem};
 use crate::engine::brief::Note;
 use crate::engine::result::TurnResult;
 use crate::engine::{TurnRequest, is_valid_session_id};
@@ -52,6 +52,19 @@ pub struct TaskNote {
 impl TaskRequest {
     fn parse(body: JsonObject, harnesses: &[&str]) -> Result<Self, Problem> {
         let mut fields = Fields::new(body);
+        if !fields.has("harness") {
+            return Err(Problem {
+                errors: vec![FieldError::new("harness", "required")],
+                ..Problem::new(
+                    StatusCode::UNPROCESSABLE_ENTITY,
+                    "harness.missing",
+                    format!(
+                        "no harness picked: name one of {} as harness",
+                        harnesses.join(", ")
+                    ),
+                )
+            });
+        }
         let brief = fields.required_string("brief", "the whole task, self-contained");
         let repo = fields.string("repo");
         let harness =
@@ -221,14 +234,30 @@ pub struct HarnessLog {
     pub unparsed: usize,
 }
 
-/// A run id is one account's and names a folder: letters, digits and
-/// `_ . : -`, at most 200 characters, not only dots. Another account's run is 404.
+/// The rule for a run id, as answers state it.
+const RUN_ID_RULE: &str = "a run id is 1 to 100 letters, digits and _ . -, starting with a letter, digit or _, \
+     without .., not ending in . or .lock";
+
+/// Whether `run` may name a run: it names a folder of the home and a
+/// component of the git refs of its checkpoints, so it is what both accept.
+fn is_valid_run_id(run: &str) -> bool {
+    run.len() <= 100
+        && run
+            .chars()
+            .next()
+            .is_some_and(|first| first.is_ascii_alphanumeric() || first == '_')
+        && run
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
+        && !run.contains("..")
+        && !run.ends_with('.')
+        && !run.ends_with(".lock")
+}
+
+/// A run id is one account's: a valid one that another account uses is 404.
 pub async fn check_run(app: &AppState, caller: &Caller, run: &str) -> Result<(), Problem> {
-    if !is_valid_session_id(run) || run.chars().all(|c| c == '.') {
-        return Err(Problem::invalid_field(
-            "run",
-            "a run id is letters, digits and _ . : -, at most 200 characters",
-        ));
+    if !is_valid_run_id(run) {
+        return Err(Problem::invalid_field("run", RUN_ID_RULE));
     }
     if app
         .store

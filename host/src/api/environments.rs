@@ -234,7 +234,7 @@ pub async fn list_environments(
     caller.account(&account)?;
     let page = app
         .store
-        .environments(&account, page.cursor.as_deref(), page.limit()?)
+        .environments(&account, page.cursor("env")?, page.limit()?)
         .await?;
     Ok(Envelope::page(
         page.items.into_iter().map(Into::into).collect(),

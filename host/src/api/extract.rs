@@ -109,8 +109,10 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequestParts<S> for Query<T> {
 #[into_params(parameter_in = Query)]
 pub struct PageParams {
     /// At most this many items (1 to 200, default 50).
+    #[param(minimum = 1, maximum = 200)]
     pub limit: Option<u32>,
     /// Where the page starts: a previous page's `meta.next_cursor`.
+    #[param(pattern = "^[a-z]+_[0-9a-f]{27}$")]
     pub cursor: Option<String>,
 }
 
@@ -121,6 +123,18 @@ impl PageParams {
             None => Ok(50),
             Some(limit @ 1..=200) => Ok(limit),
             Some(_) => Err(Problem::invalid_field("limit", "limit is 1 to 200")),
+        }
+    }
+
+    /// The cursor, checked: an id of the listing's items (`prefix`), as a
+    /// previous page's `meta.next_cursor` gave it.
+    pub fn cursor(&self, prefix: &str) -> Result<Option<&str>, Problem> {
+        match self.cursor.as_deref() {
+            Some(cursor) if !crate::store::is_id(prefix, cursor) => Err(Problem::invalid_field(
+                "cursor",
+                "a cursor is a previous page's meta.next_cursor, as it was given",
+            )),
+            cursor => Ok(cursor),
         }
     }
 }

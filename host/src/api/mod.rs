@@ -10,6 +10,7 @@
 
 mod accounts;
 pub mod agents;
+mod body;
 mod code_tasks;
 mod environments;
 mod extract;
@@ -45,6 +46,7 @@ pub struct AppState {
     runs: Arc<Runs>,
     conductor: Arc<Conductor>,
     body_limit: usize,
+    answering: Arc<idempotency::Answering>,
 }
 
 impl AppState {
@@ -64,6 +66,7 @@ impl AppState {
             runs,
             conductor,
             body_limit,
+            answering: Default::default(),
         }
     }
 }
@@ -192,22 +195,34 @@ fn app(state: AppState) -> axum::Router {
         .fallback(problem::no_route)
         .method_not_allowed_fallback(problem::no_method)
         .layer(axum::middleware::from_fn_with_state(
-            state,
+            state.clone(),
             idempotency::layer,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            state,
+            body::read_whole,
         ))
         .layer(DefaultBodyLimit::max(body_limit))
 }
 
+/// How long a stopping server waits for the idempotent requests it is
+/// answering to record their answers.
+const ANSWER_DRAIN: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// Serves `state` on `listener` until Ctrl-C or SIGTERM; live event streams
-/// end then, so that the shutdown does not wait on them.
+/// end then, so that the shutdown does not wait on them, and idempotent
+/// requests whose clients went away get to record their answers.
 pub async fn serve(listener: tokio::net::TcpListener, state: AppState) -> std::io::Result<()> {
     let runs = state.runs.clone();
+    let answering = state.answering.clone();
     axum::serve(listener, app(state))
         .with_graceful_shutdown(async move {
             shutdown_signal().await;
             runs.close();
         })
-        .await
+        .await?;
+    answering.drain(ANSWER_DRAIN).await;
+    Ok(())
 }
 
 async fn shutdown_signal() {

@@ -44,6 +44,11 @@ pub async fn run_events(
     headers: HeaderMap,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, Problem> {
     super::code_tasks::check_run(&app, &caller, &run).await?;
+    // A run is known once it has a call: an unknown one is 404 like another
+    // account's, so that the answer tells nothing and holds no stream open.
+    if !app.store.run_exists(&caller.0.account_id, &run).await? {
+        return Err(Problem::not_found("no such run"));
+    }
     stream(&app, &caller.0.account_id, &run, &headers).await
 }
 

@@ -54,7 +54,7 @@ pub async fn list_sessions(
     let task = app.conductor.task(&account, &task).await?;
     let page = app
         .store
-        .sessions(&account, &task.id, page.cursor.as_deref(), page.limit()?)
+        .sessions(&account, &task.id, page.cursor("ses")?, page.limit()?)
         .await?;
     Ok(Envelope::page(page.items, page.next_cursor))
 }
@@ -240,16 +240,10 @@ pub async fn list_messages(
         }
     };
     let limit = page.limit()?;
+    let cursor = page.cursor("msg")?;
     let (data, count, next_cursor) = app
         .store
-        .messages_json(
-            &account,
-            &task,
-            &session,
-            direction,
-            page.cursor.as_deref(),
-            limit,
-        )
+        .messages_json(&account, &task, &session, direction, cursor, limit)
         .await?;
     if count == 0 {
         // No rows: an empty page of a session that exists, or a 404.

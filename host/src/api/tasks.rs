@@ -225,7 +225,7 @@ pub async fn list_tasks(
     };
     let page = app
         .store
-        .tasks(&account, unowned, page.cursor.as_deref(), page.limit()?)
+        .tasks(&account, unowned, page.cursor("task")?, page.limit()?)
         .await?;
     let tasks = page
         .items

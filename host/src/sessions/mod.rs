@@ -8,6 +8,7 @@
 //! up running turns after a restart. Every change is stored first, then
 //! published as a live event of the session's run (its id).
 
+mod base_branch;
 pub mod live;
 pub mod preview;
 pub mod resolve;
@@ -360,11 +361,46 @@ impl Conductor {
                 format!("{branch} is not a valid git branch name"),
             ));
         }
+        if let (Some(branch), Some(environment_id)) = (&spec.base_branch, &spec.environment_id) {
+            self.check_base_branch(account_id, environment_id, branch)
+                .await?;
+        }
         let choice = self.resolve(&Asked::default(), &agent);
         if spec.title.is_none() {
             spec.title = Some(task.title.clone());
         }
         self.start_session(&task, &agent, choice, spec, false).await
+    }
+
+    /// Refuses a base branch the environment's repository does not have,
+    /// when the repository can be read now (a local one, or a clone made).
+    async fn check_base_branch(
+        &self,
+        account_id: &str,
+        environment_id: &str,
+        branch: &str,
+    ) -> Result<()> {
+        let environment = self.environment(account_id, environment_id).await?;
+        let clone_dir = self.home.root().join("repos").join(&environment.id);
+        let repository = environment.repository.clone();
+        let looked_up = {
+            let branch = branch.to_owned();
+            tokio::task::spawn_blocking(move || {
+                base_branch::look_up(&repository, &clone_dir, &branch)
+            })
+            .await
+            .map_err(|error| SessionError::Internal(error.into()))?
+        };
+        match looked_up {
+            base_branch::BaseBranch::Missing => Err(invalid(
+                "base_branch",
+                format!(
+                    "{branch} is neither a branch of {} nor origin/{branch}",
+                    environment.repository
+                ),
+            )),
+            base_branch::BaseBranch::Found | base_branch::BaseBranch::Unknown => Ok(()),
+        }
     }
 
     async fn start_session(
@@ -1152,7 +1188,6 @@ impl Conductor {
     /// that outlived the wait limit while the server was down are closed
     /// `waiting_timeout`.
     pub async fn recover(self: &Arc<Self>) -> Result<()> {
-        self.store.release_unanswered_keys().await?;
         for mut session in self.store.sessions_in(&["waiting"]).await? {
             let waited = session.waiting_since.as_deref().and_then(seconds_since);
             if waited.is_some_and(|waited| waited >= self.settings.wait_limit.as_secs() as i64) {
