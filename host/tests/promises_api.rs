@@ -434,12 +434,6 @@ fn a_cursor_that_no_page_gave_is_refused() {
         assert_eq!(garbage.status, 422, "{listing}: {garbage:?}");
         assert_eq!(garbage.field_errors(), ["cursor"]);
     }
-    let task = first.data()[0]["id"].as_str().unwrap().to_owned();
-    let garbage = api.get(&format!("/tasks/{task}/sessions?cursor={next}"));
-    assert_eq!(
-        garbage.status, 422,
-        "a task's id is no session cursor: {garbage:?}"
-    );
 }
 
 #[test]
@@ -484,4 +478,97 @@ fn a_base_branch_the_repository_lacks_is_refused_at_creation() {
         api.wait_status(&task, &session, "idle");
     }
     assert_eq!(api.get(&sessions).data().as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn the_document_states_the_rules_the_server_applies() {
+    let world = World::new();
+    let server = world.serve();
+    let token = world.admin_token();
+    let api = Api::new(&server, &token);
+    let document: Value = serde_json::from_str(
+        &agent()
+            .get(&server.url("/openapi.json"))
+            .call()
+            .unwrap()
+            .body_mut()
+            .read_to_string()
+            .unwrap(),
+    )
+    .unwrap();
+    let schemas = &document["components"]["schemas"];
+    // The code-task answer and the /v1 task have names of their own.
+    assert!(schemas["CodeTask"]["properties"]["call_id"].is_object());
+    let create = &document["paths"]["/v1/accounts/{account}/tasks"]["post"];
+    let timeout = &schemas["TaskCreate"]["properties"]["idle_timeout_seconds"];
+    assert_eq!(
+        (timeout["minimum"].as_i64(), timeout["maximum"].as_i64()),
+        (Some(1), Some(604800))
+    );
+    assert_eq!(schemas["TaskCreate"]["additionalProperties"], false);
+    for status in ["400", "408", "409", "413", "415", "422"] {
+        assert!(
+            create["responses"][status].is_object(),
+            "{status} undocumented"
+        );
+    }
+    let list = &document["paths"]["/v1/accounts/{account}/tasks"]["get"];
+    let limit = list["parameters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|parameter| parameter["name"] == "limit")
+        .unwrap();
+    assert_eq!(
+        (
+            limit["schema"]["minimum"].as_i64(),
+            limit["schema"]["maximum"].as_i64()
+        ),
+        (Some(1), Some(200))
+    );
+    assert!(list["responses"]["422"].is_object());
+
+    // What the document allows is taken, what it does not is refused naming the field.
+    let path = api.path("/tasks");
+    for (body, status, field) in [
+        (
+            json!({"idle_timeout_seconds": 0}),
+            422,
+            Some("idle_timeout_seconds"),
+        ),
+        (
+            json!({"idle_timeout_seconds": 604801}),
+            422,
+            Some("idle_timeout_seconds"),
+        ),
+        (
+            json!({"idle_timeout_seconds": "soon"}),
+            422,
+            Some("idle_timeout_seconds"),
+        ),
+        (json!({"title": "x", "extra": 1}), 422, Some("extra")),
+        (json!({"idle_timeout_seconds": 604800}), 201, None),
+    ] {
+        let answer = server.post(&path, &token, &body);
+        assert_eq!(answer.status, status, "{body}: {answer:?}");
+        if let Some(field) = field {
+            assert_eq!(answer.field_errors(), [field]);
+        }
+    }
+    assert_eq!(api.get("/tasks").data().as_array().unwrap().len(), 1);
+    // An event id past what the document's int64 holds is refused.
+    let past_int64 = u64::MAX.to_string();
+    let task = api.post("/tasks", json!({"prompt": "hi"}));
+    let task_id = task.data()["id"].as_str().unwrap().to_owned();
+    let session = api.first_session(&task_id)["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let answer = agent()
+        .get(&server.url(&api.path(&format!("/tasks/{task_id}/sessions/{session}/events"))))
+        .header("Authorization", format!("Bearer {token}"))
+        .header("Last-Event-ID", past_int64)
+        .call()
+        .unwrap();
+    assert_eq!(answer.status(), 422);
 }

@@ -12,6 +12,7 @@ mod accounts;
 pub mod agents;
 mod body;
 mod code_tasks;
+mod document;
 mod environments;
 mod extract;
 mod idempotency;
@@ -19,6 +20,7 @@ mod problem;
 mod runs;
 pub mod sessions;
 pub mod tasks;
+mod validate;
 
 use std::sync::Arc;
 
@@ -173,6 +175,8 @@ fn routes(state: AppState) -> (axum::Router, utoipa::openapi::OpenApi) {
         .routes(routes!(runs::run_events))
         .with_state(state)
         .split_for_parts();
+    let mut api = api;
+    utoipa::Modify::modify(&document::SharedAnswers, &mut api);
     (router, api)
 }
 
@@ -180,7 +184,8 @@ fn routes(state: AppState) -> (axum::Router, utoipa::openapi::OpenApi) {
 /// problem answers for unknown routes and methods.
 fn app(state: AppState) -> axum::Router {
     let body_limit = state.body_limit;
-    let (router, api) = routes(state.clone());
+    let (router, mut api) = routes(state.clone());
+    document::name_harnesses(&mut api, &state.engine.registry().names());
     let api = Arc::new(api);
     router
         // The document describes the API, not any account's data: it is public.

@@ -28,7 +28,7 @@ const KEEP_ALIVE: Duration = Duration::from_secs(15);
     path = "/api/runs/{run}/events",
     params(
         ("run" = String, Path, description = "The run"),
-        ("Last-Event-ID" = Option<u64>, Header, description = "Resume after this event"),
+        ("Last-Event-ID" = Option<i64>, Header, minimum = 0, description = "Resume after this event"),
     ),
     responses(
         (status = 200, description = "An event stream", content_type = "text/event-stream", body = String),
@@ -64,9 +64,10 @@ pub async fn stream(
         Some(value) => value
             .to_str()
             .ok()
-            .and_then(|text| text.trim().parse::<u64>().ok())
+            .and_then(|text| text.trim().parse::<i64>().ok())
+            .and_then(|id| u64::try_from(id).ok())
             .ok_or_else(|| {
-                Problem::invalid_field("Last-Event-ID", "must be an event's id (a number)")
+                Problem::invalid_field("Last-Event-ID", "must be an event's id (0 to 2^63-1)")
             })?,
     };
     let events = app
