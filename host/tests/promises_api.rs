@@ -572,3 +572,37 @@ fn the_document_states_the_rules_the_server_applies() {
         .unwrap();
     assert_eq!(answer.status(), 422);
 }
+
+#[test]
+fn a_server_stopped_by_sigterm_records_the_answer_its_client_left() {
+    let (world, server, token) = code_task_world(Duration::from_secs(3));
+    let path = "/api/runs/run-term/tasks?wait=true";
+    post_and_hang_up(
+        &server,
+        path,
+        &token,
+        "term-1",
+        SLOW_TASK,
+        Duration::from_millis(800),
+    );
+    assert_eq!(turns_of_run(&world, "run-term"), 1);
+    let stopped = std::process::Command::new("kill")
+        .args(["-TERM", &server.child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(stopped.success());
+    let mut server = server;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while server.child.try_wait().unwrap().is_none() {
+        assert!(Instant::now() < deadline, "cinch serve did not stop");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    drop(server);
+
+    let server = world.serve();
+    let answer = keyed_post(&server, path, &token, "term-1", SLOW_TASK);
+    assert_eq!(answer.status, 201, "{}", answer.text);
+    assert!(answer.replayed);
+    assert_eq!(answer.json()["status"], "completed", "{}", answer.text);
+    assert_eq!(turns_of_run(&world, "run-term"), 1, "the request ran twice");
+}
