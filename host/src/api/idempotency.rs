@@ -136,7 +136,9 @@ async fn keyed(
             body,
         } => return Ok(replay(status, content_type, body)),
         KeyState::Unanswered => {
-            return Err(Problem::conflict(
+            return Err(Problem::new(
+                StatusCode::CONFLICT,
+                "idempotency_interrupted",
                 "the server stopped while answering the first request with this key, so whether it took effect is not known: look for its effect before sending it again with a new key",
             )
             .into_response());
