@@ -1,5 +1,6 @@
-//! What handlers take from a request: the caller, a JSON object checked field
-//! by field, and query parameters; every failure answers as a problem.
+//! What handlers take from a request: the caller, a JSON body checked against
+//! its type's published schema and read into it, and query parameters; every
+//! failure answers as a problem naming the field or parameter at fault.
 
 use axum::extract::rejection::JsonRejection;
 use axum::extract::{FromRequest, FromRequestParts, Request};
