@@ -406,7 +406,10 @@ fn an_environment_can_limit_outbound_tcp_to_listed_ports() {
         json!({"name": "bad", "repository": path_text(&world.path("repo")), "allowed_tcp_ports": [0, 70000]}),
     );
     assert_eq!(bad.status, 422, "{bad:?}");
-    assert_eq!(bad.field_errors(), ["allowed_tcp_ports"]);
+    assert_eq!(
+        bad.field_errors(),
+        ["allowed_tcp_ports[0]", "allowed_tcp_ports[1]"]
+    );
 }
 
 #[test]

@@ -111,12 +111,12 @@ fn auth_accounts_environments_and_a_restart() {
     assert_eq!(
         invalid.field_errors(),
         [
-            "name",
-            "repository",
-            "setup",
+            "colour",
             "env.1BAD",
             "env.OK",
-            "colour"
+            "name",
+            "repository",
+            "setup"
         ]
     );
     let missing = server.post(&environments, &token, &json!({}));
@@ -289,10 +289,10 @@ fn code_tasks_with_the_fake_cli() {
         invalid.field_errors(),
         [
             "brief",
-            "harness",
-            "session_id",
             "notes[0].text",
-            "timeout_minutes"
+            "session_id",
+            "timeout_minutes",
+            "harness"
         ]
     );
 

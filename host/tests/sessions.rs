@@ -416,10 +416,10 @@ fn idempotency_keys_and_bad_input() {
     assert_eq!(
         bad.field_errors(),
         [
-            "idle_timeout_seconds",
             "attachments[0].name",
             "attachments[0].text",
-            "bogus"
+            "bogus",
+            "idle_timeout_seconds"
         ]
     );
     let unknown_env = api.post(
@@ -441,7 +441,7 @@ fn idempotency_keys_and_bad_input() {
         &format!("/tasks/{}/sessions", ids.iter().next().unwrap()),
         json!({"branch_name": "two words", "harness": "codex"}),
     );
-    assert_eq!(bad_branch.field_errors(), ["harness"]);
+    assert_eq!(bad_branch.field_errors(), ["branch_name", "harness"]);
     let bad_branch = api.post(
         &format!("/tasks/{}/sessions", ids.iter().next().unwrap()),
         json!({"branch_name": "two words"}),

@@ -47,7 +47,7 @@ pub async fn list_members(
     caller.account(&account)?;
     let page = app
         .store
-        .members(&account, page.cursor.as_deref(), page.limit()?)
+        .members(&account, page.cursor()?, page.limit()?)
         .await?;
     Ok(Envelope::page(page.items, page.next_cursor))
 }

@@ -3,10 +3,10 @@
 
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-use super::extract::{Caller, Fields, JsonObject, PageParams, Query};
-use super::problem::Problem;
+use super::extract::{Caller, Json, PageParams, Query, nullable, trimmed};
+use super::problem::{FieldError, Problem};
 use super::{AppState, Envelope};
 use crate::store::{Agent, AgentSettings, TokenOwner};
 
@@ -31,7 +31,7 @@ pub async fn list_agents(
     caller.account(&account)?;
     let page = app
         .store
-        .agents(&account, page.cursor.as_deref(), page.limit()?)
+        .agents(&account, page.cursor()?, page.limit()?)
         .await?;
     let homes: Vec<_> = page
         .items
@@ -77,53 +77,77 @@ fn tree_size(dir: &std::path::Path) -> u64 {
         })
         .sum()
 }
-/// An agent's settings to set: `harness`, `model`, `effort`,
-/// `environment_id` (null clears one) and `enabled`.
-#[derive(Debug, utoipa::ToSchema)]
+/// An agent's settings to set; absent ones stay, null clears one.
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct AgentChange {
-    /// Its default harness: a driver's name.
-    pub harness: Option<String>,
+    /// Its default harness: a driver's name, as `GET /v1/models` lists them.
+    #[serde(default, deserialize_with = "nullable")]
+    #[schema(value_type = Option<String>)]
+    pub harness: Option<Option<String>>,
     /// Its default model, as `GET /v1/models` lists it.
-    pub model: Option<String>,
+    #[serde(default, deserialize_with = "nullable")]
+    #[schema(value_type = Option<String>)]
+    pub model: Option<Option<String>>,
     /// Its pinned effort, in its harness's vocabulary; it applies only when
     /// a task runs on that harness.
-    pub effort: Option<String>,
+    #[serde(default, deserialize_with = "nullable")]
+    #[schema(value_type = Option<String>)]
+    pub effort: Option<Option<String>>,
     /// Its default environment.
-    pub environment_id: Option<String>,
+    #[serde(default, deserialize_with = "nullable")]
+    #[schema(value_type = Option<String>)]
+    pub environment_id: Option<Option<String>>,
     /// Whether it may run tasks.
     pub enabled: Option<bool>,
 }
 
 /// A new agent: a `name` and, optionally, its settings as in [`AgentChange`].
-#[derive(Debug, utoipa::ToSchema)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct AgentCreate {
-    /// Its name, unique in the account.
+    /// Its name, unique in the account: not blank.
+    #[schema(pattern = r"\S")]
     pub name: String,
     /// Its default harness.
-    pub harness: Option<String>,
+    #[serde(default, deserialize_with = "nullable")]
+    #[schema(value_type = Option<String>)]
+    pub harness: Option<Option<String>>,
     /// Its default model.
-    pub model: Option<String>,
+    #[serde(default, deserialize_with = "nullable")]
+    #[schema(value_type = Option<String>)]
+    pub model: Option<Option<String>>,
     /// Its pinned effort.
-    pub effort: Option<String>,
+    #[serde(default, deserialize_with = "nullable")]
+    #[schema(value_type = Option<String>)]
+    pub effort: Option<Option<String>>,
     /// Its default environment.
-    pub environment_id: Option<String>,
+    #[serde(default, deserialize_with = "nullable")]
+    #[schema(value_type = Option<String>)]
+    pub environment_id: Option<Option<String>>,
     /// Whether it may run tasks (default true).
     pub enabled: Option<bool>,
 }
 
-/// Reads and checks an agent's settings against the drivers and the
-/// account's environments; `current` is the agent being changed.
+/// A nullable setting trimmed: blank is null.
+fn setting(value: Option<Option<String>>) -> Option<Option<String>> {
+    value.map(trimmed)
+}
+
+/// Checks an agent's settings against the drivers and the account's
+/// environments; `current` is the agent being changed.
 async fn settings(
     app: &AppState,
     account: &str,
-    fields: &mut Fields,
+    change: AgentChange,
     current: Option<&Agent>,
 ) -> Result<AgentSettings, Problem> {
-    let harness = fields.nullable_string("harness");
-    let model = fields.nullable_string("model");
-    let effort = fields.nullable_string("effort");
-    let environment_id = fields.nullable_string("environment_id");
-    let enabled = fields.boolean("enabled");
+    // The harness is one of the names the document lists, as it is.
+    let harness = change.harness;
+    let model = setting(change.model);
+    let effort = setting(change.effort);
+    let environment_id = setting(change.environment_id);
+    let mut errors = Vec::new();
     let registry = app.engine.registry();
     let effective = harness
         .clone()
@@ -132,34 +156,34 @@ async fn settings(
         .as_deref()
         .and_then(|name| registry.get(name).ok().map(|driver| driver.info().clone()));
     if let (Some(name), None) = (&effective, &info) {
-        fields.complain(
+        errors.push(FieldError::new(
             "harness",
             format!(
                 "no harness is named {name}; there are {}",
                 registry.names().join(", ")
             ),
-        );
+        ));
     }
     if let (Some(Some(model)), Some(info)) = (&model, &info)
         && !info.models.is_empty()
         && !info.models.contains(model)
     {
-        fields.complain(
+        errors.push(FieldError::new(
             "model",
             format!(
                 "{} has no model {model}; it has {}",
                 info.name,
                 info.models.join(", ")
             ),
-        );
+        ));
     }
     if let Some(Some(effort)) = &effort {
         match &info {
-            None => fields.complain(
+            None => errors.push(FieldError::new(
                 "effort",
                 "an effort is pinned for a harness: set harness too",
-            ),
-            Some(info) if !info.efforts.contains(effort) => fields.complain(
+            )),
+            Some(info) if !info.efforts.contains(effort) => errors.push(FieldError::new(
                 "effort",
                 format!(
                     "{} takes {}",
@@ -169,24 +193,27 @@ async fn settings(
                         false => format!("one of {}", info.efforts.join(", ")),
                     }
                 ),
-            ),
+            )),
             Some(_) => {}
         }
     }
     if let Some(Some(id)) = &environment_id
         && app.store.environment(account, id).await?.is_none()
     {
-        fields.complain(
+        errors.push(FieldError::new(
             "environment_id",
             "no environment of the account has that id",
-        );
+        ));
+    }
+    if !errors.is_empty() {
+        return Err(Problem::invalid(errors));
     }
     Ok(AgentSettings {
         harness,
         model,
         effort,
         environment_id,
-        enabled,
+        enabled: change.enabled,
     })
 }
 
@@ -223,17 +250,21 @@ pub async fn create_agent(
     State(app): State<AppState>,
     caller: Caller,
     Path(account): Path<String>,
-    body: JsonObject,
+    Json(body): Json<AgentCreate>,
 ) -> Result<(StatusCode, axum::Json<Envelope<AgentView>>), Problem> {
     caller.account(&account)?;
     member_only(&caller, "agents")?;
-    let mut fields = Fields::new(body);
-    let name = fields.required_string("name", "the agent's name");
-    let settings = settings(&app, &account, &mut fields, None).await?;
-    fields.finish()?;
+    let change = AgentChange {
+        harness: body.harness,
+        model: body.model,
+        effort: body.effort,
+        environment_id: body.environment_id,
+        enabled: body.enabled,
+    };
+    let settings = settings(&app, &account, change, None).await?;
     let agent = app
         .store
-        .create_agent(&account, &name.expect("checked by finish"), settings)
+        .create_agent(&account, body.name.trim(), settings)
         .await?;
     Ok((
         StatusCode::CREATED,
@@ -263,7 +294,7 @@ pub async fn update_agent(
     State(app): State<AppState>,
     caller: Caller,
     Path((account, agent)): Path<(String, String)>,
-    body: JsonObject,
+    Json(change): Json<AgentChange>,
 ) -> Result<axum::Json<Envelope<AgentView>>, Problem> {
     caller.account(&account)?;
     member_only(&caller, "agents")?;
@@ -272,9 +303,7 @@ pub async fn update_agent(
         .agent(&account, &agent)
         .await?
         .ok_or_else(|| Problem::not_found("no such agent"))?;
-    let mut fields = Fields::new(body);
-    let settings = settings(&app, &account, &mut fields, Some(&current)).await?;
-    fields.finish()?;
+    let settings = settings(&app, &account, change, Some(&current)).await?;
     let agent = app
         .store
         .update_agent(&account, &current.id, settings)

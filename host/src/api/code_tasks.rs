@@ -9,13 +9,15 @@ use axum::extract::{Path, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use super::AppState;
-use super::extract::{Caller, Fields, JsonObject, Query};
-use super::problem::Problem;
+use super::extract::{Caller, JsonValue, Query};
+use super::problem::{FieldError, Problem};
+use crate::engine::TurnRequest;
 use crate::engine::brief::Note;
 use crate::engine::result::{Status, TurnResult};
-use crate::engine::{LogError, Refusal, RefusalCode, TurnRequest, is_valid_session_id};
+use crate::engine::{LogError, Refusal, RefusalCode};
 use crate::sessions::live::{CallRef, LiveState};
 use crate::store::{Call, Environment, TokenOwner};
 
@@ -23,84 +25,78 @@ use crate::store::{Call, Environment, TokenOwner};
 const CAPACITY_RETRY_SECONDS: u64 = 10;
 
 /// A code task to start.
-#[derive(Debug, utoipa::ToSchema)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct TaskRequest {
-    /// Required. The whole task, self-contained.
+    /// The whole task, self-contained: not blank.
+    #[schema(pattern = r"\S")]
     pub brief: String,
     /// The environment's name; optional when the account has one.
     pub repo: Option<String>,
-    /// The harness: a driver's name, as `GET /v1/models` lists them.
+    /// The harness: a driver's name, as `GET /v1/models` lists them. None
+    /// picked is `harness.missing`.
     pub harness: String,
     /// The model, when not the harness's default.
     pub model: Option<String>,
     /// The effort, when not the harness's default.
     pub effort: Option<String>,
-    /// Resumes that harness session; the brief is its next turn.
+    /// Resumes that harness session; the brief is its next turn. Letters,
+    /// digits and `_ . : -`, at most 200 characters.
+    #[schema(max_length = 200, pattern = r"^[A-Za-z0-9_.:-]+$")]
     pub session_id: Option<String>,
     /// Texts appended to the brief, each under `# <name>`.
-    pub notes: Vec<TaskNote>,
+    pub notes: Option<Vec<TaskNote>>,
     /// Minutes before the harness is stopped: 1 to 60, default 30.
+    #[schema(minimum = 1, maximum = 60)]
     pub timeout_minutes: Option<i64>,
 }
 
 /// A note appended to the brief.
-#[derive(Debug, utoipa::ToSchema)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct TaskNote {
-    /// Its heading.
+    /// Its heading: not blank.
+    #[schema(pattern = r"\S")]
     pub name: String,
-    /// Its content.
+    /// Its content: not blank.
+    #[schema(pattern = r"\S")]
     pub text: String,
 }
 
 impl TaskRequest {
-    fn parse(body: JsonObject, harnesses: &[&str]) -> Result<Self, Problem> {
-        let mut fields = Fields::new(body);
-        let brief = fields.required_string("brief", "the whole task, self-contained");
-        let repo = fields.string("repo");
-        let harness =
-            fields.required_string("harness", &format!("one of {}", harnesses.join(", ")));
-        if let Some(name) = &harness
-            && !harnesses.contains(&name.as_str())
+    /// The request in `body`: no harness picked is `harness.missing`, before
+    /// anything else; then the schema's rules; then the harness's name.
+    fn parse(body: Value, harnesses: &[&str]) -> Result<Self, Problem> {
+        if body.get("harness").is_none_or(Value::is_null) {
+            return Err(Problem {
+                errors: vec![FieldError::new("harness", "required")],
+                ..Problem::new(
+                    StatusCode::UNPROCESSABLE_ENTITY,
+                    "harness.missing",
+                    format!(
+                        "no harness picked: name one of {} as harness",
+                        harnesses.join(", ")
+                    ),
+                )
+            });
+        }
+        let mut errors = super::validate::Schema::of::<Self>().check(&body);
+        if let Some(name) = body.get("harness").and_then(Value::as_str)
+            && !harnesses.contains(&name)
         {
-            fields.complain(
+            errors.push(FieldError::new(
                 "harness",
                 format!(
                     "no harness is named {name}; there are {}",
                     harnesses.join(", ")
                 ),
-            );
+            ));
         }
-        let model = fields.string("model");
-        let effort = fields.string("effort");
-        let session_id = fields.string("session_id");
-        if let Some(id) = &session_id
-            && !is_valid_session_id(id)
-        {
-            fields.complain(
-                "session_id",
-                "letters, digits and _ . : -, at most 200 characters",
-            );
+        if !errors.is_empty() {
+            return Err(Problem::invalid(errors));
         }
-        let notes = fields.objects("notes", |note| {
-            let name = note.required_string("name", "the note's heading");
-            let text = note.required_string("text", "the note's content");
-            Some(TaskNote {
-                name: name?,
-                text: text?,
-            })
-        });
-        let timeout_minutes = fields.integer("timeout_minutes", 1..=60);
-        fields.finish()?;
-        Ok(Self {
-            brief: brief.expect("checked by finish"),
-            repo,
-            harness: harness.expect("checked by finish"),
-            model,
-            effort,
-            session_id,
-            notes: notes.unwrap_or_default(),
-            timeout_minutes,
-        })
+        let request: Self = super::extract::parse(body)?;
+        Ok(request)
     }
 }
 
@@ -145,6 +141,7 @@ impl From<Status> for TaskStatus {
 
 /// A code task: its call, its status and, once it has ended, its result.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = CodeTask)]
 pub struct Task {
     /// The call's id.
     pub call_id: String,
@@ -260,14 +257,30 @@ pub struct HarnessLog {
     pub unparsed: usize,
 }
 
-/// A run id is one account's and names a folder: letters, digits and
-/// `_ . : -`, at most 200 characters, not only dots. Another account's run is 404.
+/// The rule for a run id, as answers state it.
+const RUN_ID_RULE: &str = "a run id is 1 to 100 letters, digits and _ . -, starting with a letter, digit or _, \
+     without .., not ending in . or .lock";
+
+/// Whether `run` may name a run: it names a folder of the home and a
+/// component of the git refs of its checkpoints, so it is what both accept.
+fn is_valid_run_id(run: &str) -> bool {
+    run.len() <= 100
+        && run
+            .chars()
+            .next()
+            .is_some_and(|first| first.is_ascii_alphanumeric() || first == '_')
+        && run
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
+        && !run.contains("..")
+        && !run.ends_with('.')
+        && !run.ends_with(".lock")
+}
+
+/// A run id is one account's: a valid one that another account uses is 404.
 pub async fn check_run(app: &AppState, caller: &Caller, run: &str) -> Result<(), Problem> {
-    if !is_valid_session_id(run) || run.chars().all(|c| c == '.') {
-        return Err(Problem::invalid_field(
-            "run",
-            "a run id is letters, digits and _ . : -, at most 200 characters",
-        ));
+    if !is_valid_run_id(run) {
+        return Err(Problem::invalid_field("run", RUN_ID_RULE));
     }
     if app
         .store
@@ -396,12 +409,13 @@ pub async fn start_task(
     caller: Caller,
     Path(run): Path<String>,
     Query(params): Query<WaitParams>,
-    body: JsonObject,
+    JsonValue(body): JsonValue,
 ) -> Result<Response, Problem> {
     check_run(&app, &caller, &run).await?;
     let request = TaskRequest::parse(body, &app.engine.registry().names())?;
     let account_id = caller.0.account_id.clone();
-    let environment = resolve_environment(&app, &account_id, request.repo.as_deref()).await?;
+    let repo = super::extract::trimmed(request.repo.clone());
+    let environment = resolve_environment(&app, &account_id, repo.as_deref()).await?;
     let agent_id = acting_agent(&app, &caller).await?;
     let repo = PathBuf::from(&environment.repository);
     if !repo.is_absolute() {
@@ -424,18 +438,19 @@ pub async fn start_task(
     let turn_request = TurnRequest {
         harness: request.harness,
         repo,
-        brief: request.brief,
+        brief: request.brief.trim().to_owned(),
         notes: request
             .notes
             .into_iter()
+            .flatten()
             .map(|note| Note {
                 name: note.name,
                 text: note.text,
             })
             .collect(),
-        model: request.model,
-        effort: request.effort,
-        session_id: request.session_id,
+        model: super::extract::trimmed(request.model),
+        effort: super::extract::trimmed(request.effort),
+        session_id: super::extract::trimmed(request.session_id),
         timeout: Duration::from_secs(request.timeout_minutes.unwrap_or(30) as u64 * 60),
         run: Some(run.clone()),
         env,

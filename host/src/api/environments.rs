@@ -5,9 +5,10 @@ use std::collections::BTreeMap;
 
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+use utoipa::openapi::schema::{Array, ArrayBuilder, Object, ObjectBuilder, SchemaType, Type};
 
-use super::extract::{Caller, Fields, JsonObject, PageParams, Query};
+use super::extract::{Caller, Json, PageParams, Query, nullable};
 use super::problem::Problem;
 use super::{AppState, Envelope};
 use crate::store::{Environment, EnvironmentPatch, NewEnvironment};
@@ -54,67 +55,102 @@ impl From<Environment> for EnvironmentView {
     }
 }
 
+/// The names of an environment's variables and secrets.
+const VARIABLE_NAME: &str = "^[A-Za-z_][A-Za-z0-9_]*$";
+
+/// An object of variables: NAME to a string, or with `nulls` also to null.
+fn variables_schema(nulls: bool) -> Object {
+    let value = match nulls {
+        true => SchemaType::Array(vec![Type::String, Type::Null]),
+        false => SchemaType::Type(Type::String),
+    };
+    ObjectBuilder::new()
+        .schema_type(Type::Object)
+        .property_names(Some(
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .pattern(Some(VARIABLE_NAME))
+                .description(Some(
+                    "a name is letters, digits and _, not starting with a digit",
+                )),
+        ))
+        .additional_properties(Some(ObjectBuilder::new().schema_type(value)))
+        .build()
+}
+
+fn variables() -> Object {
+    variables_schema(false)
+}
+
+fn nullable_variables() -> Object {
+    variables_schema(true)
+}
+
+/// TCP ports, 1 to 65535, or null.
+fn tcp_ports() -> Array {
+    ArrayBuilder::new()
+        .schema_type(SchemaType::Array(vec![Type::Array, Type::Null]))
+        .items(
+            ObjectBuilder::new()
+                .schema_type(Type::Integer)
+                .minimum(Some(1))
+                .maximum(Some(65535)),
+        )
+        .build()
+}
+
 /// A new environment.
-#[derive(Debug, utoipa::ToSchema)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct EnvironmentCreate {
-    /// Required: letters, digits and `_ . -`, at most 100 characters, unique in the account.
+    /// Letters, digits and `_ . -`, at most 100 characters, not only dots; unique in the account.
+    #[schema(
+        max_length = 100,
+        pattern = r"^[A-Za-z0-9_.-]*[A-Za-z0-9_-][A-Za-z0-9_.-]*$"
+    )]
     pub name: String,
-    /// Required: an absolute local path, or a git URL (`https://`, `ssh://`, `git@host:path`, `file://`).
+    /// An absolute local path, or a git URL (`https://`, `http://`, `ssh://`, `git://`, `file://`, `git@host:path`).
+    #[schema(pattern = r"^(/|https://|http://|ssh://|git://|file://|git@[^:]*:)")]
     pub repository: String,
     /// Commands run to set a workspace up, in order.
     pub setup: Option<Vec<String>>,
     /// Variables set for the harness: NAME to value.
+    #[schema(schema_with = variables)]
     pub env: Option<BTreeMap<String, String>>,
     /// Secrets set for the harness and masked in its output: NAME to value. Write-only.
+    #[schema(schema_with = variables)]
     pub secrets: Option<BTreeMap<String, String>>,
     /// When set, the harness and setup commands may open outbound TCP
     /// connections only to these ports (1 to 65535); absent or null: any.
+    #[schema(schema_with = tcp_ports)]
     pub allowed_tcp_ports: Option<Vec<u16>>,
 }
 
 /// Changes to an environment; absent fields stay as they are.
-#[derive(Debug, utoipa::ToSchema)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct EnvironmentUpdate {
-    /// A new name.
+    /// A new name: letters, digits and `_ . -`, at most 100 characters, not only dots.
+    #[schema(
+        max_length = 100,
+        pattern = r"^[A-Za-z0-9_.-]*[A-Za-z0-9_-][A-Za-z0-9_.-]*$"
+    )]
     pub name: Option<String>,
-    /// A new repository.
+    /// A new repository: an absolute local path, or a git URL.
+    #[schema(pattern = r"^(/|https://|http://|ssh://|git://|file://|git@[^:]*:)")]
     pub repository: Option<String>,
     /// New setup commands, replacing the old.
     pub setup: Option<Vec<String>>,
     /// New variables, replacing the old.
+    #[schema(schema_with = variables)]
     pub env: Option<BTreeMap<String, String>>,
     /// Secrets to set (a value) or remove (null); secrets not named stay.
+    #[schema(schema_with = nullable_variables)]
     pub secrets: Option<BTreeMap<String, Option<String>>>,
     /// New allowed TCP ports; null opens the network again.
+    #[serde(default, deserialize_with = "nullable")]
+    #[schema(schema_with = tcp_ports)]
     pub allowed_tcp_ports: Option<Option<Vec<u16>>>,
-}
-
-fn check_name(fields: &mut Fields, name: Option<&str>) {
-    if let Some(name) = name
-        && (name.len() > 100
-            || !name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
-            || name.chars().all(|c| c == '.'))
-    {
-        fields.complain("name", "letters, digits and _ . -, at most 100 characters");
-    }
-}
-
-fn check_repository(fields: &mut Fields, repository: Option<&str>) {
-    let Some(repository) = repository else {
-        return;
-    };
-    let url = ["https://", "http://", "ssh://", "git://", "file://"]
-        .iter()
-        .any(|scheme| repository.starts_with(scheme))
-        || (repository.starts_with("git@") && repository.contains(':'));
-    if !url && !repository.starts_with('/') {
-        fields.complain(
-            "repository",
-            "an absolute local path or a git URL (https://, ssh://, git@host:path, file://)",
-        );
-    }
 }
 
 /// Refuses a local repository the account may not use (see
@@ -133,39 +169,6 @@ async fn admit_repository(
         .map_err(|why| Problem::invalid_field("repository", why))
 }
 
-/// Values of a variables object that may not hold nulls.
-fn values(variables: Option<BTreeMap<String, Option<String>>>) -> Option<BTreeMap<String, String>> {
-    variables.map(|variables| {
-        variables
-            .into_iter()
-            .filter_map(|(name, value)| Some((name, value?)))
-            .collect()
-    })
-}
-
-impl EnvironmentCreate {
-    fn parse(body: JsonObject) -> Result<Self, Problem> {
-        let mut fields = Fields::new(body);
-        let name = fields.required_string("name", "the environment's name");
-        check_name(&mut fields, name.as_deref());
-        let repository = fields.required_string("repository", "a local path or a git URL");
-        check_repository(&mut fields, repository.as_deref());
-        let setup = fields.strings("setup");
-        let env = values(fields.variables("env", false));
-        let secrets = values(fields.variables("secrets", false));
-        let allowed_tcp_ports = fields.ports("allowed_tcp_ports").flatten();
-        fields.finish()?;
-        Ok(Self {
-            name: name.expect("checked by finish"),
-            repository: repository.expect("checked by finish"),
-            setup,
-            env,
-            secrets,
-            allowed_tcp_ports,
-        })
-    }
-}
-
 impl From<EnvironmentCreate> for NewEnvironment {
     fn from(create: EnvironmentCreate) -> Self {
         Self {
@@ -176,29 +179,6 @@ impl From<EnvironmentCreate> for NewEnvironment {
             secrets: create.secrets.unwrap_or_default(),
             allowed_tcp_ports: create.allowed_tcp_ports,
         }
-    }
-}
-
-impl EnvironmentUpdate {
-    fn parse(body: JsonObject) -> Result<Self, Problem> {
-        let mut fields = Fields::new(body);
-        let name = fields.string("name");
-        check_name(&mut fields, name.as_deref());
-        let repository = fields.string("repository");
-        check_repository(&mut fields, repository.as_deref());
-        let setup = fields.strings("setup");
-        let env = values(fields.variables("env", false));
-        let secrets = fields.variables("secrets", true);
-        let allowed_tcp_ports = fields.ports("allowed_tcp_ports");
-        fields.finish()?;
-        Ok(Self {
-            name,
-            repository,
-            setup,
-            env,
-            secrets,
-            allowed_tcp_ports,
-        })
     }
 }
 
@@ -234,10 +214,9 @@ pub async fn create_environment(
     State(app): State<AppState>,
     caller: Caller,
     Path(account): Path<String>,
-    body: JsonObject,
+    Json(new): Json<EnvironmentCreate>,
 ) -> Result<(StatusCode, axum::Json<Envelope<EnvironmentView>>), Problem> {
     caller.account(&account)?;
-    let new = EnvironmentCreate::parse(body)?;
     admit_repository(&app, &account, Some(&new.repository)).await?;
     let environment = app.store.create_environment(&account, new.into()).await?;
     tracing::info!(environment = %environment.id, "environment created");
@@ -265,7 +244,7 @@ pub async fn list_environments(
     caller.account(&account)?;
     let page = app
         .store
-        .environments(&account, page.cursor.as_deref(), page.limit()?)
+        .environments(&account, page.cursor()?, page.limit()?)
         .await?;
     Ok(Envelope::page(
         page.items.into_iter().map(Into::into).collect(),
@@ -318,10 +297,9 @@ pub async fn update_environment(
     State(app): State<AppState>,
     caller: Caller,
     Path((account, id)): Path<(String, String)>,
-    body: JsonObject,
+    Json(patch): Json<EnvironmentUpdate>,
 ) -> Result<axum::Json<Envelope<EnvironmentView>>, Problem> {
     caller.account(&account)?;
-    let patch = EnvironmentUpdate::parse(body)?;
     admit_repository(&app, &account, patch.repository.as_deref()).await?;
     let environment = app
         .store

@@ -1,13 +1,25 @@
-//! `Idempotency-Key` on POST: the same key with the same request replays the
-//! first answer; with another request it is a 422; while the first is still
-//! being answered, a 409. Keys are the account's and kept at least 24 hours.
+//! `Idempotency-Key` on POST, with Stripe's semantics: the same key with the
+//! same request replays the first answer; with another request it is a 422;
+//! while the first is still being answered, a 409 with `Retry-After`. Keys
+//! are the account's and kept at least 24 hours.
+//!
+//! The first request's work runs detached from its connection: a client that
+//! goes away does not stop it, and its answer is recorded for the retry. A key
+//! that a stopped server was answering is never run again, since its effect
+//! may exist: it answers 409 saying so.
+
+use std::collections::HashSet;
+use std::sync::Mutex;
+use std::time::Duration;
 
 use axum::body::{Body, to_bytes};
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use serde_json::Value;
 use sha2::{Digest as _, Sha256};
+use tokio::sync::watch;
 
 use super::AppState;
 use super::problem::Problem;
@@ -19,17 +31,70 @@ const HEADER: &str = "idempotency-key";
 /// The longest key.
 const MAX_KEY_LEN: usize = 255;
 
+/// What a 409 for a key in flight tells the client to wait, in seconds.
+const RETRY_AFTER_SECONDS: u64 = 1;
+
+/// The keys this process is answering, so that a key the database holds
+/// without an answer is told apart: in flight here, or left by a server
+/// that stopped.
+#[derive(Default)]
+pub struct Answering {
+    keys: Mutex<HashSet<(String, String)>>,
+    count: watch::Sender<usize>,
+}
+
+impl Answering {
+    /// Takes `key` of `account` for this process; false when it already answers it.
+    fn take(&self, account: &str, key: &str) -> bool {
+        let mut keys = self.keys.lock().expect("the key set is never poisoned");
+        let taken = keys.insert((account.to_owned(), key.to_owned()));
+        self.count.send_replace(keys.len());
+        taken
+    }
+
+    fn give_back(&self, account: &str, key: &str) {
+        let mut keys = self.keys.lock().expect("the key set is never poisoned");
+        keys.remove(&(account.to_owned(), key.to_owned()));
+        self.count.send_replace(keys.len());
+    }
+
+    /// Waits up to `limit` for every request being answered to record its
+    /// answer; one still running then is told apart after a restart.
+    pub async fn drain(&self, limit: Duration) {
+        let mut count = self.count.subscribe();
+        let drained = tokio::time::timeout(limit, count.wait_for(|count| *count == 0))
+            .await
+            .is_ok();
+        if !drained {
+            tracing::warn!(
+                "stopping with {} idempotent requests unanswered; their keys will say so",
+                *self.count.borrow()
+            );
+        }
+    }
+}
+
 /// Wraps every POST that carries a key.
 pub async fn layer(State(app): State<AppState>, request: Request, next: Next) -> Response {
     if request.method() != Method::POST || !request.headers().contains_key(HEADER) {
         return next.run(request).await;
     }
-    match keyed(&app, request, next).await {
+    // Authenticate first: a stranger learns nothing from a key, valid or not.
+    let principal = match super::extract::principal(&app, request.headers()).await {
+        Ok(principal) => principal,
+        Err(problem) => return problem.into_response(),
+    };
+    match keyed(&app, &principal.account_id, request, next).await {
         Ok(response) | Err(response) => response,
     }
 }
 
-async fn keyed(app: &AppState, request: Request, next: Next) -> Result<Response, Response> {
+async fn keyed(
+    app: &AppState,
+    account: &str,
+    request: Request,
+    next: Next,
+) -> Result<Response, Response> {
     let key = request
         .headers()
         .get(HEADER)
@@ -44,59 +109,37 @@ async fn keyed(app: &AppState, request: Request, next: Next) -> Result<Response,
             )
             .into_response()
         })?;
-    let Some(principal) = super::extract::principal(app, request.headers()).await.ok() else {
-        // Not authenticated: the route itself answers 401.
-        return Ok(next.run(request).await);
-    };
     let (parts, body) = request.into_parts();
-    let bytes = to_bytes(body, app.body_limit).await.map_err(|_| {
-        Problem::new(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "body_too_large",
-            format!("the body is over {} bytes", app.body_limit),
-        )
-        .into_response()
-    })?;
-    let mut hasher = Sha256::new();
-    hasher.update(parts.method.as_str());
-    hasher.update([0]);
-    hasher.update(parts.uri.to_string());
-    hasher.update([0]);
-    hasher.update(&bytes);
-    let fingerprint: String = hasher
-        .finalize()
-        .iter()
-        .map(|byte| format!("{byte:02x}"))
-        .collect();
-    let account = principal.account_id;
-    let state = app
-        .store
-        .claim_key(&account, &key, &fingerprint)
+    // The body was read whole, within its limit, before this layer.
+    let bytes = to_bytes(body, usize::MAX)
         .await
-        .map_err(|error| Problem::from(error).into_response())?;
+        .map_err(|error| Problem::internal(&error).into_response())?;
+    let fingerprint = fingerprint(&parts.method, &parts.uri, &bytes);
+    if !app.answering.take(account, &key) {
+        return Err(in_flight());
+    }
+    let state = match app.store.claim_key(account, &key, &fingerprint).await {
+        Ok(state) => state,
+        Err(error) => {
+            app.answering.give_back(account, &key);
+            return Err(Problem::from(error).into_response());
+        }
+    };
+    if state != KeyState::Claimed {
+        app.answering.give_back(account, &key);
+    }
     match state {
         KeyState::Claimed => {}
         KeyState::Answered {
             status,
             content_type,
             body,
-        } => {
-            let mut response = Response::new(Body::from(body));
-            *response.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::OK);
-            if let Some(content_type) = content_type.and_then(|ct| HeaderValue::from_str(&ct).ok())
-            {
-                response
-                    .headers_mut()
-                    .insert(header::CONTENT_TYPE, content_type);
-            }
-            response
-                .headers_mut()
-                .insert("idempotent-replayed", HeaderValue::from_static("true"));
-            return Ok(response);
-        }
-        KeyState::InFlight => {
-            return Err(Problem::conflict(
-                "a request with this Idempotency-Key is still being answered; retry in a moment",
+        } => return Ok(replay(status, content_type, body)),
+        KeyState::Unanswered => {
+            return Err(Problem::new(
+                StatusCode::CONFLICT,
+                "idempotency_interrupted",
+                "the server stopped while answering the first request with this key, so whether it took effect is not known: look for its effect before sending it again with a new key",
             )
             .into_response());
         }
@@ -108,31 +151,157 @@ async fn keyed(app: &AppState, request: Request, next: Next) -> Result<Response,
             .into_response());
         }
     }
-    let response = next
-        .run(Request::from_parts(parts, Body::from(bytes)))
-        .await;
+    // Detached, so that the work and its recorded answer do not depend on
+    // the client staying connected; the handler in its own task, so that
+    // even its panic lets go of the key.
+    let work = tokio::spawn(next.run(Request::from_parts(parts, Body::from(bytes))));
+    let app = app.clone();
+    let account = account.to_owned();
+    let answered = tokio::spawn(async move {
+        let answer = answer(&app, &account, &key, work).await;
+        app.answering.give_back(&account, &key);
+        answer
+    });
+    match answered.await {
+        Ok(response) => Ok(response),
+        Err(error) => Err(Problem::internal(&error).into_response()),
+    }
+}
+
+/// The handler's answer, recorded for `key` (or the key let go of, when
+/// the server failed: a retry then runs again).
+async fn answer(
+    app: &AppState,
+    account: &str,
+    key: &str,
+    work: tokio::task::JoinHandle<Response>,
+) -> Response {
+    let response = match work.await {
+        Ok(response) => response,
+        Err(error) => {
+            release(app, account, key).await;
+            return Problem::internal(&error).into_response();
+        }
+    };
     let (parts, body) = response.into_parts();
     let bytes = match to_bytes(body, usize::MAX).await {
         Ok(bytes) => bytes,
         Err(error) => {
-            let _ = app.store.release_key(&account, &key).await;
-            return Err(Problem::internal(&error).into_response());
+            release(app, account, key).await;
+            return Problem::internal(&error).into_response();
         }
     };
-    let stored = if parts.status.is_server_error() {
-        // A failure on the server's side is not the answer: a retry runs again.
-        app.store.release_key(&account, &key).await
+    if parts.status.is_server_error() {
+        release(app, account, key).await;
     } else {
         let content_type = parts
             .headers
             .get(header::CONTENT_TYPE)
             .and_then(|value| value.to_str().ok());
-        app.store
-            .answer_key(&account, &key, parts.status.as_u16(), content_type, &bytes)
+        if let Err(error) = app
+            .store
+            .answer_key(account, key, parts.status.as_u16(), content_type, &bytes)
             .await
-    };
-    if let Err(error) = stored {
-        tracing::error!(key = %key, "recording an idempotent answer: {error}");
+        {
+            tracing::error!(key = %key, "recording an idempotent answer: {error}");
+        }
     }
-    Ok(Response::from_parts(parts, Body::from(bytes)))
+    Response::from_parts(parts, Body::from(bytes))
+}
+
+async fn release(app: &AppState, account: &str, key: &str) {
+    if let Err(error) = app.store.release_key(account, key).await {
+        tracing::error!(key = %key, "letting go of an idempotency key: {error}");
+    }
+}
+
+/// The recorded answer, marked as replayed.
+fn replay(status: u16, content_type: Option<String>, body: Vec<u8>) -> Response {
+    let mut response = Response::new(Body::from(body));
+    *response.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::OK);
+    if let Some(content_type) = content_type.and_then(|ct| HeaderValue::from_str(&ct).ok()) {
+        response
+            .headers_mut()
+            .insert(header::CONTENT_TYPE, content_type);
+    }
+    response
+        .headers_mut()
+        .insert("idempotent-replayed", HeaderValue::from_static("true"));
+    response
+}
+
+fn in_flight() -> Response {
+    let mut response = Problem::conflict(
+        "a request with this Idempotency-Key is still being answered; retry after a moment",
+    )
+    .into_response();
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from(RETRY_AFTER_SECONDS));
+    response
+}
+
+/// What makes two requests the same: method, path and query, and the body
+/// as parsed JSON (neither whitespace nor the order of keys counts), or its
+/// bytes when it is not JSON.
+fn fingerprint(method: &Method, uri: &axum::http::Uri, body: &[u8]) -> String {
+    let mut hasher = Sha256::new();
+    hasher.update(method.as_str());
+    hasher.update([0]);
+    hasher.update(uri.to_string());
+    hasher.update([0]);
+    match serde_json::from_slice::<Value>(body) {
+        Ok(value) => {
+            hasher.update([b'j']);
+            hasher.update(canonical(&value));
+        }
+        Err(_) => {
+            hasher.update([b'b']);
+            hasher.update(body);
+        }
+    }
+    hasher
+        .finalize()
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect()
+}
+
+/// `value` as compact JSON with every object's keys sorted.
+fn canonical(value: &Value) -> String {
+    match value {
+        Value::Object(map) => {
+            let mut entries: Vec<_> = map.iter().collect();
+            entries.sort_by_key(|(name, _)| *name);
+            let fields: Vec<String> = entries
+                .into_iter()
+                .map(|(name, value)| format!("{}:{}", Value::from(name.as_str()), canonical(value)))
+                .collect();
+            format!("{{{}}}", fields.join(","))
+        }
+        Value::Array(items) => {
+            let items: Vec<String> = items.iter().map(canonical).collect();
+            format!("[{}]", items.join(","))
+        }
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_same_json_is_the_same_request_whatever_its_layout() {
+        let uri: axum::http::Uri = "/v1/accounts/a/tasks".parse().unwrap();
+        let compact = fingerprint(&Method::POST, &uri, br#"{"a":1,"b":{"c":[1,2],"d":"x"}}"#);
+        let spread = fingerprint(
+            &Method::POST,
+            &uri,
+            b"{ \"b\" : { \"d\": \"x\", \"c\": [1, 2] },\n  \"a\": 1 }",
+        );
+        assert_eq!(compact, spread);
+        let other = fingerprint(&Method::POST, &uri, br#"{"a":1,"b":{"c":[2,1],"d":"x"}}"#);
+        assert_ne!(compact, other);
+    }
 }

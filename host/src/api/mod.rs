@@ -10,7 +10,9 @@
 
 mod accounts;
 pub mod agents;
+mod body;
 mod code_tasks;
+mod document;
 mod environments;
 mod extract;
 mod idempotency;
@@ -19,6 +21,7 @@ mod runs;
 mod server;
 pub mod sessions;
 pub mod tasks;
+mod validate;
 mod webhooks;
 
 use std::sync::Arc;
@@ -47,6 +50,7 @@ pub struct AppState {
     runs: Arc<Runs>,
     conductor: Arc<Conductor>,
     body_limit: usize,
+    answering: Arc<idempotency::Answering>,
 }
 
 impl AppState {
@@ -66,6 +70,7 @@ impl AppState {
             runs,
             conductor,
             body_limit,
+            answering: Default::default(),
         }
     }
 }
@@ -177,6 +182,8 @@ fn routes(state: AppState) -> (axum::Router, utoipa::openapi::OpenApi) {
         .routes(routes!(webhooks::redeliver))
         .with_state(state)
         .split_for_parts();
+    let mut api = api;
+    utoipa::Modify::modify(&document::SharedAnswers, &mut api);
     (router, api)
 }
 
@@ -184,7 +191,8 @@ fn routes(state: AppState) -> (axum::Router, utoipa::openapi::OpenApi) {
 /// problem answers for unknown routes and methods.
 fn app(state: AppState) -> axum::Router {
     let body_limit = state.body_limit;
-    let (router, api) = routes(state.clone());
+    let (router, mut api) = routes(state.clone());
+    document::name_harnesses(&mut api, &state.engine.registry().names());
     let api = Arc::new(api);
     router
         // The document describes the API, not any account's data: it is public.
@@ -199,22 +207,34 @@ fn app(state: AppState) -> axum::Router {
         .fallback(problem::no_route)
         .method_not_allowed_fallback(problem::no_method)
         .layer(axum::middleware::from_fn_with_state(
-            state,
+            state.clone(),
             idempotency::layer,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            state,
+            body::read_whole,
         ))
         .layer(DefaultBodyLimit::max(body_limit))
 }
 
+/// How long a stopping server waits for the idempotent requests it is
+/// answering to record their answers.
+const ANSWER_DRAIN: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// Serves `state` on `listener` until Ctrl-C or SIGTERM; live event streams
-/// end then, so that the shutdown does not wait on them.
+/// end then, so that the shutdown does not wait on them, and idempotent
+/// requests whose clients went away get to record their answers.
 pub async fn serve(listener: tokio::net::TcpListener, state: AppState) -> std::io::Result<()> {
     let runs = state.runs.clone();
+    let answering = state.answering.clone();
     axum::serve(listener, app(state))
         .with_graceful_shutdown(async move {
             shutdown_signal().await;
             runs.close();
         })
-        .await
+        .await?;
+    answering.drain(ANSWER_DRAIN).await;
+    Ok(())
 }
 
 async fn shutdown_signal() {

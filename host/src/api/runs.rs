@@ -28,7 +28,7 @@ const KEEP_ALIVE: Duration = Duration::from_secs(15);
     path = "/api/runs/{run}/events",
     params(
         ("run" = String, Path, description = "The run"),
-        ("Last-Event-ID" = Option<u64>, Header, description = "Resume after this event"),
+        ("Last-Event-ID" = Option<i64>, Header, minimum = 0, description = "Resume after this event"),
     ),
     responses(
         (status = 200, description = "An event stream", content_type = "text/event-stream", body = String),
@@ -44,6 +44,11 @@ pub async fn run_events(
     headers: HeaderMap,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, Problem> {
     super::code_tasks::check_run(&app, &caller, &run).await?;
+    // A run is known once it has a call: an unknown one is 404 like another
+    // account's, so that the answer tells nothing and holds no stream open.
+    if !app.store.run_exists(&caller.0.account_id, &run).await? {
+        return Err(Problem::not_found("no such run"));
+    }
     stream(&app, &caller.0.account_id, &run, &headers).await
 }
 
@@ -59,9 +64,10 @@ pub async fn stream(
         Some(value) => value
             .to_str()
             .ok()
-            .and_then(|text| text.trim().parse::<u64>().ok())
+            .and_then(|text| text.trim().parse::<i64>().ok())
+            .and_then(|id| u64::try_from(id).ok())
             .ok_or_else(|| {
-                Problem::invalid_field("Last-Event-ID", "must be an event's id (a number)")
+                Problem::invalid_field("Last-Event-ID", "must be an event's id (0 to 2^63-1)")
             })?,
     };
     let events = app

@@ -5,16 +5,16 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::IntoResponse;
 use serde::Deserialize;
 
-use super::extract::{Caller, Fields, JsonObject, PageParams, Query};
+use super::extract::{Caller, Json, PageParams, Query, trimmed};
 use super::problem::Problem;
 use super::{AppState, Envelope};
 use crate::sessions::SessionSpec;
 use crate::store::{Direction, Message, Session};
 
-/// A session to start under the task: `title`, `prompt`, `environment_id`,
-/// `branch_name`, `base_branch`, `auto_commit`; all optional. Its harness,
+/// A session to start under the task; every field is optional. Its harness,
 /// model and effort come from the task's agent's current settings.
-#[derive(Debug, utoipa::ToSchema)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct SessionCreate {
     /// Its title (default: the task's).
     pub title: Option<String>,
@@ -22,11 +22,21 @@ pub struct SessionCreate {
     pub prompt: Option<String>,
     /// Its environment (default: the task's).
     pub environment_id: Option<String>,
-    /// Its branch (default: `cinch/<session id>`).
+    /// Its branch (default: `cinch/<session id>`): a git branch name of
+    /// letters, digits and `_ - .`, parts separated by `/`.
+    #[schema(
+        max_length = 200,
+        pattern = r"^[A-Za-z0-9_][A-Za-z0-9_-]*(\.[A-Za-z0-9_-]+)*(/[A-Za-z0-9_][A-Za-z0-9_-]*(\.[A-Za-z0-9_-]+)*)*$"
+    )]
     pub branch_name: Option<String>,
-    /// The branch to start from (default: the repository's HEAD).
+    /// The branch to start from (default: the repository's HEAD): a git
+    /// branch name the environment's repository has, locally or as `origin/<branch>`.
+    #[schema(
+        max_length = 200,
+        pattern = r"^[A-Za-z0-9_][A-Za-z0-9_-]*(\.[A-Za-z0-9_-]+)*(/[A-Za-z0-9_][A-Za-z0-9_-]*(\.[A-Za-z0-9_-]+)*)*$"
+    )]
     pub base_branch: Option<String>,
-    /// Commit what each turn changed on the branch.
+    /// Commit what each turn changed on the branch (default false).
     pub auto_commit: Option<bool>,
 }
 
@@ -54,7 +64,7 @@ pub async fn list_sessions(
     let task = app.conductor.task(&account, &task).await?;
     let page = app
         .store
-        .sessions(&account, &task.id, page.cursor.as_deref(), page.limit()?)
+        .sessions(&account, &task.id, page.cursor()?, page.limit()?)
         .await?;
     Ok(Envelope::page(page.items, page.next_cursor))
 }
@@ -78,33 +88,16 @@ pub async fn create_session(
     State(app): State<AppState>,
     caller: Caller,
     Path((account, task)): Path<(String, String)>,
-    body: JsonObject,
+    Json(body): Json<SessionCreate>,
 ) -> Result<(StatusCode, axum::Json<Envelope<Session>>), Problem> {
     caller.account(&account)?;
-    let mut fields = Fields::new(body);
-    let title = fields.string("title");
-    let prompt = fields.string("prompt");
-    let environment_id = fields.string("environment_id");
-    let branch_name = fields.string("branch_name");
-    let base_branch = fields.string("base_branch");
-    let auto_commit = fields.boolean("auto_commit");
-    for refused in ["harness", "model", "effort"] {
-        if fields.has(refused) {
-            fields.string(refused);
-            fields.complain(
-                refused,
-                "a session under an existing task runs with its agent's current settings; set it when creating the task",
-            );
-        }
-    }
-    fields.finish()?;
     let spec = SessionSpec {
-        title,
-        prompt,
-        environment_id,
-        branch_name,
-        base_branch,
-        auto_commit: auto_commit.unwrap_or(false),
+        title: trimmed(body.title),
+        prompt: trimmed(body.prompt),
+        environment_id: trimmed(body.environment_id),
+        branch_name: body.branch_name,
+        base_branch: body.base_branch,
+        auto_commit: body.auto_commit.unwrap_or(false),
     };
     let session = app.conductor.create_session(&account, &task, spec).await?;
     Ok((StatusCode::CREATED, Envelope::of(session)))
@@ -134,13 +127,29 @@ pub async fn get_session(
     ))
 }
 
+/// A change to a session: closing it is the one there is.
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SessionUpdate {
+    /// `closed`; post a message to resume a session.
+    pub status: SessionChange,
+}
+
+/// The status a session can be set to.
+#[derive(Debug, Clone, Copy, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum SessionChange {
+    /// Closes it.
+    Closed,
+}
+
 /// Closes the session: `{"status": "closed"}` is the one change there is.
 #[utoipa::path(
     patch,
     path = "/v1/accounts/{account}/tasks/{task}/sessions/{session}",
     params(("account" = String, Path, description = "The account"), ("task" = String, Path, description = "The task"),
         ("session" = String, Path, description = "The session")),
-    request_body(content = Object, description = r#"{"status": "closed"}"#),
+    request_body = SessionUpdate,
     responses(
         (status = 200, body = Envelope<Session>),
         (status = 401, body = Problem, content_type = "application/problem+json"),
@@ -153,20 +162,12 @@ pub async fn update_session(
     State(app): State<AppState>,
     caller: Caller,
     Path((account, task, session)): SessionPath,
-    body: JsonObject,
+    Json(body): Json<SessionUpdate>,
 ) -> Result<axum::Json<Envelope<Session>>, Problem> {
     caller.account(&account)?;
-    let mut fields = Fields::new(body);
-    let status = fields.required_string("status", r#""closed""#);
-    if let Some(status) = &status
-        && status != "closed"
-    {
-        fields.complain(
-            "status",
-            r#"only "closed" can be set; post a message to resume a session"#,
-        );
-    }
-    fields.finish()?;
+    let SessionUpdate {
+        status: SessionChange::Closed,
+    } = body;
     Ok(Envelope::of(
         app.conductor.close(&account, &task, &session).await?,
     ))
@@ -203,7 +204,18 @@ pub async fn abort_session(
 pub struct MessageParams {
     /// `asc` (oldest first, the default) or `desc` (newest first); the
     /// cursor walks the same way.
-    pub direction: Option<String>,
+    #[param(inline)]
+    pub direction: Option<MessageOrder>,
+}
+
+/// The order of a page of messages.
+#[derive(Debug, Clone, Copy, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum MessageOrder {
+    /// Oldest first.
+    Asc,
+    /// Newest first.
+    Desc,
 }
 
 /// The session's messages, oldest first (or newest first with
@@ -229,27 +241,15 @@ pub async fn list_messages(
     Query(page): Query<PageParams>,
 ) -> Result<axum::response::Response, Problem> {
     caller.account(&account)?;
-    let direction = match params.direction.as_deref() {
-        None | Some("asc") => Direction::Asc,
-        Some("desc") => Direction::Desc,
-        Some(other) => {
-            return Err(Problem::invalid_field(
-                "direction",
-                format!("direction is asc or desc, not {other}"),
-            ));
-        }
+    let direction = match params.direction {
+        None | Some(MessageOrder::Asc) => Direction::Asc,
+        Some(MessageOrder::Desc) => Direction::Desc,
     };
     let limit = page.limit()?;
+    let cursor = page.cursor()?;
     let (data, count, next_cursor) = app
         .store
-        .messages_json(
-            &account,
-            &task,
-            &session,
-            direction,
-            page.cursor.as_deref(),
-            limit,
-        )
+        .messages_json(&account, &task, &session, direction, cursor, limit)
         .await?;
     if count == 0 {
         // No rows: an empty page of a session that exists, or a 404.
@@ -259,9 +259,11 @@ pub async fn list_messages(
 }
 
 /// A message to the agent.
-#[derive(Debug, utoipa::ToSchema)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct MessageCreate {
-    /// What to tell it.
+    /// What to tell it: not blank.
+    #[schema(pattern = r"\S")]
     pub message: String,
 }
 
@@ -286,16 +288,13 @@ pub async fn post_message(
     State(app): State<AppState>,
     caller: Caller,
     Path((account, task, session)): SessionPath,
-    body: JsonObject,
+    Json(body): Json<MessageCreate>,
 ) -> Result<(StatusCode, axum::Json<Envelope<Message>>), Problem> {
     caller.account(&account)?;
-    let mut fields = Fields::new(body);
-    let message = fields.required_string("message", "the text to send the agent");
-    fields.finish()?;
-    let message = message.expect("checked by finish");
+    let message = body.message.trim();
     let message = app
         .conductor
-        .post_message(&account, &task, &session, &message)
+        .post_message(&account, &task, &session, message)
         .await?;
     Ok((StatusCode::CREATED, Envelope::of(message)))
 }
@@ -308,7 +307,7 @@ pub async fn post_message(
     path = "/v1/accounts/{account}/tasks/{task}/sessions/{session}/events",
     params(("account" = String, Path, description = "The account"), ("task" = String, Path, description = "The task"),
         ("session" = String, Path, description = "The session"),
-        ("Last-Event-ID" = Option<u64>, Header, description = "Resume after this event")),
+        ("Last-Event-ID" = Option<i64>, Header, minimum = 0, description = "Resume after this event")),
     responses(
         (status = 200, description = "An event stream", content_type = "text/event-stream", body = String),
         (status = 401, body = Problem, content_type = "application/problem+json"),

@@ -4,8 +4,8 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
 
-use super::extract::{Caller, Fields, JsonObject, PageParams, Query};
-use super::problem::Problem;
+use super::extract::{Caller, Json, PageParams, Query, trimmed};
+use super::problem::{FieldError, Problem};
 use super::{AppState, Envelope};
 use crate::sessions::{BindingConstraint, TaskSpec};
 use crate::store::{Attachment, NewAttachment, Task};
@@ -29,10 +29,9 @@ impl AppState {
     }
 }
 
-/// A task to create: `title`, `prompt`, `environment_id`,
-/// `idle_timeout_seconds`, `attachments`, `harness`, `model`, `effort`,
-/// `created_by`; all optional. With a prompt, a session starts at once.
-#[derive(Debug, utoipa::ToSchema)]
+/// A task to create; every field is optional. With a prompt, a session starts at once.
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct TaskCreate {
     /// Its title (default: the prompt's first line).
     pub title: Option<String>,
@@ -40,10 +39,11 @@ pub struct TaskCreate {
     pub prompt: Option<String>,
     /// Its environment (default: its agent's).
     pub environment_id: Option<String>,
-    /// Seconds an idle session stays open (default 600).
+    /// Seconds an idle session stays open: 1 to 604800 (a week), default 600.
+    #[schema(minimum = 1, maximum = 604800)]
     pub idle_timeout_seconds: Option<i64>,
     /// Context for the agent.
-    pub attachments: Vec<AttachmentCreate>,
+    pub attachments: Option<Vec<AttachmentCreate>>,
     /// `claude`, `codex`, ... (default: the agent's, else claude).
     pub harness: Option<String>,
     /// A model id as `GET /v1/models` lists it.
@@ -54,99 +54,91 @@ pub struct TaskCreate {
     pub created_by: Option<String>,
 }
 
-/// An attachment to add: an MCP resource with inline `text` or base64 `blob`.
-#[derive(Debug, utoipa::ToSchema)]
+/// An attachment to add: an MCP resource with inline `text` or base64
+/// `blob` (at most 512 KiB of content); one without content is kept as `failed`.
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct AttachmentCreate {
-    /// Its name.
+    /// Its name: not blank.
+    #[schema(pattern = r"\S")]
     pub name: String,
     /// Where it came from; never fetched.
     pub uri: Option<String>,
     /// Its media type.
-    #[schema(rename = "mimeType")]
+    #[serde(rename = "mimeType")]
     pub mime_type: Option<String>,
-    /// Inline text.
+    /// Inline text (not with `blob`): at most 524288 characters.
+    #[schema(max_length = 524288)]
     pub text: Option<String>,
-    /// Base64 content.
+    /// Base64 content, standard alphabet, padded (not with `text`): at most 512 KiB decoded.
+    #[schema(
+        max_length = 699052,
+        pattern = r"^([A-Za-z0-9+/]{4})*([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"
+    )]
     pub blob: Option<String>,
 }
 
 /// The largest attachment, in bytes of content.
 const MAX_ATTACHMENT_BYTES: usize = 512 << 10;
 
-fn attachment_fields(fields: &mut Fields) -> Option<NewAttachment> {
-    let name = fields.required_string("name", "the attachment's name");
-    let uri = fields.string("uri");
-    let mime_type = fields.string("mimeType");
-    let text = fields.raw_string("text");
-    let blob = fields.string("blob");
-    if text.is_some() && blob.is_some() {
-        fields.complain("blob", "send text or blob, not both");
-    }
-    let mut error = None;
-    if text.is_none() && blob.is_none() {
-        error = Some(
-            "no content: send inline text or a base64 blob (a uri is never fetched)".to_owned(),
-        );
-    }
-    if let Some(blob) = &blob
-        && !is_base64(blob)
-    {
-        fields.complain("blob", "must be base64 (standard alphabet, padded)");
-    }
-    let size =
-        text.as_ref().map_or(0, String::len) + blob.as_ref().map_or(0, |blob| blob.len() / 4 * 3);
-    if size > MAX_ATTACHMENT_BYTES {
-        fields.complain(
-            "text",
-            format!(
-                "an attachment is at most {} KiB",
-                MAX_ATTACHMENT_BYTES >> 10
-            ),
-        );
-    }
-    Some(NewAttachment {
-        name: name?,
-        uri,
-        mime_type,
-        text,
-        blob,
-        error,
-    })
-}
-
-fn is_base64(text: &str) -> bool {
-    let bytes = text.as_bytes();
-    bytes.len().is_multiple_of(4)
-        && bytes.iter().enumerate().all(|(index, byte)| {
-            byte.is_ascii_alphanumeric()
-                || matches!(byte, b'+' | b'/')
-                || (*byte == b'=' && index + 2 >= bytes.len())
+impl AttachmentCreate {
+    /// The attachment to store; `text` with `blob`, or too much content, is refused.
+    fn into_new(self, field: &str) -> Result<NewAttachment, FieldError> {
+        let blob = trimmed(self.blob);
+        if self.text.is_some() && blob.is_some() {
+            return Err(FieldError::new(
+                format!("{field}blob"),
+                "send text or blob, not both",
+            ));
+        }
+        let size = self.text.as_ref().map_or(0, String::len)
+            + blob.as_ref().map_or(0, |blob| blob.len() / 4 * 3);
+        if size > MAX_ATTACHMENT_BYTES {
+            return Err(FieldError::new(
+                format!("{field}text"),
+                format!(
+                    "an attachment is at most {} KiB",
+                    MAX_ATTACHMENT_BYTES >> 10
+                ),
+            ));
+        }
+        let error = (self.text.is_none() && blob.is_none()).then(|| {
+            "no content: send inline text or a base64 blob (a uri is never fetched)".to_owned()
+        });
+        Ok(NewAttachment {
+            name: self.name.trim().to_owned(),
+            uri: trimmed(self.uri),
+            mime_type: trimmed(self.mime_type),
+            text: self.text,
+            blob,
+            error,
         })
+    }
 }
 
 impl TaskCreate {
-    fn parse(body: JsonObject) -> Result<TaskSpec, Problem> {
-        let mut fields = Fields::new(body);
-        let title = fields.string("title");
-        let prompt = fields.string("prompt");
-        let environment_id = fields.string("environment_id");
-        let idle_timeout_seconds = fields.integer("idle_timeout_seconds", 1..=7 * 24 * 3600);
-        let attachments = fields.objects("attachments", attachment_fields);
-        let harness = fields.string("harness");
-        let model = fields.string("model");
-        let effort = fields.string("effort");
-        let created_by = fields.string("created_by");
-        fields.finish()?;
+    fn into_spec(self) -> Result<TaskSpec, Problem> {
+        let mut attachments = Vec::new();
+        let mut errors = Vec::new();
+        for (index, attachment) in self.attachments.into_iter().flatten().enumerate() {
+            match attachment.into_new(&format!("attachments[{index}].")) {
+                Ok(attachment) => attachments.push(attachment),
+                Err(error) => errors.push(error),
+            }
+        }
+        if !errors.is_empty() {
+            return Err(Problem::invalid(errors));
+        }
         Ok(TaskSpec {
-            title,
-            prompt,
-            environment_id,
-            idle_timeout_seconds,
-            attachments: attachments.unwrap_or_default(),
-            harness,
-            model,
-            effort,
-            created_by,
+            title: trimmed(self.title),
+            prompt: trimmed(self.prompt),
+            environment_id: trimmed(self.environment_id),
+            idle_timeout_seconds: self.idle_timeout_seconds,
+            attachments,
+            harness: trimmed(self.harness),
+            model: trimmed(self.model),
+            effort: trimmed(self.effort),
+            created_by: trimmed(self.created_by),
         })
     }
 }
@@ -173,10 +165,10 @@ pub async fn create_task(
     State(app): State<AppState>,
     caller: Caller,
     Path(account): Path<String>,
-    body: JsonObject,
+    Json(body): Json<TaskCreate>,
 ) -> Result<(StatusCode, axum::Json<Envelope<TaskView>>), Problem> {
     caller.account(&account)?;
-    let spec = TaskCreate::parse(body)?;
+    let spec = body.into_spec()?;
     let task = app
         .conductor
         .create_task(&account, &caller.0.owner, spec)
@@ -189,7 +181,16 @@ pub async fn create_task(
 #[into_params(parameter_in = Query)]
 pub struct TaskFilter {
     /// `none`: only tasks nobody owns (the "needs someone" queue).
-    pub owner: Option<String>,
+    #[param(inline)]
+    pub owner: Option<OwnerFilter>,
+}
+
+/// Whose tasks a listing shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum OwnerFilter {
+    /// Tasks nobody owns.
+    None,
 }
 
 /// The account's tasks, newest first.
@@ -213,19 +214,10 @@ pub async fn list_tasks(
     Query(page): Query<PageParams>,
 ) -> Result<axum::Json<Envelope<Vec<TaskView>>>, Problem> {
     caller.account(&account)?;
-    let unowned = match filter.owner.as_deref() {
-        None => false,
-        Some("none") => true,
-        Some(_) => {
-            return Err(Problem::invalid_field(
-                "owner",
-                "owner=none is the only filter",
-            ));
-        }
-    };
+    let unowned = filter.owner == Some(OwnerFilter::None);
     let page = app
         .store
-        .tasks(&account, unowned, page.cursor.as_deref(), page.limit()?)
+        .tasks(&account, unowned, page.cursor()?, page.limit()?)
         .await?;
     let tasks = page
         .items
@@ -278,14 +270,13 @@ pub async fn create_attachment(
     State(app): State<AppState>,
     caller: Caller,
     Path((account, task)): Path<(String, String)>,
-    body: JsonObject,
+    Json(body): Json<AttachmentCreate>,
 ) -> Result<(StatusCode, axum::Json<Envelope<Attachment>>), Problem> {
     caller.account(&account)?;
     app.conductor.task(&account, &task).await?;
-    let mut fields = Fields::new(body);
-    let attachment = attachment_fields(&mut fields);
-    fields.finish()?;
-    let attachment = attachment.expect("checked by finish");
+    let attachment = body
+        .into_new("")
+        .map_err(|error| Problem::invalid(vec![error]))?;
     let attachment = app.conductor.attach(&account, &task, attachment).await?;
     Ok((StatusCode::CREATED, Envelope::of(attachment)))
 }

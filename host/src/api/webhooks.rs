@@ -2,10 +2,10 @@
 
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::agents::member_only;
-use super::extract::{Caller, Fields, JsonObject, PageParams, Query};
+use super::extract::{Caller, Json, PageParams, Query};
 use super::problem::Problem;
 use super::{AppState, Envelope};
 use crate::store::{Delivery, DeliveryState, Webhook};
@@ -35,13 +35,16 @@ impl From<Webhook> for WebhookView {
 }
 
 /// A new webhook.
-#[derive(Debug, utoipa::ToSchema)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct WebhookCreate {
-    /// Required: an http:// or https:// URL. Loopback and private addresses
-    /// are refused unless the server allows them.
+    /// An http:// or https:// URL. Loopback and private addresses are
+    /// refused unless the server allows them.
+    #[schema(pattern = r"^https?://[^/?#]+", max_length = 2048)]
     pub url: String,
-    /// Required: the key of each delivery's `X-Cinch-Signature`
-    /// (HMAC-SHA256 over `<timestamp>.<body>`), 16 to 256 characters. Write-only.
+    /// The key of each delivery's `X-Cinch-Signature` (HMAC-SHA256 over
+    /// `<timestamp>.<body>`), 16 to 256 characters. Write-only.
+    #[schema(min_length = 16, max_length = 256)]
     pub secret: String,
 }
 
@@ -91,30 +94,6 @@ impl From<Delivery> for DeliveryView {
     }
 }
 
-impl WebhookCreate {
-    fn parse(app: &AppState, body: JsonObject) -> Result<Self, Problem> {
-        let mut fields = Fields::new(body);
-        let url = fields.required_string("url", "where events are POSTed");
-        if let Some(url) = &url
-            && let Err(error) = app.runs.webhooks().check_url(url)
-        {
-            fields.complain("url", error.to_string());
-        }
-        let secret = fields.required_string("secret", "the signing secret");
-        if secret
-            .as_ref()
-            .is_some_and(|secret| !(16..=256).contains(&secret.chars().count()))
-        {
-            fields.complain("secret", "16 to 256 characters");
-        }
-        fields.finish()?;
-        Ok(Self {
-            url: url.expect("checked by finish"),
-            secret: secret.expect("checked by finish"),
-        })
-    }
-}
-
 /// Registers a webhook: the account's events are POSTed to it from now on.
 #[utoipa::path(
     post,
@@ -134,11 +113,14 @@ pub async fn create_webhook(
     State(app): State<AppState>,
     caller: Caller,
     Path(account): Path<String>,
-    body: JsonObject,
+    Json(create): Json<WebhookCreate>,
 ) -> Result<(StatusCode, axum::Json<Envelope<WebhookView>>), Problem> {
     caller.account(&account)?;
     member_only(&caller, "webhooks")?;
-    let create = WebhookCreate::parse(&app, body)?;
+    app.runs
+        .webhooks()
+        .check_url(&create.url)
+        .map_err(|error| Problem::invalid_field("url", error.to_string()))?;
     let webhook = app
         .store
         .create_webhook(&account, &create.url, &create.secret)
@@ -228,7 +210,7 @@ pub async fn list_deliveries(
     let limit = page.limit()?;
     let deliveries = app
         .store
-        .deliveries(&account, &webhook, page.cursor.as_deref(), limit)
+        .deliveries(&account, &webhook, page.cursor()?, limit)
         .await?;
     Ok(Envelope::page(
         deliveries.items.into_iter().map(Into::into).collect(),

@@ -9,6 +9,7 @@
 //! published as a live event of the session's run (its id).
 
 pub mod attachments;
+mod base_branch;
 pub mod live;
 pub mod preview;
 pub mod resolve;
@@ -381,11 +382,46 @@ impl Conductor {
                 format!("{branch} is not a valid git branch name"),
             ));
         }
+        if let (Some(branch), Some(environment_id)) = (&spec.base_branch, &spec.environment_id) {
+            self.check_base_branch(account_id, environment_id, branch)
+                .await?;
+        }
         let choice = self.resolve(&Asked::default(), &agent);
         if spec.title.is_none() {
             spec.title = Some(task.title.clone());
         }
         self.start_session(&task, &agent, choice, spec, false).await
+    }
+
+    /// Refuses a base branch the environment's repository does not have,
+    /// when the repository can be read now (a local one, or a clone made).
+    async fn check_base_branch(
+        &self,
+        account_id: &str,
+        environment_id: &str,
+        branch: &str,
+    ) -> Result<()> {
+        let environment = self.environment(account_id, environment_id).await?;
+        let clone_dir = self.home.root().join("repos").join(&environment.id);
+        let repository = environment.repository.clone();
+        let looked_up = {
+            let branch = branch.to_owned();
+            tokio::task::spawn_blocking(move || {
+                base_branch::look_up(&repository, &clone_dir, &branch)
+            })
+            .await
+            .map_err(|error| SessionError::Internal(error.into()))?
+        };
+        match looked_up {
+            base_branch::BaseBranch::Missing => Err(invalid(
+                "base_branch",
+                format!(
+                    "{branch} is neither a branch of {} nor origin/{branch}",
+                    environment.repository
+                ),
+            )),
+            base_branch::BaseBranch::Found | base_branch::BaseBranch::Unknown => Ok(()),
+        }
     }
 
     async fn start_session(
@@ -1231,7 +1267,6 @@ impl Conductor {
     /// (or end interrupted), sessions caught booting boot again, and waits
     /// that outlived the wait limit while the server was down are closed.
     pub async fn recover(self: &Arc<Self>) -> Result<()> {
-        self.store.release_unanswered_keys().await?;
         self.close_overlong_waits().await?;
         for session in self.store.sessions_in(&["running", "booting"]).await? {
             match (session.status.as_str(), session.current_turn.clone()) {

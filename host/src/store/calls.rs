@@ -105,6 +105,18 @@ impl Store {
         Ok(())
     }
 
+    /// Whether the account has started a call in run `run_id`.
+    pub async fn run_exists(&self, account_id: &str, run_id: &str) -> Result<bool> {
+        let row: Option<(i64,)> = sqlx::query_as(
+            "SELECT 1 FROM code_task_calls WHERE account_id = $1 AND run_id = $2 LIMIT 1",
+        )
+        .bind(account_id)
+        .bind(run_id)
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(row.is_some())
+    }
+
     /// Whether another account has used run id `run_id` (a run is one account's).
     pub async fn run_taken_by_other(&self, account_id: &str, run_id: &str) -> Result<bool> {
         let row: Option<(String,)> = sqlx::query_as(

@@ -16,8 +16,9 @@ pub enum KeyState {
         /// Its body.
         body: Vec<u8>,
     },
-    /// The first request with this key is still running.
-    InFlight,
+    /// The first request with this key has no answer yet: it is still
+    /// running, or the server stopped while answering it.
+    Unanswered,
     /// The key was used with another request.
     Mismatch,
 }
@@ -63,7 +64,7 @@ impl Store {
         .await?;
         Ok(match status {
             _ if stored != fingerprint => KeyState::Mismatch,
-            None => KeyState::InFlight,
+            None => KeyState::Unanswered,
             Some(status) => KeyState::Answered {
                 status: status as u16,
                 content_type,
@@ -101,15 +102,6 @@ impl Store {
         sqlx::query("DELETE FROM idempotency_keys WHERE account_id = $1 AND key = $2")
             .bind(account_id)
             .bind(key)
-            .execute(&self.pool)
-            .await?;
-        Ok(())
-    }
-
-    /// Lets go of every key without an answer: at start no request is in
-    /// flight, so these were held by a process that was killed.
-    pub async fn release_unanswered_keys(&self) -> Result<()> {
-        sqlx::query("DELETE FROM idempotency_keys WHERE status IS NULL")
             .execute(&self.pool)
             .await?;
         Ok(())

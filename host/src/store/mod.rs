@@ -152,6 +152,18 @@ fn new_id(prefix: &str) -> Result<String> {
     Ok(format!("{prefix}_{stamp:015x}{random}"))
 }
 
+/// Whether `text` has the shape of an id [`new_id`] makes.
+pub fn is_id(text: &str) -> bool {
+    text.split_once('_').is_some_and(|(prefix, rest)| {
+        !prefix.is_empty()
+            && prefix.bytes().all(|b| b.is_ascii_lowercase())
+            && rest.len() == 27
+            && rest
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    })
+}
+
 /// One page of a listing, oldest first, and where the next one starts.
 #[derive(Debug, Clone)]
 pub struct Page<T> {
@@ -206,6 +218,7 @@ mod tests {
         std::thread::sleep(std::time::Duration::from_millis(2));
         let second = new_id("env").unwrap();
         assert!(first < second && first.starts_with("env_"));
+        assert!(is_id(&first) && !is_id("env_zz") && !is_id(&first.replace("env_", "_")));
         let burst: Vec<String> = (0..1000).map(|_| new_id("msg").unwrap()).collect();
         assert!(
             burst.windows(2).all(|pair| pair[0] < pair[1]),
