@@ -84,6 +84,8 @@ pub struct Webhooks {
 struct Inner {
     store: Store,
     allow_private: bool,
+    /// Whether deliveries are sent; off, they are only queued and logged.
+    send: bool,
     notices: mpsc::UnboundedSender<Notice>,
     /// Taken by the worker when it starts.
     queue: Mutex<Option<mpsc::UnboundedReceiver<Notice>>>,
@@ -101,13 +103,16 @@ struct Notice {
 
 impl Webhooks {
     /// Webhooks of the accounts in `store`; private addresses only when
-    /// `allow_private`. Nothing is sent until [`Webhooks::run`] runs.
-    pub fn new(store: Store, allow_private: bool) -> Self {
+    /// `allow_private`; deliveries queued but never sent unless `send` (a
+    /// server with no way out, such as a test of the API's contract).
+    /// Nothing is sent until [`Webhooks::run`] runs.
+    pub fn new(store: Store, allow_private: bool, send: bool) -> Self {
         let (notices, queue) = mpsc::unbounded_channel();
         Self {
             inner: Arc::new(Inner {
                 store,
                 allow_private,
+                send,
                 notices,
                 queue: Mutex::new(Some(queue)),
                 statuses: Mutex::default(),
@@ -180,6 +185,9 @@ impl Webhooks {
                 while let Ok(notice) = queue.try_recv() {
                     self.enqueue(notice).await;
                 }
+            }
+            if !self.inner.send {
+                continue;
             }
             match self.inner.store.due_deliveries(&now(), 32).await {
                 Ok(due) => {

@@ -112,7 +112,7 @@ pub struct WaitParams {
 /// Where a code task is: running, or how it ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum TaskStatus {
+pub enum CodeTaskStatus {
     /// The harness is running.
     Running,
     /// The CLI exited 0 and its turn did not end in error.
@@ -127,7 +127,7 @@ pub enum TaskStatus {
     Interrupted,
 }
 
-impl From<Status> for TaskStatus {
+impl From<Status> for CodeTaskStatus {
     fn from(status: Status) -> Self {
         match status {
             Status::Completed => Self::Completed,
@@ -152,7 +152,7 @@ pub struct Task {
     /// The environment it runs in.
     pub environment_id: String,
     /// `running`, or how it ended.
-    pub status: TaskStatus,
+    pub status: CodeTaskStatus,
     /// The harness session, once reported.
     pub session_id: Option<String>,
     /// When it started (RFC 3339).
@@ -552,7 +552,7 @@ fn task(call: &Call, state: &LiveState, repository: &str) -> Task {
         environment_id: call.environment_id.clone(),
         status: result
             .as_ref()
-            .map_or(TaskStatus::Running, |result| result.status.into()),
+            .map_or(CodeTaskStatus::Running, |result| result.status.into()),
         session_id: result
             .as_ref()
             .and_then(|result| result.session_id.clone())

@@ -58,6 +58,10 @@ pub struct ServeArgs {
     /// network), which tenants are otherwise refused.
     #[arg(long)]
     webhook_allow_private: bool,
+    /// Queues and logs webhook deliveries without sending any (a server
+    /// that must not reach out).
+    #[arg(long)]
+    no_webhook_delivery: bool,
     /// Runs turns and setup commands with cinch's own access, unsandboxed:
     /// every tenant can then read everything cinch can.
     #[arg(long)]
@@ -220,7 +224,11 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
                 path.display()
             );
         }
-        let webhooks = Webhooks::new(store.clone(), args.webhook_allow_private);
+        let webhooks = Webhooks::new(
+            store.clone(),
+            args.webhook_allow_private,
+            !args.no_webhook_delivery,
+        );
         tokio::spawn(webhooks.clone().run());
         let runs = Arc::new(Runs::new(store.clone(), webhooks));
         let conductor = Conductor::new(
