@@ -19,6 +19,7 @@ mod runs;
 mod server;
 pub mod sessions;
 pub mod tasks;
+mod usage;
 
 use std::sync::Arc;
 
@@ -170,6 +171,7 @@ fn routes(state: AppState) -> (axum::Router, utoipa::openapi::OpenApi) {
         .routes(routes!(code_tasks::task_diff))
         .routes(routes!(code_tasks::task_log))
         .routes(routes!(runs::run_events))
+        .routes(routes!(usage::get_usage))
         .with_state(state)
         .split_for_parts();
     (router, api)

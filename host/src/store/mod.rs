@@ -1,6 +1,6 @@
 //! Persistence: accounts, members, agents, tokens, environments, tasks,
-//! sessions, messages, attachments, code-task calls, runs' events and
-//! idempotency keys, in a SQLite file in cinch's home.
+//! sessions, messages, attachments, code-task calls (with their usage,
+//! rolled up), runs' events and idempotency keys, in a SQLite file in cinch's home.
 //!
 //! The schema (`host/migrations/`) and every query are plain SQL with TEXT ids,
 //! TEXT timestamps and `$n` parameters, so that a Postgres pool can follow
@@ -17,6 +17,7 @@ mod page_cache;
 mod sessions;
 mod tasks;
 mod tokens;
+mod usage;
 mod vault;
 
 use std::path::Path;
@@ -36,6 +37,7 @@ pub use messages::{Direction, Message};
 pub use sessions::{IdleSession, NewSession, Session};
 pub use tasks::{NewTask, Task, TaskStatus};
 pub use tokens::{Principal, TokenFor, TokenOwner};
+pub use usage::{UsageGroup, UsageRow, UsageTotals};
 
 /// The database file's name in cinch's home.
 pub const DATABASE_FILE: &str = "cinch.db";
@@ -109,7 +111,7 @@ pub fn now() -> String {
 }
 
 /// `at` as stored.
-fn format_time(at: time::OffsetDateTime) -> String {
+pub fn format_time(at: time::OffsetDateTime) -> String {
     format!(
         "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
         at.year(),

@@ -1,0 +1,284 @@
+//! Usage and cost, and reverting a turn, over HTTP against a real
+//! `cinch serve` with a real SQLite file and the fake CLI as the harness;
+//! `cinch run --json`, `cinch turns` and `cinch revert` on the command line.
+
+use std::time::{Duration, Instant};
+
+use cinch_fake_cli::Script;
+use serde_json::{Value, json};
+
+mod support;
+
+use support::*;
+
+/// A claude turn that runs on `model` and reports `usage` and, when given,
+/// its own cost.
+fn claude_turn_with_usage(
+    session: &str,
+    model: &str,
+    usage: Value,
+    cost: Option<f64>,
+) -> Vec<Value> {
+    let mut result = json!({"type": "result", "subtype": "success", "is_error": false,
+        "result": "done", "session_id": session, "usage": usage});
+    if let Some(cost) = cost {
+        result["total_cost_usd"] = json!(cost);
+    }
+    vec![
+        json!({"type": "system", "subtype": "init", "session_id": session, "model": model}),
+        json!({"type": "assistant", "session_id": session,
+               "message": {"content": [{"type": "text", "text": "done"}]}}),
+        result,
+    ]
+}
+
+/// The assistant messages (turns) of a session, oldest first.
+fn turns(api: &Api, task: &str, session: &str) -> Vec<Value> {
+    api.walk(task, session, "asc", 200)
+        .into_iter()
+        .filter(|message| message["type"] == "assistant")
+        .collect()
+}
+
+/// Waits until the session is idle with `count` ended turns.
+fn wait_turns(api: &Api, task: &str, session: &str, count: usize) -> Vec<Value> {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let session_now = api.session(task, session);
+        let all = turns(api, task, session);
+        if session_now["status"] == "idle"
+            && all.len() == count
+            && all.iter().all(|turn| turn["turn"]["status"] != "running")
+        {
+            return all;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the session never ended {count} turns: {session_now:#}\n{}",
+            api.server.log()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn close_to(value: &Value, expected: f64) -> bool {
+    value
+        .as_f64()
+        .is_some_and(|value| (value - expected).abs() < 1e-9)
+}
+
+fn account_usage(api: &Api) -> Value {
+    let accounts = api.server.get("/v1/accounts", &api.token);
+    assert_eq!(accounts.status, 200, "{accounts:?}");
+    accounts.data()[0]["usage"].clone()
+}
+
+#[test]
+fn a_turns_usage_and_cost_are_kept_shown_and_rolled_up() {
+    let world = World::new();
+    let server = world.serve();
+    let token = world.admin_token();
+    let api = Api::new(&server, &token);
+    assert_eq!(account_usage(&api)["turns"], 0);
+    assert_eq!(account_usage(&api)["cost_usd"], 0.0);
+    let environment = api.environment(json!({
+        "name": "shop",
+        "repository": world.path("repo").display().to_string(),
+    }));
+
+    // Claude reports its own cost: kept as reported.
+    world.script(Script {
+        lines: claude_turn_with_usage(
+            "sess-u",
+            "claude-sonnet-4-5",
+            json!({"input_tokens": 100, "cache_creation_input_tokens": 20,
+                   "cache_read_input_tokens": 1000, "output_tokens": 50}),
+            Some(0.0123),
+        ),
+        ..Script::default()
+    });
+    let created = api.post(
+        "/tasks",
+        json!({"prompt": "Count things", "environment_id": environment, "harness": "claude"}),
+    );
+    assert_eq!(created.status, 201, "{created:?}");
+    let task = created.data()["id"].as_str().unwrap().to_owned();
+    let session = api.first_session(&task)["id"].as_str().unwrap().to_owned();
+    let first = wait_turns(&api, &task, &session, 1);
+    let result = &first[0]["turn"]["result"];
+    assert_eq!(result["model"], "claude-sonnet-4-5");
+    assert_eq!(
+        result["usage"],
+        json!({"input_tokens": 1120, "output_tokens": 50, "cached_input_tokens": 1000,
+               "cost_usd": 0.0123, "cost_source": "reported"})
+    );
+
+    // Without a reported cost, cinch estimates it from its price table.
+    world.script(Script {
+        lines: claude_turn_with_usage(
+            "sess-u",
+            "claude-sonnet-4-5",
+            json!({"input_tokens": 1_000_000, "cache_read_input_tokens": 1_000_000,
+                   "output_tokens": 100_000}),
+            None,
+        ),
+        ..Script::default()
+    });
+    let sent = api.post(
+        &format!("/tasks/{task}/sessions/{session}/messages"),
+        json!({"message": "Again"}),
+    );
+    assert_eq!(sent.status, 201, "{sent:?}");
+    let both = wait_turns(&api, &task, &session, 2);
+    let usage = &both[1]["turn"]["result"]["usage"];
+    // 1M fresh at $3, 1M cached at $0.30, 100k out at $15 per million.
+    let estimated = 3.0 + 0.3 + 1.5;
+    assert_eq!(usage["cost_source"], "estimated", "{usage:#}");
+    assert!(close_to(&usage["cost_usd"], estimated), "{usage:#}");
+    assert_eq!(usage["input_tokens"], 2_000_000);
+
+    // Rolled up on the session, the task and the account.
+    let expected_tokens = (1120 + 2_000_000, 50 + 100_000, 1000 + 1_000_000);
+    let check = |usage: &Value| {
+        assert_eq!(usage["turns"], 2, "{usage:#}");
+        assert_eq!(usage["input_tokens"], expected_tokens.0, "{usage:#}");
+        assert_eq!(usage["output_tokens"], expected_tokens.1, "{usage:#}");
+        assert_eq!(usage["cached_input_tokens"], expected_tokens.2, "{usage:#}");
+        assert!(
+            close_to(&usage["cost_usd"], 0.0123 + estimated),
+            "{usage:#}"
+        );
+        assert!(close_to(&usage["reported_cost_usd"], 0.0123), "{usage:#}");
+        assert!(
+            close_to(&usage["estimated_cost_usd"], estimated),
+            "{usage:#}"
+        );
+        assert_eq!(usage["turns_without_cost"], 0, "{usage:#}");
+    };
+    check(&api.session(&task, &session)["usage"]);
+    let task_view = api.get(&format!("/tasks/{task}"));
+    check(&task_view.data()["usage"]);
+    let listed = api.get("/tasks");
+    check(&listed.data()[0]["usage"]);
+    check(&account_usage(&api));
+
+    // The account's usage over a range, grouped.
+    let report = api.get("/usage?group_by=model");
+    assert_eq!(report.status, 200, "{report:?}");
+    check(&report.data()["totals"]);
+    let groups = report.data()["groups"].clone();
+    assert_eq!(groups.as_array().unwrap().len(), 1, "{groups:#}");
+    assert_eq!(groups[0]["key"], "claude-sonnet-4-5");
+    assert_eq!(groups[0]["turns"], 2);
+    let by_harness = api.get("/usage?group_by=harness&from=2000-01-01");
+    assert_eq!(by_harness.data()["groups"][0]["key"], "claude");
+    let today = api.get("/usage?group_by=day").data()["groups"][0]["key"].clone();
+    assert_eq!(today.as_str().unwrap().len(), "2026-12-02".len());
+    let future = api.get("/usage?from=2999-01-01T00:00:00Z");
+    assert_eq!(future.data()["totals"]["turns"], 0);
+    assert_eq!(future.data()["groups"], json!([]));
+
+    // Bad ranges and groupings are 422s naming the parameter.
+    assert_eq!(api.get("/usage?group_by=week").field_errors(), ["group_by"]);
+    assert_eq!(api.get("/usage?from=yesterday").field_errors(), ["from"]);
+    assert_eq!(
+        api.get("/usage?from=2026-12-02&to=2026-12-01")
+            .field_errors(),
+        ["to"]
+    );
+    assert_eq!(api.get("/usage?group_by=week").status, 422);
+}
+
+#[test]
+fn codex_turns_count_their_own_share_of_the_threads_running_total() {
+    let world = World::new();
+    cinch_fake_cli::install(&world.path("bin"), "codex");
+    let server = world.serve();
+    let token = world.admin_token();
+    let api = Api::new(&server, &token);
+    let environment = api.environment(json!({
+        "name": "shop",
+        "repository": world.path("repo").display().to_string(),
+        "secrets": {"OPENAI_API_KEY": API_KEY},
+    }));
+    // Codex reports 100 in, 7 out for the thread's first turn, then 201 and
+    // 14 for the thread so far after the second.
+    world.script(Script {
+        replay: Some(recorded("codex/s1.jsonl")),
+        ..Script::default()
+    });
+    let created = api.post(
+        "/tasks",
+        json!({"prompt": "Reply done", "environment_id": environment, "harness": "codex"}),
+    );
+    assert_eq!(created.status, 201, "{created:?}");
+    let task = created.data()["id"].as_str().unwrap().to_owned();
+    let session = api.first_session(&task)["id"].as_str().unwrap().to_owned();
+    let first = wait_turns(&api, &task, &session, 1);
+    assert_eq!(first[0]["turn"]["result"]["usage"]["input_tokens"], 100);
+    assert_eq!(first[0]["turn"]["result"]["usage"]["output_tokens"], 7);
+
+    world.script(Script {
+        replay: Some(recorded("codex/s4.jsonl")),
+        ..Script::default()
+    });
+    let sent = api.post(
+        &format!("/tasks/{task}/sessions/{session}/messages"),
+        json!({"message": "What did you answer?"}),
+    );
+    assert_eq!(sent.status, 201, "{sent:?}");
+    let both = wait_turns(&api, &task, &session, 2);
+    let second = &both[1]["turn"]["result"];
+    assert_eq!(second["usage"]["input_tokens"], 101, "{second:#}");
+    assert_eq!(second["usage"]["output_tokens"], 7, "{second:#}");
+    assert_eq!(second["usage"]["cost_source"], "estimated", "{second:#}");
+    assert_eq!(second["model"], "openai/gpt-6.2-sol");
+    let totals = &api.session(&task, &session)["usage"];
+    assert_eq!(totals["input_tokens"], 201, "{totals:#}");
+    assert_eq!(totals["output_tokens"], 14, "{totals:#}");
+}
+
+#[test]
+fn cinch_run_and_turns_show_a_turns_cost() {
+    let world = World::new();
+    world.script(Script {
+        lines: claude_turn_with_usage(
+            "sess-cli",
+            "claude-sonnet-4-5",
+            json!({"input_tokens": 10, "output_tokens": 5}),
+            Some(0.5),
+        ),
+        ..Script::default()
+    });
+    let before = world.cinch().args(["turns"]).output().unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&before.stdout).trim(),
+        "no turns yet"
+    );
+    let run = world
+        .cinch()
+        .args(["run", "--harness", "claude", "--json", "--repo"])
+        .arg(world.path("repo"))
+        .arg("Count")
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{run:?}");
+    let result: Value = serde_json::from_slice(
+        run.stdout
+            .split(|byte| *byte == b'\n')
+            .rfind(|line| line.starts_with(b"{"))
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        result["usage"],
+        json!({"input_tokens": 10, "output_tokens": 5, "cached_input_tokens": null,
+               "cost_usd": 0.5, "cost_source": "reported"})
+    );
+    let listed = world.cinch().args(["turns"]).output().unwrap();
+    let listed = String::from_utf8_lossy(&listed.stdout);
+    assert!(listed.contains("$0.5000"), "{listed}");
+    let json = world.cinch().args(["turns", "--json"]).output().unwrap();
+    let json: Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(json[0]["usage"]["cost_usd"], 0.5);
+}
