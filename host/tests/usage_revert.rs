@@ -2,6 +2,7 @@
 //! `cinch serve` with a real SQLite file and the fake CLI as the harness;
 //! `cinch run --json`, `cinch turns` and `cinch revert` on the command line.
 
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use cinch_fake_cli::Script;
@@ -281,4 +282,215 @@ fn cinch_run_and_turns_show_a_turns_cost() {
     let json = world.cinch().args(["turns", "--json"]).output().unwrap();
     let json: Value = serde_json::from_slice(&json.stdout).unwrap();
     assert_eq!(json[0]["usage"]["cost_usd"], 0.5);
+}
+
+/// git in `dir`; it must succeed.
+fn git_out(dir: &std::path::Path, args: &[&str]) -> String {
+    let output = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "git {args:?}: {output:?}");
+    String::from_utf8(output.stdout).unwrap()
+}
+
+#[test]
+fn a_turn_is_reverted_and_the_revert_undone_over_http() {
+    let world = World::new();
+    let server = world.serve();
+    let token = world.admin_token();
+    let api = Api::new(&server, &token);
+    let environment = api.environment(json!({
+        "name": "shop",
+        "repository": world.path("repo").display().to_string(),
+    }));
+    world.script(Script {
+        lines: claude_turn("sess-r", "wrote v1"),
+        write_files: [("feature.txt".to_owned(), "v1\n".to_owned())].into(),
+        ..Script::default()
+    });
+    let task = api.post(
+        "/tasks",
+        json!({"title": "Revertible", "environment_id": environment}),
+    );
+    assert_eq!(task.status, 201, "{task:?}");
+    let task = task.data()["id"].as_str().unwrap().to_owned();
+    let created = api.post(
+        &format!("/tasks/{task}/sessions"),
+        json!({"prompt": "Write v1", "auto_commit": true}),
+    );
+    assert_eq!(created.status, 201, "{created:?}");
+    let session = created.data()["id"].as_str().unwrap().to_owned();
+    wait_turns(&api, &task, &session, 1);
+    let workspace = PathBuf::from(api.session(&task, &session)["workspace"].as_str().unwrap());
+    let first_commit = git_out(&workspace, &["rev-parse", "HEAD"]);
+
+    world.script(Script {
+        lines: claude_turn("sess-r", "wrote v2"),
+        write_files: [
+            ("feature.txt".to_owned(), "v2\n".to_owned()),
+            ("other.txt".to_owned(), "more\n".to_owned()),
+        ]
+        .into(),
+        ..Script::default()
+    });
+    let revert_path = format!("/tasks/{task}/sessions/{session}/revert");
+    let sent = api.post(
+        &format!("/tasks/{task}/sessions/{session}/messages"),
+        json!({"message": "Now v2"}),
+    );
+    assert_eq!(sent.status, 201, "{sent:?}");
+    let both = wait_turns(&api, &task, &session, 2);
+    let second_turn = both[1]["turn"]["turn_id"].as_str().unwrap().to_owned();
+    let second_commit = git_out(&workspace, &["rev-parse", "HEAD"]);
+    assert_ne!(first_commit, second_commit, "the second turn was committed");
+    assert_eq!(
+        std::fs::read_to_string(workspace.join("feature.txt")).unwrap(),
+        "v2\n"
+    );
+    assert!(workspace.join("other.txt").exists());
+
+    // Bad requests name the field.
+    assert_eq!(
+        api.post(&revert_path, json!({})).field_errors(),
+        ["turn_id"]
+    );
+    assert_eq!(
+        api.post(&revert_path, json!({"turn_id": "t-nope"}))
+            .field_errors(),
+        ["turn_id"]
+    );
+
+    // The revert: the files of the second turn's start, the branch back past
+    // its commit, which the answer names.
+    let reverted = api.post(&revert_path, json!({"turn_id": second_turn}));
+    assert_eq!(reverted.status, 201, "{reverted:?}");
+    let revert = reverted.data();
+    assert_eq!(revert["type"], "revert");
+    assert_eq!(revert["turn"]["reverted_turn_id"], second_turn.as_str());
+    let undone = &revert["turn"]["result"]["commits_undone"];
+    assert_eq!(undone.as_array().unwrap().len(), 1, "{revert:#}");
+    assert_eq!(undone[0]["sha"], second_commit.trim());
+    assert_eq!(
+        std::fs::read_to_string(workspace.join("feature.txt")).unwrap(),
+        "v1\n"
+    );
+    assert!(!workspace.join("other.txt").exists());
+    assert_eq!(git_out(&workspace, &["rev-parse", "HEAD"]), first_commit);
+    assert_eq!(git_out(&workspace, &["status", "--porcelain"]), "");
+    assert_eq!(revert["turn"]["result"]["total_files"], 2);
+    let listed = api.walk(&task, &session, "asc", 200);
+    assert_eq!(listed.last().unwrap()["id"], revert["id"]);
+
+    // Reverting the revert brings the work back.
+    let revert_id = revert["turn"]["turn_id"].as_str().unwrap();
+    let redone = api.post(&revert_path, json!({"turn_id": revert_id}));
+    assert_eq!(redone.status, 201, "{redone:?}");
+    assert_eq!(
+        redone.data()["turn"]["result"]["commits_redone"][0]["sha"],
+        second_commit.trim()
+    );
+    assert_eq!(
+        std::fs::read_to_string(workspace.join("feature.txt")).unwrap(),
+        "v2\n"
+    );
+    assert!(workspace.join("other.txt").exists());
+    assert_eq!(git_out(&workspace, &["rev-parse", "HEAD"]), second_commit);
+
+    // Refused while a turn runs.
+    world.script(Script {
+        lines: claude_turn("sess-r", "slow"),
+        hang_ms: 60_000,
+        ..Script::default()
+    });
+    let sent = api.post(
+        &format!("/tasks/{task}/sessions/{session}/messages"),
+        json!({"message": "Take your time"}),
+    );
+    assert_eq!(sent.status, 201, "{sent:?}");
+    api.wait_status(&task, &session, "running");
+    let busy = api.post(&revert_path, json!({"turn_id": second_turn}));
+    assert_eq!(busy.status, 409, "{busy:?}");
+    assert_eq!(
+        std::fs::read_to_string(workspace.join("feature.txt")).unwrap(),
+        "v2\n"
+    );
+    let aborted = api.post(
+        &format!("/tasks/{task}/sessions/{session}/abort"),
+        json!({}),
+    );
+    assert_eq!(aborted.status, 202, "{aborted:?}");
+    wait_turns(&api, &task, &session, 3);
+}
+
+#[test]
+fn cinch_revert_restores_a_run_turn_and_undoes_itself() {
+    let world = World::new();
+    let repo = world.path("repo");
+    world.script(Script {
+        lines: claude_turn("sess-c", "changed things"),
+        write_files: [("readme.txt".to_owned(), "rewritten\n".to_owned())].into(),
+        delete_files: Vec::new(),
+        ..Script::default()
+    });
+    let run = world
+        .cinch()
+        .args(["run", "--harness", "claude", "--json", "--repo"])
+        .arg(&repo)
+        .arg("Rewrite the readme")
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{run:?}");
+    let result: Value = serde_json::from_slice(
+        run.stdout
+            .split(|byte| *byte == b'\n')
+            .rfind(|line| line.starts_with(b"{"))
+            .unwrap(),
+    )
+    .unwrap();
+    let turn = result["turn"].as_str().unwrap();
+    std::fs::write(repo.join("after.txt"), "written after the turn\n").unwrap();
+    assert_eq!(
+        std::fs::read_to_string(repo.join("readme.txt")).unwrap(),
+        "rewritten\n"
+    );
+
+    let reverted = world
+        .cinch()
+        .args(["revert", turn, "--json"])
+        .output()
+        .unwrap();
+    assert!(reverted.status.success(), "{reverted:?}");
+    let record: Value = serde_json::from_slice(&reverted.stdout).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(repo.join("readme.txt")).unwrap(),
+        "hello\n"
+    );
+    assert!(!repo.join("after.txt").exists());
+    assert_eq!(record["result"]["commits_undone"], json!([]));
+
+    let undo = world
+        .cinch()
+        .args(["revert", record["turn_id"].as_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(undo.status.success(), "{undo:?}");
+    assert!(String::from_utf8_lossy(&undo.stdout).contains("undo it with `cinch revert revert_"));
+    assert_eq!(
+        std::fs::read_to_string(repo.join("readme.txt")).unwrap(),
+        "rewritten\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(repo.join("after.txt")).unwrap(),
+        "written after the turn\n"
+    );
+
+    let unknown = world.cinch().args(["revert", "t-nope"]).output().unwrap();
+    assert!(!unknown.status.success());
+    assert!(
+        String::from_utf8_lossy(&unknown.stderr).contains("no turn `t-nope`"),
+        "{unknown:?}"
+    );
 }

@@ -163,6 +163,7 @@ fn routes(state: AppState) -> (axum::Router, utoipa::openapi::OpenApi) {
         .routes(routes!(sessions::create_session, sessions::list_sessions))
         .routes(routes!(sessions::get_session, sessions::update_session))
         .routes(routes!(sessions::abort_session))
+        .routes(routes!(sessions::revert_session))
         .routes(routes!(sessions::post_message, sessions::list_messages))
         .routes(routes!(sessions::session_events))
         .routes(routes!(code_tasks::start_task))

@@ -12,6 +12,7 @@ pub mod attachments;
 pub mod live;
 pub mod preview;
 pub mod resolve;
+mod revert;
 pub mod workspace;
 
 use std::collections::{BTreeMap, HashMap, HashSet};

@@ -136,7 +136,7 @@ fn random_hex(n: usize) -> std::io::Result<String> {
 /// makes (the time in milliseconds, shifted, plus a count within the
 /// millisecond: ids sort by creation, which cursor pagination relies on),
 /// then randomness so that other processes' ids do not collide.
-fn new_id(prefix: &str) -> Result<String> {
+pub fn new_id(prefix: &str) -> Result<String> {
     use std::sync::atomic::{AtomicU64, Ordering};
     static LAST: AtomicU64 = AtomicU64::new(0);
     let millis = (time::OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000_000) as u64;
