@@ -400,11 +400,14 @@ fn write_tree_changes(repo: &Repository, workdir: &Path, from: &Tree, to: &Tree)
             _ => {
                 use std::os::unix::fs::PermissionsExt as _;
                 let blob = repo.find_blob(id).context("reading a file")?;
+                // Made with the umask's mode, as git checks files out.
                 std::fs::write(&full, blob.content()).map_err(io)?;
-                let executable = mode == git2::FileMode::BlobExecutable;
-                let bits = if executable { 0o755 } else { 0o644 };
-                std::fs::set_permissions(&full, std::fs::Permissions::from_mode(bits))
-                    .map_err(io)?;
+                if mode == git2::FileMode::BlobExecutable {
+                    let mut permissions = std::fs::metadata(&full).map_err(io)?.permissions();
+                    // Executable by whoever may read it.
+                    permissions.set_mode(permissions.mode() | (permissions.mode() & 0o444) >> 2);
+                    std::fs::set_permissions(&full, permissions).map_err(io)?;
+                }
             }
         }
     }
@@ -1158,12 +1161,20 @@ src/lib.rs (+3 −1)
     fn restore_brings_back_the_files_and_the_branch_and_can_be_undone() {
         let (_dir, root) = repo_with(&[("a.txt", "a\n"), ("b.txt", "b\n")]);
         write(&root, ".gitignore", "*.log\n");
+        write(&root, "run.sh", "#!/bin/sh\n");
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            fs::set_permissions(root.join("run.sh"), fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        std::os::unix::fs::symlink("a.txt", root.join("link")).unwrap();
         write(&root, "wip.txt", "uncommitted before the turn\n");
         let head_at_start = rev_parse(&root, "HEAD");
         let start = take(&root, START, "start").unwrap();
         // The turn: edits, deletes, adds, commits some of it.
         write(&root, "a.txt", "a by the turn\n");
         fs::remove_file(root.join("b.txt")).unwrap();
+        fs::remove_file(root.join("run.sh")).unwrap();
+        fs::remove_file(root.join("link")).unwrap();
         write(&root, "dir/new.txt", "new\n");
         commit_all(&root, "the turn's commit");
         write(&root, "late.txt", "not committed\n");
@@ -1190,6 +1201,18 @@ src/lib.rs (+3 −1)
             fs::read_to_string(root.join("build.log")).unwrap(),
             "ignored\n"
         );
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            let mode = fs::metadata(root.join("run.sh"))
+                .unwrap()
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o111, 0o111, "run.sh is executable again: {mode:o}");
+        }
+        assert_eq!(
+            fs::read_link(root.join("link")).unwrap(),
+            Path::new("a.txt")
+        );
         assert_eq!(rev_parse(&root, "HEAD"), head_at_start);
         assert_eq!(git(&root, &["branch", "--show-current"]).trim(), "main");
         assert_eq!(restored.head_before.as_deref(), Some(turn_commit.as_str()));
@@ -1202,7 +1225,7 @@ src/lib.rs (+3 −1)
         );
         assert_eq!(
             git(&root, &["status", "--porcelain", "-uall"]),
-            "?? .gitignore\n?? wip.txt\n"
+            "?? .gitignore\n?? link\n?? run.sh\n?? wip.txt\n"
         );
         assert_eq!(
             files_at(&root, &restored.end_checkpoint),
@@ -1234,5 +1257,39 @@ src/lib.rs (+3 −1)
             git(&root, &["status", "--porcelain", "-uall"]),
             "?? late.txt\n"
         );
+    }
+
+    #[test]
+    fn restore_writes_nothing_through_a_symbolic_link() {
+        let (dir, root) = repo_with(&[("conf/settings", "mine\n")]);
+        let start = take(&root, START, "start").unwrap();
+        // The turn swaps the folder for a link to somewhere outside, which it
+        // has git ignore.
+        let outside = dir.path().join("outside");
+        fs::create_dir(&outside).unwrap();
+        write(&outside, "settings", "outside\n");
+        fs::remove_dir_all(root.join("conf")).unwrap();
+        std::os::unix::fs::symlink(&outside, root.join("conf")).unwrap();
+        write(&root, ".gitignore", "conf\n");
+
+        restore(
+            &root,
+            &start.sha,
+            "refs/cinch/r/before",
+            "refs/cinch/r/after",
+            30,
+        )
+        .unwrap();
+
+        assert_eq!(
+            fs::read_to_string(outside.join("settings")).unwrap(),
+            "outside\n"
+        );
+        assert!(fs::symlink_metadata(root.join("conf")).unwrap().is_dir());
+        assert_eq!(
+            fs::read_to_string(root.join("conf/settings")).unwrap(),
+            "mine\n"
+        );
+        assert!(!root.join(".gitignore").exists());
     }
 }

@@ -163,7 +163,7 @@ fn a_turns_usage_and_cost_are_kept_shown_and_rolled_up() {
     check(&listed.data()[0]["usage"]);
     check(&account_usage(&api));
 
-    // The account's usage over a range, grouped.
+    // The account's usage over a range, grouped (before any code task).
     let report = api.get("/usage?group_by=model");
     assert_eq!(report.status, 200, "{report:?}");
     check(&report.data()["totals"]);
@@ -178,6 +178,46 @@ fn a_turns_usage_and_cost_are_kept_shown_and_rolled_up() {
     let future = api.get("/usage?from=2999-01-01T00:00:00Z");
     assert_eq!(future.data()["totals"]["turns"], 0);
     assert_eq!(future.data()["groups"], json!([]));
+
+    // A code task's result carries its usage too, and counts for the account
+    // (not for any task's sessions).
+    world.script(Script {
+        lines: claude_turn_with_usage(
+            "sess-code",
+            "claude-haiku-4-5",
+            json!({"input_tokens": 1_000_000, "output_tokens": 0}),
+            None,
+        ),
+        ..Script::default()
+    });
+    let code_task = server.post(
+        "/api/runs/run-usage/tasks?wait=true",
+        &token,
+        &json!({"brief": "Count", "harness": "claude", "repo": "shop"}),
+    );
+    assert_eq!(code_task.status, 201, "{code_task:?}");
+    let code_result = &code_task.json()["result"];
+    assert_eq!(code_result["model"], "claude-haiku-4-5");
+    assert_eq!(code_result["usage"]["cost_source"], "estimated");
+    assert!(
+        close_to(&code_result["usage"]["cost_usd"], 1.0),
+        "{code_result:#}"
+    );
+    let account = account_usage(&api);
+    assert_eq!(account["turns"], 3, "{account:#}");
+    assert!(
+        close_to(&account["estimated_cost_usd"], estimated + 1.0),
+        "{account:#}"
+    );
+    check(&api.get(&format!("/tasks/{task}")).data()["usage"]);
+    let models = api.get("/usage?group_by=model").data()["groups"].clone();
+    let keys: Vec<&str> = models
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| row["key"].as_str().unwrap())
+        .collect();
+    assert_eq!(keys, ["claude-haiku-4-5", "claude-sonnet-4-5"]);
 
     // Bad ranges and groupings are 422s naming the parameter.
     assert_eq!(api.get("/usage?group_by=week").field_errors(), ["group_by"]);
