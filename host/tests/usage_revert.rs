@@ -219,6 +219,13 @@ fn a_turns_usage_and_cost_are_kept_shown_and_rolled_up() {
         .collect();
     assert_eq!(keys, ["claude-haiku-4-5", "claude-sonnet-4-5"]);
 
+    // Another account sees none of it and cannot ask.
+    let (other, other_token) = world.second_account();
+    let mine = api.path("/usage");
+    assert_eq!(server.get(&mine, &other_token).status, 404);
+    let theirs = server.get(&format!("/v1/accounts/{other}/usage"), &other_token);
+    assert_eq!(theirs.data()["totals"]["turns"], 0, "{theirs:?}");
+
     // Bad ranges and groupings are 422s naming the parameter.
     assert_eq!(api.get("/usage?group_by=week").field_errors(), ["group_by"]);
     assert_eq!(api.get("/usage?from=yesterday").field_errors(), ["from"]);
@@ -423,6 +430,19 @@ fn a_turn_is_reverted_and_the_revert_undone_over_http() {
     assert_eq!(revert["turn"]["result"]["total_files"], 2);
     let listed = api.walk(&task, &session, "asc", 200);
     assert_eq!(listed.last().unwrap()["id"], revert["id"]);
+
+    // Another account's token cannot revert it.
+    let (_, other_token) = world.second_account();
+    let foreign = server.post(
+        &api.path(&revert_path),
+        &other_token,
+        &json!({"turn_id": second_turn}),
+    );
+    assert_eq!(foreign.status, 404, "{foreign:?}");
+    assert_eq!(
+        std::fs::read_to_string(workspace.join("feature.txt")).unwrap(),
+        "v1\n"
+    );
 
     // Reverting the revert brings the work back.
     let revert_id = revert["turn"]["turn_id"].as_str().unwrap();
