@@ -554,3 +554,42 @@ fn cinch_revert_restores_a_run_turn_and_undoes_itself() {
         "{unknown:?}"
     );
 }
+
+#[test]
+fn a_session_id_from_a_harness_never_names_a_path_outside_cinchs_folders() {
+    let world = World::new();
+    cinch_fake_cli::install(&world.path("bin"), "codex");
+    // Under home/sessions/codex and home/usage/codex, this names the world's own folder.
+    let escape = "../../../escape";
+    world.script(Script {
+        lines: vec![
+            json!({"type": "thread.started", "thread_id": escape}),
+            json!({"type": "item.completed", "item": {"id": "i0", "type": "agent_message", "text": "done"}}),
+            json!({"type": "turn.completed", "usage": {"input_tokens": 3, "cached_input_tokens": 0, "output_tokens": 1}}),
+        ],
+        ..Script::default()
+    });
+    assert!(!world.path("escape").exists());
+    let run = world
+        .cinch()
+        .env("OPENAI_API_KEY", API_KEY)
+        .args(["run", "--harness", "codex", "--json", "--repo"])
+        .arg(world.path("repo"))
+        .arg("Count")
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{run:?}");
+    let result: Value = serde_json::from_slice(
+        run.stdout
+            .split(|byte| *byte == b'\n')
+            .rfind(|line| line.starts_with(b"{"))
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(result["status"], "completed", "{result:#}");
+    assert_eq!(result["usage"]["input_tokens"], 3);
+    assert!(
+        !world.path("escape").exists(),
+        "a harness's session id wrote outside cinch's home"
+    );
+}

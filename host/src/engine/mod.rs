@@ -885,6 +885,12 @@ pub fn is_valid_session_id(id: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | ':' | '-'))
 }
 
+/// A session id that is also a plain file name: valid, and not `.`, `..`
+/// or hidden.
+pub(crate) fn is_plain_session_id(id: &str) -> bool {
+    is_valid_session_id(id) && !id.starts_with('.')
+}
+
 fn checkpoint_ref(run: &str, turn: &str, which: &str) -> String {
     format!("refs/cinch/runs/{run}/tasks/{turn}/{which}")
 }
@@ -1161,7 +1167,9 @@ impl Finisher {
         };
         write_json(&self.turn.result(), &result)?;
         self.hide_secrets();
-        if let Some(session) = &session_id {
+        // The harness's output names the session: only a plain file name
+        // may become a path under cinch's home.
+        if let Some(session) = session_id.as_deref().filter(|id| is_plain_session_id(id)) {
             let record = self.home.root().join("sessions").join(&launch.harness);
             crate::home::create_private_dir(&record)?;
             write_private(

@@ -187,8 +187,7 @@ fn own_share(
 /// Where session `id`'s running total is kept; none for an id that is not
 /// a plain file name (a harness's output names it).
 fn total_file(home: &Home, harness: &str, id: &str) -> Option<PathBuf> {
-    let plain = super::is_valid_session_id(id) && !id.starts_with('.');
-    plain.then(|| home.root().join("usage").join(harness).join(id))
+    super::is_plain_session_id(id).then(|| home.root().join("usage").join(harness).join(id))
 }
 
 #[cfg(test)]
