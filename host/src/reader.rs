@@ -39,6 +39,8 @@ pub struct Finished {
     pub outcome: Outcome,
     /// The last session id reported, by an event or by the outcome.
     pub session_id: Option<String>,
+    /// The model the harness said it runs, when it said.
+    pub model: Option<String>,
     /// Counts.
     pub tally: Tally,
     /// How the driver failed, when it did. Reading stops there.
@@ -52,6 +54,7 @@ pub struct LogReader<P> {
     splitter: LineSplitter,
     lines: Vec<Line>,
     session_id: Option<String>,
+    model: Option<String>,
     tally: Tally,
     failure: Option<DriverFailure>,
 }
@@ -65,6 +68,7 @@ impl<P: TurnParser> LogReader<P> {
             splitter: LineSplitter::default(),
             lines: Vec::new(),
             session_id: None,
+            model: None,
             tally: Tally::default(),
             failure: None,
         }
@@ -108,6 +112,7 @@ impl<P: TurnParser> LogReader<P> {
         Finished {
             outcome,
             session_id: self.session_id,
+            model: self.model,
             tally: self.tally,
             failure: self.failure,
         }
@@ -148,6 +153,12 @@ impl<P: TurnParser> LogReader<P> {
             return;
         }
         self.tally.events += 1;
+        if let Event::Started {
+            model: Some(model), ..
+        } = event
+        {
+            self.model = Some(model.clone());
+        }
         if let Event::Started {
             session_id: Some(id),
             ..

@@ -1,7 +1,8 @@
 //! The web app in a real headless Chromium against a real `cinch serve` with
 //! the fake CLI as `claude`: `tests/browser/app.test.mjs` signs in, starts a
-//! task from the form, watches its code-task block run and finish, opens
-//! every view, sends a follow-up, and aborts a long turn; then, with tasks
+//! task from the form, watches its code-task block run and finish with its
+//! cost, opens every view, sends a follow-up, reverts it and undoes the
+//! revert, and aborts a long turn; then, with tasks
 //! made through the API (one by an agent's token), it switches between a
 //! task's sessions, reads the internal lines and the "needs someone" queue,
 //! and checks the pages at a phone's width.
@@ -39,7 +40,8 @@ fn answer(text: &str) -> Vec<Value> {
         json!({"type": "assistant", "session_id": SESSION, "message": {"role": "assistant",
             "model": "claude-sonnet-4-5", "content": [{"type": "text", "text": text}]}}),
         json!({"type": "result", "subtype": "success", "is_error": false, "result": text,
-            "session_id": SESSION, "num_turns": 2, "duration_ms": 100}),
+            "session_id": SESSION, "num_turns": 2, "duration_ms": 100,
+            "usage": {"input_tokens": 1000, "output_tokens": 200}, "total_cost_usd": 0.0123}),
     ]
 }
 

@@ -215,12 +215,23 @@ fn one_busy_one_waiting(
     record: &Path,
 ) -> (String, String, String, String) {
     let environment = environment(api, world);
-    world.script(endless_turn("sess-busy", "Busy."));
+    world.script(Script {
+        write_files: [(".busy-started".to_owned(), "yes\n".to_owned())].into(),
+        ..endless_turn("sess-busy", "Busy.")
+    });
     let (busy_task, busy) = start_task(
         api,
         json!({"title": "Busy", "prompt": "Hold the slot.", "environment_id": environment}),
     );
-    api.wait_status(&busy_task, &busy, "running");
+    // The busy CLI has read its script (and holds the slot) before the
+    // script is rewritten for the next one.
+    let running = api.wait(&busy_task, &busy, "its CLI started", |s| {
+        s["status"] == "running"
+            && s["workspace"]
+                .as_str()
+                .is_some_and(|dir| Path::new(dir).join(".busy-started").exists())
+    });
+    assert_eq!(running["status"], "running");
     world.script(Script {
         lines: claude_turn("sess-late", "Did both."),
         record: Some(record.to_path_buf()),

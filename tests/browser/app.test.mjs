@@ -326,8 +326,13 @@ async function run() {
   assert.match(await first.locator(".block-diffstat").innerText(), /^1 file changed, \+1 −0$/);
   assert.match(await first.locator(".block-time").innerText(), /^\d+s$/);
   assert.equal(await first.locator(".block-status").evaluate((node) => getComputedStyle(node).animationName), "none");
+  assert.equal(await first.locator(".block-cost").innerText(), "$0.0123");
+  assert.match(await first.locator(".block-cost").getAttribute("title"), /as the harness reported it/);
+  await eventually("the session's and the task's cost", async () =>
+    (await page.locator(".session-facts").innerText()).includes("$0.0123 · 1,200 tokens")
+    && (await page.locator(".task-usage").innerText()).includes("$0.0123 · 1,200 tokens"));
   await screenshot(first, "block-done.png", { left: 36 });
-  ok("the block ends Done, with a wrote tag, its diffstat and run time");
+  ok("the block ends Done, with a wrote tag, its diffstat, cost and run time; the session and task show their totals");
 
   // Opening it: Result first, then each view, with the keyboard too.
   const toggle = first.locator(".block-toggle");
@@ -374,6 +379,9 @@ async function run() {
   assert.match(metadata.Changes, /1 file changed, \+1 −0/);
   assert.match(metadata.Checkpoints, /^[0-9a-f]{7} → [0-9a-f]{7}$/);
   assert.match(metadata["Harness log"], /\.harness\.jsonl$/);
+  assert.equal(metadata.Model, "claude-sonnet-4-5");
+  assert.equal(metadata.Tokens, "1,000 in · 200 out");
+  assert.match(metadata.Cost, /^\$0\.0123, as the harness reported it/);
   await panel.locator("button.link").click();
   assert.equal(await tab("Log").getAttribute("aria-selected"), "true");
   ok("Metadata lists the turn; its log path opens Log");
@@ -389,7 +397,27 @@ async function run() {
   assert.equal(await page.getByLabel("Follow-up").inputValue(), "");
   const users = await page.locator(".step-user .content").allInnerTexts();
   assert.deepEqual(users.slice(-1), ["Add a second line."]);
-  ok("a follow-up runs as a second block");
+  await eventually("the session's cost of two turns", async () =>
+    (await page.locator(".session-facts").innerText()).includes("$0.0246 · 2,400 tokens"));
+  ok("a follow-up runs as a second block; the session's cost adds up");
+
+  // Revert puts the work tree back to the turn's start; Undo brings it back.
+  const sessionPath = new URL(page.url()).hash.replace(/^#/, "").replace(/^\/tasks/, "");
+  const accountId = (await api("GET", "/accounts"))[0].id;
+  const workspace = (await api("GET", `/accounts/${accountId}/tasks${sessionPath}`)).workspace;
+  const outTxt = () => fs.readFileSync(path.join(workspace, "out.txt"), "utf8");
+  assert.equal(outTxt(), "hello\nagain\n");
+  assert(await first.locator(".block-revert").isEnabled());
+  await second.getByRole("button", { name: "Revert" }).click();
+  const revertLine = page.locator(".step-revert").first();
+  await revertLine.waitFor();
+  assert.match(await revertLine.innerText(), /Reverted to the start of a turn · 1 file changed, \+0 −1/);
+  assert.equal(outTxt(), "hello\n");
+  await revertLine.getByRole("button", { name: "Undo" }).click();
+  await eventually("the undo's line", async () => (await page.locator(".step-revert").count()) === 2);
+  assert.equal(outTxt(), "hello\nagain\n");
+  assert.equal(await page.locator(".block").count(), 2, "a revert is no turn");
+  ok("Revert on a block restores the work tree to its start; Undo reverts the revert");
 
   // A log that cannot be read says why (the server's answer is stood in for, slowly).
   await page.route("**/log", async (route) => {
@@ -424,7 +452,8 @@ async function run() {
   const afterReload = await third.locator(".block-progress li").allInnerTexts();
   assert.equal(new Set(afterReload).size, afterReload.length, `no line twice: ${afterReload}`);
   assert.equal(await page.locator(".block[data-status=completed]").count(), 2);
-  ok("a reload shows the state from the API");
+  assert(await first.locator(".block-revert").isDisabled(), "no revert while a turn runs");
+  ok("a reload shows the state from the API; Revert waits while a turn runs");
 
   // A running block opens on Result, which shows its progress.
   await third.locator(".block-toggle").click();

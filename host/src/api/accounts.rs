@@ -22,7 +22,14 @@ pub async fn list_accounts(
     State(app): State<AppState>,
     caller: Caller,
 ) -> Result<axum::Json<Envelope<Vec<Account>>>, Problem> {
-    let account = app.store.account(&caller.0.account_id).await?;
+    let mut account = app.store.account(&caller.0.account_id).await?;
+    if let Some(account) = &mut account {
+        let (totals, _) = app
+            .store
+            .usage_report(&account.id, None, None, None)
+            .await?;
+        account.usage = Some(totals);
+    }
     Ok(Envelope::of(account.into_iter().collect()))
 }
 

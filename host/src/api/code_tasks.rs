@@ -193,6 +193,11 @@ pub struct TaskResult {
     pub log_path: String,
     /// The result in the spec's text format.
     pub result_text: String,
+    /// The model it ran on, as the harness reported it, else as asked.
+    pub model: Option<String>,
+    /// Its tokens and cost; null when the harness reported no usage.
+    #[schema(value_type = Option<Object>)]
+    pub usage: Option<crate::engine::result::TurnUsage>,
 }
 
 /// A changed file.
@@ -234,6 +239,8 @@ impl TaskResult {
             end_sha: result.end_checkpoint.clone(),
             log_path: result.log_path.clone(),
             result_text: result.result_text.clone(),
+            model: result.model.clone(),
+            usage: result.usage,
         }
     }
 }

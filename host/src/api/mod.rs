@@ -21,6 +21,7 @@ mod runs;
 mod server;
 pub mod sessions;
 pub mod tasks;
+mod usage;
 mod validate;
 mod webhooks;
 
@@ -168,6 +169,7 @@ fn routes(state: AppState) -> (axum::Router, utoipa::openapi::OpenApi) {
         .routes(routes!(sessions::create_session, sessions::list_sessions))
         .routes(routes!(sessions::get_session, sessions::update_session))
         .routes(routes!(sessions::abort_session))
+        .routes(routes!(sessions::revert_session))
         .routes(routes!(sessions::post_message, sessions::list_messages))
         .routes(routes!(sessions::session_events))
         .routes(routes!(code_tasks::start_task))
@@ -180,6 +182,7 @@ fn routes(state: AppState) -> (axum::Router, utoipa::openapi::OpenApi) {
         .routes(routes!(webhooks::delete_webhook))
         .routes(routes!(webhooks::list_deliveries))
         .routes(routes!(webhooks::redeliver))
+        .routes(routes!(usage::get_usage))
         .with_state(state)
         .split_for_parts();
     let mut api = api;

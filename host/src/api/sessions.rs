@@ -198,6 +198,50 @@ pub async fn abort_session(
     Ok((StatusCode::ACCEPTED, Envelope::of(session)))
 }
 
+/// A turn to revert.
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RevertCreate {
+    /// The turn: an assistant message's `turn.turn_id`, or a revert
+    /// message's (which undoes that revert).
+    #[schema(pattern = r"\S")]
+    pub turn_id: String,
+}
+
+/// Restores the session's work tree to the start of a turn (files; HEAD
+/// goes back only past commits made since, which the answer's
+/// `turn.result.commits_undone` names), recorded as a `revert` message with
+/// its own checkpoints; 409 while a turn runs.
+#[utoipa::path(
+    post,
+    path = "/v1/accounts/{account}/tasks/{task}/sessions/{session}/revert",
+    params(("account" = String, Path, description = "The account"), ("task" = String, Path, description = "The task"),
+        ("session" = String, Path, description = "The session")),
+    request_body = RevertCreate,
+    responses(
+        (status = 201, body = Envelope<Message>),
+        (status = 401, body = Problem, content_type = "application/problem+json"),
+        (status = 404, body = Problem, content_type = "application/problem+json"),
+        (status = 409, body = Problem, content_type = "application/problem+json"),
+        (status = 422, body = Problem, content_type = "application/problem+json"),
+    ),
+    tag = "sessions"
+)]
+pub async fn revert_session(
+    State(app): State<AppState>,
+    caller: Caller,
+    Path((account, task, session)): SessionPath,
+    Json(RevertCreate { turn_id }): Json<RevertCreate>,
+) -> Result<(StatusCode, axum::Json<Envelope<Message>>), Problem> {
+    caller.account(&account)?;
+    let turn_id = turn_id.trim();
+    let message = app
+        .conductor
+        .revert(&account, &task, &session, turn_id)
+        .await?;
+    Ok((StatusCode::CREATED, Envelope::of(message)))
+}
+
 /// Which way and where a page of messages runs.
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]

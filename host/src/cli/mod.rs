@@ -2,6 +2,7 @@
 
 mod driver_test;
 mod drivers;
+mod revert;
 mod run;
 mod scaffold;
 mod serve;
@@ -62,6 +63,15 @@ enum Command {
         /// The turn's id.
         turn: String,
         /// Prints the whole view as one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Restores a turn's work tree to the turn's start (files; HEAD goes back
+    /// only past commits made since). `cinch revert <revert id>` undoes a revert.
+    Revert {
+        /// The turn's id (see `cinch turns`), or a revert's.
+        turn: String,
+        /// Prints what was done as one JSON object.
         #[arg(long)]
         json: bool,
     },
@@ -182,6 +192,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Turns { json } => turns::list(&engine()?, json),
         Command::Attach { turn, json } => run::attach(&engine()?, &turn, json),
         Command::Stop { turn } => turns::stop(&engine()?, &turn),
+        Command::Revert { turn, json } => revert::revert(&Home::discover()?, &turn, json),
         Command::Log { turn, json } => turns::log(&engine()?, &turn, json),
         Command::Serve(args) => serve::serve(args),
         Command::Token {

@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use crate::engine::Engine;
-use crate::engine::result::human_duration;
+use crate::engine::result::{CostSource, TurnUsage, human_duration};
 use crate::engine::state::now_ms;
 
 /// Lists the turns, newest first.
@@ -18,16 +18,34 @@ pub fn list(engine: &Engine, json: bool) -> anyhow::Result<ExitCode> {
     }
     for turn in turns {
         println!(
-            "{}  {:<10} {:<8} {:>9} ago  {}  session {}",
+            "{}  {:<10} {:<8} {:>9} ago  {:>10}  {}  session {}",
             turn.turn,
             turn.status,
             turn.harness,
             human_duration(now_ms().saturating_sub(turn.started_at_ms)),
+            cost_column(turn.usage.as_ref()),
             turn.repository,
             turn.session_id.as_deref().unwrap_or("none"),
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A turn's cost as `cinch turns` shows it: `$0.0123` as the harness
+/// reported it, `~$0.0123` as cinch estimates it, its tokens when it has no
+/// cost, `-` without usage.
+fn cost_column(usage: Option<&TurnUsage>) -> String {
+    let Some(usage) = usage else {
+        return "-".to_owned();
+    };
+    match (usage.cost_usd, usage.cost_source) {
+        (Some(cost), Some(CostSource::Estimated)) => format!("~${cost:.4}"),
+        (Some(cost), _) => format!("${cost:.4}"),
+        (None, _) => format!(
+            "{} tok",
+            usage.input_tokens.unwrap_or(0) + usage.output_tokens.unwrap_or(0)
+        ),
+    }
 }
 
 /// Shows a turn's kept log.

@@ -17,6 +17,7 @@ pub mod harness;
 pub mod log;
 pub mod result;
 pub mod state;
+mod usage;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -206,6 +207,9 @@ pub struct TurnSummary {
     pub status: String,
     /// Its session, when known.
     pub session_id: Option<String>,
+    /// Its tokens and cost, once it has ended, when its harness reported usage.
+    #[serde(default)]
+    pub usage: Option<result::TurnUsage>,
 }
 
 /// cinch's engine: drivers, configuration and the turns under its home.
@@ -276,6 +280,8 @@ impl Turn {
                         end_checkpoint: None,
                         log_path: self.dir.log().display().to_string(),
                         result_text: result::UNREADABLE_DETAIL.to_owned(),
+                        model: None,
+                        usage: None,
                     },
                 }
             }
@@ -448,12 +454,18 @@ impl Engine {
             .get("HOME")
             .or_else(|| self.env.get("HOME"))
             .map(PathBuf::from);
-        let model = if credential_probe::runs_on_own_provider(info, config_home.as_deref()) {
+        let own_provider = credential_probe::runs_on_own_provider(info, config_home.as_deref());
+        let model = if own_provider {
             // Its config names the model its provider serves.
             None
         } else {
             known_or_default(request.model.as_deref(), &info.models, "model")
         };
+        let model_run = model.clone().or_else(|| {
+            (!own_provider)
+                .then(|| info.default_model.clone())
+                .flatten()
+        });
 
         if self.sandbox == sandbox::Mode::Enforced && sandbox::landlock_abi() < sandbox::MINIMUM_ABI
         {
@@ -540,6 +552,7 @@ impl Engine {
             sandbox,
             tmpdir: Some(tmpdir),
             agent: request.agent.clone(),
+            model: model_run,
         };
         write_json(&turn.launch(), &launch)?;
         self.spawn_supervisor(&turn, &env)?;
@@ -663,6 +676,7 @@ impl Engine {
                     None => "interrupted (attach to finish it)".to_owned(),
                 };
                 TurnSummary {
+                    usage: result.as_ref().and_then(|result| result.usage),
                     turn: launch.turn,
                     harness: launch.harness,
                     repository: launch.repository,
@@ -843,6 +857,8 @@ fn unreadable_result(turn: &TurnDir, launch: &Launch, display_name: &str) -> Tur
         end_checkpoint: None,
         log_path,
         result_text,
+        model: launch.model.clone(),
+        usage: None,
     }
 }
 
@@ -867,6 +883,12 @@ pub fn is_valid_session_id(id: &str) -> bool {
         && id
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | ':' | '-'))
+}
+
+/// A session id that is also a plain file name: valid, and not `.`, `..`
+/// or hidden.
+pub(crate) fn is_plain_session_id(id: &str) -> bool {
+    is_valid_session_id(id) && !id.starts_with('.')
 }
 
 fn checkpoint_ref(run: &str, turn: &str, which: &str) -> String {
@@ -1082,6 +1104,15 @@ impl Finisher {
             .as_ref()
             .map(|message| self.redactor.redact(message));
         let session_id = finished.session_id.clone();
+        let model = finished.model.clone().or_else(|| launch.model.clone());
+        let usage = usage::of_turn(
+            &self.home,
+            &launch.harness,
+            model.as_deref(),
+            launch.resumed_session.as_deref(),
+            session_id.as_deref(),
+            outcome.usage,
+        );
         let diffstat_text = stat
             .as_ref()
             .map(checkpoint::render_diffstat)
@@ -1131,10 +1162,14 @@ impl Finisher {
             end_checkpoint: end_sha,
             log_path,
             result_text,
+            model,
+            usage,
         };
         write_json(&self.turn.result(), &result)?;
         self.hide_secrets();
-        if let Some(session) = &session_id {
+        // The harness's output names the session: only a plain file name
+        // may become a path under cinch's home.
+        if let Some(session) = session_id.as_deref().filter(|id| is_plain_session_id(id)) {
             let record = self.home.root().join("sessions").join(&launch.harness);
             crate::home::create_private_dir(&record)?;
             write_private(

@@ -48,6 +48,36 @@ pub struct ChangedFile {
     pub binary: bool,
 }
 
+/// Where a turn's cost comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CostSource {
+    /// The harness reported it (Claude Code's `total_cost_usd`: the CLI's
+    /// own estimate, not a bill).
+    Reported,
+    /// cinch estimated it from the token counts and its price table.
+    Estimated,
+}
+
+/// A turn's token counts and cost, as far as its harness reports them:
+/// this turn's own share, also for a harness that reports a running total
+/// for its whole session.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct TurnUsage {
+    /// Prompt tokens, cached ones included.
+    pub input_tokens: Option<u64>,
+    /// Tokens the model wrote.
+    pub output_tokens: Option<u64>,
+    /// Prompt tokens read from the provider's cache.
+    pub cached_input_tokens: Option<u64>,
+    /// What the turn cost, in US dollars, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+    /// Where the cost comes from; absent with the cost.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost_source: Option<CostSource>,
+}
+
 /// A turn's result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TurnResult {
@@ -85,6 +115,12 @@ pub struct TurnResult {
     pub log_path: String,
     /// The whole result as text, in the spec's format.
     pub result_text: String,
+    /// The model the turn ran on: as the harness reported it, else as asked.
+    #[serde(default)]
+    pub model: Option<String>,
+    /// Tokens and cost; none when the harness reported no usage.
+    #[serde(default)]
+    pub usage: Option<TurnUsage>,
 }
 
 /// The detail text of a timeout of `timeout_ms`.

@@ -216,6 +216,10 @@ pub struct Launch {
     /// The agent whose run it is, when an agent's.
     #[serde(default)]
     pub agent: Option<String>,
+    /// The model asked for, else the harness's default (none when the
+    /// harness runs on a provider of its own configuration).
+    #[serde(default)]
+    pub model: Option<String>,
 }
 
 /// How the CLI ended, as the supervisor saw it.
@@ -630,6 +634,7 @@ mod tests {
             sandbox: None,
             tmpdir: None,
             agent: None,
+            model: None,
         }
     }
 

@@ -13,6 +13,7 @@ mod base_branch;
 pub mod live;
 pub mod preview;
 pub mod resolve;
+mod revert;
 pub mod workspace;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -1128,6 +1129,12 @@ impl Conductor {
         let guard = self.session_lock(session_id);
         let _held = guard.lock().await;
         self.release_slot(session_id);
+        if let (Ok(result), Some(call_id)) = (&outcome, message.turn_value()["call_id"].as_str()) {
+            // Kept before the session is read, so that its usage counts the turn.
+            self.store
+                .record_call_result(account_id, session_id, call_id, result)
+                .await?;
+        }
         let Some(mut session) = self.store.session(account_id, session_id).await? else {
             return Ok(());
         };
@@ -1588,6 +1595,8 @@ fn turn_result_view(result: &TurnResult) -> Value {
         "end_checkpoint": result.end_checkpoint,
         "log_path": result.log_path,
         "result_text": result.result_text,
+        "model": result.model,
+        "usage": result.usage,
     })
 }
 

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::{Page, Result, Store, StoreError, new_id, now, tokens};
+use super::{Page, Result, Store, StoreError, UsageTotals, new_id, now, tokens};
 
 /// An account: everything else belongs to one.
 #[derive(Debug, Clone, Serialize, sqlx::FromRow, utoipa::ToSchema)]
@@ -14,6 +14,10 @@ pub struct Account {
     pub name: String,
     /// When it was created (RFC 3339).
     pub created_at: String,
+    /// The tokens and cost of all its turns, where the API shows it.
+    #[sqlx(skip)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage: Option<UsageTotals>,
 }
 
 /// A person in an account.
@@ -89,6 +93,7 @@ impl Store {
             id: new_id("acc")?,
             name: name.to_owned(),
             created_at: created_at.clone(),
+            usage: None,
         };
         let mut tx = self.pool.begin().await?;
         sqlx::query("INSERT INTO accounts (id, name, created_at) VALUES ($1, $2, $3)")

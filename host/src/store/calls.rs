@@ -1,7 +1,12 @@
 //! Code-task calls: which turn a call of a run is, and whose it is.
 
 use super::{Result, Store, new_id, now};
-use crate::engine::result::TurnResult;
+use crate::engine::result::{CostSource, TurnResult};
+
+/// A count as SQLite keeps integers.
+fn saturating_i64(count: u64) -> i64 {
+    i64::try_from(count).unwrap_or(i64::MAX)
+}
 
 /// One code-task call: a turn of the engine, in a run, of an account.
 #[derive(Debug, Clone, sqlx::FromRow)]
@@ -84,7 +89,8 @@ impl Store {
         .await?)
     }
 
-    /// Keeps the result of the account's call `call_id` of run `run_id`.
+    /// Keeps the result of the account's call `call_id` of run `run_id`,
+    /// with its usage apart for rollups. Keeping it again changes nothing.
     pub async fn record_call_result(
         &self,
         account_id: &str,
@@ -92,14 +98,27 @@ impl Store {
         call_id: &str,
         result: &TurnResult,
     ) -> Result<()> {
+        let usage = result.usage.unwrap_or_default();
+        let cost_source = usage.cost_source.map(|source| match source {
+            CostSource::Reported => "reported",
+            CostSource::Estimated => "estimated",
+        });
         sqlx::query(
-            "UPDATE code_task_calls SET result = $1 \
-             WHERE account_id = $2 AND run_id = $3 AND call_id = $4",
+            "UPDATE code_task_calls SET result = $1, harness = $5, model = $6, \
+             input_tokens = $7, output_tokens = $8, cached_input_tokens = $9, cost_usd = $10, \
+             cost_source = $11 WHERE account_id = $2 AND run_id = $3 AND call_id = $4",
         )
         .bind(serde_json::to_string(result)?)
         .bind(account_id)
         .bind(run_id)
         .bind(call_id)
+        .bind(&result.harness)
+        .bind(&result.model)
+        .bind(usage.input_tokens.map(saturating_i64))
+        .bind(usage.output_tokens.map(saturating_i64))
+        .bind(usage.cached_input_tokens.map(saturating_i64))
+        .bind(usage.cost_usd)
+        .bind(cost_source)
         .execute(&self.pool)
         .await?;
         Ok(())

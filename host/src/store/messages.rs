@@ -19,8 +19,8 @@ pub struct Message {
     pub task_id: String,
     /// Its place in the conversation; null while it is queued.
     pub sequence: Option<i64>,
-    /// `user`, `assistant`, or an internal type: `queue-operation`,
-    /// `attachment`, `ai-title`.
+    /// `user`, `assistant`, `revert` (the work tree restored to a turn's
+    /// start), or an internal type: `queue-operation`, `attachment`, `ai-title`.
     #[serde(rename = "type")]
     pub kind: String,
     /// Its text.
@@ -144,6 +144,26 @@ impl Store {
                 .bind(id)
                 .fetch_optional(&self.pool)
                 .await?;
+        row.map(from_row).transpose()
+    }
+
+    /// The account's message of session `session_id` whose turn (or revert)
+    /// has the id `turn_id`.
+    pub async fn turn_message(
+        &self,
+        account_id: &str,
+        session_id: &str,
+        turn_id: &str,
+    ) -> Result<Option<Message>> {
+        let row: Option<Row> = sqlx::query_as(&format!(
+            "SELECT {COLUMNS} FROM messages WHERE account_id = $1 AND session_id = $2 \
+             AND turn_json IS NOT NULL AND json_extract(turn_json, '$.turn_id') = $3"
+        ))
+        .bind(account_id)
+        .bind(session_id)
+        .bind(turn_id)
+        .fetch_optional(&self.pool)
+        .await?;
         row.map(from_row).transpose()
     }
 

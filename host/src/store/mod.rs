@@ -1,6 +1,6 @@
 //! Persistence: accounts, members, agents, tokens, environments, tasks,
-//! sessions, messages, attachments, code-task calls, runs' events and
-//! idempotency keys, in a SQLite file in cinch's home.
+//! sessions, messages, attachments, code-task calls (with their usage,
+//! rolled up), runs' events and idempotency keys, in a SQLite file in cinch's home.
 //!
 //! The schema (`host/migrations/`) and every query are plain SQL with TEXT ids,
 //! TEXT timestamps and `$n` parameters, so that a Postgres pool can follow
@@ -17,6 +17,7 @@ mod page_cache;
 mod sessions;
 mod tasks;
 mod tokens;
+mod usage;
 mod vault;
 mod webhooks;
 
@@ -37,6 +38,7 @@ pub use messages::{Direction, Message};
 pub use sessions::{IdleSession, NewSession, Session};
 pub use tasks::{NewTask, Task, TaskStatus};
 pub use tokens::{Principal, TokenFor, TokenOwner};
+pub use usage::{UsageGroup, UsageRow, UsageTotals};
 pub use webhooks::{Attempt, Delivery, DeliveryState, DueDelivery, Webhook};
 
 /// The database file's name in cinch's home.
@@ -111,7 +113,7 @@ pub fn now() -> String {
 }
 
 /// `at` as stored.
-fn format_time(at: time::OffsetDateTime) -> String {
+pub fn format_time(at: time::OffsetDateTime) -> String {
     format!(
         "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
         at.year(),
@@ -136,7 +138,7 @@ pub fn random_hex(n: usize) -> std::io::Result<String> {
 /// makes (the time in milliseconds, shifted, plus a count within the
 /// millisecond: ids sort by creation, which cursor pagination relies on),
 /// then randomness so that other processes' ids do not collide.
-fn new_id(prefix: &str) -> Result<String> {
+pub fn new_id(prefix: &str) -> Result<String> {
     use std::sync::atomic::{AtomicU64, Ordering};
     static LAST: AtomicU64 = AtomicU64::new(0);
     let millis = (time::OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000_000) as u64;

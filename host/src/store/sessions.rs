@@ -3,7 +3,8 @@
 
 use serde::Serialize;
 
-use super::{Page, Result, Store, new_id, now};
+use super::usage::{totals_json, usage_of};
+use super::{Page, Result, Store, UsageTotals, new_id, now};
 
 /// A session as stored.
 #[derive(Debug, Clone, Serialize, sqlx::FromRow, utoipa::ToSchema)]
@@ -57,6 +58,9 @@ pub struct Session {
     pub created_at: String,
     /// When it last changed (RFC 3339).
     pub updated_at: String,
+    /// The tokens and cost of its turns.
+    #[sqlx(try_from = "String")]
+    pub usage: UsageTotals,
 }
 
 /// An idle session and how long it may stay idle.
@@ -99,10 +103,14 @@ pub struct NewSession {
     pub harness_effort: Option<String>,
 }
 
-const COLUMNS: &str = "id, account_id, task_id, agent_id, title, status, environment_id, \
+const COLUMNS: &str = concat!(
+    "id, account_id, task_id, agent_id, title, status, environment_id, \
     branch_name, base_branch, auto_commit, harness, vendor, harness_model, harness_effort, \
     harness_session_id, workspace, current_turn, waiting_since, retries, close_reason, \
-    error_message, last_activity_at, created_at, updated_at";
+    error_message, last_activity_at, created_at, updated_at, ",
+    usage_of!("c.account_id = sessions.account_id AND c.run_id = sessions.id"),
+    " AS usage"
+);
 
 impl Store {
     /// Stores a new session, `booting`.

@@ -2,7 +2,8 @@
 
 use serde::Serialize;
 
-use super::{Page, Result, Store, new_id, now};
+use super::usage::{totals_json, usage_of};
+use super::{Page, Result, Store, UsageTotals, new_id, now};
 
 /// A task as stored, with what its listing shows of its sessions.
 #[derive(Debug, Clone, Serialize, sqlx::FromRow, utoipa::ToSchema)]
@@ -44,6 +45,9 @@ pub struct Task {
     pub created_at: String,
     /// When it last changed (RFC 3339).
     pub updated_at: String,
+    /// The tokens and cost of its sessions' turns.
+    #[sqlx(try_from = "String")]
+    pub usage: UsageTotals,
 }
 
 /// A task's lifecycle status.
@@ -70,15 +74,21 @@ pub struct NewTask {
     pub owner: Option<String>,
 }
 
-const SELECT: &str = "SELECT t.id, t.account_id, t.title, t.environment_id, \
+const SELECT: &str = concat!(
+    "SELECT t.id, t.account_id, t.title, t.environment_id, \
     t.idle_timeout_seconds, t.created_by, a.name AS created_by_name, \
     t.owner, m.name AS owner_name, t.last_message_preview, \
     (SELECT s.harness FROM sessions s WHERE s.task_id = t.id ORDER BY s.id DESC LIMIT 1) AS harness, \
     (SELECT COUNT(*) FROM sessions s WHERE s.task_id = t.id) AS session_count, \
     (SELECT MAX(s.retries) FROM sessions s WHERE s.task_id = t.id AND s.status = 'waiting') \
         AS waiting_retries, \
-    t.created_at, t.updated_at \
-    FROM tasks t JOIN agents a ON a.id = t.created_by LEFT JOIN members m ON m.id = t.owner";
+    t.created_at, t.updated_at, ",
+    usage_of!(
+        "c.account_id = t.account_id AND c.run_id IN (SELECT s.id FROM sessions s WHERE s.task_id = t.id)"
+    ),
+    " AS usage \
+    FROM tasks t JOIN agents a ON a.id = t.created_by LEFT JOIN members m ON m.id = t.owner"
+);
 
 impl Store {
     /// Stores a new task of `account_id`.

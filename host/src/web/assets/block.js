@@ -1,11 +1,12 @@
 // The code-task block: one harness turn in the conversation. It reads the
 // harness, "coding task", the status, a wrote tag and the run time; the
 // brief clamped to two lines; while running, the latest six progress
-// lines; the repository and diffstat; the first line of an error. Opening
-// it shows Result, Diff, Log and Metadata.
+// lines; the repository, diffstat and cost; the first line of an error; a
+// Revert button once it has ended. Opening it shows Result, Diff, Log and
+// Metadata.
 
 import { call } from "./api.js";
-import { ago, diffstat, duration, firstLine, h, shortSha } from "./dom.js";
+import { ago, cost, diffstat, duration, firstLine, h, shortSha, tokens } from "./dom.js";
 import { logo } from "./logos.js";
 import { tabs } from "./tabs.js";
 
@@ -41,9 +42,10 @@ export class CodeTaskBlock {
    * asks for the latest progress lines from the harness log: the page was
    * (re)loaded while the turn ran, and live lines only stream from now on.
    */
-  constructor(message, { session, seed }) {
+  constructor(message, { session, seed, revert }) {
     this.id = `block-${nextId++}`;
     this.session = session;
+    this.revert = revert; // restores the work tree to this turn's start
     this.lines = [];
     this.turn = null;
     this.log = null; // the harness log's promise, once asked for
@@ -79,6 +81,14 @@ export class CodeTaskBlock {
     this.progressList = h("ol", { class: "block-progress", "aria-label": "Latest progress" });
     this.where = h("p", { class: "block-where" });
     this.error = h("p", { class: "block-error" });
+    this.revertButton = h("button", {
+      type: "button",
+      class: "block-revert",
+      text: "Revert",
+      title: "Restore the work tree to how it was when this turn started",
+      onclick: () => this.revert(this.turn.turn_id),
+    });
+    this.actions = h("p", { class: "block-actions", hidden: true }, this.revertButton);
     this.detail = h("div", { class: "block-detail", id: `${this.id}-detail`, hidden: true });
     this.element = h(
       "article",
@@ -88,6 +98,7 @@ export class CodeTaskBlock {
       this.progressList,
       this.where,
       this.error,
+      this.actions,
       this.detail,
     );
   }
@@ -114,7 +125,10 @@ export class CodeTaskBlock {
 
     const where = [h("span", { class: "block-repo", text: turn.repository })];
     if (result) where.push(" · ", h("span", { class: "block-diffstat", text: diffstat(result) }));
+    const spent = cost(result?.usage);
+    if (spent) where.push(" · ", h("span", { class: "block-cost", text: spent.text, title: spent.title }));
     this.where.replaceChildren(...where);
+    this.actions.hidden = !(ended && result?.start_checkpoint);
 
     const problem = ended && turn.status !== "completed" ? errorLine(turn) : "";
     this.error.textContent = problem;
@@ -254,6 +268,9 @@ export class CodeTaskBlock {
     const rows = [
       ["Status", STATUS_TEXT[turn.status] ?? turn.status],
       ["Harness", turn.harness_display_name || turn.harness],
+      ["Model", result?.model ?? "—"],
+      ["Tokens", tokens(result?.usage) ?? "—"],
+      ["Cost", cost(result?.usage)?.title ?? "—"],
       ["Repository", turn.repository],
       ["Session", turn.session_id ?? this.session()?.harness_session_id ?? "none"],
       ["Changes", result ? changes(result) : "—"],
@@ -266,6 +283,11 @@ export class CodeTaskBlock {
     panel.replaceChildren(
       h("dl", { class: "metadata" }, rows.flatMap(([term, value]) => [h("dt", { text: term }), h("dd", {}, value)])),
     );
+  }
+
+  /** Whether Revert may be used now: not while a turn runs in the session. */
+  setRevertable(revertable) {
+    this.revertButton.disabled = !revertable;
   }
 
   taskPath() {

@@ -65,6 +65,39 @@ export function diffstat({ total_files: files, insertions, deletions }) {
   return `${files} file${files === 1 ? "" : "s"} changed, +${insertions} −${deletions}`;
 }
 
+/**
+ * A cost as a block or a total shows it: `text` ("$0.0123", "~$0.0123" when
+ * cinch estimated it) and `title` (where it comes from); null without one.
+ */
+export function cost(usage) {
+  if (usage?.cost_usd == null) return null;
+  const amount = usage.cost_usd < 1 ? usage.cost_usd.toFixed(4) : usage.cost_usd.toFixed(2);
+  const estimated = usage.cost_source === "estimated";
+  return {
+    text: `${estimated ? "~" : ""}$${amount}`,
+    title: estimated
+      ? `~$${amount}, cinch's estimate from its price table`
+      : `$${amount}, as the harness reported it (its own estimate)`,
+  };
+}
+
+/** "1,120 in (1,000 cached) · 50 out": a turn's tokens; null without usage. */
+export function tokens(usage) {
+  if (!usage) return null;
+  const count = (n) => (n ?? 0).toLocaleString("en-US");
+  const cached = usage.cached_input_tokens ? ` (${count(usage.cached_input_tokens)} cached)` : "";
+  return `${count(usage.input_tokens)} in${cached} · ${count(usage.output_tokens)} out`;
+}
+
+/** "$0.0246 · 2,340 tokens": what some turns cost together; null for none. */
+export function totals(usage) {
+  if (!usage?.turns) return null;
+  const amount = usage.cost_usd < 1 ? usage.cost_usd.toFixed(4) : usage.cost_usd.toFixed(2);
+  const all = (usage.input_tokens + usage.output_tokens).toLocaleString("en-US");
+  const priced = usage.cost_usd > 0 || !usage.turns_without_cost ? `$${amount} · ` : "";
+  return `${priced}${all} tokens`;
+}
+
 /** Tells screen readers about a change that happened out of their focus. */
 export function announce(text) {
   const region = document.getElementById("announce");

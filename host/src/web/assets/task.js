@@ -1,15 +1,18 @@
 // A task: its sessions, the chosen session's conversation (live), a
-// composer for follow-ups, and Abort and Close.
+// composer for follow-ups, Abort and Close, Revert on each turn's block,
+// and what the task and the session cost so far.
 
 import { accountPath, v1, v1All } from "./api.js";
 import { CodeTaskBlock } from "./block.js";
-import { announce, duration, firstLine, h, reconcile } from "./dom.js";
+import { announce, diffstat, duration, firstLine, h, reconcile, totals } from "./dom.js";
 import { follow } from "./events.js";
 
 /** Internal message types, shown as one muted line each. */
 const INTERNAL = { "queue-operation": "Queue", attachment: "Attachment", "ai-title": "Title" };
 /** Session states with a turn to stop. */
 const ABORTABLE = new Set(["booting", "running", "waiting"]);
+/** Session states in which a revert is refused: a turn runs or the work tree is being made. */
+const BUSY = new Set(["booting", "running"]);
 
 /** Shows task `taskId`, on session `sessionId` or its latest; returns what stops the page. */
 export function showTask(main, taskId, sessionId) {
@@ -75,12 +78,14 @@ class TaskPage {
 
     document.title = `${task.title || "Untitled task"} — cinch`;
     const owner = task.owner_name ?? "needs someone";
+    this.taskUsage = h("div", { class: "muted task-usage", hidden: true });
     this.main.replaceChildren(
       h("p", {}, h("a", { href: "#/tasks", text: "← Tasks" })),
       h("header", { class: "task-head" },
         h("h1", { text: task.title || "Untitled task" }),
         h("p", { class: "muted" },
-          h("span", { class: `chip status-${task.status}`, text: task.status }), ` · ${owner} · by ${task.created_by_name ?? "an agent"}`)),
+          h("span", { class: `chip status-${task.status}`, text: task.status }), ` · ${owner} · by ${task.created_by_name ?? "an agent"}`),
+        this.taskUsage),
       h("div", { class: "task-body" },
         h("nav", { class: "session-nav", "aria-label": "Sessions" }, h("h2", { text: "Sessions" }), this.sessionList),
         this.session
@@ -109,6 +114,10 @@ class TaskPage {
         h("span", { class: `chip status-${session.status}`, text: session.status }),
         h("span", { class: "muted", text: engine(session) })));
     }));
+    // The task's total is its sessions', which the live events keep current.
+    const spent = totals(sumUsage(this.sessions.map((session) => session.usage)));
+    this.taskUsage.textContent = spent ? `This task so far: ${spent}` : "";
+    this.taskUsage.hidden = !spent;
     if (!this.session) return;
     const session = this.session;
     this.sessionHeading.textContent = session.title || "Session";
@@ -120,7 +129,10 @@ class TaskPage {
     }
     if (session.close_reason) facts.push(`closed: ${session.close_reason.replaceAll("_", " ")}`);
     if (session.error_message) facts.push(session.error_message);
+    const sessionSpent = totals(session.usage);
+    if (sessionSpent) facts.push(sessionSpent);
     this.sessionFacts.textContent = facts.join(" · ");
+    for (const block of this.blocks.values()) block.setRevertable(!BUSY.has(session.status));
     this.abortButton.disabled = !ABORTABLE.has(session.status);
     this.closeButton.disabled = session.status === "closed";
   }
@@ -210,11 +222,13 @@ class TaskPage {
       let block = this.blocks.get(message.turn.call_id);
       if (block) block.update(message);
       else {
-        block = new CodeTaskBlock(message, { session: () => this.session, seed });
+        block = new CodeTaskBlock(message, { session: () => this.session, seed, revert: (turnId) => this.revert(turnId) });
+        block.setRevertable(!BUSY.has(this.session.status));
         this.blocks.set(message.turn.call_id, block);
       }
       return { block, element: h("li", { class: "step step-turn" }, block.element) };
     }
+    if (message.type === "revert" && message.turn) return this.revertLine(message);
     if (message.type in INTERNAL) {
       // One line however narrow the window: cut short, the whole of it on hover.
       const text = `${INTERNAL[message.type]} · ${firstLine(message.content)}`;
@@ -227,6 +241,36 @@ class TaskPage {
       element: h("li", { class: `step step-${message.type}` },
         h("div", { class: "bubble" }, h("span", { class: "who", text: who }), h("div", { class: "content", text: message.content }))),
     };
+  }
+
+  /** A revert: what it restored, and a button that undoes it (reverting the revert). */
+  revertLine(message) {
+    const result = message.turn.result;
+    const parts = [`Reverted to the start of a turn · ${diffstat(result)}`];
+    const undone = result.commits_undone?.length ?? 0;
+    if (undone) parts.push(`the branch went back past ${undone} commit${undone === 1 ? "" : "s"}`);
+    const undo = h("button", {
+      type: "button",
+      class: "link revert-undo",
+      text: "Undo",
+      title: "Revert this revert: bring the work tree back as it was",
+      onclick: () => this.revert(message.turn.turn_id),
+    });
+    return {
+      element: h("li", { class: "step step-revert" },
+        h("span", { class: "muted revert-text", text: parts.join(" · "), title: firstLine(message.content) }), " ", undo),
+    };
+  }
+
+  async revert(turnId) {
+    this.alert.hidden = true;
+    try {
+      const message = await v1(this.sessionPath("/revert"), { method: "POST", body: { turn_id: turnId } });
+      this.upsert(message, { seed: false });
+      announce("The work tree was reverted");
+    } catch (error) {
+      this.showProblem(`Couldn't revert: ${error.message}`);
+    }
   }
 
   /** Orders the conversation by sequence, then creation time. */
@@ -259,6 +303,16 @@ class TaskPage {
     this.alert.textContent = text;
     this.alert.hidden = false;
   }
+}
+
+/** The usage of several sessions together, as one total. */
+function sumUsage(all) {
+  const sum = { turns: 0, input_tokens: 0, output_tokens: 0, cost_usd: 0, turns_without_cost: 0 };
+  for (const usage of all) {
+    if (!usage) continue;
+    for (const key of Object.keys(sum)) sum[key] += usage[key] ?? 0;
+  }
+  return sum;
 }
 
 /** "claude · claude-sonnet-4-5 · high": what a session runs. */

@@ -1,0 +1,103 @@
+//! `cinch revert`: a turn's work tree back to the turn's start.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context as _, bail};
+use serde::{Deserialize, Serialize};
+
+use crate::checkpoint::{self, Restored};
+use crate::engine::FILES_LISTED;
+use crate::engine::result::TurnResult;
+use crate::engine::state::{TurnDir, is_valid_id, read_json, unfinished_in, write_json};
+use crate::home::{Home, create_private_dir};
+
+/// A revert as `cinch revert` keeps it (`reverts/<id>.json` in the home), so
+/// that `cinch revert <id>` undoes it.
+#[derive(Debug, Serialize, Deserialize)]
+struct RevertRecord {
+    /// The revert's id.
+    turn_id: String,
+    /// The turn (or revert) it went back to the start of.
+    reverted_turn_id: String,
+    /// The work tree.
+    workdir: PathBuf,
+    /// The run whose refs hold its checkpoints.
+    run: String,
+    /// What it did.
+    result: Restored,
+}
+
+/// Restores the work tree of turn (or revert) `id` to its start; refused
+/// while a turn runs there.
+pub fn revert(home: &Home, id: &str, json: bool) -> anyhow::Result<ExitCode> {
+    anyhow::ensure!(
+        is_valid_id(id),
+        "`{id}` is not a turn id (see `cinch turns`)"
+    );
+    let records = home.root().join("reverts");
+    let record_path = records.join(format!("{id}.json"));
+    let (workdir, run, target) = if record_path.exists() {
+        let record: RevertRecord = read_json(&record_path)?;
+        (record.workdir, record.run, record.result.start_checkpoint)
+    } else {
+        let (turn, launch) = TurnDir::find(home, id)?;
+        let Ok(result) = read_json::<TurnResult>(&turn.result()) else {
+            bail!("turn {id} has not ended: wait for it, or `cinch stop {id}`");
+        };
+        let Some(start) = result.start_checkpoint.or(launch.start_checkpoint) else {
+            bail!("turn {id} has no start checkpoint to go back to");
+        };
+        (launch.workdir, launch.run, start)
+    };
+    if let Some((_, running)) = unfinished_in(home, &workdir).into_iter().next() {
+        bail!(
+            "turn {} is running in {}: a revert waits until it ends (or `cinch stop {}`)",
+            running.turn,
+            workdir.display(),
+            running.turn
+        );
+    }
+    let revert_id = crate::store::new_id("revert")?;
+    let refs = format!("refs/cinch/runs/{run}/reverts/{revert_id}");
+    let restored = checkpoint::restore(
+        &workdir,
+        &target,
+        &format!("{refs}/start"),
+        &format!("{refs}/end"),
+        FILES_LISTED,
+    )
+    .with_context(|| format!("reverting {}", workdir.display()))?;
+    let record = RevertRecord {
+        turn_id: revert_id.clone(),
+        reverted_turn_id: id.to_owned(),
+        workdir,
+        run,
+        result: restored,
+    };
+    create_private_dir(&records)?;
+    write_json(&records.join(format!("{revert_id}.json")), &record)?;
+    if json {
+        println!("{}", serde_json::to_string(&record)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let result = &record.result;
+    println!(
+        "reverted {} to the start of {id}: {} file(s) changed, +{} \u{2212}{}",
+        record.workdir.display(),
+        result.total_files,
+        result.insertions,
+        result.deletions
+    );
+    for file in &result.files_changed {
+        println!("  {}", file.path);
+    }
+    if !result.commits_undone.is_empty() {
+        println!("HEAD went back past the commits made since:");
+        for commit in &result.commits_undone {
+            println!("  {} {}", &commit.sha[..12], commit.summary);
+        }
+    }
+    println!("undo it with `cinch revert {revert_id}`");
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,108 @@
+//! Reverting a turn: the session's work tree goes back to the turn's start
+//! checkpoint, recorded as a `revert` message with a checkpoint pair of its
+//! own, so that reverting the revert brings the work back.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use serde_json::json;
+
+use super::{Conductor, Result, SessionError, invalid};
+use crate::checkpoint;
+use crate::engine::FILES_LISTED;
+use crate::store::Message;
+
+impl Conductor {
+    /// Restores the session's work tree to the start of turn `turn_id` (an
+    /// assistant message's `turn.turn_id`, or a revert's, which undoes that
+    /// revert): files only, and HEAD back to where it was then when commits
+    /// were made since, which the message names. Refused while a turn runs.
+    pub async fn revert(
+        self: &Arc<Self>,
+        account_id: &str,
+        task_id: &str,
+        session_id: &str,
+        turn_id: &str,
+    ) -> Result<Message> {
+        let guard = self.session_lock(session_id);
+        let _held = guard.lock().await;
+        let mut session = self.session(account_id, task_id, session_id).await?;
+        if matches!(session.status.as_str(), "running" | "booting") {
+            return Err(SessionError::Conflict(format!(
+                "the session is {}: a revert waits until no turn runs (abort it, or wait for it to end)",
+                session.status
+            )));
+        }
+        let Some(workspace) = session.workspace.clone().map(PathBuf::from) else {
+            return Err(SessionError::Conflict(
+                "the session has no work tree yet".to_owned(),
+            ));
+        };
+        let Some(message) = self
+            .store
+            .turn_message(account_id, session_id, turn_id)
+            .await?
+        else {
+            return Err(invalid(
+                "turn_id",
+                format!("the session has no turn {turn_id:?}"),
+            ));
+        };
+        let turn = message.turn_value();
+        let Some(target) = turn["result"]["start_checkpoint"]
+            .as_str()
+            .map(str::to_owned)
+        else {
+            return Err(SessionError::Conflict(format!(
+                "turn {turn_id} has no start checkpoint to go back to"
+            )));
+        };
+        let revert_id = crate::store::new_id("revert")?;
+        let refs = format!("refs/cinch/runs/{}/reverts/{revert_id}", session.id);
+        let started_at = crate::store::now();
+        let restored = tokio::task::spawn_blocking(move || {
+            checkpoint::restore(
+                &workspace,
+                &target,
+                &format!("{refs}/start"),
+                &format!("{refs}/end"),
+                FILES_LISTED,
+            )
+        })
+        .await
+        .map_err(|error| SessionError::Internal(error.into()))?
+        .map_err(|error| {
+            SessionError::Internal(anyhow::anyhow!("reverting the work tree: {error}"))
+        })?;
+
+        let mut content = format!("Reverted the work tree to the start of turn {turn_id}.");
+        if !restored.commits_undone.is_empty() {
+            let shas: Vec<&str> = restored
+                .commits_undone
+                .iter()
+                .map(|commit| &commit.sha[..12])
+                .collect();
+            content.push_str(&format!(
+                " The branch went back past the commits made since: {}.",
+                shas.join(", ")
+            ));
+        }
+        let view = json!({
+            "kind": "revert",
+            "turn_id": revert_id,
+            "reverted_turn_id": turn_id,
+            "status": "completed",
+            "started_at": started_at,
+            "result": restored,
+        });
+        let message = self
+            .store
+            .add_message(&session, "revert", &content, Some(&view), true)
+            .await?;
+        self.publish_message(account_id, "message.created", &message)
+            .await;
+        session.last_activity_at = crate::store::now();
+        self.save(&mut session).await?;
+        Ok(message)
+    }
+}
