@@ -127,6 +127,16 @@ impl RunEvents {
         self.stored.subscribe()
     }
 
+    /// Waits until every event published so far is stored.
+    async fn flushed(&self) {
+        let published = self.lock().last().map_or(0, |event| event.seq);
+        let _ = self
+            .stored
+            .subscribe()
+            .wait_for(|stored| *stored >= published)
+            .await;
+    }
+
     /// What the run already holds of call `call_id`: how many progress lines,
     /// and whether its end.
     fn published_of(&self, call_id: &str) -> (usize, bool) {
@@ -270,6 +280,7 @@ impl Runs {
         let webhooks = (!published.1).then(|| self.webhooks.clone());
         let mut ended = state.subscribe();
         let stored = call.clone();
+        let run_events = events.clone();
         tokio::spawn(async move {
             let outcome = match ended.wait_for(|state| state.outcome.is_some()).await {
                 Ok(state) => state.outcome.clone(),
@@ -278,6 +289,10 @@ impl Runs {
             let Some(Ok(result)) = outcome else {
                 return;
             };
+            // The end event is stored before the result: a server killed in
+            // between follows the turn again (no stored result) and
+            // publishes the end then, rather than never.
+            run_events.flushed().await;
             if let Err(error) = store
                 .record_call_result(&stored.account_id, &stored.run_id, &stored.call_id, &result)
                 .await
