@@ -51,22 +51,7 @@ fn environment(api: &Api, name: &str, repo: &Path, secrets: Value) -> String {
 /// A new git repository `name` with one commit, beside the world's.
 fn another_repo(world: &World, name: &str) -> PathBuf {
     let repo = world.path(name);
-    std::fs::create_dir_all(&repo).unwrap();
-    git(&repo, &["init", "-q"]);
-    std::fs::write(repo.join("readme.txt"), "two\n").unwrap();
-    git(&repo, &["add", "."]);
-    git(
-        &repo,
-        &[
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "commit",
-            "-qm",
-            "init",
-        ],
-    );
+    committed_repo(&repo, "two\n");
     repo
 }
 

@@ -8,7 +8,6 @@
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use cinch_fake_cli::Script;
@@ -439,16 +438,6 @@ fn the_preview_strips_markdown_but_keeps_identifiers() {
         api.get(&format!("/tasks/{task}")).data()["last_message_preview"],
         "Renamed Renamed snake_case_name to snake_case_name in file_a.rs; 2 * 3 * 4 is still 24 and f(*args) works."
     );
-}
-
-fn git_output(dir: &Path, args: &[&str]) -> String {
-    let output = Command::new("git")
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "git {args:?}: {output:?}");
-    String::from_utf8(output.stdout).unwrap()
 }
 
 #[test]

@@ -331,18 +331,6 @@ fn cinch_run_and_turns_show_a_turns_cost() {
     assert_eq!(json[0]["usage"]["cost_usd"], 0.5);
 }
 
-/// git in `dir`; it must succeed.
-fn git_out(dir: &std::path::Path, args: &[&str]) -> String {
-    let output = std::process::Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "git {args:?}: {output:?}");
-    String::from_utf8(output.stdout).unwrap()
-}
-
 #[test]
 fn a_turn_is_reverted_and_the_revert_undone_over_http() {
     let world = World::new();
@@ -372,7 +360,7 @@ fn a_turn_is_reverted_and_the_revert_undone_over_http() {
     let session = created.data()["id"].as_str().unwrap().to_owned();
     wait_turns(&api, &task, &session, 1);
     let workspace = PathBuf::from(api.session(&task, &session)["workspace"].as_str().unwrap());
-    let first_commit = git_out(&workspace, &["rev-parse", "HEAD"]);
+    let first_commit = git_output(&workspace, &["rev-parse", "HEAD"]);
 
     world.script(Script {
         lines: claude_turn("sess-r", "wrote v2"),
@@ -391,7 +379,7 @@ fn a_turn_is_reverted_and_the_revert_undone_over_http() {
     assert_eq!(sent.status, 201, "{sent:?}");
     let both = wait_turns(&api, &task, &session, 2);
     let second_turn = both[1]["turn"]["turn_id"].as_str().unwrap().to_owned();
-    let second_commit = git_out(&workspace, &["rev-parse", "HEAD"]);
+    let second_commit = git_output(&workspace, &["rev-parse", "HEAD"]);
     assert_ne!(first_commit, second_commit, "the second turn was committed");
     assert_eq!(
         std::fs::read_to_string(workspace.join("feature.txt")).unwrap(),
@@ -425,8 +413,8 @@ fn a_turn_is_reverted_and_the_revert_undone_over_http() {
         "v1\n"
     );
     assert!(!workspace.join("other.txt").exists());
-    assert_eq!(git_out(&workspace, &["rev-parse", "HEAD"]), first_commit);
-    assert_eq!(git_out(&workspace, &["status", "--porcelain"]), "");
+    assert_eq!(git_output(&workspace, &["rev-parse", "HEAD"]), first_commit);
+    assert_eq!(git_output(&workspace, &["status", "--porcelain"]), "");
     assert_eq!(revert["turn"]["result"]["total_files"], 2);
     let listed = api.walk(&task, &session, "asc", 200);
     assert_eq!(listed.last().unwrap()["id"], revert["id"]);
@@ -457,7 +445,10 @@ fn a_turn_is_reverted_and_the_revert_undone_over_http() {
         "v2\n"
     );
     assert!(workspace.join("other.txt").exists());
-    assert_eq!(git_out(&workspace, &["rev-parse", "HEAD"]), second_commit);
+    assert_eq!(
+        git_output(&workspace, &["rev-parse", "HEAD"]),
+        second_commit
+    );
 
     // Refused while a turn runs.
     world.script(Script {

@@ -27,22 +27,7 @@ impl World {
             std::fs::create_dir_all(world.path(sub)).unwrap();
         }
         cinch_fake_cli::install(&world.path("bin"), "claude");
-        let repo = world.path("repo");
-        git(&repo, &["init", "-q"]);
-        std::fs::write(repo.join("readme.txt"), "hello\n").unwrap();
-        git(&repo, &["add", "."]);
-        git(
-            &repo,
-            &[
-                "-c",
-                "user.name=t",
-                "-c",
-                "user.email=t@t",
-                "commit",
-                "-qm",
-                "init",
-            ],
-        );
+        committed_repo(&world.path("repo"), "hello\n");
         world.script(Script::default());
         // A test that needs other settings writes its own.
         std::fs::write(world.path("home/config.toml"), world.operator_config()).unwrap();
@@ -152,6 +137,37 @@ pub fn git(repo: &Path, args: &[&str]) {
         .status()
         .unwrap();
     assert!(status.success(), "git {args:?}");
+}
+
+/// git's standard output in `dir`; it must succeed.
+pub fn git_output(dir: &Path, args: &[&str]) -> String {
+    let output = Command::new("git")
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "git {args:?}: {output:?}");
+    String::from_utf8(output.stdout).unwrap()
+}
+
+/// A new repository at `repo` whose one commit holds `readme.txt`.
+pub fn committed_repo(repo: &Path, readme: &str) {
+    std::fs::create_dir_all(repo).unwrap();
+    git(repo, &["init", "-q"]);
+    std::fs::write(repo.join("readme.txt"), readme).unwrap();
+    git(repo, &["add", "."]);
+    git(
+        repo,
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-qm",
+            "init",
+        ],
+    );
 }
 
 pub fn recorded(name: &str) -> PathBuf {
