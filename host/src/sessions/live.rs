@@ -278,20 +278,22 @@ impl Runs {
         // webhooks hear of the end once (not again from a restarted server).
         let store = self.store.clone();
         let webhooks = (!published.1).then(|| self.webhooks.clone());
-        let mut ended = state.subscribe();
+        let (ended, result) = tokio::sync::oneshot::channel::<Arc<TurnResult>>();
         let stored = call.clone();
         let run_events = events.clone();
+        let outcome = state.clone();
         tokio::spawn(async move {
-            let outcome = match ended.wait_for(|state| state.outcome.is_some()).await {
-                Ok(state) => state.outcome.clone(),
-                Err(_) => return,
-            };
-            let Some(Ok(result)) = outcome else {
+            let Ok(result) = result.await else {
+                outcome.send_modify(|state| {
+                    state.outcome = Some(Err("the turn's follower stopped".to_owned()))
+                });
                 return;
             };
             // The end event is stored before the result: a server killed in
             // between follows the turn again (no stored result) and
-            // publishes the end then, rather than never.
+            // publishes the end then, rather than never. The outcome is
+            // shown only once stored, so whoever waits for it (`?wait=true`)
+            // reads it back everywhere.
             run_events.flushed().await;
             if let Err(error) = store
                 .record_call_result(&stored.account_id, &stored.run_id, &stored.call_id, &result)
@@ -299,6 +301,7 @@ impl Runs {
             {
                 tracing::error!(call = %stored.call_id, "storing the turn's result: {error}");
             }
+            outcome.send_modify(|state| state.outcome = Some(Ok(result.clone())));
             if let Some(webhooks) = webhooks {
                 webhooks.notify(
                     &stored.account_id,
@@ -309,7 +312,10 @@ impl Runs {
         });
         std::thread::Builder::new()
             .name(format!("follow-{}", turn.id()))
-            .spawn(move || pump(&call, turn, &state, &events, published))?;
+            .spawn(move || {
+                let result = pump(&call, turn, &state, &events, published);
+                let _ = ended.send(result);
+            })?;
         Ok(receiver)
     }
 
@@ -368,7 +374,7 @@ async fn store_events(store: Store, mut queue: mpsc::UnboundedReceiver<Pending>)
     }
 }
 
-/// Moves a turn's events to its run until it ends, then records its result.
+/// Moves a turn's events to its run until it ends, and gives its result.
 /// `published`: how many of its progress lines the run already holds (they
 /// are skipped), and whether its end.
 fn pump(
@@ -377,7 +383,7 @@ fn pump(
     state: &watch::Sender<LiveState>,
     events: &RunEvents,
     published: (usize, bool),
-) {
+) -> Arc<TurnResult> {
     let (mut to_skip, ended) = published;
     let mut subscription = turn.subscribe();
     let mut session_id: Option<String> = None;
@@ -423,5 +429,5 @@ fn pump(
             }),
         );
     }
-    state.send_modify(|state| state.outcome = Some(Ok(result)));
+    result
 }
