@@ -10,6 +10,7 @@
 //! [serve]                  # `cinch serve`; its flags and CINCH_* variables win
 //! listen = "127.0.0.1:7700"
 //! max_turns = 4
+//! watchdog_minutes = 10    # a turn whose harness writes nothing this long is stopped
 //! ```
 
 use std::collections::BTreeMap;
@@ -88,6 +89,12 @@ pub struct ServeConfig {
     pub wait_limit_minutes: Option<u64>,
     /// Minutes one turn may run, 1 to 60.
     pub turn_timeout_minutes: Option<u64>,
+    /// Minutes a harness may write nothing before its turn is stopped, 1 to
+    /// 60, unless its environment says otherwise; also `cinch run`'s default.
+    pub watchdog_minutes: Option<u64>,
+    /// For tests only: the watchdog in seconds (1 to 3600), so that a test
+    /// need not wait minutes; wins over `watchdog_minutes`.
+    pub watchdog_seconds: Option<u64>,
     /// cinch's own environment variables given to harnesses and setup
     /// commands (besides PATH and the locale); none else is passed on.
     #[serde(default)]
@@ -95,6 +102,29 @@ pub struct ServeConfig {
     /// Folders under which an environment's local repository may lie.
     #[serde(default)]
     pub repository_roots: Vec<PathBuf>,
+}
+
+impl ServeConfig {
+    /// The watchdog's limit these settings give, if any.
+    pub fn watchdog(&self) -> anyhow::Result<Option<std::time::Duration>> {
+        use std::time::Duration;
+        if let Some(seconds) = self.watchdog_seconds {
+            anyhow::ensure!(
+                (1..=3600).contains(&seconds),
+                "[serve] watchdog_seconds in config.toml: 1 to 3600, not {seconds}"
+            );
+            return Ok(Some(Duration::from_secs(seconds)));
+        }
+        self.watchdog_minutes
+            .map(|minutes| {
+                anyhow::ensure!(
+                    (1..=60).contains(&minutes),
+                    "[serve] watchdog_minutes in config.toml: 1 to 60, not {minutes}"
+                );
+                Ok(Duration::from_secs(minutes * 60))
+            })
+            .transpose()
+    }
 }
 
 /// Settings of one harness.

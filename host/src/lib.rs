@@ -14,6 +14,7 @@
 //! - [`store`]: persistence (SQLite); [`sessions`]: tasks and sessions on
 //!   the engine (workspaces, capacity, live events); [`api`]: the HTTP
 //!   server on them.
+//! - [`metrics`]: counters and latencies for `GET /metrics`.
 //! - [`web`]: the browser app, embedded.
 //! - [`cli`]: the `cinch` command.
 
@@ -25,6 +26,7 @@ pub mod drivers;
 pub mod engine;
 pub mod home;
 pub mod lines;
+pub mod metrics;
 pub mod parse;
 pub mod probe;
 pub mod progress;

@@ -4,7 +4,8 @@
 //! It detaches into a session of its own, so neither a Ctrl-C in the
 //! terminal nor the death of the `cinch` that started it reaches the turn.
 //! It starts the CLI in a process group of its own, with its stdout appended
-//! to the raw log and its stderr kept, enforces the turn's timeout and stop
+//! to the raw log and its stderr kept, enforces the turn's timeout, its
+//! watchdog (the raw log has not grown for the turn's idle limit) and stop
 //! requests (SIGTERM to the group, SIGKILL ten seconds later), and records
 //! how the CLI ended. It is a child subreaper, so descendants that escape the
 //! group (a `setsid` grandchild) are still its own to find and kill: when it
@@ -159,6 +160,8 @@ fn spawn(
 fn supervise(mut child: std::process::Child, launch: &Launch, turn: &TurnDir) -> ExitRecord {
     let group = child.id() as i32;
     let deadline_ms = launch.started_at_ms.saturating_add(launch.timeout_ms);
+    let idle_limit = launch.idle_limit_ms.map(Duration::from_millis);
+    let mut output = OutputClock::new(&launch.log);
     let mut terminated_at: Option<Instant> = None;
     let mut killed = false;
     let status = loop {
@@ -171,8 +174,13 @@ fn supervise(mut child: std::process::Child, launch: &Launch, turn: &TurnDir) ->
             let reason = std::fs::read_to_string(turn.stop())
                 .ok()
                 .and_then(|text| StopReason::parse(&text));
-            let reason =
-                reason.or_else(|| (now_ms() >= deadline_ms).then_some(StopReason::TimedOut));
+            let reason = reason
+                .or_else(|| (now_ms() >= deadline_ms).then_some(StopReason::TimedOut))
+                .or_else(|| {
+                    idle_limit
+                        .is_some_and(|limit| output.quiet_for() >= limit)
+                        .then_some(StopReason::NoOutput)
+                });
             if let Some(reason) = reason {
                 if !turn.stop().exists() {
                     let _ = write_private(&turn.stop(), reason.as_str().as_bytes());
@@ -194,6 +202,38 @@ fn supervise(mut child: std::process::Child, launch: &Launch, turn: &TurnDir) ->
         ended_at_ms: now_ms(),
         survivors,
     }
+}
+
+/// How long the raw log has not grown: the watchdog's measure of a harness
+/// that writes nothing. Its length is looked at on every tick, so any byte
+/// the harness writes restarts the clock.
+struct OutputClock<'a> {
+    log: &'a Path,
+    length: u64,
+    since: Instant,
+}
+
+impl<'a> OutputClock<'a> {
+    fn new(log: &'a Path) -> Self {
+        Self {
+            log,
+            length: log_length(log),
+            since: Instant::now(),
+        }
+    }
+
+    fn quiet_for(&mut self) -> Duration {
+        let length = log_length(self.log);
+        if length != self.length {
+            self.length = length;
+            self.since = Instant::now();
+        }
+        self.since.elapsed()
+    }
+}
+
+fn log_length(log: &Path) -> u64 {
+    std::fs::metadata(log).map_or(0, |meta| meta.len())
 }
 
 fn signal_group(group: i32, signal: i32) {

@@ -119,6 +119,7 @@ impl World {
             effort: None,
             session_id: None,
             timeout: Duration::from_secs(60),
+            idle_limit: None,
             run: None,
             env: Default::default(),
             secrets: Vec::new(),

@@ -897,6 +897,7 @@ fn request(repo: &Path) -> TurnRequest {
         effort: None,
         session_id: None,
         timeout: Duration::from_secs(10 * 60),
+        idle_limit: None,
         run: None,
         env: Default::default(),
         secrets: Vec::new(),

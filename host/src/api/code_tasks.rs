@@ -463,6 +463,9 @@ pub async fn start_task(
         env,
         secrets: environment.secrets.values().cloned().collect(),
         tcp_ports: environment.allowed_tcp_ports.clone(),
+        idle_limit: environment
+            .watchdog_minutes
+            .map(|minutes| Duration::from_secs(u64::from(minutes) * 60)),
         agent: Some(agent_id),
     };
 

@@ -32,6 +32,9 @@ pub struct EnvironmentView {
     pub secret_names: Vec<String>,
     /// The only TCP ports its harnesses may connect to; null: any.
     pub allowed_tcp_ports: Option<Vec<u16>>,
+    /// Minutes its harness may write nothing before the turn is stopped
+    /// (`timed_out`); null: the server's watchdog.
+    pub watchdog_minutes: Option<u32>,
     /// When it was created (RFC 3339).
     pub created_at: String,
     /// When it last changed (RFC 3339).
@@ -49,6 +52,7 @@ impl From<Environment> for EnvironmentView {
             env: environment.env,
             secret_names: environment.secrets.into_keys().collect(),
             allowed_tcp_ports: environment.allowed_tcp_ports,
+            watchdog_minutes: environment.watchdog_minutes,
             created_at: environment.created_at,
             updated_at: environment.updated_at,
         }
@@ -124,6 +128,10 @@ pub struct EnvironmentCreate {
     /// connections only to these ports (1 to 65535); absent or null: any.
     #[schema(schema_with = tcp_ports)]
     pub allowed_tcp_ports: Option<Vec<u16>>,
+    /// Minutes its harness may write nothing before the turn is stopped
+    /// (1 to 60); absent or null: the server's watchdog (10 by default).
+    #[schema(minimum = 1, maximum = 60)]
+    pub watchdog_minutes: Option<u32>,
 }
 
 /// Changes to an environment; absent fields stay as they are.
@@ -151,6 +159,10 @@ pub struct EnvironmentUpdate {
     #[serde(default, deserialize_with = "nullable")]
     #[schema(schema_with = tcp_ports)]
     pub allowed_tcp_ports: Option<Option<Vec<u16>>>,
+    /// A new watchdog in minutes (1 to 60); null goes back to the server's.
+    #[serde(default, deserialize_with = "nullable")]
+    #[schema(value_type = Option<u32>, minimum = 1, maximum = 60)]
+    pub watchdog_minutes: Option<Option<u32>>,
 }
 
 /// Refuses a local repository the account may not use (see
@@ -178,6 +190,7 @@ impl From<EnvironmentCreate> for NewEnvironment {
             env: create.env.unwrap_or_default(),
             secrets: create.secrets.unwrap_or_default(),
             allowed_tcp_ports: create.allowed_tcp_ports,
+            watchdog_minutes: create.watchdog_minutes,
         }
     }
 }
@@ -191,6 +204,7 @@ impl From<EnvironmentUpdate> for EnvironmentPatch {
             env: update.env,
             secrets: update.secrets.unwrap_or_default(),
             allowed_tcp_ports: update.allowed_tcp_ports,
+            watchdog_minutes: update.watchdog_minutes,
         }
     }
 }

@@ -15,6 +15,7 @@ mod code_tasks;
 mod document;
 mod environments;
 mod extract;
+mod health;
 mod idempotency;
 mod problem;
 mod runs;
@@ -52,6 +53,7 @@ pub struct AppState {
     conductor: Arc<Conductor>,
     body_limit: usize,
     answering: Arc<idempotency::Answering>,
+    metrics_token: Option<Arc<str>>,
 }
 
 impl AppState {
@@ -72,7 +74,14 @@ impl AppState {
             conductor,
             body_limit,
             answering: Default::default(),
+            metrics_token: None,
         }
+    }
+
+    /// This state requiring `token` as the bearer of `GET /metrics`.
+    pub fn with_metrics_token(mut self, token: &str) -> Self {
+        self.metrics_token = Some(token.into());
+        self
     }
 }
 
@@ -183,6 +192,8 @@ fn routes(state: AppState) -> (axum::Router, utoipa::openapi::OpenApi) {
         .routes(routes!(webhooks::list_deliveries))
         .routes(routes!(webhooks::redeliver))
         .routes(routes!(usage::get_usage))
+        .routes(routes!(health::healthz))
+        .routes(routes!(health::metrics))
         .with_state(state)
         .split_for_parts();
     let mut api = api;
@@ -218,6 +229,7 @@ fn app(state: AppState) -> axum::Router {
             body::read_whole,
         ))
         .layer(DefaultBodyLimit::max(body_limit))
+        .layer(axum::middleware::from_fn(crate::metrics::track_http))
 }
 
 /// How long a stopping server waits for the idempotent requests it is

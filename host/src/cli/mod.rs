@@ -24,8 +24,20 @@ use crate::runtime::{Limits, Runtime};
 #[derive(Debug, Parser)]
 #[command(name = "cinch", version, about)]
 struct Cli {
+    /// How cinch writes its own logs (on stderr; CINCH_LOG sets the level).
+    #[arg(long, global = true, env = "CINCH_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
+    log_format: LogFormat,
     #[command(subcommand)]
     command: Command,
+}
+
+/// The shape of cinch's own log lines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum LogFormat {
+    /// One line of text per event.
+    Text,
+    /// One JSON object per line, for log collectors.
+    Json,
 }
 
 #[derive(Debug, Subcommand)]
@@ -160,13 +172,16 @@ pub fn main() -> ExitCode {
             }
         };
     }
-    tracing_subscriber::fmt()
+    let logs = tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("CINCH_LOG")
                 .unwrap_or_else(|_| "warn".into()),
         )
-        .with_writer(std::io::stderr)
-        .init();
+        .with_writer(std::io::stderr);
+    match cli.log_format {
+        LogFormat::Text => logs.init(),
+        LogFormat::Json => logs.json().init(),
+    }
     match run(cli) {
         Ok(code) => code,
         Err(error) => {

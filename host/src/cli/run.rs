@@ -37,6 +37,10 @@ pub struct Args {
     /// Minutes before the turn is stopped (1 to 60).
     #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=60))]
     timeout_minutes: u64,
+    /// Minutes the harness may write nothing before the turn is stopped
+    /// (1 to 60) [default: `[serve] watchdog_minutes` in config.toml, else 10].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=60))]
+    watchdog_minutes: Option<u64>,
     /// Prints one JSON object with the result at the end, nothing else.
     #[arg(long)]
     json: bool,
@@ -95,6 +99,9 @@ pub fn run(engine: &Engine, args: Args) -> anyhow::Result<ExitCode> {
         effort: args.effort,
         session_id: args.session,
         timeout: Duration::from_secs(args.timeout_minutes * 60),
+        idle_limit: args
+            .watchdog_minutes
+            .map(|minutes| Duration::from_secs(minutes * 60)),
         run: None,
         env: Default::default(),
         secrets: Vec::new(),

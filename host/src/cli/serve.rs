@@ -49,6 +49,10 @@ pub struct ServeArgs {
     /// Minutes one turn may run, 1 to 60 [default: 30].
     #[arg(long, env = "CINCH_TURN_TIMEOUT_MINUTES")]
     turn_timeout_minutes: Option<u64>,
+    /// Minutes a harness may write nothing before its turn is stopped, 1 to
+    /// 60, unless its environment sets its own [default: 10].
+    #[arg(long, env = "CINCH_WATCHDOG_MINUTES", value_parser = clap::value_parser!(u64).range(1..=60))]
+    watchdog_minutes: Option<u64>,
     /// A folder under which environments' local repositories may lie
     /// (repeatable; adds to `[serve] repository_roots`). Without any, only
     /// the first account may name local repositories.
@@ -62,6 +66,10 @@ pub struct ServeArgs {
     /// that must not reach out).
     #[arg(long)]
     no_webhook_delivery: bool,
+    /// The bearer token `GET /metrics` requires; without one the metrics
+    /// are open to anyone who reaches the server.
+    #[arg(long, env = "CINCH_METRICS_TOKEN")]
+    metrics_token: Option<String>,
     /// Runs turns and setup commands with cinch's own access, unsandboxed:
     /// every tenant can then read everything cinch can.
     #[arg(long)]
@@ -210,8 +218,12 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     };
     // Built, not inherited: the server's own credentials reach no harness.
     let tenant_env = passed_env(std::env::vars(), &file.pass_env);
-    let engine =
-        Arc::new(super::engine_in(home.clone(), tenant_env.clone())?.with_sandbox(sandbox));
+    let mut engine = super::engine_in(home.clone(), tenant_env.clone())?.with_sandbox(sandbox);
+    if let Some(minutes) = args.watchdog_minutes {
+        engine = engine.with_watchdog(Duration::from_secs(minutes * 60));
+    }
+    let engine = Arc::new(engine);
+    crate::metrics::install()?;
     runtime()?.block_on(async {
         let store = open_database(&database).await?;
         if let Some(token) = store.bootstrap().await? {
@@ -248,7 +260,14 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
             .await
             .with_context(|| format!("listening on {listen}"))?;
         eprintln!("cinch: serving on http://{}", listener.local_addr()?);
-        let state = AppState::new(store, engine, runs, conductor, body_limit);
+        let mut state = AppState::new(store, engine, runs, conductor, body_limit);
+        if let Some(token) = args.metrics_token.as_deref() {
+            anyhow::ensure!(
+                !token.trim().is_empty(),
+                "--metrics-token: give a token, or leave the option out to keep the metrics open"
+            );
+            state = state.with_metrics_token(token.trim());
+        }
         crate::api::serve(listener, state).await?;
         Ok(ExitCode::SUCCESS)
     })

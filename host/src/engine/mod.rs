@@ -57,6 +57,10 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 /// The longest timeout a turn may have.
 pub const MAX_TIMEOUT: Duration = Duration::from_secs(60 * 60);
 
+/// How long a harness may write nothing before the watchdog stops it, when
+/// neither the turn nor cinch's config says otherwise.
+pub const DEFAULT_WATCHDOG: Duration = Duration::from_secs(10 * 60);
+
 /// At most this many changed files are listed.
 pub const FILES_LISTED: usize = 30;
 
@@ -86,6 +90,10 @@ pub struct TurnRequest {
     /// How long the turn may run: at most 60 minutes (the command line and
     /// the API take whole minutes, 1 to 60).
     pub timeout: Duration,
+    /// How long the harness may write nothing before it is stopped (the
+    /// turn ends `timed_out`); none: the engine's watchdog (see
+    /// [`Engine::with_watchdog`]). At most 60 minutes.
+    pub idle_limit: Option<Duration>,
     /// The run it belongs to; a new turn's own id when none.
     pub run: Option<String>,
     /// Variables set for the harness on top of cinch's own environment
@@ -111,6 +119,8 @@ pub enum RefusalCode {
     SessionInvalid,
     /// The timeout is out of range.
     TimeoutInvalid,
+    /// The watchdog's idle limit is out of range.
+    WatchdogInvalid,
     /// The repository is missing or not the top of a git work tree.
     RepoInvalid,
     /// The harness's CLI is not installed.
@@ -130,6 +140,7 @@ impl RefusalCode {
             Self::HarnessOff => "harness.off",
             Self::SessionInvalid => "session.invalid",
             Self::TimeoutInvalid => "timeout.invalid",
+            Self::WatchdogInvalid => "watchdog.invalid",
             Self::RepoInvalid => "repo.invalid",
             Self::CliMissing => "harness.cli_missing",
             Self::NoCredential => "harness.no_credential",
@@ -220,11 +231,13 @@ pub struct Engine {
     supervisor_program: PathBuf,
     env: BTreeMap<String, String>,
     sandbox: sandbox::Mode,
+    watchdog: Duration,
 }
 
 /// A running turn.
 pub struct Turn {
     id: String,
+    harness: String,
     dir: TurnDir,
     events: EventLog,
     cancel: Arc<AtomicBool>,
@@ -235,6 +248,11 @@ impl Turn {
     /// The turn's id.
     pub fn id(&self) -> &str {
         &self.id
+    }
+
+    /// Its driver's name.
+    pub fn harness(&self) -> &str {
+        &self.harness
     }
 
     /// The raw log's path.
@@ -303,6 +321,7 @@ impl Engine {
     ) -> anyhow::Result<Self> {
         let config = Config::load(&home.root().join("config.toml"))?;
         let registry = Registry::load(runtime, Some(&home.plugins_dir()))?;
+        let watchdog = config.serve.watchdog()?.unwrap_or(DEFAULT_WATCHDOG);
         Ok(Self {
             home,
             config,
@@ -310,7 +329,16 @@ impl Engine {
             supervisor_program,
             env,
             sandbox: sandbox::Mode::Enforced,
+            watchdog,
         })
+    }
+
+    /// This engine stopping a turn whose harness writes nothing for
+    /// `idle_limit`, unless the turn sets its own (by default cinch's config
+    /// says, else [`DEFAULT_WATCHDOG`]).
+    pub fn with_watchdog(mut self, idle_limit: Duration) -> Self {
+        self.watchdog = idle_limit;
+        self
     }
 
     /// This engine running turns in `mode`.
@@ -411,6 +439,14 @@ impl Engine {
             return Err(Refusal::new(
                 RefusalCode::TimeoutInvalid,
                 "the timeout is at most 60 minutes",
+            )
+            .into());
+        }
+        let idle_limit = request.idle_limit.unwrap_or(self.watchdog);
+        if idle_limit.is_zero() || idle_limit > MAX_TIMEOUT {
+            return Err(Refusal::new(
+                RefusalCode::WatchdogInvalid,
+                "the watchdog's limit is more than nothing and at most 60 minutes",
             )
             .into());
         }
@@ -546,6 +582,7 @@ impl Engine {
             prompt: turn.prompt(),
             started_at_ms: now_ms(),
             timeout_ms: request.timeout.as_millis() as u64,
+            idle_limit_ms: Some(idle_limit.as_millis() as u64),
             resumed_session: request.session_id.clone(),
             start_checkpoint: Some(start.sha),
             cli_version,
@@ -783,6 +820,7 @@ impl Engine {
                 .unwrap_or_default()
                 .to_string_lossy()
                 .into_owned(),
+            harness: driver.info().name.clone(),
             dir: turn,
             events,
             cancel,
@@ -889,6 +927,19 @@ pub fn is_valid_session_id(id: &str) -> bool {
 /// or hidden.
 pub(crate) fn is_plain_session_id(id: &str) -> bool {
     is_valid_session_id(id) && !id.starts_with('.')
+}
+
+/// The detail of a turn the watchdog stopped, after `idle_limit_ms` without
+/// output: in minutes, or in seconds when the limit is not whole minutes
+/// (`[serve] watchdog_seconds`, for tests).
+fn no_output_detail(idle_limit_ms: u64) -> String {
+    let quiet = match idle_limit_ms {
+        60_000 => "1 minute".to_owned(),
+        ms if ms % 60_000 == 0 => format!("{} minutes", ms / 60_000),
+        1_000 => "1 second".to_owned(),
+        ms => format!("{} seconds", ms.div_ceil(1000)),
+    };
+    format!("No output for {quiet}; stopped.")
 }
 
 fn checkpoint_ref(run: &str, turn: &str, which: &str) -> String {
@@ -1049,6 +1100,9 @@ impl Finisher {
             }
         };
         let finished = follower.finish(exit_code, &stderr_tail)?;
+        if finished.failure.is_some() {
+            crate::metrics::driver_failed(&launch.harness);
+        }
         let stop = std::fs::read_to_string(self.turn.stop())
             .ok()
             .and_then(|text| StopReason::parse(&text));
@@ -1084,6 +1138,10 @@ impl Finisher {
             (_, Some(StopReason::TimedOut), _) => (
                 Status::TimedOut,
                 Some(result::timed_out_detail(launch.timeout_ms)),
+            ),
+            (_, Some(StopReason::NoOutput), _) => (
+                Status::TimedOut,
+                Some(no_output_detail(launch.idle_limit_ms.unwrap_or_default())),
             ),
             (_, Some(StopReason::Cancelled), _) => {
                 (Status::Cancelled, Some(result::CANCELLED_DETAIL.to_owned()))
@@ -1295,4 +1353,19 @@ fn watch_files(dirs: &[&Path], wake: mpsc::Sender<()>) -> Option<notify::Recomme
         }
     }
     Some(watcher)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_watchdogs_detail_counts_whole_minutes_as_minutes() {
+        assert_eq!(
+            no_output_detail(10 * 60_000),
+            "No output for 10 minutes; stopped."
+        );
+        assert_eq!(no_output_detail(60_000), "No output for 1 minute; stopped.");
+        assert_eq!(no_output_detail(3_000), "No output for 3 seconds; stopped.");
+    }
 }

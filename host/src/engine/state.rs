@@ -201,6 +201,10 @@ pub struct Launch {
     pub started_at_ms: u64,
     /// When the supervisor stops the CLI on its own.
     pub timeout_ms: u64,
+    /// The watchdog: the supervisor stops the CLI once its raw log has not
+    /// grown for this long. None (a turn started before there was one): never.
+    #[serde(default)]
+    pub idle_limit_ms: Option<u64>,
     /// The session resumed, if any.
     pub resumed_session: Option<String>,
     /// The start checkpoint's commit.
@@ -245,6 +249,8 @@ pub enum StopReason {
     Cancelled,
     /// It ran past its timeout.
     TimedOut,
+    /// Its harness wrote nothing for as long as the watchdog allows.
+    NoOutput,
 }
 
 impl StopReason {
@@ -253,6 +259,7 @@ impl StopReason {
         match self {
             Self::Cancelled => "cancelled",
             Self::TimedOut => "timed_out",
+            Self::NoOutput => "no_output",
         }
     }
 
@@ -261,6 +268,7 @@ impl StopReason {
         match text.trim() {
             "cancelled" => Some(Self::Cancelled),
             "timed_out" => Some(Self::TimedOut),
+            "no_output" => Some(Self::NoOutput),
             _ => None,
         }
     }
@@ -628,6 +636,7 @@ mod tests {
             prompt: turn.prompt(),
             started_at_ms: 0,
             timeout_ms: 60_000,
+            idle_limit_ms: None,
             resumed_session: None,
             start_checkpoint: None,
             cli_version: None,

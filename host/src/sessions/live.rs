@@ -385,6 +385,7 @@ fn pump(
     published: (usize, bool),
 ) -> Arc<TurnResult> {
     let (mut to_skip, ended) = published;
+    let _running = crate::metrics::RunningTurn::start(turn.harness());
     let mut subscription = turn.subscribe();
     let mut session_id: Option<String> = None;
     loop {
@@ -405,6 +406,7 @@ fn pump(
                 TurnEventKind::Ended { .. } => {}
             }
         }
+        crate::metrics::progress_lines(turn.harness(), lines.len());
         for chunk in lines.chunks(LINES_PER_EVENT) {
             events.publish(
                 PROGRESS,
@@ -419,6 +421,7 @@ fn pump(
     }
     let result = Arc::new(turn.wait());
     if !ended {
+        crate::metrics::turn_ended(&result.harness, result.status.as_str());
         events.publish(
             ENDED,
             json!({

@@ -950,6 +950,9 @@ impl Conductor {
                 .map(|e| e.secrets.values().cloned().collect())
                 .unwrap_or_default(),
             tcp_ports: environment.and_then(|e| e.allowed_tcp_ports.clone()),
+            idle_limit: environment
+                .and_then(|e| e.watchdog_minutes)
+                .map(|minutes| Duration::from_secs(u64::from(minutes) * 60)),
             agent: Some(session.agent_id.clone()),
         };
         for message in queued {
@@ -1018,12 +1021,8 @@ impl Conductor {
             "started_at": call.created_at,
             "result": null,
         });
-        let message = self
-            .store
-            .add_message(session, "assistant", "", Some(&view), true)
-            .await?;
-        self.publish_message(&session.account_id, "message.created", &message)
-            .await;
+        // The session is running before its turn's message exists, so a reader
+        // that sees the message never sees the session idle from before it.
         session.status = "running".into();
         session.current_turn = Some(turn_id);
         session.waiting_since = None;
@@ -1032,6 +1031,12 @@ impl Conductor {
         session.error_message = None;
         session.last_activity_at = crate::store::now();
         self.save(session).await?;
+        let message = self
+            .store
+            .add_message(session, "assistant", "", Some(&view), true)
+            .await?;
+        self.publish_message(&session.account_id, "message.created", &message)
+            .await;
         let live = self
             .runs
             .follow(

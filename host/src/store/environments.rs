@@ -25,6 +25,9 @@ pub struct Environment {
     pub secrets: BTreeMap<String, String>,
     /// When set, the only TCP ports its processes may connect to.
     pub allowed_tcp_ports: Option<Vec<u16>>,
+    /// Minutes its harness may write nothing before the turn is stopped;
+    /// `None`: the server's watchdog.
+    pub watchdog_minutes: Option<u32>,
     /// When it was created (RFC 3339).
     pub created_at: String,
     /// When it last changed (RFC 3339).
@@ -46,6 +49,8 @@ pub struct NewEnvironment {
     pub secrets: BTreeMap<String, String>,
     /// The only TCP ports its processes may connect to; `None`: any.
     pub allowed_tcp_ports: Option<Vec<u16>>,
+    /// Its watchdog in minutes; `None`: the server's.
+    pub watchdog_minutes: Option<u32>,
 }
 
 /// Changes to an environment; `None` leaves a field as it is.
@@ -64,6 +69,8 @@ pub struct EnvironmentPatch {
     pub secrets: BTreeMap<String, Option<String>>,
     /// New allowed ports (`Some(None)` opens the network again).
     pub allowed_tcp_ports: Option<Option<Vec<u16>>>,
+    /// A new watchdog (`Some(None)` goes back to the server's).
+    pub watchdog_minutes: Option<Option<u32>>,
 }
 
 type Row = (
@@ -77,17 +84,29 @@ type Row = (
     String,
     String,
     Option<String>,
+    Option<i64>,
 );
 
 const COLUMNS: &str = "id, account_id, name, repository, setup_json, env_json, secrets_json, \
-                       created_at, updated_at, tcp_ports_json";
+                       created_at, updated_at, tcp_ports_json, watchdog_minutes";
 
 impl Store {
     /// An environment from its row and its secrets from the vault.
     fn environment_of(&self, row: Row) -> Result<Environment> {
         // The column holds only the secrets' names.
-        let (id, account_id, name, repository, setup, env, _names, created_at, updated_at, ports) =
-            row;
+        let (
+            id,
+            account_id,
+            name,
+            repository,
+            setup,
+            env,
+            _names,
+            created_at,
+            updated_at,
+            ports,
+            watchdog,
+        ) = row;
         Ok(Environment {
             secrets: self.vault.read(&id)?,
             id,
@@ -97,6 +116,7 @@ impl Store {
             setup: serde_json::from_str(&setup)?,
             env: serde_json::from_str(&env)?,
             allowed_tcp_ports: ports.as_deref().map(serde_json::from_str).transpose()?,
+            watchdog_minutes: watchdog.and_then(|minutes| u32::try_from(minutes).ok()),
             created_at,
             updated_at,
         })
@@ -126,6 +146,7 @@ impl Store {
             env: new.env,
             secrets: new.secrets,
             allowed_tcp_ports: new.allowed_tcp_ports,
+            watchdog_minutes: new.watchdog_minutes,
             created_at: created_at.clone(),
             updated_at: created_at,
         };
@@ -137,11 +158,11 @@ impl Store {
     async fn write_environment(&self, environment: &Environment, insert: bool) -> Result<()> {
         let statement = if insert {
             "INSERT INTO environments (id, account_id, name, repository, setup_json, env_json, \
-             secrets_json, updated_at, tcp_ports_json, created_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $8)"
+             secrets_json, updated_at, tcp_ports_json, watchdog_minutes, created_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $8)"
         } else {
             "UPDATE environments SET name = $3, repository = $4, setup_json = $5, env_json = $6, \
-             secrets_json = $7, updated_at = $8, tcp_ports_json = $9 \
+             secrets_json = $7, updated_at = $8, tcp_ports_json = $9, watchdog_minutes = $10 \
              WHERE id = $1 AND account_id = $2"
         };
         sqlx::query(statement)
@@ -162,6 +183,7 @@ impl Store {
                     .map(serde_json::to_string)
                     .transpose()?,
             )
+            .bind(environment.watchdog_minutes.map(i64::from))
             .execute(&self.pool)
             .await
             .map_err(|error| match is_unique_violation(&error) {
@@ -240,6 +262,9 @@ impl Store {
         }
         if let Some(ports) = patch.allowed_tcp_ports {
             environment.allowed_tcp_ports = ports;
+        }
+        if let Some(watchdog) = patch.watchdog_minutes {
+            environment.watchdog_minutes = watchdog;
         }
         for (name, value) in patch.secrets {
             match value {

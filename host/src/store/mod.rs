@@ -107,6 +107,16 @@ impl Store {
     }
 }
 
+impl Store {
+    /// Whether the database answers and takes writes: takes its write lock
+    /// and lets go of it, changing nothing.
+    pub async fn ping(&self) -> Result<()> {
+        let probe = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        probe.rollback().await?;
+        Ok(())
+    }
+}
+
 /// Now, as stored: RFC 3339 in UTC with milliseconds, so text order is time order.
 pub fn now() -> String {
     format_time(time::OffsetDateTime::now_utc())

@@ -25,7 +25,8 @@ impl Driver for Faulty {
             version_args: vec!["--version".into()],
             state_dir: None,
             managed_config: vec![],
-            secret_env: vec![],
+            // A credential to find, so that a turn of it can start.
+            secret_env: vec!["FAULTY_TOKEN".into()],
             login_files: vec![],
             models: vec![],
             default_model: None,

@@ -1,0 +1,142 @@
+//! cinch's metrics, in Prometheus's text format for `GET /metrics`.
+//!
+//! The `metrics` facade records them; `cinch serve` installs a Prometheus
+//! recorder (without its own listener: the API's route renders it). Where no
+//! recorder is installed (`cinch run`), recording costs nothing and goes
+//! nowhere. Counters only count: rates are Prometheus's to compute.
+
+use std::sync::OnceLock;
+use std::time::Instant;
+
+use anyhow::Context as _;
+use axum::extract::{MatchedPath, Request};
+use axum::middleware::Next;
+use axum::response::Response;
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
+
+/// Turns that ended, by `harness` and `status`.
+pub const TURNS_ENDED: &str = "cinch_turns_ended_total";
+/// Turns the server follows that have not ended, by `harness`.
+pub const TURNS_RUNNING: &str = "cinch_turns_running";
+/// Sessions waiting for a turn slot.
+pub const SESSIONS_WAITING: &str = "cinch_sessions_waiting";
+/// Progress lines of turns, by `harness`.
+pub const PROGRESS_LINES: &str = "cinch_progress_lines_total";
+/// Calls into a driver that failed (a panic, a trap, past its time or
+/// memory), by `harness`: the turn went on without its driver.
+pub const DRIVER_FAILURES: &str = "cinch_driver_failures_total";
+/// HTTP requests' latency in seconds, by `method`, `route` (its template,
+/// `unmatched` for none) and `status`.
+pub const HTTP_REQUEST_SECONDS: &str = "cinch_http_request_duration_seconds";
+
+/// The latency histogram's buckets, in seconds.
+const LATENCY_BUCKETS: &[f64] = &[
+    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
+];
+
+static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
+
+/// Installs the Prometheus recorder for this process (once; later calls do
+/// nothing) and describes cinch's metrics.
+pub fn install() -> anyhow::Result<()> {
+    if HANDLE.get().is_some() {
+        return Ok(());
+    }
+    let handle = PrometheusBuilder::new()
+        .set_buckets_for_metric(
+            Matcher::Full(HTTP_REQUEST_SECONDS.to_owned()),
+            LATENCY_BUCKETS,
+        )
+        .context("configuring the metrics' buckets")?
+        .install_recorder()
+        .context("installing the metrics recorder")?;
+    let _ = HANDLE.set(handle);
+    metrics::describe_counter!(TURNS_ENDED, "Turns that ended, by harness and status.");
+    metrics::describe_gauge!(
+        TURNS_RUNNING,
+        "Turns the server follows that have not ended, by harness."
+    );
+    metrics::describe_gauge!(SESSIONS_WAITING, "Sessions waiting for a turn slot.");
+    metrics::describe_counter!(PROGRESS_LINES, "Progress lines of turns, by harness.");
+    metrics::describe_counter!(
+        DRIVER_FAILURES,
+        "Calls into a driver that failed (panic, trap, time or memory), by harness."
+    );
+    metrics::describe_histogram!(
+        HTTP_REQUEST_SECONDS,
+        metrics::Unit::Seconds,
+        "HTTP requests' latency, by method, route template and status."
+    );
+    Ok(())
+}
+
+/// Everything recorded so far, in Prometheus's text format; empty when no
+/// recorder is installed.
+pub fn render() -> String {
+    HANDLE.get().map_or_else(String::new, |handle| {
+        handle.run_upkeep();
+        handle.render()
+    })
+}
+
+/// Counts a turn that ended.
+pub fn turn_ended(harness: &str, status: &str) {
+    metrics::counter!(TURNS_ENDED, "harness" => harness.to_owned(), "status" => status.to_owned())
+        .increment(1);
+}
+
+/// Counts `lines` progress lines of a turn of `harness`.
+pub fn progress_lines(harness: &str, lines: usize) {
+    metrics::counter!(PROGRESS_LINES, "harness" => harness.to_owned()).increment(lines as u64);
+}
+
+/// Counts a failed call into `harness`'s driver.
+pub fn driver_failed(harness: &str) {
+    metrics::counter!(DRIVER_FAILURES, "harness" => harness.to_owned()).increment(1);
+}
+
+/// Sets how many sessions wait for a turn slot.
+pub fn sessions_waiting(count: usize) {
+    metrics::gauge!(SESSIONS_WAITING).set(count as f64);
+}
+
+/// Counts a followed turn as running until dropped.
+pub struct RunningTurn {
+    harness: String,
+}
+
+impl RunningTurn {
+    /// A turn of `harness` the server follows from now on.
+    pub fn start(harness: &str) -> Self {
+        metrics::gauge!(TURNS_RUNNING, "harness" => harness.to_owned()).increment(1.0);
+        Self {
+            harness: harness.to_owned(),
+        }
+    }
+}
+
+impl Drop for RunningTurn {
+    fn drop(&mut self) {
+        metrics::gauge!(TURNS_RUNNING, "harness" => self.harness.clone()).decrement(1.0);
+    }
+}
+
+/// Middleware: times every request, labelled with its route's template (so
+/// that ids in paths do not make a series each).
+pub async fn track_http(request: Request, next: Next) -> Response {
+    let started = Instant::now();
+    let method = request.method().as_str().to_owned();
+    let route = request
+        .extensions()
+        .get::<MatchedPath>()
+        .map_or_else(|| "unmatched".to_owned(), |path| path.as_str().to_owned());
+    let response = next.run(request).await;
+    metrics::histogram!(
+        HTTP_REQUEST_SECONDS,
+        "method" => method,
+        "route" => route,
+        "status" => response.status().as_u16().to_string(),
+    )
+    .record(started.elapsed().as_secs_f64());
+    response
+}

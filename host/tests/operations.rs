@@ -1,0 +1,723 @@
+//! Running cinch day to day: the watchdog that stops a harness writing
+//! nothing, the health and metrics routes, the graceful shutdown and the
+//! log format. Each over a real `cinch serve` on loopback, or `cinch run`.
+
+mod support;
+
+use serde_json::{Value, json};
+use support::{World, claude_turn};
+
+use cinch_fake_cli::Script;
+
+/// The world's operator config with `settings` added to its `[serve]` table.
+fn configure(world: &World, settings: &str) {
+    let config =
+        world
+            .operator_config()
+            .replacen("[serve]\n", &format!("[serve]\n{settings}\n"), 1);
+    std::fs::write(world.path("home/config.toml"), config).unwrap();
+}
+
+/// A claude turn whose lines come `gap_ms` apart, in `lines` lines.
+fn slow_turn(session: &str, lines: usize, gap_ms: u64) -> Script {
+    let mut turn = claude_turn(session, "done");
+    let result = turn.pop().unwrap();
+    while turn.len() < lines - 1 {
+        turn.push(turn[1].clone());
+    }
+    turn.push(result);
+    Script {
+        lines: turn,
+        line_delay_ms: gap_ms,
+        ..Script::default()
+    }
+}
+
+/// Starts a code task in environment `repo` and waits for its end.
+fn code_task(server: &support::Server, token: &str, run: &str, repo: &str) -> Value {
+    let path = format!("/api/runs/{run}/tasks");
+    let ended = server.post(
+        &format!("{path}?wait=true"),
+        token,
+        &json!({"brief": "Work.", "harness": "claude", "repo": repo}),
+    );
+    assert_eq!(ended.status, 201, "{ended:?}\n{}", server.log());
+    let task = ended.json();
+    let call = task["call_id"].as_str().unwrap();
+    let read = server.get(&format!("{path}/{call}"), token).json();
+    assert_eq!(read["status"], task["status"], "{read}");
+    task
+}
+
+#[test]
+fn a_harness_that_writes_nothing_is_stopped_by_the_watchdog() {
+    let world = World::new();
+    // Seconds instead of minutes: the knob for tests.
+    configure(&world, "watchdog_seconds = 3");
+    let server = world.serve();
+    let token = world.admin_token();
+    let api = support::Api::new(&server, &token);
+    let repo = world.path("repo").display().to_string();
+
+    // An environment may set its own watchdog, 1 to 60 minutes.
+    let refused = api.post(
+        "/environments",
+        json!({"name": "patient", "repository": repo, "watchdog_minutes": 0}),
+    );
+    assert_eq!(refused.status, 422, "{refused:?}");
+    assert_eq!(refused.field_errors(), ["watchdog_minutes"]);
+    assert_eq!(api.get("/environments").data(), json!([]));
+    let quiet = api.environment(json!({"name": "quiet", "repository": repo}));
+    let patient =
+        api.environment(json!({"name": "patient", "repository": repo, "watchdog_minutes": 1}));
+    assert_eq!(
+        api.get(&format!("/environments/{quiet}")).data()["watchdog_minutes"],
+        Value::Null
+    );
+    assert_eq!(
+        api.get(&format!("/environments/{patient}")).data()["watchdog_minutes"],
+        1
+    );
+
+    // Output now and then keeps a turn alive past the limit: four gaps of a
+    // second are longer together than three seconds.
+    world.script(slow_turn("s-steady", 5, 1_000));
+    let steady = code_task(&server, &token, "run-steady", "quiet");
+    assert_eq!(steady["status"], "completed", "{steady}");
+
+    // Five quiet seconds: the server's watchdog stops it.
+    world.script(slow_turn("s-quiet", 2, 5_000));
+    let stopped = code_task(&server, &token, "run-quiet", "quiet");
+    assert_eq!(stopped["status"], "timed_out", "{stopped}");
+    assert_eq!(
+        stopped["result"]["detail"],
+        "No output for 3 seconds; stopped."
+    );
+    assert!(
+        stopped["result"]["result_text"]
+            .as_str()
+            .unwrap()
+            .contains("No output for 3 seconds; stopped."),
+        "{stopped}"
+    );
+
+    // The same turn in the environment whose watchdog waits a minute.
+    let waited = code_task(&server, &token, "run-patient", "patient");
+    assert_eq!(waited["status"], "completed", "{waited}");
+
+    // Going back to the server's watchdog.
+    let cleared = server.patch(
+        &api.path(&format!("/environments/{patient}")),
+        &token,
+        &json!({"watchdog_minutes": null}),
+    );
+    assert_eq!(cleared.status, 200, "{cleared:?}");
+    assert_eq!(
+        api.get(&format!("/environments/{patient}")).data()["watchdog_minutes"],
+        Value::Null
+    );
+    let too_long = server.patch(
+        &api.path(&format!("/environments/{patient}")),
+        &token,
+        &json!({"watchdog_minutes": 61}),
+    );
+    assert_eq!(too_long.field_errors(), ["watchdog_minutes"]);
+    let again = code_task(&server, &token, "run-patient-again", "patient");
+    assert_eq!(again["status"], "timed_out", "{again}");
+}
+
+#[test]
+fn cinch_run_takes_the_configured_watchdog_and_its_own_flag() {
+    let world = World::new();
+    configure(&world, "watchdog_seconds = 2");
+    world.script(slow_turn("s-run", 2, 4_000));
+    let run = |extra: &[&str]| {
+        let output = world
+            .cinch()
+            .args(["run", "--harness", "claude", "--repo"])
+            .arg(world.path("repo"))
+            .args(extra)
+            .args(["--json", "Work."])
+            .output()
+            .unwrap();
+        let result: Value = serde_json::from_slice(&output.stdout)
+            .unwrap_or_else(|_| panic!("no JSON result: {output:?}"));
+        (output.status.success(), result)
+    };
+    let (succeeded, stopped) = run(&[]);
+    assert!(!succeeded);
+    assert_eq!(stopped["status"], "timed_out", "{stopped}");
+    assert_eq!(stopped["detail"], "No output for 2 seconds; stopped.");
+    let (succeeded, waited) = run(&["--watchdog-minutes", "1"]);
+    assert!(succeeded, "{waited}");
+    assert_eq!(waited["status"], "completed");
+}
+
+/// The value of the sample `name{labels}` in a Prometheus text page, when
+/// there is one with all of `labels` (in any order).
+fn sample(page: &str, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
+    page.lines().find_map(|line| {
+        let (series, value) = line.rsplit_once(' ')?;
+        let (metric, rest) = series.split_once('{').unwrap_or((series, "}"));
+        let rest = rest.strip_suffix('}')?;
+        let present: Vec<&str> = rest.split(',').filter(|pair| !pair.is_empty()).collect();
+        let wanted = labels
+            .iter()
+            .all(|(key, value)| present.contains(&format!("{key}=\"{value}\"").as_str()));
+        (metric == name && wanted && present.len() == labels.len())
+            .then(|| value.parse().ok())
+            .flatten()
+    })
+}
+
+fn metrics_page(server: &support::Server) -> String {
+    let page = server.request("GET", "/metrics", None, None);
+    assert_eq!(page.status, 200, "{page:?}");
+    assert!(page.content_type.starts_with("text/plain"), "{page:?}");
+    page.text
+}
+
+/// Holds the SQLite database's write lock until dropped, as a stuck writer would.
+struct DatabaseLock {
+    runtime: tokio::runtime::Runtime,
+    connection: Option<sqlx::SqliteConnection>,
+}
+
+impl DatabaseLock {
+    fn take(database: &std::path::Path) -> Self {
+        use sqlx::{Connection as _, Executor as _};
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let url = format!("sqlite:{}", database.display());
+        let mut connection = runtime
+            .block_on(sqlx::SqliteConnection::connect(&url))
+            .unwrap();
+        runtime
+            .block_on(connection.execute("BEGIN IMMEDIATE"))
+            .unwrap();
+        Self {
+            runtime,
+            connection: Some(connection),
+        }
+    }
+}
+
+impl Drop for DatabaseLock {
+    fn drop(&mut self) {
+        use sqlx::{Connection as _, Executor as _};
+        if let Some(mut connection) = self.connection.take() {
+            let _ = self.runtime.block_on(connection.execute("ROLLBACK"));
+            let _ = self.runtime.block_on(connection.close());
+        }
+    }
+}
+
+#[test]
+fn healthz_answers_without_a_token_and_says_when_the_database_does_not() {
+    let world = World::new();
+    let server = world.serve();
+    let healthy = server.request("GET", "/healthz", None, None);
+    assert_eq!(healthy.status, 200, "{healthy:?}");
+    let health = healthy.json();
+    assert_eq!(health["status"], "ok");
+    assert_eq!(health["database"]["reachable"], true);
+    let loaded = health["drivers"]["loaded"].as_array().unwrap();
+    for driver in ["claude", "codex", "cursor", "gemini"] {
+        assert!(loaded.contains(&json!(driver)), "{health}");
+    }
+    assert_eq!(health["drivers"]["failed"], json!([]));
+    assert_eq!(health["sandbox"]["enforced"], true);
+    assert_eq!(
+        health["sandbox"]["landlock_abi"],
+        server.get("/v1/server", &world.admin_token()).data()["sandbox"]["landlock_abi"]
+    );
+
+    // A writer holding the database: the server cannot serve, and says so.
+    let lock = DatabaseLock::take(&world.path("home/cinch.db"));
+    let stuck = server.request("GET", "/healthz", None, None);
+    assert_eq!(stuck.status, 503, "{stuck:?}");
+    assert_eq!(stuck.json()["status"], "unavailable");
+    assert_eq!(stuck.json()["database"]["reachable"], false);
+    drop(lock);
+    let recovered = server.request("GET", "/healthz", None, None);
+    assert_eq!(recovered.status, 200, "{recovered:?}");
+    assert_eq!(recovered.json()["database"]["reachable"], true);
+}
+
+#[test]
+fn metrics_count_turns_lines_waits_and_requests() {
+    let world = World::new();
+    let server = world.serve_with(&["--max-turns", "1", "--retry-seconds", "1"]);
+    let token = world.admin_token();
+    let api = support::Api::new(&server, &token);
+    let before = metrics_page(&server);
+    assert_eq!(
+        sample(
+            &before,
+            "cinch_turns_ended_total",
+            &[("harness", "claude"), ("status", "completed")]
+        ),
+        None
+    );
+    let environment = api.environment(
+        json!({"name": "app", "repository": world.path("repo").display().to_string()}),
+    );
+
+    // A code task: its end, its progress lines and its request are counted.
+    world.script(slow_turn("s-metrics", 4, 0));
+    let task = code_task(&server, &token, "run-metrics", "app");
+    assert_eq!(task["status"], "completed", "{task}");
+    let call = task["call_id"].as_str().unwrap();
+    let log = server
+        .get(&format!("/api/runs/run-metrics/tasks/{call}/log"), &token)
+        .json();
+    let lines = log["lines"].as_array().unwrap().len() as f64;
+    assert!(lines > 0.0, "{log}");
+    let after = metrics_page(&server);
+    let claude = [("harness", "claude")];
+    assert_eq!(
+        sample(
+            &after,
+            "cinch_turns_ended_total",
+            &[("harness", "claude"), ("status", "completed")]
+        ),
+        Some(1.0),
+        "{after}"
+    );
+    assert_eq!(
+        sample(&after, "cinch_progress_lines_total", &claude),
+        Some(lines)
+    );
+    assert_eq!(sample(&after, "cinch_turns_running", &claude), Some(0.0));
+    assert_eq!(sample(&after, "cinch_sessions_waiting", &[]), Some(0.0));
+    let posted = [
+        ("method", "POST"),
+        ("route", "/api/runs/{run}/tasks"),
+        ("status", "201"),
+    ];
+    assert_eq!(
+        sample(&after, "cinch_http_request_duration_seconds_count", &posted),
+        Some(1.0),
+        "{after}"
+    );
+    let mut bucket = posted.to_vec();
+    bucket.push(("le", "+Inf"));
+    assert_eq!(
+        sample(
+            &after,
+            "cinch_http_request_duration_seconds_bucket",
+            &bucket
+        ),
+        Some(1.0)
+    );
+    assert!(
+        sample(
+            &after,
+            "cinch_http_request_duration_seconds_count",
+            &[
+                ("method", "GET"),
+                ("route", "/api/runs/{run}/tasks/{call}/log"),
+                ("status", "200"),
+            ]
+        )
+        .is_some(),
+        "routes are labelled by their template, not their ids: {after}"
+    );
+
+    // One turn runs (it hangs), so the next session waits for the slot.
+    let record = world.path("out/hang.json");
+    world.script(Script {
+        lines: claude_turn("s-hang", "never")[..1].to_vec(),
+        hang_ms: -1,
+        record: Some(record.clone()),
+        ..Script::default()
+    });
+    let first = api.post(
+        "/tasks",
+        json!({"prompt": "Hang.", "environment_id": environment}),
+    );
+    let first_task = first.data()["id"].as_str().unwrap().to_owned();
+    let first_session = api.first_session(&first_task)["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    // Running, once its CLI has read its script (the next one changes it).
+    api.wait(&first_task, &first_session, "its CLI started", |session| {
+        session["status"] == "running" && record.exists()
+    });
+    let second = api.post(
+        "/tasks",
+        json!({"prompt": "Wait.", "environment_id": environment}),
+    );
+    let second_task = second.data()["id"].as_str().unwrap().to_owned();
+    let second_session = api.first_session(&second_task)["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    api.wait_status(&second_task, &second_session, "waiting");
+    let busy = metrics_page(&server);
+    assert_eq!(sample(&busy, "cinch_turns_running", &claude), Some(1.0));
+    assert_eq!(sample(&busy, "cinch_sessions_waiting", &[]), Some(1.0));
+
+    // The first is aborted; the second gets the slot and completes.
+    world.script(slow_turn("s-next", 3, 0));
+    let aborted = api.post(
+        &format!("/tasks/{first_task}/sessions/{first_session}/abort"),
+        json!({}),
+    );
+    assert_eq!(aborted.status, 202, "{aborted:?}");
+    api.wait(&second_task, &second_session, "its turn's end", |session| {
+        session["status"] == "idle"
+    });
+    let done = metrics_page(&server);
+    assert_eq!(
+        sample(
+            &done,
+            "cinch_turns_ended_total",
+            &[("harness", "claude"), ("status", "cancelled")]
+        ),
+        Some(1.0),
+        "{done}"
+    );
+    assert_eq!(
+        sample(
+            &done,
+            "cinch_turns_ended_total",
+            &[("harness", "claude"), ("status", "completed")]
+        ),
+        Some(2.0)
+    );
+    assert_eq!(sample(&done, "cinch_turns_running", &claude), Some(0.0));
+    assert_eq!(sample(&done, "cinch_sessions_waiting", &[]), Some(0.0));
+}
+
+#[test]
+fn a_metrics_token_closes_the_metrics_but_not_the_health() {
+    let world = World::new();
+    let server = world.serve_with(&["--metrics-token", "m-0123456789"]);
+    let bare = server.request("GET", "/metrics", None, None);
+    assert_eq!(bare.status, 401, "{bare:?}");
+    assert_eq!(bare.content_type, "application/problem+json");
+    let admin = server.request("GET", "/metrics", Some(&world.admin_token()), None);
+    assert_eq!(
+        admin.status, 401,
+        "an account's token is not the metrics token"
+    );
+    let right = server.request("GET", "/metrics", Some("m-0123456789"), None);
+    assert_eq!(right.status, 200, "{right:?}");
+    assert!(
+        right.text.contains("cinch_http_request_duration_seconds"),
+        "{right:?}"
+    );
+    assert_eq!(server.request("GET", "/healthz", None, None).status, 200);
+}
+
+#[test]
+fn the_openapi_document_lists_the_operations_routes() {
+    let world = World::new();
+    let server = world.serve();
+    let document = server.request("GET", "/openapi.json", None, None).json();
+    let health = &document["paths"]["/healthz"]["get"];
+    assert!(health["responses"]["200"].is_object(), "{health}");
+    assert!(health["responses"]["503"].is_object(), "{health}");
+    assert_eq!(health["security"], json!([{}]), "no token: {health}");
+    let metrics = &document["paths"]["/metrics"]["get"];
+    assert!(
+        metrics["responses"]["200"]["content"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .any(|kind| kind.starts_with("text/plain")),
+        "{metrics}"
+    );
+}
+
+#[test]
+fn logs_come_as_json_lines_when_asked() {
+    let world = World::new();
+    for asked in [["--log-format", "json"], ["", ""]] {
+        let mut command = world.cinch();
+        if asked[0].is_empty() {
+            command.env("CINCH_LOG_FORMAT", "json");
+        } else {
+            command.args(asked);
+        }
+        command.args(["serve", "--home"]).arg(world.path("home"));
+        let server = support::Server::start(command, world.dir.path());
+        assert_eq!(server.request("GET", "/healthz", None, None).status, 200);
+        let stderr = server.stderr.clone();
+        drop(server);
+        let log = std::fs::read_to_string(stderr).unwrap();
+        // cinch's own notices to the operator stay plain; its logs are JSON.
+        let logs: Vec<Value> = log
+            .lines()
+            .filter(|line| !line.starts_with("cinch: "))
+            .map(|line| {
+                serde_json::from_str(line).unwrap_or_else(|_| panic!("not JSON: {line}\n{log}"))
+            })
+            .collect();
+        assert!(
+            logs.iter()
+                .any(|line| line["level"] == "INFO" && line["fields"].is_object()),
+            "{log}"
+        );
+    }
+}
+
+#[test]
+fn sigterm_finishes_requests_in_flight_and_leaves_turns_to_their_supervisors() {
+    let world = World::new();
+    let server = world.serve();
+    let token = world.admin_token();
+    let api = support::Api::new(&server, &token);
+    // A second repository, so that two turns run at once.
+    let other = world.path("other-repo");
+    std::fs::create_dir_all(&other).unwrap();
+    support::git(&other, &["init", "-q"]);
+    std::fs::write(other.join("readme.txt"), "other\n").unwrap();
+    support::git(&other, &["add", "."]);
+    support::git(
+        &other,
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-qm",
+            "init",
+        ],
+    );
+    api.environment(
+        json!({"name": "long", "repository": world.path("repo").display().to_string()}),
+    );
+    api.environment(json!({"name": "short", "repository": other.display().to_string()}));
+
+    // A turn that outlives the server: it ends a while after it starts.
+    world.script(slow_turn("s-long", 2, 8_000));
+    let started = server.post(
+        "/api/runs/run-long/tasks",
+        &token,
+        &json!({"brief": "Take long.", "harness": "claude", "repo": "long"}),
+    );
+    assert_eq!(started.status, 201, "{started:?}");
+    let long_call = started.json()["call_id"].as_str().unwrap().to_owned();
+    let long_path = format!("/api/runs/run-long/tasks/{long_call}");
+    // Running, once its CLI has read its script and said its session.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let task = server.get(&long_path, &token).json();
+        assert_eq!(task["status"], "running", "{task}");
+        if task["session_id"] == "s-long" {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "{task}");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+
+    // A request in flight: it waits for a turn of its own.
+    let record = world.path("out/short.json");
+    world.script(Script {
+        record: Some(record.clone()),
+        ..slow_turn("s-short", 3, 1_500)
+    });
+    let in_flight = {
+        let url = server.url("/api/runs/run-short/tasks?wait=true");
+        let token = token.clone();
+        std::thread::spawn(move || {
+            let mut response = support::agent()
+                .post(&url)
+                .header("Authorization", format!("Bearer {token}"))
+                .header("Content-Type", "application/json")
+                .send(
+                    json!({"brief": "Be quick.", "harness": "claude", "repo": "short"}).to_string(),
+                )
+                .unwrap();
+            let status = response.status().as_u16();
+            (status, response.body_mut().read_to_string().unwrap())
+        })
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !record.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the short turn never started: {}",
+            server.log()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+
+    // SIGTERM: the request in flight is answered, then the server exits 0.
+    let mut server = server;
+    // SAFETY: signalling the server this test started, by its pid.
+    assert_eq!(
+        unsafe { libc::kill(server.child.id() as i32, libc::SIGTERM) },
+        0
+    );
+    let (status, body) = in_flight.join().unwrap();
+    assert_eq!(status, 201, "{body}");
+    let short: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(short["status"], "completed", "{short}");
+    let exit = server.child.wait().unwrap();
+    assert_eq!(exit.code(), Some(0), "{}", server.log());
+    assert!(
+        server.log().contains("running turns carry on"),
+        "{}",
+        server.log()
+    );
+    drop(server);
+
+    // The long turn's supervisor carried on; a new server follows it to its end.
+    let server = world.serve();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let ended = loop {
+        let task = server.get(&long_path, &token).json();
+        if task["status"] != "running" {
+            break task;
+        }
+        assert!(std::time::Instant::now() < deadline, "{task}");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    assert_eq!(ended["status"], "completed", "{ended}");
+    assert_eq!(ended["session_id"], "s-long");
+}
+
+/// The faulty test driver (`tests/drivers/faulty`) as a component, built
+/// the way the tests' build script builds it (a no-op when it is fresh).
+fn faulty_driver() -> std::path::PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    // <target>/<profile>/deps/<test>
+    let target = exe.ancestors().nth(3).unwrap();
+    let components = target.join("components");
+    let workspace = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap();
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let built = std::process::Command::new(cargo)
+        .current_dir(workspace)
+        .args(["build", "--quiet", "--target", "wasm32-wasip2"])
+        .args(["--profile", "driver", "-p", "cinch-test-driver-faulty"])
+        .arg("--target-dir")
+        .arg(&components)
+        .env_remove("RUSTFLAGS")
+        .env_remove("CARGO_ENCODED_RUSTFLAGS")
+        .env_remove("CARGO_BUILD_TARGET")
+        .output()
+        .unwrap();
+    assert!(built.status.success(), "{built:?}");
+    components.join("wasm32-wasip2/driver/cinch_test_driver_faulty.wasm")
+}
+
+#[test]
+fn a_driver_that_fails_is_counted() {
+    let world = World::new();
+    let added = world
+        .cinch()
+        .args(["driver", "add"])
+        .arg(faulty_driver())
+        .output()
+        .unwrap();
+    assert!(added.status.success(), "{added:?}");
+    cinch_fake_cli::install(&world.path("bin"), "faulty-cli-that-does-not-exist");
+    let server = world.serve();
+    let token = world.admin_token();
+    let api = support::Api::new(&server, &token);
+    let health = server.request("GET", "/healthz", None, None).json();
+    assert!(
+        health["drivers"]["loaded"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("faulty")),
+        "{health}"
+    );
+    let faulty = [("harness", "faulty")];
+    assert_eq!(
+        sample(
+            &metrics_page(&server),
+            "cinch_driver_failures_total",
+            &faulty
+        ),
+        None
+    );
+    api.environment(json!({
+        "name": "app",
+        "repository": world.path("repo").display().to_string(),
+        "secrets": {"FAULTY_TOKEN": "faulty-token-value"},
+    }));
+
+    world.script(Script {
+        lines: vec![json!({"type": "panic"})],
+        ..Script::default()
+    });
+    let ended = server.post(
+        "/api/runs/run-faulty/tasks?wait=true",
+        &token,
+        &json!({"brief": "Fail.", "harness": "faulty", "repo": "app"}),
+    );
+    assert_eq!(ended.status, 201, "{ended:?}\n{}", server.log());
+    let task = ended.json();
+    assert_eq!(task["status"], "failed", "{task}");
+    assert!(
+        task["result"]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("panicked"),
+        "{task}"
+    );
+    let page = metrics_page(&server);
+    assert_eq!(
+        sample(&page, "cinch_driver_failures_total", &faulty),
+        Some(1.0),
+        "{page}"
+    );
+    assert_eq!(
+        sample(
+            &page,
+            "cinch_turns_ended_total",
+            &[("harness", "faulty"), ("status", "failed")]
+        ),
+        Some(1.0)
+    );
+}
+
+#[test]
+fn a_sessions_turn_follows_its_environments_watchdog() {
+    let world = World::new();
+    configure(&world, "watchdog_seconds = 2");
+    let server = world.serve();
+    let token = world.admin_token();
+    let api = support::Api::new(&server, &token);
+    let repo = world.path("repo").display().to_string();
+    let quiet = api.environment(json!({"name": "quiet", "repository": repo}));
+    let patient =
+        api.environment(json!({"name": "patient", "repository": repo, "watchdog_minutes": 1}));
+    // Four quiet seconds before the turn's result.
+    world.script(slow_turn("s-session", 2, 4_000));
+    let run = |environment: &str| {
+        let task = api.post(
+            "/tasks",
+            json!({"prompt": "Work.", "environment_id": environment}),
+        );
+        assert_eq!(task.status, 201, "{task:?}");
+        let task = task.data()["id"].as_str().unwrap().to_owned();
+        let session = api.first_session(&task)["id"].as_str().unwrap().to_owned();
+        api.wait(&task, &session, "its turn's end", |session| {
+            (session["status"] == "idle" && session["harness_session_id"] == "s-session")
+                || session["close_reason"] == "turn_failure"
+        })
+    };
+    let stopped = run(&quiet);
+    assert_eq!(stopped["close_reason"], "turn_failure", "{stopped}");
+    assert!(
+        stopped["error_message"]
+            .as_str()
+            .unwrap()
+            .contains("timed out: No output for 2 seconds; stopped."),
+        "{stopped}"
+    );
+    let waited = run(&patient);
+    assert_eq!(waited["close_reason"], Value::Null, "{waited}");
+    assert_eq!(waited["error_message"], Value::Null, "{waited}");
+}
