@@ -19,7 +19,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use crate::store::{Attempt, DueDelivery, Store, now, random_hex};
+use crate::store::{Attempt, DueDelivery, SessionStatus, Store, now, random_hex};
 
 /// How long after an event cinch keeps trying to deliver it.
 const GIVE_UP_AFTER: Duration = Duration::from_secs(24 * 60 * 60);
@@ -90,7 +90,7 @@ struct Inner {
     /// Taken by the worker when it starts.
     queue: Mutex<Option<mpsc::UnboundedReceiver<Notice>>>,
     /// Each session's status as last notified, so only changes are sent.
-    statuses: Mutex<HashMap<String, String>>,
+    statuses: Mutex<HashMap<String, SessionStatus>>,
 }
 
 /// An event to queue for an account's webhooks.
@@ -151,17 +151,20 @@ impl Webhooks {
 
     /// Notes a session as it was saved: its webhooks hear of it when its
     /// status changed.
-    pub fn session_saved(&self, account_id: &str, session_id: &str, status: &str, view: Value) {
+    pub fn session_saved(
+        &self,
+        account_id: &str,
+        session_id: &str,
+        status: SessionStatus,
+        view: Value,
+    ) {
         let changed = {
             let mut statuses = self
                 .inner
                 .statuses
                 .lock()
                 .unwrap_or_else(|poisoned| poisoned.into_inner());
-            statuses
-                .insert(session_id.to_owned(), status.to_owned())
-                .as_deref()
-                != Some(status)
+            statuses.insert(session_id.to_owned(), status) != Some(status)
         };
         if changed {
             self.notify(account_id, EventKind::SessionStatusChanged, view);

@@ -647,39 +647,50 @@ fn setup_and_repository_failures_close_the_session() {
     assert_eq!(resumed["close_reason"], Value::Null);
 }
 
+/// Starts a task whose first turn takes a while: `tool_uses` lines before
+/// its answer, one every `line_delay_ms`. Returns the task and session ids
+/// once the turn runs.
+fn start_long_turn(
+    world: &World,
+    api: &Api,
+    harness_session: &str,
+    answer: &str,
+    tool_uses: usize,
+    line_delay_ms: u64,
+) -> (String, String) {
+    let environment = api.environment(
+        json!({"name": "repo", "repository": world.path("repo").display().to_string()}),
+    );
+    let mut lines = claude_turn(harness_session, answer);
+    lines.splice(1..1, (0..tool_uses).map(|n| json!({"type": "assistant", "session_id": harness_session,
+        "message": {"content": [{"type": "tool_use", "id": format!("t{n}"), "name": "Bash", "input": {"command": format!("echo {n}")}}]}})));
+    world.script(Script {
+        lines,
+        line_delay_ms,
+        ..Script::default()
+    });
+    let task = api.post(
+        "/tasks",
+        json!({"prompt": "Take a while.", "environment_id": environment}),
+    );
+    assert_eq!(task.status, 201);
+    let task_id = task.data()["id"].as_str().unwrap().to_owned();
+    let session_id = api.first_session(&task_id)["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    api.wait_status(&task_id, &session_id, "running");
+    (task_id, session_id)
+}
+
 #[test]
 fn a_restart_mid_turn_picks_the_turn_up_again() {
     let world = World::new();
     let mut server = world.serve();
     let token = world.admin_token();
-    let environment = {
-        let api = Api::new(&server, &token);
-        api.environment(
-            json!({"name": "repo", "repository": world.path("repo").display().to_string()}),
-        )
-    };
-    let mut lines = claude_turn("sess-r", "Survived the restart.");
-    lines.splice(1..1, (0..30).map(|n| json!({"type": "assistant", "session_id": "sess-r",
-        "message": {"content": [{"type": "tool_use", "id": format!("t{n}"), "name": "Bash", "input": {"command": format!("echo {n}")}}]}})));
-    world.script(Script {
-        lines,
-        line_delay_ms: 100,
-        ..Script::default()
-    });
     let (task_id, session_id) = {
         let api = Api::new(&server, &token);
-        let task = api.post(
-            "/tasks",
-            json!({"prompt": "Take a while.", "environment_id": environment}),
-        );
-        assert_eq!(task.status, 201);
-        let task_id = task.data()["id"].as_str().unwrap().to_owned();
-        let session_id = api.first_session(&task_id)["id"]
-            .as_str()
-            .unwrap()
-            .to_owned();
-        api.wait_status(&task_id, &session_id, "running");
-        (task_id, session_id)
+        start_long_turn(&world, &api, "sess-r", "Survived the restart.", 30, 100)
     };
     let events_path = format!(
         "/v1/accounts/{}/tasks/{task_id}/sessions/{session_id}/events",
@@ -705,6 +716,55 @@ fn a_restart_mid_turn_picks_the_turn_up_again() {
         events.iter().any(|(_, name, _)| name == "tool.ended")
     });
     assert_eq!(after[0].0, seen + 1);
+}
+
+/// A turn whose message is older than the newest 200 of its session is still
+/// found and followed after a restart (it was looked for among those 200).
+#[test]
+fn a_restart_follows_a_turn_behind_many_queued_messages() {
+    let world = World::new();
+    let mut server = world.serve();
+    let token = world.admin_token();
+    let api = Api::new(&server, &token);
+    let (task_id, session_id) = start_long_turn(&world, &api, "sess-q", "Followed again.", 60, 200);
+    let turn_message = assistant(&api.messages(&task_id, &session_id, "").data());
+    assert_eq!(turn_message["turn"]["status"], "running");
+    for n in 0..210 {
+        let sent = api.post(
+            &format!("/tasks/{task_id}/sessions/{session_id}/messages"),
+            json!({"message": format!("queued {n}")}),
+        );
+        assert_eq!(sent.status, 201, "{sent:?}");
+    }
+    let still = api.get(&format!("/tasks/{task_id}/sessions/{session_id}"));
+    assert_eq!(
+        still.data()["status"],
+        "running",
+        "the turn ended too soon for the test"
+    );
+    drop(api);
+
+    server.child.kill().unwrap();
+    server.child.wait().unwrap();
+    server = world.serve();
+    let api = Api::new(&server, &token);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let followed = loop {
+        let first_page = api.messages(&task_id, &session_id, "?limit=5").data();
+        let message = first_page
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|message| message["id"] == turn_message["id"])
+            .cloned()
+            .expect("the turn's message is among the first");
+        if message["turn"]["status"] != "running" || Instant::now() > deadline {
+            break message;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert_eq!(followed["turn"]["status"], "completed", "{followed:#}");
+    assert_eq!(followed["content"], "Followed again.");
 }
 
 #[test]

@@ -12,6 +12,7 @@ use serde::Serialize;
 use super::AppState;
 use super::problem::Problem;
 use crate::sandbox::Mode;
+use crate::store::SessionStatus;
 
 /// How long the database has to answer before the server counts as down.
 const DATABASE_ANSWER: Duration = Duration::from_secs(2);
@@ -167,7 +168,7 @@ pub async fn metrics(State(app): State<AppState>, headers: HeaderMap) -> Result<
             ));
         }
     }
-    match app.store.sessions_in(&["waiting"]).await {
+    match app.store.sessions_in(&[SessionStatus::Waiting]).await {
         Ok(waiting) => crate::metrics::sessions_waiting(waiting.len()),
         Err(error) => tracing::warn!("metrics: counting the waiting sessions: {error}"),
     }

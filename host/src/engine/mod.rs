@@ -169,6 +169,12 @@ impl Refusal {
     }
 }
 
+/// The workspace could not be snapshotted before the turn, so the turn did
+/// not start: the session closes (`snapshot_failure`) rather than retrying.
+#[derive(Debug, thiserror::Error)]
+#[error("taking the start checkpoint: {0:#}")]
+pub struct StartCheckpointFailed(anyhow::Error);
+
 /// Why a turn's kept log cannot be read.
 #[derive(Debug, thiserror::Error)]
 pub enum LogError {
@@ -553,7 +559,7 @@ impl Engine {
             &checkpoint_ref(&run, &turn_id, "start"),
             "cinch: start of turn",
         )
-        .context("taking the start checkpoint")?;
+        .map_err(|error| StartCheckpointFailed(error.into()))?;
         remove_managed_config(&workdir, &info.managed_config)?;
         let sandbox = (self.sandbox == sandbox::Mode::Enforced).then(|| {
             let home = env.get("HOME").map(PathBuf::from);

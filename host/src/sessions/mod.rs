@@ -26,12 +26,12 @@ use serde_json::{Value, json};
 
 use crate::engine::brief::Note;
 use crate::engine::result::{Status, TurnResult};
-use crate::engine::{Engine, TurnRequest};
+use crate::engine::{Engine, StartCheckpointFailed, TurnRequest};
 use crate::home::Home;
 use crate::redact::Redactor;
 use crate::store::{
-    Agent, Attachment, Environment, Message, NewAttachment, NewSession, NewTask, Session, Store,
-    StoreError, Task, TokenOwner,
+    Agent, Attachment, CloseReason, Environment, Message, NewAttachment, NewSession, NewTask,
+    Session, SessionStatus, Store, StoreError, Task, TokenOwner,
 };
 use live::{CallRef, LiveState, Runs};
 use resolve::{Asked, Choice};
@@ -490,7 +490,11 @@ impl Conductor {
             .create_attachment(account_id, &task.id, attachment)
             .await?;
         let sessions = self.store.sessions(account_id, &task.id, None, 200).await?;
-        for session in sessions.items.iter().filter(|s| s.status != "closed") {
+        for session in sessions
+            .items
+            .iter()
+            .filter(|s| s.status != SessionStatus::Closed)
+        {
             self.note_attachment(session, &attachment).await?;
         }
         Ok(attachment)
@@ -526,7 +530,7 @@ impl Conductor {
             .await?;
         self.publish_message(&session.account_id, "message.created", &message)
             .await;
-        if session.status == "running" || session.status == "waiting" {
+        if session.status == SessionStatus::Running || session.status == SessionStatus::Waiting {
             let note = self
                 .store
                 .add_message(
@@ -553,19 +557,19 @@ impl Conductor {
         session_id: &str,
     ) -> Result<Session> {
         let session = self.session(account_id, task_id, session_id).await?;
-        match session.status.as_str() {
-            "running" => {
+        match session.status {
+            SessionStatus::Running => {
                 if let Some(turn) = session.current_turn.clone() {
                     self.stop_turn(turn).await?;
                 }
                 Ok(session)
             }
-            "waiting" => {
+            SessionStatus::Waiting => {
                 let guard = self.session_lock(session_id);
                 let _held = guard.lock().await;
                 let mut session = self.session(account_id, task_id, session_id).await?;
                 self.drop_queue(&session).await?;
-                session.status = "idle".into();
+                session.status = SessionStatus::Idle;
                 session.waiting_since = None;
                 session.retries = 0;
                 session.error_message = None;
@@ -588,14 +592,16 @@ impl Conductor {
         let guard = self.session_lock(session_id);
         let _held = guard.lock().await;
         let mut session = self.session(account_id, task_id, session_id).await?;
-        if session.status == "closed" {
+        if session.status == SessionStatus::Closed {
             return Ok(session);
         }
-        if let (Some(turn), "running") = (session.current_turn.clone(), session.status.as_str()) {
+        if let (Some(turn), SessionStatus::Running) = (session.current_turn.clone(), session.status)
+        {
             self.stop_turn(turn).await?;
         }
         self.drop_queue(&session).await?;
-        self.close_with(&mut session, "user_closed", None).await?;
+        self.close_with(&mut session, CloseReason::UserClosed, None)
+            .await?;
         Ok(session)
     }
 
@@ -668,9 +674,9 @@ impl Conductor {
                 return Ok(());
             };
             let queued = self.store.queued_messages(&session.id).await?;
-            let stays_closed =
-                session.status == "closed" && (queued.is_empty() || wake != Wake::Message);
-            if session.status == "running" || stays_closed {
+            let stays_closed = session.status == SessionStatus::Closed
+                && (queued.is_empty() || wake != Wake::Message);
+            if session.status == SessionStatus::Running || stays_closed {
                 return Ok(());
             }
             if session.workspace.is_none() {
@@ -692,12 +698,12 @@ impl Conductor {
                 // Look again, with the workspace made.
                 continue;
             }
-            if session.status == "closed" {
+            if session.status == SessionStatus::Closed {
                 session.close_reason = None;
                 session.error_message = None;
             }
             if queued.is_empty() {
-                session.status = "idle".into();
+                session.status = SessionStatus::Idle;
                 return self.save(&mut session).await;
             }
             if !self.take_slot(&session.id) {
@@ -720,7 +726,7 @@ impl Conductor {
     /// Marks the session booting (under its lock) and returns its environment.
     async fn start_boot(&self, session: &mut Session) -> Result<Option<Environment>> {
         let environment = self.environment_of(session).await?;
-        session.status = "booting".into();
+        session.status = SessionStatus::Booting;
         session.close_reason = None;
         session.error_message = None;
         self.save(session).await?;
@@ -740,7 +746,7 @@ impl Conductor {
         let Some(mut session) = self.store.session(&session.account_id, &session.id).await? else {
             return Ok(false);
         };
-        let closed_meanwhile = session.status == "closed";
+        let closed_meanwhile = session.status == SessionStatus::Closed;
         match booted {
             Ok(dir) => {
                 // Kept even when closed meanwhile: a later message resumes in it.
@@ -750,12 +756,12 @@ impl Conductor {
             }
             Err(_) if closed_meanwhile => Ok(false),
             Err(workspace::WorkspaceError::Setup(message)) => {
-                self.close_with(&mut session, "setup_failure", Some(message))
+                self.close_with(&mut session, CloseReason::SetupFailure, Some(message))
                     .await?;
                 Ok(false)
             }
             Err(workspace::WorkspaceError::Repository(message)) => {
-                self.close_with(&mut session, "vm_failure", Some(message))
+                self.close_with(&mut session, CloseReason::VmFailure, Some(message))
                     .await?;
                 Ok(false)
             }
@@ -791,8 +797,8 @@ impl Conductor {
 
     async fn wait_for_slot(&self, session: &mut Session) -> Result<()> {
         let now = crate::store::now();
-        if session.status != "waiting" {
-            session.status = "waiting".into();
+        if session.status != SessionStatus::Waiting {
+            session.status = SessionStatus::Waiting;
             session.waiting_since = Some(now.clone());
             session.retries = 0;
         }
@@ -971,19 +977,19 @@ impl Conductor {
                 self.release_slot(&session.id);
                 let text = format!("{error:#}");
                 session.current_turn = None;
-                if text.contains("taking the start checkpoint") {
+                if error.downcast_ref::<StartCheckpointFailed>().is_some() {
                     return self
                         .close_with(
                             session,
-                            "snapshot_failure",
+                            CloseReason::SnapshotFailure,
                             Some(format!(
                                 "cinch could not snapshot the workspace before the turn: {text}"
                             )),
                         )
                         .await;
                 }
-                session.status = "idle".into();
-                session.close_reason = Some("turn_failure".into());
+                session.status = SessionStatus::Idle;
+                session.close_reason = Some(CloseReason::TurnFailure);
                 session.error_message = Some(format!(
                     "The turn could not start: {text}. The transcript is kept; fix that and send a message to try again."
                 ));
@@ -1023,7 +1029,7 @@ impl Conductor {
         });
         // The session is running before its turn's message exists, so a reader
         // that sees the message never sees the session idle from before it.
-        session.status = "running".into();
+        session.status = SessionStatus::Running;
         session.current_turn = Some(turn_id);
         session.waiting_since = None;
         session.retries = 0;
@@ -1179,10 +1185,10 @@ impl Conductor {
         }
         session.current_turn = None;
         session.last_activity_at = crate::store::now();
-        if session.status == "closed" {
+        if session.status == SessionStatus::Closed {
             return self.save(&mut session).await;
         }
-        session.status = "idle".into();
+        session.status = SessionStatus::Idle;
         session.close_reason = None;
         session.error_message = None;
         match (&outcome, status) {
@@ -1193,7 +1199,7 @@ impl Conductor {
                 return self
                     .close_with(
                         &mut session,
-                        "snapshot_failure",
+                        CloseReason::SnapshotFailure,
                         Some(format!(
                             "cinch could not snapshot the workspace after the turn. {detail}"
                         )),
@@ -1201,7 +1207,7 @@ impl Conductor {
                     .await;
             }
             (Ok(result), Some(Status::Failed | Status::TimedOut)) => {
-                session.close_reason = Some("turn_failure".into());
+                session.close_reason = Some(CloseReason::TurnFailure);
                 session.error_message = Some(format!(
                     "The last turn {}: {}. The transcript is kept; send a message to try again.",
                     if result.status == Status::TimedOut {
@@ -1213,7 +1219,7 @@ impl Conductor {
                 ));
             }
             (Ok(_), Some(Status::Interrupted)) | (Err(_), _) => {
-                session.close_reason = Some("turn_interrupted".into());
+                session.close_reason = Some(CloseReason::TurnInterrupted);
                 session.error_message = Some(
                     "The last turn was interrupted (cinch or the turn's supervisor stopped). The transcript is kept; send a message to carry on."
                         .into(),
@@ -1243,7 +1249,7 @@ impl Conductor {
                     session.branch_name
                 );
                 return self
-                    .close_with(&mut session, "snapshot_failure", Some(message))
+                    .close_with(&mut session, CloseReason::SnapshotFailure, Some(message))
                     .await;
             }
         }
@@ -1253,11 +1259,11 @@ impl Conductor {
     async fn close_with(
         &self,
         session: &mut Session,
-        reason: &str,
+        reason: CloseReason,
         message: Option<String>,
     ) -> Result<()> {
-        session.status = "closed".into();
-        session.close_reason = Some(reason.to_owned());
+        session.status = SessionStatus::Closed;
+        session.close_reason = Some(reason);
         session.error_message = message;
         session.waiting_since = None;
         session.retries = 0;
@@ -1265,7 +1271,7 @@ impl Conductor {
     }
 
     async fn save(&self, session: &mut Session) -> Result<()> {
-        if session.status != "waiting" {
+        if session.status != SessionStatus::Waiting {
             session.waiting_since = None;
         }
         self.store.save_session(session).await?;
@@ -1280,12 +1286,16 @@ impl Conductor {
     /// that outlived the wait limit while the server was down are closed.
     pub async fn recover(self: &Arc<Self>) -> Result<()> {
         self.close_overlong_waits().await?;
-        for session in self.store.sessions_in(&["running", "booting"]).await? {
-            match (session.status.as_str(), session.current_turn.clone()) {
-                ("running", Some(turn_id)) => self.reattach(session, turn_id).await?,
+        for session in self
+            .store
+            .sessions_in(&[SessionStatus::Running, SessionStatus::Booting])
+            .await?
+        {
+            match (session.status, session.current_turn.clone()) {
+                (SessionStatus::Running, Some(turn_id)) => self.reattach(session, turn_id).await?,
                 _ => {
                     let mut session = session;
-                    session.status = "idle".into();
+                    session.status = SessionStatus::Idle;
                     self.save(&mut session).await?;
                     self.kick(&session.account_id, &session.id, Wake::Progress);
                 }
@@ -1298,22 +1308,12 @@ impl Conductor {
         lock(&self.slots).insert(session.id.clone());
         let message = self
             .store
-            .messages(
-                &session.account_id,
-                &session.task_id,
-                &session.id,
-                crate::store::Direction::Desc,
-                None,
-                200,
-            )
-            .await?
-            .items
-            .into_iter()
-            .find(|message| message.turn_value()["turn_id"] == json!(turn_id));
+            .turn_message(&session.account_id, &session.id, &turn_id)
+            .await?;
         let Some(message) = message else {
             self.release_slot(&session.id);
             let mut session = session;
-            session.status = "idle".into();
+            session.status = SessionStatus::Idle;
             session.current_turn = None;
             return self.save(&mut session).await;
         };
@@ -1366,7 +1366,7 @@ impl Conductor {
     }
 
     async fn kick_waiting(self: &Arc<Self>) {
-        match self.store.sessions_in(&["waiting"]).await {
+        match self.store.sessions_in(&[SessionStatus::Waiting]).await {
             Ok(sessions) => {
                 for session in sessions {
                     self.kick(&session.account_id, &session.id, Wake::Progress);
@@ -1408,7 +1408,7 @@ impl Conductor {
     /// a retry came round.
     async fn close_overlong_waits(&self) -> Result<()> {
         let limit = self.settings.wait_limit.as_secs() as i64;
-        for waiting in self.store.sessions_in(&["waiting"]).await? {
+        for waiting in self.store.sessions_in(&[SessionStatus::Waiting]).await? {
             let waited = waiting.waiting_since.as_deref().and_then(seconds_since);
             if waited.is_none_or(|waited| waited < limit) {
                 continue;
@@ -1419,7 +1419,7 @@ impl Conductor {
             else {
                 continue;
             };
-            if session.status == "waiting" {
+            if session.status == SessionStatus::Waiting {
                 self.close_if_overlong(&mut session).await?;
             }
         }
@@ -1447,7 +1447,7 @@ impl Conductor {
             + Duration::from_secs(1);
         let (reason, message) = if waited <= schedule_end.as_secs() as i64 {
             (
-                "resource_exhausted",
+                CloseReason::ResourceExhausted,
                 format!(
                     "No turn slot came free in {} minutes ({} turns may run at once). Your queued messages are kept: send a message to try again with them, or raise the cap with `cinch serve --max-turns`.",
                     limit / 60,
@@ -1456,14 +1456,14 @@ impl Conductor {
             )
         } else {
             (
-                "waiting_timeout",
+                CloseReason::WaitingTimeout,
                 format!(
                     "The wait for a turn slot outlasted its retry schedule ({} minutes; cinch was stopped or could not retry). Your queued messages are kept: send a message to try again with them.",
                     waited / 60
                 ),
             )
         };
-        tracing::info!(session = %session.id, reason, "closing a wait for a turn slot after {waited} s");
+        tracing::info!(session = %session.id, ?reason, "closing a wait for a turn slot after {waited} s");
         self.close_with(session, reason, Some(message)).await?;
         Ok(true)
     }
@@ -1483,15 +1483,16 @@ impl Conductor {
             else {
                 continue;
             };
-            if session.status == "idle" && self.store.queued_messages(&session.id).await?.is_empty()
+            if session.status == SessionStatus::Idle
+                && self.store.queued_messages(&session.id).await?.is_empty()
             {
                 tracing::info!(session = %session.id, "closing an idle session after {idle_for} s");
                 // After a turn that went well the attempt is done; after a
                 // recovery (a failed or interrupted turn) it merely timed out,
                 // and what to do next stays in error_message.
                 let reason = match session.close_reason {
-                    None => "completed",
-                    Some(_) => "idle_timeout",
+                    None => CloseReason::Completed,
+                    Some(_) => CloseReason::IdleTimeout,
                 };
                 let keep = session.error_message.take();
                 self.close_with(&mut session, reason, keep).await?;
@@ -1555,7 +1556,7 @@ impl Conductor {
         self.runs.webhooks().session_saved(
             &session.account_id,
             &session.id,
-            &session.status,
+            session.status,
             json!(session),
         );
         self.publish(

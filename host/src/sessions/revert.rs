@@ -10,7 +10,7 @@ use serde_json::json;
 use super::{Conductor, Result, SessionError, invalid};
 use crate::checkpoint;
 use crate::engine::FILES_LISTED;
-use crate::store::Message;
+use crate::store::{Message, SessionStatus};
 
 impl Conductor {
     /// Restores the session's work tree to the start of turn `turn_id` (an
@@ -27,7 +27,10 @@ impl Conductor {
         let guard = self.session_lock(session_id);
         let _held = guard.lock().await;
         let mut session = self.session(account_id, task_id, session_id).await?;
-        if matches!(session.status.as_str(), "running" | "booting") {
+        if matches!(
+            session.status,
+            SessionStatus::Running | SessionStatus::Booting
+        ) {
             return Err(SessionError::Conflict(format!(
                 "the session is {}: a revert waits until no turn runs (abort it, or wait for it to end)",
                 session.status

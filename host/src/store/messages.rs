@@ -157,7 +157,7 @@ impl Store {
     ) -> Result<Option<Message>> {
         let row: Option<Row> = sqlx::query_as(&format!(
             "SELECT {COLUMNS} FROM messages WHERE account_id = $1 AND session_id = $2 \
-             AND turn_json IS NOT NULL AND json_extract(turn_json, '$.turn_id') = $3"
+             AND turn_id = $3"
         ))
         .bind(account_id)
         .bind(session_id)

@@ -19,9 +19,8 @@ pub struct Session {
     pub agent_id: String,
     /// Its title.
     pub title: String,
-    /// `booting` (preparing its workspace), `running` (a turn runs),
-    /// `waiting` (for capacity), `idle` or `closed`.
-    pub status: String,
+    /// Where it is in its life.
+    pub status: SessionStatus,
     /// Its environment.
     pub environment_id: Option<String>,
     /// The branch its workspace is on.
@@ -49,7 +48,7 @@ pub struct Session {
     /// Attempts to get capacity so far in this wait.
     pub retries: i64,
     /// Why it stopped, or the recovery that left it idle.
-    pub close_reason: Option<String>,
+    pub close_reason: Option<CloseReason>,
     /// What went wrong and what to do next.
     pub error_message: Option<String>,
     /// When it last started or ended a turn or took a message.
@@ -61,6 +60,70 @@ pub struct Session {
     /// The tokens and cost of its turns.
     #[sqlx(try_from = "String")]
     pub usage: UsageTotals,
+}
+
+/// Where a session is in its life, stored as its snake_case name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, sqlx::Type, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+#[sqlx(rename_all = "snake_case")]
+pub enum SessionStatus {
+    /// Preparing its workspace (clone or worktree, setup commands).
+    Booting,
+    /// A turn runs.
+    Running,
+    /// Queued messages wait for a turn slot.
+    Waiting,
+    /// Ready for a message.
+    Idle,
+    /// Stopped; a message reopens it.
+    Closed,
+}
+
+impl SessionStatus {
+    /// Its name as stored and shown.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Booting => "booting",
+            Self::Running => "running",
+            Self::Waiting => "waiting",
+            Self::Idle => "idle",
+            Self::Closed => "closed",
+        }
+    }
+}
+
+impl std::fmt::Display for SessionStatus {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str(self.as_str())
+    }
+}
+
+/// Why a session closed, or the recovery that left it idle; stored as its
+/// snake_case name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, sqlx::Type, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+#[sqlx(rename_all = "snake_case")]
+pub enum CloseReason {
+    /// Someone closed it.
+    UserClosed,
+    /// It idled out after a turn that went well.
+    Completed,
+    /// It idled out after a recovery; what to do next is in its error message.
+    IdleTimeout,
+    /// A setup command failed.
+    SetupFailure,
+    /// Its workspace could not be made.
+    VmFailure,
+    /// The workspace could not be snapshotted around a turn.
+    SnapshotFailure,
+    /// A turn failed or could not start (the session stays idle).
+    TurnFailure,
+    /// A turn was interrupted (the session stays idle).
+    TurnInterrupted,
+    /// No turn slot came free within the wait limit.
+    ResourceExhausted,
+    /// The wait for a slot outlasted its retry schedule (the server was down).
+    WaitingTimeout,
 }
 
 /// An idle session and how long it may stay idle.
@@ -179,8 +242,12 @@ impl Store {
     }
 
     /// Every session in one of `statuses`, oldest first, of every account.
-    pub async fn sessions_in(&self, statuses: &[&str]) -> Result<Vec<Session>> {
-        let wanted = statuses.join(",");
+    pub async fn sessions_in(&self, statuses: &[SessionStatus]) -> Result<Vec<Session>> {
+        let wanted = statuses
+            .iter()
+            .map(|status| status.as_str())
+            .collect::<Vec<_>>()
+            .join(",");
         Ok(sqlx::query_as(&format!(
             "SELECT {COLUMNS} FROM sessions WHERE instr(',' || $1 || ',', ',' || status || ',') > 0 \
              ORDER BY id"
@@ -212,13 +279,13 @@ impl Store {
         )
         .bind(&session.id)
         .bind(&session.title)
-        .bind(&session.status)
+        .bind(session.status)
         .bind(&session.harness_session_id)
         .bind(&session.workspace)
         .bind(&session.current_turn)
         .bind(&session.waiting_since)
         .bind(session.retries)
-        .bind(&session.close_reason)
+        .bind(session.close_reason)
         .bind(&session.error_message)
         .bind(&session.last_activity_at)
         .bind(&session.updated_at)

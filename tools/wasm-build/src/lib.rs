@@ -41,6 +41,7 @@ pub fn build(packages: &[&str], watch: &[&str]) -> Vec<Built> {
     for path in watch {
         println!("cargo:rerun-if-changed={}", workspace.join(path).display());
     }
+    ensure_target();
     let target_dir = target_dir(&workspace).join("components");
     let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".into());
 
@@ -61,10 +62,7 @@ pub fn build(packages: &[&str], watch: &[&str]) -> Vec<Built> {
         .status()
         .unwrap_or_else(|error| panic!("could not run cargo to build the components: {error}"));
     if !status.success() {
-        panic!(
-            "building {packages:?} for {TARGET} failed (see above). If the target is missing, \
-             run `rustup target add {TARGET}`."
-        );
+        panic!("building {packages:?} for {TARGET} failed (see above)");
     }
 
     packages
@@ -83,6 +81,36 @@ pub fn build(packages: &[&str], watch: &[&str]) -> Vec<Built> {
             }
         })
         .collect()
+}
+
+/// Adds [`TARGET`] to the toolchain through rustup when its standard library
+/// is missing: rustup installs a `rust-toolchain.toml`'s targets only with the
+/// toolchain itself, so on a machine that already had the toolchain a plain
+/// `cargo build` would otherwise fail here.
+fn ensure_target() {
+    let rustc = env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    let libdir = Command::new(&rustc)
+        .args(["--print", "target-libdir", "--target", TARGET])
+        .output()
+        .ok()
+        .filter(|output| output.status.success())
+        .map(|output| PathBuf::from(String::from_utf8_lossy(&output.stdout).trim()));
+    if libdir.is_some_and(|dir| dir.is_dir()) {
+        return;
+    }
+    println!(
+        "cargo:warning=the {TARGET} target is missing; adding it with `rustup target add {TARGET}`"
+    );
+    let added = Command::new("rustup")
+        .args(["target", "add", TARGET])
+        .status()
+        .is_ok_and(|status| status.success());
+    if !added {
+        panic!(
+            "the {TARGET} target is missing and rustup could not add it: \
+             run `rustup target add {TARGET}` (or install the target's standard library) and build again"
+        );
+    }
 }
 
 /// Lowercase hex of `bytes`.
