@@ -117,6 +117,40 @@ async function mutedLine(line, what) {
   assert.equal(style.bubbles, 0, `${what} is no message bubble`);
 }
 
+/**
+ * Markdown as the app renders a reply, and the HTML it makes: what each
+ * construct becomes, and that HTML, scripts and links other than http, https
+ * and mailto stay text.
+ */
+const MARKDOWN = [
+  ["# Title\n\nSome *em*, **strong**, ***both***, ~~gone~~ and `code`.",
+    "<h3>Title</h3><p>Some <em>em</em>, <strong>strong</strong>, <em><strong>both</strong></em>, <del>gone</del> and <code>code</code>.</p>"],
+  ["Underlined\n===\n\n#### Four", "<h3>Underlined</h3><h6>Four</h6>"],
+  ["```js\nlet a = \"<b>\";\n```\n\n``a ` b`` and `unclosed",
+    "<pre><code>let a = \"&lt;b&gt;\";</code></pre><p><code>a ` b</code> and `unclosed</p>"],
+  ["- one\n- two\n  - nested\n- three\n\n3) x\n4) y",
+    "<ul><li>one</li><li>two<ul><li>nested</li></ul></li><li>three</li></ul><ol start=\"3\"><li>x</li><li>y</li></ol>"],
+  ["- loose\n\n- items", "<ul><li><p>loose</p></li><li><p>items</p></li></ul>"],
+  ["- [x] done\n- [ ] to do", "<ul><li class=\"task-item\"><input type=\"checkbox\" disabled=\"\"> done</li><li class=\"task-item\"><input type=\"checkbox\" disabled=\"\"> to do</li></ul>"],
+  ["> quoted\nlazy\n\n---\nafter", "<blockquote><p>quoted\nlazy</p></blockquote><hr><p>after</p>"],
+  ["| a | b |\n|---|--:|\n| `x\\|y` | 2 |",
+    "<div class=\"table-scroll\"><table><thead><tr><th>a</th><th class=\"align-right\">b</th></tr></thead><tbody><tr><td><code>x|y</code></td><td class=\"align-right\">2</td></tr></tbody></table></div>"],
+  ["snake_case_name, 2 * 3 * 4, \\*not em\\* and a  \nbreak",
+    "<p>snake_case_name, 2 * 3 * 4, *not em* and a  <br>break</p>"],
+  ["[docs](https://example.com/a?b=1&c=2) [mail](mailto:a@example.com) <https://example.com/b> see https://example.com/c.",
+    "<p><a href=\"https://example.com/a?b=1&amp;c=2\" rel=\"noopener noreferrer\" target=\"_blank\">docs</a> "
+    + "<a href=\"mailto:a@example.com\" rel=\"noopener noreferrer\" target=\"_blank\">mail</a> "
+    + "<a href=\"https://example.com/b\" rel=\"noopener noreferrer\" target=\"_blank\">https://example.com/b</a> "
+    + "see <a href=\"https://example.com/c\" rel=\"noopener noreferrer\" target=\"_blank\">https://example.com/c</a>.</p>"],
+  ["[a](javascript:alert(1)) [b](<JaVa\tScRiPt:alert(1)>) [c](data:text/html,x) [d](src/main.rs) <javascript:alert(1)>",
+    "<p><span class=\"unsafe-link\" title=\"javascript:alert(1)\">a</span> <span class=\"unsafe-link\" title=\"JaVa\tScRiPt:alert(1)\">b</span> "
+    + "<span class=\"unsafe-link\" title=\"data:text/html,x\">c</span> <span class=\"unsafe-link\" title=\"src/main.rs\">d</span> "
+    + "<span class=\"unsafe-link\" title=\"javascript:alert(1)\">javascript:alert(1)</span></p>"],
+  ["<script>window.pwned = 1</script>\n<img src=x onerror=\"window.pwned = 1\">\n![pixel](https://example.com/p.png)",
+    "<p>&lt;script&gt;window.pwned = 1&lt;/script&gt;\n&lt;img src=x onerror=\"window.pwned = 1\"&gt;\n"
+    + "<a href=\"https://example.com/p.png\" rel=\"noopener noreferrer\" target=\"_blank\">pixel</a></p>"],
+];
+
 let step = 0;
 function ok(what) {
   step += 1;
@@ -266,6 +300,23 @@ async function run() {
   assert(!page.url().includes(TOKEN));
   assert.equal(await page.evaluate(() => localStorage.getItem("cinch.token")), TOKEN);
   ok("sign in with a token, kept in localStorage and not in the URL");
+
+  // A text full of unmatched delimiters is read in linear time: a slow one would take minutes.
+  const rendered = await page.evaluate(async ([cases, heavy]) => {
+    const { markdown } = await import("/assets/markdown.js");
+    const html = (text) => {
+      const container = document.createElement("div");
+      container.append(...markdown(text));
+      return container.innerHTML;
+    };
+    const started = performance.now();
+    html(heavy);
+    return { html: cases.map(html), heavyMs: performance.now() - started };
+  }, [MARKDOWN.map(([text]) => text), "*a _b `c [d ".repeat(20_000)]);
+  MARKDOWN.forEach(([text, html], index) => assert.equal(rendered.html[index], html, `markdown: ${JSON.stringify(text)}`));
+  assert(rendered.heavyMs < 2000, `unmatched delimiters took ${rendered.heavyMs}ms`);
+  assert.equal(await page.evaluate(() => window.pwned), undefined);
+  ok("markdown renders headings, emphasis, code, lists, quotes, tables and links; HTML and other links stay text");
 
   // A new task from the form.
   script("CINCH_SCRIPT_FIRST");
