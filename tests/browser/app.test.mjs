@@ -6,7 +6,8 @@
 //   CINCH_SCREENSHOTS             where screenshots go (their paths are printed)
 //   CINCH_REPO                    the repository of the environment "app"
 //   CINCH_FAKE_SCRIPT             the fake CLI's script file, rewritten before each turn
-//   CINCH_SCRIPT_FIRST, CINCH_SCRIPT_FOLLOW_UP, CINCH_SCRIPT_HANG  the fake CLI's scripts for the turns
+//   CINCH_SCRIPT_FIRST, CINCH_SCRIPT_FOLLOW_UP, CINCH_SCRIPT_HANG, CINCH_SCRIPT_MARKDOWN
+//                                 the fake CLI's scripts for the turns
 // Run it through `cargo test -p cinch --test app`.
 
 import assert from "node:assert/strict";
@@ -68,6 +69,57 @@ async function oneDoneBlock(what) {
     assert(statuses.every((status) => status === "running" || status === "completed"), `blocks: ${statuses}`);
     return statuses.join() === "completed";
   });
+}
+
+/** The reply under the `n`th code-task block of the conversation. */
+function replyOf(n) {
+  return page.locator(".step-turn").nth(n).locator(".reply");
+}
+
+/** Fails unless `reply` shows the markdown reply of the fake CLI's script in app.rs, with nothing of it run. */
+async function markdownReply(reply) {
+  await reply.waitFor();
+  assert.equal(await reply.locator("h4").innerText(), "What I changed");
+  assert.equal(await reply.locator("h5").innerText(), "Every step");
+  assert.equal(await reply.locator("strong").first().innerText(), "one line");
+  assert.equal(await reply.locator("p code").first().innerText(), "out.txt");
+  assert.match(await reply.locator("pre code").innerText(), /^echo again >> out\.txt\n# (a-long-unbroken-word-)+$/);
+  assert.deepEqual(await reply.locator("ul > li").evaluateAll((items) => items.map((item) => item.firstChild.textContent)),
+    ["checked the file", "ran the tests"]);
+  assert.deepEqual(await reply.locator("ul ol > li").allInnerTexts(), ["unit", "browser"]);
+  assert.equal(await reply.locator("blockquote").innerText(), "Nothing else changed.");
+  assert.equal(await reply.locator("ol").last().locator("li").count(), 30);
+  // The HTML is text, and no element of it was made.
+  assert.equal(await reply.locator("script, img, iframe, [onerror]").count(), 0);
+  assert.match(await reply.evaluate((node) => node.textContent), /<script>window\.pwned = "script"<\/script>\n<img src="x" onerror="window\.pwned = 'img'">/);
+  const docs = reply.locator("a", { hasText: "the docs" });
+  assert.equal(await docs.getAttribute("href"), "https://example.com/docs");
+  assert.equal(await docs.getAttribute("rel"), "noopener noreferrer");
+  assert.equal(await reply.locator("a").count(), 1, "the javascript: link is no link");
+  const trap = reply.locator(".unsafe-link", { hasText: "a trap" });
+  assert.equal(await trap.getAttribute("title"), "javascript:window.pwned='link'");
+  // A click as the DOM makes it: a link would be followed, wherever the fold puts it.
+  await trap.evaluate((node) => node.click());
+  assert.equal(await page.evaluate(() => window.pwned), undefined, "nothing of the reply ran");
+}
+
+/** Fails unless the long `reply` starts folded, and Show more and Show less unfold and fold it. */
+async function foldedReply(reply) {
+  const body = reply.locator(".reply-body");
+  const heights = () => body.evaluate((node) => ({ shown: node.clientHeight, whole: node.scrollHeight }));
+  const more = reply.getByRole("button", { name: "Show more" });
+  await more.waitFor();
+  assert.equal(await more.getAttribute("aria-expanded"), "false");
+  const folded = await heights();
+  assert(folded.shown < folded.whole / 2, `folded, the reply shows its start: ${JSON.stringify(folded)}`);
+  await more.click();
+  const less = reply.getByRole("button", { name: "Show less" });
+  assert.equal(await less.getAttribute("aria-expanded"), "true");
+  const unfolded = await heights();
+  assert.equal(unfolded.shown, unfolded.whole, "unfolded, the whole reply shows");
+  await less.click();
+  await more.waitFor();
+  assert.deepEqual(await heights(), folded, "Show less folds it again");
 }
 
 /** Fails when the page scrolls sideways: its content is wider than the window. */
@@ -385,6 +437,13 @@ async function run() {
   await screenshot(first, "block-done.png", { left: 36 });
   ok("the block ends Done, with a wrote tag, its diffstat, cost and run time; the session and task show their totals");
 
+  // Its final message shows under it, live: the page was not reloaded.
+  const firstReply = replyOf(0);
+  await firstReply.waitFor();
+  assert.equal(await firstReply.locator(".markdown").innerHTML(), "<p>I wrote out.txt; it says hello.</p>");
+  assert(await firstReply.locator(".reply-toggle").isHidden(), "a short reply has no Show more");
+  ok("the turn's reply shows under its block as the turn ends");
+
   // Opening it: Result first, then each view, with the keyboard too.
   const toggle = first.locator(".block-toggle");
   await toggle.focus();
@@ -521,7 +580,7 @@ async function run() {
   ok("the running logo pulses, unless motion is reduced");
 
   // A message sent while a turn runs waits in the queue, shown after the running block.
-  script("CINCH_SCRIPT_FOLLOW_UP");
+  script("CINCH_SCRIPT_MARKDOWN");
   await page.getByLabel("Follow-up").fill("Then this.");
   await page.getByRole("button", { name: "Send" }).click();
   await page.locator(".step-internal", { hasText: "Queue · queued" }).waitFor();
@@ -537,12 +596,29 @@ async function run() {
   assert.equal(await third.getAttribute("data-status"), "cancelled");
   ok("Abort stops the running turn: Cancelled");
 
-  // The queued message runs next, as a fourth block.
+  // The queued message runs next, as a fourth block, and answers in markdown.
   const fourth = page.locator(".block").nth(3);
   await fourth.locator(".block-status", { hasText: "Done" }).waitFor({ timeout: 60_000 });
   assert.match(await fourth.locator(".block-brief").innerText(), /Then this\./);
   await eventually("Abort to be disabled", async () => !(await abort.isEnabled()));
   ok("the queued message runs once the aborted turn has ended");
+
+  assert(await replyOf(2).isHidden(), "the aborted turn has no final message, so no reply");
+  await markdownReply(replyOf(3));
+  ok("a markdown reply shows rendered under its block as the turn ends, its HTML and script link inert");
+  await foldedReply(replyOf(3));
+  await screenshot(replyOf(3), "reply.png");
+  ok("a long reply is folded: Show more unfolds it, Show less folds it again");
+
+  await page.reload();
+  await fourth.locator(".block-status", { hasText: "Done" }).waitFor();
+  assert.equal(await replyOf(0).locator(".markdown").innerText(), "I wrote out.txt; it says hello.");
+  await markdownReply(replyOf(3));
+  await foldedReply(replyOf(3));
+  await page.setViewportSize({ width: 375, height: 740 });
+  await noSideways("a reply with a long code line");
+  await page.setViewportSize({ width: 1100, height: 900 });
+  ok("after a reload the replies show again, rendered and folded; at 375px a long code line scrolls in its box");
   await screenshot(page.locator(".task-body"), "task.png");
 
   // Close ends the session.
