@@ -1,8 +1,10 @@
 //! The web app in a real headless Chromium against a real `cinch serve` with
 //! the fake CLI as `claude`: `tests/browser/app.test.mjs` signs in, starts a
 //! task from the form, watches its code-task block run and finish with its
-//! cost, opens every view, sends a follow-up, reverts it and undoes the
-//! revert, and aborts a long turn; then, with tasks
+//! cost and its reply, opens every view, sends a follow-up, reverts it and
+//! undoes the revert, aborts a long turn, and reads a turn's markdown reply
+//! (rendered, folded, its HTML and script link inert, live and after a
+//! reload); then, with tasks
 //! made through the API (one by an agent's token), it switches between a
 //! task's sessions, reads the internal lines and the "needs someone" queue,
 //! and checks the pages at a phone's width.
@@ -45,8 +47,43 @@ fn answer(text: &str) -> Vec<Value> {
     ]
 }
 
-/// The fake CLI's scripts for the browser test's three turns, as JSON.
-fn scripts() -> [(&'static str, String); 3] {
+/// The final message of the queued turn: markdown the app renders under its
+/// block, long enough to be folded, with raw HTML and a `javascript:` link
+/// that must stay inert (`window.pwned` stays unset).
+fn markdown_reply() -> String {
+    let long_line = "a-long-unbroken-word-".repeat(12);
+    let mut reply = format!(
+        r#"## What I changed
+
+I added **one line** to `out.txt`, as *asked*:
+
+```sh
+echo again >> out.txt
+# {long_line}
+```
+
+- checked the file
+- ran the tests
+  1. unit
+  2. browser
+
+> Nothing else changed.
+
+<script>window.pwned = "script"</script>
+<img src="x" onerror="window.pwned = 'img'">
+[a trap](javascript:window.pwned='link') and [the docs](https://example.com/docs).
+
+### Every step
+"#
+    );
+    for n in 1..=30 {
+        reply.push_str(&format!("{n}. step {n} of the long part\n"));
+    }
+    reply
+}
+
+/// The fake CLI's scripts for the browser test's turns, as JSON.
+fn scripts() -> [(&'static str, String); 4] {
     // A few seconds of progress, one line at a time, and a file written.
     let mut first = vec![init()];
     for (n, command) in [
@@ -78,6 +115,13 @@ fn scripts() -> [(&'static str, String); 3] {
         write_files: [("out.txt".to_owned(), "hello\nagain\n".to_owned())].into(),
         ..Script::default()
     };
+    let mut markdown = vec![init(), tool_use("t11", "echo again >> out.txt")];
+    markdown.extend(answer(&markdown_reply()));
+    let markdown = Script {
+        lines: markdown,
+        line_delay_ms: 200,
+        ..Script::default()
+    };
     // Runs until it is stopped.
     let hang = Script {
         lines: vec![init(), tool_use("t10", "sleep 1000")],
@@ -88,6 +132,7 @@ fn scripts() -> [(&'static str, String); 3] {
         ("CINCH_SCRIPT_FIRST", first),
         ("CINCH_SCRIPT_FOLLOW_UP", follow_up),
         ("CINCH_SCRIPT_HANG", hang),
+        ("CINCH_SCRIPT_MARKDOWN", markdown),
     ]
     .map(|(name, script)| (name, serde_json::to_string(&script).unwrap()))
 }

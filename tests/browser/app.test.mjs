@@ -6,7 +6,8 @@
 //   CINCH_SCREENSHOTS             where screenshots go (their paths are printed)
 //   CINCH_REPO                    the repository of the environment "app"
 //   CINCH_FAKE_SCRIPT             the fake CLI's script file, rewritten before each turn
-//   CINCH_SCRIPT_FIRST, CINCH_SCRIPT_FOLLOW_UP, CINCH_SCRIPT_HANG  the fake CLI's scripts for the turns
+//   CINCH_SCRIPT_FIRST, CINCH_SCRIPT_FOLLOW_UP, CINCH_SCRIPT_HANG, CINCH_SCRIPT_MARKDOWN
+//                                 the fake CLI's scripts for the turns
 // Run it through `cargo test -p cinch --test app`.
 
 import assert from "node:assert/strict";
@@ -70,6 +71,57 @@ async function oneDoneBlock(what) {
   });
 }
 
+/** The reply under the `n`th code-task block of the conversation. */
+function replyOf(n) {
+  return page.locator(".step-turn").nth(n).locator(".reply");
+}
+
+/** Fails unless `reply` shows the markdown reply of the fake CLI's script in app.rs, with nothing of it run. */
+async function markdownReply(reply) {
+  await reply.waitFor();
+  assert.equal(await reply.locator("h4").innerText(), "What I changed");
+  assert.equal(await reply.locator("h5").innerText(), "Every step");
+  assert.equal(await reply.locator("strong").first().innerText(), "one line");
+  assert.equal(await reply.locator("p code").first().innerText(), "out.txt");
+  assert.match(await reply.locator("pre code").innerText(), /^echo again >> out\.txt\n# (a-long-unbroken-word-)+$/);
+  assert.deepEqual(await reply.locator("ul > li").evaluateAll((items) => items.map((item) => item.firstChild.textContent)),
+    ["checked the file", "ran the tests"]);
+  assert.deepEqual(await reply.locator("ul ol > li").allInnerTexts(), ["unit", "browser"]);
+  assert.equal(await reply.locator("blockquote").innerText(), "Nothing else changed.");
+  assert.equal(await reply.locator("ol").last().locator("li").count(), 30);
+  // The HTML is text, and no element of it was made.
+  assert.equal(await reply.locator("script, img, iframe, [onerror]").count(), 0);
+  assert.match(await reply.evaluate((node) => node.textContent), /<script>window\.pwned = "script"<\/script>\n<img src="x" onerror="window\.pwned = 'img'">/);
+  const docs = reply.locator("a", { hasText: "the docs" });
+  assert.equal(await docs.getAttribute("href"), "https://example.com/docs");
+  assert.equal(await docs.getAttribute("rel"), "noopener noreferrer");
+  assert.equal(await reply.locator("a").count(), 1, "the javascript: link is no link");
+  const trap = reply.locator(".unsafe-link", { hasText: "a trap" });
+  assert.equal(await trap.getAttribute("title"), "javascript:window.pwned='link'");
+  // A click as the DOM makes it: a link would be followed, wherever the fold puts it.
+  await trap.evaluate((node) => node.click());
+  assert.equal(await page.evaluate(() => window.pwned), undefined, "nothing of the reply ran");
+}
+
+/** Fails unless the long `reply` starts folded, and Show more and Show less unfold and fold it. */
+async function foldedReply(reply) {
+  const body = reply.locator(".reply-body");
+  const heights = () => body.evaluate((node) => ({ shown: node.clientHeight, whole: node.scrollHeight }));
+  const more = reply.getByRole("button", { name: "Show more" });
+  await more.waitFor();
+  assert.equal(await more.getAttribute("aria-expanded"), "false");
+  const folded = await heights();
+  assert(folded.shown < folded.whole / 2, `folded, the reply shows its start: ${JSON.stringify(folded)}`);
+  await more.click();
+  const less = reply.getByRole("button", { name: "Show less" });
+  assert.equal(await less.getAttribute("aria-expanded"), "true");
+  const unfolded = await heights();
+  assert.equal(unfolded.shown, unfolded.whole, "unfolded, the whole reply shows");
+  await less.click();
+  await more.waitFor();
+  assert.deepEqual(await heights(), folded, "Show less folds it again");
+}
+
 /** Fails when the page scrolls sideways: its content is wider than the window. */
 async function noSideways(what) {
   const { scroll, client } = await page.evaluate(() =>
@@ -116,6 +168,40 @@ async function mutedLine(line, what) {
   assert(style.height < style.lineHeight * 1.5, `${what} is one line: ${style.height}px high, lines are ${style.lineHeight}px`);
   assert.equal(style.bubbles, 0, `${what} is no message bubble`);
 }
+
+/**
+ * Markdown as the app renders a reply, and the HTML it makes: what each
+ * construct becomes, and that HTML, scripts and links other than http, https
+ * and mailto stay text.
+ */
+const MARKDOWN = [
+  ["# Title\n\nSome *em*, **strong**, ***both***, ~~gone~~ and `code`.",
+    "<h3>Title</h3><p>Some <em>em</em>, <strong>strong</strong>, <em><strong>both</strong></em>, <del>gone</del> and <code>code</code>.</p>"],
+  ["Underlined\n===\n\n#### Four", "<h3>Underlined</h3><h6>Four</h6>"],
+  ["```js\nlet a = \"<b>\";\n```\n\n``a ` b`` and `unclosed",
+    "<pre><code>let a = \"&lt;b&gt;\";</code></pre><p><code>a ` b</code> and `unclosed</p>"],
+  ["- one\n- two\n  - nested\n- three\n\n3) x\n4) y",
+    "<ul><li>one</li><li>two<ul><li>nested</li></ul></li><li>three</li></ul><ol start=\"3\"><li>x</li><li>y</li></ol>"],
+  ["- loose\n\n- items", "<ul><li><p>loose</p></li><li><p>items</p></li></ul>"],
+  ["- [x] done\n- [ ] to do", "<ul><li class=\"task-item\"><input type=\"checkbox\" disabled=\"\"> done</li><li class=\"task-item\"><input type=\"checkbox\" disabled=\"\"> to do</li></ul>"],
+  ["> quoted\nlazy\n\n---\nafter", "<blockquote><p>quoted\nlazy</p></blockquote><hr><p>after</p>"],
+  ["| a | b |\n|---|--:|\n| `x\\|y` | 2 |",
+    "<div class=\"table-scroll\"><table><thead><tr><th>a</th><th class=\"align-right\">b</th></tr></thead><tbody><tr><td><code>x|y</code></td><td class=\"align-right\">2</td></tr></tbody></table></div>"],
+  ["snake_case_name, 2 * 3 * 4, \\*not em\\* and a  \nbreak",
+    "<p>snake_case_name, 2 * 3 * 4, *not em* and a  <br>break</p>"],
+  ["[docs](https://example.com/a?b=1&c=2) [mail](mailto:a@example.com) <https://example.com/b> see https://example.com/c.",
+    "<p><a href=\"https://example.com/a?b=1&amp;c=2\" rel=\"noopener noreferrer\" target=\"_blank\">docs</a> "
+    + "<a href=\"mailto:a@example.com\" rel=\"noopener noreferrer\" target=\"_blank\">mail</a> "
+    + "<a href=\"https://example.com/b\" rel=\"noopener noreferrer\" target=\"_blank\">https://example.com/b</a> "
+    + "see <a href=\"https://example.com/c\" rel=\"noopener noreferrer\" target=\"_blank\">https://example.com/c</a>.</p>"],
+  ["[a](javascript:alert(1)) [b](<JaVa\tScRiPt:alert(1)>) [c](data:text/html,x) [d](src/main.rs) <javascript:alert(1)>",
+    "<p><span class=\"unsafe-link\" title=\"javascript:alert(1)\">a</span> <span class=\"unsafe-link\" title=\"JaVa\tScRiPt:alert(1)\">b</span> "
+    + "<span class=\"unsafe-link\" title=\"data:text/html,x\">c</span> <span class=\"unsafe-link\" title=\"src/main.rs\">d</span> "
+    + "<span class=\"unsafe-link\" title=\"javascript:alert(1)\">javascript:alert(1)</span></p>"],
+  ["<script>window.pwned = 1</script>\n<img src=x onerror=\"window.pwned = 1\">\n![pixel](https://example.com/p.png)",
+    "<p>&lt;script&gt;window.pwned = 1&lt;/script&gt;\n&lt;img src=x onerror=\"window.pwned = 1\"&gt;\n"
+    + "<a href=\"https://example.com/p.png\" rel=\"noopener noreferrer\" target=\"_blank\">pixel</a></p>"],
+];
 
 let step = 0;
 function ok(what) {
@@ -267,6 +353,23 @@ async function run() {
   assert.equal(await page.evaluate(() => localStorage.getItem("cinch.token")), TOKEN);
   ok("sign in with a token, kept in localStorage and not in the URL");
 
+  // A text full of unmatched delimiters is read in linear time: a slow one would take minutes.
+  const rendered = await page.evaluate(async ([cases, heavy]) => {
+    const { markdown } = await import("/assets/markdown.js");
+    const html = (text) => {
+      const container = document.createElement("div");
+      container.append(...markdown(text));
+      return container.innerHTML;
+    };
+    const started = performance.now();
+    html(heavy);
+    return { html: cases.map(html), heavyMs: performance.now() - started };
+  }, [MARKDOWN.map(([text]) => text), "*a _b `c [d ".repeat(20_000)]);
+  MARKDOWN.forEach(([text, html], index) => assert.equal(rendered.html[index], html, `markdown: ${JSON.stringify(text)}`));
+  assert(rendered.heavyMs < 2000, `unmatched delimiters took ${rendered.heavyMs}ms`);
+  assert.equal(await page.evaluate(() => window.pwned), undefined);
+  ok("markdown renders headings, emphasis, code, lists, quotes, tables and links; HTML and other links stay text");
+
   // A new task from the form.
   script("CINCH_SCRIPT_FIRST");
   await page.getByRole("link", { name: "New task" }).first().click();
@@ -333,6 +436,13 @@ async function run() {
     && (await page.locator(".task-usage").innerText()).includes("$0.0123 · 1,200 tokens"));
   await screenshot(first, "block-done.png", { left: 36 });
   ok("the block ends Done, with a wrote tag, its diffstat, cost and run time; the session and task show their totals");
+
+  // Its final message shows under it, live: the page was not reloaded.
+  const firstReply = replyOf(0);
+  await firstReply.waitFor();
+  assert.equal(await firstReply.locator(".markdown").innerHTML(), "<p>I wrote out.txt; it says hello.</p>");
+  assert(await firstReply.locator(".reply-toggle").isHidden(), "a short reply has no Show more");
+  ok("the turn's reply shows under its block as the turn ends");
 
   // Opening it: Result first, then each view, with the keyboard too.
   const toggle = first.locator(".block-toggle");
@@ -470,7 +580,7 @@ async function run() {
   ok("the running logo pulses, unless motion is reduced");
 
   // A message sent while a turn runs waits in the queue, shown after the running block.
-  script("CINCH_SCRIPT_FOLLOW_UP");
+  script("CINCH_SCRIPT_MARKDOWN");
   await page.getByLabel("Follow-up").fill("Then this.");
   await page.getByRole("button", { name: "Send" }).click();
   await page.locator(".step-internal", { hasText: "Queue · queued" }).waitFor();
@@ -486,12 +596,29 @@ async function run() {
   assert.equal(await third.getAttribute("data-status"), "cancelled");
   ok("Abort stops the running turn: Cancelled");
 
-  // The queued message runs next, as a fourth block.
+  // The queued message runs next, as a fourth block, and answers in markdown.
   const fourth = page.locator(".block").nth(3);
   await fourth.locator(".block-status", { hasText: "Done" }).waitFor({ timeout: 60_000 });
   assert.match(await fourth.locator(".block-brief").innerText(), /Then this\./);
   await eventually("Abort to be disabled", async () => !(await abort.isEnabled()));
   ok("the queued message runs once the aborted turn has ended");
+
+  assert(await replyOf(2).isHidden(), "the aborted turn has no final message, so no reply");
+  await markdownReply(replyOf(3));
+  ok("a markdown reply shows rendered under its block as the turn ends, its HTML and script link inert");
+  await foldedReply(replyOf(3));
+  await screenshot(replyOf(3), "reply.png");
+  ok("a long reply is folded: Show more unfolds it, Show less folds it again");
+
+  await page.reload();
+  await fourth.locator(".block-status", { hasText: "Done" }).waitFor();
+  assert.equal(await replyOf(0).locator(".markdown").innerText(), "I wrote out.txt; it says hello.");
+  await markdownReply(replyOf(3));
+  await foldedReply(replyOf(3));
+  await page.setViewportSize({ width: 375, height: 740 });
+  await noSideways("a reply with a long code line");
+  await page.setViewportSize({ width: 1100, height: 900 });
+  ok("after a reload the replies show again, rendered and folded; at 375px a long code line scrolls in its box");
   await screenshot(page.locator(".task-body"), "task.png");
 
   // Close ends the session.

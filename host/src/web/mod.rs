@@ -42,6 +42,8 @@ static ASSETS: &[Asset] = &[
     asset!("events.js", JS),
     asset!("logos.js", JS),
     asset!("block.js", JS),
+    asset!("reply.js", JS),
+    asset!("markdown.js", JS),
     asset!("tabs.js", JS),
     asset!("tasks.js", JS),
     asset!("new-task.js", JS),

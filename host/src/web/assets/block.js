@@ -3,11 +3,13 @@
 // brief clamped to two lines; while running, the latest six progress
 // lines; the repository, diffstat and cost; the first line of an error; a
 // Revert button once it has ended. Opening it shows Result, Diff, Log and
-// Metadata.
+// Metadata. Its final message, the assistant's reply, shows right under it
+// (`reply.element`, which the conversation places after the block).
 
 import { call } from "./api.js";
 import { ago, cost, diffstat, duration, firstLine, h, shortSha, tokens } from "./dom.js";
 import { logo } from "./logos.js";
+import { Reply } from "./reply.js";
 import { tabs } from "./tabs.js";
 
 const STATUS_TEXT = {
@@ -90,6 +92,7 @@ export class CodeTaskBlock {
     });
     this.actions = h("p", { class: "block-actions", hidden: true }, this.revertButton);
     this.detail = h("div", { class: "block-detail", id: `${this.id}-detail`, hidden: true });
+    this.reply = new Reply();
     this.element = h(
       "article",
       { class: "block", "aria-label": "Coding task" },
@@ -134,6 +137,7 @@ export class CodeTaskBlock {
     this.error.textContent = problem;
     this.error.hidden = !problem;
     this.error.classList.toggle("failed", turn.status === "failed");
+    this.reply.show(result?.final_message ?? null);
 
     if (ended) {
       running.delete(this);

@@ -1,6 +1,6 @@
-// A task: its sessions, the chosen session's conversation (live), a
-// composer for follow-ups, Abort and Close, Revert on each turn's block,
-// and what the task and the session cost so far.
+// A task: its sessions, the chosen session's conversation (live), each
+// turn's reply under its block, a composer for follow-ups, Abort and Close,
+// Revert on each turn's block, and what the task and the session cost so far.
 
 import { accountPath, v1, v1All } from "./api.js";
 import { CodeTaskBlock } from "./block.js";
@@ -226,7 +226,7 @@ class TaskPage {
         block.setRevertable(!BUSY.has(this.session.status));
         this.blocks.set(message.turn.call_id, block);
       }
-      return { block, element: h("li", { class: "step step-turn" }, block.element) };
+      return { block, element: h("li", { class: "step step-turn" }, block.element, block.reply.element) };
     }
     if (message.type === "revert" && message.turn) return this.revertLine(message);
     if (message.type in INTERNAL) {
