@@ -300,6 +300,9 @@ impl Turn {
                         result_text: result::UNREADABLE_DETAIL.to_owned(),
                         model: None,
                         usage: None,
+                        cli_version: None,
+                        unknown_events: Default::default(),
+                        not_json_lines: 0,
                     },
                 }
             }
@@ -897,6 +900,10 @@ fn unreadable_result(turn: &TurnDir, launch: &Launch, display_name: &str) -> Tur
         result_text,
         model: launch.model.clone(),
         usage: None,
+        cli_version: launch.cli_version.clone(),
+        // The log was not read to its end: nothing is counted.
+        unknown_events: Default::default(),
+        not_json_lines: 0,
     }
 }
 
@@ -1222,7 +1229,19 @@ impl Finisher {
             result_text,
             model,
             usage,
+            cli_version: launch.cli_version.clone(),
+            unknown_events: finished.tally.unknown.clone(),
+            not_json_lines: finished.tally.not_json,
         };
+        if !result.unknown_events.is_empty() {
+            tracing::info!(
+                turn = %launch.turn,
+                harness = %launch.harness,
+                cli_version = launch.cli_version.as_deref().unwrap_or("unknown"),
+                unknown = ?result.unknown_events,
+                "the harness wrote events its driver does not know"
+            );
+        }
         write_json(&self.turn.result(), &result)?;
         self.hide_secrets();
         // The harness's output names the session: only a plain file name
