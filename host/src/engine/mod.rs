@@ -221,6 +221,9 @@ pub struct TurnSummary {
     /// Its tokens and cost, once it has ended, when its harness reported usage.
     #[serde(default)]
     pub usage: Option<result::TurnUsage>,
+    /// Events of types its driver does not know, by type, once it has ended.
+    #[serde(default)]
+    pub unknown_events: crate::reader::UnknownEvents,
 }
 
 /// cinch's engine: drivers, configuration and the turns under its home.
@@ -717,6 +720,10 @@ impl Engine {
                 };
                 TurnSummary {
                     usage: result.as_ref().and_then(|result| result.usage),
+                    unknown_events: result
+                        .as_ref()
+                        .map(|result| result.unknown_events.clone())
+                        .unwrap_or_default(),
                     turn: launch.turn,
                     harness: launch.harness,
                     repository: launch.repository,
