@@ -1,7 +1,8 @@
 //! The web app in a real headless Chromium against a real `cinch serve` with
 //! the fake CLI as `claude`: `tests/browser/app.test.mjs` signs in, starts a
 //! task from the form, watches its code-task block run and finish with its
-//! cost, opens every view, sends a follow-up, reverts it and undoes the
+//! cost, opens every view (Metadata with the event types the driver did not
+//! know), sends a follow-up, reverts it and undoes the
 //! revert, and aborts a long turn; then, with tasks
 //! made through the API (one by an agent's token), it switches between a
 //! task's sessions, reads the internal lines and the "needs someone" queue,
@@ -63,6 +64,11 @@ fn scripts() -> [(&'static str, String); 3] {
     {
         first.push(tool_use(&format!("t{n}"), command));
     }
+    // A newer CLI's event the driver does not know, twice, and a line that
+    // is not JSON: Metadata counts them.
+    first.push(json!({"type": "brand_new_event", "session_id": SESSION}));
+    first.push(json!({"type": "brand_new_event", "session_id": SESSION}));
+    first.push(Value::String("Warning: not JSON".into()));
     first.extend(answer("I wrote out.txt; it says hello."));
     let first = Script {
         lines: first,
