@@ -221,6 +221,48 @@ fn unknown_events_are_counted_per_turn_and_listed_per_cli_version_with_first_see
 }
 
 #[test]
+fn the_openapi_document_describes_the_drivers_and_the_results_counts() {
+    let world = World::new();
+    let server = world.serve();
+    let document = server.request("GET", "/openapi.json", None, None).json();
+    let drivers = &document["paths"]["/v1/drivers"]["get"];
+    assert!(drivers["responses"]["200"].is_object(), "{drivers}");
+    assert!(drivers["responses"]["401"].is_object(), "{drivers}");
+    let schemas = &document["components"]["schemas"];
+    for (schema, fields) in [
+        (
+            "DriverView",
+            &[
+                "name",
+                "display_name",
+                "program",
+                "contract_version",
+                "source",
+                "cli_versions",
+            ][..],
+        ),
+        ("CliVersionSeen", &["cli_version", "unknown_events"][..]),
+        ("UnknownEventSeen", &["type", "first_seen", "count"][..]),
+        (
+            "TaskResult",
+            &["cli_version", "unknown_events", "not_json_lines"][..],
+        ),
+    ] {
+        for field in fields {
+            assert!(
+                schemas[schema]["properties"][field].is_object(),
+                "{schema}.{field}: {:#}",
+                schemas[schema]
+            );
+        }
+    }
+    assert_eq!(
+        schemas["TaskResult"]["properties"]["unknown_events"]["additionalProperties"]["type"],
+        "integer"
+    );
+}
+
+#[test]
 fn a_code_tasks_result_counts_unknown_events_and_not_json_lines() {
     let world = World::new();
     let server = world.serve();
