@@ -2,7 +2,9 @@
 //! the output is a finished log (`cinch driver test`) or one still growing
 //! (a live turn): bytes in, progress lines and the session id out.
 
-use cinch_driver_sdk::{Event, Outcome};
+use std::collections::BTreeMap;
+
+use cinch_driver_sdk::{Event, Outcome, SkipReason};
 
 use crate::lines::{Line, LineSplitter};
 use crate::parse::TurnParser;
@@ -22,7 +24,7 @@ pub enum Output {
 }
 
 /// Counts of what was read.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Tally {
     /// Events the driver produced.
     pub events: usize,
@@ -30,6 +32,60 @@ pub struct Tally {
     pub unparsed: usize,
     /// Bytes read.
     pub bytes: u64,
+    /// Valid JSON of a type the driver does not know, counted by type: a
+    /// CLI release that changed its output shows here first.
+    pub unknown: UnknownEvents,
+    /// Lines that are not JSON (or not UTF-8, which JSON must be).
+    pub not_json: u64,
+}
+
+/// The longest event type name kept; a longer one is cut (at a character).
+pub const MAX_TYPE_CHARS: usize = 64;
+
+/// Distinct unknown types counted per turn; the rest go under [`OTHER_TYPES`],
+/// so that output full of made-up types cannot grow a turn's result (or the
+/// server's seen-list) without bound.
+pub const MAX_UNKNOWN_TYPES: usize = 32;
+
+/// The name unknown events without a `type` are counted under.
+pub const NO_TYPE: &str = "(no type)";
+
+/// The name unknown events past [`MAX_UNKNOWN_TYPES`] distinct types are
+/// counted under.
+pub const OTHER_TYPES: &str = "(other types)";
+
+/// Unknown events counted by type name.
+pub type UnknownEvents = BTreeMap<String, u64>;
+
+/// The name `kind` is counted under: a type name is the CLI's own word, so
+/// only what looks like one is kept as it is; anything else (free text, a
+/// very long value) would carry more than a type name into results and the
+/// server-wide seen-list.
+pub fn type_name(kind: Option<&str>) -> String {
+    let Some(kind) = kind.filter(|kind| !kind.is_empty()) else {
+        return NO_TYPE.to_owned();
+    };
+    kind.chars()
+        .take(MAX_TYPE_CHARS)
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/' | ':' | '@') {
+                c
+            } else {
+                '?'
+            }
+        })
+        .collect()
+}
+
+/// Counts one unknown event of type `kind` in `counts`, within the caps.
+pub fn count_unknown(counts: &mut UnknownEvents, kind: Option<&str>, by: u64) {
+    let name = type_name(kind);
+    let name = if counts.contains_key(&name) || counts.len() < MAX_UNKNOWN_TYPES {
+        name
+    } else {
+        OTHER_TYPES.to_owned()
+    };
+    *counts.entry(name).or_default() += by;
 }
 
 /// How reading ended.
@@ -124,7 +180,11 @@ impl<P: TurnParser> LogReader<P> {
         for line in std::mem::take(&mut self.lines) {
             match line {
                 Line::Text(text) => batch.push(text),
-                Line::TooLong(_) | Line::NotUtf8 => self.tally.unparsed += 1,
+                Line::TooLong(_) => self.tally.unparsed += 1,
+                Line::NotUtf8 => {
+                    self.tally.unparsed += 1;
+                    self.tally.not_json += 1;
+                }
             }
             if batch.len() == BATCH_LINES {
                 self.feed(&batch, out);
@@ -148,8 +208,14 @@ impl<P: TurnParser> LogReader<P> {
     }
 
     fn record(&mut self, event: &Event, out: &mut Vec<Output>) {
-        if matches!(event, Event::Skipped { .. }) {
+        if let Event::Skipped { reason, kind } = event {
             self.tally.unparsed += 1;
+            match reason {
+                SkipReason::NotJson => self.tally.not_json += 1,
+                SkipReason::Unknown => {
+                    count_unknown(&mut self.tally.unknown, kind.as_deref(), 1);
+                }
+            }
             return;
         }
         self.tally.events += 1;
@@ -175,5 +241,89 @@ impl<P: TurnParser> LogReader<P> {
             self.session_id = Some(id.to_owned());
             out.push(Output::Session(id.to_owned()));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::redact::Redactor;
+    use crate::runtime::DriverFailure;
+
+    /// Reads lines as the SDK does: `{"type":"known"}` is an event, other
+    /// JSON is unknown by its `type`, anything else is not JSON.
+    struct Typed;
+
+    impl TurnParser for Typed {
+        fn feed(&mut self, lines: &[String]) -> Result<Vec<Event>, DriverFailure> {
+            Ok(lines
+                .iter()
+                .map(
+                    |line| match serde_json::from_str::<serde_json::Value>(line) {
+                        Ok(value) if value["type"] == "known" => Event::Other("known".into()),
+                        Ok(value) => Event::Skipped {
+                            reason: SkipReason::Unknown,
+                            kind: value["type"].as_str().map(str::to_owned),
+                        },
+                        Err(_) => Event::Skipped {
+                            reason: SkipReason::NotJson,
+                            kind: None,
+                        },
+                    },
+                )
+                .collect())
+        }
+
+        fn finish(&mut self, _: Option<i32>, _: &str) -> Result<Outcome, DriverFailure> {
+            Ok(Outcome::default())
+        }
+    }
+
+    fn tally(log: &[u8]) -> Tally {
+        let mut reader = LogReader::new(Typed, ProgressRenderer::new("X", Redactor::default()));
+        let mut out = Vec::new();
+        reader.push(log, &mut out);
+        reader.finish(Some(0), "", &mut out).tally
+    }
+
+    #[test]
+    fn counts_unknown_events_by_type_and_non_json_lines_apart() {
+        let tally = tally(
+            b"{\"type\":\"known\"}\n{\"type\":\"brand_new\"}\n{\"type\":\"brand_new\"}\n\
+              {\"type\":\"other new\"}\n{\"no\":\"type\"}\nnot json\n\xff\xfe\n",
+        );
+        assert_eq!(tally.events, 1);
+        assert_eq!(
+            tally.unknown,
+            UnknownEvents::from([
+                ("brand_new".to_owned(), 2),
+                ("other?new".to_owned(), 1),
+                (NO_TYPE.to_owned(), 1),
+            ])
+        );
+        assert_eq!(tally.not_json, 2);
+        assert_eq!(tally.unparsed, 6);
+    }
+
+    #[test]
+    fn caps_the_distinct_types_and_their_length() {
+        let mut log = String::new();
+        for n in 0..MAX_UNKNOWN_TYPES + 5 {
+            log.push_str(&format!("{{\"type\":\"t{n}\"}}\n"));
+        }
+        log.push_str(&format!(
+            "{{\"type\":\"t0\"}}\n{{\"type\":\"{}\"}}\n",
+            "x".repeat(500)
+        ));
+        let tally = tally(log.as_bytes());
+        assert_eq!(tally.unknown.len(), MAX_UNKNOWN_TYPES + 1);
+        assert_eq!(tally.unknown["t0"], 2);
+        assert_eq!(tally.unknown[OTHER_TYPES], 6);
+        assert!(
+            tally
+                .unknown
+                .keys()
+                .all(|name| name.len() <= MAX_TYPE_CHARS)
+        );
     }
 }

@@ -22,9 +22,21 @@ pub struct Report {
     pub events: usize,
     /// Lines that gave no event: not JSON, not UTF-8, too long, or unknown.
     pub unparsed: usize,
+    /// Valid JSON of a type the driver does not know, counted by type.
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub unknown_events: crate::reader::UnknownEvents,
+    /// Lines that were not JSON.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub not_json_lines: u64,
     /// How the driver failed, when it did (the replay stopped there).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub driver_failure: Option<String>,
+}
+
+/// Whether a count is zero: left out of reports, so that golden files of
+/// logs without such lines stay as they were.
+fn is_zero(count: &u64) -> bool {
+    *count == 0
 }
 
 /// How the CLI ended, as recorded beside its log.
@@ -65,6 +77,8 @@ pub fn replay(
         outcome: redact_outcome(finished.outcome, redactor),
         events: finished.tally.events,
         unparsed: finished.tally.unparsed,
+        unknown_events: finished.tally.unknown,
+        not_json_lines: finished.tally.not_json,
         driver_failure: finished.failure.map(|failure| failure.to_string()),
     }
 }

@@ -1,10 +1,10 @@
 //! The web app in a real headless Chromium against a real `cinch serve` with
 //! the fake CLI as `claude`: `tests/browser/app.test.mjs` signs in, starts a
 //! task from the form, watches its code-task block run and finish with its
-//! cost and its reply, opens every view, sends a follow-up, reverts it and
-//! undoes the revert, aborts a long turn, and reads a turn's markdown reply
-//! (rendered, folded, its HTML and script link inert, live and after a
-//! reload); then, with tasks
+//! cost and its reply, opens every view (Metadata with the event types the
+//! driver did not know), sends a follow-up, reverts it and undoes the revert,
+//! aborts a long turn, and reads a turn's markdown reply (rendered, folded,
+//! its HTML and script link inert, live and after a reload); then, with tasks
 //! made through the API (one by an agent's token), it switches between a
 //! task's sessions, reads the internal lines and the "needs someone" queue,
 //! and checks the pages at a phone's width.
@@ -100,6 +100,11 @@ fn scripts() -> [(&'static str, String); 4] {
     {
         first.push(tool_use(&format!("t{n}"), command));
     }
+    // A newer CLI's event the driver does not know, twice, and a line that
+    // is not JSON: Metadata counts them.
+    first.push(json!({"type": "brand_new_event", "session_id": SESSION}));
+    first.push(json!({"type": "brand_new_event", "session_id": SESSION}));
+    first.push(Value::String("Warning: not JSON".into()));
     first.extend(answer("I wrote out.txt; it says hello."));
     let first = Script {
         lines: first,

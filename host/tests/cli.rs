@@ -251,3 +251,45 @@ fn bad_input_is_counted_and_never_fatal() {
         }
     }
 }
+
+#[test]
+fn driver_test_lists_the_unknown_event_types_it_saw() {
+    let home = tempfile::tempdir().unwrap();
+    // A real recording with lines a newer CLI might print injected.
+    let mut log = std::fs::read_to_string(recorded("claude/s1.jsonl")).unwrap();
+    log.push_str("{\"type\":\"brand_new_event\",\"session_id\":\"x\"}\n");
+    log.push_str("{\"type\":\"brand_new_event\"}\n");
+    log.push_str("{\"type\":\"system\",\"subtype\":\"fresh_subtype\"}\n");
+    log.push_str("Warning: not json at all\n");
+    let path = home.path().join("injected.jsonl");
+    std::fs::write(&path, &log).unwrap();
+    let path = path.display().to_string();
+
+    let plain = cinch(home.path(), &["driver", "test", "claude", &path]);
+    assert!(plain.status.success(), "{}", stderr(&plain));
+    let text = stdout(&plain);
+    assert!(
+        text.contains("unknown event types (the driver does not know them):\n    brand_new_event ×2\n    system/fresh_subtype ×1\n"),
+        "{text}"
+    );
+    assert!(text.contains("lines not JSON: 1"), "{text}");
+
+    let json = cinch(home.path(), &["driver", "test", "claude", &path, "--json"]);
+    let report: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(
+        report["unknown_events"],
+        serde_json::json!({"brand_new_event": 2, "system/fresh_subtype": 1})
+    );
+    assert_eq!(report["not_json_lines"], 1);
+
+    // The recording alone has neither.
+    let clean = cinch(
+        home.path(),
+        &["driver", "test", "claude", &recorded("claude/s1.jsonl")],
+    );
+    let text = stdout(&clean);
+    assert!(
+        !text.contains("unknown event types") && !text.contains("not JSON"),
+        "{text}"
+    );
+}

@@ -492,9 +492,12 @@ async function run() {
   assert.equal(metadata.Model, "claude-sonnet-4-5");
   assert.equal(metadata.Tokens, "1,000 in · 200 out");
   assert.match(metadata.Cost, /^\$0\.0123, as the harness reported it/);
+  assert.equal(metadata["CLI version"], "1.2.3");
+  assert.equal(metadata["Unknown events"], "brand_new_event ×2");
+  assert.equal(metadata["Lines not JSON"], "1");
   await panel.locator("button.link").click();
   assert.equal(await tab("Log").getAttribute("aria-selected"), "true");
-  ok("Metadata lists the turn; its log path opens Log");
+  ok("Metadata lists the turn and the event types its driver did not know; its log path opens Log");
 
   // A follow-up makes a second block.
   script("CINCH_SCRIPT_FOLLOW_UP");

@@ -372,3 +372,29 @@ fn info_and_version() {
     assert_eq!(info.resume, ResumeScope::SameDirectory);
     assert_eq!(Gemini::parse_version("0.61.0\n").as_deref(), Some("0.61.0"));
 }
+
+/// A line of valid JSON of a type the driver does not know is no failure:
+/// it is skipped as unknown, named by its type, so that the host can count
+/// it; a line that is not JSON is skipped as such.
+#[test]
+fn an_unknown_type_is_skipped_by_name_and_a_non_json_line_as_not_json() {
+    let log = "{\"type\":\"from_a_newer_release\",\"payload\":{\"x\":1}}\nnot json at all\n";
+    let (events, _) = run::<Gemini>(log, Some(0), "");
+    let skipped: Vec<&Event> = events
+        .iter()
+        .filter(|event| matches!(event, Event::Skipped { .. }))
+        .collect();
+    assert_eq!(
+        skipped,
+        [
+            &Event::Skipped {
+                reason: SkipReason::Unknown,
+                kind: Some("from_a_newer_release".into()),
+            },
+            &Event::Skipped {
+                reason: SkipReason::NotJson,
+                kind: None,
+            },
+        ]
+    );
+}

@@ -198,6 +198,16 @@ pub struct TaskResult {
     /// Its tokens and cost; null when the harness reported no usage.
     #[schema(value_type = Option<Object>)]
     pub usage: Option<crate::engine::result::TurnUsage>,
+    /// The CLI's version when the turn started, when it said one.
+    pub cli_version: Option<String>,
+    /// Lines of valid JSON of a type the driver does not know, counted by
+    /// type (`(no type)` for those without one): the sign that the CLI's
+    /// output changed. Type names are cut at 64 characters, characters other
+    /// than letters, digits and `_-./:@` shown as `?`; past 32 types per
+    /// turn the rest count under `(other types)`.
+    pub unknown_events: std::collections::BTreeMap<String, u64>,
+    /// Lines of the output that were not JSON.
+    pub not_json_lines: u64,
 }
 
 /// A changed file.
@@ -241,6 +251,9 @@ impl TaskResult {
             result_text: result.result_text.clone(),
             model: result.model.clone(),
             usage: result.usage,
+            cli_version: result.cli_version.clone(),
+            unknown_events: result.unknown_events.clone(),
+            not_json_lines: result.not_json_lines,
         }
     }
 }

@@ -1,5 +1,5 @@
 //! The HTTP server: axum routes under `/v1` (accounts, members, agents,
-//! environments, models, tasks, sessions, messages, attachments) and `/api` (the code-task API and a run's live
+//! environments, models, drivers, tasks, sessions, messages, attachments) and `/api` (the code-task API and a run's live
 //! events), bearer auth, problem+json errors and the OpenAPI document
 //! generated from the handlers, `Idempotency-Key` on POST. It holds no
 //! process or git logic: sessions go through the [`Conductor`], code tasks
@@ -13,6 +13,7 @@ pub mod agents;
 mod body;
 mod code_tasks;
 mod document;
+pub mod drivers;
 mod environments;
 mod extract;
 mod health;
@@ -161,6 +162,7 @@ fn routes(state: AppState) -> (axum::Router, utoipa::openapi::OpenApi) {
         .routes(routes!(agents::list_agents, agents::create_agent))
         .routes(routes!(agents::update_agent))
         .routes(routes!(accounts::list_models))
+        .routes(routes!(drivers::list_drivers))
         .routes(routes!(server::get_server))
         .routes(routes!(
             environments::create_environment,

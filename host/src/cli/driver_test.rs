@@ -120,6 +120,15 @@ fn print_human(log: &Path, report: &Report) {
         "  events: {}, unparsed lines: {}",
         report.events, report.unparsed
     );
+    if report.not_json_lines > 0 {
+        println!("  lines not JSON: {}", report.not_json_lines);
+    }
+    if !report.unknown_events.is_empty() {
+        println!("  unknown event types (the driver does not know them):");
+        for (kind, count) in &report.unknown_events {
+            println!("    {kind} ×{count}");
+        }
+    }
 }
 
 fn indent(text: &str) -> String {

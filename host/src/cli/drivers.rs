@@ -82,6 +82,62 @@ fn print_table<'a>(rows: impl Iterator<Item = &'a [String; 5]> + Clone) {
     }
 }
 
+/// Prints, per driver and CLI version, the event types the driver did not
+/// know, from the home's database (where `cinch serve` records them when a
+/// turn ends); a home without a database has seen none.
+pub fn seen(home: &crate::home::Home, json: bool) -> anyhow::Result<ExitCode> {
+    let path = home.root().join(crate::store::DATABASE_FILE);
+    let rows = if path.exists() {
+        super::serve::runtime()?.block_on(async {
+            let store = super::serve::open_database(&path).await?;
+            store
+                .unknown_events()
+                .await
+                .with_context(|| format!("reading the unknown events in {}", path.display()))
+        })?
+    } else {
+        Vec::new()
+    };
+    if json {
+        let mut harnesses: Vec<&str> = rows.iter().map(|row| row.harness.as_str()).collect();
+        harnesses.dedup();
+        let drivers: Vec<serde_json::Value> = harnesses
+            .into_iter()
+            .map(|harness| {
+                let versions = crate::api::drivers::by_version(
+                    rows.iter().filter(|row| row.harness == harness),
+                );
+                serde_json::json!({"name": harness, "cli_versions": versions})
+            })
+            .collect();
+        println!("{}", serde_json::to_string(&drivers)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    if rows.is_empty() {
+        println!("no unknown event types seen");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let header = ["DRIVER", "CLI VERSION", "TYPE", "FIRST SEEN", "COUNT"].map(str::to_owned);
+    let table: Vec<[String; 5]> = rows
+        .iter()
+        .map(|row| {
+            [
+                row.harness.clone(),
+                if row.cli_version.is_empty() {
+                    "unknown".to_owned()
+                } else {
+                    row.cli_version.clone()
+                },
+                row.event_type.clone(),
+                row.first_seen.clone(),
+                row.count.to_string(),
+            ]
+        })
+        .collect();
+    print_table(std::iter::once(&header).chain(&table));
+    Ok(ExitCode::SUCCESS)
+}
+
 /// Checks the component at `file` and installs it as a plugin.
 pub fn add(context: &Context, file: &Path) -> anyhow::Result<ExitCode> {
     let entry = load_plugin(&context.runtime, file.to_path_buf());

@@ -43,7 +43,15 @@ enum LogFormat {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Lists the drivers: built-in and plugins, with their CLI on this machine.
-    Drivers,
+    Drivers {
+        /// Lists instead, per driver and CLI version, the event types the
+        /// driver did not know, as the home's database recorded them.
+        #[arg(long)]
+        seen: bool,
+        /// With --seen: one JSON array, as `GET /v1/drivers` shapes it.
+        #[arg(long, requires = "seen")]
+        json: bool,
+    },
     /// Tests, scaffolds and installs drivers.
     Driver {
         #[command(subcommand)]
@@ -193,7 +201,8 @@ pub fn main() -> ExitCode {
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
-        Command::Drivers => drivers::list(&Context::open()?),
+        Command::Drivers { seen: false, .. } => drivers::list(&Context::open()?),
+        Command::Drivers { seen: true, json } => drivers::seen(&Home::discover()?, json),
         Command::Driver { command } => match command {
             DriverCommand::Test(args) => driver_test::run(&Context::open()?, args),
             DriverCommand::New(args) => scaffold::run(args),

@@ -108,7 +108,7 @@ fn home(dir: Option<PathBuf>) -> anyhow::Result<Home> {
     }
 }
 
-fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+pub(super) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -119,7 +119,7 @@ async fn open_store(home: &Home) -> anyhow::Result<Store> {
     open_database(&home.root().join(DATABASE_FILE)).await
 }
 
-async fn open_database(path: &Path) -> anyhow::Result<Store> {
+pub(super) async fn open_database(path: &Path) -> anyhow::Result<Store> {
     Store::open(path)
         .await
         .with_context(|| format!("opening {}", path.display()))

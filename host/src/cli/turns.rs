@@ -18,7 +18,7 @@ pub fn list(engine: &Engine, json: bool) -> anyhow::Result<ExitCode> {
     }
     for turn in turns {
         println!(
-            "{}  {:<10} {:<8} {:>9} ago  {:>10}  {}  session {}",
+            "{}  {:<10} {:<8} {:>9} ago  {:>10}  {}  session {}{}",
             turn.turn,
             turn.status,
             turn.harness,
@@ -26,6 +26,7 @@ pub fn list(engine: &Engine, json: bool) -> anyhow::Result<ExitCode> {
             cost_column(turn.usage.as_ref()),
             turn.repository,
             turn.session_id.as_deref().unwrap_or("none"),
+            unknown_column(&turn.unknown_events),
         );
     }
     Ok(ExitCode::SUCCESS)
@@ -46,6 +47,19 @@ fn cost_column(usage: Option<&TurnUsage>) -> String {
             usage.input_tokens.unwrap_or(0) + usage.output_tokens.unwrap_or(0)
         ),
     }
+}
+
+/// The unknown event types a turn saw, as `cinch turns` ends its row with
+/// them: `  unknown: brand_new ×2, other ×1`; nothing when there were none.
+pub fn unknown_column(unknown: &crate::reader::UnknownEvents) -> String {
+    if unknown.is_empty() {
+        return String::new();
+    }
+    let listed: Vec<String> = unknown
+        .iter()
+        .map(|(kind, count)| format!("{kind} ×{count}"))
+        .collect();
+    format!("  unknown: {}", listed.join(", "))
 }
 
 /// Shows a turn's kept log.

@@ -227,6 +227,9 @@ pub struct TurnSummary {
     /// Its tokens and cost, once it has ended, when its harness reported usage.
     #[serde(default)]
     pub usage: Option<result::TurnUsage>,
+    /// Events of types its driver does not know, by type, once it has ended.
+    #[serde(default)]
+    pub unknown_events: crate::reader::UnknownEvents,
 }
 
 /// cinch's engine: drivers, configuration and the turns under its home.
@@ -306,6 +309,9 @@ impl Turn {
                         result_text: result::UNREADABLE_DETAIL.to_owned(),
                         model: None,
                         usage: None,
+                        cli_version: None,
+                        unknown_events: Default::default(),
+                        not_json_lines: 0,
                     },
                 }
             }
@@ -720,6 +726,10 @@ impl Engine {
                 };
                 TurnSummary {
                     usage: result.as_ref().and_then(|result| result.usage),
+                    unknown_events: result
+                        .as_ref()
+                        .map(|result| result.unknown_events.clone())
+                        .unwrap_or_default(),
                     turn: launch.turn,
                     harness: launch.harness,
                     repository: launch.repository,
@@ -903,6 +913,10 @@ fn unreadable_result(turn: &TurnDir, launch: &Launch, display_name: &str) -> Tur
         result_text,
         model: launch.model.clone(),
         usage: None,
+        cli_version: launch.cli_version.clone(),
+        // The log was not read to its end: nothing is counted.
+        unknown_events: Default::default(),
+        not_json_lines: 0,
     }
 }
 
@@ -1228,7 +1242,19 @@ impl Finisher {
             result_text,
             model,
             usage,
+            cli_version: launch.cli_version.clone(),
+            unknown_events: finished.tally.unknown.clone(),
+            not_json_lines: finished.tally.not_json,
         };
+        if !result.unknown_events.is_empty() {
+            tracing::info!(
+                turn = %launch.turn,
+                harness = %launch.harness,
+                cli_version = launch.cli_version.as_deref().unwrap_or("unknown"),
+                unknown = ?result.unknown_events,
+                "the harness wrote events its driver does not know"
+            );
+        }
         write_json(&self.turn.result(), &result)?;
         self.hide_secrets();
         // The harness's output names the session: only a plain file name

@@ -121,6 +121,18 @@ pub struct TurnResult {
     /// Tokens and cost; none when the harness reported no usage.
     #[serde(default)]
     pub usage: Option<TurnUsage>,
+    /// The CLI's version, as its version command told it when the turn
+    /// started; none when it did not say.
+    #[serde(default)]
+    pub cli_version: Option<String>,
+    /// Lines of valid JSON of a type the driver does not know, counted by
+    /// type (see [`crate::reader::type_name`]): not failures, but the sign
+    /// that the CLI's output has changed.
+    #[serde(default)]
+    pub unknown_events: crate::reader::UnknownEvents,
+    /// Lines of the output that were not JSON.
+    #[serde(default)]
+    pub not_json_lines: u64,
 }
 
 /// The detail text of a timeout of `timeout_ms`.

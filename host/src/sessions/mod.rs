@@ -1603,6 +1603,9 @@ fn turn_result_view(result: &TurnResult) -> Value {
         "result_text": result.result_text,
         "model": result.model,
         "usage": result.usage,
+        "cli_version": result.cli_version,
+        "unknown_events": result.unknown_events,
+        "not_json_lines": result.not_json_lines,
     })
 }
 

@@ -90,7 +90,9 @@ impl Store {
     }
 
     /// Keeps the result of the account's call `call_id` of run `run_id`,
-    /// with its usage apart for rollups. Keeping it again changes nothing.
+    /// with its usage apart for rollups, and counts the event types its
+    /// driver did not know in the server's seen-list (the first time only).
+    /// Keeping it again changes nothing.
     pub async fn record_call_result(
         &self,
         account_id: &str,
@@ -98,6 +100,37 @@ impl Store {
         call_id: &str,
         result: &TurnResult,
     ) -> Result<()> {
+        // The write lock first: a read that turns into a write fails in WAL
+        // mode when another writer went in between.
+        let mut transaction = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        // A turn's end is kept by both its follower and its session: the
+        // unknown events are counted once, by whichever comes first.
+        let first: Option<(Option<String>,)> = sqlx::query_as(
+            "SELECT result FROM code_task_calls WHERE account_id = $1 AND run_id = $2 \
+             AND call_id = $3",
+        )
+        .bind(account_id)
+        .bind(run_id)
+        .bind(call_id)
+        .fetch_optional(&mut *transaction)
+        .await?;
+        if matches!(first, Some((None,))) {
+            let at = now();
+            for (event_type, count) in &result.unknown_events {
+                sqlx::query(
+                    "INSERT INTO unknown_events (harness, cli_version, event_type, first_seen, \
+                     count) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (harness, cli_version, \
+                     event_type) DO UPDATE SET count = unknown_events.count + excluded.count",
+                )
+                .bind(&result.harness)
+                .bind(result.cli_version.as_deref().unwrap_or_default())
+                .bind(event_type)
+                .bind(&at)
+                .bind(saturating_i64(*count))
+                .execute(&mut *transaction)
+                .await?;
+            }
+        }
         let usage = result.usage.unwrap_or_default();
         let cost_source = usage.cost_source.map(|source| match source {
             CostSource::Reported => "reported",
@@ -119,8 +152,9 @@ impl Store {
         .bind(usage.cached_input_tokens.map(saturating_i64))
         .bind(usage.cost_usd)
         .bind(cost_source)
-        .execute(&self.pool)
+        .execute(&mut *transaction)
         .await?;
+        transaction.commit().await?;
         Ok(())
     }
 

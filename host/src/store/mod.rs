@@ -1,6 +1,6 @@
 //! Persistence: accounts, members, agents, tokens, environments, tasks,
 //! sessions, messages, attachments, code-task calls (with their usage,
-//! rolled up), runs' events and idempotency keys, in a SQLite file in cinch's home.
+//! rolled up), the event types drivers did not know, runs' events and idempotency keys, in a SQLite file in cinch's home.
 //!
 //! The schema (`host/migrations/`) and every query are plain SQL with TEXT ids,
 //! TEXT timestamps and `$n` parameters, so that a Postgres pool can follow
@@ -17,6 +17,7 @@ mod page_cache;
 mod sessions;
 mod tasks;
 mod tokens;
+mod unknown_events;
 mod usage;
 mod vault;
 mod webhooks;
@@ -38,6 +39,7 @@ pub use messages::{Direction, Message};
 pub use sessions::{CloseReason, IdleSession, NewSession, Session, SessionStatus};
 pub use tasks::{NewTask, Task, TaskStatus};
 pub use tokens::{Principal, TokenFor, TokenOwner};
+pub use unknown_events::SeenUnknown;
 pub use usage::{UsageGroup, UsageRow, UsageTotals};
 pub use webhooks::{Attempt, Delivery, DeliveryState, DueDelivery, Webhook};
 

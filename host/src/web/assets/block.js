@@ -3,7 +3,8 @@
 // brief clamped to two lines; while running, the latest six progress
 // lines; the repository, diffstat and cost; the first line of an error; a
 // Revert button once it has ended. Opening it shows Result, Diff, Log and
-// Metadata. Its final message, the assistant's reply, shows right under it
+// Metadata (which also names the event types the driver did not know). Its
+// final message, the assistant's reply, shows right under it
 // (`reply.element`, which the conversation places after the block).
 
 import { call } from "./api.js";
@@ -275,6 +276,9 @@ export class CodeTaskBlock {
       ["Model", result?.model ?? "—"],
       ["Tokens", tokens(result?.usage) ?? "—"],
       ["Cost", cost(result?.usage)?.title ?? "—"],
+      ["CLI version", result?.cli_version ?? "—"],
+      ["Unknown events", result ? unknownEvents(result.unknown_events) : "—"],
+      ["Lines not JSON", result ? String(result.not_json_lines ?? 0) : "—"],
       ["Repository", turn.repository],
       ["Session", turn.session_id ?? this.session()?.harness_session_id ?? "none"],
       ["Changes", result ? changes(result) : "—"],
@@ -316,6 +320,17 @@ function withoutLogLine(text) {
   const lines = text.trimEnd().split("\n");
   if (lines.at(-1).startsWith("log:")) lines.pop();
   return lines.join("\n").trimEnd();
+}
+
+/**
+ * The event types the driver did not know, with their counts ("brand_new ×2"):
+ * a sign that the harness's CLI changed its output. "none" when there were none.
+ */
+function unknownEvents(counts) {
+  const entries = Object.entries(counts ?? {});
+  if (!entries.length) return "none";
+  return h("ul", { class: "unknown-events" }, entries.map(([type, count]) =>
+    h("li", {}, h("code", { text: type }), ` ×${count}`)));
 }
 
 function changes(result) {

@@ -1,0 +1,33 @@
+//! The server's seen-list of event types its drivers did not know, per
+//! harness and CLI version (written with a turn's result, in
+//! [`Store::record_call_result`]).
+
+use super::{Result, Store};
+
+/// An event type a driver did not know, as seen with one CLI version.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct SeenUnknown {
+    /// The driver (harness) that did not know it.
+    pub harness: String,
+    /// The CLI's version; empty when the CLI did not say it.
+    pub cli_version: String,
+    /// The event's type name.
+    pub event_type: String,
+    /// When a turn's end first recorded it (RFC 3339).
+    pub first_seen: String,
+    /// How many such events all turns have seen.
+    pub count: i64,
+}
+
+impl Store {
+    /// Every unknown event type seen, ordered by harness, CLI version and
+    /// first sighting.
+    pub async fn unknown_events(&self) -> Result<Vec<SeenUnknown>> {
+        Ok(sqlx::query_as(
+            "SELECT harness, cli_version, event_type, first_seen, count FROM unknown_events \
+             ORDER BY harness, cli_version, first_seen, event_type",
+        )
+        .fetch_all(&self.pool)
+        .await?)
+    }
+}
