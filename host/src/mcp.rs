@@ -76,7 +76,7 @@ pub enum HeaderValue {
 /// The kind of a server, as clients write it in `type`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
-pub enum Kind {
+pub enum McpServerKind {
     /// A program on stdin and stdout.
     Stdio,
     /// An HTTP URL.

@@ -12,7 +12,7 @@ use super::extract::{Caller, Json, PageParams, Query, nullable};
 use super::problem::FieldError;
 use super::problem::Problem;
 use super::{AppState, Envelope};
-use crate::mcp::{HeaderValue, Kind, McpServer, Transport};
+use crate::mcp::{HeaderValue, McpServer, McpServerKind, Transport};
 use crate::store::{Environment, EnvironmentPatch, NewEnvironment};
 
 /// An environment as clients see it: secrets by name only.
@@ -172,7 +172,7 @@ pub struct McpServerSpec {
     pub name: String,
     /// `stdio`: a program the harness starts in the turn's sandbox; `http`: a streamable-HTTP URL.
     #[serde(rename = "type")]
-    pub kind: Kind,
+    pub kind: McpServerKind,
     /// stdio: the program to start.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(min_length = 1)]
@@ -198,7 +198,7 @@ impl From<McpServer> for McpServerSpec {
     fn from(server: McpServer) -> Self {
         let blank = Self {
             name: server.name,
-            kind: Kind::Stdio,
+            kind: McpServerKind::Stdio,
             command: None,
             args: None,
             env: None,
@@ -213,7 +213,7 @@ impl From<McpServer> for McpServerSpec {
                 ..blank
             },
             Transport::Http { url, headers } => Self {
-                kind: Kind::Http,
+                kind: McpServerKind::Http,
                 url: Some(url),
                 headers: Some(headers),
                 ..blank
@@ -242,23 +242,23 @@ fn mcp_servers(
             }
         };
         match spec.kind {
-            Kind::Stdio => {
+            McpServerKind::Stdio => {
                 stray(spec.url.is_some(), "url", "stdio");
                 stray(spec.headers.is_some(), "headers", "stdio");
             }
-            Kind::Http => {
+            McpServerKind::Http => {
                 stray(spec.command.is_some(), "command", "http");
                 stray(spec.args.is_some(), "args", "http");
                 stray(spec.env.is_some(), "env", "http");
             }
         }
         let transport = match spec.kind {
-            Kind::Stdio => spec.command.map(|command| Transport::Stdio {
+            McpServerKind::Stdio => spec.command.map(|command| Transport::Stdio {
                 command,
                 args: spec.args.unwrap_or_default(),
                 env: spec.env.unwrap_or_default(),
             }),
-            Kind::Http => spec.url.map(|url| Transport::Http {
+            McpServerKind::Http => spec.url.map(|url| Transport::Http {
                 url,
                 headers: spec.headers.unwrap_or_default(),
             }),
@@ -270,11 +270,11 @@ fn mcp_servers(
             }),
             None => {
                 let (name, what) = match spec.kind {
-                    Kind::Stdio => (
+                    McpServerKind::Stdio => (
                         "command",
                         "required for a stdio server: the program to start",
                     ),
-                    Kind::Http => ("url", "required for an http server: its URL"),
+                    McpServerKind::Http => ("url", "required for an http server: its URL"),
                 };
                 errors.push(FieldError::new(field(name), what));
             }
