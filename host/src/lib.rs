@@ -26,6 +26,7 @@ pub mod drivers;
 pub mod engine;
 pub mod home;
 pub mod lines;
+pub mod mcp;
 pub mod metrics;
 pub mod parse;
 pub mod probe;

@@ -11,8 +11,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, SystemTime};
 
+use cinch_fake_cli::mcp;
 use cinch_mock_model::{
-    Api, Cli, MockServer, RunOutput, S2_ANSWER, S4_RESUMED, SHELL_COMMAND, cli_env,
+    Api, Cli, MockServer, RunOutput, S2_ANSWER, S4_RESUMED, SHELL_COMMAND, Scenario, Turn, cli_env,
     run_with_timeout, write_cli_config,
 };
 use serde_json::{Value, json};
@@ -44,13 +45,27 @@ struct Bench {
 
 impl Bench {
     fn new(cli: Cli) -> Self {
-        let dir = tempfile::tempdir().expect("creating a temporary directory");
+        Self::with(cli, tempfile::tempdir(), Vec::new())
+    }
+
+    /// A bench in cargo's own temporary folder instead of /tmp: Gemini CLI ignores a
+    /// settings file below a folder that others may write to, such as /tmp.
+    fn in_target(cli: Cli, scenarios: Vec<Scenario>) -> Self {
+        Self::with(
+            cli,
+            tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")),
+            scenarios,
+        )
+    }
+
+    fn with(cli: Cli, dir: std::io::Result<TempDir>, scenarios: Vec<Scenario>) -> Self {
+        let dir = dir.expect("creating a temporary directory");
         for sub in ["cinch-home", "home", "repos"] {
             fs::create_dir_all(dir.path().join(sub)).expect("creating the test's folders");
         }
         Bench {
             cli,
-            server: MockServer::start(Vec::new()),
+            server: MockServer::start(scenarios),
             dir,
             timings: Vec::new(),
         }
@@ -469,4 +484,128 @@ fn claude_session_over_http() {
     );
     assert_eq!(resumed["harness_session_id"], harness_session.as_str());
     assert_eq!(bench.calls("s4"), [(Some(Api::Anthropic), Some(1))]);
+}
+
+/// What the mock model asks the MCP tool to echo.
+const MCP_TEXT: &str = "from the mock model";
+
+/// The mock model's answer once the MCP tool has answered.
+const MCP_ANSWER: &str = "echoed";
+
+/// A turn with an environment-style MCP server (`cinch run --mcp-servers`): the tiny stdio
+/// server `cinch-mcp-echo` reaches the real CLI through cinch's rendering for it, runs inside
+/// the turn's sandbox as the CLI's child, and its tool is offered to the model. Claude Code and
+/// Gemini CLI call it and send its answer back to the model. Codex 0.171 defers MCP tools
+/// behind its `tool_search` tool, which the mock model does not drive: for Codex the test
+/// proves it started the server, listed its tools and told the model of the server's tools.
+fn mcp_turn(cli: Cli) {
+    let mut bench = Bench::in_target(
+        cli,
+        vec![
+            Scenario::new(
+                "mcp",
+                vec![
+                    Turn::tool(mcp::TOOL, json!({"text": MCP_TEXT})),
+                    Turn::text(MCP_ANSWER),
+                ],
+            ),
+            Scenario::new("mcp_list", vec![Turn::text("done")]),
+        ],
+    );
+    let home = bench.home();
+    // The sandbox lets the turn run programs from the system, the CLI's install and its
+    // own folders, not from cargo's target folder: the server is copied into HOME.
+    let server = home.join("bin/cinch-mcp-echo");
+    fs::create_dir_all(home.join("bin")).expect("creating HOME/bin");
+    fs::copy(mcp::server_path(), &server).expect("copying cinch-mcp-echo into HOME");
+    let marker = home.join("mcp-marker.txt");
+    let servers = bench.dir.path().join("mcp-servers.json");
+    fs::write(
+        &servers,
+        json!([{
+            "name": "cinch",
+            "type": "stdio",
+            "command": server.display().to_string(),
+            "args": [],
+            "env": {(mcp::MARKER_ENV): marker.display().to_string()},
+        }])
+        .to_string(),
+    )
+    .expect("writing the MCP servers file");
+    let servers_arg = servers.display().to_string();
+    let repo = bench.repo("mcp");
+    let calls_tool = cli != Cli::Codex;
+    let scenario = if calls_tool { "mcp" } else { "mcp_list" };
+    let out = bench.cinch_run(
+        scenario,
+        &repo,
+        "Echo something with the cinch MCP server",
+        &["--json", "--mcp-servers", &servers_arg],
+    );
+    assert!(out.success(), "{}", describe(&out));
+    let result: Value = serde_json::from_str(out.stdout.trim())
+        .unwrap_or_else(|e| panic!("no JSON result ({e}): {}", describe(&out)));
+    assert_eq!(result["status"], "completed", "{result:#}");
+    // The configuration went to the turn's own folder, not into the repository.
+    assert_eq!(git(&repo, &["status", "--porcelain"]), "", "{result:#}");
+
+    let requests: Vec<Value> = bench
+        .server
+        .requests()
+        .into_iter()
+        .filter(|r| r.scenario == scenario && r.turn.is_some() && !r.side)
+        .filter_map(|r| r.body)
+        .collect();
+    let first = requests.first().expect("a model request").to_string();
+    let marker_text = fs::read_to_string(&marker).unwrap_or_default();
+    assert!(
+        marker_text.lines().any(|line| line == "tools/list"),
+        "the server was not asked for its tools: {marker_text:?}\n{}",
+        describe(&out)
+    );
+    if calls_tool {
+        // The tool is in the request's tools list under the CLI's own name for it.
+        let offered = match cli {
+            Cli::Claude => "\"name\":\"mcp__cinch__cinch_echo\"",
+            _ => "\"name\":\"mcp_cinch_cinch_echo\"",
+        };
+        assert!(first.contains(offered), "{offered} not offered");
+        assert_eq!(result["final_message"], MCP_ANSWER, "{result:#}");
+        assert!(
+            marker_text
+                .lines()
+                .any(|line| line == format!("tools/call {MCP_TEXT}")),
+            "the tool was not called: {marker_text:?}"
+        );
+        let answered = format!("{}{MCP_TEXT}", mcp::ANSWER_PREFIX);
+        assert!(
+            requests
+                .iter()
+                .skip(1)
+                .any(|body| body.to_string().contains(&answered)),
+            "the tool's answer did not reach the model"
+        );
+    } else {
+        // Codex names the server's deferred tool namespace to the model.
+        assert!(
+            first.contains("mcp__cinch"),
+            "codex did not name the MCP server's tools"
+        );
+        assert_eq!(result["final_message"], "done", "{result:#}");
+    }
+}
+
+#[test]
+fn claude_calls_an_mcp_server() {
+    mcp_turn(Cli::Claude);
+}
+
+#[test]
+fn codex_lists_an_mcp_server() {
+    mcp_turn(Cli::Codex);
+}
+
+#[test]
+fn gemini_calls_an_mcp_server() {
+    mcp_turn(Cli::Gemini);
 }

@@ -125,6 +125,7 @@ impl World {
             secrets: Vec::new(),
             tcp_ports: None,
             agent: None,
+            mcp_servers: Vec::new(),
         }
     }
 }

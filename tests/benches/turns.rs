@@ -903,6 +903,7 @@ fn request(repo: &Path) -> TurnRequest {
         secrets: Vec::new(),
         tcp_ports: None,
         agent: None,
+        mcp_servers: Vec::new(),
     }
 }
 

@@ -480,6 +480,7 @@ pub async fn start_task(
             .watchdog_minutes
             .map(|minutes| Duration::from_secs(u64::from(minutes) * 60)),
         agent: Some(agent_id),
+        mcp_servers: environment.mcp_servers.clone(),
     };
 
     // A code task's turn counts against the cap on turns at once, as a session's does.

@@ -9,8 +9,10 @@ use serde::{Deserialize, Serialize};
 use utoipa::openapi::schema::{Array, ArrayBuilder, Object, ObjectBuilder, SchemaType, Type};
 
 use super::extract::{Caller, Json, PageParams, Query, nullable};
+use super::problem::FieldError;
 use super::problem::Problem;
 use super::{AppState, Envelope};
+use crate::mcp::{HeaderValue, McpServer, McpServerKind, Transport};
 use crate::store::{Environment, EnvironmentPatch, NewEnvironment};
 
 /// An environment as clients see it: secrets by name only.
@@ -35,6 +37,9 @@ pub struct EnvironmentView {
     /// Minutes its harness may write nothing before the turn is stopped
     /// (`timed_out`); null: the server's watchdog.
     pub watchdog_minutes: Option<u32>,
+    /// MCP servers its harnesses get; a header that takes a secret shows
+    /// `{"secret": NAME}`, never the value.
+    pub mcp_servers: Vec<McpServerSpec>,
     /// When it was created (RFC 3339).
     pub created_at: String,
     /// When it last changed (RFC 3339).
@@ -53,6 +58,11 @@ impl From<Environment> for EnvironmentView {
             secret_names: environment.secrets.into_keys().collect(),
             allowed_tcp_ports: environment.allowed_tcp_ports,
             watchdog_minutes: environment.watchdog_minutes,
+            mcp_servers: environment
+                .mcp_servers
+                .into_iter()
+                .map(McpServerSpec::from)
+                .collect(),
             created_at: environment.created_at,
             updated_at: environment.updated_at,
         }
@@ -103,6 +113,186 @@ fn tcp_ports() -> Array {
         .build()
 }
 
+/// A header's value: a string, or `{"secret": NAME}` naming one of the
+/// environment's secrets.
+fn header_value() -> utoipa::openapi::schema::OneOf {
+    utoipa::openapi::schema::OneOfBuilder::new()
+        .item(ObjectBuilder::new().schema_type(Type::String))
+        .item(
+            ObjectBuilder::new()
+                .schema_type(Type::Object)
+                .property(
+                    "secret",
+                    ObjectBuilder::new()
+                        .schema_type(Type::String)
+                        .pattern(Some(VARIABLE_NAME))
+                        .description(Some("the name of one of the environment's secrets")),
+                )
+                .required("secret")
+                .additional_properties(Some(
+                    utoipa::openapi::schema::AdditionalProperties::FreeForm(false),
+                )),
+        )
+        .build()
+}
+
+/// HTTP headers: a name to a value or a secret's name.
+fn headers() -> Object {
+    ObjectBuilder::new()
+        .schema_type(SchemaType::Array(vec![Type::Object, Type::Null]))
+        .property_names(Some(
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .pattern(Some(HEADER_NAME))
+                .description(Some("a header name is letters, digits and !#$%&'*+-.^_`|~")),
+        ))
+        .additional_properties(Some(utoipa::openapi::schema::AdditionalProperties::RefOr(
+            utoipa::openapi::RefOr::T(utoipa::openapi::Schema::OneOf(header_value())),
+        )))
+        .build()
+}
+
+/// Variables of a stdio server, or null.
+fn nullable_env() -> Object {
+    let mut schema = variables();
+    schema.schema_type = SchemaType::Array(vec![Type::Object, Type::Null]);
+    schema
+}
+
+/// A header name (an HTTP token).
+const HEADER_NAME: &str = r"^[A-Za-z0-9!#$%&'*+.^_`|~-]+$";
+
+/// An MCP server a harness gets: a stdio program (`command`, `args`, `env`)
+/// or an HTTP URL (`url`, `headers`).
+#[derive(Debug, Clone, Deserialize, Serialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct McpServerSpec {
+    /// 1 to 64 letters, digits, `_` and `-`, unique in the environment; harnesses prefix the server's tools with it.
+    #[schema(pattern = r"^[A-Za-z0-9_-]{1,64}$")]
+    pub name: String,
+    /// `stdio`: a program the harness starts in the turn's sandbox; `http`: a streamable-HTTP URL.
+    #[serde(rename = "type")]
+    pub kind: McpServerKind,
+    /// stdio: the program to start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(min_length = 1)]
+    pub command: Option<String>,
+    /// stdio: its arguments.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub args: Option<Vec<String>>,
+    /// stdio: variables set for it: NAME to value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(schema_with = nullable_env)]
+    pub env: Option<BTreeMap<String, String>>,
+    /// http: the URL (`http://` or `https://`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(pattern = r"^https?://[^/?#\s]+")]
+    pub url: Option<String>,
+    /// http: headers sent with each request: NAME to a value, or to `{"secret": NAME}` for one of the environment's secrets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(schema_with = headers)]
+    pub headers: Option<BTreeMap<String, HeaderValue>>,
+}
+
+impl From<McpServer> for McpServerSpec {
+    fn from(server: McpServer) -> Self {
+        let blank = Self {
+            name: server.name,
+            kind: McpServerKind::Stdio,
+            command: None,
+            args: None,
+            env: None,
+            url: None,
+            headers: None,
+        };
+        match server.transport {
+            Transport::Stdio { command, args, env } => Self {
+                command: Some(command),
+                args: Some(args),
+                env: Some(env),
+                ..blank
+            },
+            Transport::Http { url, headers } => Self {
+                kind: McpServerKind::Http,
+                url: Some(url),
+                headers: Some(headers),
+                ..blank
+            },
+        }
+    }
+}
+
+/// The servers of `specs` with their types checked: each field belongs to
+/// its kind, and each kind has what it needs. Then [`crate::mcp::check`]
+/// against the environment's secrets `secrets`.
+fn mcp_servers(
+    specs: Vec<McpServerSpec>,
+    secrets: &std::collections::BTreeSet<&str>,
+) -> Result<Vec<McpServer>, Problem> {
+    let mut errors = Vec::new();
+    let mut servers = Vec::new();
+    for (index, spec) in specs.into_iter().enumerate() {
+        let field = |name: &str| format!("mcp_servers[{index}].{name}");
+        let mut stray = |present: bool, name: &str, kind: &str| {
+            if present {
+                errors.push(FieldError::new(
+                    field(name),
+                    format!("not for a {kind} server"),
+                ));
+            }
+        };
+        match spec.kind {
+            McpServerKind::Stdio => {
+                stray(spec.url.is_some(), "url", "stdio");
+                stray(spec.headers.is_some(), "headers", "stdio");
+            }
+            McpServerKind::Http => {
+                stray(spec.command.is_some(), "command", "http");
+                stray(spec.args.is_some(), "args", "http");
+                stray(spec.env.is_some(), "env", "http");
+            }
+        }
+        let transport = match spec.kind {
+            McpServerKind::Stdio => spec.command.map(|command| Transport::Stdio {
+                command,
+                args: spec.args.unwrap_or_default(),
+                env: spec.env.unwrap_or_default(),
+            }),
+            McpServerKind::Http => spec.url.map(|url| Transport::Http {
+                url,
+                headers: spec.headers.unwrap_or_default(),
+            }),
+        };
+        match transport {
+            Some(transport) => servers.push(McpServer {
+                name: spec.name,
+                transport,
+            }),
+            None => {
+                let (name, what) = match spec.kind {
+                    McpServerKind::Stdio => (
+                        "command",
+                        "required for a stdio server: the program to start",
+                    ),
+                    McpServerKind::Http => ("url", "required for an http server: its URL"),
+                };
+                errors.push(FieldError::new(field(name), what));
+            }
+        }
+    }
+    if errors.is_empty() {
+        errors.extend(
+            crate::mcp::check(&servers, secrets)
+                .into_iter()
+                .map(|(field, message)| FieldError::new(format!("mcp_servers{field}"), message)),
+        );
+    }
+    match errors.is_empty() {
+        true => Ok(servers),
+        false => Err(Problem::invalid(errors)),
+    }
+}
+
 /// A new environment.
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -132,6 +322,10 @@ pub struct EnvironmentCreate {
     /// (1 to 60); absent or null: the server's watchdog (10 by default).
     #[schema(minimum = 1, maximum = 60)]
     pub watchdog_minutes: Option<u32>,
+    /// MCP servers its harnesses get (at most 20): claude, codex and gemini
+    /// take them; a cursor turn in this environment is refused.
+    #[schema(max_items = 20)]
+    pub mcp_servers: Option<Vec<McpServerSpec>>,
 }
 
 /// Changes to an environment; absent fields stay as they are.
@@ -163,6 +357,9 @@ pub struct EnvironmentUpdate {
     #[serde(default, deserialize_with = "nullable")]
     #[schema(value_type = Option<u32>, minimum = 1, maximum = 60)]
     pub watchdog_minutes: Option<Option<u32>>,
+    /// New MCP servers, replacing the old (`[]` removes them all).
+    #[schema(max_items = 20)]
+    pub mcp_servers: Option<Vec<McpServerSpec>>,
 }
 
 /// Refuses a local repository the account may not use (see
@@ -181,31 +378,66 @@ async fn admit_repository(
         .map_err(|why| Problem::invalid_field("repository", why))
 }
 
-impl From<EnvironmentCreate> for NewEnvironment {
-    fn from(create: EnvironmentCreate) -> Self {
-        Self {
-            name: create.name,
-            repository: create.repository,
-            setup: create.setup.unwrap_or_default(),
-            env: create.env.unwrap_or_default(),
-            secrets: create.secrets.unwrap_or_default(),
-            allowed_tcp_ports: create.allowed_tcp_ports,
-            watchdog_minutes: create.watchdog_minutes,
-        }
+impl EnvironmentCreate {
+    /// The environment to store, its MCP servers checked against its secrets.
+    fn into_new(self) -> Result<NewEnvironment, Problem> {
+        let secrets = self.secrets.unwrap_or_default();
+        let names = secrets.keys().map(String::as_str).collect();
+        let mcp_servers = mcp_servers(self.mcp_servers.unwrap_or_default(), &names)?;
+        Ok(NewEnvironment {
+            name: self.name,
+            repository: self.repository,
+            setup: self.setup.unwrap_or_default(),
+            env: self.env.unwrap_or_default(),
+            allowed_tcp_ports: self.allowed_tcp_ports,
+            watchdog_minutes: self.watchdog_minutes,
+            mcp_servers,
+            secrets,
+        })
     }
 }
 
-impl From<EnvironmentUpdate> for EnvironmentPatch {
-    fn from(update: EnvironmentUpdate) -> Self {
-        Self {
-            name: update.name,
-            repository: update.repository,
-            setup: update.setup,
-            env: update.env,
-            secrets: update.secrets.unwrap_or_default(),
-            allowed_tcp_ports: update.allowed_tcp_ports,
-            watchdog_minutes: update.watchdog_minutes,
+impl EnvironmentUpdate {
+    /// The changes to store. MCP servers (new ones, or the stored ones when
+    /// secrets change) are checked against the secrets the environment will
+    /// have, so no header names a secret that is gone.
+    fn into_patch(self, current: &Environment) -> Result<EnvironmentPatch, Problem> {
+        let secrets = self.secrets.unwrap_or_default();
+        let mut names: std::collections::BTreeSet<&str> =
+            current.secrets.keys().map(String::as_str).collect();
+        for (name, value) in &secrets {
+            match value {
+                Some(_) => names.insert(name),
+                None => names.remove(name.as_str()),
+            };
         }
+        let mcp_servers = match self.mcp_servers {
+            Some(specs) => Some(mcp_servers(specs, &names)?),
+            None => {
+                let complaints = crate::mcp::check(&current.mcp_servers, &names);
+                if !complaints.is_empty() {
+                    return Err(Problem::invalid(
+                        complaints
+                            .into_iter()
+                            .map(|(field, message)| {
+                                FieldError::new(format!("mcp_servers{field}"), message)
+                            })
+                            .collect(),
+                    ));
+                }
+                None
+            }
+        };
+        Ok(EnvironmentPatch {
+            name: self.name,
+            repository: self.repository,
+            setup: self.setup,
+            env: self.env,
+            secrets,
+            allowed_tcp_ports: self.allowed_tcp_ports,
+            watchdog_minutes: self.watchdog_minutes,
+            mcp_servers,
+        })
     }
 }
 
@@ -232,7 +464,8 @@ pub async fn create_environment(
 ) -> Result<(StatusCode, axum::Json<Envelope<EnvironmentView>>), Problem> {
     caller.account(&account)?;
     admit_repository(&app, &account, Some(&new.repository)).await?;
-    let environment = app.store.create_environment(&account, new.into()).await?;
+    let new = new.into_new()?;
+    let environment = app.store.create_environment(&account, new).await?;
     tracing::info!(environment = %environment.id, "environment created");
     Ok((StatusCode::CREATED, Envelope::of(environment.into())))
 }
@@ -315,9 +548,15 @@ pub async fn update_environment(
 ) -> Result<axum::Json<Envelope<EnvironmentView>>, Problem> {
     caller.account(&account)?;
     admit_repository(&app, &account, patch.repository.as_deref()).await?;
+    let current = app
+        .store
+        .environment(&account, &id)
+        .await?
+        .ok_or_else(|| Problem::not_found("no such environment"))?;
+    let patch = patch.into_patch(&current)?;
     let environment = app
         .store
-        .update_environment(&account, &id, patch.into())
+        .update_environment(&account, &id, patch)
         .await?
         .ok_or_else(|| Problem::not_found("no such environment"))?;
     Ok(Envelope::of(environment.into()))

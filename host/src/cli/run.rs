@@ -41,6 +41,12 @@ pub struct Args {
     /// (1 to 60) [default: `[serve] watchdog_minutes` in config.toml, else 10].
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=60))]
     watchdog_minutes: Option<u64>,
+    /// A JSON file listing MCP servers for the harness, as an environment's
+    /// `mcp_servers`: `[{"name", "type": "stdio", "command", "args", "env"}`
+    /// or `{"name", "type": "http", "url", "headers"}]`; a header's
+    /// `{"secret": NAME}` takes the variable NAME from your environment.
+    #[arg(long = "mcp-servers", value_name = "FILE")]
+    mcp_servers: Option<PathBuf>,
     /// Prints one JSON object with the result at the end, nothing else.
     #[arg(long)]
     json: bool,
@@ -90,6 +96,22 @@ pub fn run(engine: &Engine, args: Args) -> anyhow::Result<ExitCode> {
         Some(repo) => repo,
         None => std::env::current_dir()?,
     };
+    let mcp_servers = match &args.mcp_servers {
+        Some(path) => read_mcp_servers(path)?,
+        None => Vec::new(),
+    };
+    // A secret a header names is masked in what the turn shows, as an environment's would be.
+    let secrets = mcp_servers
+        .iter()
+        .flat_map(|server| match &server.transport {
+            crate::mcp::Transport::Http { headers, .. } => headers.values().collect(),
+            crate::mcp::Transport::Stdio { .. } => Vec::new(),
+        })
+        .filter_map(|value| match value {
+            crate::mcp::HeaderValue::Secret { secret } => std::env::var(secret).ok(),
+            crate::mcp::HeaderValue::Text(_) => None,
+        })
+        .collect();
     let turn = engine.start(TurnRequest {
         harness: args.harness,
         repo,
@@ -104,11 +126,38 @@ pub fn run(engine: &Engine, args: Args) -> anyhow::Result<ExitCode> {
             .map(|minutes| Duration::from_secs(minutes * 60)),
         run: None,
         env: Default::default(),
-        secrets: Vec::new(),
+        secrets,
         tcp_ports: None,
         agent: None,
+        mcp_servers,
     })?;
     watch(turn, args.json)
+}
+
+/// The MCP servers in the JSON file at `path`, checked; a header's secret
+/// must name a variable of this process's environment.
+fn read_mcp_servers(path: &std::path::Path) -> anyhow::Result<Vec<crate::mcp::McpServer>> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("reading the MCP servers file {}", path.display()))?;
+    let servers: Vec<crate::mcp::McpServer> = serde_json::from_str(&text).with_context(|| {
+        format!(
+            "{} is not a JSON list of MCP servers ({{\"name\", \"type\": \"stdio\"|\"http\", ...}})",
+            path.display()
+        )
+    })?;
+    let variables: Vec<String> = std::env::vars_os()
+        .filter_map(|(name, _)| name.into_string().ok())
+        .collect();
+    let names = variables.iter().map(String::as_str).collect();
+    let complaints = crate::mcp::check(&servers, &names);
+    if !complaints.is_empty() {
+        let lines: Vec<String> = complaints
+            .into_iter()
+            .map(|(field, message)| format!("servers{field}: {message}"))
+            .collect();
+        anyhow::bail!("{}: {}", path.display(), lines.join("; "));
+    }
+    Ok(servers)
 }
 
 /// Follows turn `id` to its end.

@@ -108,6 +108,9 @@ pub struct TurnRequest {
     /// The agent whose run it is: the raw logs of each agent's most recent
     /// runs are kept. None for a turn of nobody's (`cinch run`).
     pub agent: Option<String>,
+    /// MCP servers the harness gets (an environment's), rendered for it by
+    /// [`crate::mcp::deliver`]; a harness that cannot take them is refused.
+    pub mcp_servers: Vec<crate::mcp::McpServer>,
 }
 
 /// What keeps the engine from starting a turn.
@@ -131,6 +134,8 @@ pub enum RefusalCode {
     WorktreeBusy,
     /// Turns must run sandboxed and this kernel cannot sandbox them.
     SandboxUnavailable,
+    /// The turn has MCP servers and its harness cannot receive them.
+    McpUnsupported,
 }
 
 impl RefusalCode {
@@ -146,6 +151,7 @@ impl RefusalCode {
             Self::NoCredential => "harness.no_credential",
             Self::WorktreeBusy => "worktree.busy",
             Self::SandboxUnavailable => "sandbox.unavailable",
+            Self::McpUnsupported => "mcp.unsupported",
         }
     }
 }
@@ -438,6 +444,12 @@ impl Engine {
             )
             .into());
         }
+        // Checked before anything is set up; the files come once the turn's folder exists.
+        if let Err(unsupported) =
+            crate::mcp::deliver(&info.name, &request.mcp_servers, Path::new("/"))
+        {
+            return Err(Refusal::new(RefusalCode::McpUnsupported, unsupported.to_string()).into());
+        }
         if let Some(session) = &request.session_id
             && !is_valid_session_id(session)
         {
@@ -546,6 +558,22 @@ impl Engine {
             effort: known_or_default(request.effort.as_deref(), &info.efforts, "effort"),
             session_id: request.session_id.clone(),
         })?;
+        let mcp = crate::mcp::deliver(&info.name, &request.mcp_servers, turn.dir()).map_err(
+            |unsupported| Refusal::new(RefusalCode::McpUnsupported, unsupported.to_string()),
+        )?;
+        for (path, content) in &mcp.files {
+            write_private(path, content.as_bytes())
+                .with_context(|| format!("writing the MCP configuration {}", path.display()))?;
+        }
+        let mut command = command;
+        command.args = mcp
+            .args_before
+            .iter()
+            .chain(&command.args)
+            .chain(&mcp.args_after)
+            .cloned()
+            .collect();
+        command.set_env.extend(mcp.env.iter().cloned());
         let mut base_env = self.base_env();
         base_env.extend(request.env.clone());
         base_env.insert("TMPDIR".to_owned(), tmpdir.display().to_string());
@@ -578,6 +606,10 @@ impl Engine {
                 self.home.root(),
             ));
             policy.read_only.push(turn.prompt());
+            // The harness reads its MCP configuration; it may not change it.
+            policy
+                .read_only
+                .extend(mcp.files.iter().map(|(path, _)| path.clone()));
             policy.tcp_ports = request.tcp_ports.clone();
             policy
         });

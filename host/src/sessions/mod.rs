@@ -960,6 +960,9 @@ impl Conductor {
                 .and_then(|e| e.watchdog_minutes)
                 .map(|minutes| Duration::from_secs(u64::from(minutes) * 60)),
             agent: Some(session.agent_id.clone()),
+            mcp_servers: environment
+                .map(|e| e.mcp_servers.clone())
+                .unwrap_or_default(),
         };
         for message in queued {
             if let Some(message) = self.store.deliver_message(&message.id).await? {

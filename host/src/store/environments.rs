@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::{Page, Result, Store, StoreError, is_unique_violation, new_id, now};
+use crate::mcp::McpServer;
 
 /// An environment as stored. Its secrets' values live in the store's vault,
 /// not the database; nothing that answers a client or writes a log reads them.
@@ -28,6 +29,8 @@ pub struct Environment {
     /// Minutes its harness may write nothing before the turn is stopped;
     /// `None`: the server's watchdog.
     pub watchdog_minutes: Option<u32>,
+    /// MCP servers its harnesses get; a header's secret by name only.
+    pub mcp_servers: Vec<McpServer>,
     /// When it was created (RFC 3339).
     pub created_at: String,
     /// When it last changed (RFC 3339).
@@ -51,6 +54,8 @@ pub struct NewEnvironment {
     pub allowed_tcp_ports: Option<Vec<u16>>,
     /// Its watchdog in minutes; `None`: the server's.
     pub watchdog_minutes: Option<u32>,
+    /// MCP servers its harnesses get.
+    pub mcp_servers: Vec<McpServer>,
 }
 
 /// Changes to an environment; `None` leaves a field as it is.
@@ -71,6 +76,8 @@ pub struct EnvironmentPatch {
     pub allowed_tcp_ports: Option<Option<Vec<u16>>>,
     /// A new watchdog (`Some(None)` goes back to the server's).
     pub watchdog_minutes: Option<Option<u32>>,
+    /// New MCP servers, replacing the old.
+    pub mcp_servers: Option<Vec<McpServer>>,
 }
 
 type Row = (
@@ -85,10 +92,11 @@ type Row = (
     String,
     Option<String>,
     Option<i64>,
+    String,
 );
 
 const COLUMNS: &str = "id, account_id, name, repository, setup_json, env_json, secrets_json, \
-                       created_at, updated_at, tcp_ports_json, watchdog_minutes";
+                       created_at, updated_at, tcp_ports_json, watchdog_minutes, mcp_servers_json";
 
 impl Store {
     /// An environment from its row and its secrets from the vault.
@@ -106,6 +114,7 @@ impl Store {
             updated_at,
             ports,
             watchdog,
+            mcp_servers,
         ) = row;
         Ok(Environment {
             secrets: self.vault.read(&id)?,
@@ -117,6 +126,7 @@ impl Store {
             env: serde_json::from_str(&env)?,
             allowed_tcp_ports: ports.as_deref().map(serde_json::from_str).transpose()?,
             watchdog_minutes: watchdog.and_then(|minutes| u32::try_from(minutes).ok()),
+            mcp_servers: serde_json::from_str(&mcp_servers)?,
             created_at,
             updated_at,
         })
@@ -147,6 +157,7 @@ impl Store {
             secrets: new.secrets,
             allowed_tcp_ports: new.allowed_tcp_ports,
             watchdog_minutes: new.watchdog_minutes,
+            mcp_servers: new.mcp_servers,
             created_at: created_at.clone(),
             updated_at: created_at,
         };
@@ -158,12 +169,12 @@ impl Store {
     async fn write_environment(&self, environment: &Environment, insert: bool) -> Result<()> {
         let statement = if insert {
             "INSERT INTO environments (id, account_id, name, repository, setup_json, env_json, \
-             secrets_json, updated_at, tcp_ports_json, watchdog_minutes, created_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $8)"
+             secrets_json, updated_at, tcp_ports_json, watchdog_minutes, mcp_servers_json, \
+             created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $8)"
         } else {
             "UPDATE environments SET name = $3, repository = $4, setup_json = $5, env_json = $6, \
-             secrets_json = $7, updated_at = $8, tcp_ports_json = $9, watchdog_minutes = $10 \
-             WHERE id = $1 AND account_id = $2"
+             secrets_json = $7, updated_at = $8, tcp_ports_json = $9, watchdog_minutes = $10, \
+             mcp_servers_json = $11 WHERE id = $1 AND account_id = $2"
         };
         sqlx::query(statement)
             .bind(&environment.id)
@@ -184,6 +195,7 @@ impl Store {
                     .transpose()?,
             )
             .bind(environment.watchdog_minutes.map(i64::from))
+            .bind(serde_json::to_string(&environment.mcp_servers)?)
             .execute(&self.pool)
             .await
             .map_err(|error| match is_unique_violation(&error) {
@@ -265,6 +277,9 @@ impl Store {
         }
         if let Some(watchdog) = patch.watchdog_minutes {
             environment.watchdog_minutes = watchdog;
+        }
+        if let Some(servers) = patch.mcp_servers {
+            environment.mcp_servers = servers;
         }
         for (name, value) in patch.secrets {
             match value {

@@ -238,30 +238,63 @@ pub fn binary_path() -> PathBuf {
         if let Some(bin) = std::env::var_os(BIN_ENV) {
             return PathBuf::from(bin);
         }
-        let exe = std::env::current_exe().expect("the test executable's path");
-        let deps = exe.parent().expect("the test executable's directory");
-        // Test executables live in <profile>/deps; a binary run directly
-        // (say, a benchmark harness) may live in <profile> itself.
-        let profile_dir = if deps.file_name().is_some_and(|n| n == "deps") {
-            deps.parent().expect("the profile directory")
-        } else {
-            deps
-        };
-        let bin = profile_dir.join("fake-cli");
-        match build(profile_dir) {
-            Ok(()) => bin,
-            Err(why) if bin.exists() => {
-                eprintln!("fake-cli: using {} as is: {why}", bin.display());
-                bin
-            }
-            Err(why) => panic!("no fake-cli binary at {}: {why}", bin.display()),
-        }
+        fresh_binary("fake-cli")
     })
     .clone()
 }
 
-/// Builds `fake-cli` into `profile_dir` (`<target>/<profile>`) with cargo.
-fn build(profile_dir: &Path) -> Result<(), String> {
+/// The MCP server the tests hand to harnesses; see [`mcp`].
+pub mod mcp {
+    use std::path::PathBuf;
+    use std::sync::OnceLock;
+
+    /// The one tool `cinch-mcp-echo` offers.
+    pub const TOOL: &str = "cinch_echo";
+
+    /// What the tool's answer starts with; its `text` argument follows.
+    pub const ANSWER_PREFIX: &str = "cinch-echo says: ";
+
+    /// The variable naming a file the tool appends each call's text to.
+    pub const MARKER_ENV: &str = "CINCH_MCP_MARKER";
+
+    /// The path of a fresh `cinch-mcp-echo` binary, built like
+    /// [`binary_path`](super::binary_path)'s.
+    ///
+    /// # Panics
+    ///
+    /// When the binary is neither built nor already there.
+    pub fn server_path() -> PathBuf {
+        static PATH: OnceLock<PathBuf> = OnceLock::new();
+        PATH.get_or_init(|| super::fresh_binary("cinch-mcp-echo"))
+            .clone()
+    }
+}
+
+/// `<target>/<profile>/<name>` next to the running test executable, built
+/// there first (an existing binary is used as is when cargo cannot build).
+fn fresh_binary(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().expect("the test executable's path");
+    let deps = exe.parent().expect("the test executable's directory");
+    // Test executables live in <profile>/deps; a binary run directly
+    // (say, a benchmark harness) may live in <profile> itself.
+    let profile_dir = if deps.file_name().is_some_and(|n| n == "deps") {
+        deps.parent().expect("the profile directory")
+    } else {
+        deps
+    };
+    let bin = profile_dir.join(name);
+    match build(profile_dir, name) {
+        Ok(()) => bin,
+        Err(why) if bin.exists() => {
+            eprintln!("{name}: using {} as is: {why}", bin.display());
+            bin
+        }
+        Err(why) => panic!("no {name} binary at {}: {why}", bin.display()),
+    }
+}
+
+/// Builds the crate's binary `name` into `profile_dir` (`<target>/<profile>`) with cargo.
+fn build(profile_dir: &Path, name: &str) -> Result<(), String> {
     let target = profile_dir.parent().ok_or("no target directory")?;
     let profile = match profile_dir.file_name().and_then(|n| n.to_str()) {
         Some("debug") => "dev",
@@ -273,14 +306,7 @@ fn build(profile_dir: &Path) -> Result<(), String> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml");
     let out = Command::new(cargo)
-        .args([
-            "build",
-            "--quiet",
-            "-p",
-            "cinch-fake-cli",
-            "--bin",
-            "fake-cli",
-        ])
+        .args(["build", "--quiet", "-p", "cinch-fake-cli", "--bin", name])
         .arg("--manifest-path")
         .arg(&manifest)
         .arg("--target-dir")
@@ -292,7 +318,7 @@ fn build(profile_dir: &Path) -> Result<(), String> {
         Ok(())
     } else {
         Err(format!(
-            "cargo build -p cinch-fake-cli failed ({}): {}",
+            "cargo build -p cinch-fake-cli --bin {name} failed ({}): {}",
             out.status,
             String::from_utf8_lossy(&out.stderr)
         ))

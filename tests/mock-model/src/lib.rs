@@ -357,6 +357,18 @@ fn respond(shared: &Shared, conn: &mut Conn, req: &Request) -> Option<Response> 
                 return Some(apis::error(api, 400, Some(&message)));
             }
         },
+        Turn::Tool { suffix, args } => match tools.iter().find(|t| t.ends_with(suffix.as_str())) {
+            Some(name) => Reply::Tool {
+                name: name.clone(),
+                args: args.clone(),
+            },
+            None => {
+                let message = format!(
+                    "cinch mock model: no offered tool's name ends with {suffix:?}: {tools:?}"
+                );
+                return Some(apis::error(api, 400, Some(&message)));
+            }
+        },
     };
     let model = match api {
         Api::Gemini => path

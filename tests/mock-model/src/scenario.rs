@@ -25,6 +25,14 @@ pub enum Turn {
     /// Call the CLI's own shell tool (whichever of its offered tools runs a command) with this
     /// command line.
     Shell(String),
+    /// Call the offered tool whose name ends with `suffix` with these arguments: CLIs name
+    /// an MCP server's tool with their own prefix (`mcp__<server>__<tool>` for Claude Code).
+    Tool {
+        /// The end of the tool's name.
+        suffix: String,
+        /// Its arguments, a JSON object.
+        args: serde_json::Value,
+    },
     /// Fail with this HTTP status and the API's usual error body for it.
     Error(u16),
     /// Wait this long, then play the inner turn. The wait ends early, without an answer, when
@@ -41,6 +49,14 @@ impl Turn {
     /// A [`Turn::Shell`].
     pub fn shell(command: impl Into<String>) -> Self {
         Turn::Shell(command.into())
+    }
+
+    /// A [`Turn::Tool`].
+    pub fn tool(suffix: impl Into<String>, args: serde_json::Value) -> Self {
+        Turn::Tool {
+            suffix: suffix.into(),
+            args,
+        }
     }
 
     /// A [`Turn::Sleep`] before `then`.
