@@ -300,6 +300,12 @@ fn a_key_is_looked_at_only_after_the_token() {
     assert_eq!(with_token.status, 422, "{}", with_token.text);
     assert_eq!(with_token.json()["errors"][0]["field"], "Idempotency-Key");
     assert_eq!(api.get("/tasks").data().as_array().unwrap().len(), 0);
+    // A tab is a header's to carry but not a key's: the document's pattern
+    // is printable ASCII, and the server keeps to it.
+    let tabbed = keyed_post(&server, &path, &token, "a\tb", r#"{"prompt": "hi"}"#);
+    assert_eq!(tabbed.status, 422, "{}", tabbed.text);
+    assert_eq!(tabbed.json()["errors"][0]["field"], "Idempotency-Key");
+    assert_eq!(api.get("/tasks").data().as_array().unwrap().len(), 0);
 }
 
 /// The status of a GET, without reading its body (a stream never ends).

@@ -99,13 +99,14 @@ async fn keyed(
         .headers()
         .get(HEADER)
         .and_then(|value| value.to_str().ok())
-        .map(str::trim)
-        .filter(|key| !key.is_empty() && key.len() <= MAX_KEY_LEN)
+        .filter(|key| is_valid_key(key))
         .map(str::to_owned)
         .ok_or_else(|| {
             Problem::invalid_field(
                 "Idempotency-Key",
-                format!("a key is 1 to {MAX_KEY_LEN} printable ASCII characters"),
+                format!(
+                    "a key is 1 to {MAX_KEY_LEN} printable ASCII characters (spaces only inside)"
+                ),
             )
             .into_response()
         })?;
@@ -228,6 +229,17 @@ fn replay(status: u16, content_type: Option<String>, body: Vec<u8>) -> Response 
         .headers_mut()
         .insert("idempotent-replayed", HeaderValue::from_static("true"));
     response
+}
+
+/// The document's rule for a key: 1 to [`MAX_KEY_LEN`] printable ASCII
+/// characters, not starting or ending with a space (a tab, which a header may
+/// carry, is not one of them).
+fn is_valid_key(key: &str) -> bool {
+    let bytes = key.as_bytes();
+    (1..=MAX_KEY_LEN).contains(&bytes.len())
+        && bytes.iter().all(|byte| (b' '..=b'~').contains(byte))
+        && bytes.first() != Some(&b' ')
+        && bytes.last() != Some(&b' ')
 }
 
 fn in_flight() -> Response {
