@@ -11,6 +11,9 @@
 //!   snapshots of the work tree around a turn; [`config`]: `config.toml`.
 //! - [`probe`]: the harness CLIs installed on this machine.
 //! - [`home`], [`redact`]: cinch's state directory; masking secrets.
+//! - [`mcp`]: an environment's MCP servers as each harness takes them.
+//! - [`webhooks`]: signed POSTs of an account's events, retried.
+//! - [`hex`], [`sync`]: lowercase hex; locks that outlive a panic.
 //! - [`store`]: persistence (SQLite); [`sessions`]: tasks and sessions on
 //!   the engine (workspaces, capacity, live events); [`api`]: the HTTP
 //!   server on them.
@@ -24,6 +27,7 @@ pub mod cli;
 pub mod config;
 pub mod drivers;
 pub mod engine;
+pub mod hex;
 pub mod home;
 pub mod lines;
 pub mod mcp;
@@ -39,5 +43,6 @@ pub mod sandbox;
 pub mod sessions;
 pub mod store;
 pub mod supervisor;
+pub mod sync;
 pub mod web;
 pub mod webhooks;

@@ -272,11 +272,7 @@ fn fingerprint(method: &Method, uri: &axum::http::Uri, body: &[u8]) -> String {
             hasher.update(body);
         }
     }
-    hasher
-        .finalize()
-        .iter()
-        .map(|byte| format!("{byte:02x}"))
-        .collect()
+    crate::hex::encode(&hasher.finalize())
 }
 
 /// `value` as compact JSON with every object's keys sorted.

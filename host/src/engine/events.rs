@@ -61,10 +61,7 @@ impl EventLog {
     }
 
     fn lock(&self) -> MutexGuard<'_, Shared> {
-        self.shared
-            .0
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        crate::sync::lock(&self.shared.0)
     }
 
     /// Appends an event and wakes the subscribers; returns its number.

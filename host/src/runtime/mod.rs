@@ -243,10 +243,7 @@ impl Runtime {
 /// Loads and hashes nothing twice: the hex SHA-256 of `bytes`.
 pub fn sha256_hex(bytes: &[u8]) -> String {
     use sha2::Digest as _;
-    sha2::Sha256::digest(bytes)
-        .iter()
-        .map(|byte| format!("{byte:02x}"))
-        .collect()
+    crate::hex::encode(&sha2::Sha256::digest(bytes))
 }
 
 fn start_epoch_ticker(engine: &Engine) {

@@ -17,6 +17,7 @@ use crate::engine::Turn;
 use crate::engine::events::{Next, TurnEventKind};
 use crate::engine::result::TurnResult;
 use crate::store::{NewEvent, Store};
+use crate::sync::lock;
 use crate::webhooks::{EventKind, Webhooks};
 
 /// Runs whose events stay in memory before dormant ones are dropped.
@@ -72,9 +73,7 @@ pub struct RunEvents {
 
 impl RunEvents {
     fn lock(&self) -> MutexGuard<'_, Vec<RunEvent>> {
-        self.events
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        lock(&self.events)
     }
 
     /// Adds an event, numbered next, and stores it; streams see it once stored.
@@ -95,21 +94,13 @@ impl RunEvents {
             stored: self.stored.clone(),
         });
         drop(events);
-        *self
-            .last_active
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner()) = Instant::now();
+        *lock(&self.last_active) = Instant::now();
     }
 
     /// Whether nothing holds it but the map and nothing was published to it
     /// for a while: it can be dropped and read back from the database later.
     fn is_dormant(self: &Arc<Self>) -> bool {
-        let quiet = self
-            .last_active
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .elapsed()
-            > DORMANT_AFTER;
+        let quiet = lock(&self.last_active).elapsed() > DORMANT_AFTER;
         Arc::strong_count(self) == 1 && quiet
     }
 
@@ -182,14 +173,6 @@ pub struct Runs {
     runs: tokio::sync::Mutex<HashMap<(String, String), Arc<RunEvents>>>,
     writer: mpsc::UnboundedSender<Pending>,
     closing: watch::Sender<bool>,
-}
-
-/// Locks a map, carrying on past a panic elsewhere (the maps stay consistent:
-/// every change is one insert).
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 impl Runs {

@@ -18,7 +18,7 @@ pub mod workspace;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde::Serialize;
@@ -33,6 +33,7 @@ use crate::store::{
     Agent, Attachment, CloseReason, Environment, Message, NewAttachment, NewSession, NewTask,
     Session, SessionStatus, Store, StoreError, Task, TokenOwner,
 };
+use crate::sync::lock;
 use live::{CallRef, LiveState, Runs};
 use resolve::{Asked, Choice};
 
@@ -187,12 +188,6 @@ pub struct Conductor {
     launcher: crate::sandbox::Launcher,
     /// Workspaces being made at once, at most as many as turns.
     boots: tokio::sync::Semaphore,
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// A title from the first line of a prompt.

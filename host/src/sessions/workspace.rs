@@ -131,7 +131,7 @@ pub fn create(plan: &Plan) -> Result<(), WorkspaceError> {
     {
         // Two boots at once in one repository race on its worktree list.
         let lock = repository_lock(&repository);
-        let _held = lock.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let _held = crate::sync::lock(&lock);
         if let Some(url) = plan.repository.filter(|repository| is_url(repository)) {
             fetch(plan.tenant, url, plan.clone_dir).map_err(repository_failed)?;
         }
@@ -152,9 +152,7 @@ fn repository_lock(repository: &Path) -> Arc<Mutex<()>> {
     let key = repository
         .canonicalize()
         .unwrap_or_else(|_| repository.to_path_buf());
-    let mut locks = LOCKS
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let mut locks = crate::sync::lock(&LOCKS);
     locks.entry(key).or_default().clone()
 }
 

@@ -143,7 +143,7 @@ pub fn random_hex(n: usize) -> std::io::Result<String> {
     use std::io::Read as _;
     let mut bytes = vec![0u8; n];
     std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
-    Ok(bytes.iter().map(|byte| format!("{byte:02x}")).collect())
+    Ok(crate::hex::encode(&bytes))
 }
 
 /// A new id: `prefix_`, then a stamp that grows with every id this process

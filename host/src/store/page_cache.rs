@@ -43,9 +43,7 @@ const MAX_BYTES: usize = 64 << 20;
 
 impl PageCache {
     fn lock(&self) -> MutexGuard<'_, (HashMap<String, SessionPages>, usize)> {
-        self.sessions
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        crate::sync::lock(&self.sessions)
     }
 
     /// The cached page, or the generation to hand back to [`PageCache::put`]

@@ -25,10 +25,7 @@ pub struct Principal {
 
 /// What a token is stored as: the hex SHA-256 of its text.
 fn hash(token: &str) -> String {
-    Sha256::digest(token.as_bytes())
-        .iter()
-        .map(|byte| format!("{byte:02x}"))
-        .collect()
+    crate::hex::encode(&Sha256::digest(token.as_bytes()))
 }
 
 /// Makes a token for `owner` in `account_id` inside `tx` and returns its text.
@@ -159,20 +156,14 @@ const TOKEN_CACHE_SIZE: usize = 10_000;
 
 impl TokenCache {
     fn get(&self, hash: &str) -> Option<Principal> {
-        let seen = self
-            .seen
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let seen = crate::sync::lock(&self.seen);
         seen.get(hash)
             .filter(|(_, at)| at.elapsed() < TOKEN_CACHE_TTL)
             .map(|(principal, _)| principal.clone())
     }
 
     fn put(&self, hash: String, principal: Principal) {
-        let mut seen = self
-            .seen
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut seen = crate::sync::lock(&self.seen);
         if seen.len() >= TOKEN_CACHE_SIZE {
             seen.clear();
         }

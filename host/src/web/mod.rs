@@ -58,7 +58,7 @@ static ETAGS: LazyLock<Vec<HeaderValue>> = LazyLock::new(|| {
         .iter()
         .map(|asset| {
             let hash = Sha256::digest(asset.body);
-            let hex: String = hash[..8].iter().map(|byte| format!("{byte:02x}")).collect();
+            let hex = crate::hex::encode(&hash[..8]);
             HeaderValue::from_str(&format!("\"{hex}\"")).expect("hex is a valid header")
         })
         .collect()
