@@ -30,8 +30,8 @@ use crate::engine::{Engine, StartCheckpointFailed, TurnRequest};
 use crate::home::Home;
 use crate::redact::Redactor;
 use crate::store::{
-    Agent, Attachment, CloseReason, Environment, Message, NewAttachment, NewSession, NewTask,
-    Session, SessionStatus, Store, StoreError, Task, TokenOwner,
+    Agent, Attachment, CloseReason, Environment, Message, MessageKind, NewAttachment, NewSession,
+    NewTask, Session, SessionStatus, Store, StoreError, Task, TokenOwner,
 };
 use crate::sync::lock;
 use live::{CallRef, LiveState, Runs};
@@ -451,7 +451,7 @@ impl Conductor {
         if title_from_prompt {
             let message = self
                 .store
-                .add_message(&session, "ai-title", &session.title, None, true)
+                .add_message(&session, MessageKind::AiTitle, &session.title, None, true)
                 .await?;
             self.publish_message(&session.account_id, "message.created", &message)
                 .await;
@@ -462,7 +462,7 @@ impl Conductor {
         if let Some(prompt) = spec.prompt {
             let message = self
                 .store
-                .add_message(&session, "user", &prompt, None, false)
+                .add_message(&session, MessageKind::User, &prompt, None, false)
                 .await?;
             self.publish_message(&session.account_id, "message.created", &message)
                 .await;
@@ -503,7 +503,7 @@ impl Conductor {
         };
         let message = self
             .store
-            .add_message(session, "attachment", &text, None, true)
+            .add_message(session, MessageKind::Attachment, &text, None, true)
             .await?;
         self.publish_message(&session.account_id, "message.created", &message)
             .await;
@@ -521,7 +521,7 @@ impl Conductor {
         let session = self.session(account_id, task_id, session_id).await?;
         let message = self
             .store
-            .add_message(&session, "user", text, None, false)
+            .add_message(&session, MessageKind::User, text, None, false)
             .await?;
         self.publish_message(&session.account_id, "message.created", &message)
             .await;
@@ -530,7 +530,7 @@ impl Conductor {
                 .store
                 .add_message(
                     &session,
-                    "queue-operation",
+                    MessageKind::QueueOperation,
                     "queued: delivered when the current turn ends",
                     None,
                     true,
@@ -625,7 +625,7 @@ impl Conductor {
             .store
             .add_message(
                 session,
-                "queue-operation",
+                MessageKind::QueueOperation,
                 &format!(
                     "dropped {} queued message(s): the session was stopped",
                     queued.len()
@@ -1037,7 +1037,7 @@ impl Conductor {
         self.save(session).await?;
         let message = self
             .store
-            .add_message(session, "assistant", "", Some(&view), true)
+            .add_message(session, MessageKind::Assistant, "", Some(&view), true)
             .await?;
         self.publish_message(&session.account_id, "message.created", &message)
             .await;
@@ -1083,7 +1083,7 @@ impl Conductor {
             .await?
             .items
             .into_iter()
-            .find(|message| message.kind == "assistant")
+            .find(|message| message.kind == MessageKind::Assistant)
             .map(|message| message.created_at);
         let new: Vec<Attachment> = attachments
             .into_iter()

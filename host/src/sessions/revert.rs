@@ -10,7 +10,7 @@ use serde_json::json;
 use super::{Conductor, Result, SessionError, invalid};
 use crate::checkpoint;
 use crate::engine::FILES_LISTED;
-use crate::store::{Message, SessionStatus};
+use crate::store::{Message, MessageKind, SessionStatus};
 
 impl Conductor {
     /// Restores the session's work tree to the start of turn `turn_id` (an
@@ -100,7 +100,7 @@ impl Conductor {
         });
         let message = self
             .store
-            .add_message(&session, "revert", &content, Some(&view), true)
+            .add_message(&session, MessageKind::Revert, &content, Some(&view), true)
             .await?;
         self.publish_message(account_id, "message.created", &message)
             .await;

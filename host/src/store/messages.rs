@@ -19,10 +19,9 @@ pub struct Message {
     pub task_id: String,
     /// Its place in the conversation; null while it is queued.
     pub sequence: Option<i64>,
-    /// `user`, `assistant`, `revert` (the work tree restored to a turn's
-    /// start), or an internal type: `queue-operation`, `attachment`, `ai-title`.
+    /// What it is.
     #[serde(rename = "type")]
-    pub kind: String,
+    pub kind: MessageKind,
     /// Its text.
     pub content: String,
     /// An assistant message's turn: its call, status and, once ended, result.
@@ -33,12 +32,31 @@ pub struct Message {
     pub created_at: String,
 }
 
+/// What a message is, stored as its kebab-case name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, sqlx::Type, utoipa::ToSchema)]
+#[serde(rename_all = "kebab-case")]
+#[sqlx(rename_all = "kebab-case")]
+pub enum MessageKind {
+    /// A person's message; a turn's brief.
+    User,
+    /// A turn: its call, status and, once ended, result.
+    Assistant,
+    /// The work tree restored to a turn's start.
+    Revert,
+    /// Internal: a message queued or dropped.
+    QueueOperation,
+    /// Internal: an attachment the next turn gets.
+    Attachment,
+    /// Internal: the title made for the session.
+    AiTitle,
+}
+
 type Row = (
     String,
     String,
     String,
     Option<i64>,
-    String,
+    MessageKind,
     String,
     Option<String>,
     String,
@@ -107,7 +125,7 @@ impl Store {
     pub async fn add_message(
         &self,
         session: &Session,
-        kind: &str,
+        kind: MessageKind,
         content: &str,
         turn: Option<&Value>,
         delivered: bool,
