@@ -8,6 +8,7 @@
 //! instance is then discarded, never reused.
 
 mod cache;
+mod contract;
 mod stderr;
 mod v0_1_0;
 
@@ -22,10 +23,10 @@ use wasmtime_wasi::{ResourceTable, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiVie
 
 pub use cache::ComponentCache;
 
+use contract::{Bindings, Instance};
 use stderr::BoundedOutput;
 
-/// The contract versions this host links, oldest first.
-pub const CONTRACT_VERSIONS: &[&str] = &["0.1.0"];
+pub use contract::VERSIONS as CONTRACT_VERSIONS;
 
 /// The WIT interface a driver exports, without its version.
 const DRIVER_INTERFACE: &str = "cinch:driver/driver";
@@ -187,11 +188,8 @@ impl Runtime {
             limits: self.limits,
             sha256: sha256.to_owned(),
         };
-        driver.info = driver.with_instance("describe", |store, instance| match instance {
-            Instance::V0_1_0(bindings) => {
-                Ok(bindings.cinch_driver_driver().call_describe(store)?.into())
-            }
-        })?;
+        driver.info =
+            driver.with_instance("describe", |store, instance| instance.describe(store))?;
         Ok(driver)
     }
 
@@ -235,7 +233,7 @@ impl Runtime {
             .linker
             .instantiate_pre(component)
             .map_err(instantiate_error)?;
-        let bindings = Bindings::V0_1_0(v0_1_0::Pre::new(pre).map_err(instantiate_error)?);
+        let bindings = Bindings::new(contract_version, pre).map_err(instantiate_error)?;
         Ok((bindings, contract_version))
     }
 }
@@ -270,16 +268,6 @@ pub struct Driver {
     sha256: String,
 }
 
-/// The pre-instantiated component, per contract version.
-enum Bindings {
-    V0_1_0(v0_1_0::Pre<Sandbox>),
-}
-
-/// An instance, per contract version.
-enum Instance {
-    V0_1_0(v0_1_0::HarnessDriver),
-}
-
 impl Driver {
     /// What the driver says about its harness.
     pub fn info(&self) -> &sdk::Info {
@@ -298,20 +286,15 @@ impl Driver {
 
     /// The CLI's version from the output of its version command.
     pub fn parse_version(&self, output: &str) -> Result<Option<String>, DriverFailure> {
-        self.with_instance("parse-version", |store, instance| match instance {
-            Instance::V0_1_0(bindings) => bindings
-                .cinch_driver_driver()
-                .call_parse_version(store, output),
+        self.with_instance("parse-version", |store, instance| {
+            instance.parse_version(store, output)
         })
     }
 
     /// The command that starts `turn`.
     pub fn command(&self, turn: &sdk::Turn) -> Result<sdk::Command, DriverFailure> {
-        self.with_instance("start-command", |store, instance| match instance {
-            Instance::V0_1_0(bindings) => Ok(bindings
-                .cinch_driver_driver()
-                .call_start_command(store, &turn.into())?
-                .into()),
+        self.with_instance("start-command", |store, instance| {
+            instance.start_command(store, turn)
         })
     }
 
@@ -321,13 +304,9 @@ impl Driver {
         let instance = self
             .instantiate(&mut store)
             .map_err(|error| self.failure("instantiate", &store, &error))?;
-        let parser = match &instance {
-            Instance::V0_1_0(bindings) => bindings
-                .cinch_driver_driver()
-                .parser()
-                .call_constructor(&mut store),
-        }
-        .map_err(|error| self.failure("parser constructor", &store, &error))?;
+        let parser = instance
+            .new_parser(&mut store)
+            .map_err(|error| self.failure("parser constructor", &store, &error))?;
         Ok(DriverSession {
             name: self.info.name.clone(),
             store,
@@ -346,9 +325,7 @@ impl Driver {
     }
 
     fn instantiate(&self, store: &mut Store<Sandbox>) -> wasmtime::Result<Instance> {
-        match &self.bindings {
-            Bindings::V0_1_0(pre) => Ok(Instance::V0_1_0(pre.instantiate(store)?)),
-        }
+        self.bindings.instantiate(store)
     }
 
     /// Runs `call` on a throwaway instance.
@@ -390,14 +367,8 @@ pub struct DriverSession {
 impl DriverSession {
     /// Parses a batch of whole lines.
     pub fn feed(&mut self, lines: &[String]) -> Result<Vec<sdk::Event>, DriverFailure> {
-        self.call("feed", |store, instance, parser| match instance {
-            Instance::V0_1_0(bindings) => Ok(bindings
-                .cinch_driver_driver()
-                .parser()
-                .call_feed(store, parser, lines)?
-                .into_iter()
-                .map(Into::into)
-                .collect()),
+        self.call("feed", |store, instance, parser| {
+            instance.feed(store, parser, lines)
         })
     }
 
@@ -407,12 +378,8 @@ impl DriverSession {
         exit_code: Option<i32>,
         stderr_tail: &str,
     ) -> Result<sdk::Outcome, DriverFailure> {
-        self.call("finish", |store, instance, parser| match instance {
-            Instance::V0_1_0(bindings) => Ok(bindings
-                .cinch_driver_driver()
-                .parser()
-                .call_finish(store, parser, exit_code, stderr_tail)?
-                .into()),
+        self.call("finish", |store, instance, parser| {
+            instance.finish(store, parser, exit_code, stderr_tail)
         })
     }
 
