@@ -1,0 +1,127 @@
+//! The one place that knows which contract versions there are: a component
+//! bound for its version, and each call the host makes into a driver,
+//! dispatched to that version's bindings and converted to the SDK's types.
+//! A new contract version is a new variant here and a module beside
+//! `v0_1_0`; nothing else in the host changes.
+
+use cinch_driver_sdk as sdk;
+use wasmtime::Store;
+use wasmtime::component::{InstancePre, ResourceAny};
+
+use super::Sandbox;
+use super::v0_1_0;
+
+/// The contract versions this host links, oldest first.
+pub const VERSIONS: &[&str] = &["0.1.0"];
+
+/// A pre-instantiated component, per contract version.
+pub(super) enum Bindings {
+    V0_1_0(v0_1_0::Pre<Sandbox>),
+}
+
+/// An instance, per contract version.
+pub(super) enum Instance {
+    V0_1_0(v0_1_0::HarnessDriver),
+}
+
+impl Bindings {
+    /// Binds `pre` as contract `version` (one of [`VERSIONS`]).
+    pub(super) fn new(version: &str, pre: InstancePre<Sandbox>) -> wasmtime::Result<Self> {
+        match version {
+            "0.1.0" => Ok(Self::V0_1_0(v0_1_0::Pre::new(pre)?)),
+            other => Err(wasmtime::Error::msg(format!(
+                "contract {other} is not linked by this host"
+            ))),
+        }
+    }
+
+    /// A fresh instance in `store`.
+    pub(super) fn instantiate(&self, store: &mut Store<Sandbox>) -> wasmtime::Result<Instance> {
+        match self {
+            Self::V0_1_0(pre) => Ok(Instance::V0_1_0(pre.instantiate(store)?)),
+        }
+    }
+}
+
+impl Instance {
+    /// `describe`.
+    pub(super) fn describe(&self, store: &mut Store<Sandbox>) -> wasmtime::Result<sdk::Info> {
+        match self {
+            Self::V0_1_0(bindings) => {
+                Ok(bindings.cinch_driver_driver().call_describe(store)?.into())
+            }
+        }
+    }
+
+    /// `parse-version`.
+    pub(super) fn parse_version(
+        &self,
+        store: &mut Store<Sandbox>,
+        output: &str,
+    ) -> wasmtime::Result<Option<String>> {
+        match self {
+            Self::V0_1_0(bindings) => bindings
+                .cinch_driver_driver()
+                .call_parse_version(store, output),
+        }
+    }
+
+    /// `start-command`.
+    pub(super) fn start_command(
+        &self,
+        store: &mut Store<Sandbox>,
+        turn: &sdk::Turn,
+    ) -> wasmtime::Result<sdk::Command> {
+        match self {
+            Self::V0_1_0(bindings) => Ok(bindings
+                .cinch_driver_driver()
+                .call_start_command(store, &turn.into())?
+                .into()),
+        }
+    }
+
+    /// The parser resource's constructor.
+    pub(super) fn new_parser(&self, store: &mut Store<Sandbox>) -> wasmtime::Result<ResourceAny> {
+        match self {
+            Self::V0_1_0(bindings) => bindings
+                .cinch_driver_driver()
+                .parser()
+                .call_constructor(store),
+        }
+    }
+
+    /// The parser's `feed`.
+    pub(super) fn feed(
+        &self,
+        store: &mut Store<Sandbox>,
+        parser: ResourceAny,
+        lines: &[String],
+    ) -> wasmtime::Result<Vec<sdk::Event>> {
+        match self {
+            Self::V0_1_0(bindings) => Ok(bindings
+                .cinch_driver_driver()
+                .parser()
+                .call_feed(store, parser, lines)?
+                .into_iter()
+                .map(Into::into)
+                .collect()),
+        }
+    }
+
+    /// The parser's `finish`.
+    pub(super) fn finish(
+        &self,
+        store: &mut Store<Sandbox>,
+        parser: ResourceAny,
+        exit_code: Option<i32>,
+        stderr_tail: &str,
+    ) -> wasmtime::Result<sdk::Outcome> {
+        match self {
+            Self::V0_1_0(bindings) => Ok(bindings
+                .cinch_driver_driver()
+                .parser()
+                .call_finish(store, parser, exit_code, stderr_tail)?
+                .into()),
+        }
+    }
+}

@@ -1,0 +1,212 @@
+//! The conductor's background work: recovery after a restart, the retries
+//! of waits for a slot, and the sweeps of idle sessions and old keys.
+
+use super::*;
+
+impl Conductor {
+    /// Picks up after a restart: turns that were running are followed again
+    /// (or end interrupted), sessions caught booting boot again, and waits
+    /// that outlived the wait limit while the server was down are closed.
+    pub async fn recover(self: &Arc<Self>) -> Result<()> {
+        self.close_overlong_waits().await?;
+        for session in self
+            .store
+            .sessions_in(&[SessionStatus::Running, SessionStatus::Booting])
+            .await?
+        {
+            match (session.status, session.current_turn.clone()) {
+                (SessionStatus::Running, Some(turn_id)) => self.reattach(session, turn_id).await?,
+                _ => {
+                    let mut session = session;
+                    session.status = SessionStatus::Idle;
+                    self.save(&mut session).await?;
+                    self.kick(&session.account_id, &session.id, Wake::Progress);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) async fn reattach(
+        self: &Arc<Self>,
+        session: Session,
+        turn_id: String,
+    ) -> Result<()> {
+        lock(&self.slots).insert(session.id.clone());
+        let message = self
+            .store
+            .turn_message(&session.account_id, &session.id, &turn_id)
+            .await?;
+        let Some(message) = message else {
+            self.release_slot(&session.id);
+            let mut session = session;
+            session.status = SessionStatus::Idle;
+            session.current_turn = None;
+            return self.save(&mut session).await;
+        };
+        let call_id = message.turn_value()["call_id"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        let environment = self.environment_of(&session).await?;
+        let secrets: Vec<String> = environment
+            .map(|e| e.secrets.into_values().collect())
+            .unwrap_or_default();
+        let engine = self.engine.clone();
+        let attach_id = turn_id.clone();
+        let attached = tokio::task::spawn_blocking(move || engine.attach(&attach_id, &secrets))
+            .await
+            .map_err(|error| SessionError::Internal(error.into()))?;
+        match attached {
+            Ok(turn) => {
+                tracing::info!(session = %session.id, turn = %turn_id, "following a turn again after a restart");
+                self.follow_turn(&session, call_id, turn, message).await
+            }
+            Err(error) => {
+                self.finish_turn(
+                    &session.account_id,
+                    &session.id,
+                    message,
+                    Err(format!("{error:#}")),
+                )
+                .await
+            }
+        }
+    }
+
+    pub(super) async fn kick_waiting(self: &Arc<Self>) {
+        match self.store.sessions_in(&[SessionStatus::Waiting]).await {
+            Ok(sessions) => {
+                for session in sessions {
+                    self.kick(&session.account_id, &session.id, Wake::Progress);
+                }
+            }
+            Err(error) => tracing::error!("listing waiting sessions: {error}"),
+        }
+    }
+
+    /// Runs forever: retries waiting sessions, closes idle ones past their
+    /// task's idle timeout, and forgets old idempotency keys.
+    pub async fn run_background(self: Arc<Self>) {
+        let mut since_retry = Duration::ZERO;
+        let mut since_key_sweep = KEY_SWEEP_INTERVAL;
+        loop {
+            tokio::time::sleep(self.settings.sweep_interval).await;
+            since_retry += self.settings.sweep_interval;
+            since_key_sweep += self.settings.sweep_interval;
+            if since_retry >= self.settings.retry_interval {
+                since_retry = Duration::ZERO;
+                self.kick_waiting().await;
+            }
+            if since_key_sweep >= KEY_SWEEP_INTERVAL {
+                since_key_sweep = Duration::ZERO;
+                if let Err(error) = self.store.sweep_keys().await {
+                    tracing::error!("forgetting old idempotency keys: {error}");
+                }
+            }
+            if let Err(error) = self.close_idle().await {
+                tracing::error!("closing idle sessions: {error}");
+            }
+            if let Err(error) = self.close_overlong_waits().await {
+                tracing::error!("closing waits past the wait limit: {error}");
+            }
+        }
+    }
+
+    /// Closes every wait for a turn slot past the wait limit, whether or not
+    /// a retry came round.
+    pub(super) async fn close_overlong_waits(&self) -> Result<()> {
+        let limit = self.settings.wait_limit.as_secs() as i64;
+        for waiting in self.store.sessions_in(&[SessionStatus::Waiting]).await? {
+            let waited = waiting.waiting_since.as_deref().and_then(seconds_since);
+            if waited.is_none_or(|waited| waited < limit) {
+                continue;
+            }
+            let guard = self.session_lock(&waiting.id);
+            let _held = guard.lock().await;
+            let Some(mut session) = self.store.session(&waiting.account_id, &waiting.id).await?
+            else {
+                continue;
+            };
+            if session.status == SessionStatus::Waiting {
+                self.close_if_overlong(&mut session).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Closes a waiting session whose wait reached the wait limit, and says
+    /// whether it did: `resource_exhausted` when its retries ran to the
+    /// limit, `waiting_timeout` when the wait outlived any retry schedule
+    /// (cinch was down, or no retry came). Its queued messages stay queued:
+    /// the message that resumes the session delivers them with it.
+    pub(super) async fn close_if_overlong(&self, session: &mut Session) -> Result<bool> {
+        let Some(waited) = session.waiting_since.as_deref().and_then(seconds_since) else {
+            return Ok(false);
+        };
+        let limit = self.settings.wait_limit.as_secs() as i64;
+        if waited < limit {
+            return Ok(false);
+        }
+        // The last retry of the schedule comes at most a retry interval after
+        // the limit, and this sweep a sweep interval after that.
+        let schedule_end = self.settings.wait_limit
+            + self.settings.retry_interval
+            + self.settings.sweep_interval
+            + Duration::from_secs(1);
+        let (reason, message) = if waited <= schedule_end.as_secs() as i64 {
+            (
+                CloseReason::ResourceExhausted,
+                format!(
+                    "No turn slot came free in {} minutes ({} turns may run at once). Your queued messages are kept: send a message to try again with them, or raise the cap with `cinch serve --max-turns`.",
+                    limit / 60,
+                    self.settings.max_turns
+                ),
+            )
+        } else {
+            (
+                CloseReason::WaitingTimeout,
+                format!(
+                    "The wait for a turn slot outlasted its retry schedule ({} minutes; cinch was stopped or could not retry). Your queued messages are kept: send a message to try again with them.",
+                    waited / 60
+                ),
+            )
+        };
+        tracing::info!(session = %session.id, ?reason, "closing a wait for a turn slot after {waited} s");
+        self.close_with(session, reason, Some(message)).await?;
+        Ok(true)
+    }
+
+    pub(super) async fn close_idle(&self) -> Result<()> {
+        for idle in self.store.idle_sessions().await? {
+            let idle_for = seconds_since(&idle.last_activity_at).unwrap_or(0);
+            if idle_for < idle.idle_timeout_seconds {
+                continue;
+            }
+            let guard = self.session_lock(&idle.session_id);
+            let _held = guard.lock().await;
+            let Some(mut session) = self
+                .store
+                .session(&idle.account_id, &idle.session_id)
+                .await?
+            else {
+                continue;
+            };
+            if session.status == SessionStatus::Idle
+                && self.store.queued_messages(&session.id).await?.is_empty()
+            {
+                tracing::info!(session = %session.id, "closing an idle session after {idle_for} s");
+                // After a turn that went well the attempt is done; after a
+                // recovery (a failed or interrupted turn) it merely timed out,
+                // and what to do next stays in error_message.
+                let reason = match session.close_reason {
+                    None => CloseReason::Completed,
+                    Some(_) => CloseReason::IdleTimeout,
+                };
+                let keep = session.error_message.take();
+                self.close_with(&mut session, reason, keep).await?;
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,315 @@
+//! A session's state machine: boot, wait for a turn slot, start a turn or
+//! idle, close; and saving each step.
+
+use super::*;
+
+impl Conductor {
+    /// Moves the session forward in the background.
+    pub(super) fn kick(self: &Arc<Self>, account_id: &str, session_id: &str, wake: Wake) {
+        let this = self.clone();
+        let account_id = account_id.to_owned();
+        let session_id = session_id.to_owned();
+        tokio::spawn(async move {
+            if let Err(error) = this.advance(&account_id, &session_id, wake).await {
+                tracing::error!(session = %session_id, "moving the session on failed: {error}");
+            }
+        });
+    }
+
+    /// Boots the workspace, waits for a slot, or starts a turn with the
+    /// queued messages: whichever the session needs next. A closed session
+    /// stays closed, its queued messages kept, until a message wakes it.
+    pub(super) async fn advance(
+        self: &Arc<Self>,
+        account_id: &str,
+        session_id: &str,
+        wake: Wake,
+    ) -> Result<()> {
+        let guard = self.session_lock(session_id);
+        loop {
+            let held = guard.lock().await;
+            let Some(mut session) = self.store.session(account_id, session_id).await? else {
+                return Ok(());
+            };
+            let queued = self.store.queued_messages(&session.id).await?;
+            let stays_closed = session.status == SessionStatus::Closed
+                && (queued.is_empty() || wake != Wake::Message);
+            if session.status == SessionStatus::Running || stays_closed {
+                return Ok(());
+            }
+            if session.workspace.is_none() {
+                if !lock(&self.booting).insert(session_id.to_owned()) {
+                    // Booting already: that boot moves the session on when done.
+                    return Ok(());
+                }
+                let claimed = self.start_boot(&mut session).await;
+                // Setup commands can take minutes: a close must not wait for them.
+                drop(held);
+                let booted = match claimed {
+                    Ok(environment) => self.finish_boot(&session, environment).await,
+                    Err(error) => Err(error),
+                };
+                lock(&self.booting).remove(session_id);
+                if !booted? {
+                    return Ok(());
+                }
+                // Look again, with the workspace made.
+                continue;
+            }
+            if session.status == SessionStatus::Closed {
+                session.close_reason = None;
+                session.error_message = None;
+            }
+            if queued.is_empty() {
+                session.status = SessionStatus::Idle;
+                return self.save(&mut session).await;
+            }
+            if !self.take_slot(&session.id) {
+                return self.wait_for_slot(&mut session).await;
+            }
+            let environment = self.environment_of(&session).await?;
+            return match self
+                .start_turn(&mut session, environment.as_ref(), &queued)
+                .await
+            {
+                Ok(()) => Ok(()),
+                Err(error) => {
+                    self.release_slot(&session.id);
+                    Err(error)
+                }
+            };
+        }
+    }
+
+    /// Marks the session booting (under its lock) and returns its environment.
+    pub(super) async fn start_boot(&self, session: &mut Session) -> Result<Option<Environment>> {
+        let environment = self.environment_of(session).await?;
+        session.status = SessionStatus::Booting;
+        session.close_reason = None;
+        session.error_message = None;
+        self.save(session).await?;
+        Ok(environment)
+    }
+
+    /// Makes the session's workspace, without its lock, then records the
+    /// outcome under it. Whether the session can go on.
+    pub(super) async fn finish_boot(
+        &self,
+        session: &Session,
+        environment: Option<Environment>,
+    ) -> Result<bool> {
+        let booted = self.boot(session, environment.as_ref()).await;
+        let guard = self.session_lock(&session.id);
+        let _held = guard.lock().await;
+        let Some(mut session) = self.store.session(&session.account_id, &session.id).await? else {
+            return Ok(false);
+        };
+        let closed_meanwhile = session.status == SessionStatus::Closed;
+        match booted {
+            Ok(dir) => {
+                // Kept even when closed meanwhile: a later message resumes in it.
+                session.workspace = Some(dir.display().to_string());
+                self.save(&mut session).await?;
+                Ok(!closed_meanwhile)
+            }
+            Err(_) if closed_meanwhile => Ok(false),
+            Err(workspace::WorkspaceError::Setup(message)) => {
+                self.close_with(&mut session, CloseReason::SetupFailure, Some(message))
+                    .await?;
+                Ok(false)
+            }
+            Err(workspace::WorkspaceError::Repository(message)) => {
+                self.close_with(&mut session, CloseReason::VmFailure, Some(message))
+                    .await?;
+                Ok(false)
+            }
+        }
+    }
+
+    /// The session's environment, when it has one.
+    pub(super) async fn environment_of(&self, session: &Session) -> Result<Option<Environment>> {
+        match &session.environment_id {
+            Some(id) => Ok(self.store.environment(&session.account_id, id).await?),
+            None => Ok(None),
+        }
+    }
+
+    /// Takes a turn slot for `session_id` (or a code task's key): false when
+    /// `max_turns` turns already hold one.
+    pub fn take_slot(&self, session_id: &str) -> bool {
+        let mut slots = lock(&self.slots);
+        if slots.contains(session_id) {
+            return true;
+        }
+        if slots.len() >= self.settings.max_turns {
+            return false;
+        }
+        slots.insert(session_id.to_owned());
+        true
+    }
+
+    /// Gives back the slot `take_slot` gave.
+    pub fn release_slot(&self, session_id: &str) {
+        lock(&self.slots).remove(session_id);
+    }
+
+    pub(super) async fn wait_for_slot(&self, session: &mut Session) -> Result<()> {
+        let now = crate::store::now();
+        if session.status != SessionStatus::Waiting {
+            session.status = SessionStatus::Waiting;
+            session.waiting_since = Some(now.clone());
+            session.retries = 0;
+        }
+        session.retries += 1;
+        if self.close_if_overlong(session).await? {
+            return Ok(());
+        }
+        session.error_message = Some(format!(
+            "Waiting for a turn slot: {} turns are running, the most cinch runs at once. The session starts by itself when one ends; nothing to do.",
+            self.settings.max_turns
+        ));
+        self.save(session).await
+    }
+
+    /// Makes the session's workspace (blocking work, off the async threads).
+    pub(super) async fn boot(
+        &self,
+        session: &Session,
+        environment: Option<&Environment>,
+    ) -> std::result::Result<PathBuf, workspace::WorkspaceError> {
+        let dir = self.workspace_dir(&session.id);
+        let clone_dir = environment.map_or_else(
+            || self.home.root().join("repos").join("none"),
+            |environment| self.home.root().join("repos").join(&environment.id),
+        );
+        if let Some(environment) = environment
+            && let Some(path) = workspace::local_path(&environment.repository)
+        {
+            self.check_repository(&session.account_id, path)
+                .await
+                .map_err(|why| {
+                    workspace::WorkspaceError::Repository(format!(
+                        "environment {}'s repository is refused: {why}",
+                        environment.name
+                    ))
+                })?;
+        }
+        let tenant = self.tenant(&session.agent_id, environment);
+        let redactor = Redactor::new(
+            environment
+                .into_iter()
+                .flat_map(|e| e.secrets.values().cloned()),
+        );
+        let repository = environment.map(|e| e.repository.clone());
+        let setup = environment.map(|e| e.setup.clone()).unwrap_or_default();
+        let branch = session.branch_name.clone();
+        let base = session.base_branch.clone();
+        let tmp_dir = self.home.root().join("tmp").join(&session.id);
+        let _permit = self.boots.acquire().await;
+        let result = tokio::task::spawn_blocking(move || {
+            for private in [&tenant.home, &tmp_dir] {
+                crate::home::create_private_dir(private)
+                    .map_err(|error| workspace::WorkspaceError::Repository(format!("{error:#}")))?;
+            }
+            let made = workspace::create(&workspace::Plan {
+                dir: &dir,
+                repository: repository.as_deref(),
+                clone_dir: &clone_dir,
+                branch: &branch,
+                base_branch: base.as_deref(),
+                setup: &setup,
+                tmp_dir: &tmp_dir,
+                tenant: &tenant,
+                redactor: &redactor,
+            });
+            let _ = std::fs::remove_dir_all(&tmp_dir);
+            made.map(|()| dir)
+        })
+        .await;
+        match result {
+            Ok(result) => result,
+            Err(error) => Err(workspace::WorkspaceError::Repository(error.to_string())),
+        }
+    }
+
+    /// How cinch runs a process for this agent outside its turns: in the
+    /// sandbox, with what its harness would get as its environment.
+    pub(super) fn tenant(
+        &self,
+        agent_id: &str,
+        environment: Option<&Environment>,
+    ) -> workspace::Tenant {
+        let mut env = self.base_env.clone();
+        env.extend(self.harness_env(agent_id, environment));
+        let source = environment
+            .filter(|environment| workspace::is_url(&environment.repository))
+            .and_then(|environment| workspace::local_path(&environment.repository));
+        workspace::Tenant {
+            launcher: self.launcher.clone(),
+            env,
+            home: self.agent_home(agent_id),
+            read_only: source.map(Path::to_path_buf).into_iter().collect(),
+            config: self.engine.config().sandbox.clone(),
+        }
+    }
+
+    /// Whether an environment of `account_id` may use the local repository
+    /// at `path` (as a path or a `file://` URL): it must exist, lie under one of the operator's repository
+    /// roots (anywhere, for the first account, when there are none), and
+    /// neither hold nor lie inside cinch's home. The reason when not.
+    pub async fn check_repository(
+        &self,
+        account_id: &str,
+        path: &Path,
+    ) -> std::result::Result<(), String> {
+        let first = self
+            .store
+            .first_account_id()
+            .await
+            .map_err(|error| format!("cinch could not check it: {error}"))?;
+        crate::sandbox::RepositoryRoots::new(&self.settings.repository_roots, self.home.root())
+            .admits(path, first.as_deref() == Some(account_id))
+    }
+
+    /// What a harness of this agent runs with on top of cinch's environment:
+    /// the agent's home as `HOME`, the environment's variables and secrets.
+    pub(super) fn harness_env(
+        &self,
+        agent_id: &str,
+        environment: Option<&Environment>,
+    ) -> BTreeMap<String, String> {
+        let mut env = BTreeMap::new();
+        env.insert(
+            "HOME".to_owned(),
+            self.agent_home(agent_id).display().to_string(),
+        );
+        if let Some(environment) = environment {
+            env.extend(environment.env.clone());
+            env.extend(environment.secrets.clone());
+        }
+        env
+    }
+
+    pub(super) async fn close_with(
+        &self,
+        session: &mut Session,
+        reason: CloseReason,
+        message: Option<String>,
+    ) -> Result<()> {
+        session.status = SessionStatus::Closed;
+        session.close_reason = Some(reason);
+        session.error_message = message;
+        session.waiting_since = None;
+        session.retries = 0;
+        self.save(session).await
+    }
+
+    pub(super) async fn save(&self, session: &mut Session) -> Result<()> {
+        if session.status != SessionStatus::Waiting {
+            session.waiting_since = None;
+        }
+        self.store.save_session(session).await?;
+        self.publish_session(session).await;
+        Ok(())
+    }
+}

@@ -1,0 +1,386 @@
+//! What callers ask of the conductor: tasks, sessions, messages, attachments,
+//! abort and close.
+
+use super::*;
+
+impl Conductor {
+    /// Creates a task as `caller`; with a prompt its first session starts.
+    pub async fn create_task(
+        self: &Arc<Self>,
+        account_id: &str,
+        caller: &TokenOwner,
+        spec: TaskSpec,
+    ) -> Result<Task> {
+        let agent = self
+            .acting_agent(account_id, spec.created_by.as_deref())
+            .await?;
+        let environment_id = match &spec.environment_id {
+            Some(id) => Some(self.environment(account_id, id).await?.id),
+            None => agent.environment_id.clone(),
+        };
+        let owner = match caller {
+            TokenOwner::Member(id) => Some(id.clone()),
+            TokenOwner::Agent(_) => None,
+        };
+        let title = spec
+            .title
+            .clone()
+            .unwrap_or_else(|| title_from(spec.prompt.as_deref().unwrap_or("")));
+        let task = self
+            .store
+            .create_task(
+                account_id,
+                NewTask {
+                    title: title.clone(),
+                    environment_id: environment_id.clone(),
+                    idle_timeout_seconds: spec
+                        .idle_timeout_seconds
+                        .unwrap_or(DEFAULT_IDLE_TIMEOUT_SECONDS),
+                    created_by: agent.id.clone(),
+                    owner,
+                },
+            )
+            .await?;
+        for attachment in spec.attachments {
+            self.store
+                .create_attachment(account_id, &task.id, attachment)
+                .await?;
+        }
+        if let Some(prompt) = spec.prompt {
+            let asked = Asked {
+                harness: spec.harness.as_deref(),
+                model: spec.model.as_deref(),
+                effort: spec.effort.as_deref(),
+            };
+            let choice = self.resolve(&asked, &agent);
+            let session_spec = SessionSpec {
+                title: Some(title),
+                prompt: Some(prompt),
+                environment_id,
+                ..SessionSpec::default()
+            };
+            self.start_session(&task, &agent, choice, session_spec, spec.title.is_none())
+                .await?;
+        }
+        self.task(account_id, &task.id).await
+    }
+
+    /// The account's task.
+    pub async fn task(&self, account_id: &str, task_id: &str) -> Result<Task> {
+        self.store
+            .task(account_id, task_id)
+            .await?
+            .ok_or_else(|| SessionError::NotFound("no such task".into()))
+    }
+
+    /// The account's session of the task.
+    pub async fn session(
+        &self,
+        account_id: &str,
+        task_id: &str,
+        session_id: &str,
+    ) -> Result<Session> {
+        self.store
+            .session(account_id, session_id)
+            .await?
+            .filter(|session| session.task_id == task_id)
+            .ok_or_else(|| SessionError::NotFound("no such session".into()))
+    }
+
+    /// Starts another session under the task, as the task's agent with its
+    /// current settings.
+    pub async fn create_session(
+        self: &Arc<Self>,
+        account_id: &str,
+        task_id: &str,
+        mut spec: SessionSpec,
+    ) -> Result<Session> {
+        let task = self.task(account_id, task_id).await?;
+        let agent = self
+            .acting_agent(account_id, Some(&task.created_by))
+            .await?;
+        spec.environment_id = match &spec.environment_id {
+            Some(id) => Some(self.environment(account_id, id).await?.id),
+            None => task.environment_id.clone(),
+        };
+        if let Some(branch) = &spec.branch_name
+            && !workspace::is_valid_branch(branch)
+        {
+            return Err(invalid(
+                "branch_name",
+                format!("{branch} is not a valid git branch name"),
+            ));
+        }
+        if let Some(branch) = &spec.base_branch
+            && !workspace::is_valid_branch(branch)
+        {
+            return Err(invalid(
+                "base_branch",
+                format!("{branch} is not a valid git branch name"),
+            ));
+        }
+        if let (Some(branch), Some(environment_id)) = (&spec.base_branch, &spec.environment_id) {
+            self.check_base_branch(account_id, environment_id, branch)
+                .await?;
+        }
+        let choice = self.resolve(&Asked::default(), &agent);
+        if spec.title.is_none() {
+            spec.title = Some(task.title.clone());
+        }
+        self.start_session(&task, &agent, choice, spec, false).await
+    }
+
+    /// Refuses a base branch the environment's repository does not have,
+    /// when the repository can be read now (a local one, or a clone made).
+    pub(super) async fn check_base_branch(
+        &self,
+        account_id: &str,
+        environment_id: &str,
+        branch: &str,
+    ) -> Result<()> {
+        let environment = self.environment(account_id, environment_id).await?;
+        let clone_dir = self.home.root().join("repos").join(&environment.id);
+        let repository = environment.repository.clone();
+        let looked_up = {
+            let branch = branch.to_owned();
+            tokio::task::spawn_blocking(move || {
+                base_branch::look_up(&repository, &clone_dir, &branch)
+            })
+            .await
+            .map_err(|error| SessionError::Internal(error.into()))?
+        };
+        match looked_up {
+            base_branch::BaseBranch::Missing => Err(invalid(
+                "base_branch",
+                format!(
+                    "{branch} is neither a branch of {} nor origin/{branch}",
+                    environment.repository
+                ),
+            )),
+            base_branch::BaseBranch::Found | base_branch::BaseBranch::Unknown => Ok(()),
+        }
+    }
+
+    pub(super) async fn start_session(
+        self: &Arc<Self>,
+        task: &Task,
+        agent: &Agent,
+        choice: Choice,
+        spec: SessionSpec,
+        title_from_prompt: bool,
+    ) -> Result<Session> {
+        let session = self
+            .store
+            .create_session(
+                &task.account_id,
+                NewSession {
+                    task_id: task.id.clone(),
+                    agent_id: agent.id.clone(),
+                    title: spec.title.clone().unwrap_or_else(|| task.title.clone()),
+                    environment_id: spec.environment_id.clone(),
+                    branch_name: spec.branch_name.clone(),
+                    base_branch: spec.base_branch.clone(),
+                    auto_commit: spec.auto_commit,
+                    harness: choice.harness,
+                    vendor: choice.vendor,
+                    harness_model: choice.model,
+                    harness_effort: choice.effort,
+                },
+            )
+            .await?;
+        self.publish_session(&session).await;
+        if title_from_prompt {
+            let message = self
+                .store
+                .add_message(&session, MessageKind::AiTitle, &session.title, None, true)
+                .await?;
+            self.publish_message(&session.account_id, "message.created", &message)
+                .await;
+        }
+        for attachment in self.store.attachments(&task.account_id, &task.id).await? {
+            self.note_attachment(&session, &attachment).await?;
+        }
+        if let Some(prompt) = spec.prompt {
+            let message = self
+                .store
+                .add_message(&session, MessageKind::User, &prompt, None, false)
+                .await?;
+            self.publish_message(&session.account_id, "message.created", &message)
+                .await;
+        }
+        self.kick(&session.account_id, &session.id, Wake::Progress);
+        Ok(session)
+    }
+
+    /// Adds an attachment to the task and notes it in each open session;
+    /// their next turns get it in the brief.
+    pub async fn attach(
+        &self,
+        account_id: &str,
+        task_id: &str,
+        attachment: NewAttachment,
+    ) -> Result<Attachment> {
+        let task = self.task(account_id, task_id).await?;
+        let attachment = self
+            .store
+            .create_attachment(account_id, &task.id, attachment)
+            .await?;
+        let sessions = self.store.sessions(account_id, &task.id, None, 200).await?;
+        for session in sessions
+            .items
+            .iter()
+            .filter(|s| s.status != SessionStatus::Closed)
+        {
+            self.note_attachment(session, &attachment).await?;
+        }
+        Ok(attachment)
+    }
+
+    /// An internal `attachment` message: what the agent will be given.
+    pub(super) async fn note_attachment(
+        &self,
+        session: &Session,
+        attachment: &Attachment,
+    ) -> Result<()> {
+        let text = match &attachment.error {
+            None => format!("attached {}", attachment.name),
+            Some(error) => format!("could not attach {}: {error}", attachment.name),
+        };
+        let message = self
+            .store
+            .add_message(session, MessageKind::Attachment, &text, None, true)
+            .await?;
+        self.publish_message(&session.account_id, "message.created", &message)
+            .await;
+        Ok(())
+    }
+
+    /// Queues a user message and resumes the session if it is idle or closed.
+    pub async fn post_message(
+        self: &Arc<Self>,
+        account_id: &str,
+        task_id: &str,
+        session_id: &str,
+        text: &str,
+    ) -> Result<Message> {
+        let session = self.session(account_id, task_id, session_id).await?;
+        let message = self
+            .store
+            .add_message(&session, MessageKind::User, text, None, false)
+            .await?;
+        self.publish_message(&session.account_id, "message.created", &message)
+            .await;
+        if session.status == SessionStatus::Running || session.status == SessionStatus::Waiting {
+            let note = self
+                .store
+                .add_message(
+                    &session,
+                    MessageKind::QueueOperation,
+                    "queued: delivered when the current turn ends",
+                    None,
+                    true,
+                )
+                .await?;
+            self.publish_message(&session.account_id, "message.created", &note)
+                .await;
+        }
+        self.kick(account_id, &session.id, Wake::Message);
+        Ok(message)
+    }
+
+    /// Stops the running turn (it ends `cancelled`) or the wait for a slot;
+    /// the session stays open, idle.
+    pub async fn abort(
+        self: &Arc<Self>,
+        account_id: &str,
+        task_id: &str,
+        session_id: &str,
+    ) -> Result<Session> {
+        let session = self.session(account_id, task_id, session_id).await?;
+        match session.status {
+            SessionStatus::Running => {
+                if let Some(turn) = session.current_turn.clone() {
+                    self.stop_turn(turn).await?;
+                }
+                Ok(session)
+            }
+            SessionStatus::Waiting => {
+                let guard = self.session_lock(session_id);
+                let _held = guard.lock().await;
+                let mut session = self.session(account_id, task_id, session_id).await?;
+                self.drop_queue(&session).await?;
+                session.status = SessionStatus::Idle;
+                session.waiting_since = None;
+                session.retries = 0;
+                session.error_message = None;
+                self.save(&mut session).await?;
+                Ok(session)
+            }
+            status => Err(SessionError::Conflict(format!(
+                "the session is {status}: there is nothing to abort"
+            ))),
+        }
+    }
+
+    /// Closes the session (`close_reason: user_closed`), stopping a running turn.
+    pub async fn close(
+        self: &Arc<Self>,
+        account_id: &str,
+        task_id: &str,
+        session_id: &str,
+    ) -> Result<Session> {
+        let guard = self.session_lock(session_id);
+        let _held = guard.lock().await;
+        let mut session = self.session(account_id, task_id, session_id).await?;
+        if session.status == SessionStatus::Closed {
+            return Ok(session);
+        }
+        if let (Some(turn), SessionStatus::Running) = (session.current_turn.clone(), session.status)
+        {
+            self.stop_turn(turn).await?;
+        }
+        self.drop_queue(&session).await?;
+        self.close_with(&mut session, CloseReason::UserClosed, None)
+            .await?;
+        Ok(session)
+    }
+
+    pub(super) async fn stop_turn(&self, turn: String) -> Result<()> {
+        let engine = self.engine.clone();
+        tokio::task::spawn_blocking(move || engine.stop(&turn))
+            .await
+            .map_err(|error| SessionError::Internal(error.into()))?
+            .map_err(|error| SessionError::Conflict(format!("{error:#}")))
+    }
+
+    /// Marks the session's queued messages as dropped, so that they are not
+    /// delivered later by surprise.
+    pub(super) async fn drop_queue(&self, session: &Session) -> Result<()> {
+        let queued = self.store.queued_messages(&session.id).await?;
+        if queued.is_empty() {
+            return Ok(());
+        }
+        for message in &queued {
+            if let Some(message) = self.store.deliver_message(&message.id).await? {
+                self.publish_message(&session.account_id, "message.updated", &message)
+                    .await;
+            }
+        }
+        let note = self
+            .store
+            .add_message(
+                session,
+                MessageKind::QueueOperation,
+                &format!(
+                    "dropped {} queued message(s): the session was stopped",
+                    queued.len()
+                ),
+                None,
+                true,
+            )
+            .await?;
+        self.publish_message(&session.account_id, "message.created", &note)
+            .await;
+        Ok(())
+    }
+}

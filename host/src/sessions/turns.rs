@@ -1,0 +1,353 @@
+//! A session's turns: starting one with its queued messages and notes,
+//! following it, and recording how it ended.
+
+use super::*;
+
+impl Conductor {
+    pub(super) async fn start_turn(
+        self: &Arc<Self>,
+        session: &mut Session,
+        environment: Option<&Environment>,
+        queued: &[Message],
+    ) -> Result<()> {
+        let brief = queued
+            .iter()
+            .map(|message| message.content.as_str())
+            .collect::<Vec<_>>()
+            .join("\n\n");
+        let workspace = PathBuf::from(session.workspace.clone().unwrap_or_default());
+        let notes = self.attachment_notes(session, &workspace).await?;
+        let request = TurnRequest {
+            harness: session.harness.clone(),
+            repo: workspace.clone(),
+            brief: brief.clone(),
+            notes,
+            model: session.harness_model.clone(),
+            effort: session.harness_effort.clone(),
+            session_id: session.harness_session_id.clone(),
+            timeout: self.settings.turn_timeout,
+            run: Some(session.id.clone()),
+            env: self.harness_env(&session.agent_id, environment),
+            secrets: environment
+                .map(|e| e.secrets.values().cloned().collect())
+                .unwrap_or_default(),
+            tcp_ports: environment.and_then(|e| e.allowed_tcp_ports.clone()),
+            idle_limit: environment
+                .and_then(|e| e.watchdog_minutes)
+                .map(|minutes| Duration::from_secs(u64::from(minutes) * 60)),
+            agent: Some(session.agent_id.clone()),
+            mcp_servers: environment
+                .map(|e| e.mcp_servers.clone())
+                .unwrap_or_default(),
+        };
+        for message in queued {
+            if let Some(message) = self.store.deliver_message(&message.id).await? {
+                self.publish_message(&session.account_id, "message.updated", &message)
+                    .await;
+            }
+        }
+        let engine = self.engine.clone();
+        let started = tokio::task::spawn_blocking(move || engine.start(request))
+            .await
+            .map_err(|error| SessionError::Internal(error.into()))?;
+        let turn = match started {
+            Ok(turn) => turn,
+            Err(error) => {
+                self.release_slot(&session.id);
+                let text = format!("{error:#}");
+                session.current_turn = None;
+                if error.downcast_ref::<StartCheckpointFailed>().is_some() {
+                    return self
+                        .close_with(
+                            session,
+                            CloseReason::SnapshotFailure,
+                            Some(format!(
+                                "cinch could not snapshot the workspace before the turn: {text}"
+                            )),
+                        )
+                        .await;
+                }
+                session.status = SessionStatus::Idle;
+                session.close_reason = Some(CloseReason::TurnFailure);
+                session.error_message = Some(format!(
+                    "The turn could not start: {text}. The transcript is kept; fix that and send a message to try again."
+                ));
+                return self.save(session).await;
+            }
+        };
+        let turn_id = turn.id().to_owned();
+        let call = self
+            .store
+            .create_call(
+                &session.account_id,
+                &session.id,
+                &turn_id,
+                session.environment_id.as_deref().unwrap_or(""),
+            )
+            .await?;
+        let display_name = self
+            .engine
+            .registry()
+            .get(&session.harness)
+            .map(|driver| driver.info().display_name.clone())
+            .unwrap_or_else(|_| session.harness.clone());
+        let view = json!({
+            "call_id": call.call_id,
+            "run_id": session.id,
+            "turn_id": turn_id,
+            "status": "running",
+            "harness": session.harness,
+            "harness_display_name": display_name,
+            "brief": brief,
+            // The repository's name, as the code-task API's `repo` takes it.
+            "repository": environment.map_or("scratch", |environment| environment.name.as_str()),
+            "workspace": workspace.display().to_string(),
+            "session_id": session.harness_session_id,
+            "started_at": call.created_at,
+            "result": null,
+        });
+        // The session is running before its turn's message exists, so a reader
+        // that sees the message never sees the session idle from before it.
+        session.status = SessionStatus::Running;
+        session.current_turn = Some(turn_id);
+        session.waiting_since = None;
+        session.retries = 0;
+        session.close_reason = None;
+        session.error_message = None;
+        session.last_activity_at = crate::store::now();
+        self.save(session).await?;
+        let message = self
+            .store
+            .add_message(session, MessageKind::Assistant, "", Some(&view), true)
+            .await?;
+        self.publish_message(&session.account_id, "message.created", &message)
+            .await;
+        self.follow_turn(session, call.call_id, turn, message).await
+    }
+
+    /// Follows `turn`, call `call_id` of the session's run whose assistant
+    /// message is `message`, and ends the session's turn when it ends.
+    pub(super) async fn follow_turn(
+        self: &Arc<Self>,
+        session: &Session,
+        call_id: String,
+        turn: crate::engine::Turn,
+        message: Message,
+    ) -> Result<()> {
+        let live = self
+            .runs
+            .follow(
+                CallRef {
+                    account_id: session.account_id.clone(),
+                    run_id: session.id.clone(),
+                    call_id,
+                },
+                turn,
+            )
+            .await
+            .map_err(SessionError::Internal)?;
+        self.watch_turn(
+            session.account_id.clone(),
+            session.id.clone(),
+            message,
+            live,
+        );
+        Ok(())
+    }
+
+    /// Notes for the turn: the task's attachments, on a session's first turn
+    /// all of them, later only those added since the previous turn; binary
+    /// ones written to files in `workspace`.
+    pub(super) async fn attachment_notes(
+        &self,
+        session: &Session,
+        workspace: &Path,
+    ) -> Result<Vec<Note>> {
+        let attachments = self
+            .store
+            .attachments(&session.account_id, &session.task_id)
+            .await?;
+        let previous = self
+            .store
+            .messages(
+                &session.account_id,
+                &session.task_id,
+                &session.id,
+                crate::store::Direction::Desc,
+                None,
+                200,
+            )
+            .await?
+            .items
+            .into_iter()
+            .find(|message| message.kind == MessageKind::Assistant)
+            .map(|message| message.created_at);
+        let new: Vec<Attachment> = attachments
+            .into_iter()
+            .filter(|attachment| attachment.status == "ready")
+            .filter(|attachment| {
+                previous
+                    .as_ref()
+                    .is_none_or(|at| &attachment.created_at > at)
+            })
+            .collect();
+        let workspace = workspace.to_path_buf();
+        tokio::task::spawn_blocking(move || {
+            new.into_iter()
+                .filter_map(|attachment| attachments::note(attachment, &workspace))
+                .collect()
+        })
+        .await
+        .map_err(|error| SessionError::Internal(error.into()))
+    }
+
+    pub(super) fn watch_turn(
+        self: &Arc<Self>,
+        account_id: String,
+        session_id: String,
+        message: Message,
+        mut live: tokio::sync::watch::Receiver<LiveState>,
+    ) {
+        let this = self.clone();
+        tokio::spawn(async move {
+            let outcome = match live.wait_for(|state| state.outcome.is_some()).await {
+                Ok(state) => state.outcome.clone().expect("waited for it"),
+                Err(_) => Err("the turn's follower went away".to_owned()),
+            };
+            if let Err(error) = this
+                .finish_turn(&account_id, &session_id, message, outcome)
+                .await
+            {
+                tracing::error!(session = %session_id, "finishing the turn failed: {error}");
+            }
+            this.kick(&account_id, &session_id, Wake::Progress);
+            this.kick_waiting().await;
+        });
+    }
+
+    pub(super) async fn finish_turn(
+        self: &Arc<Self>,
+        account_id: &str,
+        session_id: &str,
+        message: Message,
+        outcome: std::result::Result<Arc<TurnResult>, String>,
+    ) -> Result<()> {
+        let guard = self.session_lock(session_id);
+        let _held = guard.lock().await;
+        self.release_slot(session_id);
+        if let (Ok(result), Some(call_id)) = (&outcome, message.turn_value()["call_id"].as_str()) {
+            // Kept before the session is read, so that its usage counts the turn.
+            self.store
+                .record_call_result(account_id, session_id, call_id, result)
+                .await?;
+        }
+        let Some(mut session) = self.store.session(account_id, session_id).await? else {
+            return Ok(());
+        };
+        let mut view = message.turn_value();
+        let (content, status) = match &outcome {
+            Ok(result) => {
+                view["status"] = json!(result.status.as_str());
+                view["session_id"] = json!(result.session_id);
+                view["result"] = turn_result_view(result);
+                let content = result
+                    .final_message
+                    .clone()
+                    .or_else(|| result.detail.clone())
+                    .unwrap_or_default();
+                (content, Some(result.status))
+            }
+            Err(error) => {
+                view["status"] = json!("interrupted");
+                (format!("cinch lost track of the turn: {error}"), None)
+            }
+        };
+        let message = self
+            .store
+            .update_message(&message.id, &content, &view)
+            .await?;
+        self.publish_message(account_id, "message.updated", &message)
+            .await;
+        if let Ok(result) = &outcome {
+            if let Some(harness_session) = &result.session_id {
+                session.harness_session_id = Some(harness_session.clone());
+            }
+            if let Some(preview) = result.final_message.as_deref().and_then(preview::preview) {
+                self.store
+                    .set_task_preview(&session.task_id, &preview)
+                    .await?;
+            }
+        }
+        session.current_turn = None;
+        session.last_activity_at = crate::store::now();
+        if session.status == SessionStatus::Closed {
+            return self.save(&mut session).await;
+        }
+        session.status = SessionStatus::Idle;
+        session.close_reason = None;
+        session.error_message = None;
+        match (&outcome, status) {
+            (Ok(result), _)
+                if result.start_checkpoint.is_some() && result.end_checkpoint.is_none() =>
+            {
+                let detail = result.detail.clone().unwrap_or_default();
+                return self
+                    .close_with(
+                        &mut session,
+                        CloseReason::SnapshotFailure,
+                        Some(format!(
+                            "cinch could not snapshot the workspace after the turn. {detail}"
+                        )),
+                    )
+                    .await;
+            }
+            (Ok(result), Some(Status::Failed | Status::TimedOut)) => {
+                session.close_reason = Some(CloseReason::TurnFailure);
+                session.error_message = Some(format!(
+                    "The last turn {}: {}. The transcript is kept; send a message to try again.",
+                    if result.status == Status::TimedOut {
+                        "timed out"
+                    } else {
+                        "failed"
+                    },
+                    result.detail.as_deref().unwrap_or("no detail")
+                ));
+            }
+            (Ok(_), Some(Status::Interrupted)) | (Err(_), _) => {
+                session.close_reason = Some(CloseReason::TurnInterrupted);
+                session.error_message = Some(
+                    "The last turn was interrupted (cinch or the turn's supervisor stopped). The transcript is kept; send a message to carry on."
+                        .into(),
+                );
+            }
+            _ => {}
+        }
+        if let Ok(result) = &outcome
+            && session.auto_commit
+            && result.total_files > 0
+            && let Some(dir) = session.workspace.clone()
+        {
+            let subject = format!(
+                "{}: {}",
+                session.title,
+                title_from(view["brief"].as_str().unwrap_or(""))
+            );
+            let tenant = self.tenant(&session.agent_id, None);
+            let committed = tokio::task::spawn_blocking(move || {
+                workspace::commit_changes(&tenant, std::path::Path::new(&dir), &subject)
+            })
+            .await
+            .map_err(|error| SessionError::Internal(error.into()))?;
+            if let Err(error) = committed {
+                let message = format!(
+                    "cinch could not commit the turn's changes on {}: {error:#}",
+                    session.branch_name
+                );
+                return self
+                    .close_with(&mut session, CloseReason::SnapshotFailure, Some(message))
+                    .await;
+            }
+        }
+        self.save(&mut session).await
+    }
+}
