@@ -1,0 +1,388 @@
+//! Seeing a turn through on its thread: watching the supervisor, then
+//! reading the turn's end into its result, with secrets hidden.
+
+use super::*;
+
+/// Everything the turn's thread needs to see it through.
+pub(super) struct Finisher {
+    pub(super) home: Home,
+    pub(super) turn: TurnDir,
+    pub(super) launch: Launch,
+    pub(super) display_name: String,
+    pub(super) program: String,
+    pub(super) redactor: Redactor,
+    pub(super) events: EventLog,
+}
+
+/// How the supervisor's watch ended.
+pub(super) enum Ending {
+    Exited(ExitRecord),
+    SupervisorGone,
+}
+
+impl Finisher {
+    pub(super) fn run(self, mut follower: Follower, cancel: &AtomicBool) -> TurnResult {
+        let result = self
+            .watch(&mut follower, cancel)
+            .and_then(|ending| self.finish(follower, ending))
+            .unwrap_or_else(|error| {
+                let error = self.redactor.redact(&format!("{error:#}"));
+                tracing::error!(turn = %self.launch.turn, "could not read the turn's result: {error}");
+                let result = unreadable_result(&self.turn, &self.launch, &self.display_name);
+                if let Err(error) = write_json(&self.turn.result(), &result) {
+                    tracing::warn!(turn = %self.launch.turn, "could not write the result either: {error:#}");
+                }
+                self.hide_secrets();
+                result
+            });
+        self.events.publish(TurnEventKind::Ended {
+            status: result.status.as_str().to_owned(),
+        });
+        self.events.close();
+        result
+    }
+
+    /// Masks the turn's secrets in its raw log and its stderr, which the CLI
+    /// wrote as they came, and forgets them: nothing of the turn holds one
+    /// once it has ended.
+    fn hide_secrets(&self) {
+        for path in [self.turn.log(), &self.turn.stderr()] {
+            if let Err(error) = state::redact_file(path, &self.redactor) {
+                tracing::warn!(
+                    "could not mask the secrets in {}: {error:#}",
+                    path.display()
+                );
+                return;
+            }
+        }
+        state::forget_secrets(&self.home, &self.launch.turn);
+    }
+
+    /// Follows the log until the CLI has exited or its supervisor is gone.
+    fn watch(&self, follower: &mut Follower, cancel: &AtomicBool) -> anyhow::Result<Ending> {
+        let (wake, woken) = mpsc::channel();
+        // A sender stays here: without a watcher (its sender dropped with it),
+        // a disconnected channel would return at once and the loop would spin
+        // instead of waking on its timer.
+        let _watcher = watch_files(
+            &[
+                self.turn.dir(),
+                self.turn.log().parent().expect("a log has a folder"),
+            ],
+            wake.clone(),
+        );
+        loop {
+            follower.pump()?;
+            if let Ok(record) = read_json::<ExitRecord>(&self.turn.exit()) {
+                return Ok(Ending::Exited(record));
+            }
+            if cancel.load(Ordering::SeqCst) && !self.turn.stop().exists() {
+                crate::supervisor::request_stop(&self.turn, StopReason::Cancelled)?;
+            }
+            if !FileLock::is_held(&self.turn.supervisor_lock()) {
+                // The supervisor writes its exit record before it lets go of the lock.
+                return Ok(match read_json::<ExitRecord>(&self.turn.exit()) {
+                    Ok(record) => Ending::Exited(record),
+                    Err(_) => Ending::SupervisorGone,
+                });
+            }
+            // Wake on any change in the turn's folders, or now and then regardless.
+            if woken.recv_timeout(IDLE_WAKE).is_ok() {
+                while woken.try_recv().is_ok() {}
+            }
+        }
+    }
+
+    /// Writes the result, unless another process already has.
+    fn finish(&self, follower: Follower, ending: Ending) -> anyhow::Result<TurnResult> {
+        let _lock = loop {
+            if let Ok(existing) = read_json::<TurnResult>(&self.turn.result()) {
+                return Ok(existing);
+            }
+            match FileLock::try_take(&self.turn.finish_lock())? {
+                Some(lock) => break lock,
+                None => std::thread::sleep(Duration::from_millis(50)),
+            }
+        };
+        if let Ok(existing) = read_json::<TurnResult>(&self.turn.result()) {
+            return Ok(existing);
+        }
+        let launch = &self.launch;
+        let stderr_tail = read_tail(&self.turn.stderr(), STDERR_TAIL_BYTES);
+        let (exit_code, ended_at_ms, record) = match &ending {
+            Ending::Exited(record) => (record.code, record.ended_at_ms, Some(record)),
+            Ending::SupervisorGone => {
+                kill_leftovers(&self.turn);
+                (None, now_ms(), None)
+            }
+        };
+        let finished = follower.finish(exit_code, &stderr_tail)?;
+        if finished.failure.is_some() {
+            crate::metrics::driver_failed(&launch.harness);
+        }
+        let stop = std::fs::read_to_string(self.turn.stop())
+            .ok()
+            .and_then(|text| StopReason::parse(&text));
+
+        let end = checkpoint::take(
+            &launch.workdir,
+            &checkpoint_ref(&launch.run, &launch.turn, "end"),
+            "cinch: end of turn",
+        );
+        let (end_sha, stat) = match (&end, &launch.start_checkpoint) {
+            (Ok(end), Some(start)) => (
+                Some(end.sha.clone()),
+                checkpoint::diffstat(&launch.workdir, start, &end.sha, FILES_LISTED).ok(),
+            ),
+            (Ok(end), None) => (Some(end.sha.clone()), None),
+            (Err(error), _) => {
+                tracing::warn!("could not take the end checkpoint: {error:#}");
+                (None, None)
+            }
+        };
+
+        let outcome = &finished.outcome;
+        let (status, detail) = match (&ending, stop, record) {
+            (Ending::SupervisorGone, _, _) => {
+                (Status::Interrupted, Some(result::GONE_DETAIL.to_owned()))
+            }
+            (_, _, Some(record)) if !record.survivors.is_empty() => (
+                Status::Interrupted,
+                Some(result::not_stopped_detail(
+                    &launch.log.display().to_string(),
+                )),
+            ),
+            (_, Some(StopReason::TimedOut), _) => (
+                Status::TimedOut,
+                Some(result::timed_out_detail(launch.timeout_ms)),
+            ),
+            (_, Some(StopReason::NoOutput), _) => (
+                Status::TimedOut,
+                Some(no_output_detail(launch.idle_limit_ms.unwrap_or_default())),
+            ),
+            (_, Some(StopReason::Cancelled), _) => {
+                (Status::Cancelled, Some(result::CANCELLED_DETAIL.to_owned()))
+            }
+            (_, None, Some(record)) => match &record.spawn_error {
+                Some(error) => (Status::Failed, Some(error.clone())),
+                None if record.code == Some(0) && !outcome.is_error => (Status::Completed, None),
+                None => (
+                    Status::Failed,
+                    Some(self.failure_detail(&finished, record, &stderr_tail)),
+                ),
+            },
+            (Ending::Exited(_), None, None) => unreachable!("an exit always has its record"),
+        };
+        let detail = detail.map(|detail| self.redactor.redact(&detail));
+        let final_message = outcome
+            .final_message
+            .as_ref()
+            .map(|message| self.redactor.redact(message));
+        let session_id = finished.session_id.clone();
+        let model = finished.model.clone().or_else(|| launch.model.clone());
+        let usage = usage::of_turn(
+            &self.home,
+            &launch.harness,
+            model.as_deref(),
+            launch.resumed_session.as_deref(),
+            session_id.as_deref(),
+            outcome.usage,
+        );
+        let diffstat_text = stat
+            .as_ref()
+            .map(checkpoint::render_diffstat)
+            .unwrap_or_else(|| "no files changed".into());
+        let duration_ms = ended_at_ms.saturating_sub(launch.started_at_ms);
+        let log_path = launch.log.display().to_string();
+        let result_text = ResultText {
+            status,
+            harness: &self.display_name,
+            repository: &launch.repository,
+            session_id: session_id.as_deref(),
+            duration_ms,
+            diffstat: &diffstat_text,
+            detail: detail.as_deref(),
+            final_message: final_message.as_deref(),
+            log: &log_path,
+        }
+        .render(result::RESULT_MAX_BYTES);
+        let result = TurnResult {
+            turn: launch.turn.clone(),
+            status,
+            harness: launch.harness.clone(),
+            repository: launch.repository.clone(),
+            session_id: session_id.clone(),
+            duration_ms,
+            exit_code,
+            files_changed: stat
+                .as_ref()
+                .map(|stat| {
+                    stat.files
+                        .iter()
+                        .map(|file| ChangedFile {
+                            path: file.path.clone(),
+                            insertions: file.insertions,
+                            deletions: file.deletions,
+                            binary: file.binary,
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
+            total_files: stat.as_ref().map_or(0, |stat| stat.total_files),
+            insertions: stat.as_ref().map_or(0, |stat| stat.insertions),
+            deletions: stat.as_ref().map_or(0, |stat| stat.deletions),
+            detail,
+            final_message,
+            start_checkpoint: launch.start_checkpoint.clone(),
+            end_checkpoint: end_sha,
+            log_path,
+            result_text,
+            model,
+            usage,
+            cli_version: launch.cli_version.clone(),
+            unknown_events: finished.tally.unknown.clone(),
+            not_json_lines: finished.tally.not_json,
+        };
+        if !result.unknown_events.is_empty() {
+            tracing::info!(
+                turn = %launch.turn,
+                harness = %launch.harness,
+                cli_version = launch.cli_version.as_deref().unwrap_or("unknown"),
+                unknown = ?result.unknown_events,
+                "the harness wrote events its driver does not know"
+            );
+        }
+        write_json(&self.turn.result(), &result)?;
+        self.hide_secrets();
+        // The harness's output names the session: only a plain file name
+        // may become a path under cinch's home.
+        if let Some(session) = session_id.as_deref().filter(|id| is_plain_session_id(id)) {
+            let record = self.home.root().join("sessions").join(&launch.harness);
+            crate::home::create_private_dir(&record)?;
+            write_private(
+                &record.join(session),
+                launch.workdir.display().to_string().as_bytes(),
+            )?;
+        }
+        if let Err(error) = state::prune_runs(&self.home, &launch.run) {
+            tracing::warn!("could not prune old runs: {error:#}");
+        }
+        Ok(result)
+    }
+
+    /// Why a CLI that exited failed; when it ran sandboxed and its stderr
+    /// tells of a refusal, saying so, so that a denial is no mystery.
+    fn failure_detail(
+        &self,
+        finished: &crate::reader::Finished,
+        record: &ExitRecord,
+        stderr: &str,
+    ) -> String {
+        let detail = self.failure_reason(finished, record, stderr);
+        if self.launch.sandbox.is_some() && sandbox::mentions_denial(stderr) {
+            format!(
+                "{detail} (it ran in cinch's sandbox, which refused it something: its stderr tail says what)"
+            )
+        } else {
+            detail
+        }
+    }
+
+    /// Why a CLI that exited failed, in the spec's order of preference.
+    fn failure_reason(
+        &self,
+        finished: &crate::reader::Finished,
+        record: &ExitRecord,
+        stderr: &str,
+    ) -> String {
+        use cinch_driver_sdk::text::{first_line, last_lines};
+        if let Some(failure) = &finished.failure {
+            return format!("{failure}; the raw log is kept");
+        }
+        if finished.tally.events == 0 && finished.tally.bytes > 0 {
+            return format!(
+                "The {} driver could not read any of the output of {} {}.",
+                self.launch.harness,
+                self.program,
+                self.launch
+                    .cli_version
+                    .as_deref()
+                    .unwrap_or("(version unknown)")
+            );
+        }
+        if finished.tally.events == 0 {
+            let tail = last_lines(stderr, 5);
+            if !tail.is_empty() {
+                return tail;
+            }
+        }
+        if let Some(line) = finished.outcome.error.as_deref().and_then(first_line) {
+            return line.to_owned();
+        }
+        if let Some(line) = first_line(&last_lines(stderr, 1)) {
+            return line.to_owned();
+        }
+        match (record.code, record.signal) {
+            (Some(code), _) => format!("The harness exited with code {code}."),
+            (None, Some(signal)) => format!("The harness was killed by signal {signal}."),
+            (None, None) => "The harness ended without an exit code.".to_owned(),
+        }
+    }
+}
+
+/// After a supervisor vanished, kills whatever of its CLI is left, by the
+/// process group it recorded.
+pub(super) fn kill_leftovers(turn: &TurnDir) {
+    let Some(group) = std::fs::read_to_string(turn.pid())
+        .ok()
+        .and_then(|pid| pid.trim().parse::<i32>().ok())
+    else {
+        return;
+    };
+    if group > 1 {
+        // SAFETY: signalling a process group by id.
+        unsafe { libc::kill(-group, libc::SIGKILL) };
+    }
+}
+
+/// The last `max` bytes of a file, as text.
+pub(super) fn read_tail(path: &Path, max: u64) -> String {
+    use std::io::{Read as _, Seek as _, SeekFrom};
+    let Ok(mut file) = std::fs::File::open(path) else {
+        return String::new();
+    };
+    let length = file.metadata().map(|meta| meta.len()).unwrap_or(0);
+    let _ = file.seek(SeekFrom::Start(length.saturating_sub(max)));
+    let mut bytes = Vec::new();
+    let _ = file.read_to_end(&mut bytes);
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// Watches `dirs` and sends a wake-up on every change; `None` when the file
+/// system cannot be watched (the follower then wakes on its timer alone).
+///
+/// Opening or closing a file changes nothing and wakes no one: the follower
+/// itself opens the supervisor's lock in the turn's folder on every round, so
+/// waking on that would keep it spinning.
+pub(super) fn watch_files(
+    dirs: &[&Path],
+    wake: mpsc::Sender<()>,
+) -> Option<notify::RecommendedWatcher> {
+    use notify::Watcher as _;
+    let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+        if let Ok(event) = &event
+            && matches!(event.kind, notify::EventKind::Access(_))
+        {
+            return;
+        }
+        let _ = wake.send(());
+    })
+    .map_err(|error| tracing::warn!("cannot watch files, following on a timer: {error}"))
+    .ok()?;
+    for dir in dirs {
+        if let Err(error) = watcher.watch(dir, notify::RecursiveMode::NonRecursive) {
+            tracing::warn!("cannot watch {}: {error}", dir.display());
+        }
+    }
+    Some(watcher)
+}
