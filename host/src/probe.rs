@@ -17,8 +17,11 @@ pub enum CliStatus {
     Missing,
     /// On PATH; its version when the version command gave one.
     Found {
+        /// Where it is.
         path: PathBuf,
+        /// Its version, when the version command gave one.
         version: Option<String>,
+        /// Why its version could not be read, when it could not.
         problem: Option<String>,
     },
 }

@@ -97,12 +97,16 @@ pub struct Command {
 /// Token counts and cost, as far as the harness reports them.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct Usage {
+    /// Input tokens, as the harness counts them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub input_tokens: Option<u64>,
+    /// Tokens the model wrote.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub output_tokens: Option<u64>,
+    /// Input tokens read from the model's cache.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cached_input_tokens: Option<u64>,
+    /// The cost in US dollars, as the harness reports it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cost_usd: Option<f64>,
 }
@@ -111,8 +115,11 @@ pub struct Usage {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ToolPhase {
+    /// The call began.
     Started,
+    /// The call ended well.
     Completed,
+    /// The call ended in an error.
     Failed,
 }
 
@@ -145,7 +152,9 @@ pub enum SkipReason {
 pub enum Event {
     /// The harness has started.
     Started {
+        /// The model it runs, when it says.
         model: Option<String>,
+        /// Its session id, when it says.
         session_id: Option<String>,
     },
     /// The session id, when reported apart from `Started`.
@@ -159,7 +168,12 @@ pub enum Event {
     /// A tool call.
     ToolUse(ToolUse),
     /// A file the harness changed.
-    FileChange { path: String, kind: String },
+    FileChange {
+        /// The file, as the harness names it.
+        path: String,
+        /// `add`, `update`, `delete` or the harness's own word.
+        kind: String,
+    },
     /// Token counts and cost.
     Usage(Usage),
     /// A notice that does not end the turn.
@@ -172,7 +186,9 @@ pub enum Event {
     Other(String),
     /// A line the driver could not use; counted, never fatal.
     Skipped {
+        /// Why it gave no event.
         reason: SkipReason,
+        /// The line's type when it had one, for counting.
         kind: Option<String>,
     },
 }

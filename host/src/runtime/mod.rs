@@ -61,22 +61,45 @@ pub enum LoadError {
     #[error(
         "{origin} is not a WebAssembly component ({cause}); a driver is built for wasm32-wasip2"
     )]
-    NotAComponent { origin: String, cause: String },
+    /// The bytes are not a component.
+    NotAComponent {
+        /// Where the bytes came from.
+        origin: String,
+        /// What wasmtime said.
+        cause: String,
+    },
     #[error(
         "{origin} is a component but not a cinch driver: it exports no {DRIVER_INTERFACE} (it exports: {exports})"
     )]
-    NotADriver { origin: String, exports: String },
+    /// A component that exports no driver interface.
+    NotADriver {
+        /// Where the component came from.
+        origin: String,
+        /// What it exports instead.
+        exports: String,
+    },
     #[error(
         "{origin} was built for contract cinch:driver@{found}, which this cinch does not link \
          (it links {supported}); rebuild the driver against a supported SDK or update cinch"
     )]
+    /// A driver of a contract version this host does not link.
     UnsupportedContract {
+        /// Where the driver came from.
         origin: String,
+        /// The version it was built for.
         found: String,
+        /// The versions this host links.
         supported: String,
     },
     #[error("{origin} could not be instantiated: {cause}")]
-    Instantiate { origin: String, cause: String },
+    /// The component could not be linked or instantiated.
+    Instantiate {
+        /// Where the component came from.
+        origin: String,
+        /// What wasmtime said.
+        cause: String,
+    },
+    /// A call into the driver (its `describe`) failed.
     #[error(transparent)]
     Failed(#[from] DriverFailure),
 }
