@@ -15,8 +15,9 @@
 //! - [`webhooks`]: signed POSTs of an account's events, retried.
 //! - [`hex`], [`sync`]: lowercase hex; locks that outlive a panic.
 //! - [`store`]: persistence (SQLite); [`sessions`]: tasks and sessions on
-//!   the engine (workspaces, capacity, live events); [`api`]: the HTTP
-//!   server on them.
+//!   the engine (workspaces, capacity, live events); [`service`]: code tasks
+//!   and what sessions and code tasks share; [`api`]: the HTTP server on
+//!   them.
 //! - [`metrics`]: counters and latencies for `GET /metrics`.
 //! - [`web`]: the browser app, embedded.
 //! - [`cli`]: the `cinch` command.
@@ -40,6 +41,7 @@ pub mod redact;
 pub mod replay;
 pub mod runtime;
 pub mod sandbox;
+pub mod service;
 pub mod sessions;
 pub mod store;
 pub mod supervisor;

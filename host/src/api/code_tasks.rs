@@ -1,8 +1,6 @@
 //! The code-task API: start a turn in one of the account's environments,
 //! read its status and result, cancel it, its diff and its harness log.
 
-use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
 use axum::extract::{Path, State};
@@ -14,12 +12,9 @@ use serde_json::Value;
 use super::AppState;
 use super::extract::{Caller, JsonValue, Query};
 use super::problem::{FieldError, Problem};
-use crate::engine::TurnRequest;
 use crate::engine::brief::Note;
 use crate::engine::result::{Status, TurnResult};
-use crate::engine::{LogError, Refusal, RefusalCode};
-use crate::sessions::live::{CallRef, LiveState};
-use crate::store::{Call, Environment, TokenOwner};
+use crate::service::code_tasks::{CodeTaskError, NewTask, TaskView};
 
 /// How long a client refused for capacity should wait before it tries again.
 const CAPACITY_RETRY_SECONDS: u64 = 10;
@@ -277,131 +272,9 @@ pub struct HarnessLog {
     pub unparsed: usize,
 }
 
-/// The rule for a run id, as answers state it.
-const RUN_ID_RULE: &str = "a run id is 1 to 100 letters, digits and _ . -, starting with a letter, digit or _, \
-     without .., not ending in . or .lock";
-
-/// Whether `run` may name a run: it names a folder of the home and a
-/// component of the git refs of its checkpoints, so it is what both accept.
-fn is_valid_run_id(run: &str) -> bool {
-    run.len() <= 100
-        && run
-            .chars()
-            .next()
-            .is_some_and(|first| first.is_ascii_alphanumeric() || first == '_')
-        && run
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
-        && !run.contains("..")
-        && !run.ends_with('.')
-        && !run.ends_with(".lock")
-}
-
 /// A run id is one account's: a valid one that another account uses is 404.
 pub async fn check_run(app: &AppState, caller: &Caller, run: &str) -> Result<(), Problem> {
-    if !is_valid_run_id(run) {
-        return Err(Problem::invalid_field("run", RUN_ID_RULE));
-    }
-    if app
-        .store
-        .run_taken_by_other(&caller.0.account_id, run)
-        .await?
-    {
-        return Err(Problem::not_found("no such run"));
-    }
-    Ok(())
-}
-
-/// Runs a blocking engine call off the async threads.
-async fn blocking<T: Send + 'static>(
-    work: impl FnOnce() -> anyhow::Result<T> + Send + 'static,
-) -> Result<anyhow::Result<T>, Problem> {
-    tokio::task::spawn_blocking(work)
-        .await
-        .map_err(|error| Problem::internal(&error))
-}
-
-/// An engine refusal as a problem of its code: 409 while another turn runs
-/// in the working tree, 422 for the rest; anything else is the server's fault.
-fn engine_problem(error: &anyhow::Error) -> Problem {
-    match error.downcast_ref::<Refusal>() {
-        Some(refusal) => {
-            let status = match refusal.code {
-                RefusalCode::WorktreeBusy => StatusCode::CONFLICT,
-                _ => StatusCode::UNPROCESSABLE_ENTITY,
-            };
-            Problem::new(status, refusal.code.as_str(), refusal.detail.clone())
-        }
-        None => Problem::internal(&format!("{error:#}")),
-    }
-}
-
-/// The agent a code task runs as: the caller when it is an agent, else the
-/// account's connected agent.
-async fn acting_agent(app: &AppState, caller: &Caller) -> Result<String, Problem> {
-    if let TokenOwner::Agent(agent_id) = &caller.0.owner {
-        return Ok(agent_id.clone());
-    }
-    let agents = app
-        .store
-        .agents(&caller.0.account_id, None, 200)
-        .await?
-        .items;
-    agents
-        .into_iter()
-        .find(|agent| agent.connected && agent.enabled)
-        .map(|agent| agent.id)
-        .ok_or_else(|| {
-            Problem::new(
-                StatusCode::UNPROCESSABLE_ENTITY,
-                "agent.missing",
-                "the account has no connected agent to run the task as: connect one, or call with an agent's token",
-            )
-        })
-}
-
-/// The environment a task runs in: the one named, or the account's only one.
-async fn resolve_environment(
-    app: &AppState,
-    account_id: &str,
-    repo: Option<&str>,
-) -> Result<Environment, Problem> {
-    let environments = app.store.environment_names(account_id).await?;
-    let names = || {
-        environments
-            .iter()
-            .map(|(_, name)| name.as_str())
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    let id = match (repo, environments.as_slice()) {
-        (_, []) => {
-            return Err(Problem::invalid_field(
-                "repo",
-                "the account has no environments: create one with POST /v1/accounts/{account}/environments",
-            ));
-        }
-        (None, [(id, _)]) => id.clone(),
-        (None, _) => {
-            return Err(Problem::invalid_field(
-                "repo",
-                format!("required with several environments: one of {}", names()),
-            ));
-        }
-        (Some(name), _) => match environments.iter().find(|(_, known)| known == name) {
-            Some((id, _)) => id.clone(),
-            None => {
-                return Err(Problem::invalid_field(
-                    "repo",
-                    format!("no environment is named {name}; there are {}", names()),
-                ));
-            }
-        },
-    };
-    app.store
-        .environment(account_id, &id)
-        .await?
-        .ok_or_else(|| Problem::not_found("that environment was just deleted"))
+    Ok(app.code_tasks.check_run(&caller.0.account_id, run).await?)
 }
 
 /// Starts a code task: a turn of `harness` in the environment's repository.
@@ -431,34 +304,14 @@ pub async fn start_task(
     Query(params): Query<WaitParams>,
     JsonValue(body): JsonValue,
 ) -> Result<Response, Problem> {
-    check_run(&app, &caller, &run).await?;
     let request = TaskRequest::parse(body, &app.engine.registry().names())?;
-    let account_id = caller.0.account_id.clone();
-    let repo = super::extract::trimmed(request.repo.clone());
-    let environment = resolve_environment(&app, &account_id, repo.as_deref()).await?;
-    let agent_id = acting_agent(&app, &caller).await?;
-    let repo = PathBuf::from(&environment.repository);
-    if !repo.is_absolute() {
-        return Err(Problem::invalid_field(
-            "repo",
-            format!(
-                "environment {}'s repository is not a local path; code tasks run in a local repository",
-                environment.name
-            ),
-        ));
-    }
-    let agent_home = app.conductor.agent_home(&agent_id);
-    let mut env: std::collections::BTreeMap<String, String> = environment
-        .env
-        .iter()
-        .chain(&environment.secrets)
-        .map(|(name, value)| (name.clone(), value.clone()))
-        .collect();
-    env.insert("HOME".to_owned(), agent_home.display().to_string());
-    let turn_request = TurnRequest {
-        harness: request.harness,
-        repo,
+    let task = NewTask {
         brief: request.brief.trim().to_owned(),
+        repo: super::extract::trimmed(request.repo),
+        harness: request.harness,
+        model: super::extract::trimmed(request.model),
+        effort: super::extract::trimmed(request.effort),
+        session_id: super::extract::trimmed(request.session_id),
         notes: request
             .notes
             .into_iter()
@@ -468,197 +321,62 @@ pub async fn start_task(
                 text: note.text,
             })
             .collect(),
-        model: super::extract::trimmed(request.model),
-        effort: super::extract::trimmed(request.effort),
-        session_id: super::extract::trimmed(request.session_id),
         timeout: Duration::from_secs(request.timeout_minutes.unwrap_or(30) as u64 * 60),
-        run: Some(run.clone()),
-        env,
-        secrets: environment.secrets.values().cloned().collect(),
-        tcp_ports: environment.allowed_tcp_ports.clone(),
-        idle_limit: environment
-            .watchdog_minutes
-            .map(|minutes| Duration::from_secs(u64::from(minutes) * 60)),
-        agent: Some(agent_id),
-        mcp_servers: environment.mcp_servers.clone(),
     };
-
-    // A code task's turn counts against the cap on turns at once, as a session's does.
-    static CODE_TASKS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let slot = format!(
-        "code-task:{}",
-        CODE_TASKS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-    );
-    if !app.conductor.take_slot(&slot) {
-        let max_turns = app.conductor.settings().max_turns;
-        let mut response = Problem::new(
-            StatusCode::TOO_MANY_REQUESTS,
-            "capacity.full",
-            format!(
-                "{max_turns} turns are running, the most cinch runs at once (`cinch serve --max-turns`): try again when one ends"
-            ),
+    let started = app
+        .code_tasks
+        .start(
+            &caller.0.account_id,
+            &caller.0.owner,
+            run,
+            task,
+            params.wait,
         )
-        .into_response();
-        response.headers_mut().insert(
-            header::RETRY_AFTER,
-            header::HeaderValue::from(CAPACITY_RETRY_SECONDS),
-        );
-        return Ok(response);
-    }
-    let engine = app.engine.clone();
-    let started = blocking(move || {
-        crate::home::create_private_dir(&agent_home)?;
-        engine.start(turn_request)
-    })
-    .await
-    .and_then(|started| started.map_err(|error| engine_problem(&error)));
-    let turn = match started {
-        Ok(turn) => turn,
-        Err(problem) => {
-            app.conductor.release_slot(&slot);
-            return Err(problem);
+        .await;
+    match started {
+        Ok(view) => Ok((StatusCode::CREATED, axum::Json(Task::from(&view))).into_response()),
+        Err(error @ CodeTaskError::CapacityFull { .. }) => {
+            let mut response = Problem::from(error).into_response();
+            response.headers_mut().insert(
+                header::RETRY_AFTER,
+                header::HeaderValue::from(CAPACITY_RETRY_SECONDS),
+            );
+            Ok(response)
         }
-    };
-    let turn_id = turn.id().to_owned();
-    let call = match app
-        .store
-        .create_call(&account_id, &run, &turn_id, &environment.id)
-        .await
-    {
-        Ok(call) => call,
-        Err(error) => {
-            // A turn nobody can find must not run on.
-            turn.cancel();
-            app.conductor.release_slot(&slot);
-            return Err(error.into());
+        Err(error) => Err(error.into()),
+    }
+}
+
+impl From<&TaskView> for Task {
+    fn from(view: &TaskView) -> Self {
+        let TaskView {
+            call,
+            state,
+            repository,
+        } = view;
+        // A turn always ends with a result (an unreadable one is `interrupted`).
+        let result = match &state.outcome {
+            Some(Ok(result)) => Some(result.clone()),
+            _ => None,
+        };
+        Task {
+            call_id: call.call_id.clone(),
+            run_id: call.run_id.clone(),
+            turn_id: call.turn_id.clone(),
+            environment_id: call.environment_id.clone(),
+            status: result
+                .as_ref()
+                .map_or(CodeTaskStatus::Running, |result| result.status.into()),
+            session_id: result
+                .as_ref()
+                .and_then(|result| result.session_id.clone())
+                .or_else(|| state.session_id.clone()),
+            created_at: call.created_at.clone(),
+            result: result
+                .as_deref()
+                .map(|result| TaskResult::new(result, repository)),
         }
-    };
-    tracing::info!(call = %call.call_id, turn = %turn_id, run = %run, "code task started");
-    let mut live = app
-        .runs
-        .follow(
-            CallRef {
-                account_id,
-                run_id: run,
-                call_id: call.call_id.clone(),
-            },
-            turn,
-        )
-        .await
-        .map_err(|error| Problem::internal(&format!("{error:#}")))?;
-    let conductor = app.conductor.clone();
-    let mut ended = live.clone();
-    tokio::spawn(async move {
-        let _ = ended.wait_for(|state| state.outcome.is_some()).await;
-        conductor.release_slot(&slot);
-    });
-    if params.wait {
-        // The turn carries on if the client goes away; only this answer waits.
-        live.wait_for(|state| state.outcome.is_some())
-            .await
-            .map_err(|error| Problem::internal(&error))?;
     }
-    let state = live.borrow().clone();
-    let task = task(&call, &state, &environment.name);
-    Ok((StatusCode::CREATED, axum::Json(task)).into_response())
-}
-
-fn task(call: &Call, state: &LiveState, repository: &str) -> Task {
-    // A turn always ends with a result (an unreadable one is `interrupted`).
-    let result = match &state.outcome {
-        Some(Ok(result)) => Some(result.clone()),
-        _ => None,
-    };
-    Task {
-        call_id: call.call_id.clone(),
-        run_id: call.run_id.clone(),
-        turn_id: call.turn_id.clone(),
-        environment_id: call.environment_id.clone(),
-        status: result
-            .as_ref()
-            .map_or(CodeTaskStatus::Running, |result| result.status.into()),
-        session_id: result
-            .as_ref()
-            .and_then(|result| result.session_id.clone())
-            .or_else(|| state.session_id.clone()),
-        created_at: call.created_at.clone(),
-        result: result
-            .as_deref()
-            .map(|result| TaskResult::new(result, repository)),
-    }
-}
-
-/// The name of the environment a call ran in, as `repo` takes it; its
-/// repository's path once the environment is gone.
-async fn repository_name(
-    app: &AppState,
-    call: &Call,
-    state: &LiveState,
-) -> Result<String, Problem> {
-    if let Some(environment) = app
-        .store
-        .environment(&call.account_id, &call.environment_id)
-        .await?
-    {
-        return Ok(environment.name);
-    }
-    Ok(match &state.outcome {
-        Some(Ok(result)) => result.repository.clone(),
-        _ => String::new(),
-    })
-}
-
-/// The caller's call `call` of run `run`, or 404.
-async fn find_call(
-    app: &AppState,
-    caller: &Caller,
-    run: &str,
-    call: &str,
-) -> Result<Call, Problem> {
-    app.store
-        .call(&caller.0.account_id, run, call)
-        .await?
-        .ok_or_else(|| Problem::not_found("no such task"))
-}
-
-/// The live state of a call's turn; an ended one's result comes from the
-/// database, and a turn this server does not follow yet (after a restart)
-/// is attached to.
-async fn live_state(app: &AppState, call: &Call) -> Result<LiveState, Problem> {
-    if let Some(live) = app.runs.watch(&call.turn_id) {
-        return Ok(live.borrow().clone());
-    }
-    if let Some(result) = call.result()? {
-        return Ok(LiveState {
-            session_id: result.session_id.clone(),
-            outcome: Some(Ok(Arc::new(result))),
-        });
-    }
-    let engine = app.engine.clone();
-    let turn_id = call.turn_id.clone();
-    let turn = blocking(move || engine.attach(&turn_id, &[]))
-        .await?
-        .map_err(|_| Problem::not_found("that task's turn is gone from cinch's home"))?;
-    let mut live = app
-        .runs
-        .follow(
-            CallRef {
-                account_id: call.account_id.clone(),
-                run_id: call.run_id.clone(),
-                call_id: call.call_id.clone(),
-            },
-            turn,
-        )
-        .await
-        .map_err(|error| Problem::internal(&format!("{error:#}")))?;
-    // A finished turn's result is read back at once; a running one answers as running.
-    let _ = tokio::time::timeout(
-        Duration::from_secs(2),
-        live.wait_for(|state| state.outcome.is_some()),
-    )
-    .await;
-    let state = live.borrow().clone();
-    Ok(state)
 }
 
 /// A code task's status and, once it has ended, its result.
@@ -678,10 +396,11 @@ pub async fn get_task(
     caller: Caller,
     Path((run, call)): Path<(String, String)>,
 ) -> Result<axum::Json<Task>, Problem> {
-    let call = find_call(&app, &caller, &run, &call).await?;
-    let state = live_state(&app, &call).await?;
-    let repository = repository_name(&app, &call, &state).await?;
-    Ok(axum::Json(task(&call, &state, &repository)))
+    let view = app
+        .code_tasks
+        .get(&caller.0.account_id, &run, &call)
+        .await?;
+    Ok(axum::Json(Task::from(&view)))
 }
 
 /// Stops a running code task: SIGTERM to the harness, SIGKILL 10 s later; it
@@ -703,29 +422,11 @@ pub async fn cancel_task(
     caller: Caller,
     Path((run, call)): Path<(String, String)>,
 ) -> Result<(StatusCode, axum::Json<Task>), Problem> {
-    let call = find_call(&app, &caller, &run, &call).await?;
-    let state = live_state(&app, &call).await?;
-    if state.outcome.is_some() {
-        return Err(Problem::conflict("that task has already ended"));
-    }
-    let engine = app.engine.clone();
-    let turn_id = call.turn_id.clone();
-    blocking(move || engine.stop(&turn_id))
-        .await?
-        .map_err(|error| Problem::conflict(format!("{error:#}")))?;
-    let repository = repository_name(&app, &call, &state).await?;
-    Ok((
-        StatusCode::ACCEPTED,
-        axum::Json(task(&call, &state, &repository)),
-    ))
-}
-
-/// The ended turn's result, or 409 while it runs.
-async fn ended(app: &AppState, call: &Call) -> Result<Arc<TurnResult>, Problem> {
-    match live_state(app, call).await?.outcome {
-        Some(Ok(result)) => Ok(result),
-        _ => Err(Problem::conflict("that task is still running")),
-    }
+    let view = app
+        .code_tasks
+        .cancel(&caller.0.account_id, &run, &call)
+        .await?;
+    Ok((StatusCode::ACCEPTED, axum::Json(Task::from(&view))))
 }
 
 /// The unified diff of what the task changed: from its start checkpoint to
@@ -747,20 +448,10 @@ pub async fn task_diff(
     caller: Caller,
     Path((run, call)): Path<(String, String)>,
 ) -> Result<Response, Problem> {
-    let call = find_call(&app, &caller, &run, &call).await?;
-    let result = ended(&app, &call).await?;
-    let (Some(start), Some(end)) = (
-        result.start_checkpoint.clone(),
-        result.end_checkpoint.clone(),
-    ) else {
-        return Err(Problem::conflict(
-            "that task has no start and end checkpoints",
-        ));
-    };
-    let repository = PathBuf::from(&result.repository);
-    let diff = blocking(move || Ok(crate::checkpoint::diff(&repository, &start, &end)?))
-        .await?
-        .map_err(|error| Problem::internal(&error))?;
+    let diff = app
+        .code_tasks
+        .diff(&caller.0.account_id, &run, &call)
+        .await?;
     Ok(([(header::CONTENT_TYPE, "text/x-diff; charset=utf-8")], diff).into_response())
 }
 
@@ -783,25 +474,10 @@ pub async fn task_log(
     caller: Caller,
     Path((run, call)): Path<(String, String)>,
 ) -> Result<axum::Json<HarnessLog>, Problem> {
-    let call = app
-        .store
-        .call(&caller.0.account_id, &run, &call)
-        .await?
-        .ok_or_else(|| Problem::not_found("that call has no harness log"))?;
-    let engine = app.engine.clone();
-    let turn_id = call.turn_id.clone();
-    let view = tokio::task::spawn_blocking(move || engine.log(&turn_id))
-        .await
-        .map_err(|error| Problem::internal(&error))?
-        .map_err(|error| match error {
-            // The call exists, so its turn had a log: it went with its run.
-            LogError::NoSuchTurn(_) | LogError::Pruned => Problem::new(
-                StatusCode::NOT_FOUND,
-                "log.pruned",
-                LogError::Pruned.to_string(),
-            ),
-            LogError::Unreadable(error) => Problem::internal(&error),
-        })?;
+    let view = app
+        .code_tasks
+        .log(&caller.0.account_id, &run, &call)
+        .await?;
     Ok(axum::Json(HarnessLog {
         lines: view.lines,
         lines_truncated: view.lines_truncated,

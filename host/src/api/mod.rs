@@ -3,7 +3,7 @@
 //! events), bearer auth, problem+json errors and the OpenAPI document
 //! generated from the handlers, `Idempotency-Key` on POST. It holds no
 //! process or git logic: sessions go through the [`Conductor`], code tasks
-//! through the [`Engine`], diffs through [`crate::checkpoint`].
+//! through the [`CodeTasks`] service.
 //!
 //! `/v1` answers are enveloped as `{"data": ..., "meta": {"next_cursor": ...}}`;
 //! the code-task routes answer with the spec's bodies as they are.
@@ -36,6 +36,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::engine::Engine;
+use crate::service::code_tasks::CodeTasks;
 use crate::sessions::Conductor;
 use crate::sessions::live::Runs;
 use crate::store::Store;
@@ -52,6 +53,7 @@ pub struct AppState {
     engine: Arc<Engine>,
     runs: Arc<Runs>,
     conductor: Arc<Conductor>,
+    code_tasks: CodeTasks,
     body_limit: usize,
     answering: Arc<idempotency::Answering>,
     metrics_token: Option<Arc<str>>,
@@ -69,6 +71,12 @@ impl AppState {
         body_limit: usize,
     ) -> Self {
         Self {
+            code_tasks: CodeTasks::new(
+                store.clone(),
+                engine.clone(),
+                runs.clone(),
+                conductor.clone(),
+            ),
             store,
             engine,
             runs,

@@ -4,6 +4,8 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 
+use crate::engine::RefusalCode;
+use crate::service::code_tasks::CodeTaskError;
 use crate::sessions::SessionError;
 use crate::store::StoreError;
 
@@ -131,6 +133,34 @@ impl From<SessionError> for Problem {
             SessionError::Conflict(message) => Self::conflict(message),
             SessionError::Store(error) => error.into(),
             SessionError::Internal(error) => Self::internal(&format!("{error:#}")),
+        }
+    }
+}
+
+impl From<CodeTaskError> for Problem {
+    fn from(error: CodeTaskError) -> Self {
+        let detail = error.to_string();
+        match error {
+            CodeTaskError::InvalidField { field, rule } => Self::invalid_field(field, rule),
+            CodeTaskError::NotFound(_) => Self::not_found(detail),
+            CodeTaskError::Conflict(_) => Self::conflict(detail),
+            CodeTaskError::NoAgent => {
+                Self::new(StatusCode::UNPROCESSABLE_ENTITY, "agent.missing", detail)
+            }
+            CodeTaskError::CapacityFull { .. } => {
+                Self::new(StatusCode::TOO_MANY_REQUESTS, "capacity.full", detail)
+            }
+            // 409 while another turn runs in the working tree, 422 for the rest.
+            CodeTaskError::Refused(refusal) => {
+                let status = match refusal.code {
+                    RefusalCode::WorktreeBusy => StatusCode::CONFLICT,
+                    _ => StatusCode::UNPROCESSABLE_ENTITY,
+                };
+                Self::new(status, refusal.code.as_str(), refusal.detail)
+            }
+            CodeTaskError::LogPruned(_) => Self::new(StatusCode::NOT_FOUND, "log.pruned", detail),
+            CodeTaskError::Store(error) => error.into(),
+            CodeTaskError::Internal(error) => Self::internal(&format!("{error:#}")),
         }
     }
 }

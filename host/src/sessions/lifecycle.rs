@@ -2,6 +2,7 @@
 //! idle, close; and saving each step.
 
 use super::*;
+use crate::service::turn_env::TurnEnv;
 
 impl Conductor {
     /// Moves the session forward in the background.
@@ -240,7 +241,7 @@ impl Conductor {
         environment: Option<&Environment>,
     ) -> workspace::Tenant {
         let mut env = self.base_env.clone();
-        env.extend(self.harness_env(agent_id, environment));
+        env.extend(TurnEnv::new(&self.agent_home(agent_id), environment).env);
         let source = environment
             .filter(|environment| workspace::is_url(&environment.repository))
             .and_then(|environment| workspace::local_path(&environment.repository));
@@ -269,25 +270,6 @@ impl Conductor {
             .map_err(|error| format!("cinch could not check it: {error}"))?;
         crate::sandbox::RepositoryRoots::new(&self.settings.repository_roots, self.home.root())
             .admits(path, first.as_deref() == Some(account_id))
-    }
-
-    /// What a harness of this agent runs with on top of cinch's environment:
-    /// the agent's home as `HOME`, the environment's variables and secrets.
-    pub(super) fn harness_env(
-        &self,
-        agent_id: &str,
-        environment: Option<&Environment>,
-    ) -> BTreeMap<String, String> {
-        let mut env = BTreeMap::new();
-        env.insert(
-            "HOME".to_owned(),
-            self.agent_home(agent_id).display().to_string(),
-        );
-        if let Some(environment) = environment {
-            env.extend(environment.env.clone());
-            env.extend(environment.secrets.clone());
-        }
-        env
     }
 
     pub(super) async fn close_with(

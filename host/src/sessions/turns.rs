@@ -2,6 +2,7 @@
 //! following it, and recording how it ended.
 
 use super::*;
+use crate::service::turn_env::TurnEnv;
 
 impl Conductor {
     pub(super) async fn start_turn(
@@ -17,6 +18,7 @@ impl Conductor {
             .join("\n\n");
         let workspace = PathBuf::from(session.workspace.clone().unwrap_or_default());
         let notes = self.attachment_notes(session, &workspace).await?;
+        let turn_env = TurnEnv::new(&self.agent_home(&session.agent_id), environment);
         let request = TurnRequest {
             harness: session.harness.clone(),
             repo: workspace.clone(),
@@ -27,18 +29,12 @@ impl Conductor {
             session_id: session.harness_session_id.clone(),
             timeout: self.settings.turn_timeout,
             run: Some(session.id.clone()),
-            env: self.harness_env(&session.agent_id, environment),
-            secrets: environment
-                .map(|e| e.secrets.values().cloned().collect())
-                .unwrap_or_default(),
-            tcp_ports: environment.and_then(|e| e.allowed_tcp_ports.clone()),
-            idle_limit: environment
-                .and_then(|e| e.watchdog_minutes)
-                .map(|minutes| Duration::from_secs(u64::from(minutes) * 60)),
+            env: turn_env.env,
+            secrets: turn_env.secrets,
+            tcp_ports: turn_env.tcp_ports,
+            idle_limit: turn_env.idle_limit,
             agent: Some(session.agent_id.clone()),
-            mcp_servers: environment
-                .map(|e| e.mcp_servers.clone())
-                .unwrap_or_default(),
+            mcp_servers: turn_env.mcp_servers,
         };
         for message in queued {
             if let Some(message) = self.store.deliver_message(&message.id).await? {

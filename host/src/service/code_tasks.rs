@@ -1,0 +1,527 @@
+//! Code tasks: a turn in one of the account's environments, started,
+//! followed, cancelled and read back as a call of a run.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use super::turn_env::TurnEnv;
+use crate::engine::brief::Note;
+use crate::engine::log::LogView;
+use crate::engine::result::TurnResult;
+use crate::engine::{Engine, LogError, Refusal, TurnRequest};
+use crate::sessions::Conductor;
+use crate::sessions::live::{CallRef, LiveState, Runs};
+use crate::store::{Call, Environment, Store, StoreError, TokenOwner};
+
+/// The rule for a run id, as answers state it.
+pub const RUN_ID_RULE: &str = "a run id is 1 to 100 letters, digits and _ . -, starting with a letter, digit or _, \
+     without .., not ending in . or .lock";
+
+/// Why a code-task request was not carried out.
+#[derive(Debug, thiserror::Error)]
+pub enum CodeTaskError {
+    /// A field of the request breaks a rule.
+    #[error("{field}: {rule}")]
+    InvalidField {
+        /// The field, as the request names it.
+        field: &'static str,
+        /// What is wrong with it.
+        rule: String,
+    },
+    /// Nothing of the caller's account by that name.
+    #[error("{0}")]
+    NotFound(&'static str),
+    /// The task is not in a state that allows the request.
+    #[error("{0}")]
+    Conflict(String),
+    /// No agent to run the task as.
+    #[error(
+        "the account has no connected agent to run the task as: connect one, or call with an agent's token"
+    )]
+    NoAgent,
+    /// As many turns as the server runs at once are running.
+    #[error(
+        "{max_turns} turns are running, the most cinch runs at once (`cinch serve --max-turns`): try again when one ends"
+    )]
+    CapacityFull {
+        /// The cap.
+        max_turns: usize,
+    },
+    /// The engine refused to start the turn.
+    #[error(transparent)]
+    Refused(Refusal),
+    /// The task's harness log went with its run.
+    #[error(transparent)]
+    LogPruned(LogError),
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// Anything else: the server's fault.
+    #[error("{0:#}")]
+    Internal(anyhow::Error),
+}
+
+impl CodeTaskError {
+    fn internal(error: impl Into<anyhow::Error>) -> Self {
+        Self::Internal(error.into())
+    }
+}
+
+/// A code task to start.
+#[derive(Debug)]
+pub struct NewTask {
+    /// The whole task.
+    pub brief: String,
+    /// The environment's name; none picks the account's only one.
+    pub repo: Option<String>,
+    /// The harness.
+    pub harness: String,
+    /// The model, when not the harness's default.
+    pub model: Option<String>,
+    /// The effort, when not the harness's default.
+    pub effort: Option<String>,
+    /// The harness session to resume.
+    pub session_id: Option<String>,
+    /// Texts appended to the brief.
+    pub notes: Vec<Note>,
+    /// How long the harness may run.
+    pub timeout: Duration,
+}
+
+/// A code task as it stands: its call, its turn's live state and the name
+/// of the environment it runs in (its repository's path once that is gone).
+#[derive(Debug, Clone)]
+pub struct TaskView {
+    /// The call of the run.
+    pub call: Call,
+    /// Running, or the result.
+    pub state: LiveState,
+    /// The environment's name, as `repo` takes it.
+    pub repository: String,
+}
+
+/// The code-task service.
+#[derive(Clone)]
+pub struct CodeTasks {
+    store: Store,
+    engine: Arc<Engine>,
+    runs: Arc<Runs>,
+    conductor: Arc<Conductor>,
+}
+
+impl CodeTasks {
+    /// Code tasks on `store` and `engine`, followed in `runs`, counted
+    /// against the `conductor`'s cap on turns at once.
+    pub fn new(
+        store: Store,
+        engine: Arc<Engine>,
+        runs: Arc<Runs>,
+        conductor: Arc<Conductor>,
+    ) -> Self {
+        Self {
+            store,
+            engine,
+            runs,
+            conductor,
+        }
+    }
+
+    /// A run id is one account's: a valid one another account uses is not
+    /// found.
+    pub async fn check_run(&self, account_id: &str, run: &str) -> Result<(), CodeTaskError> {
+        if !is_valid_run_id(run) {
+            return Err(CodeTaskError::InvalidField {
+                field: "run",
+                rule: RUN_ID_RULE.to_owned(),
+            });
+        }
+        if self.store.run_taken_by_other(account_id, run).await? {
+            return Err(CodeTaskError::NotFound("no such run"));
+        }
+        Ok(())
+    }
+
+    /// Starts `task` in run `run` for the caller; with `wait`, answers once
+    /// the turn has ended (the turn carries on if the caller goes away).
+    pub async fn start(
+        &self,
+        account_id: &str,
+        caller: &TokenOwner,
+        run: String,
+        task: NewTask,
+        wait: bool,
+    ) -> Result<TaskView, CodeTaskError> {
+        self.check_run(account_id, &run).await?;
+        let environment = self
+            .resolve_environment(account_id, task.repo.as_deref())
+            .await?;
+        let agent_id = self.acting_agent(account_id, caller).await?;
+        let repo = PathBuf::from(&environment.repository);
+        if !repo.is_absolute() {
+            return Err(CodeTaskError::InvalidField {
+                field: "repo",
+                rule: format!(
+                    "environment {}'s repository is not a local path; code tasks run in a local repository",
+                    environment.name
+                ),
+            });
+        }
+        let agent_home = self.conductor.agent_home(&agent_id);
+        let turn_env = TurnEnv::new(&agent_home, Some(&environment));
+        let request = TurnRequest {
+            harness: task.harness,
+            repo,
+            brief: task.brief,
+            notes: task.notes,
+            model: task.model,
+            effort: task.effort,
+            session_id: task.session_id,
+            timeout: task.timeout,
+            run: Some(run.clone()),
+            env: turn_env.env,
+            secrets: turn_env.secrets,
+            tcp_ports: turn_env.tcp_ports,
+            idle_limit: turn_env.idle_limit,
+            agent: Some(agent_id),
+            mcp_servers: turn_env.mcp_servers,
+        };
+
+        // A code task's turn counts against the cap on turns at once, as a session's does.
+        static CODE_TASKS: AtomicU64 = AtomicU64::new(0);
+        let slot = format!("code-task:{}", CODE_TASKS.fetch_add(1, Ordering::Relaxed));
+        if !self.conductor.take_slot(&slot) {
+            return Err(CodeTaskError::CapacityFull {
+                max_turns: self.conductor.settings().max_turns,
+            });
+        }
+        let engine = self.engine.clone();
+        let started = blocking(move || {
+            crate::home::create_private_dir(&agent_home)?;
+            engine.start(request)
+        })
+        .await
+        .and_then(|started| started.map_err(engine_error));
+        let turn = match started {
+            Ok(turn) => turn,
+            Err(error) => {
+                self.conductor.release_slot(&slot);
+                return Err(error);
+            }
+        };
+        let turn_id = turn.id().to_owned();
+        let call = match self
+            .store
+            .create_call(account_id, &run, &turn_id, &environment.id)
+            .await
+        {
+            Ok(call) => call,
+            Err(error) => {
+                // A turn nobody can find must not run on.
+                turn.cancel();
+                self.conductor.release_slot(&slot);
+                return Err(error.into());
+            }
+        };
+        tracing::info!(call = %call.call_id, turn = %turn_id, run = %run, "code task started");
+        let mut live = self
+            .runs
+            .follow(call_ref(&call), turn)
+            .await
+            .map_err(CodeTaskError::internal)?;
+        let conductor = self.conductor.clone();
+        let mut ended = live.clone();
+        tokio::spawn(async move {
+            let _ = ended.wait_for(|state| state.outcome.is_some()).await;
+            conductor.release_slot(&slot);
+        });
+        if wait {
+            live.wait_for(|state| state.outcome.is_some())
+                .await
+                .map_err(CodeTaskError::internal)?;
+        }
+        let state = live.borrow().clone();
+        Ok(TaskView {
+            call,
+            state,
+            repository: environment.name,
+        })
+    }
+
+    /// The caller's task `call` of run `run`, as it stands.
+    pub async fn get(
+        &self,
+        account_id: &str,
+        run: &str,
+        call: &str,
+    ) -> Result<TaskView, CodeTaskError> {
+        let call = self.find_call(account_id, run, call).await?;
+        let state = self.live_state(&call).await?;
+        self.view(call, state).await
+    }
+
+    /// Stops a running task: SIGTERM to the harness, SIGKILL 10 s later.
+    pub async fn cancel(
+        &self,
+        account_id: &str,
+        run: &str,
+        call: &str,
+    ) -> Result<TaskView, CodeTaskError> {
+        let call = self.find_call(account_id, run, call).await?;
+        let state = self.live_state(&call).await?;
+        if state.outcome.is_some() {
+            return Err(CodeTaskError::Conflict(
+                "that task has already ended".to_owned(),
+            ));
+        }
+        let engine = self.engine.clone();
+        let turn_id = call.turn_id.clone();
+        blocking(move || engine.stop(&turn_id))
+            .await?
+            .map_err(|error| CodeTaskError::Conflict(format!("{error:#}")))?;
+        self.view(call, state).await
+    }
+
+    /// The unified diff of what an ended task changed, from its start
+    /// checkpoint to its end checkpoint.
+    pub async fn diff(
+        &self,
+        account_id: &str,
+        run: &str,
+        call: &str,
+    ) -> Result<String, CodeTaskError> {
+        let call = self.find_call(account_id, run, call).await?;
+        let result = self.ended(&call).await?;
+        let (Some(start), Some(end)) = (
+            result.start_checkpoint.clone(),
+            result.end_checkpoint.clone(),
+        ) else {
+            return Err(CodeTaskError::Conflict(
+                "that task has no start and end checkpoints".to_owned(),
+            ));
+        };
+        let repository = PathBuf::from(&result.repository);
+        blocking(move || Ok(crate::checkpoint::diff(&repository, &start, &end)?))
+            .await?
+            .map_err(CodeTaskError::Internal)
+    }
+
+    /// The task's kept harness log, read through its driver.
+    pub async fn log(
+        &self,
+        account_id: &str,
+        run: &str,
+        call: &str,
+    ) -> Result<LogView, CodeTaskError> {
+        let call = self
+            .store
+            .call(account_id, run, call)
+            .await?
+            .ok_or(CodeTaskError::NotFound("that call has no harness log"))?;
+        let engine = self.engine.clone();
+        let turn_id = call.turn_id.clone();
+        tokio::task::spawn_blocking(move || engine.log(&turn_id))
+            .await
+            .map_err(CodeTaskError::internal)?
+            .map_err(|error| match error {
+                // The call exists, so its turn had a log: it went with its run.
+                LogError::NoSuchTurn(_) | LogError::Pruned => {
+                    CodeTaskError::LogPruned(LogError::Pruned)
+                }
+                LogError::Unreadable(error) => CodeTaskError::internal(error),
+            })
+    }
+
+    async fn view(&self, call: Call, state: LiveState) -> Result<TaskView, CodeTaskError> {
+        let repository = self.repository_name(&call, &state).await?;
+        Ok(TaskView {
+            call,
+            state,
+            repository,
+        })
+    }
+
+    /// The agent a code task runs as: the caller when it is an agent, else
+    /// the account's connected agent.
+    async fn acting_agent(
+        &self,
+        account_id: &str,
+        caller: &TokenOwner,
+    ) -> Result<String, CodeTaskError> {
+        if let TokenOwner::Agent(agent_id) = caller {
+            return Ok(agent_id.clone());
+        }
+        let agents = self.store.agents(account_id, None, 200).await?.items;
+        agents
+            .into_iter()
+            .find(|agent| agent.connected && agent.enabled)
+            .map(|agent| agent.id)
+            .ok_or(CodeTaskError::NoAgent)
+    }
+
+    /// The environment a task runs in: the one named, or the account's only one.
+    async fn resolve_environment(
+        &self,
+        account_id: &str,
+        repo: Option<&str>,
+    ) -> Result<Environment, CodeTaskError> {
+        let environments = self.store.environment_names(account_id).await?;
+        let names = || {
+            environments
+                .iter()
+                .map(|(_, name)| name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let invalid = |rule: String| CodeTaskError::InvalidField {
+            field: "repo",
+            rule,
+        };
+        let id = match (repo, environments.as_slice()) {
+            (_, []) => {
+                return Err(invalid(
+                    "the account has no environments: create one with POST /v1/accounts/{account}/environments"
+                        .to_owned(),
+                ));
+            }
+            (None, [(id, _)]) => id.clone(),
+            (None, _) => {
+                return Err(invalid(format!(
+                    "required with several environments: one of {}",
+                    names()
+                )));
+            }
+            (Some(name), _) => match environments.iter().find(|(_, known)| known == name) {
+                Some((id, _)) => id.clone(),
+                None => {
+                    return Err(invalid(format!(
+                        "no environment is named {name}; there are {}",
+                        names()
+                    )));
+                }
+            },
+        };
+        self.store
+            .environment(account_id, &id)
+            .await?
+            .ok_or(CodeTaskError::NotFound("that environment was just deleted"))
+    }
+
+    /// The name of the environment a call ran in, as `repo` takes it; its
+    /// repository's path once the environment is gone.
+    async fn repository_name(
+        &self,
+        call: &Call,
+        state: &LiveState,
+    ) -> Result<String, CodeTaskError> {
+        if let Some(environment) = self
+            .store
+            .environment(&call.account_id, &call.environment_id)
+            .await?
+        {
+            return Ok(environment.name);
+        }
+        Ok(match &state.outcome {
+            Some(Ok(result)) => result.repository.clone(),
+            _ => String::new(),
+        })
+    }
+
+    /// The account's call `call` of run `run`.
+    async fn find_call(
+        &self,
+        account_id: &str,
+        run: &str,
+        call: &str,
+    ) -> Result<Call, CodeTaskError> {
+        self.store
+            .call(account_id, run, call)
+            .await?
+            .ok_or(CodeTaskError::NotFound("no such task"))
+    }
+
+    /// The live state of a call's turn; an ended one's result comes from the
+    /// database, and a turn this server does not follow yet (after a
+    /// restart) is attached to.
+    async fn live_state(&self, call: &Call) -> Result<LiveState, CodeTaskError> {
+        if let Some(live) = self.runs.watch(&call.turn_id) {
+            return Ok(live.borrow().clone());
+        }
+        if let Some(result) = call.result()? {
+            return Ok(LiveState {
+                session_id: result.session_id.clone(),
+                outcome: Some(Ok(Arc::new(result))),
+            });
+        }
+        let engine = self.engine.clone();
+        let turn_id = call.turn_id.clone();
+        let turn = blocking(move || engine.attach(&turn_id, &[]))
+            .await?
+            .map_err(|_| CodeTaskError::NotFound("that task's turn is gone from cinch's home"))?;
+        let mut live = self
+            .runs
+            .follow(call_ref(call), turn)
+            .await
+            .map_err(CodeTaskError::internal)?;
+        // A finished turn's result is read back at once; a running one answers as running.
+        let _ = tokio::time::timeout(
+            Duration::from_secs(2),
+            live.wait_for(|state| state.outcome.is_some()),
+        )
+        .await;
+        let state = live.borrow().clone();
+        Ok(state)
+    }
+
+    /// The ended turn's result; a conflict while it runs.
+    async fn ended(&self, call: &Call) -> Result<Arc<TurnResult>, CodeTaskError> {
+        match self.live_state(call).await?.outcome {
+            Some(Ok(result)) => Ok(result),
+            _ => Err(CodeTaskError::Conflict(
+                "that task is still running".to_owned(),
+            )),
+        }
+    }
+}
+
+/// Whether `run` may name a run: it names a folder of the home and a
+/// component of the git refs of its checkpoints, so it is what both accept.
+fn is_valid_run_id(run: &str) -> bool {
+    run.len() <= 100
+        && run
+            .chars()
+            .next()
+            .is_some_and(|first| first.is_ascii_alphanumeric() || first == '_')
+        && run
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
+        && !run.contains("..")
+        && !run.ends_with('.')
+        && !run.ends_with(".lock")
+}
+
+fn call_ref(call: &Call) -> CallRef {
+    CallRef {
+        account_id: call.account_id.clone(),
+        run_id: call.run_id.clone(),
+        call_id: call.call_id.clone(),
+    }
+}
+
+/// An engine refusal stays one; anything else is the server's fault.
+fn engine_error(error: anyhow::Error) -> CodeTaskError {
+    match error.downcast::<Refusal>() {
+        Ok(refusal) => CodeTaskError::Refused(refusal),
+        Err(error) => CodeTaskError::Internal(error),
+    }
+}
+
+/// Runs a blocking engine call off the async threads.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> anyhow::Result<T> + Send + 'static,
+) -> Result<anyhow::Result<T>, CodeTaskError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(CodeTaskError::internal)
+}
