@@ -5,13 +5,10 @@
 
 use std::sync::LazyLock;
 
-use axum::extract::Path;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use sha2::{Digest as _, Sha256};
-
-use crate::api::Problem;
 
 /// One embedded file: its name under `/assets/`, its type and its bytes.
 struct Asset {
@@ -32,6 +29,7 @@ macro_rules! asset {
 
 const JS: &str = "text/javascript; charset=utf-8";
 
+/// The app's files; the first is the page `/` serves.
 static ASSETS: &[Asset] = &[
     asset!("index.html", "text/html; charset=utf-8"),
     asset!("app.css", "text/css; charset=utf-8"),
@@ -64,22 +62,24 @@ static ETAGS: LazyLock<Vec<HeaderValue>> = LazyLock::new(|| {
         .collect()
 });
 
-/// The app's routes.
+/// The app's routes: `/` and one per embedded file, so that any other path
+/// falls through to the server's own "no such route".
 pub fn router() -> axum::Router {
-    axum::Router::new()
-        .route("/", get(|headers: HeaderMap| async move { serve("index.html", &headers) }))
-        .route(
-            "/assets/{file}",
-            get(|Path(file): Path<String>, headers: HeaderMap| async move {
-                serve(&file, &headers)
-            }),
-        )
+    ASSETS.iter().enumerate().fold(
+        axum::Router::new().route(
+            "/",
+            get(|headers: HeaderMap| async move { serve(0, &headers) }),
+        ),
+        |router, (index, asset)| {
+            router.route(
+                &format!("/assets/{}", asset.name),
+                get(move |headers: HeaderMap| async move { serve(index, &headers) }),
+            )
+        },
+    )
 }
 
-fn serve(name: &str, headers: &HeaderMap) -> Response {
-    let Some(index) = ASSETS.iter().position(|asset| asset.name == name) else {
-        return Problem::not_found(format!("the app has no file named {name}")).into_response();
-    };
+fn serve(index: usize, headers: &HeaderMap) -> Response {
     let asset = &ASSETS[index];
     let etag = ETAGS[index].clone();
     let cache = (header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
