@@ -1,6 +1,7 @@
 //! A session's state machine: boot, wait for a turn slot, start a turn or
 //! idle, close; and saving each step.
 
+use super::machine::{Facts, Step, next_step};
 use super::*;
 use crate::service::turn_env::TurnEnv;
 
@@ -33,37 +34,42 @@ impl Conductor {
                 return Ok(());
             };
             let queued = self.store.queued_messages(&session.id).await?;
-            let stays_closed = session.status == SessionStatus::Closed
-                && (queued.is_empty() || wake != Wake::Message);
-            if session.status == SessionStatus::Running || stays_closed {
-                return Ok(());
-            }
-            if session.workspace.is_none() {
-                if !lock(&self.booting).insert(session_id.to_owned()) {
-                    // Booting already: that boot moves the session on when done.
-                    return Ok(());
+            let facts = Facts {
+                status: session.status,
+                has_workspace: session.workspace.is_some(),
+                has_queued: !queued.is_empty(),
+                wake,
+            };
+            match next_step(facts) {
+                Step::Stay => return Ok(()),
+                Step::Boot => {
+                    if !lock(&self.booting).insert(session_id.to_owned()) {
+                        // Booting already: that boot moves the session on when done.
+                        return Ok(());
+                    }
+                    let claimed = self.start_boot(&mut session).await;
+                    // Setup commands can take minutes: a close must not wait for them.
+                    drop(held);
+                    let booted = match claimed {
+                        Ok(environment) => self.finish_boot(&session, environment).await,
+                        Err(error) => Err(error),
+                    };
+                    lock(&self.booting).remove(session_id);
+                    if !booted? {
+                        return Ok(());
+                    }
+                    // Look again, with the workspace made.
+                    continue;
                 }
-                let claimed = self.start_boot(&mut session).await;
-                // Setup commands can take minutes: a close must not wait for them.
-                drop(held);
-                let booted = match claimed {
-                    Ok(environment) => self.finish_boot(&session, environment).await,
-                    Err(error) => Err(error),
-                };
-                lock(&self.booting).remove(session_id);
-                if !booted? {
-                    return Ok(());
+                Step::Idle => {
+                    session.status = SessionStatus::Idle;
+                    return self.save(&mut session).await;
                 }
-                // Look again, with the workspace made.
-                continue;
+                Step::Run => {}
             }
             if session.status == SessionStatus::Closed {
                 session.close_reason = None;
                 session.error_message = None;
-            }
-            if queued.is_empty() {
-                session.status = SessionStatus::Idle;
-                return self.save(&mut session).await;
             }
             if !self.take_slot(&session.id) {
                 return self.wait_for_slot(&mut session).await;

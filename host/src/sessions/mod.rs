@@ -18,6 +18,7 @@ mod background;
 mod base_branch;
 mod lifecycle;
 pub mod live;
+mod machine;
 pub mod preview;
 mod requests;
 pub mod resolve;
@@ -34,7 +35,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::engine::brief::Note;
-use crate::engine::result::{Status, TurnResult};
+use crate::engine::result::TurnResult;
 use crate::engine::{Engine, StartCheckpointFailed, TurnRequest};
 use crate::home::Home;
 use crate::redact::Redactor;

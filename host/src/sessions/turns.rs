@@ -1,6 +1,7 @@
 //! A session's turns: starting one with its queued messages and notes,
 //! following it, and recording how it ended.
 
+use super::machine::{AfterTurn, after_turn};
 use super::*;
 use crate::service::turn_env::TurnEnv;
 
@@ -241,21 +242,20 @@ impl Conductor {
             return Ok(());
         };
         let mut view = message.turn_value();
-        let (content, status) = match &outcome {
+        let content = match &outcome {
             Ok(result) => {
                 view["status"] = json!(result.status.as_str());
                 view["session_id"] = json!(result.session_id);
                 view["result"] = turn_result_view(result);
-                let content = result
+                result
                     .final_message
                     .clone()
                     .or_else(|| result.detail.clone())
-                    .unwrap_or_default();
-                (content, Some(result.status))
+                    .unwrap_or_default()
             }
             Err(error) => {
                 view["status"] = json!("interrupted");
-                (format!("cinch lost track of the turn: {error}"), None)
+                format!("cinch lost track of the turn: {error}")
             }
         };
         let message = self
@@ -282,41 +282,15 @@ impl Conductor {
         session.status = SessionStatus::Idle;
         session.close_reason = None;
         session.error_message = None;
-        match (&outcome, status) {
-            (Ok(result), _)
-                if result.start_checkpoint.is_some() && result.end_checkpoint.is_none() =>
-            {
-                let detail = result.detail.clone().unwrap_or_default();
-                return self
-                    .close_with(
-                        &mut session,
-                        CloseReason::SnapshotFailure,
-                        Some(format!(
-                            "cinch could not snapshot the workspace after the turn. {detail}"
-                        )),
-                    )
-                    .await;
+        match after_turn(outcome.as_deref().map_err(String::as_str)) {
+            AfterTurn::Idle => {}
+            AfterTurn::IdleAfter(reason, message) => {
+                session.close_reason = Some(reason);
+                session.error_message = Some(message);
             }
-            (Ok(result), Some(Status::Failed | Status::TimedOut)) => {
-                session.close_reason = Some(CloseReason::TurnFailure);
-                session.error_message = Some(format!(
-                    "The last turn {}: {}. The transcript is kept; send a message to try again.",
-                    if result.status == Status::TimedOut {
-                        "timed out"
-                    } else {
-                        "failed"
-                    },
-                    result.detail.as_deref().unwrap_or("no detail")
-                ));
+            AfterTurn::Close(reason, message) => {
+                return self.close_with(&mut session, reason, Some(message)).await;
             }
-            (Ok(_), Some(Status::Interrupted)) | (Err(_), _) => {
-                session.close_reason = Some(CloseReason::TurnInterrupted);
-                session.error_message = Some(
-                    "The last turn was interrupted (cinch or the turn's supervisor stopped). The transcript is kept; send a message to carry on."
-                        .into(),
-                );
-            }
-            _ => {}
         }
         if let Ok(result) = &outcome
             && session.auto_commit
