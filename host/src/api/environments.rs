@@ -13,6 +13,7 @@ use super::problem::FieldError;
 use super::problem::Problem;
 use super::{AppState, Envelope};
 use crate::mcp::{HeaderValue, McpServer, McpServerKind, Transport};
+use crate::service::ServiceError;
 use crate::store::{Environment, EnvironmentPatch, NewEnvironment};
 
 /// An environment as clients see it: secrets by name only.
@@ -228,7 +229,7 @@ impl From<McpServer> for McpServerSpec {
 fn mcp_servers(
     specs: Vec<McpServerSpec>,
     secrets: &std::collections::BTreeSet<&str>,
-) -> Result<Vec<McpServer>, Problem> {
+) -> Result<Vec<McpServer>, ServiceError> {
     let mut errors = Vec::new();
     let mut servers = Vec::new();
     for (index, spec) in specs.into_iter().enumerate() {
@@ -289,7 +290,7 @@ fn mcp_servers(
     }
     match errors.is_empty() {
         true => Ok(servers),
-        false => Err(Problem::invalid(errors)),
+        false => Err(ServiceError::Invalid(errors)),
     }
 }
 
@@ -362,25 +363,9 @@ pub struct EnvironmentUpdate {
     pub mcp_servers: Option<Vec<McpServerSpec>>,
 }
 
-/// Refuses a local repository the account may not use (see
-/// [`crate::sessions::Conductor::check_repository`]).
-async fn admit_repository(
-    app: &AppState,
-    account: &str,
-    repository: Option<&str>,
-) -> Result<(), Problem> {
-    let Some(path) = repository.and_then(crate::sessions::workspace::local_path) else {
-        return Ok(());
-    };
-    app.conductor
-        .check_repository(account, path)
-        .await
-        .map_err(|why| Problem::invalid_field("repository", why))
-}
-
 impl EnvironmentCreate {
     /// The environment to store, its MCP servers checked against its secrets.
-    fn into_new(self) -> Result<NewEnvironment, Problem> {
+    fn into_new(self) -> Result<NewEnvironment, ServiceError> {
         let secrets = self.secrets.unwrap_or_default();
         let names = secrets.keys().map(String::as_str).collect();
         let mcp_servers = mcp_servers(self.mcp_servers.unwrap_or_default(), &names)?;
@@ -401,7 +386,7 @@ impl EnvironmentUpdate {
     /// The changes to store. MCP servers (new ones, or the stored ones when
     /// secrets change) are checked against the secrets the environment will
     /// have, so no header names a secret that is gone.
-    fn into_patch(self, current: &Environment) -> Result<EnvironmentPatch, Problem> {
+    fn into_patch(self, current: &Environment) -> Result<EnvironmentPatch, ServiceError> {
         let secrets = self.secrets.unwrap_or_default();
         let mut names: std::collections::BTreeSet<&str> =
             current.secrets.keys().map(String::as_str).collect();
@@ -416,7 +401,7 @@ impl EnvironmentUpdate {
             None => {
                 let complaints = crate::mcp::check(&current.mcp_servers, &names);
                 if !complaints.is_empty() {
-                    return Err(Problem::invalid(
+                    return Err(ServiceError::Invalid(
                         complaints
                             .into_iter()
                             .map(|(field, message)| {
@@ -463,10 +448,7 @@ pub async fn create_environment(
     Json(new): Json<EnvironmentCreate>,
 ) -> Result<(StatusCode, axum::Json<Envelope<EnvironmentView>>), Problem> {
     caller.account(&account)?;
-    admit_repository(&app, &account, Some(&new.repository)).await?;
-    let new = new.into_new()?;
-    let environment = app.store.create_environment(&account, new).await?;
-    tracing::info!(environment = %environment.id, "environment created");
+    let environment = app.environments.create(&account, new.into_new()?).await?;
     Ok((StatusCode::CREATED, Envelope::of(environment.into())))
 }
 
@@ -490,8 +472,8 @@ pub async fn list_environments(
 ) -> Result<axum::Json<Envelope<Vec<EnvironmentView>>>, Problem> {
     caller.account(&account)?;
     let page = app
-        .store
-        .environments(&account, page.cursor()?, page.limit()?)
+        .environments
+        .list(&account, page.cursor()?, page.limit()?)
         .await?;
     Ok(Envelope::page(
         page.items.into_iter().map(Into::into).collect(),
@@ -517,11 +499,7 @@ pub async fn get_environment(
     Path((account, id)): Path<(String, String)>,
 ) -> Result<axum::Json<Envelope<EnvironmentView>>, Problem> {
     caller.account(&account)?;
-    let environment = app
-        .store
-        .environment(&account, &id)
-        .await?
-        .ok_or_else(|| Problem::not_found("no such environment"))?;
+    let environment = app.environments.get(&account, &id).await?;
     Ok(Envelope::of(environment.into()))
 }
 
@@ -547,18 +525,10 @@ pub async fn update_environment(
     Json(patch): Json<EnvironmentUpdate>,
 ) -> Result<axum::Json<Envelope<EnvironmentView>>, Problem> {
     caller.account(&account)?;
-    admit_repository(&app, &account, patch.repository.as_deref()).await?;
-    let current = app
-        .store
-        .environment(&account, &id)
-        .await?
-        .ok_or_else(|| Problem::not_found("no such environment"))?;
-    let patch = patch.into_patch(&current)?;
     let environment = app
-        .store
-        .update_environment(&account, &id, patch)
-        .await?
-        .ok_or_else(|| Problem::not_found("no such environment"))?;
+        .environments
+        .update(&account, &id, |current| patch.into_patch(current))
+        .await?;
     Ok(Envelope::of(environment.into()))
 }
 
@@ -580,9 +550,6 @@ pub async fn delete_environment(
     Path((account, id)): Path<(String, String)>,
 ) -> Result<StatusCode, Problem> {
     caller.account(&account)?;
-    if app.store.delete_environment(&account, &id).await? {
-        Ok(StatusCode::NO_CONTENT)
-    } else {
-        Err(Problem::not_found("no such environment"))
-    }
+    app.environments.delete(&account, &id).await?;
+    Ok(StatusCode::NO_CONTENT)
 }

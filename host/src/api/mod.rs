@@ -2,8 +2,8 @@
 //! environments, models, drivers, tasks, sessions, messages, attachments) and `/api` (the code-task API and a run's live
 //! events), bearer auth, problem+json errors and the OpenAPI document
 //! generated from the handlers, `Idempotency-Key` on POST. It holds no
-//! process or git logic: sessions go through the [`Conductor`], code tasks
-//! through the [`CodeTasks`] service.
+//! process or git logic: sessions go through the [`Conductor`], code tasks,
+//! environments and webhooks through their services in [`crate::service`].
 //!
 //! `/v1` answers are enveloped as `{"data": ..., "meta": {"next_cursor": ...}}`;
 //! the code-task routes answer with the spec's bodies as they are.
@@ -37,6 +37,8 @@ use utoipa_axum::routes;
 
 use crate::engine::Engine;
 use crate::service::code_tasks::CodeTasks;
+use crate::service::environments::Environments;
+use crate::service::webhooks::Webhooks;
 use crate::sessions::Conductor;
 use crate::sessions::live::Runs;
 use crate::store::Store;
@@ -54,6 +56,8 @@ pub struct AppState {
     runs: Arc<Runs>,
     conductor: Arc<Conductor>,
     code_tasks: CodeTasks,
+    environments: Environments,
+    webhooks: Webhooks,
     body_limit: usize,
     answering: Arc<idempotency::Answering>,
     metrics_token: Option<Arc<str>>,
@@ -77,6 +81,8 @@ impl AppState {
                 runs.clone(),
                 conductor.clone(),
             ),
+            environments: Environments::new(store.clone(), conductor.clone()),
+            webhooks: Webhooks::new(store.clone(), runs.webhooks().clone()),
             store,
             engine,
             runs,

@@ -4,29 +4,13 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 
+pub use crate::service::FieldError;
+
 use crate::engine::RefusalCode;
+use crate::service::ServiceError;
 use crate::service::code_tasks::CodeTaskError;
 use crate::sessions::SessionError;
 use crate::store::StoreError;
-
-/// One field's complaint.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
-pub struct FieldError {
-    /// The field, as the request named it (`repo`, `notes[1].name`, ...).
-    pub field: String,
-    /// What is wrong with it.
-    pub message: String,
-}
-
-impl FieldError {
-    /// A complaint about `field`.
-    pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
-        Self {
-            field: field.into(),
-            message: message.into(),
-        }
-    }
-}
 
 /// An error answer.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
@@ -133,6 +117,16 @@ impl From<SessionError> for Problem {
             SessionError::Conflict(message) => Self::conflict(message),
             SessionError::Store(error) => error.into(),
             SessionError::Internal(error) => Self::internal(&format!("{error:#}")),
+        }
+    }
+}
+
+impl From<ServiceError> for Problem {
+    fn from(error: ServiceError) -> Self {
+        match error {
+            ServiceError::Invalid(errors) => Self::invalid(errors),
+            ServiceError::NotFound(what) => Self::not_found(what),
+            ServiceError::Store(error) => error.into(),
         }
     }
 }

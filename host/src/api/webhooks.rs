@@ -117,15 +117,10 @@ pub async fn create_webhook(
 ) -> Result<(StatusCode, axum::Json<Envelope<WebhookView>>), Problem> {
     caller.account(&account)?;
     member_only(&caller, "webhooks")?;
-    app.runs
-        .webhooks()
-        .check_url(&create.url)
-        .map_err(|error| Problem::invalid_field("url", error.to_string()))?;
     let webhook = app
-        .store
-        .create_webhook(&account, &create.url, &create.secret)
+        .webhooks
+        .create(&account, &create.url, &create.secret)
         .await?;
-    tracing::info!(webhook = %webhook.id, "webhook created");
     Ok((StatusCode::CREATED, Envelope::of(webhook.into())))
 }
 
@@ -147,7 +142,7 @@ pub async fn list_webhooks(
     Path(account): Path<String>,
 ) -> Result<axum::Json<Envelope<Vec<WebhookView>>>, Problem> {
     caller.account(&account)?;
-    let webhooks = app.store.webhooks(&account).await?;
+    let webhooks = app.webhooks.list(&account).await?;
     Ok(Envelope::of(webhooks.into_iter().map(Into::into).collect()))
 }
 
@@ -174,11 +169,8 @@ pub async fn delete_webhook(
 ) -> Result<StatusCode, Problem> {
     caller.account(&account)?;
     member_only(&caller, "webhooks")?;
-    if app.store.delete_webhook(&account, &webhook).await? {
-        Ok(StatusCode::NO_CONTENT)
-    } else {
-        Err(Problem::not_found("no such webhook"))
-    }
+    app.webhooks.delete(&account, &webhook).await?;
+    Ok(StatusCode::NO_CONTENT)
 }
 
 /// The webhook's deliveries, newest first.
@@ -204,13 +196,9 @@ pub async fn list_deliveries(
     Query(page): Query<PageParams>,
 ) -> Result<axum::Json<Envelope<Vec<DeliveryView>>>, Problem> {
     caller.account(&account)?;
-    if app.store.webhook(&account, &webhook).await?.is_none() {
-        return Err(Problem::not_found("no such webhook"));
-    }
-    let limit = page.limit()?;
     let deliveries = app
-        .store
-        .deliveries(&account, &webhook, page.cursor()?, limit)
+        .webhooks
+        .deliveries(&account, &webhook, page.cursor()?, page.limit()?)
         .await?;
     Ok(Envelope::page(
         deliveries.items.into_iter().map(Into::into).collect(),
@@ -243,9 +231,8 @@ pub async fn redeliver(
     caller.account(&account)?;
     member_only(&caller, "webhooks")?;
     let queued = app
-        .store
+        .webhooks
         .redeliver(&account, &webhook, &delivery)
-        .await?
-        .ok_or_else(|| Problem::not_found("no such delivery of that webhook"))?;
+        .await?;
     Ok((StatusCode::ACCEPTED, Envelope::of(queued.into())))
 }

@@ -1,0 +1,96 @@
+//! Environments: the repositories, setup, variables and secrets an account
+//! runs its work in, each repository admitted by the operator's rules.
+
+use std::sync::Arc;
+
+use super::ServiceError;
+use crate::sessions::Conductor;
+use crate::sessions::workspace::local_path;
+use crate::store::{Environment, EnvironmentPatch, NewEnvironment, Page, Store};
+
+/// The environments service.
+#[derive(Clone)]
+pub struct Environments {
+    store: Store,
+    conductor: Arc<Conductor>,
+}
+
+impl Environments {
+    /// Environments kept in `store`; their local repositories are admitted
+    /// by the `conductor`'s rules.
+    pub fn new(store: Store, conductor: Arc<Conductor>) -> Self {
+        Self { store, conductor }
+    }
+
+    /// Creates `new` in the account.
+    pub async fn create(
+        &self,
+        account_id: &str,
+        new: NewEnvironment,
+    ) -> Result<Environment, ServiceError> {
+        self.admit_repository(account_id, &new.repository).await?;
+        let environment = self.store.create_environment(account_id, new).await?;
+        tracing::info!(environment = %environment.id, "environment created");
+        Ok(environment)
+    }
+
+    /// A page of the account's environments, oldest first.
+    pub async fn list(
+        &self,
+        account_id: &str,
+        cursor: Option<&str>,
+        limit: u32,
+    ) -> Result<Page<Environment>, ServiceError> {
+        Ok(self.store.environments(account_id, cursor, limit).await?)
+    }
+
+    /// The account's environment `id`.
+    pub async fn get(&self, account_id: &str, id: &str) -> Result<Environment, ServiceError> {
+        self.store
+            .environment(account_id, id)
+            .await?
+            .ok_or(ServiceError::NotFound("no such environment"))
+    }
+
+    /// Changes environment `id` by the patch `change` makes of it as it is.
+    pub async fn update(
+        &self,
+        account_id: &str,
+        id: &str,
+        change: impl FnOnce(&Environment) -> Result<EnvironmentPatch, ServiceError>,
+    ) -> Result<Environment, ServiceError> {
+        let current = self.get(account_id, id).await?;
+        let patch = change(&current)?;
+        if let Some(repository) = &patch.repository {
+            self.admit_repository(account_id, repository).await?;
+        }
+        self.store
+            .update_environment(account_id, id, patch)
+            .await?
+            .ok_or(ServiceError::NotFound("no such environment"))
+    }
+
+    /// Deletes environment `id`.
+    pub async fn delete(&self, account_id: &str, id: &str) -> Result<(), ServiceError> {
+        match self.store.delete_environment(account_id, id).await? {
+            true => Ok(()),
+            false => Err(ServiceError::NotFound("no such environment")),
+        }
+    }
+
+    /// Refuses a local repository the account may not use (see
+    /// [`Conductor::check_repository`]); a URL is cloned, not admitted here.
+    async fn admit_repository(
+        &self,
+        account_id: &str,
+        repository: &str,
+    ) -> Result<(), ServiceError> {
+        let Some(path) = local_path(repository) else {
+            return Ok(());
+        };
+        self.conductor
+            .check_repository(account_id, path)
+            .await
+            .map_err(|why| ServiceError::invalid_field("repository", why))
+    }
+}
