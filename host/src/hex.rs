@@ -12,6 +12,15 @@ pub fn encode(bytes: &[u8]) -> String {
         })
 }
 
+/// `n` random bytes from the operating system, as lowercase hex: the one
+/// source of randomness for ids, tokens and event ids.
+pub fn random(n: usize) -> std::io::Result<String> {
+    use std::io::Read as _;
+    let mut bytes = vec![0u8; n];
+    std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
+    Ok(encode(&bytes))
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

@@ -937,16 +937,9 @@ fn checkpoint_ref(run: &str, turn: &str, which: &str) -> String {
 
 /// A new turn id: time-ordered and unique enough for one home.
 fn new_id() -> String {
-    let mut random = [0u8; 4];
-    if let Ok(mut urandom) = std::fs::File::open("/dev/urandom") {
-        use std::io::Read as _;
-        let _ = urandom.read_exact(&mut random);
-    }
-    format!(
-        "t{}-{}",
-        now_ms(),
-        crate::runtime::sha256_hex(&random)[..8].to_owned()
-    )
+    // Without the system's randomness the time alone still orders turns.
+    let random = crate::hex::random(4).unwrap_or_else(|_| "0".repeat(8));
+    format!("t{}-{random}", now_ms())
 }
 
 /// Removes the harness's local configuration (paths relative to the work

@@ -138,13 +138,7 @@ pub fn format_time(at: time::OffsetDateTime) -> String {
     )
 }
 
-/// `n` random bytes from the operating system, as lowercase hex.
-pub fn random_hex(n: usize) -> std::io::Result<String> {
-    use std::io::Read as _;
-    let mut bytes = vec![0u8; n];
-    std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
-    Ok(crate::hex::encode(&bytes))
-}
+pub use crate::hex::random as random_hex;
 
 /// A new id: `prefix_`, then a stamp that grows with every id this process
 /// makes (the time in milliseconds, shifted, plus a count within the
