@@ -716,6 +716,11 @@ mod tests {
             parser.stop().is_empty(),
             "nothing to cancel before the prompt"
         );
+        let fed = feed(
+            &mut parser,
+            r#"{"jsonrpc":"2.0","id":2,"result":{"sessionId":"s"}}"#,
+        );
+        assert!(fed.replies.is_empty(), "a stopped turn sends no prompt");
         let mut parser = AcpParser::new(&turn(None, &[]));
         let fed = feed(
             &mut parser,
