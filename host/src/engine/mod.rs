@@ -571,6 +571,7 @@ impl Engine {
             tmpdir: Some(tmpdir),
             agent: request.agent.clone(),
             model: model_run,
+            conversation: None,
         };
         write_json(&turn.launch(), &launch)?;
         self.spawn_supervisor(&turn, &env)?;
