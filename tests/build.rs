@@ -1,8 +1,13 @@
-//! Builds the deliberately broken test drivers as components.
+//! Builds the test drivers as components: the deliberately broken ones and
+//! one of the frozen contract 0.1.0.
 
 fn main() {
     let built = wasm_build::build(
-        &["cinch-test-driver-faulty", "cinch-test-driver-future"],
+        &[
+            "cinch-test-driver-faulty",
+            "cinch-test-driver-future",
+            "cinch-test-driver-legacy",
+        ],
         &["sdk", "wit", "tests/drivers"],
     );
     let out = std::path::PathBuf::from(std::env::var("OUT_DIR").unwrap());

@@ -3,13 +3,14 @@
 //! The host renders them from the drivers' events, identically for every
 //! driver: the harness starting (with its model), the first line of each
 //! assistant message, and each tool use or file change as
-//! `<tool>: <first line of its detail>`, plus the harness's warnings and
-//! errors. Each line is redacted and then cut to [`MAX_CHARS`].
+//! `<tool>: <first line of its detail>`, each answer to a permission request,
+//! the plan's progress, plus the harness's warnings and errors. Each line is
+//! redacted and then cut to [`MAX_CHARS`].
 
 use std::collections::HashSet;
 
 use cinch_driver_sdk::text::first_line;
-use cinch_driver_sdk::{Event, ToolUse};
+use cinch_driver_sdk::{Event, PlanEntry, ToolUse};
 
 use crate::redact::Redactor;
 
@@ -46,6 +47,12 @@ impl ProgressRenderer {
             Event::FileChange { path, kind } => format!("{kind}: {path}"),
             Event::Warning(text) => format!("warning: {}", first_line(text)?),
             Event::Error(text) => format!("error: {}", first_line(text)?),
+            Event::Permission(answer) => format!(
+                "{}: {}",
+                if answer.allowed { "allowed" } else { "denied" },
+                first_line(&answer.tool).unwrap_or("a tool")
+            ),
+            Event::Plan(entries) => plan_line(entries)?,
             _ => return None,
         };
         Some(cut(&self.redactor.redact(&line), MAX_CHARS))
@@ -62,6 +69,28 @@ impl ProgressRenderer {
             None => tool.name.clone(),
         })
     }
+}
+
+/// `plan: <done>/<all> done`, and the step in progress when there is one.
+fn plan_line(entries: &[PlanEntry]) -> Option<String> {
+    if entries.is_empty() {
+        return None;
+    }
+    let done = entries
+        .iter()
+        .filter(|entry| entry.status == "completed")
+        .count();
+    let summary = format!("plan: {done}/{} done", entries.len());
+    Some(
+        match entries
+            .iter()
+            .find(|entry| entry.status == "in_progress")
+            .and_then(|entry| first_line(&entry.content))
+        {
+            Some(current) => format!("{summary}, now: {current}"),
+            None => summary,
+        },
+    )
 }
 
 /// `text` cut to at most `max` characters, ending in `…` when cut.
@@ -126,6 +155,40 @@ mod tests {
             renderer.render(&started).as_deref(),
             Some("Gemini CLI started (gemini-2.5-flash)")
         );
+    }
+
+    #[test]
+    fn permission_answers_and_plans_give_a_line_each() {
+        use cinch_driver_sdk::PermissionAnswer;
+        let mut renderer = ProgressRenderer::new("Qwen Code", Redactor::default());
+        let answer = |allowed| {
+            Event::Permission(PermissionAnswer {
+                tool: "echo hello > out.txt".into(),
+                allowed,
+            })
+        };
+        assert_eq!(
+            renderer.render(&answer(true)).as_deref(),
+            Some("allowed: echo hello > out.txt")
+        );
+        assert_eq!(
+            renderer.render(&answer(false)).as_deref(),
+            Some("denied: echo hello > out.txt")
+        );
+        let entry = |content: &str, status: &str| PlanEntry {
+            content: content.into(),
+            status: status.into(),
+        };
+        let plan = Event::Plan(vec![
+            entry("Read the code", "completed"),
+            entry("Fix the bug\nin detail", "in_progress"),
+            entry("Test", "pending"),
+        ]);
+        assert_eq!(
+            renderer.render(&plan).as_deref(),
+            Some("plan: 1/3 done, now: Fix the bug")
+        );
+        assert_eq!(renderer.render(&Event::Plan(vec![])), None);
     }
 
     #[test]

@@ -199,7 +199,7 @@ impl<P: TurnParser> LogReader<P> {
             return;
         }
         match self.parser.feed(batch) {
-            Ok(events) => events.iter().for_each(|event| self.record(event, out)),
+            Ok(fed) => fed.events.iter().for_each(|event| self.record(event, out)),
             Err(failure) => {
                 out.push(Output::Progress(format!("error: {failure}")));
                 self.failure = Some(failure);
@@ -249,29 +249,33 @@ mod tests {
     use super::*;
     use crate::redact::Redactor;
     use crate::runtime::DriverFailure;
+    use cinch_driver_sdk::Fed;
 
     /// Reads lines as the SDK does: `{"type":"known"}` is an event, other
     /// JSON is unknown by its `type`, anything else is not JSON.
     struct Typed;
 
     impl TurnParser for Typed {
-        fn feed(&mut self, lines: &[String]) -> Result<Vec<Event>, DriverFailure> {
-            Ok(lines
-                .iter()
-                .map(
-                    |line| match serde_json::from_str::<serde_json::Value>(line) {
-                        Ok(value) if value["type"] == "known" => Event::Other("known".into()),
-                        Ok(value) => Event::Skipped {
-                            reason: SkipReason::Unknown,
-                            kind: value["type"].as_str().map(str::to_owned),
+        fn feed(&mut self, lines: &[String]) -> Result<Fed, DriverFailure> {
+            Ok(Fed {
+                events: lines
+                    .iter()
+                    .map(
+                        |line| match serde_json::from_str::<serde_json::Value>(line) {
+                            Ok(value) if value["type"] == "known" => Event::Other("known".into()),
+                            Ok(value) => Event::Skipped {
+                                reason: SkipReason::Unknown,
+                                kind: value["type"].as_str().map(str::to_owned),
+                            },
+                            Err(_) => Event::Skipped {
+                                reason: SkipReason::NotJson,
+                                kind: None,
+                            },
                         },
-                        Err(_) => Event::Skipped {
-                            reason: SkipReason::NotJson,
-                            kind: None,
-                        },
-                    },
-                )
-                .collect())
+                    )
+                    .collect(),
+                ..Fed::default()
+            })
         }
 
         fn finish(&mut self, _: Option<i32>, _: &str) -> Result<Outcome, DriverFailure> {

@@ -1,7 +1,7 @@
 //! Tool calls in flight, so that each call's result pairs with its start
 //! (most harnesses name only the call's id in its result).
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 
 use crate::{Event, ToolPhase, ToolUse};
 
@@ -13,13 +13,27 @@ pub struct Call {
     pub detail: Option<String>,
 }
 
-/// The calls started and not yet finished, by id.
+/// The calls started and not yet finished, by id (in id order, so that
+/// closing them all gives the same events every time).
 #[derive(Default)]
 pub struct ToolCalls {
-    open: HashMap<String, Call>,
+    open: BTreeMap<String, Call>,
 }
 
 impl ToolCalls {
+    /// Whether the call `id` has started and not finished.
+    pub fn is_open(&self, id: &str) -> bool {
+        self.open.contains_key(id)
+    }
+
+    /// Ends every call still open with `phase`, in id order: for a turn that
+    /// ended (or was cancelled) while the harness left calls unfinished.
+    pub fn finish_all(&mut self, phase: ToolPhase, out: &mut Vec<Event>) {
+        for (id, call) in std::mem::take(&mut self.open) {
+            out.push(tool_use(Some(id), call, phase));
+        }
+    }
+
     /// A call was issued.
     pub fn start(&mut self, id: Option<String>, call: Call, out: &mut Vec<Event>) {
         if let Some(id) = &id {

@@ -4,7 +4,7 @@
 use std::cell::RefCell;
 use std::marker::PhantomData;
 
-use crate::{Driver, Parser};
+use crate::{Driver, Parser as _};
 
 // Parsing a line allocates and frees many small blocks; talc does that
 // faster than the default allocator of wasm32-wasip2 (wasi-libc's dlmalloc),
@@ -16,7 +16,7 @@ static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_all
 pub mod bindings {
     wit_bindgen::generate!({
         world: "harness-driver",
-        path: "../wit/0.1.0",
+        path: "../wit/0.2.0",
         pub_export_macro: true,
         export_macro_name: "export_wit_bindings",
         default_bindings_module: "cinch_driver_sdk::guest::bindings",
@@ -30,10 +30,10 @@ use bindings::exports::cinch::driver::driver::{Guest, GuestParser};
 pub struct Component<D>(PhantomData<D>);
 
 /// A parser resource: the driver's parser behind the `&self` the ABI gives.
-pub struct ParserResource<P>(RefCell<P>);
+pub struct ParserResource<D: Driver>(RefCell<D::Parser>);
 
 impl<D: Driver + 'static> Guest for Component<D> {
-    type Parser = ParserResource<D::Parser>;
+    type Parser = ParserResource<D>;
 
     fn describe() -> wit::Info {
         D::info().into()
@@ -48,14 +48,26 @@ impl<D: Driver + 'static> Guest for Component<D> {
     }
 }
 
-impl<P: Parser + Default + 'static> GuestParser for ParserResource<P> {
-    fn new() -> Self {
-        Self(RefCell::new(P::default()))
+impl<D: Driver + 'static> GuestParser for ParserResource<D> {
+    fn new(turn: wit::Turn) -> Self {
+        Self(RefCell::new(D::parser(&turn.into())))
     }
 
-    fn feed(&self, lines: Vec<String>) -> Vec<wit::Event> {
-        let events = self.0.borrow_mut().feed(&lines);
-        events.into_iter().map(Into::into).collect()
+    fn opening(&self) -> Vec<String> {
+        self.0.borrow_mut().opening()
+    }
+
+    fn feed(&self, lines: Vec<String>) -> wit::Fed {
+        let fed = self.0.borrow_mut().feed(&lines);
+        wit::Fed {
+            events: fed.events.into_iter().map(Into::into).collect(),
+            replies: fed.replies,
+            done: fed.done,
+        }
+    }
+
+    fn stop(&self) -> Vec<String> {
+        self.0.borrow_mut().stop()
     }
 
     fn finish(&self, exit_code: Option<i32>, stderr_tail: String) -> wit::Outcome {
@@ -68,6 +80,47 @@ impl From<crate::BriefDelivery> for wit::BriefDelivery {
         match brief {
             crate::BriefDelivery::Stdin => Self::Stdin,
             crate::BriefDelivery::PromptFile => Self::PromptFile,
+            crate::BriefDelivery::Conversation => Self::Conversation,
+        }
+    }
+}
+
+impl From<crate::LoginProbe> for wit::LoginProbe {
+    fn from(probe: crate::LoginProbe) -> Self {
+        Self {
+            path: probe.path,
+            account_pointer: probe.account_pointer,
+        }
+    }
+}
+
+fn env_vars(vars: Vec<(String, String)>) -> Vec<wit::EnvVar> {
+    vars.into_iter()
+        .map(|(name, value)| wit::EnvVar { name, value })
+        .collect()
+}
+
+impl From<crate::HarnessProfile> for wit::HarnessProfile {
+    fn from(profile: crate::HarnessProfile) -> Self {
+        Self {
+            name: profile.name,
+            display_name: profile.display_name,
+            program: profile.program,
+            args: profile.args,
+            version_args: profile.version_args,
+            secret_env: profile.secret_env,
+            login_files: profile.login_files.into_iter().map(Into::into).collect(),
+            set_env: env_vars(profile.set_env),
+            home_files: profile
+                .home_files
+                .into_iter()
+                .map(|file| wit::HomeFile {
+                    path: file.path,
+                    contents: file.contents,
+                })
+                .collect(),
+            models: profile.models,
+            default_model: profile.default_model,
         }
     }
 }
@@ -82,14 +135,7 @@ impl From<crate::Info> for wit::Info {
             state_dir: info.state_dir,
             managed_config: info.managed_config,
             secret_env: info.secret_env,
-            login_files: info
-                .login_files
-                .into_iter()
-                .map(|probe| wit::LoginProbe {
-                    path: probe.path,
-                    account_pointer: probe.account_pointer,
-                })
-                .collect(),
+            login_files: info.login_files.into_iter().map(Into::into).collect(),
             models: info.models,
             default_model: info.default_model,
             efforts: info.efforts,
@@ -99,6 +145,7 @@ impl From<crate::Info> for wit::Info {
                 crate::ResumeScope::SameDirectory => wit::ResumeScope::SameDirectory,
                 crate::ResumeScope::Anywhere => wit::ResumeScope::Anywhere,
             },
+            harnesses: info.harnesses.into_iter().map(Into::into).collect(),
         }
     }
 }
@@ -111,6 +158,12 @@ impl From<wit::Turn> for crate::Turn {
             model: turn.model,
             effort: turn.effort,
             session_id: turn.session_id,
+            brief: turn.brief,
+            harness: turn.harness,
+            permissions: crate::PermissionPolicy {
+                default_allow: turn.permissions.default_allow,
+                deny_tools: turn.permissions.deny_tools,
+            },
         }
     }
 }
@@ -119,11 +172,7 @@ impl From<crate::Command> for wit::Command {
     fn from(command: crate::Command) -> Self {
         Self {
             args: command.args,
-            set_env: command
-                .set_env
-                .into_iter()
-                .map(|(name, value)| wit::EnvVar { name, value })
-                .collect(),
+            set_env: env_vars(command.set_env),
             remove_env: command.remove_env,
             brief: command.brief.into(),
         }
@@ -173,6 +222,19 @@ impl From<crate::Event> for wit::Event {
                 },
                 kind,
             }),
+            E::Permission(answer) => Self::Permission(wit::PermissionAnswer {
+                tool: answer.tool,
+                allowed: answer.allowed,
+            }),
+            E::Plan(entries) => Self::Plan(
+                entries
+                    .into_iter()
+                    .map(|entry| wit::PlanEntry {
+                        content: entry.content,
+                        status: entry.status,
+                    })
+                    .collect(),
+            ),
         }
     }
 }

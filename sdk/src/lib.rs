@@ -1,8 +1,9 @@
 //! The SDK for cinch drivers.
 //!
 //! A driver teaches cinch one harness CLI: how to start it for a turn and how
-//! to read its JSONL output. Implement [`Driver`] (and a [`Parser`] for its
-//! output), then export it as a WebAssembly component with
+//! to read its JSONL output, and for a CLI that holds a conversation on its
+//! stdin (ACP), what to write to it. Implement [`Driver`] (and a [`Parser`]
+//! for its output), then export it as a WebAssembly component with
 //! [`export_driver!`]:
 //!
 //! ```ignore
@@ -40,7 +41,7 @@ pub use types::*;
 pub use value::{Number, Object, Value};
 
 /// The version of the WIT contract this SDK exports.
-pub const CONTRACT_VERSION: &str = "0.1.0";
+pub const CONTRACT_VERSION: &str = "0.2.0";
 
 /// A harness CLI, as cinch needs to know it.
 pub trait Driver {
@@ -57,12 +58,21 @@ pub trait Driver {
 
     /// The command that starts one turn.
     fn command(turn: &Turn) -> Command;
+
+    /// The parser for one turn. A driver that only reads output needs nothing
+    /// of the turn; a conversation driver takes what it sends from it.
+    fn parser(_turn: &Turn) -> Self::Parser {
+        Self::Parser::default()
+    }
 }
 
 /// Reads one turn's output, line by line, into [`Event`]s.
 ///
 /// Implement [`Parser::event`] for JSON lines and [`Parser::finish`]; the
-/// defaults take care of blank and non-JSON lines.
+/// defaults take care of blank and non-JSON lines. A conversation driver
+/// (see [`BriefDelivery::Conversation`]) also implements
+/// [`Parser::opening`], [`Parser::stop`] and its own [`Parser::feed`], whose
+/// [`Fed::replies`] the host writes to the CLI's stdin.
 pub trait Parser {
     /// One line that parsed as JSON; `value` borrows from the line.
     fn event(&mut self, value: &Value, out: &mut Vec<Event>);
@@ -86,13 +96,28 @@ pub trait Parser {
         }
     }
 
-    /// A batch of lines.
-    fn feed(&mut self, lines: &[String]) -> Vec<Event> {
-        let mut out = Vec::with_capacity(lines.len());
+    /// A batch of lines: their events, and for a conversation the lines to
+    /// write back. A driver that only reads never replies and is never done
+    /// (the CLI's exit ends its turn).
+    fn feed(&mut self, lines: &[String]) -> Fed {
+        let mut events = Vec::with_capacity(lines.len());
         for line in lines {
-            self.line(line, &mut out);
+            self.line(line, &mut events);
         }
-        out
+        Fed {
+            events,
+            ..Fed::default()
+        }
+    }
+
+    /// The lines to write to the CLI's stdin before anything else.
+    fn opening(&mut self) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// The lines that ask the CLI to stop gracefully.
+    fn stop(&mut self) -> Vec<String> {
+        Vec::new()
     }
 }
 

@@ -16,7 +16,7 @@ use crate::{Driver, Event, Outcome, Parser, ToolPhase, ToolUse};
 pub fn run<D: Driver>(log: &str, exit_code: Option<i32>, stderr: &str) -> (Vec<Event>, Outcome) {
     let mut parser = D::Parser::default();
     let lines: Vec<String> = log.lines().map(str::to_owned).collect();
-    let events = parser.feed(&lines);
+    let events = parser.feed(&lines).events;
     let outcome = parser.finish(exit_code, stderr);
     (events, outcome)
 }

@@ -12,6 +12,10 @@ pub enum BriefDelivery {
     Stdin,
     /// The command's arguments name the prompt file; stdin is empty.
     PromptFile,
+    /// The host keeps the CLI's stdin open and writes the lines the parser
+    /// gives ([`crate::Parser::opening`], [`Fed::replies`],
+    /// [`crate::Parser::stop`]); the brief reaches the CLI only through them.
+    Conversation,
 }
 
 /// Where a harness can resume one of its sessions.
@@ -31,6 +35,44 @@ pub struct LoginProbe {
     pub path: String,
     /// JSON pointer to the account's name or email inside the file.
     pub account_pointer: Option<String>,
+}
+
+/// A settings file the host writes under HOME before a turn, when no file
+/// is there yet.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct HomeFile {
+    /// Path relative to HOME.
+    pub path: String,
+    /// What the file holds.
+    pub contents: String,
+}
+
+/// A named harness a driver runs besides its own name: another program
+/// speaking the same protocol, with its own setup.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct HarnessProfile {
+    /// Short lowercase identifier: `opencode`.
+    pub name: String,
+    /// Name shown to people: `OpenCode`.
+    pub display_name: String,
+    /// The program to run, looked up on PATH.
+    pub program: String,
+    /// Arguments before any the driver's command adds.
+    pub args: Vec<String>,
+    /// Arguments that make the program print its version.
+    pub version_args: Vec<String>,
+    /// Environment variables that carry a credential, in order of preference.
+    pub secret_env: Vec<String>,
+    /// Files under HOME that hold a login.
+    pub login_files: Vec<LoginProbe>,
+    /// Environment variables set for every turn, as (name, value).
+    pub set_env: Vec<(String, String)>,
+    /// Settings files written under HOME when missing.
+    pub home_files: Vec<HomeFile>,
+    /// Model names the harness accepts; empty when any name goes.
+    pub models: Vec<String>,
+    /// The model used when a turn names none.
+    pub default_model: Option<String>,
 }
 
 /// What the host needs to know about a harness before any turn.
@@ -64,10 +106,44 @@ pub struct Info {
     pub brief: BriefDelivery,
     /// Where a session can be resumed.
     pub resume: ResumeScope,
+    /// Named harnesses this driver runs besides its own name.
+    pub harnesses: Vec<HarnessProfile>,
+}
+
+/// How a conversation driver answers the agent's permission requests.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PermissionPolicy {
+    /// The answer for a tool that no entry of `deny_tools` matches.
+    pub default_allow: bool,
+    /// A tool is denied when its kind, title or name contains one of these
+    /// (case-insensitive).
+    pub deny_tools: Vec<String>,
+}
+
+impl Default for PermissionPolicy {
+    /// Everything allowed: harnesses run unattended.
+    fn default() -> Self {
+        Self {
+            default_allow: true,
+            deny_tools: Vec::new(),
+        }
+    }
+}
+
+impl PermissionPolicy {
+    /// Whether a tool described by `names` (its kind, title, name, in any
+    /// order) may run.
+    pub fn allows(&self, names: &[&str]) -> bool {
+        let denied = self.deny_tools.iter().any(|deny| {
+            let deny = deny.to_lowercase();
+            !deny.is_empty() && names.iter().any(|name| name.to_lowercase().contains(&deny))
+        });
+        !denied && self.default_allow
+    }
 }
 
 /// One turn to start.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Turn {
     /// Absolute path of the prompt file holding the brief.
     pub prompt_file: String,
@@ -79,6 +155,12 @@ pub struct Turn {
     pub effort: Option<String>,
     /// The harness session to resume.
     pub session_id: Option<String>,
+    /// The brief's text, for a driver that sends it in a conversation.
+    pub brief: String,
+    /// The harness profile's name (the driver's own name when none).
+    pub harness: String,
+    /// How permission requests are answered.
+    pub permissions: PermissionPolicy,
 }
 
 /// How to start the CLI for a turn. The host spawns it.
@@ -146,6 +228,24 @@ pub enum SkipReason {
     Unknown,
 }
 
+/// How the driver answered one permission request of the agent.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PermissionAnswer {
+    /// The tool as the request names it.
+    pub tool: String,
+    /// Whether it may run.
+    pub allowed: bool,
+}
+
+/// One entry of the agent's plan.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PlanEntry {
+    /// What the step is.
+    pub content: String,
+    /// `pending`, `in_progress`, `completed` or the agent's own word.
+    pub status: String,
+}
+
 /// One thing that happened, as parsed from the CLI's output.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", content = "data", rename_all = "kebab-case")]
@@ -191,6 +291,21 @@ pub enum Event {
         /// The line's type when it had one, for counting.
         kind: Option<String>,
     },
+    /// The driver answered a permission request.
+    Permission(PermissionAnswer),
+    /// The agent's plan, whole, as it stands now.
+    Plan(Vec<PlanEntry>),
+}
+
+/// What one batch of lines gave.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Fed {
+    /// The events, in order.
+    pub events: Vec<Event>,
+    /// Lines to write to the CLI's stdin, in order.
+    pub replies: Vec<String>,
+    /// The turn's answer has arrived: the host closes stdin and ends the CLI.
+    pub done: bool,
 }
 
 /// How a turn ended, as far as the CLI's output tells.

@@ -77,6 +77,7 @@ impl Driver for Claude {
             default_effort: Some(DEFAULT_EFFORT.into()),
             brief: BriefDelivery::Stdin,
             resume: ResumeScope::SameDirectory,
+            harnesses: vec![],
         }
     }
 

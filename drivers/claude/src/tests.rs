@@ -412,6 +412,7 @@ fn command_for_a_new_and_a_resumed_turn() {
         model: None,
         effort: None,
         session_id: None,
+        ..Turn::default()
     };
     let command = Claude::command(&turn);
     assert_eq!(

@@ -97,6 +97,7 @@ impl Driver for Codex {
             default_effort: Some(DEFAULT_EFFORT.into()),
             brief: BriefDelivery::Stdin,
             resume: ResumeScope::Anywhere,
+            harnesses: vec![],
         }
     }
 

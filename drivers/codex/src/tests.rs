@@ -18,6 +18,7 @@ fn turn(session_id: Option<&str>, effort: Option<&str>) -> Turn {
         model: Some("gpt-5.5".into()),
         effort: effort.map(str::to_owned),
         session_id: session_id.map(str::to_owned),
+        ..Turn::default()
     }
 }
 

@@ -78,6 +78,7 @@ impl Driver for Cursor {
             default_effort: None,
             brief: BriefDelivery::PromptFile,
             resume: ResumeScope::Anywhere,
+            harnesses: vec![],
         }
     }
 

@@ -351,6 +351,7 @@ fn command_points_at_the_prompt_file() {
         model: None,
         effort: None,
         session_id: None,
+        ..Turn::default()
     };
     let command = Cursor::command(&turn);
     assert_eq!(

@@ -96,6 +96,7 @@ impl Driver for Gemini {
             default_effort: None,
             brief: BriefDelivery::Stdin,
             resume: ResumeScope::SameDirectory,
+            harnesses: vec![],
         }
     }
 

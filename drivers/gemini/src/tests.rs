@@ -336,6 +336,7 @@ fn commands_for_a_new_and_a_resumed_turn() {
         model: None,
         effort: None,
         session_id: None,
+        ..Turn::default()
     };
     let command = Gemini::command(&turn);
     assert_eq!(command.args, ["--output-format", "stream-json", "--yolo"]);

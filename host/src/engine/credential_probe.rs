@@ -154,6 +154,7 @@ mod tests {
             default_effort: None,
             brief: cinch_driver_sdk::BriefDelivery::Stdin,
             resume: cinch_driver_sdk::ResumeScope::Anywhere,
+            harnesses: vec![],
         }
     }
 

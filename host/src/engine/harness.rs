@@ -184,6 +184,7 @@ mod tests {
             default_effort: None,
             brief: BriefDelivery::Stdin,
             resume: ResumeScope::Anywhere,
+            harnesses: vec![],
         }
     }
 

@@ -108,17 +108,20 @@ mod tests {
     use super::*;
     use crate::parse::TurnParser;
     use crate::runtime::DriverFailure;
-    use cinch_driver_sdk::{Event, Outcome};
+    use cinch_driver_sdk::{Event, Fed, Outcome};
 
     /// Every line is an assistant message of itself.
     struct Echo;
 
     impl TurnParser for Echo {
-        fn feed(&mut self, lines: &[String]) -> Result<Vec<Event>, DriverFailure> {
-            Ok(lines
-                .iter()
-                .map(|line| Event::AssistantMessage(line.clone()))
-                .collect())
+        fn feed(&mut self, lines: &[String]) -> Result<Fed, DriverFailure> {
+            Ok(Fed {
+                events: lines
+                    .iter()
+                    .map(|line| Event::AssistantMessage(line.clone()))
+                    .collect(),
+                ..Fed::default()
+            })
         }
 
         fn finish(&mut self, _: Option<i32>, _: &str) -> Result<Outcome, DriverFailure> {

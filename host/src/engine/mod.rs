@@ -486,10 +486,8 @@ impl Engine {
         turn.create(request.agent.as_deref())?;
         let tmpdir = turn.tmp();
         crate::home::create_private_dir(&tmpdir)?;
-        write_private(
-            &turn.prompt(),
-            brief::compose(&request.brief, &request.notes).as_bytes(),
-        )?;
+        let brief_text = brief::compose(&request.brief, &request.notes);
+        write_private(&turn.prompt(), brief_text.as_bytes())?;
 
         let command = driver.command(&cinch_driver_sdk::Turn {
             prompt_file: turn.prompt().display().to_string(),
@@ -497,6 +495,9 @@ impl Engine {
             model,
             effort: known_or_default(request.effort.as_deref(), &info.efforts, "effort"),
             session_id: request.session_id.clone(),
+            brief: brief_text,
+            harness: info.name.clone(),
+            permissions: cinch_driver_sdk::PermissionPolicy::default(),
         })?;
         let mcp = crate::mcp::deliver(&info.name, &request.mcp_servers, turn.dir()).map_err(
             |unsupported| Refusal::new(RefusalCode::McpUnsupported, unsupported.to_string()),

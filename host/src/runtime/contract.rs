@@ -9,19 +9,21 @@ use wasmtime::Store;
 use wasmtime::component::{InstancePre, ResourceAny};
 
 use super::Sandbox;
-use super::v0_1_0;
+use super::{v0_1_0, v0_2_0};
 
 /// The contract versions this host links, oldest first.
-pub const VERSIONS: &[&str] = &["0.1.0"];
+pub const VERSIONS: &[&str] = &["0.1.0", "0.2.0"];
 
 /// A pre-instantiated component, per contract version.
 pub(super) enum Bindings {
     V0_1_0(v0_1_0::Pre<Sandbox>),
+    V0_2_0(v0_2_0::Pre<Sandbox>),
 }
 
 /// An instance, per contract version.
 pub(super) enum Instance {
     V0_1_0(v0_1_0::HarnessDriver),
+    V0_2_0(v0_2_0::HarnessDriver),
 }
 
 impl Bindings {
@@ -29,6 +31,7 @@ impl Bindings {
     pub(super) fn new(version: &str, pre: InstancePre<Sandbox>) -> wasmtime::Result<Self> {
         match version {
             "0.1.0" => Ok(Self::V0_1_0(v0_1_0::Pre::new(pre)?)),
+            "0.2.0" => Ok(Self::V0_2_0(v0_2_0::Pre::new(pre)?)),
             other => Err(wasmtime::Error::msg(format!(
                 "contract {other} is not linked by this host"
             ))),
@@ -39,6 +42,7 @@ impl Bindings {
     pub(super) fn instantiate(&self, store: &mut Store<Sandbox>) -> wasmtime::Result<Instance> {
         match self {
             Self::V0_1_0(pre) => Ok(Instance::V0_1_0(pre.instantiate(store)?)),
+            Self::V0_2_0(pre) => Ok(Instance::V0_2_0(pre.instantiate(store)?)),
         }
     }
 }
@@ -48,6 +52,9 @@ impl Instance {
     pub(super) fn describe(&self, store: &mut Store<Sandbox>) -> wasmtime::Result<sdk::Info> {
         match self {
             Self::V0_1_0(bindings) => {
+                Ok(bindings.cinch_driver_driver().call_describe(store)?.into())
+            }
+            Self::V0_2_0(bindings) => {
                 Ok(bindings.cinch_driver_driver().call_describe(store)?.into())
             }
         }
@@ -61,6 +68,9 @@ impl Instance {
     ) -> wasmtime::Result<Option<String>> {
         match self {
             Self::V0_1_0(bindings) => bindings
+                .cinch_driver_driver()
+                .call_parse_version(store, output),
+            Self::V0_2_0(bindings) => bindings
                 .cinch_driver_driver()
                 .call_parse_version(store, output),
         }
@@ -77,34 +87,84 @@ impl Instance {
                 .cinch_driver_driver()
                 .call_start_command(store, &turn.into())?
                 .into()),
+            Self::V0_2_0(bindings) => Ok(bindings
+                .cinch_driver_driver()
+                .call_start_command(store, &turn.into())?
+                .into()),
         }
     }
 
-    /// The parser resource's constructor.
-    pub(super) fn new_parser(&self, store: &mut Store<Sandbox>) -> wasmtime::Result<ResourceAny> {
+    /// The parser resource's constructor; a 0.1.0 parser takes no turn.
+    pub(super) fn new_parser(
+        &self,
+        store: &mut Store<Sandbox>,
+        turn: &sdk::Turn,
+    ) -> wasmtime::Result<ResourceAny> {
         match self {
             Self::V0_1_0(bindings) => bindings
                 .cinch_driver_driver()
                 .parser()
                 .call_constructor(store),
+            Self::V0_2_0(bindings) => bindings
+                .cinch_driver_driver()
+                .parser()
+                .call_constructor(store, &turn.into()),
         }
     }
 
-    /// The parser's `feed`.
+    /// The parser's `opening`; a 0.1.0 parser has none.
+    pub(super) fn opening(
+        &self,
+        store: &mut Store<Sandbox>,
+        parser: ResourceAny,
+    ) -> wasmtime::Result<Vec<String>> {
+        match self {
+            Self::V0_1_0(_) => Ok(Vec::new()),
+            Self::V0_2_0(bindings) => bindings
+                .cinch_driver_driver()
+                .parser()
+                .call_opening(store, parser),
+        }
+    }
+
+    /// The parser's `feed`; a 0.1.0 parser never replies and is never done.
     pub(super) fn feed(
         &self,
         store: &mut Store<Sandbox>,
         parser: ResourceAny,
         lines: &[String],
-    ) -> wasmtime::Result<Vec<sdk::Event>> {
+    ) -> wasmtime::Result<sdk::Fed> {
         match self {
-            Self::V0_1_0(bindings) => Ok(bindings
+            Self::V0_1_0(bindings) => Ok(sdk::Fed {
+                events: bindings
+                    .cinch_driver_driver()
+                    .parser()
+                    .call_feed(store, parser, lines)?
+                    .into_iter()
+                    .map(Into::into)
+                    .collect(),
+                ..sdk::Fed::default()
+            }),
+            Self::V0_2_0(bindings) => Ok(bindings
                 .cinch_driver_driver()
                 .parser()
                 .call_feed(store, parser, lines)?
-                .into_iter()
-                .map(Into::into)
-                .collect()),
+                .into()),
+        }
+    }
+
+    /// The parser's `stop`; a 0.1.0 parser has none.
+    pub(super) fn stop(
+        &self,
+        store: &mut Store<Sandbox>,
+        parser: ResourceAny,
+    ) -> wasmtime::Result<Vec<String>> {
+        match self {
+            Self::V0_1_0(_) => Ok(Vec::new()),
+            Self::V0_2_0(bindings) => bindings
+                .cinch_driver_driver()
+                .parser()
+                .call_stop(store, parser),
         }
     }
 
@@ -118,6 +178,11 @@ impl Instance {
     ) -> wasmtime::Result<sdk::Outcome> {
         match self {
             Self::V0_1_0(bindings) => Ok(bindings
+                .cinch_driver_driver()
+                .parser()
+                .call_finish(store, parser, exit_code, stderr_tail)?
+                .into()),
+            Self::V0_2_0(bindings) => Ok(bindings
                 .cinch_driver_driver()
                 .parser()
                 .call_finish(store, parser, exit_code, stderr_tail)?

@@ -9,8 +9,10 @@
 
 mod cache;
 mod contract;
+mod convert;
 mod stderr;
 mod v0_1_0;
+mod v0_2_0;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -321,14 +323,15 @@ impl Driver {
         })
     }
 
-    /// A fresh instance with a parser, for one turn.
-    pub fn session(&self) -> Result<DriverSession, DriverFailure> {
+    /// A fresh instance with a parser, for `turn` (a 0.1.0 driver's parser
+    /// takes no turn).
+    pub fn session_for(&self, turn: &sdk::Turn) -> Result<DriverSession, DriverFailure> {
         let mut store = self.store();
         let instance = self
             .instantiate(&mut store)
             .map_err(|error| self.failure("instantiate", &store, &error))?;
         let parser = instance
-            .new_parser(&mut store)
+            .new_parser(&mut store, turn)
             .map_err(|error| self.failure("parser constructor", &store, &error))?;
         Ok(DriverSession {
             name: self.info.name.clone(),
@@ -337,6 +340,13 @@ impl Driver {
             parser,
             failed: false,
         })
+    }
+
+    /// A fresh instance with a parser for reading a log whose turn is not at
+    /// hand (`cinch driver test`, a kept log): the parser gets an empty turn,
+    /// so a conversation driver's `opening` and replies are of no use.
+    pub fn session(&self) -> Result<DriverSession, DriverFailure> {
+        self.session_for(&sdk::Turn::default())
     }
 
     fn store(&self) -> Store<Sandbox> {
@@ -388,10 +398,27 @@ pub struct DriverSession {
 }
 
 impl DriverSession {
-    /// Parses a batch of whole lines.
-    pub fn feed(&mut self, lines: &[String]) -> Result<Vec<sdk::Event>, DriverFailure> {
+    /// The lines to write to the CLI's stdin first (none for a driver that
+    /// only reads).
+    pub fn opening(&mut self) -> Result<Vec<String>, DriverFailure> {
+        self.call("opening", |store, instance, parser| {
+            instance.opening(store, parser)
+        })
+    }
+
+    /// Parses a batch of whole lines: their events, the lines to write back
+    /// and whether the turn's answer has come.
+    pub fn feed(&mut self, lines: &[String]) -> Result<sdk::Fed, DriverFailure> {
         self.call("feed", |store, instance, parser| {
             instance.feed(store, parser, lines)
+        })
+    }
+
+    /// The lines that ask the CLI to stop gracefully (none for a driver that
+    /// only reads).
+    pub fn stop(&mut self) -> Result<Vec<String>, DriverFailure> {
+        self.call("stop", |store, instance, parser| {
+            instance.stop(store, parser)
         })
     }
 
@@ -498,6 +525,7 @@ fn placeholder_info(origin: &str) -> sdk::Info {
         default_effort: None,
         brief: sdk::BriefDelivery::Stdin,
         resume: sdk::ResumeScope::Anywhere,
+        harnesses: Vec::new(),
     }
 }
 

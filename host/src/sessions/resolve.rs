@@ -108,6 +108,7 @@ mod tests {
             login_files: Vec::new(),
             brief: cinch_driver_sdk::BriefDelivery::Stdin,
             resume: cinch_driver_sdk::ResumeScope::Anywhere,
+            harnesses: Vec::new(),
         }
     }
 

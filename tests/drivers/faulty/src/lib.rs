@@ -34,6 +34,7 @@ impl Driver for Faulty {
             default_effort: None,
             brief: BriefDelivery::Stdin,
             resume: ResumeScope::Anywhere,
+            harnesses: vec![],
         }
     }
 
