@@ -11,6 +11,7 @@
 //! display_name = "My Agent"
 //! secret_env = ["MY_AGENT_KEY"]
 //! env = { MY_AGENT_TELEMETRY = "0" }
+//! deny_tools = ["fetch"]   # permission requests for these tools are refused
 //!
 //! [secrets]
 //! OPENAI_API_KEY = "sk-…"  # given to every harness, masked wherever cinch shows text
@@ -160,6 +161,11 @@ pub struct HarnessConfig {
     /// Variables set for it on every turn.
     #[serde(default)]
     pub env: BTreeMap<String, String>,
+    /// Tools its permission requests are refused for (a conversation
+    /// harness's, such as an ACP agent's): a tool whose kind, title or name
+    /// contains one of these, case-insensitive. Every other tool is allowed.
+    #[serde(default)]
+    pub deny_tools: Vec<String>,
 }
 
 fn enabled_by_default() -> bool {
@@ -176,6 +182,14 @@ impl Config {
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(Self::default()),
             Err(error) => Err(error).with_context(|| format!("reading {}", path.display())),
         }
+    }
+
+    /// The tools the harness `name`'s permission requests are refused for.
+    pub fn deny_tools(&self, name: &str) -> Vec<String> {
+        self.harness
+            .get(name)
+            .map(|harness| harness.deny_tools.clone())
+            .unwrap_or_default()
     }
 
     /// Whether the harness `name` may run.

@@ -168,9 +168,29 @@ pub fn profiles<'a>(
 
 /// The harness profiles `driver` declares.
 fn declared_by(driver: &Driver) -> Vec<Profile> {
-    // MERGE-ACPDRV: info.harnesses arrives with contract 0.2.0.
-    let _ = driver;
-    Vec::new()
+    let info = driver.info();
+    info.harnesses
+        .iter()
+        .map(|declared| Profile {
+            name: declared.name.clone(),
+            driver: info.name.clone(),
+            display_name: declared.display_name.clone(),
+            program: declared.program.clone(),
+            args: declared.args.clone(),
+            version_args: declared.version_args.clone(),
+            secret_env: declared.secret_env.clone(),
+            login_files: declared.login_files.clone(),
+            env: declared.set_env.clone(),
+            home_files: declared
+                .home_files
+                .iter()
+                .map(|file| (file.path.clone(), file.contents.clone()))
+                .collect(),
+            models: declared.models.clone(),
+            default_model: declared.default_model.clone(),
+            source: ProfileSource::Driver,
+        })
+        .collect()
 }
 
 /// Whether `name` is usable as a driver's or harness's (and file) name.

@@ -10,6 +10,7 @@
 //! `interrupted`. The engine knows nothing of HTTP.
 
 pub mod brief;
+pub mod conversation;
 mod credential_probe;
 pub mod events;
 mod finish;
@@ -48,13 +49,15 @@ use crate::redact::Redactor;
 use crate::runtime::Runtime;
 use crate::sandbox;
 use brief::Note;
+use conversation::Conversation;
 use events::{EventLog, Subscription, TurnEventKind};
 use finish::Finisher;
 use follow::Follower;
 use harness::Credential;
 use result::{ChangedFile, ResultText, Status, TurnResult};
 use state::{
-    ExitRecord, FileLock, Launch, StopReason, TurnDir, now_ms, read_json, write_json, write_private,
+    ConversationLaunch, ExitRecord, FileLock, Launch, StopReason, TurnDir, now_ms, read_json,
+    write_json, write_private,
 };
 
 /// The timeout when a turn names none.
@@ -351,7 +354,7 @@ impl Engine {
                 problem,
             } => (Some(path), version, problem),
         };
-        if problem.is_none() && credential == Credential::None {
+        if problem.is_none() && credential == Credential::None && needs_credential(info) {
             problem = Some(no_credential(info, home_dir.as_deref()));
         }
         let enabled = self.config.is_enabled(name);
@@ -489,16 +492,28 @@ impl Engine {
         let brief_text = brief::compose(&request.brief, &request.notes);
         write_private(&turn.prompt(), brief_text.as_bytes())?;
 
-        let command = driver.command(&cinch_driver_sdk::Turn {
+        let effort = known_or_default(request.effort.as_deref(), &info.efforts, "effort");
+        let deny_tools = self.config.deny_tools(&info.name);
+        let conversation =
+            (info.brief == BriefDelivery::Conversation).then(|| ConversationLaunch {
+                model: model.clone(),
+                effort: effort.clone(),
+                deny_tools: deny_tools.clone(),
+            });
+        let driver_turn = cinch_driver_sdk::Turn {
             prompt_file: turn.prompt().display().to_string(),
             workdir: workdir.display().to_string(),
             model,
-            effort: known_or_default(request.effort.as_deref(), &info.efforts, "effort"),
+            effort,
             session_id: request.session_id.clone(),
             brief: brief_text,
             harness: info.name.clone(),
-            permissions: cinch_driver_sdk::PermissionPolicy::default(),
-        })?;
+            permissions: cinch_driver_sdk::PermissionPolicy {
+                default_allow: true,
+                deny_tools,
+            },
+        };
+        let command = driver.command(&driver_turn)?;
         let mcp = crate::mcp::deliver(&info.name, &request.mcp_servers, turn.dir()).map_err(
             |unsupported| Refusal::new(RefusalCode::McpUnsupported, unsupported.to_string()),
         )?;
@@ -527,7 +542,9 @@ impl Engine {
         if let (Some(profile), Some(home)) = (harness.profile, home_dir.as_deref()) {
             write_home_files(home, &profile.home_files)?;
         }
-        if harness::credential(info, &env, home_dir.as_deref()) == Credential::None {
+        if harness::credential(info, &env, home_dir.as_deref()) == Credential::None
+            && needs_credential(info)
+        {
             return Err(Refusal::new(
                 RefusalCode::NoCredential,
                 no_credential(info, home_dir.as_deref()),
@@ -582,9 +599,12 @@ impl Engine {
             tmpdir: Some(tmpdir),
             agent: request.agent.clone(),
             model: model_run,
-            conversation: None,
+            conversation,
         };
         write_json(&turn.launch(), &launch)?;
+        if launch.conversation.is_some() {
+            conversation::write_opening(driver, &driver_turn, &turn)?;
+        }
         self.spawn_supervisor(&turn, &env)?;
         kept.until_the_turn_ends();
         self.follow(turn, launch, &harness, Redactor::new(secrets))
@@ -681,9 +701,21 @@ impl Engine {
 
     /// Asks a running turn to stop; it ends `cancelled`.
     pub fn stop(&self, turn_id: &str) -> anyhow::Result<()> {
-        let (turn, _) = TurnDir::find(&self.home, turn_id)?;
+        let (turn, launch) = TurnDir::find(&self.home, turn_id)?;
         if turn.result().exists() {
             bail!("turn {turn_id} has already ended");
+        }
+        if launch.conversation.is_some() {
+            // The turn's follower sends the driver's stop lines and stops the
+            // CLI if it does not end. With no follower to do it, this does.
+            write_private(&turn.cancel_request(), b"")?;
+            let asked = std::time::Instant::now();
+            while asked.elapsed() < conversation::STOP_WAIT {
+                if turn.stop_lines_sent().exists() || turn.exit().exists() {
+                    return Ok(());
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
         }
         crate::supervisor::request_stop(&turn, StopReason::Cancelled)
     }
@@ -789,8 +821,19 @@ impl Engine {
         redactor: Redactor,
     ) -> anyhow::Result<Turn> {
         let info = &harness.info;
-        let session = harness.driver.session()?;
-        let parser: Box<dyn TurnParser + Send> = Box::new(session);
+        let conversation = match &launch.conversation {
+            Some(conversation) => Some(Conversation::resume(
+                harness.driver,
+                &turn,
+                &launch,
+                conversation,
+            )?),
+            None => None,
+        };
+        let parser: Box<dyn TurnParser + Send> = match &conversation {
+            Some(conversation) => Box::new(conversation.parser()),
+            None => Box::new(harness.driver.session()?),
+        };
         let renderer = ProgressRenderer::new(&info.display_name, redactor.clone());
         let events = EventLog::new();
         let follower = Follower::new(
@@ -805,6 +848,7 @@ impl Engine {
             launch,
             display_name: info.display_name.clone(),
             program: info.program.clone(),
+            conversation,
             redactor,
             events: events.clone(),
         };
@@ -826,6 +870,13 @@ impl Engine {
             thread,
         })
     }
+}
+
+/// Whether the harness names any credential to look for: one declared in
+/// config.toml with neither variables nor login files runs on its own
+/// settings.
+fn needs_credential(info: &cinch_driver_sdk::Info) -> bool {
+    !info.secret_env.is_empty() || !info.login_files.is_empty()
 }
 
 fn no_credential(info: &cinch_driver_sdk::Info, home: Option<&Path>) -> String {

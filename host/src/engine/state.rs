@@ -180,6 +180,12 @@ impl TurnDir {
         self.dir.join("close-stdin")
     }
 
+    /// How many stop lines the host appended to [`TurnDir::stdin_lines`]
+    /// (written before them), so that a restarted host counts its replies.
+    pub fn stop_lines_sent(&self) -> PathBuf {
+        self.dir.join("stop-lines")
+    }
+
     /// Written by whoever cancels a conversation turn: its follower sends the
     /// driver's graceful lines first, then the stop request follows.
     pub fn cancel_request(&self) -> PathBuf {
