@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-const DRIVERS: &[&str] = &["claude", "codex", "cursor", "gemini"];
+const DRIVERS: &[&str] = &["acp", "claude", "codex", "cursor", "gemini"];
 
 fn main() {
     let packages: Vec<String> = DRIVERS

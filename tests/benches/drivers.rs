@@ -16,7 +16,8 @@ use cinch::parse::TurnParser;
 use cinch::replay::Exit;
 use cinch::runtime::Runtime;
 use cinch_tests::{
-    DRIVERS, crate_dir, native_parser, recorded_dir, registry, replay_native, replay_wasm, runtime,
+    DRIVERS, Transcript, acp_dir, crate_dir, native_parser, recorded_dir, registry, replay_native,
+    replay_wasm, runtime,
 };
 
 /// Each timing is the median of this many runs.
@@ -136,16 +137,24 @@ fn report_limits(runtime: &Runtime) {
 }
 
 /// A log of about `size` bytes in `name`'s format: the recorded tool-use run
-/// (for Cursor, which cannot run here, a synthetic one) with its middle
-/// repeated, split into batches.
+/// (for Cursor, which cannot run here, a synthetic one; for ACP, the agent's
+/// side of claude-agent-acp's, with a permission request to answer) with its
+/// middle repeated, split into batches.
 fn generated_log(name: &str, size: usize) -> Vec<Vec<String>> {
-    let recorded = recorded_dir().join(name).join("s2.jsonl");
-    let synthetic = crate_dir()
-        .join("fixtures/synthetic")
-        .join(format!("{name}.jsonl"));
-    let text = std::fs::read_to_string(&recorded)
-        .or_else(|_| std::fs::read_to_string(&synthetic))
-        .expect("a log to grow");
+    let text = if name == "acp" {
+        let transcript = acp_dir()
+            .expect("../shared/fixtures/acp beside the checkout")
+            .join("claude-agent-acp/s2.jsonl");
+        String::from_utf8(Transcript::read(&transcript).agent_log()).unwrap()
+    } else {
+        let recorded = recorded_dir().join(name).join("s2.jsonl");
+        let synthetic = crate_dir()
+            .join("fixtures/synthetic")
+            .join(format!("{name}.jsonl"));
+        std::fs::read_to_string(&recorded)
+            .or_else(|_| std::fs::read_to_string(&synthetic))
+            .expect("a log to grow")
+    };
     let lines: Vec<&str> = text.lines().collect();
     let (first, rest) = lines.split_first().unwrap();
     let (last, middle) = rest.split_last().unwrap();

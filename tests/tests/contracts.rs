@@ -84,3 +84,45 @@ fn the_built_in_drivers_export_0_2_0() {
     assert!(fed.replies.is_empty() && !fed.done);
     assert!(session.stop().unwrap().is_empty());
 }
+
+#[test]
+fn the_acp_component_names_its_harnesses_and_follows_the_turns_policy() {
+    let cache = tempfile::tempdir().unwrap();
+    let runtime = runtime(&cache);
+    let registry = Registry::load(&runtime, None).unwrap();
+    let acp = registry.get("acp").unwrap();
+    let info = acp.info();
+    assert_eq!(info.brief, BriefDelivery::Conversation);
+    let names: Vec<&str> = info.harnesses.iter().map(|h| h.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["opencode", "qwen", "claude-acp", "codex-acp", "gemini-acp"]
+    );
+    let qwen = &info.harnesses[1];
+    assert_eq!(qwen.args, ["--acp", "--auth-type", "openai"]);
+    assert_eq!(qwen.home_files[0].path, ".qwen/settings.json");
+    let codex = &info.harnesses[3];
+    assert!(
+        codex
+            .args
+            .contains(&r#"sandbox_mode="danger-full-access""#.to_owned())
+    );
+
+    let mut turn = turn();
+    turn.harness = "qwen".into();
+    turn.permissions.deny_tools = vec!["RM".into()];
+    let mut session = acp.session_for(&turn).unwrap();
+    assert_eq!(session.opening().unwrap().len(), 2);
+    let request = r#"{"jsonrpc":"2.0","id":"r-1","method":"session/request_permission","params":{"options":[{"optionId":"yes","kind":"allow_once"},{"optionId":"no","kind":"reject_once"}],"toolCall":{"toolCallId":"t","kind":"execute","title":"rm -rf /tmp/x"}}}"#;
+    let fed = session.feed(&[request.to_owned()]).unwrap();
+    let reply: serde_json::Value = serde_json::from_str(&fed.replies[0]).unwrap();
+    assert_eq!(reply["id"], "r-1");
+    assert_eq!(reply["result"]["outcome"]["optionId"], "no");
+    assert!(
+        fed.events
+            .contains(&Event::Permission(cinch_driver_sdk::PermissionAnswer {
+                tool: "rm -rf /tmp/x".into(),
+                allowed: false,
+            }))
+    );
+}
