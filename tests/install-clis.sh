@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Installs the agent CLIs that cinch's real-CLI tests drive (claude, codex, gemini) from npm, at
-# pinned versions, into a cache directory outside the clone, and prints that install's bin
+# Installs the agent CLIs that cinch's real-CLI tests drive (claude, codex, gemini, and the ACP
+# agents qwen, opencode, claude-agent-acp and codex-acp) from npm, at pinned versions, into a cache directory outside the clone, and prints that install's bin
 # directory as the last line of stdout. Safe to run again: an install that answers `--version` is
 # kept as it is.
 #
-# The versions are the ones ../shared/realcli/README.md measured against the mock model; the
-# tests assert on their exact output, so a bump is a deliberate change here and in the tests.
+# The versions are the ones ../shared/realcli/README.md and ../shared/fixtures/acp/README.md
+# measured against the mock model; the tests assert on their exact output, so a bump is a
+# deliberate change here and in the tests.
 #
 #   CINCH_CLI_DIR   where to install (default ~/.cache/cinch/clis/<hash of the pinned versions>)
 #   NPM             the npm to use (default npm)
@@ -17,12 +18,19 @@ PINNED=(
     "@anthropic-ai/claude-code@2.1.197"
     "@openai/codex@0.171.0"
     "@google/gemini-cli@0.61.0"
+    "@qwen-code/qwen-code@0.15.10"
+    "opencode-ai@1.18.33"
+    "@zed-industries/claude-agent-acp@0.23.1"
+    "@zed-industries/codex-acp@0.16.0"
+    "@zed-industries/codex-acp-linux-x64@0.16.0"
 )
 # What each CLI's `--version` must print, so a stale or half-finished install is redone.
 EXPECT=(
     "claude 2.1.197"
     "codex 0.171.0"
     "gemini 0.61.0"
+    "qwen 0.15.10"
+    "opencode 1.18.33"
 )
 NPM=${NPM:-npm}
 
@@ -34,7 +42,12 @@ bin=$dir/node_modules/.bin
 log() { printf 'install-clis: %s\n' "$*" >&2; }
 
 installed() {
-    local entry cli want got
+    local entry cli want got spec name
+    # Every package at its pin (the ACP adapters have no quick --version: they wait on stdin).
+    for spec in "${PINNED[@]}"; do
+        name=${spec%@*}
+        grep -q "\"version\": *\"${spec##*@}\"" "$dir/node_modules/$name/package.json" 2>/dev/null || return 1
+    done
     for entry in "${EXPECT[@]}"; do
         cli=${entry%% *}
         want=${entry#* }
@@ -73,8 +86,8 @@ for spec in "${PINNED[@]}"; do
 done
 printf '{"name":"cinch-test-clis","private":true,"dependencies":{%s}}\n' "$deps" >"$dir/package.json"
 
-# --ignore-scripts: the only install script these CLIs need is claude-code's postinstall, run
-# below. The others build or download optional native modules (node-pty, keytar) that gemini
+# --ignore-scripts: the only install scripts these CLIs need are claude-code's and opencode's
+# postinstalls, run below. The others build or download optional native modules (node-pty, keytar) that gemini
 # does without, and would want a compiler or hosts other than the npm registry.
 # stdout goes to stderr so that the bin directory stays the last line of our stdout.
 (cd "$dir" && "$NPM" install --no-audit --no-fund --no-save --include=optional \
@@ -83,6 +96,8 @@ printf '{"name":"cinch-test-clis","private":true,"dependencies":{%s}}\n' "$deps"
 # claude-code's postinstall copies the native binary of this platform (from an optional
 # package) over its bin/claude.exe placeholder.
 (cd "$dir/node_modules/@anthropic-ai/claude-code" && node install.cjs) >&2
+# opencode-ai's links the native binary of this platform (from its optional package) likewise.
+(cd "$dir/node_modules/opencode-ai" && node postinstall.mjs) >&2
 
 if ! installed; then
     log "the CLIs do not answer --version as expected after installing:"

@@ -4,6 +4,15 @@
 //! [harness.cursor]
 //! enabled = false          # turns of this harness fail with harness.off
 //!
+//! [harness.my-agent]       # a harness of its own: any ACP agent, by config alone
+//! driver = "acp"
+//! program = "my-agent"     # looked up on PATH
+//! args = ["--acp"]
+//! display_name = "My Agent"
+//! secret_env = ["MY_AGENT_KEY"]
+//! env = { MY_AGENT_TELEMETRY = "0" }
+//! deny_tools = ["fetch"]   # permission requests for these tools are refused
+//!
 //! [secrets]
 //! OPENAI_API_KEY = "sk-…"  # given to every harness, masked wherever cinch shows text
 //!
@@ -127,13 +136,36 @@ impl ServeConfig {
     }
 }
 
-/// Settings of one harness.
+/// Settings of one harness. With `driver`, it declares a harness of its own:
+/// a named profile on that driver (the program and arguments to run, its
+/// credential variables and environment).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HarnessConfig {
     /// Whether turns of this harness may start.
     #[serde(default = "enabled_by_default")]
     pub enabled: bool,
+    /// The driver that reads the harness's output (declares a harness).
+    pub driver: Option<String>,
+    /// The program to run, looked up on PATH (required with `driver`).
+    pub program: Option<String>,
+    /// Its arguments, before the driver's own.
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// The name shown to people; the harness's name when unset.
+    pub display_name: Option<String>,
+    /// Variables that carry its credential, in order of preference; masked
+    /// wherever cinch shows text.
+    #[serde(default)]
+    pub secret_env: Vec<String>,
+    /// Variables set for it on every turn.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// Tools its permission requests are refused for (a conversation
+    /// harness's, such as an ACP agent's): a tool whose kind, title or name
+    /// contains one of these, case-insensitive. Every other tool is allowed.
+    #[serde(default)]
+    pub deny_tools: Vec<String>,
 }
 
 fn enabled_by_default() -> bool {
@@ -150,6 +182,14 @@ impl Config {
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(Self::default()),
             Err(error) => Err(error).with_context(|| format!("reading {}", path.display())),
         }
+    }
+
+    /// The tools the harness `name`'s permission requests are refused for.
+    pub fn deny_tools(&self, name: &str) -> Vec<String> {
+        self.harness
+            .get(name)
+            .map(|harness| harness.deny_tools.clone())
+            .unwrap_or_default()
     }
 
     /// Whether the harness `name` may run.
@@ -173,5 +213,19 @@ mod tests {
         assert!(config.is_enabled("codex"));
         assert_eq!(config.secrets["TOKEN"], "abcdefgh");
         assert!(toml::from_str::<Config>("[harness.x]\nenabld = true\n").is_err());
+    }
+
+    #[test]
+    fn parses_a_declared_harness() {
+        let config: Config = toml::from_str(
+            "[harness.my-agent]\ndriver = \"acp\"\nprogram = \"my-agent\"\nargs = [\"--acp\"]\n\
+             secret_env = [\"MY_KEY\"]\nenv = { A = \"1\" }\n",
+        )
+        .unwrap();
+        let declared = &config.harness["my-agent"];
+        assert_eq!(declared.driver.as_deref(), Some("acp"));
+        assert_eq!(declared.args, ["--acp"]);
+        assert_eq!(declared.env["A"], "1");
+        assert!(config.is_enabled("my-agent"));
     }
 }

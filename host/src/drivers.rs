@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 
+use crate::harnesses::{Harness, Profile};
 use crate::runtime::{Driver, LoadError, Runtime};
 
 /// A driver component compiled into the binary.
@@ -50,9 +51,10 @@ pub struct Entry {
     pub driver: Result<Driver, LoadError>,
 }
 
-/// Every driver, by name.
+/// Every driver, by name, and the harness profiles on them.
 pub struct Registry {
     entries: Vec<Entry>,
+    profiles: Vec<Profile>,
 }
 
 /// No driver has the name asked for.
@@ -85,7 +87,80 @@ impl Registry {
             });
         }
         entries.sort_by(|a, b| a.name.cmp(&b.name));
-        Ok(Self { entries })
+        let mut registry = Self {
+            entries,
+            profiles: Vec::new(),
+        };
+        registry.profiles = crate::harnesses::profiles(
+            registry.drivers(),
+            &Default::default(),
+            &registry.driver_names(),
+        )?;
+        Ok(registry)
+    }
+
+    /// This registry with the harnesses `configured` declares (config.toml's
+    /// `[harness.NAME] driver = ...`) besides the drivers' own.
+    pub fn with_configured(
+        mut self,
+        configured: &std::collections::BTreeMap<String, crate::config::HarnessConfig>,
+    ) -> anyhow::Result<Self> {
+        self.profiles =
+            crate::harnesses::profiles(self.drivers(), configured, &self.driver_names())?;
+        Ok(self)
+    }
+
+    /// The drivers that loaded.
+    fn drivers(&self) -> impl Iterator<Item = &Driver> {
+        self.entries
+            .iter()
+            .filter_map(|entry| entry.driver.as_ref().ok())
+    }
+
+    fn driver_names(&self) -> Vec<&str> {
+        self.entries
+            .iter()
+            .map(|entry| entry.name.as_str())
+            .collect()
+    }
+
+    /// Every harness's info (each driver's own, then each profile's as its
+    /// harness), by name.
+    pub fn infos(&self) -> Vec<cinch_driver_sdk::Info> {
+        let mut infos: Vec<cinch_driver_sdk::Info> = self
+            .names()
+            .into_iter()
+            .filter_map(|name| self.harness(name).ok())
+            .map(|harness| harness.info)
+            .collect();
+        infos.sort_by(|a, b| a.name.cmp(&b.name));
+        infos
+    }
+
+    /// The harness profiles, by name.
+    pub fn profiles(&self) -> &[Profile] {
+        &self.profiles
+    }
+
+    /// The harness called `name`: a driver under its own name, or a profile
+    /// on one.
+    pub fn harness(&self, name: &str) -> anyhow::Result<Harness<'_>> {
+        if let Some(profile) = self.profiles.iter().find(|profile| profile.name == name) {
+            let driver = self
+                .get(&profile.driver)
+                .with_context(|| format!("harness `{name}` runs on driver `{}`", profile.driver))?;
+            return Ok(Harness {
+                driver,
+                info: profile.info(driver.info()),
+                profile: Some(profile),
+            });
+        }
+        let driver = self.get(name)?;
+        Ok(Harness {
+            driver,
+            info: driver.info().clone(),
+            profile: None,
+        })
     }
 
     /// Every entry, by name.
@@ -108,12 +183,13 @@ impl Registry {
         })
     }
 
-    /// The names of the drivers there are.
+    /// The names of the harnesses there are: the drivers' and the profiles'.
     pub fn names(&self) -> Vec<&str> {
-        self.entries
-            .iter()
-            .map(|entry| entry.name.as_str())
-            .collect()
+        let mut names = self.driver_names();
+        names.extend(self.profiles.iter().map(|profile| profile.name.as_str()));
+        names.sort_unstable();
+        names.dedup();
+        names
     }
 }
 

@@ -28,6 +28,7 @@ pub mod cli;
 pub mod config;
 pub mod drivers;
 pub mod engine;
+pub mod harnesses;
 pub mod hex;
 pub mod home;
 pub mod lines;

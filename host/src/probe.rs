@@ -43,9 +43,9 @@ fn is_executable(path: &Path) -> bool {
         .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
 }
 
-/// Finds `driver`'s CLI on `search_path` (a PATH value) and asks it for its version.
-pub fn probe(driver: &Driver, search_path: &str) -> CliStatus {
-    let info = driver.info();
+/// Finds the CLI of the harness `info` describes (run by `driver`) on
+/// `search_path` (a PATH value) and asks it for its version.
+pub fn probe(driver: &Driver, info: &cinch_driver_sdk::Info, search_path: &str) -> CliStatus {
     let Some(path) = find_program(&info.program, search_path) else {
         return CliStatus::Missing;
     };

@@ -11,6 +11,18 @@
 //! group (a `setsid` grandchild) are still its own to find and kill: when it
 //! writes the exit record, no process of the turn is left.
 //!
+//! A conversation turn (an ACP agent) gets a pipe for stdin: the supervisor
+//! forwards every line the host appends to the turn's `stdin.jsonl`, in
+//! order, as the file grows, and closes the pipe when the host writes
+//! `close-stdin` (the CLI then has [`CLOSE_GRACE`] before its group is
+//! ended). The pipe is the supervisor's, so a host that dies and comes back
+//! finds the conversation where it left it.
+//!
+//! It sleeps until something happens: the CLI's exit (a pidfd), a change in
+//! the turn's folder (inotify: a stop request, a line to forward), room in
+//! the pipe, or the next instant a clock needs looking at (the timeout, the
+//! watchdog, a grace period). There is no polling tick.
+//!
 //! When the turn has a sandbox policy, the CLI's child applies it between
 //! fork and exec (this process has no threads, so the child may allocate),
 //! and joins the turn's cgroup; the supervisor itself, its exit record and
@@ -21,7 +33,7 @@ use std::os::unix::fs::OpenOptionsExt as _;
 use std::os::unix::process::{CommandExt as _, ExitStatusExt as _};
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::Context as _;
 
@@ -33,8 +45,15 @@ use crate::sandbox::Cgroup;
 /// How long the CLI has between SIGTERM and SIGKILL.
 pub const KILL_GRACE: Duration = Duration::from_secs(10);
 
-/// How often the supervisor looks at the CLI, the clock and the stop file.
-const TICK: Duration = Duration::from_millis(25);
+/// How long a conversation's CLI has after its stdin is closed before its
+/// group is ended (ACP agents such as claude-agent-acp never exit on EOF).
+pub const CLOSE_GRACE: Duration = Duration::from_secs(2);
+
+mod channel;
+mod wake;
+
+use channel::StdinChannel;
+use wake::Waker;
 
 /// Runs the supervisor for the turn in `turn_dir`. Called by `cinch
 /// supervise` before anything else starts a thread: it forks.
@@ -113,6 +132,7 @@ fn spawn(
         .open(turn.stderr())
         .context("creating the stderr file")?;
     let stdin = match &launch.stdin {
+        _ if launch.conversation.is_some() => Stdio::piped(),
         Some(path) => {
             Stdio::from(File::open(path).with_context(|| format!("opening {}", path.display()))?)
         }
@@ -161,8 +181,14 @@ fn supervise(mut child: std::process::Child, launch: &Launch, turn: &TurnDir) ->
     let group = child.id() as i32;
     let deadline_ms = launch.started_at_ms.saturating_add(launch.timeout_ms);
     let idle_limit = launch.idle_limit_ms.map(Duration::from_millis);
-    let mut output = OutputClock::new(&launch.log);
+    let output = OutputClock::new(&launch.log);
+    let mut channel = child
+        .stdin
+        .take()
+        .map(|pipe| StdinChannel::new(pipe, turn.stdin_lines()));
+    let mut waker = Waker::new(child.id(), turn.dir());
     let mut terminated_at: Option<Instant> = None;
+    let mut close_asked_at: Option<Instant> = None;
     let mut killed = false;
     let status = loop {
         match child.try_wait() {
@@ -170,29 +196,63 @@ fn supervise(mut child: std::process::Child, launch: &Launch, turn: &TurnDir) ->
             Ok(None) => {}
             Err(_) => break None,
         }
+        if let Some(channel) = channel.as_mut() {
+            channel.forward();
+            if close_asked_at.is_none() && turn.close_stdin().exists() {
+                close_asked_at = Some(Instant::now());
+                channel.close_when_flushed();
+            }
+        }
+        // When to look at the clocks again, if nothing else happens first.
+        let mut next: Option<Duration> = None;
+        let mut soonest = |after: Duration| next = Some(next.map_or(after, |n| n.min(after)));
         if terminated_at.is_none() {
             let reason = std::fs::read_to_string(turn.stop())
                 .ok()
                 .and_then(|text| StopReason::parse(&text));
+            let now = now_ms();
             let reason = reason
-                .or_else(|| (now_ms() >= deadline_ms).then_some(StopReason::TimedOut))
+                .or_else(|| (now >= deadline_ms).then_some(StopReason::TimedOut))
                 .or_else(|| {
-                    idle_limit
-                        .is_some_and(|limit| output.quiet_for() >= limit)
-                        .then_some(StopReason::NoOutput)
+                    let limit = idle_limit?;
+                    let quiet = output.quiet_for();
+                    if quiet >= limit {
+                        return Some(StopReason::NoOutput);
+                    }
+                    soonest(limit - quiet);
+                    None
                 });
+            let closed_long_enough = close_asked_at.is_some_and(|at| at.elapsed() >= CLOSE_GRACE);
             if let Some(reason) = reason {
                 if !turn.stop().exists() {
                     let _ = write_private(&turn.stop(), reason.as_str().as_bytes());
                 }
                 signal_group(group, libc::SIGTERM);
                 terminated_at = Some(Instant::now());
+            } else if closed_long_enough {
+                // The conversation is over: the host has its answer; the CLI
+                // only has to go. No stop reason: the turn was not stopped.
+                signal_group(group, libc::SIGTERM);
+                terminated_at = Some(Instant::now());
+            } else {
+                soonest(Duration::from_millis(deadline_ms.saturating_sub(now)));
+                if let Some(at) = close_asked_at {
+                    soonest(CLOSE_GRACE.saturating_sub(at.elapsed()));
+                }
             }
-        } else if !killed && terminated_at.is_some_and(|at| at.elapsed() >= KILL_GRACE) {
-            signal_group(group, libc::SIGKILL);
-            killed = true;
         }
-        std::thread::sleep(TICK);
+        if let Some(at) = terminated_at
+            && !killed
+        {
+            if at.elapsed() >= KILL_GRACE {
+                signal_group(group, libc::SIGKILL);
+                killed = true;
+            } else {
+                soonest(KILL_GRACE - at.elapsed());
+            }
+        }
+        let writable = channel.as_ref().and_then(StdinChannel::waiting_to_write);
+        waker.wait(next, writable);
     };
     let survivors = sweep(group);
     ExitRecord {
@@ -205,35 +265,27 @@ fn supervise(mut child: std::process::Child, launch: &Launch, turn: &TurnDir) ->
 }
 
 /// How long the raw log has not grown: the watchdog's measure of a harness
-/// that writes nothing. Its length is looked at on every tick, so any byte
-/// the harness writes restarts the clock.
+/// that writes nothing. The log's modification time says when it last grew,
+/// so the supervisor need only look when the limit would be reached.
 struct OutputClock<'a> {
     log: &'a Path,
-    length: u64,
-    since: Instant,
+    started: SystemTime,
 }
 
 impl<'a> OutputClock<'a> {
     fn new(log: &'a Path) -> Self {
         Self {
             log,
-            length: log_length(log),
-            since: Instant::now(),
+            started: SystemTime::now(),
         }
     }
 
-    fn quiet_for(&mut self) -> Duration {
-        let length = log_length(self.log);
-        if length != self.length {
-            self.length = length;
-            self.since = Instant::now();
-        }
-        self.since.elapsed()
+    fn quiet_for(&self) -> Duration {
+        let written = std::fs::metadata(self.log)
+            .and_then(|meta| meta.modified())
+            .map_or(self.started, |modified| modified.max(self.started));
+        written.elapsed().unwrap_or_default()
     }
-}
-
-fn log_length(log: &Path) -> u64 {
-    std::fs::metadata(log).map_or(0, |meta| meta.len())
 }
 
 fn signal_group(group: i32, signal: i32) {

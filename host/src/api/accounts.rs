@@ -92,19 +92,15 @@ pub async fn list_models(
     let models = app
         .engine
         .registry()
-        .entries()
-        .iter()
-        .filter_map(|entry| entry.driver.as_ref().ok())
-        .map(|driver| {
-            let info = driver.info();
-            HarnessModels {
-                harness: info.name.clone(),
-                display_name: info.display_name.clone(),
-                models: info.models.clone(),
-                default_model: info.default_model.clone(),
-                efforts: info.efforts.clone(),
-                default_effort: info.default_effort.clone(),
-            }
+        .infos()
+        .into_iter()
+        .map(|info| HarnessModels {
+            harness: info.name.clone(),
+            display_name: info.display_name.clone(),
+            models: info.models.clone(),
+            default_model: info.default_model.clone(),
+            efforts: info.efforts.clone(),
+            default_effort: info.default_effort.clone(),
         })
         .collect();
     Envelope::of(models)

@@ -154,7 +154,7 @@ async fn settings(
         .unwrap_or_else(|| current.and_then(|agent| agent.harness.clone()));
     let info = effective
         .as_deref()
-        .and_then(|name| registry.get(name).ok().map(|driver| driver.info().clone()));
+        .and_then(|name| registry.harness(name).ok().map(|harness| harness.info));
     if let (Some(name), None) = (&effective, &info) {
         errors.push(FieldError::new(
             "harness",

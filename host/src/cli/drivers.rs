@@ -7,16 +7,24 @@ use anyhow::Context as _;
 
 use super::Context;
 use crate::drivers::{Source, load_plugin};
+pub use crate::harnesses::is_driver_name;
+use crate::harnesses::{Profile, ProfileSource};
 use crate::probe::{CliStatus, probe};
 
-/// Prints one row per driver.
+/// Prints one row per driver, then one per harness profile on a driver.
 pub fn list(context: &Context) -> anyhow::Result<ExitCode> {
     let rows: Vec<[String; 5]> = std::thread::scope(|scope| {
-        let probes: Vec<_> = context
-            .registry
+        let registry = &context.registry;
+        let probes: Vec<_> = registry
             .entries()
             .iter()
             .map(|entry| scope.spawn(move || row(entry)))
+            .chain(
+                registry
+                    .profiles()
+                    .iter()
+                    .map(|profile| scope.spawn(move || profile_row(registry, profile))),
+            )
             .collect();
         probes
             .into_iter()
@@ -40,27 +48,54 @@ fn row(entry: &crate::drivers::Entry) -> [String; 5] {
         ],
         Ok(driver) => {
             let info = driver.info();
-            let cli = match probe(driver, &std::env::var("PATH").unwrap_or_default()) {
-                CliStatus::Missing => format!("{} not on PATH", info.program),
-                CliStatus::Found {
-                    path,
-                    version,
-                    problem,
-                } => {
-                    let version = version.unwrap_or_else(|| "version unknown".into());
-                    match problem {
-                        Some(problem) => format!("{} {version} ({problem})", path.display()),
-                        None => format!("{} {version}", path.display()),
-                    }
-                }
-            };
             [
                 info.name.clone(),
                 info.display_name.clone(),
                 driver.contract_version().to_owned(),
                 source,
-                cli,
+                cli_cell(driver, info),
             ]
+        }
+    }
+}
+
+fn profile_row(registry: &crate::drivers::Registry, profile: &Profile) -> [String; 5] {
+    let source = match profile.source {
+        ProfileSource::Driver => format!("{} driver", profile.driver),
+        ProfileSource::Config => format!("config.toml ({} driver)", profile.driver),
+    };
+    match registry.harness(&profile.name) {
+        Err(error) => [
+            profile.name.clone(),
+            profile.display_name.clone(),
+            "-".into(),
+            source,
+            format!("{error:#}"),
+        ],
+        Ok(harness) => [
+            profile.name.clone(),
+            profile.display_name.clone(),
+            harness.driver.contract_version().to_owned(),
+            source,
+            cli_cell(harness.driver, &harness.info),
+        ],
+    }
+}
+
+/// Where the harness's CLI is and its version, or why not.
+fn cli_cell(driver: &crate::runtime::Driver, info: &cinch_driver_sdk::Info) -> String {
+    match probe(driver, info, &std::env::var("PATH").unwrap_or_default()) {
+        CliStatus::Missing => format!("{} not on PATH", info.program),
+        CliStatus::Found {
+            path,
+            version,
+            problem,
+        } => {
+            let version = version.unwrap_or_else(|| "version unknown".into());
+            match problem {
+                Some(problem) => format!("{} {version} ({problem})", path.display()),
+                None => format!("{} {version}", path.display()),
+            }
         }
     }
 }
@@ -176,13 +211,4 @@ pub fn add(context: &Context, file: &Path) -> anyhow::Result<ExitCode> {
         target.display()
     );
     Ok(ExitCode::SUCCESS)
-}
-
-/// Whether `name` is usable as a driver (and file) name.
-pub fn is_driver_name(name: &str) -> bool {
-    name.starts_with(|c: char| c.is_ascii_lowercase())
-        && name.len() <= 64
-        && name
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
 }

@@ -255,7 +255,9 @@ impl Context {
     fn open() -> anyhow::Result<Self> {
         let home = Home::discover()?;
         let runtime = Runtime::new(Some(home.component_cache_dir()), Limits::default())?;
-        let registry = Registry::load(&runtime, Some(&home.plugins_dir()))?;
+        let config = crate::config::Config::load(&home.root().join("config.toml"))?;
+        let registry = Registry::load(&runtime, Some(&home.plugins_dir()))?
+            .with_configured(&config.harness)?;
         Ok(Self {
             home,
             runtime,

@@ -12,6 +12,8 @@ pub(super) struct Finisher {
     pub(super) program: String,
     pub(super) redactor: Redactor,
     pub(super) events: EventLog,
+    /// The driver session of a conversation turn (an ACP agent).
+    pub(super) conversation: Option<Conversation>,
 }
 
 /// How the supervisor's watch ended.
@@ -71,13 +73,42 @@ impl Finisher {
             ],
             wake.clone(),
         );
+        // When the stop lines of a cancelled conversation went.
+        let mut stop_lines_sent: Option<std::time::Instant> = None;
         loop {
             follower.pump()?;
             if let Ok(record) = read_json::<ExitRecord>(&self.turn.exit()) {
                 return Ok(Ending::Exited(record));
             }
-            if cancel.load(Ordering::SeqCst) && !self.turn.stop().exists() {
-                crate::supervisor::request_stop(&self.turn, StopReason::Cancelled)?;
+            let cancelled = cancel.load(Ordering::SeqCst) || self.turn.cancel_request().exists();
+            if cancelled && !self.turn.stop().exists() {
+                match &self.conversation {
+                    // First the agent is asked to cancel; if its turn does not
+                    // end, it is stopped as any other.
+                    Some(conversation) => match stop_lines_sent {
+                        None => {
+                            if !self.turn.cancel_request().exists() {
+                                write_private(&self.turn.cancel_request(), b"")?;
+                            }
+                            let open = conversation.send_stop_lines().unwrap_or_else(|error| {
+                                tracing::warn!(turn = %self.launch.turn, "the driver gave no stop lines: {error:#}");
+                                true
+                            });
+                            let now = std::time::Instant::now();
+                            stop_lines_sent = Some(if open {
+                                now
+                            } else {
+                                // Its answer is in: the CLI is on its way out.
+                                now.checked_sub(conversation::STOP_WAIT).unwrap_or(now)
+                            });
+                        }
+                        Some(at) if at.elapsed() >= conversation::STOP_WAIT => {
+                            crate::supervisor::request_stop(&self.turn, StopReason::Cancelled)?;
+                        }
+                        Some(_) => {}
+                    },
+                    None => crate::supervisor::request_stop(&self.turn, StopReason::Cancelled)?,
+                }
             }
             if !FileLock::is_held(&self.turn.supervisor_lock()) {
                 // The supervisor writes its exit record before it lets go of the lock.
@@ -122,7 +153,15 @@ impl Finisher {
         }
         let stop = std::fs::read_to_string(self.turn.stop())
             .ok()
-            .and_then(|text| StopReason::parse(&text));
+            .and_then(|text| StopReason::parse(&text))
+            // A conversation asked to cancel may end by itself, with no stop.
+            .or_else(|| {
+                (launch.conversation.is_some() && self.turn.cancel_request().exists())
+                    .then_some(StopReason::Cancelled)
+            });
+        // A conversation whose answer arrived was ended by the host: its
+        // outcome, not its exit status, says how it went.
+        let answered = launch.conversation.is_some() && self.turn.close_stdin().exists();
 
         let end = checkpoint::take(
             &launch.workdir,
@@ -165,7 +204,9 @@ impl Finisher {
             }
             (_, None, Some(record)) => match &record.spawn_error {
                 Some(error) => (Status::Failed, Some(error.clone())),
-                None if record.code == Some(0) && !outcome.is_error => (Status::Completed, None),
+                None if (record.code == Some(0) || answered) && !outcome.is_error => {
+                    (Status::Completed, None)
+                }
                 None => (
                     Status::Failed,
                     Some(self.failure_detail(&finished, record, &stderr_tail)),

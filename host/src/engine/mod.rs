@@ -10,6 +10,7 @@
 //! `interrupted`. The engine knows nothing of HTTP.
 
 pub mod brief;
+pub mod conversation;
 mod credential_probe;
 pub mod events;
 mod finish;
@@ -38,22 +39,25 @@ use serde::{Deserialize, Serialize};
 use crate::checkpoint;
 use crate::config::Config;
 use crate::drivers::Registry;
+use crate::harnesses::Harness;
 use crate::home::Home;
 use crate::parse::TurnParser;
 use crate::probe::{CliStatus, probe};
 use crate::progress::ProgressRenderer;
 use crate::reader::LogReader;
 use crate::redact::Redactor;
-use crate::runtime::{Driver, Runtime};
+use crate::runtime::Runtime;
 use crate::sandbox;
 use brief::Note;
+use conversation::Conversation;
 use events::{EventLog, Subscription, TurnEventKind};
 use finish::Finisher;
 use follow::Follower;
 use harness::Credential;
 use result::{ChangedFile, ResultText, Status, TurnResult};
 use state::{
-    ExitRecord, FileLock, Launch, StopReason, TurnDir, now_ms, read_json, write_json, write_private,
+    ConversationLaunch, ExitRecord, FileLock, Launch, StopReason, TurnDir, now_ms, read_json,
+    write_json, write_private,
 };
 
 /// The timeout when a turn names none.
@@ -275,7 +279,8 @@ impl Engine {
         env: BTreeMap<String, String>,
     ) -> anyhow::Result<Self> {
         let config = Config::load(&home.root().join("config.toml"))?;
-        let registry = Registry::load(runtime, Some(&home.plugins_dir()))?;
+        let registry =
+            Registry::load(runtime, Some(&home.plugins_dir()))?.with_configured(&config.harness)?;
         let watchdog = config.serve.watchdog()?.unwrap_or(DEFAULT_WATCHDOG);
         Ok(Self {
             home,
@@ -336,12 +341,12 @@ impl Engine {
 
     /// Whether `name`'s CLI is installed, its version and its credential.
     pub fn check(&self, name: &str) -> anyhow::Result<CheckReport> {
-        let driver = self.registry.get(name)?;
-        let info = driver.info();
+        let harness = self.registry.harness(name)?;
+        let info = &harness.info;
         let env = self.base_env();
         let home_dir = env.get("HOME").map(PathBuf::from);
         let credential = harness::credential(info, &env, home_dir.as_deref());
-        let (path, version, mut problem) = match probe(driver, self.search_path()) {
+        let (path, version, mut problem) = match probe(harness.driver, info, self.search_path()) {
             CliStatus::Missing => (None, None, Some(format!("{} is not on PATH", info.program))),
             CliStatus::Found {
                 path,
@@ -349,7 +354,7 @@ impl Engine {
                 problem,
             } => (Some(path), version, problem),
         };
-        if problem.is_none() && credential == Credential::None {
+        if problem.is_none() && credential == Credential::None && needs_credential(info) {
             problem = Some(no_credential(info, home_dir.as_deref()));
         }
         let enabled = self.config.is_enabled(name);
@@ -372,8 +377,9 @@ impl Engine {
     /// tree runs one turn at a time: while another runs there, the start is
     /// refused ([`RefusalCode::WorktreeBusy`]).
     pub fn start(&self, request: TurnRequest) -> anyhow::Result<Turn> {
-        let driver = self.registry.get(&request.harness)?;
-        let info = driver.info();
+        let harness = self.registry.harness(&request.harness)?;
+        let driver = harness.driver;
+        let info = &harness.info;
         if !self.config.is_enabled(&info.name) {
             return Err(Refusal::new(
                 RefusalCode::HarnessOff,
@@ -435,7 +441,7 @@ impl Engine {
         let _worktree = state::WorktreeLock::take(&self.home, &workdir)?;
         self.clear_the_way(&workdir)?;
 
-        let program = match probe(driver, self.search_path()) {
+        let program = match probe(driver, info, self.search_path()) {
             CliStatus::Missing => {
                 return Err(Refusal::new(
                     RefusalCode::CliMissing,
@@ -486,16 +492,28 @@ impl Engine {
         let brief_text = brief::compose(&request.brief, &request.notes);
         write_private(&turn.prompt(), brief_text.as_bytes())?;
 
-        let command = driver.command(&cinch_driver_sdk::Turn {
+        let effort = known_or_default(request.effort.as_deref(), &info.efforts, "effort");
+        let deny_tools = self.config.deny_tools(&info.name);
+        let conversation =
+            (info.brief == BriefDelivery::Conversation).then(|| ConversationLaunch {
+                model: model.clone(),
+                effort: effort.clone(),
+                deny_tools: deny_tools.clone(),
+            });
+        let driver_turn = cinch_driver_sdk::Turn {
             prompt_file: turn.prompt().display().to_string(),
             workdir: workdir.display().to_string(),
             model,
-            effort: known_or_default(request.effort.as_deref(), &info.efforts, "effort"),
+            effort,
             session_id: request.session_id.clone(),
             brief: brief_text,
             harness: info.name.clone(),
-            permissions: cinch_driver_sdk::PermissionPolicy::default(),
-        })?;
+            permissions: cinch_driver_sdk::PermissionPolicy {
+                default_allow: true,
+                deny_tools,
+            },
+        };
+        let command = driver.command(&driver_turn)?;
         let mcp = crate::mcp::deliver(&info.name, &request.mcp_servers, turn.dir()).map_err(
             |unsupported| Refusal::new(RefusalCode::McpUnsupported, unsupported.to_string()),
         )?;
@@ -504,20 +522,29 @@ impl Engine {
                 .with_context(|| format!("writing the MCP configuration {}", path.display()))?;
         }
         let mut command = command;
-        command.args = mcp
-            .args_before
+        command.args = harness
+            .args()
             .iter()
+            .chain(&mcp.args_before)
             .chain(&command.args)
             .chain(&mcp.args_after)
             .cloned()
             .collect();
         command.set_env.extend(mcp.env.iter().cloned());
+        if let Some(profile) = harness.profile {
+            command.set_env.extend(profile.env.iter().cloned());
+        }
         let mut base_env = self.base_env();
         base_env.extend(request.env.clone());
         base_env.insert("TMPDIR".to_owned(), tmpdir.display().to_string());
         let env = harness::environment(base_env, &self.config, &run, &turn_id, &command);
         let home_dir = env.get("HOME").map(PathBuf::from);
-        if harness::credential(info, &env, home_dir.as_deref()) == Credential::None {
+        if let (Some(profile), Some(home)) = (harness.profile, home_dir.as_deref()) {
+            write_home_files(home, &profile.home_files)?;
+        }
+        if harness::credential(info, &env, home_dir.as_deref()) == Credential::None
+            && needs_credential(info)
+        {
             return Err(Refusal::new(
                 RefusalCode::NoCredential,
                 no_credential(info, home_dir.as_deref()),
@@ -572,11 +599,15 @@ impl Engine {
             tmpdir: Some(tmpdir),
             agent: request.agent.clone(),
             model: model_run,
+            conversation,
         };
         write_json(&turn.launch(), &launch)?;
+        if launch.conversation.is_some() {
+            conversation::write_opening(driver, &driver_turn, &turn)?;
+        }
         self.spawn_supervisor(&turn, &env)?;
         kept.until_the_turn_ends();
-        self.follow(turn, launch, driver, Redactor::new(secrets))
+        self.follow(turn, launch, &harness, Redactor::new(secrets))
     }
 
     /// Every value to mask in what a turn run with `env` shows: the
@@ -642,24 +673,25 @@ impl Engine {
     /// masking `secrets` besides those kept for it and the configured ones.
     pub fn attach(&self, turn_id: &str, secrets: &[String]) -> anyhow::Result<Turn> {
         let (turn, launch) = TurnDir::find(&self.home, turn_id)?;
-        let driver = self.registry.get(&launch.harness)?;
-        let redactor = self.redactor_of(driver.info(), turn_id, secrets);
-        self.follow(turn, launch, driver, redactor)
+        let harness = self.registry.harness(&launch.harness)?;
+        let redactor = self.redactor_of(&harness.info, turn_id, secrets);
+        self.follow(turn, launch, &harness, redactor)
     }
 
     /// The turn's kept log, read through its driver and redacted.
     pub fn log(&self, turn_id: &str) -> Result<log::LogView, LogError> {
         let (turn, launch) = TurnDir::find(&self.home, turn_id)
             .map_err(|_| LogError::NoSuchTurn(turn_id.to_owned()))?;
-        let driver = self
+        let harness = self
             .registry
-            .get(&launch.harness)
+            .harness(&launch.harness)
             .map_err(|error| LogError::Unreadable(std::io::Error::other(format!("{error:#}"))))?;
-        let redactor = self.redactor_of(driver.info(), turn_id, &[]);
-        let parser = driver
+        let redactor = self.redactor_of(&harness.info, turn_id, &[]);
+        let parser = harness
+            .driver
             .session()
             .map_err(|error| LogError::Unreadable(std::io::Error::other(format!("{error:#}"))))?;
-        log::read(turn.log(), parser, &driver.info().display_name, &redactor).map_err(|error| {
+        log::read(turn.log(), parser, &harness.info.display_name, &redactor).map_err(|error| {
             match error.kind() {
                 std::io::ErrorKind::NotFound => LogError::Pruned,
                 _ => LogError::Unreadable(error),
@@ -669,9 +701,21 @@ impl Engine {
 
     /// Asks a running turn to stop; it ends `cancelled`.
     pub fn stop(&self, turn_id: &str) -> anyhow::Result<()> {
-        let (turn, _) = TurnDir::find(&self.home, turn_id)?;
+        let (turn, launch) = TurnDir::find(&self.home, turn_id)?;
         if turn.result().exists() {
             bail!("turn {turn_id} has already ended");
+        }
+        if launch.conversation.is_some() {
+            // The turn's follower sends the driver's stop lines and stops the
+            // CLI if it does not end. With no follower to do it, this does.
+            write_private(&turn.cancel_request(), b"")?;
+            let asked = std::time::Instant::now();
+            while asked.elapsed() < conversation::STOP_WAIT {
+                if turn.stop_lines_sent().exists() || turn.exit().exists() {
+                    return Ok(());
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
         }
         crate::supervisor::request_stop(&turn, StopReason::Cancelled)
     }
@@ -773,12 +817,24 @@ impl Engine {
         &self,
         turn: TurnDir,
         launch: Launch,
-        driver: &Driver,
+        harness: &Harness<'_>,
         redactor: Redactor,
     ) -> anyhow::Result<Turn> {
-        let session = driver.session()?;
-        let parser: Box<dyn TurnParser + Send> = Box::new(session);
-        let renderer = ProgressRenderer::new(&driver.info().display_name, redactor.clone());
+        let info = &harness.info;
+        let conversation = match &launch.conversation {
+            Some(conversation) => Some(Conversation::resume(
+                harness.driver,
+                &turn,
+                &launch,
+                conversation,
+            )?),
+            None => None,
+        };
+        let parser: Box<dyn TurnParser + Send> = match &conversation {
+            Some(conversation) => Box::new(conversation.parser()),
+            None => Box::new(harness.driver.session()?),
+        };
+        let renderer = ProgressRenderer::new(&info.display_name, redactor.clone());
         let events = EventLog::new();
         let follower = Follower::new(
             turn.clone(),
@@ -790,8 +846,9 @@ impl Engine {
             home: self.home.clone(),
             turn: turn.clone(),
             launch,
-            display_name: driver.info().display_name.clone(),
-            program: driver.info().program.clone(),
+            display_name: info.display_name.clone(),
+            program: info.program.clone(),
+            conversation,
             redactor,
             events: events.clone(),
         };
@@ -806,13 +863,20 @@ impl Engine {
                 .unwrap_or_default()
                 .to_string_lossy()
                 .into_owned(),
-            harness: driver.info().name.clone(),
+            harness: info.name.clone(),
             dir: turn,
             events,
             cancel,
             thread,
         })
     }
+}
+
+/// Whether the harness names any credential to look for: one declared in
+/// config.toml with neither variables nor login files runs on its own
+/// settings.
+fn needs_credential(info: &cinch_driver_sdk::Info) -> bool {
+    !info.secret_env.is_empty() || !info.login_files.is_empty()
 }
 
 fn no_credential(info: &cinch_driver_sdk::Info, home: Option<&Path>) -> String {
@@ -941,6 +1005,33 @@ fn new_id() -> String {
     // Without the system's randomness the time alone still orders turns.
     let random = crate::hex::random(4).unwrap_or_else(|_| "0".repeat(8));
     format!("t{}-{random}", now_ms())
+}
+
+/// Writes a harness's settings files under `home` (paths relative to it;
+/// anything that would leave it is refused), each only where no file is yet:
+/// the user's own settings stay as they are.
+fn write_home_files(home: &Path, files: &[(String, String)]) -> anyhow::Result<()> {
+    for (relative, contents) in files {
+        let relative = Path::new(relative);
+        anyhow::ensure!(
+            relative
+                .components()
+                .all(|part| matches!(part, std::path::Component::Normal(_))),
+            "the harness named a settings file outside HOME: {}",
+            relative.display()
+        );
+        let path = home.join(relative);
+        if path.exists() {
+            continue;
+        }
+        if let Some(folder) = path.parent() {
+            std::fs::create_dir_all(folder)
+                .with_context(|| format!("creating {}", folder.display()))?;
+        }
+        write_private(&path, contents.as_bytes())
+            .with_context(|| format!("writing the harness's settings {}", path.display()))?;
+    }
+    Ok(())
 }
 
 /// Removes the harness's local configuration (paths relative to the work

@@ -166,6 +166,31 @@ impl TurnDir {
     pub fn result(&self) -> PathBuf {
         self.dir.join("result.json")
     }
+
+    /// A conversation's lines for the CLI's stdin, one JSON message a line:
+    /// the opening written before the start, then each reply appended whole.
+    /// The supervisor forwards it to the CLI as it grows.
+    pub fn stdin_lines(&self) -> PathBuf {
+        self.dir.join("stdin.jsonl")
+    }
+
+    /// Written by the host once a conversation's answer has arrived: the
+    /// supervisor closes the CLI's stdin and, after a short grace, ends it.
+    pub fn close_stdin(&self) -> PathBuf {
+        self.dir.join("close-stdin")
+    }
+
+    /// How many stop lines the host appended to [`TurnDir::stdin_lines`]
+    /// (written before them), so that a restarted host counts its replies.
+    pub fn stop_lines_sent(&self) -> PathBuf {
+        self.dir.join("stop-lines")
+    }
+
+    /// Written by whoever cancels a conversation turn: its follower sends the
+    /// driver's graceful lines first, then the stop request follows.
+    pub fn cancel_request(&self) -> PathBuf {
+        self.dir.join("cancel")
+    }
 }
 
 /// Where every turn's folder is.
@@ -224,6 +249,25 @@ pub struct Launch {
     /// harness runs on a provider of its own configuration).
     #[serde(default)]
     pub model: Option<String>,
+    /// Set when the CLI converses on its stdin (the brief reaches it only
+    /// through [`TurnDir::stdin_lines`]): what a fresh driver session needs
+    /// to read the turn again after a restart.
+    #[serde(default)]
+    pub conversation: Option<ConversationLaunch>,
+}
+
+/// What a conversation turn's driver session is made from, besides the
+/// launch's own fields: kept so that a host restarted mid-turn gives its
+/// driver the same turn and gets the same replies.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConversationLaunch {
+    /// The model the driver was given (none: the harness's default).
+    pub model: Option<String>,
+    /// The effort asked for, when any.
+    pub effort: Option<String>,
+    /// Tools the turn's permission policy denies (see
+    /// `cinch_driver_sdk::PermissionPolicy`); every other tool is allowed.
+    pub deny_tools: Vec<String>,
 }
 
 /// How the CLI ended, as the supervisor saw it.
@@ -644,6 +688,7 @@ mod tests {
             tmpdir: None,
             agent: None,
             model: None,
+            conversation: None,
         }
     }
 

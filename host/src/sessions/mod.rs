@@ -272,14 +272,8 @@ impl Conductor {
     }
 
     fn resolve(&self, asked: &Asked, agent: &Agent) -> Choice {
-        let infos: Vec<&cinch_driver_sdk::Info> = self
-            .engine
-            .registry()
-            .entries()
-            .iter()
-            .filter_map(|entry| entry.driver.as_ref().ok())
-            .map(|driver| driver.info())
-            .collect();
+        let infos = self.engine.registry().infos();
+        let infos: Vec<&cinch_driver_sdk::Info> = infos.iter().collect();
         resolve::resolve(asked, agent, &infos)
     }
 

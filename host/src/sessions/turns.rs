@@ -85,8 +85,8 @@ impl Conductor {
         let display_name = self
             .engine
             .registry()
-            .get(&session.harness)
-            .map(|driver| driver.info().display_name.clone())
+            .harness(&session.harness)
+            .map(|harness| harness.info.display_name)
             .unwrap_or_else(|_| session.harness.clone());
         let view = json!({
             "call_id": call.call_id,

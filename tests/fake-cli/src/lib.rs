@@ -270,6 +270,98 @@ pub mod mcp {
     }
 }
 
+/// The fake ACP agent `cinch-fake-acp` and its script.
+pub mod acp {
+    use std::path::{Path, PathBuf};
+    use std::sync::OnceLock;
+
+    use serde::{Deserialize, Serialize};
+
+    /// The variable holding the script's path (or the script itself, when it
+    /// starts with `{`). Without it, the agent answers plainly.
+    pub const SCRIPT_ENV: &str = "FAKE_ACP_SCRIPT";
+
+    /// What `cinch-fake-acp` does.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(default, deny_unknown_fields)]
+    pub struct AcpScript {
+        /// The text of its answer (a note on the permission follows it).
+        pub answer: String,
+        /// Ask permission (request id 0) before running its tool.
+        pub ask_permission: bool,
+        /// Before asking, wait until this file exists (a test's signal that
+        /// the host is gone).
+        pub permission_gate: Option<PathBuf>,
+        /// Read but never answer anything, not even `initialize`.
+        pub never_answer: bool,
+        /// Write a line that is not JSON before its answer.
+        pub malformed_line: bool,
+        /// Leave the prompt unanswered until `session/cancel`.
+        pub hang: bool,
+        /// Ignore `session/cancel`.
+        pub ignore_cancel: bool,
+        /// Ignore SIGTERM, so only SIGKILL ends it.
+        pub ignore_sigterm: bool,
+        /// Keep running after stdin closes (like claude-agent-acp).
+        pub outlive_stdin: bool,
+        /// Append every line read here.
+        pub record: Option<PathBuf>,
+    }
+
+    impl Default for AcpScript {
+        fn default() -> Self {
+            Self {
+                answer: "done".to_owned(),
+                ask_permission: false,
+                permission_gate: None,
+                never_answer: false,
+                malformed_line: false,
+                hang: false,
+                ignore_cancel: false,
+                ignore_sigterm: false,
+                outlive_stdin: false,
+                record: None,
+            }
+        }
+    }
+
+    impl AcpScript {
+        /// Writes the script to `path`.
+        pub fn write_to(&self, path: &Path) -> std::io::Result<()> {
+            std::fs::write(
+                path,
+                serde_json::to_vec(self).map_err(std::io::Error::other)?,
+            )
+        }
+    }
+
+    /// The path of a fresh `cinch-fake-acp` binary, built like
+    /// [`binary_path`](super::binary_path)'s.
+    ///
+    /// # Panics
+    ///
+    /// When the binary is neither built nor already there.
+    pub fn agent_path() -> PathBuf {
+        static PATH: OnceLock<PathBuf> = OnceLock::new();
+        PATH.get_or_init(|| super::fresh_binary("cinch-fake-acp"))
+            .clone()
+    }
+
+    /// Puts the agent into `bin_dir` as `as_name` (a symlink) and returns
+    /// the link's path.
+    ///
+    /// # Panics
+    ///
+    /// When the binary cannot be found or built, or the link cannot be made.
+    pub fn install(bin_dir: &Path, as_name: &str) -> PathBuf {
+        let link = bin_dir.join(as_name);
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(agent_path(), &link)
+            .unwrap_or_else(|e| panic!("linking {}: {e}", link.display()));
+        link
+    }
+}
+
 /// `<target>/<profile>/<name>` next to the running test executable, built
 /// there first (an existing binary is used as is when cargo cannot build).
 fn fresh_binary(name: &str) -> PathBuf {

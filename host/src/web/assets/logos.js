@@ -15,9 +15,18 @@ const MONOGRAMS = {
   codex: { letters: "Cx", shape: "hexagon", tone: "codex" },
   gemini: { letters: "G", shape: "diamond", tone: "gemini" },
   cursor: { letters: "Cu", shape: "square", tone: "cursor" },
+  // The ACP agents: the same vendor's tone, and a square for "over ACP".
+  "claude-acp": { letters: "Cl", shape: "square", tone: "claude" },
+  "codex-acp": { letters: "Cx", shape: "square", tone: "codex" },
+  "gemini-acp": { letters: "G", shape: "square", tone: "gemini" },
+  opencode: { letters: "Oc", shape: "hexagon", tone: "opencode" },
+  qwen: { letters: "Q", shape: "circle", tone: "qwen" },
 };
 
-/** The logo of `harness` (a driver's name), decorative: its name is always written beside it. */
+/**
+ * The logo of `harness` (a driver's or harness profile's name), decorative: its name is always
+ * written beside it. A harness declared in config.toml gets its first two letters on a square.
+ */
 export function logo(harness) {
   const name = harness || "?";
   const mark = MONOGRAMS[name] ?? {

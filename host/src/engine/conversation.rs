@@ -1,0 +1,201 @@
+//! The host's side of a conversation turn (an ACP agent): the driver's
+//! opening lines written before the start, each reply it gives while reading
+//! appended to the turn's `stdin.jsonl` (which the supervisor forwards to the
+//! CLI), `close-stdin` once the turn's answer has arrived, and the driver's
+//! graceful stop lines when the turn is cancelled.
+//!
+//! A host that restarts mid-turn reads the log again from the start through
+//! a fresh driver session. Drivers are deterministic, so the replies come
+//! again in the same order: the ones already in `stdin.jsonl` (counted past
+//! the opening and the stop lines) are skipped, and only the new ones are
+//! appended. Nothing reaches the CLI twice and nothing is lost.
+
+use std::io::{BufRead as _, Write as _};
+use std::os::unix::fs::OpenOptionsExt as _;
+use std::path::Path;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use anyhow::Context as _;
+use cinch_driver_sdk::{self as sdk, Fed, Outcome};
+
+use super::state::{ConversationLaunch, Launch, TurnDir, write_private};
+use crate::parse::TurnParser;
+use crate::runtime::{Driver, DriverFailure, DriverSession};
+
+/// How long a cancelled conversation has to end after its stop lines went,
+/// before it is stopped as any turn (SIGTERM, then SIGKILL).
+pub const STOP_WAIT: Duration = Duration::from_secs(3);
+
+/// The driver's turn for a conversation launched as `launch`; `brief` is the
+/// brief's text (empty once the prompt file is gone: by then the CLI has
+/// exited and the opening is only counted).
+pub fn driver_turn(launch: &Launch, conversation: &ConversationLaunch, brief: String) -> sdk::Turn {
+    sdk::Turn {
+        prompt_file: launch.prompt.display().to_string(),
+        workdir: launch.workdir.display().to_string(),
+        model: conversation.model.clone(),
+        effort: conversation.effort.clone(),
+        session_id: launch.resumed_session.clone(),
+        brief,
+        harness: launch.harness.clone(),
+        permissions: sdk::PermissionPolicy {
+            default_allow: true,
+            deny_tools: conversation.deny_tools.clone(),
+        },
+    }
+}
+
+/// Writes the driver's opening lines for `turn` to a new `stdin.jsonl`.
+pub fn write_opening(driver: &Driver, turn: &sdk::Turn, dir: &TurnDir) -> anyhow::Result<()> {
+    let mut session = driver.session_for(turn)?;
+    let opening = session.opening()?;
+    let mut text = String::new();
+    for line in &opening {
+        text.push_str(line);
+        text.push('\n');
+    }
+    write_private(&dir.stdin_lines(), text.as_bytes())
+}
+
+/// A conversation's driver session, shared by the turn's reader (which feeds
+/// it) and the turn's thread (which asks it for stop lines).
+#[derive(Clone)]
+pub struct Conversation {
+    inner: Arc<Mutex<Inner>>,
+}
+
+struct Inner {
+    session: DriverSession,
+    turn: TurnDir,
+    /// Replies the driver gives again that are already in `stdin.jsonl`.
+    skip: usize,
+    done: bool,
+    stop_sent: bool,
+}
+
+impl Conversation {
+    /// A fresh session for the conversation turn `turn` launched as
+    /// `launch`, positioned after what `stdin.jsonl` already holds.
+    pub fn resume(
+        driver: &Driver,
+        turn: &TurnDir,
+        launch: &Launch,
+        conversation: &ConversationLaunch,
+    ) -> anyhow::Result<Self> {
+        let brief = std::fs::read_to_string(&launch.prompt).unwrap_or_default();
+        let mut session = driver.session_for(&driver_turn(launch, conversation, brief))?;
+        let opening = session.opening()?.len();
+        let written = count_lines(&turn.stdin_lines())?;
+        let stop_lines = read_count(&turn.stop_lines_sent());
+        let skip = written.saturating_sub(opening).saturating_sub(stop_lines);
+        Ok(Self {
+            inner: Arc::new(Mutex::new(Inner {
+                session,
+                turn: turn.clone(),
+                skip,
+                done: turn.close_stdin().exists(),
+                stop_sent: turn.stop_lines_sent().exists(),
+            })),
+        })
+    }
+
+    /// The reader's side: a parser that writes the replies as it reads.
+    pub fn parser(&self) -> ConversationParser {
+        ConversationParser(self.clone())
+    }
+
+    /// Sends the driver's graceful stop lines (`session/cancel`) once.
+    /// Returns whether the conversation is still open (its answer has not
+    /// arrived), so that the stop request must follow if it does not end.
+    pub fn send_stop_lines(&self) -> anyhow::Result<bool> {
+        let mut inner = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        if inner.done {
+            return Ok(false);
+        }
+        if inner.stop_sent {
+            return Ok(true);
+        }
+        let lines = inner.session.stop()?;
+        // The count first: a host restarted in between must not take these
+        // for replies it has yet to give.
+        write_private(
+            &inner.turn.stop_lines_sent(),
+            lines.len().to_string().as_bytes(),
+        )?;
+        append_lines(&inner.turn.stdin_lines(), &lines)?;
+        inner.stop_sent = true;
+        Ok(true)
+    }
+}
+
+/// The conversation's session as the log reader's parser.
+pub struct ConversationParser(Conversation);
+
+impl TurnParser for ConversationParser {
+    /// Feeds the driver and writes its replies: what it returns holds none.
+    fn feed(&mut self, lines: &[String]) -> Result<Fed, DriverFailure> {
+        let mut inner = self.0.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        let fed = inner.session.feed(lines)?;
+        let skipped = fed.replies.len().min(inner.skip);
+        inner.skip -= skipped;
+        if let Err(error) = append_lines(&inner.turn.stdin_lines(), &fed.replies[skipped..]) {
+            tracing::warn!("could not write the driver's replies to the CLI: {error:#}");
+        }
+        if fed.done && !inner.done {
+            inner.done = true;
+            if let Err(error) = write_private(&inner.turn.close_stdin(), b"") {
+                tracing::warn!("could not ask the supervisor to close stdin: {error:#}");
+            }
+        }
+        Ok(Fed {
+            replies: Vec::new(),
+            ..fed
+        })
+    }
+
+    fn finish(
+        &mut self,
+        exit_code: Option<i32>,
+        stderr_tail: &str,
+    ) -> Result<Outcome, DriverFailure> {
+        let mut inner = self.0.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        inner.session.finish(exit_code, stderr_tail)
+    }
+}
+
+/// Appends `lines` to `path`, each in one write (O_APPEND), so the
+/// supervisor never forwards half a line and a count of lines is exact.
+fn append_lines(path: &Path, lines: &[String]) -> anyhow::Result<()> {
+    if lines.is_empty() {
+        return Ok(());
+    }
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .open(path)
+        .with_context(|| format!("opening {}", path.display()))?;
+    for line in lines {
+        // A driver's line is one JSON message: a newline inside would split it.
+        let line = line.replace('\n', " ");
+        file.write_all(format!("{line}\n").as_bytes())
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(())
+}
+
+fn count_lines(path: &Path) -> anyhow::Result<usize> {
+    match std::fs::File::open(path) {
+        Ok(file) => Ok(std::io::BufReader::new(file).split(b'\n').count()),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(0),
+        Err(error) => Err(error).with_context(|| format!("reading {}", path.display())),
+    }
+}
+
+fn read_count(path: &Path) -> usize {
+    std::fs::read_to_string(path)
+        .ok()
+        .and_then(|text| text.trim().parse().ok())
+        .unwrap_or(0)
+}
