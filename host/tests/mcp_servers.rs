@@ -140,13 +140,8 @@ fn environments_keep_their_mcp_servers_and_refuse_bad_ones() {
     }
     let stderr = std::fs::read_to_string(&server.stderr).unwrap();
     assert!(!stderr.contains(SECRET), "{stderr}");
-    // Nor in the database (and its write-ahead log), which holds the header's secret by name.
-    let database: Vec<u8> = ["cinch.db", "cinch.db-wal"]
-        .iter()
-        .filter_map(|file| std::fs::read(world.path("home").join(file)).ok())
-        .flatten()
-        .collect();
-    let database = String::from_utf8_lossy(&database);
+    // Nor in the database, which holds the header's secret by name.
+    let database = world.database_text();
     assert!(database.contains("DOCS_TOKEN"), "no database found");
     assert!(!database.contains(SECRET), "the secret is in the database");
 }

@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """Benchmark: GET a page of 50 messages from a real `cinch serve` on SQLite,
-loaded by wrk from another process.
+and beside it on PostgreSQL when given one, loaded by wrk from another process.
 
     cargo build --release -p cinch -p cinch-fake-cli
     python3 tests/bench/messages.py [--target-dir target] [--duration 10] [--connections 32]
+        [--postgres postgres://user:password@host/empty_db]
 
-Seeds one session with 50+ messages through the API (turns of the fake CLI),
-then runs wrk against `.../messages?limit=50` and prints requests per second
-and latency percentiles. The figure to reach: 5,000 requests a second with
-p99 under 10 ms.
+Seeds one session with 50+ messages through the API (turns of the fake CLI)
+on each backend, then runs wrk against `.../messages?limit=50` on each in
+turn and prints requests per second, latency percentiles and, with
+PostgreSQL, its ratio to SQLite. The figure to reach on SQLite: 5,000
+requests a second with p99 under 10 ms.
 """
 
 import argparse
@@ -57,6 +59,7 @@ def main():
     parser.add_argument("--target-dir", default=os.environ.get("CARGO_TARGET_DIR", "target"))
     parser.add_argument("--duration", type=int, default=10)
     parser.add_argument("--connections", type=int, nargs="+", default=[16, 32])
+    parser.add_argument("--postgres", help="an empty PostgreSQL database's URL, to compare")
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         sys.exit("wrk is not installed: apt-get install wrk")
@@ -67,8 +70,8 @@ def main():
             sys.exit(f"{binary} is missing: cargo build --release -p cinch -p cinch-fake-cli")
 
     world = tempfile.mkdtemp(prefix="cinch-bench-")
-    home, repo, bin_dir = (os.path.join(world, name) for name in ("home", "repo", "bin"))
-    for folder in (home, repo, bin_dir):
+    repo, bin_dir = (os.path.join(world, name) for name in ("repo", "bin"))
+    for folder in (repo, bin_dir):
         os.makedirs(folder)
     os.symlink(fake, os.path.join(bin_dir, "claude"))
     subprocess.run(["git", "init", "-q", repo], check=True)
@@ -82,47 +85,74 @@ def main():
              "result": "Done: a reply of a typical length, with **some** markdown in it.",
              "session_id": "bench"},
         ]}, file)
+    results = {}
+    servers = []
+    try:
+        backends = [("sqlite", None)] + ([("postgres", args.postgres)] if args.postgres else [])
+        urls = {}
+        for name, database in backends:
+            server, url, token = seed(cinch, world, name, bin_dir, repo, script, database)
+            servers.append(server)
+            urls[name] = (url, token)
+        for connections in args.connections:
+            for name, (url, token) in urls.items():
+                output = subprocess.run(
+                    ["wrk", "-t2", f"-c{connections}", f"-d{args.duration}s", "--latency",
+                     "-H", f"Authorization: Bearer {token}", url],
+                    check=True, capture_output=True, text=True).stdout
+                print(output)
+                rps = float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1))
+                p99 = re.search(r"99%\s+([\d.]+)(us|ms|s)", output)
+                p99_ms = float(p99.group(1)) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[p99.group(2)]
+                errors = re.search(r"Non-2xx or 3xx responses: (\d+)", output)
+                results[(name, connections)] = rps
+                ratio = ""
+                if name != "sqlite":
+                    ratio = f" ratio_to_sqlite={rps / results[('sqlite', connections)]:.2f}"
+                print(f"RESULT backend={name} connections={connections} requests/s={rps:.0f} "
+                      f"p99_ms={p99_ms:.2f} non_2xx={errors.group(1) if errors else 0}{ratio} "
+                      "(target on SQLite: >= 5000 requests/s, p99 < 10 ms)")
+    finally:
+        for server in servers:
+            server.terminate()
+            server.wait()
+        shutil.rmtree(world, ignore_errors=True)
+
+
+def seed(cinch, world, name, bin_dir, repo, script, database):
+    """Starts `cinch serve` on `database` (its home's SQLite file when None)
+    with a home of its own, seeds a session with 26 turns, and returns the
+    server, the page's URL and the admin's token."""
+    home = os.path.join(world, f"home-{name}")
+    os.makedirs(home)
     port = free_port()
     env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": world, "CINCH_HOME": home,
            "FAKE_CLI_SCRIPT": script, "ANTHROPIC_API_KEY": "sk-bench-000000"}
+    if database:
+        env["CINCH_DATABASE"] = database
     server = subprocess.Popen([cinch, "serve", "--listen", f"127.0.0.1:{port}"], env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    try:
-        token = server.stdout.readline().strip()
-        base = f"http://127.0.0.1:{port}"
-        account = call(base, token, "GET", "/v1/accounts")["data"][0]["id"]
-        prefix = f"/v1/accounts/{account}"
-        environment = call(base, token, "POST", f"{prefix}/environments",
-                           {"name": "bench", "repository": repo})["data"]["id"]
-        task = call(base, token, "POST", f"{prefix}/tasks",
-                    {"prompt": "Message 0", "environment_id": environment})["data"]["id"]
-        session = call(base, token, "GET", f"{prefix}/tasks/{task}/sessions")["data"][0]["id"]
-        session_path = f"{prefix}/tasks/{task}/sessions/{session}"
-        wait_turns(base, token, session_path, 1)
-        for n in range(1, 26):
-            call(base, token, "POST", f"{session_path}/messages", {"message": f"Message {n}"})
-            wait_turns(base, token, session_path, n + 1)
-        page = call(base, token, "GET", f"{session_path}/messages?limit=50")
-        count = len(page["data"])
-        print(f"seeded: a page holds {count} messages, {len(json.dumps(page))} bytes")
-        url = f"{base}{session_path}/messages?limit=50"
-        for connections in args.connections:
-            output = subprocess.run(
-                ["wrk", "-t2", f"-c{connections}", f"-d{args.duration}s", "--latency",
-                 "-H", f"Authorization: Bearer {token}", url],
-                check=True, capture_output=True, text=True).stdout
-            print(output)
-            rps = float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1))
-            p99 = re.search(r"99%\s+([\d.]+)(us|ms|s)", output)
-            p99_ms = float(p99.group(1)) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[p99.group(2)]
-            errors = re.search(r"Non-2xx or 3xx responses: (\d+)", output)
-            print(f"RESULT connections={connections} requests/s={rps:.0f} p99_ms={p99_ms:.2f} "
-                  f"non_2xx={errors.group(1) if errors else 0} "
-                  "(target: >= 5000 requests/s, p99 < 10 ms)")
-    finally:
-        server.terminate()
+    token = server.stdout.readline().strip()
+    if not token:
         server.wait()
-        shutil.rmtree(world, ignore_errors=True)
+        sys.exit(f"cinch serve on {name} printed no token: give it an empty database")
+    base = f"http://127.0.0.1:{port}"
+    account = call(base, token, "GET", "/v1/accounts")["data"][0]["id"]
+    prefix = f"/v1/accounts/{account}"
+    environment = call(base, token, "POST", f"{prefix}/environments",
+                       {"name": "bench", "repository": repo})["data"]["id"]
+    task = call(base, token, "POST", f"{prefix}/tasks",
+                {"prompt": "Message 0", "environment_id": environment})["data"]["id"]
+    session = call(base, token, "GET", f"{prefix}/tasks/{task}/sessions")["data"][0]["id"]
+    session_path = f"{prefix}/tasks/{task}/sessions/{session}"
+    wait_turns(base, token, session_path, 1)
+    for n in range(1, 26):
+        call(base, token, "POST", f"{session_path}/messages", {"message": f"Message {n}"})
+        wait_turns(base, token, session_path, n + 1)
+    page = call(base, token, "GET", f"{session_path}/messages?limit=50")
+    print(f"seeded {name}: a page holds {len(page['data'])} messages, "
+          f"{len(json.dumps(page))} bytes")
+    return server, f"{base}{session_path}/messages?limit=50", token
 
 
 if __name__ == "__main__":

@@ -118,21 +118,23 @@ fn print_table<'a>(rows: impl Iterator<Item = &'a [String; 5]> + Clone) {
 }
 
 /// Prints, per driver and CLI version, the event types the driver did not
-/// know, from the home's database (where `cinch serve` records them when a
-/// turn ends); a home without a database has seen none.
-pub fn seen(home: &crate::home::Home, json: bool) -> anyhow::Result<ExitCode> {
-    let path = home.root().join(crate::store::DATABASE_FILE);
-    let rows = if path.exists() {
-        super::serve::runtime()?.block_on(async {
-            let store = super::serve::open_database(&path).await?;
-            store
-                .unknown_events()
-                .await
-                .with_context(|| format!("reading the unknown events in {}", path.display()))
-        })?
-    } else {
-        Vec::new()
-    };
+/// know, from the server's database (where `cinch serve` records them when a
+/// turn ends): `database`, else the one the home's config names, else the
+/// home's SQLite file; a home without a database has seen none.
+pub fn seen(
+    home: &crate::home::Home,
+    database: Option<String>,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    let rows = super::serve::runtime()?.block_on(async {
+        let Some(store) = super::serve::open_existing_store(home, database).await? else {
+            return anyhow::Ok(Vec::new());
+        };
+        store
+            .unknown_events()
+            .await
+            .context("reading the unknown events")
+    })?;
     if json {
         let mut harnesses: Vec<&str> = rows.iter().map(|row| row.harness.as_str()).collect();
         harnesses.dedup();

@@ -51,6 +51,9 @@ enum Command {
         /// With --seen: one JSON array, as `GET /v1/drivers` shapes it.
         #[arg(long, requires = "seen")]
         json: bool,
+        /// With --seen: the database, as `cinch serve --database` takes it.
+        #[arg(long, env = "CINCH_DATABASE")]
+        database: Option<String>,
     },
     /// Tests, scaffolds and installs drivers.
     Driver {
@@ -202,7 +205,11 @@ pub fn main() -> ExitCode {
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Drivers { seen: false, .. } => drivers::list(&Context::open()?),
-        Command::Drivers { seen: true, json } => drivers::seen(&Home::discover()?, json),
+        Command::Drivers {
+            seen: true,
+            json,
+            database,
+        } => drivers::seen(&Home::discover()?, database, json),
         Command::Driver { command } => match command {
             DriverCommand::Test(args) => driver_test::run(&Context::open()?, args),
             DriverCommand::New(args) => scaffold::run(args),

@@ -31,7 +31,9 @@ pub struct ServeArgs {
     /// cinch's home (default: $CINCH_HOME, else ~/.cinch).
     #[arg(long)]
     home: Option<PathBuf>,
-    /// The database: a SQLite file's path or `sqlite:` URL [default: cinch.db in the home].
+    /// The database: a SQLite file's path or `sqlite:` URL [default: cinch.db
+    /// in the home], or PostgreSQL's `postgres://user:password@host/db`
+    /// (several nodes may share one).
     #[arg(long, env = "CINCH_DATABASE")]
     database: Option<String>,
     /// The largest request body, in bytes [default: 1 MiB].
@@ -90,6 +92,9 @@ pub struct TokenArgs {
     /// cinch's home (default: $CINCH_HOME, else ~/.cinch).
     #[arg(long)]
     home: Option<PathBuf>,
+    /// The database, as `cinch serve --database` takes it.
+    #[arg(long, env = "CINCH_DATABASE")]
+    database: Option<String>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -99,6 +104,9 @@ pub struct AccountArgs {
     /// cinch's home (default: $CINCH_HOME, else ~/.cinch).
     #[arg(long)]
     home: Option<PathBuf>,
+    /// The database, as `cinch serve --database` takes it.
+    #[arg(long, env = "CINCH_DATABASE")]
+    database: Option<String>,
 }
 
 fn home(dir: Option<PathBuf>) -> anyhow::Result<Home> {
@@ -115,29 +123,91 @@ pub(super) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
         .context("starting the async runtime")
 }
 
-async fn open_store(home: &Home) -> anyhow::Result<Store> {
-    open_database(&home.root().join(DATABASE_FILE)).await
+/// The store of `home`: the database `--database` names, else the one
+/// `[serve] database` in its config.toml names, else its SQLite file.
+async fn open_store(home: &Home, database: Option<String>) -> anyhow::Result<Store> {
+    open(home, &configured(home, database)?).await
 }
 
-pub(super) async fn open_database(path: &Path) -> anyhow::Result<Store> {
+/// The store [`open_store`] opens, or `None` when it is a SQLite file that
+/// does not exist (yet).
+pub(super) async fn open_existing_store(
+    home: &Home,
+    database: Option<String>,
+) -> anyhow::Result<Option<Store>> {
+    match configured(home, database)? {
+        Database::Sqlite(path) if !path.exists() => Ok(None),
+        database => open(home, &database).await.map(Some),
+    }
+}
+
+/// The database `--database` names, else `[serve] database` in the home's
+/// config.toml, else the home's SQLite file.
+fn configured(home: &Home, database: Option<String>) -> anyhow::Result<Database> {
+    let config = Config::load(&home.root().join("config.toml"))?;
+    Database::choose(home, database.or(config.serve.database))
+}
+
+async fn open_database(path: &Path) -> anyhow::Result<Store> {
     Store::open(path)
         .await
         .with_context(|| format!("opening {}", path.display()))
 }
 
-/// The SQLite file a `--database` value names.
-fn database_path(value: &str) -> anyhow::Result<PathBuf> {
-    if value.starts_with("postgres://") || value.starts_with("postgresql://") {
-        anyhow::bail!(
-            "database: Postgres is not supported yet; use a SQLite file (a path or sqlite:PATH)"
+/// Where the store is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Database {
+    /// A SQLite file.
+    Sqlite(PathBuf),
+    /// A PostgreSQL database, by its URL (which may hold a password).
+    Postgres(String),
+}
+
+impl Database {
+    /// The database a `--database` value names; the home's SQLite file
+    /// without one.
+    fn choose(home: &Home, value: Option<String>) -> anyhow::Result<Self> {
+        let Some(value) = value else {
+            return Ok(Self::Sqlite(home.root().join(DATABASE_FILE)));
+        };
+        if value.starts_with("postgres://") || value.starts_with("postgresql://") {
+            return Ok(Self::Postgres(value));
+        }
+        let path = value
+            .strip_prefix("sqlite://")
+            .or_else(|| value.strip_prefix("sqlite:"))
+            .unwrap_or(&value);
+        anyhow::ensure!(
+            !path.is_empty(),
+            "database: give a SQLite file's path, or a postgres://user:password@host/db URL"
         );
+        Ok(Self::Sqlite(PathBuf::from(path)))
     }
-    let path = value
-        .strip_prefix("sqlite://")
-        .or_else(|| value.strip_prefix("sqlite:"))
-        .unwrap_or(value);
-    anyhow::ensure!(!path.is_empty(), "database: give a SQLite file's path");
-    Ok(PathBuf::from(path))
+}
+
+/// Opens the store in `database`; a PostgreSQL store keeps environments'
+/// secrets in the home's vault.
+async fn open(home: &Home, database: &Database) -> anyhow::Result<Store> {
+    match database {
+        Database::Sqlite(path) => open_database(path).await,
+        Database::Postgres(url) => Store::open_postgres(url, &home.root().join("secrets"))
+            .await
+            .with_context(|| format!("opening {}", without_password(url))),
+    }
+}
+
+/// `url` with its password, if any, left out: for messages and logs.
+fn without_password(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    let Some((user_info, host)) = rest.rsplit_once('@') else {
+        return url.to_owned();
+    };
+    match user_info.split_once(':') {
+        Some((user, _)) => format!("{scheme}://{user}:***@{host}"),
+        None => url.to_owned(),
+    }
 }
 
 /// Writes the admin's token where only its owner can read it.
@@ -166,10 +236,7 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         })?,
         (None, None) => SocketAddr::from(([127, 0, 0, 1], 7700)),
     };
-    let database = match args.database.or(file.database) {
-        Some(value) => database_path(&value)?,
-        None => home.root().join(DATABASE_FILE),
-    };
+    let database = Database::choose(&home, args.database.or(file.database))?;
     let body_limit = args
         .body_limit
         .or(file.body_limit)
@@ -225,7 +292,7 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let engine = Arc::new(engine);
     crate::metrics::install()?;
     runtime()?.block_on(async {
-        let store = open_database(&database).await?;
+        let store = open(&home, &database).await?;
         if let Some(token) = store.bootstrap().await? {
             let path = home.root().join(ADMIN_TOKEN_FILE);
             write_admin_token(&path, &token)?;
@@ -302,7 +369,7 @@ fn sandbox_mode(no_sandbox: bool) -> anyhow::Result<Mode> {
 pub fn token_create(args: TokenArgs) -> anyhow::Result<ExitCode> {
     let home = home(args.home)?;
     runtime()?.block_on(async {
-        let store = open_store(&home).await?;
+        let store = open_store(&home, args.database).await?;
         let account = store.find_account(args.account.as_deref()).await?;
         let who = match (&args.member, &args.agent) {
             (Some(member), _) => TokenFor::Member(member),
@@ -319,9 +386,48 @@ pub fn token_create(args: TokenArgs) -> anyhow::Result<ExitCode> {
 pub fn account_create(args: AccountArgs) -> anyhow::Result<ExitCode> {
     let home = home(args.home)?;
     runtime()?.block_on(async {
-        let store = open_store(&home).await?;
+        let store = open_store(&home, args.database).await?;
         let (account, token) = store.create_account(&args.name).await?;
         println!("{}\n{token}", account.id);
         Ok(ExitCode::SUCCESS)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn database_values_name_a_sqlite_file_or_a_postgres_url() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = Home::open(dir.path().to_owned()).unwrap();
+        let choose = |value: Option<&str>| Database::choose(&home, value.map(str::to_owned));
+        assert_eq!(
+            choose(None).unwrap(),
+            Database::Sqlite(dir.path().join(DATABASE_FILE))
+        );
+        assert_eq!(
+            choose(Some("sqlite:/srv/cinch.db")).unwrap(),
+            Database::Sqlite("/srv/cinch.db".into())
+        );
+        let url = "postgres://cinch:pw@db.internal/cinch";
+        assert_eq!(
+            choose(Some(url)).unwrap(),
+            Database::Postgres(url.to_owned())
+        );
+        let refused = choose(Some("sqlite:")).unwrap_err().to_string();
+        assert!(refused.contains("postgres://"), "{refused}");
+    }
+
+    #[test]
+    fn a_postgres_url_is_shown_without_its_password() {
+        assert_eq!(
+            without_password("postgres://cinch:s3cret@db:5432/cinch?sslmode=require"),
+            "postgres://cinch:***@db:5432/cinch?sslmode=require"
+        );
+        assert_eq!(
+            without_password("postgres://cinch@db/cinch"),
+            "postgres://cinch@db/cinch"
+        );
+    }
 }

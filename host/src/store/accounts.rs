@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::{Page, Result, Store, StoreError, UsageTotals, new_id, now, tokens};
+use super::{Page, Pool, Result, Store, StoreError, UsageTotals, new_id, now, on_pool, tokens};
 
 /// An account: everything else belongs to one.
 #[derive(Debug, Clone, Serialize, sqlx::FromRow, utoipa::ToSchema)]
@@ -65,6 +65,9 @@ pub struct Agent {
 const AGENT_COLUMNS: &str =
     "id, account_id, name, connected, enabled, harness, model, effort, environment_id, created_at";
 
+/// The PostgreSQL advisory lock nodes take turns with on their first start.
+const FIRST_START_LOCK: i64 = 0x6369_6e63_6800_0001;
+
 /// The name of the admin member every new account starts with.
 pub const ADMIN_MEMBER: &str = "admin";
 
@@ -73,11 +76,33 @@ pub const CONNECTED_AGENT: &str = "agent";
 
 impl Store {
     /// On the first start (no account yet), creates the first account and
-    /// returns its admin's token; otherwise `None`.
+    /// returns its admin's token; otherwise `None`. Nodes that start
+    /// together on one empty PostgreSQL database take turns here, so that
+    /// only the first creates an account.
     pub async fn bootstrap(&self) -> Result<Option<String>> {
-        let (count,): (i64,) = sqlx::query_as("SELECT COUNT(*) FROM accounts")
-            .fetch_one(&self.pool)
-            .await?;
+        let turn = match &self.pool {
+            Pool::Postgres(pool) => {
+                let mut turn = pool.begin().await?;
+                sqlx::query("SELECT pg_advisory_xact_lock($1)")
+                    .bind(FIRST_START_LOCK)
+                    .execute(&mut *turn)
+                    .await?;
+                Some(turn)
+            }
+            Pool::Sqlite(_) => None,
+        };
+        let created = self.bootstrap_in_turn().await;
+        if let Some(turn) = turn {
+            turn.rollback().await?;
+        }
+        created
+    }
+
+    async fn bootstrap_in_turn(&self) -> Result<Option<String>> {
+        let (count,): (i64,) =
+            on_pool!(self, |pool| sqlx::query_as("SELECT COUNT(*) FROM accounts")
+                .fetch_one(pool)
+                .await)?;
         if count > 0 {
             return Ok(None);
         }
@@ -95,73 +120,78 @@ impl Store {
             created_at: created_at.clone(),
             usage: None,
         };
-        let mut tx = self.pool.begin().await?;
-        sqlx::query("INSERT INTO accounts (id, name, created_at) VALUES ($1, $2, $3)")
+        on_pool!(self, |pool| {
+            let mut tx = pool.begin().await?;
+            sqlx::query("INSERT INTO accounts (id, name, created_at) VALUES ($1, $2, $3)")
+                .bind(&account.id)
+                .bind(&account.name)
+                .bind(&created_at)
+                .execute(&mut *tx)
+                .await?;
+            sqlx::query(
+                "INSERT INTO agents (id, account_id, name, connected, enabled, created_at) \
+             VALUES ($1, $2, $3, TRUE, TRUE, $4)",
+            )
+            .bind(new_id("agt")?)
             .bind(&account.id)
-            .bind(&account.name)
+            .bind(CONNECTED_AGENT)
             .bind(&created_at)
             .execute(&mut *tx)
             .await?;
-        sqlx::query(
-            "INSERT INTO agents (id, account_id, name, connected, enabled, created_at) \
-             VALUES ($1, $2, $3, TRUE, TRUE, $4)",
-        )
-        .bind(new_id("agt")?)
-        .bind(&account.id)
-        .bind(CONNECTED_AGENT)
-        .bind(&created_at)
-        .execute(&mut *tx)
-        .await?;
-        let member_id = new_id("mem")?;
-        sqlx::query(
-            "INSERT INTO members (id, account_id, name, role, created_at) \
+            let member_id = new_id("mem")?;
+            sqlx::query(
+                "INSERT INTO members (id, account_id, name, role, created_at) \
              VALUES ($1, $2, $3, 'admin', $4)",
-        )
-        .bind(&member_id)
-        .bind(&account.id)
-        .bind(ADMIN_MEMBER)
-        .bind(&created_at)
-        .execute(&mut *tx)
-        .await?;
-        let token =
-            tokens::issue(&mut tx, &account.id, &tokens::TokenOwner::Member(member_id)).await?;
-        tx.commit().await?;
-        Ok((account, token))
+            )
+            .bind(&member_id)
+            .bind(&account.id)
+            .bind(ADMIN_MEMBER)
+            .bind(&created_at)
+            .execute(&mut *tx)
+            .await?;
+            let admin = tokens::TokenOwner::Member(member_id);
+            let token = tokens::issue!(tx, &account.id, &admin);
+            tx.commit().await?;
+            Ok((account, token))
+        })
     }
 
     /// The first account made on this server (the operator's own).
     pub async fn first_account_id(&self) -> Result<Option<String>> {
-        let row: Option<(String,)> =
-            sqlx::query_as("SELECT id FROM accounts ORDER BY created_at, id LIMIT 1")
-                .fetch_optional(&self.pool)
-                .await?;
+        let row: Option<(String,)> = on_pool!(self, |pool| sqlx::query_as(
+            "SELECT id FROM accounts ORDER BY created_at, id LIMIT 1"
+        )
+        .fetch_optional(pool)
+        .await)?;
         Ok(row.map(|(id,)| id))
     }
 
     /// The account with this id.
     pub async fn account(&self, id: &str) -> Result<Option<Account>> {
-        Ok(
-            sqlx::query_as("SELECT id, name, created_at FROM accounts WHERE id = $1")
-                .bind(id)
-                .fetch_optional(&self.pool)
-                .await?,
+        Ok(on_pool!(self, |pool| sqlx::query_as(
+            "SELECT id, name, created_at FROM accounts WHERE id = $1"
         )
+        .bind(id)
+        .fetch_optional(pool)
+        .await)?)
     }
 
     /// The account named by `id_or_name`, or the only account when `None`.
     pub async fn find_account(&self, id_or_name: Option<&str>) -> Result<Account> {
         let rows: Vec<Account> = match id_or_name {
-            Some(key) => sqlx::query_as(
+            Some(key) => on_pool!(self, |pool| {
+                sqlx::query_as(
                 "SELECT id, name, created_at FROM accounts WHERE id = $1 OR name = $1 ORDER BY id",
             )
             .bind(key)
-            .fetch_all(&self.pool)
-            .await?,
-            None => {
-                sqlx::query_as("SELECT id, name, created_at FROM accounts ORDER BY id")
-                    .fetch_all(&self.pool)
-                    .await?
-            }
+            .fetch_all(pool)
+            .await
+            })?,
+            None => on_pool!(self, |pool| sqlx::query_as(
+                "SELECT id, name, created_at FROM accounts ORDER BY id"
+            )
+            .fetch_all(pool)
+            .await)?,
         };
         match (rows.len(), id_or_name) {
             (1, _) => Ok(rows.into_iter().next().expect("one row")),
@@ -186,15 +216,15 @@ impl Store {
         cursor: Option<&str>,
         limit: u32,
     ) -> Result<Page<Member>> {
-        let rows: Vec<Member> = sqlx::query_as(
+        let rows: Vec<Member> = on_pool!(self, |pool| sqlx::query_as(
             "SELECT id, account_id, name, role, created_at FROM members \
              WHERE account_id = $1 AND id > $2 ORDER BY id LIMIT $3",
         )
         .bind(account_id)
         .bind(cursor.unwrap_or(""))
         .bind(i64::from(limit) + 1)
-        .fetch_all(&self.pool)
-        .await?;
+        .fetch_all(pool)
+        .await)?;
         Ok(Page::from_rows(rows, limit, |member| &member.id))
     }
 
@@ -205,14 +235,16 @@ impl Store {
         cursor: Option<&str>,
         limit: u32,
     ) -> Result<Page<Agent>> {
-        let rows: Vec<Agent> = sqlx::query_as(
+        let rows: Vec<Agent> = on_pool!(self, |pool| {
+            sqlx::query_as(
             &format!("SELECT {AGENT_COLUMNS} FROM agents WHERE account_id = $1 AND id > $2 ORDER BY id LIMIT $3"),
         )
         .bind(account_id)
         .bind(cursor.unwrap_or(""))
         .bind(i64::from(limit) + 1)
-        .fetch_all(&self.pool)
-        .await?;
+        .fetch_all(pool)
+        .await
+        })?;
         Ok(Page::from_rows(rows, limit, |agent| &agent.id))
     }
 }
@@ -235,13 +267,13 @@ pub struct AgentSettings {
 impl Store {
     /// The account's agent `id`.
     pub async fn agent(&self, account_id: &str, id: &str) -> Result<Option<Agent>> {
-        Ok(sqlx::query_as(&format!(
+        Ok(on_pool!(self, |pool| sqlx::query_as(&format!(
             "SELECT {AGENT_COLUMNS} FROM agents WHERE account_id = $1 AND id = $2"
         ))
         .bind(account_id)
         .bind(id)
-        .fetch_optional(&self.pool)
-        .await?)
+        .fetch_optional(pool)
+        .await)?)
     }
 
     /// Adds an agent named `name` to the account with `settings`.
@@ -252,7 +284,7 @@ impl Store {
         settings: AgentSettings,
     ) -> Result<Agent> {
         let id = new_id("agt")?;
-        sqlx::query(
+        on_pool!(self, |pool| sqlx::query(
             "INSERT INTO agents (id, account_id, name, connected, enabled, created_at) \
              VALUES ($1, $2, $3, FALSE, TRUE, $4)",
         )
@@ -260,8 +292,9 @@ impl Store {
         .bind(account_id)
         .bind(name)
         .bind(now())
-        .execute(&self.pool)
+        .execute(pool)
         .await
+        .map(|done| done.rows_affected()))
         .map_err(|error| match super::is_unique_violation(&error) {
             true => StoreError::Taken(format!("the account already has an agent named {name}")),
             false => error.into(),
@@ -296,7 +329,7 @@ impl Store {
         if let Some(enabled) = settings.enabled {
             agent.enabled = enabled;
         }
-        sqlx::query(
+        on_pool!(self, |pool| sqlx::query(
             "UPDATE agents SET harness = $3, model = $4, effort = $5, environment_id = $6, \
              enabled = $7 WHERE account_id = $1 AND id = $2",
         )
@@ -307,8 +340,9 @@ impl Store {
         .bind(&agent.effort)
         .bind(&agent.environment_id)
         .bind(agent.enabled)
-        .execute(&self.pool)
-        .await?;
+        .execute(pool)
+        .await
+        .map(|done| done.rows_affected()))?;
         Ok(Some(agent))
     }
 }

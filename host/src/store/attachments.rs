@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use super::{Result, Store, new_id, now};
+use super::{Result, Store, new_id, now, on_pool};
 
 /// An attachment as stored.
 #[derive(Debug, Clone, Serialize, sqlx::FromRow, utoipa::ToSchema)]
@@ -65,7 +65,7 @@ impl Store {
         } else {
             "ready"
         };
-        sqlx::query(
+        on_pool!(self, |pool| sqlx::query(
             "INSERT INTO attachments (id, account_id, task_id, name, uri, mime_type, text, blob, \
              status, error, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
         )
@@ -80,8 +80,9 @@ impl Store {
         .bind(status)
         .bind(&new.error)
         .bind(now())
-        .execute(&self.pool)
-        .await?;
+        .execute(pool)
+        .await
+        .map(|done| done.rows_affected()))?;
         Ok(self
             .attachment(account_id, task_id, &id)
             .await?
@@ -95,24 +96,24 @@ impl Store {
         task_id: &str,
         id: &str,
     ) -> Result<Option<Attachment>> {
-        Ok(sqlx::query_as(&format!(
+        Ok(on_pool!(self, |pool| sqlx::query_as(&format!(
             "SELECT {COLUMNS} FROM attachments WHERE account_id = $1 AND task_id = $2 AND id = $3"
         ))
         .bind(account_id)
         .bind(task_id)
         .bind(id)
-        .fetch_optional(&self.pool)
-        .await?)
+        .fetch_optional(pool)
+        .await)?)
     }
 
     /// Every attachment of the task, oldest first.
     pub async fn attachments(&self, account_id: &str, task_id: &str) -> Result<Vec<Attachment>> {
-        Ok(sqlx::query_as(&format!(
+        Ok(on_pool!(self, |pool| sqlx::query_as(&format!(
             "SELECT {COLUMNS} FROM attachments WHERE account_id = $1 AND task_id = $2 ORDER BY id"
         ))
         .bind(account_id)
         .bind(task_id)
-        .fetch_all(&self.pool)
-        .await?)
+        .fetch_all(pool)
+        .await)?)
     }
 }

@@ -1,6 +1,6 @@
 //! Code-task calls: which turn a call of a run is, and whose it is.
 
-use super::{Result, Store, new_id, now};
+use super::{Result, Store, new_id, now, on_pool};
 use crate::engine::result::{CostSource, TurnResult};
 
 /// A count as SQLite keeps integers.
@@ -56,7 +56,7 @@ impl Store {
             created_at: now(),
             result: None,
         };
-        sqlx::query(
+        on_pool!(self, |pool| sqlx::query(
             "INSERT INTO code_task_calls (call_id, run_id, turn_id, account_id, environment_id, \
              created_at) VALUES ($1, $2, $3, $4, $5, $6)",
         )
@@ -66,8 +66,9 @@ impl Store {
         .bind(&call.account_id)
         .bind(&call.environment_id)
         .bind(&call.created_at)
-        .execute(&self.pool)
-        .await?;
+        .execute(pool)
+        .await
+        .map(|done| done.rows_affected()))?;
         Ok(call)
     }
 
@@ -78,15 +79,15 @@ impl Store {
         run_id: &str,
         call_id: &str,
     ) -> Result<Option<Call>> {
-        Ok(sqlx::query_as(
+        Ok(on_pool!(self, |pool| sqlx::query_as(
             "SELECT call_id, run_id, turn_id, account_id, environment_id, created_at, result \
              FROM code_task_calls WHERE account_id = $1 AND run_id = $2 AND call_id = $3",
         )
         .bind(account_id)
         .bind(run_id)
         .bind(call_id)
-        .fetch_optional(&self.pool)
-        .await?)
+        .fetch_optional(pool)
+        .await)?)
     }
 
     /// Keeps the result of the account's call `call_id` of run `run_id`,
@@ -100,85 +101,89 @@ impl Store {
         call_id: &str,
         result: &TurnResult,
     ) -> Result<()> {
-        // The write lock first: a read that turns into a write fails in WAL
-        // mode when another writer went in between.
-        let mut transaction = self.pool.begin_with("BEGIN IMMEDIATE").await?;
-        // A turn's end is kept by both its follower and its session: the
-        // unknown events are counted once, by whichever comes first.
-        let first: Option<(Option<String>,)> = sqlx::query_as(
-            "SELECT result FROM code_task_calls WHERE account_id = $1 AND run_id = $2 \
-             AND call_id = $3",
-        )
-        .bind(account_id)
-        .bind(run_id)
-        .bind(call_id)
-        .fetch_optional(&mut *transaction)
-        .await?;
-        if matches!(first, Some((None,))) {
-            let at = now();
-            for (event_type, count) in &result.unknown_events {
-                sqlx::query(
-                    "INSERT INTO unknown_events (harness, cli_version, event_type, first_seen, \
+        let dialect = self.dialect();
+        on_pool!(self, |pool| {
+            let mut transaction = pool.begin_with(dialect.begin_write).await?;
+            // A turn's end is kept by both its follower and its session: the
+            // unknown events are counted once, by whichever comes first.
+            let first: Option<(Option<String>,)> = sqlx::query_as(&format!(
+                "SELECT result FROM code_task_calls WHERE account_id = $1 AND run_id = $2 \
+             AND call_id = $3{}",
+                dialect.for_update
+            ))
+            .bind(account_id)
+            .bind(run_id)
+            .bind(call_id)
+            .fetch_optional(&mut *transaction)
+            .await?;
+            if matches!(first, Some((None,))) {
+                let at = now();
+                for (event_type, count) in &result.unknown_events {
+                    sqlx::query(
+                        "INSERT INTO unknown_events (harness, cli_version, event_type, first_seen, \
                      count) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (harness, cli_version, \
                      event_type) DO UPDATE SET count = unknown_events.count + excluded.count",
-                )
-                .bind(&result.harness)
-                .bind(result.cli_version.as_deref().unwrap_or_default())
-                .bind(event_type)
-                .bind(&at)
-                .bind(saturating_i64(*count))
-                .execute(&mut *transaction)
-                .await?;
+                    )
+                    .bind(&result.harness)
+                    .bind(result.cli_version.as_deref().unwrap_or_default())
+                    .bind(event_type)
+                    .bind(&at)
+                    .bind(saturating_i64(*count))
+                    .execute(&mut *transaction)
+                    .await?;
+                }
             }
-        }
-        let usage = result.usage.unwrap_or_default();
-        let cost_source = usage.cost_source.map(|source| match source {
-            CostSource::Reported => "reported",
-            CostSource::Estimated => "estimated",
-        });
-        sqlx::query(
-            "UPDATE code_task_calls SET result = $1, harness = $5, model = $6, \
+            let usage = result.usage.unwrap_or_default();
+            let cost_source = usage.cost_source.map(|source| match source {
+                CostSource::Reported => "reported",
+                CostSource::Estimated => "estimated",
+            });
+            sqlx::query(
+                "UPDATE code_task_calls SET result = $1, harness = $5, model = $6, \
              input_tokens = $7, output_tokens = $8, cached_input_tokens = $9, cost_usd = $10, \
              cost_source = $11 WHERE account_id = $2 AND run_id = $3 AND call_id = $4",
-        )
-        .bind(serde_json::to_string(result)?)
-        .bind(account_id)
-        .bind(run_id)
-        .bind(call_id)
-        .bind(&result.harness)
-        .bind(&result.model)
-        .bind(usage.input_tokens.map(saturating_i64))
-        .bind(usage.output_tokens.map(saturating_i64))
-        .bind(usage.cached_input_tokens.map(saturating_i64))
-        .bind(usage.cost_usd)
-        .bind(cost_source)
-        .execute(&mut *transaction)
-        .await?;
-        transaction.commit().await?;
-        Ok(())
+            )
+            .bind(serde_json::to_string(result)?)
+            .bind(account_id)
+            .bind(run_id)
+            .bind(call_id)
+            .bind(&result.harness)
+            .bind(&result.model)
+            .bind(usage.input_tokens.map(saturating_i64))
+            .bind(usage.output_tokens.map(saturating_i64))
+            .bind(usage.cached_input_tokens.map(saturating_i64))
+            .bind(usage.cost_usd)
+            .bind(cost_source)
+            .execute(&mut *transaction)
+            .await?;
+            transaction.commit().await?;
+            Ok(())
+        })
     }
 
     /// Whether the account has started a call in run `run_id`.
     pub async fn run_exists(&self, account_id: &str, run_id: &str) -> Result<bool> {
-        let row: Option<(i64,)> = sqlx::query_as(
-            "SELECT 1 FROM code_task_calls WHERE account_id = $1 AND run_id = $2 LIMIT 1",
+        let row: Option<(String,)> = on_pool!(self, |pool| sqlx::query_as(
+            "SELECT call_id FROM code_task_calls WHERE account_id = $1 AND run_id = $2 LIMIT 1",
         )
         .bind(account_id)
         .bind(run_id)
-        .fetch_optional(&self.pool)
-        .await?;
+        .fetch_optional(pool)
+        .await)?;
         Ok(row.is_some())
     }
 
     /// Whether another account has used run id `run_id` (a run is one account's).
     pub async fn run_taken_by_other(&self, account_id: &str, run_id: &str) -> Result<bool> {
-        let row: Option<(String,)> = sqlx::query_as(
+        let row: Option<(String,)> = on_pool!(self, |pool| {
+            sqlx::query_as(
             "SELECT account_id FROM code_task_calls WHERE run_id = $1 AND account_id <> $2 LIMIT 1",
         )
         .bind(run_id)
         .bind(account_id)
-        .fetch_optional(&self.pool)
-        .await?;
+        .fetch_optional(pool)
+        .await
+        })?;
         Ok(row.is_some())
     }
 }

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{Page, Result, Store, StoreError, is_unique_violation, new_id, now};
+use super::{Page, Result, Store, StoreError, is_unique_violation, new_id, now, on_pool};
 use crate::mcp::McpServer;
 
 /// An environment as stored. Its secrets' values live in the store's vault,
@@ -176,7 +176,7 @@ impl Store {
              secrets_json = $7, updated_at = $8, tcp_ports_json = $9, watchdog_minutes = $10, \
              mcp_servers_json = $11 WHERE id = $1 AND account_id = $2"
         };
-        sqlx::query(statement)
+        on_pool!(self, |pool| sqlx::query(statement)
             .bind(&environment.id)
             .bind(&environment.account_id)
             .bind(&environment.name)
@@ -196,24 +196,25 @@ impl Store {
             )
             .bind(environment.watchdog_minutes.map(i64::from))
             .bind(serde_json::to_string(&environment.mcp_servers)?)
-            .execute(&self.pool)
+            .execute(pool)
             .await
-            .map_err(|error| match is_unique_violation(&error) {
-                true => taken(&environment.name),
-                false => error.into(),
-            })?;
+            .map(|done| done.rows_affected()))
+        .map_err(|error| match is_unique_violation(&error) {
+            true => taken(&environment.name),
+            false => error.into(),
+        })?;
         self.vault.write(&environment.id, &environment.secrets)
     }
 
     /// The account's environment with this id.
     pub async fn environment(&self, account_id: &str, id: &str) -> Result<Option<Environment>> {
-        let row: Option<Row> = sqlx::query_as(&format!(
+        let row: Option<Row> = on_pool!(self, |pool| sqlx::query_as(&format!(
             "SELECT {COLUMNS} FROM environments WHERE account_id = $1 AND id = $2"
         ))
         .bind(account_id)
         .bind(id)
-        .fetch_optional(&self.pool)
-        .await?;
+        .fetch_optional(pool)
+        .await)?;
         row.map(|row| self.environment_of(row)).transpose()
     }
 
@@ -224,15 +225,15 @@ impl Store {
         cursor: Option<&str>,
         limit: u32,
     ) -> Result<Page<Environment>> {
-        let rows: Vec<Row> = sqlx::query_as(&format!(
+        let rows: Vec<Row> = on_pool!(self, |pool| sqlx::query_as(&format!(
             "SELECT {COLUMNS} FROM environments WHERE account_id = $1 AND id > $2 \
              ORDER BY id LIMIT $3"
         ))
         .bind(account_id)
         .bind(cursor.unwrap_or(""))
         .bind(i64::from(limit) + 1)
-        .fetch_all(&self.pool)
-        .await?;
+        .fetch_all(pool)
+        .await)?;
         let rows = rows
             .into_iter()
             .map(|row| self.environment_of(row))
@@ -242,12 +243,12 @@ impl Store {
 
     /// Every environment of the account, by name.
     pub async fn environment_names(&self, account_id: &str) -> Result<Vec<(String, String)>> {
-        Ok(
-            sqlx::query_as("SELECT id, name FROM environments WHERE account_id = $1 ORDER BY name")
-                .bind(account_id)
-                .fetch_all(&self.pool)
-                .await?,
+        Ok(on_pool!(self, |pool| sqlx::query_as(
+            "SELECT id, name FROM environments WHERE account_id = $1 ORDER BY name"
         )
+        .bind(account_id)
+        .fetch_all(pool)
+        .await)?)
     }
 
     /// Applies `patch` to the account's environment `id`; `None` when there is none.
@@ -294,12 +295,15 @@ impl Store {
 
     /// Deletes the account's environment `id`; whether there was one.
     pub async fn delete_environment(&self, account_id: &str, id: &str) -> Result<bool> {
-        let done = sqlx::query("DELETE FROM environments WHERE account_id = $1 AND id = $2")
-            .bind(account_id)
-            .bind(id)
-            .execute(&self.pool)
-            .await?;
-        if done.rows_affected() == 0 {
+        let done = on_pool!(self, |pool| sqlx::query(
+            "DELETE FROM environments WHERE account_id = $1 AND id = $2"
+        )
+        .bind(account_id)
+        .bind(id)
+        .execute(pool)
+        .await
+        .map(|done| done.rows_affected()))?;
+        if done == 0 {
             return Ok(false);
         }
         self.vault.remove(id)?;

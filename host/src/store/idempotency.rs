@@ -1,6 +1,6 @@
 //! Idempotency keys: a POST sent again with the same key gets the first answer.
 
-use super::{Result, Store, is_unique_violation, now};
+use super::{Result, Store, is_unique_violation, now, on_pool};
 
 /// What a key says about a request.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,7 +34,7 @@ impl Store {
         key: &str,
         fingerprint: &str,
     ) -> Result<KeyState> {
-        let inserted = sqlx::query(
+        let inserted = on_pool!(self, |pool| sqlx::query(
             "INSERT INTO idempotency_keys (account_id, key, fingerprint, created_at) \
              VALUES ($1, $2, $3, $4)",
         )
@@ -42,8 +42,9 @@ impl Store {
         .bind(key)
         .bind(fingerprint)
         .bind(now())
-        .execute(&self.pool)
-        .await;
+        .execute(pool)
+        .await
+        .map(|done| done.rows_affected()));
         match inserted {
             Ok(_) => return Ok(KeyState::Claimed),
             Err(error) if is_unique_violation(&error) => {}
@@ -54,14 +55,14 @@ impl Store {
             Option<i64>,
             Option<String>,
             Option<Vec<u8>>,
-        ) = sqlx::query_as(
+        ) = on_pool!(self, |pool| sqlx::query_as(
             "SELECT fingerprint, status, content_type, body FROM idempotency_keys \
                  WHERE account_id = $1 AND key = $2",
         )
         .bind(account_id)
         .bind(key)
-        .fetch_one(&self.pool)
-        .await?;
+        .fetch_one(pool)
+        .await)?;
         Ok(match status {
             _ if stored != fingerprint => KeyState::Mismatch,
             None => KeyState::Unanswered,
@@ -82,7 +83,7 @@ impl Store {
         content_type: Option<&str>,
         body: &[u8],
     ) -> Result<()> {
-        sqlx::query(
+        on_pool!(self, |pool| sqlx::query(
             "UPDATE idempotency_keys SET status = $3, content_type = $4, body = $5 \
              WHERE account_id = $1 AND key = $2",
         )
@@ -91,19 +92,23 @@ impl Store {
         .bind(i64::from(status))
         .bind(content_type)
         .bind(body)
-        .execute(&self.pool)
-        .await?;
+        .execute(pool)
+        .await
+        .map(|done| done.rows_affected()))?;
         Ok(())
     }
 
     /// Lets go of `key` without an answer (the request failed on the
     /// server's side), so that a retry runs again.
     pub async fn release_key(&self, account_id: &str, key: &str) -> Result<()> {
-        sqlx::query("DELETE FROM idempotency_keys WHERE account_id = $1 AND key = $2")
-            .bind(account_id)
-            .bind(key)
-            .execute(&self.pool)
-            .await?;
+        on_pool!(self, |pool| sqlx::query(
+            "DELETE FROM idempotency_keys WHERE account_id = $1 AND key = $2"
+        )
+        .bind(account_id)
+        .bind(key)
+        .execute(pool)
+        .await
+        .map(|done| done.rows_affected()))?;
         Ok(())
     }
 
@@ -111,10 +116,13 @@ impl Store {
     pub async fn sweep_keys(&self) -> Result<u64> {
         let cutoff = time::OffsetDateTime::now_utc() - time::Duration::hours(KEY_LIFETIME_HOURS);
         let cutoff = super::format_time(cutoff);
-        let done = sqlx::query("DELETE FROM idempotency_keys WHERE created_at < $1")
-            .bind(cutoff)
-            .execute(&self.pool)
-            .await?;
-        Ok(done.rows_affected())
+        let done = on_pool!(self, |pool| sqlx::query(
+            "DELETE FROM idempotency_keys WHERE created_at < $1"
+        )
+        .bind(cutoff)
+        .execute(pool)
+        .await
+        .map(|done| done.rows_affected()))?;
+        Ok(done)
     }
 }

@@ -6,7 +6,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::page_cache::{CachedPage, PageKey};
-use super::{Page, Result, Session, Store, new_id, now};
+use super::{Backend, Dialect, Page, PerBackend, Result, Session, Store, new_id, now, on_pool};
 
 /// A message as stored.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
@@ -33,9 +33,8 @@ pub struct Message {
 }
 
 /// What a message is, stored as its kebab-case name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, sqlx::Type, utoipa::ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "kebab-case")]
-#[sqlx(rename_all = "kebab-case")]
 pub enum MessageKind {
     /// A person's message; a turn's brief.
     User,
@@ -50,6 +49,31 @@ pub enum MessageKind {
     /// Internal: the title made for the session.
     AiTitle,
 }
+
+impl MessageKind {
+    pub(super) const ALL: [Self; 6] = [
+        Self::User,
+        Self::Assistant,
+        Self::Revert,
+        Self::QueueOperation,
+        Self::Attachment,
+        Self::AiTitle,
+    ];
+
+    /// Its name as stored.
+    pub(super) fn as_str(self) -> &'static str {
+        match self {
+            Self::User => "user",
+            Self::Assistant => "assistant",
+            Self::Revert => "revert",
+            Self::QueueOperation => "queue-operation",
+            Self::Attachment => "attachment",
+            Self::AiTitle => "ai-title",
+        }
+    }
+}
+
+super::text_column!(MessageKind);
 
 type Row = (
     String,
@@ -82,6 +106,17 @@ fn from_row(row: Row) -> Result<Message> {
 /// `sequence`, then the queued ones (sequence null) in the order they came.
 const PLACE: &str = "(sequence IS NULL), COALESCE(sequence, 0), id";
 
+/// A page's messages (`page`, numbered `n`) as the text of a JSON array of
+/// the API's message objects, in each backend's JSON functions.
+const PAGE_ARRAY: PerBackend<&str> = PerBackend {
+    sqlite: "json_group_array(json_object('id', id, 'session_id', session_id, \
+             'task_id', task_id, 'sequence', sequence, 'type', type, 'content', content, \
+             'turn', json(turn_json), 'created_at', created_at) ORDER BY n)",
+    postgres: "CAST(json_agg(json_build_object('id', id, 'session_id', session_id, \
+               'task_id', task_id, 'sequence', sequence, 'type', type, 'content', content, \
+               'turn', CAST(turn_json AS json), 'created_at', created_at) ORDER BY n) AS TEXT)",
+};
+
 impl Direction {
     /// The condition on a message's place past the cursor (`$4`, a message
     /// id of the session `$3`; none when empty), and the order.
@@ -110,6 +145,18 @@ impl Message {
     }
 }
 
+/// Locks the session of `$1` (a session's id, or one of its messages'
+/// ids) in a writing transaction, so that its messages are numbered one at a
+/// time: on PostgreSQL another node's writer waits for the row; SQLite's
+/// write lock already serializes every writer.
+fn number_in_turn(dialect: &Dialect) -> String {
+    format!(
+        "SELECT id FROM sessions WHERE id = $1 OR id = (SELECT session_id FROM messages \
+         WHERE id = $1){}",
+        dialect.for_update
+    )
+}
+
 /// Which way a page of messages runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Direction {
@@ -131,7 +178,14 @@ impl Store {
         delivered: bool,
     ) -> Result<Message> {
         let id = new_id("msg")?;
-        sqlx::query(
+        let dialect = self.dialect();
+        on_pool!(self, |pool| {
+            let mut tx = pool.begin_with(dialect.begin_write).await?;
+            sqlx::query(&number_in_turn(dialect))
+                .bind(&session.id)
+                .execute(&mut *tx)
+                .await?;
+            sqlx::query(
             "INSERT INTO messages (id, account_id, task_id, session_id, sequence, type, content, \
              turn_json, created_at) VALUES ($1, $2, $3, $4, \
              CASE WHEN $5 THEN (SELECT COALESCE(MAX(sequence), 0) + 1 FROM messages WHERE session_id = $4) END, \
@@ -146,8 +200,10 @@ impl Store {
         .bind(content)
         .bind(turn.map(Value::to_string))
         .bind(now())
-        .execute(&self.pool)
+        .execute(&mut *tx)
         .await?;
+            tx.commit().await
+        })?;
         self.pages.invalidate(&session.id);
         Ok(self
             .message(&id)
@@ -157,11 +213,12 @@ impl Store {
 
     /// The message `id`.
     pub async fn message(&self, id: &str) -> Result<Option<Message>> {
-        let row: Option<Row> =
-            sqlx::query_as(&format!("SELECT {COLUMNS} FROM messages WHERE id = $1"))
-                .bind(id)
-                .fetch_optional(&self.pool)
-                .await?;
+        let row: Option<Row> = on_pool!(self, |pool| sqlx::query_as(&format!(
+            "SELECT {COLUMNS} FROM messages WHERE id = $1"
+        ))
+        .bind(id)
+        .fetch_optional(pool)
+        .await)?;
         row.map(from_row).transpose()
     }
 
@@ -173,27 +230,36 @@ impl Store {
         session_id: &str,
         turn_id: &str,
     ) -> Result<Option<Message>> {
-        let row: Option<Row> = sqlx::query_as(&format!(
+        let row: Option<Row> = on_pool!(self, |pool| sqlx::query_as(&format!(
             "SELECT {COLUMNS} FROM messages WHERE account_id = $1 AND session_id = $2 \
              AND turn_id = $3"
         ))
         .bind(account_id)
         .bind(session_id)
         .bind(turn_id)
-        .fetch_optional(&self.pool)
-        .await?;
+        .fetch_optional(pool)
+        .await)?;
         row.map(from_row).transpose()
     }
 
     /// Gives a queued message the session's next sequence number.
     pub async fn deliver_message(&self, id: &str) -> Result<Option<Message>> {
-        sqlx::query(
-            "UPDATE messages SET sequence = (SELECT COALESCE(MAX(sequence), 0) + 1 FROM messages \
-             m WHERE m.session_id = messages.session_id) WHERE id = $1 AND sequence IS NULL",
-        )
-        .bind(id)
-        .execute(&self.pool)
-        .await?;
+        let dialect = self.dialect();
+        on_pool!(self, |pool| {
+            let mut tx = pool.begin_with(dialect.begin_write).await?;
+            sqlx::query(&number_in_turn(dialect))
+                .bind(id)
+                .execute(&mut *tx)
+                .await?;
+            sqlx::query(
+                "UPDATE messages SET sequence = (SELECT COALESCE(MAX(sequence), 0) + 1 FROM messages \
+                 m WHERE m.session_id = messages.session_id) WHERE id = $1 AND sequence IS NULL",
+            )
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+            tx.commit().await
+        })?;
         let message = self.message(id).await?;
         if let Some(message) = &message {
             self.pages.invalidate(&message.session_id);
@@ -203,12 +269,15 @@ impl Store {
 
     /// Rewrites an assistant message's text and turn.
     pub async fn update_message(&self, id: &str, content: &str, turn: &Value) -> Result<Message> {
-        sqlx::query("UPDATE messages SET content = $2, turn_json = $3 WHERE id = $1")
-            .bind(id)
-            .bind(content)
-            .bind(turn.to_string())
-            .execute(&self.pool)
-            .await?;
+        on_pool!(self, |pool| sqlx::query(
+            "UPDATE messages SET content = $2, turn_json = $3 WHERE id = $1"
+        )
+        .bind(id)
+        .bind(content)
+        .bind(turn.to_string())
+        .execute(pool)
+        .await
+        .map(|done| done.rows_affected()))?;
         let message = self.message(id).await?.expect("the message exists");
         self.pages.invalidate(&message.session_id);
         Ok(message)
@@ -216,13 +285,13 @@ impl Store {
 
     /// The session's queued user messages, oldest first.
     pub async fn queued_messages(&self, session_id: &str) -> Result<Vec<Message>> {
-        let rows: Vec<Row> = sqlx::query_as(&format!(
+        let rows: Vec<Row> = on_pool!(self, |pool| sqlx::query_as(&format!(
             "SELECT {COLUMNS} FROM messages WHERE session_id = $1 AND sequence IS NULL \
              AND type = 'user' ORDER BY id"
         ))
         .bind(session_id)
-        .fetch_all(&self.pool)
-        .await?;
+        .fetch_all(pool)
+        .await)?;
         rows.into_iter().map(from_row).collect()
     }
 
@@ -237,7 +306,7 @@ impl Store {
         limit: u32,
     ) -> Result<Page<Message>> {
         let (compare, order) = direction.bounds();
-        let rows: Vec<Row> = sqlx::query_as(&format!(
+        let rows: Vec<Row> = on_pool!(self, |pool| sqlx::query_as(&format!(
             "SELECT {COLUMNS} FROM messages WHERE account_id = $1 AND task_id = $2 \
              AND session_id = $3 AND {compare} ORDER BY {order} LIMIT $5"
         ))
@@ -246,19 +315,18 @@ impl Store {
         .bind(session_id)
         .bind(cursor.unwrap_or(""))
         .bind(i64::from(limit) + 1)
-        .fetch_all(&self.pool)
-        .await?;
+        .fetch_all(pool)
+        .await)?;
         let rows = rows.into_iter().map(from_row).collect::<Result<Vec<_>>>()?;
         Ok(Page::from_rows(rows, limit, |message| &message.id))
     }
 
     /// The same page as [`Store::messages`], as the JSON array a client
-    /// gets, from the page cache until the session's messages change, else
-    /// built by SQLite in one row: the listing is the API's busiest
+    /// gets, from the page cache (on SQLite) until the session's messages
+    /// change, else built by the database in one row: the listing is the API's busiest
     /// read, and rows one by one (each a hop between sqlx's worker thread
     /// and the caller) and parsing every stored turn cost more than the
-    /// query itself. SQLite's JSON functions; a Postgres port would use
-    /// `json_agg` and `json_build_object` here.
+    /// query itself.
     pub async fn messages_json(
         &self,
         account_id: &str,
@@ -275,33 +343,39 @@ impl Store {
             cursor: cursor.map(str::to_owned),
             limit,
         };
-        let generation = match self.pages.get(session_id, &key) {
-            Ok(page) => return Ok(page),
-            Err(generation) => generation,
+        // Only a SQLite store is written by this process alone; on
+        // PostgreSQL other nodes change the messages too, so every page is
+        // read afresh.
+        let cached = self.backend() == Backend::Sqlite;
+        let generation = match cached.then(|| self.pages.get(session_id, &key)) {
+            Some(Ok(page)) => return Ok(page),
+            Some(Err(generation)) => generation,
+            None => 0,
         };
         let (compare, order) = direction.bounds();
-        let (json, rows, last): (String, i64, Option<String>) = sqlx::query_as(&format!(
-            "WITH page AS (SELECT {COLUMNS}, ROW_NUMBER() OVER (ORDER BY {order}) AS n \
+        let array = PAGE_ARRAY.get(self.backend());
+        let (json, rows, last): (String, i64, Option<String>) =
+            on_pool!(self, |pool| sqlx::query_as(&format!(
+                "WITH page AS (SELECT {COLUMNS}, ROW_NUMBER() OVER (ORDER BY {order}) AS n \
              FROM messages WHERE account_id = $1 AND task_id = $2 AND session_id = $3 \
              AND {compare} ORDER BY {order} LIMIT $5) \
-             SELECT COALESCE((SELECT json_group_array(json_object('id', id, 'session_id', \
-             session_id, 'task_id', task_id, 'sequence', sequence, 'type', type, 'content', \
-             content, 'turn', json(turn_json), 'created_at', created_at) ORDER BY n) \
-             FROM page WHERE n <= $6), '[]'), (SELECT COUNT(*) FROM page), \
-             (SELECT id FROM page WHERE n = $6)"
-        ))
-        .bind(account_id)
-        .bind(task_id)
-        .bind(session_id)
-        .bind(cursor.unwrap_or(""))
-        .bind(i64::from(limit) + 1)
-        .bind(i64::from(limit))
-        .fetch_one(&self.pool)
-        .await?;
+             SELECT COALESCE((SELECT {array} FROM page WHERE n <= $6), '[]'), \
+             (SELECT COUNT(*) FROM page), (SELECT id FROM page WHERE n = $6)"
+            ))
+            .bind(account_id)
+            .bind(task_id)
+            .bind(session_id)
+            .bind(cursor.unwrap_or(""))
+            .bind(i64::from(limit) + 1)
+            .bind(i64::from(limit))
+            .fetch_one(pool)
+            .await)?;
         let more = rows > i64::from(limit);
         let count = rows.min(i64::from(limit)) as usize;
         let page = (json, count, last.filter(|_| more));
-        self.pages.put(session_id, generation, key, page.clone());
+        if cached {
+            self.pages.put(session_id, generation, key, page.clone());
+        }
         Ok(page)
     }
 }

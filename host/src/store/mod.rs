@@ -1,10 +1,14 @@
 //! Persistence: accounts, members, agents, tokens, environments, tasks,
 //! sessions, messages, attachments, code-task calls (with their usage,
-//! rolled up), the event types drivers did not know, runs' events and idempotency keys, in a SQLite file in cinch's home.
+//! rolled up), the event types drivers did not know, runs' events and
+//! idempotency keys: in a SQLite file in cinch's home (the default, one
+//! machine), or in PostgreSQL (several nodes over one database).
 //!
-//! The schema (`host/migrations/`) and every query are plain SQL with TEXT ids,
-//! TEXT timestamps and `$n` parameters, so that a Postgres pool can follow
-//! with the same statements.
+//! The schema (`host/migrations/` for SQLite, `host/migrations/postgres/`
+//! beside it) and every query are plain SQL with TEXT ids, TEXT timestamps
+//! and `$n` parameters, so that each query is written once and compiled for
+//! both backends ([`on_pool!`]); the few fragments that differ are in
+//! [`Dialect`].
 
 mod accounts;
 mod attachments;
@@ -25,6 +29,7 @@ mod webhooks;
 use std::path::Path;
 use std::str::FromStr as _;
 
+use sqlx::postgres::{PgPool, PgPoolOptions};
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
@@ -75,10 +80,82 @@ pub type Result<T> = std::result::Result<T, StoreError>;
 /// The database: a pool of connections, migrated.
 #[derive(Clone)]
 pub struct Store {
-    pool: SqlitePool,
+    pool: Pool,
     vault: vault::Vault,
     tokens: std::sync::Arc<tokens::TokenCache>,
     pages: std::sync::Arc<page_cache::PageCache>,
+}
+
+/// The connections behind a store: one backend or the other, chosen when
+/// it opens and invisible outside this module.
+#[derive(Clone)]
+enum Pool {
+    Sqlite(SqlitePool),
+    Postgres(PgPool),
+}
+
+/// Runs `$body` with `$pool` bound to the store's pool, whichever backend
+/// it is: the body (a query written once) is compiled once per backend, each
+/// with its own driver's types, so nothing is converted at run time.
+macro_rules! on_pool {
+    ($store:expr, |$pool:ident| $body:expr) => {
+        match &$store.pool {
+            $crate::store::Pool::Sqlite($pool) => $body,
+            $crate::store::Pool::Postgres($pool) => $body,
+        }
+    };
+}
+use on_pool;
+
+/// The SQL that differs between the backends; every other statement is
+/// the same text on both.
+#[derive(Debug)]
+struct Dialect {
+    /// Opens a transaction that will write. SQLite takes its write lock at
+    /// once: a read that turns into a write fails in WAL mode when another
+    /// writer went in between. PostgreSQL locks rows as it goes.
+    begin_write: &'static str,
+    /// Ends a SELECT whose row the transaction goes on to change: other
+    /// nodes' transactions wait for it on PostgreSQL; SQLite's write lock
+    /// already holds every row.
+    for_update: &'static str,
+    /// Run in a writing transaction, fails when the database takes no
+    /// writes (a PostgreSQL standby); SQLite's write lock already tells.
+    check_writable: Option<&'static str>,
+}
+
+const SQLITE: Dialect = Dialect {
+    begin_write: "BEGIN IMMEDIATE",
+    for_update: "",
+    check_writable: None,
+};
+
+const POSTGRES: Dialect = Dialect {
+    begin_write: "BEGIN",
+    for_update: " FOR UPDATE",
+    check_writable: Some("SET TRANSACTION READ WRITE"),
+};
+
+/// Which backend a store runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+/// One value per backend: the SQL text of a query that differs.
+struct PerBackend<T> {
+    sqlite: T,
+    postgres: T,
+}
+
+impl<T> PerBackend<T> {
+    fn get(&self, backend: Backend) -> &T {
+        match backend {
+            Backend::Sqlite => &self.sqlite,
+            Backend::Postgres => &self.postgres,
+        }
+    }
 }
 
 impl Store {
@@ -99,22 +176,60 @@ impl Store {
             .connect_with(options)
             .await?;
         sqlx::migrate!("./migrations").run(&pool).await?;
-        let vault = vault::Vault::open(vault::beside(path))?;
+        Self::with_pool(Pool::Sqlite(pool), vault::beside(path))
+    }
+
+    /// Connects to the PostgreSQL database at `url` (`postgres://user:password@host/db`)
+    /// and applies the migrations, as the user the URL names: the database's
+    /// owner needs no other rights. Nodes that start together take turns
+    /// (the migrations hold an advisory lock). Environments' secrets are
+    /// kept in the private folder `vault`, never in the database.
+    pub async fn open_postgres(url: &str, vault: &Path) -> Result<Self> {
+        let pool = PgPoolOptions::new()
+            .max_connections(16)
+            .connect(url)
+            .await?;
+        sqlx::migrate!("./migrations/postgres").run(&pool).await?;
+        Self::with_pool(Pool::Postgres(pool), vault.to_owned())
+    }
+
+    fn with_pool(pool: Pool, vault: std::path::PathBuf) -> Result<Self> {
         Ok(Self {
             pool,
-            vault,
+            vault: vault::Vault::open(vault)?,
             tokens: Default::default(),
             pages: Default::default(),
         })
     }
+
+    fn backend(&self) -> Backend {
+        match self.pool {
+            Pool::Sqlite(_) => Backend::Sqlite,
+            Pool::Postgres(_) => Backend::Postgres,
+        }
+    }
+
+    fn dialect(&self) -> &'static Dialect {
+        match self.backend() {
+            Backend::Sqlite => &SQLITE,
+            Backend::Postgres => &POSTGRES,
+        }
+    }
 }
 
 impl Store {
-    /// Whether the database answers and takes writes: takes its write lock
-    /// and lets go of it, changing nothing.
+    /// Whether the database answers and takes writes: opens a writing
+    /// transaction (on SQLite, its write lock) and lets go of it, changing
+    /// nothing.
     pub async fn ping(&self) -> Result<()> {
-        let probe = self.pool.begin_with("BEGIN IMMEDIATE").await?;
-        probe.rollback().await?;
+        let dialect = self.dialect();
+        on_pool!(self, |pool| {
+            let mut probe = pool.begin_with(dialect.begin_write).await?;
+            if let Some(check) = dialect.check_writable {
+                sqlx::query(check).execute(&mut *probe).await?;
+            }
+            probe.rollback().await
+        })?;
         Ok(())
     }
 }
@@ -197,22 +312,169 @@ impl<T> Page<T> {
     }
 }
 
+/// Stores an enum as the text of its variant's name, on either backend (a
+/// derived `sqlx::Type` would be a named enum type on PostgreSQL). The type
+/// gives its names with `as_str` and lists its variants in `ALL`.
+macro_rules! text_column {
+    ($type:ty) => {
+        impl<DB: sqlx::Database> sqlx::Type<DB> for $type
+        where
+            str: sqlx::Type<DB>,
+        {
+            fn type_info() -> DB::TypeInfo {
+                <str as sqlx::Type<DB>>::type_info()
+            }
+
+            fn compatible(ty: &DB::TypeInfo) -> bool {
+                <str as sqlx::Type<DB>>::compatible(ty)
+            }
+        }
+
+        impl<'q, DB: sqlx::Database> sqlx::Encode<'q, DB> for $type
+        where
+            &'q str: sqlx::Encode<'q, DB>,
+        {
+            fn encode_by_ref(
+                &self,
+                buf: &mut DB::ArgumentBuffer<'q>,
+            ) -> std::result::Result<sqlx::encode::IsNull, sqlx::error::BoxDynError> {
+                <&str as sqlx::Encode<'q, DB>>::encode_by_ref(&self.as_str(), buf)
+            }
+        }
+
+        impl<'r, DB: sqlx::Database> sqlx::Decode<'r, DB> for $type
+        where
+            &'r str: sqlx::Decode<'r, DB>,
+        {
+            fn decode(
+                value: DB::ValueRef<'r>,
+            ) -> std::result::Result<Self, sqlx::error::BoxDynError> {
+                let text = <&str as sqlx::Decode<DB>>::decode(value)?;
+                Self::ALL
+                    .iter()
+                    .find(|variant| variant.as_str() == text)
+                    .copied()
+                    .ok_or_else(|| format!("{text:?} is not a {}", stringify!($type)).into())
+            }
+        }
+    };
+}
+use text_column;
+
+/// Creates the database `name` on the PostgreSQL server `url` names, owned
+/// by the URL's user (who needs the CREATEDB right, not a superuser's),
+/// and returns the URL of the new database: the test suites give each test
+/// a database of its own this way.
+pub async fn create_postgres_database(url: &str, name: &str) -> Result<String> {
+    use sqlx::Connection as _;
+    if name.is_empty()
+        || !name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+    {
+        return Err(StoreError::Missing(format!(
+            "{name:?} is not a database name cinch makes: lowercase letters, digits and _"
+        )));
+    }
+    let mut server = sqlx::PgConnection::connect(url).await?;
+    sqlx::query(&format!("CREATE DATABASE {name}"))
+        .execute(&mut server)
+        .await?;
+    server.close().await?;
+    let (base, query) = match url.split_once('?') {
+        Some((base, query)) => (base, format!("?{query}")),
+        None => (url, String::new()),
+    };
+    let server_part = match base.split_once("://") {
+        Some((_, rest)) if rest.contains('/') => &base[..base.rfind('/').expect("a slash")],
+        _ => base,
+    };
+    Ok(format!("{server_part}/{name}{query}"))
+}
+
 /// Whether `error` is a unique constraint refusing a row.
 fn is_unique_violation(error: &sqlx::Error) -> bool {
     matches!(error, sqlx::Error::Database(db) if db.is_unique_violation())
+}
+
+/// Stores for the unit tests: a SQLite file in a temporary folder, or, when
+/// `CINCH_TEST_DATABASE` names a PostgreSQL server, a database of the test's
+/// own there (CI runs the suite both ways).
+#[cfg(test)]
+pub(crate) async fn test_store() -> (Store, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = match std::env::var("CINCH_TEST_DATABASE") {
+        Ok(server) if !server.is_empty() => {
+            let name = format!("cinch_unit_{}", random_hex(8).unwrap());
+            let url = create_postgres_database(&server, &name).await.unwrap();
+            Store::open_postgres(&url, &dir.path().join("secrets"))
+                .await
+                .unwrap()
+        }
+        _ => Store::open(&dir.path().join(DATABASE_FILE)).await.unwrap(),
+    };
+    (store, dir)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    #[test]
+    fn every_sqlite_migration_has_its_postgres_twin() {
+        let names = |dir: &str| -> Vec<String> {
+            let mut names: Vec<String> = std::fs::read_dir(dir)
+                .unwrap()
+                .map(|entry| entry.unwrap())
+                .filter(|entry| entry.file_type().unwrap().is_file())
+                .map(|entry| entry.file_name().into_string().unwrap())
+                .collect();
+            names.sort();
+            names
+        };
+        let sqlite = names(concat!(env!("CARGO_MANIFEST_DIR"), "/migrations"));
+        let postgres = names(concat!(env!("CARGO_MANIFEST_DIR"), "/migrations/postgres"));
+        assert!(sqlite.len() >= 10, "{sqlite:?}");
+        assert_eq!(
+            sqlite, postgres,
+            "a migration needs both backends' versions"
+        );
+    }
+
+    #[test]
+    fn stored_names_are_the_api_names() {
+        fn check<T: serde::Serialize + Copy>(all: &[T], name: impl Fn(T) -> &'static str) {
+            for variant in all {
+                assert_eq!(serde_json::to_value(variant).unwrap(), name(*variant));
+            }
+        }
+        check(&SessionStatus::ALL, SessionStatus::as_str);
+        check(&CloseReason::ALL, |reason| reason.as_str());
+        check(&MessageKind::ALL, |kind| kind.as_str());
+        check(&DeliveryState::ALL, |state| state.as_str());
+    }
+
+    #[tokio::test]
+    async fn migrates_twice_on_either_backend() {
+        let (store, _dir) = test_store().await;
+        let again = match &store.pool {
+            Pool::Sqlite(pool) => sqlx::migrate!("./migrations").run(pool).await,
+            Pool::Postgres(pool) => sqlx::migrate!("./migrations/postgres").run(pool).await,
+        };
+        again.unwrap();
+        store.ping().await.unwrap();
+    }
+
     #[tokio::test]
     async fn opens_in_wal_mode_and_migrates_twice() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(DATABASE_FILE);
         let store = Store::open(&path).await.unwrap();
+        let Pool::Sqlite(pool) = &store.pool else {
+            unreachable!("a file is SQLite")
+        };
         let (mode,): (String,) = sqlx::query_as("PRAGMA journal_mode")
-            .fetch_one(&store.pool)
+            .fetch_one(pool)
             .await
             .unwrap();
         assert_eq!(mode, "wal");

@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use super::usage::{totals_json, usage_of};
-use super::{Page, Result, Store, UsageTotals, new_id, now};
+use super::{Page, PerBackend, Result, Store, UsageTotals, new_id, now, on_pool};
 
 /// A session as stored.
 #[derive(Debug, Clone, Serialize, sqlx::FromRow, utoipa::ToSchema)]
@@ -63,9 +63,8 @@ pub struct Session {
 }
 
 /// Where a session is in its life, stored as its snake_case name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, sqlx::Type, utoipa::ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
-#[sqlx(rename_all = "snake_case")]
 pub enum SessionStatus {
     /// Preparing its workspace (clone or worktree, setup commands).
     Booting,
@@ -80,6 +79,14 @@ pub enum SessionStatus {
 }
 
 impl SessionStatus {
+    pub(super) const ALL: [Self; 5] = [
+        Self::Booting,
+        Self::Running,
+        Self::Waiting,
+        Self::Idle,
+        Self::Closed,
+    ];
+
     /// Its name as stored and shown.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -92,6 +99,8 @@ impl SessionStatus {
     }
 }
 
+super::text_column!(SessionStatus);
+
 impl std::fmt::Display for SessionStatus {
     fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         formatter.write_str(self.as_str())
@@ -100,9 +109,8 @@ impl std::fmt::Display for SessionStatus {
 
 /// Why a session closed, or the recovery that left it idle; stored as its
 /// snake_case name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, sqlx::Type, utoipa::ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
-#[sqlx(rename_all = "snake_case")]
 pub enum CloseReason {
     /// Someone closed it.
     UserClosed,
@@ -125,6 +133,39 @@ pub enum CloseReason {
     /// The wait for a slot outlasted its retry schedule (the server was down).
     WaitingTimeout,
 }
+
+impl CloseReason {
+    pub(super) const ALL: [Self; 10] = [
+        Self::UserClosed,
+        Self::Completed,
+        Self::IdleTimeout,
+        Self::SetupFailure,
+        Self::VmFailure,
+        Self::SnapshotFailure,
+        Self::TurnFailure,
+        Self::TurnInterrupted,
+        Self::ResourceExhausted,
+        Self::WaitingTimeout,
+    ];
+
+    /// Its name as stored.
+    pub(super) fn as_str(self) -> &'static str {
+        match self {
+            Self::UserClosed => "user_closed",
+            Self::Completed => "completed",
+            Self::IdleTimeout => "idle_timeout",
+            Self::SetupFailure => "setup_failure",
+            Self::VmFailure => "vm_failure",
+            Self::SnapshotFailure => "snapshot_failure",
+            Self::TurnFailure => "turn_failure",
+            Self::TurnInterrupted => "turn_interrupted",
+            Self::ResourceExhausted => "resource_exhausted",
+            Self::WaitingTimeout => "waiting_timeout",
+        }
+    }
+}
+
+super::text_column!(CloseReason);
 
 /// An idle session and how long it may stay idle.
 #[derive(Debug, Clone, sqlx::FromRow)]
@@ -166,14 +207,27 @@ pub struct NewSession {
     pub harness_effort: Option<String>,
 }
 
-const COLUMNS: &str = concat!(
-    "id, account_id, task_id, agent_id, title, status, environment_id, \
+macro_rules! columns {
+    ($dialect:ident) => {
+        concat!(
+            "id, account_id, task_id, agent_id, title, status, environment_id, \
     branch_name, base_branch, auto_commit, harness, vendor, harness_model, harness_effort, \
     harness_session_id, workspace, current_turn, waiting_since, retries, close_reason, \
     error_message, last_activity_at, created_at, updated_at, ",
-    usage_of!("c.account_id = sessions.account_id AND c.run_id = sessions.id"),
-    " AS usage"
-);
+            usage_of!(
+                $dialect,
+                "c.account_id = sessions.account_id AND c.run_id = sessions.id"
+            ),
+            " AS usage"
+        )
+    };
+}
+
+/// A session's columns, its usage rolled up.
+const COLUMNS: PerBackend<&str> = PerBackend {
+    sqlite: columns!(sqlite),
+    postgres: columns!(postgres),
+};
 
 impl Store {
     /// Stores a new session, `booting`.
@@ -181,7 +235,8 @@ impl Store {
         let id = new_id("ses")?;
         let created_at = now();
         let branch = new.branch_name.unwrap_or_else(|| format!("cinch/{id}"));
-        sqlx::query(
+        on_pool!(self, |pool| {
+            sqlx::query(
             "INSERT INTO sessions (id, account_id, task_id, agent_id, title, status, \
              environment_id, branch_name, base_branch, auto_commit, harness, vendor, \
              harness_model, harness_effort, last_activity_at, created_at, updated_at) \
@@ -201,8 +256,9 @@ impl Store {
         .bind(&new.harness_model)
         .bind(&new.harness_effort)
         .bind(&created_at)
-        .execute(&self.pool)
-        .await?;
+        .execute(pool)
+        .await.map(|done| done.rows_affected())
+        })?;
         Ok(self
             .session(account_id, &id)
             .await?
@@ -211,13 +267,14 @@ impl Store {
 
     /// The account's session `id`.
     pub async fn session(&self, account_id: &str, id: &str) -> Result<Option<Session>> {
-        Ok(sqlx::query_as(&format!(
-            "SELECT {COLUMNS} FROM sessions WHERE account_id = $1 AND id = $2"
+        let columns = COLUMNS.get(self.backend());
+        Ok(on_pool!(self, |pool| sqlx::query_as(&format!(
+            "SELECT {columns} FROM sessions WHERE account_id = $1 AND id = $2"
         ))
         .bind(account_id)
         .bind(id)
-        .fetch_optional(&self.pool)
-        .await?)
+        .fetch_optional(pool)
+        .await)?)
     }
 
     /// A page of the task's sessions, oldest first, after `cursor`.
@@ -228,50 +285,55 @@ impl Store {
         cursor: Option<&str>,
         limit: u32,
     ) -> Result<Page<Session>> {
-        let rows: Vec<Session> = sqlx::query_as(&format!(
-            "SELECT {COLUMNS} FROM sessions WHERE account_id = $1 AND task_id = $2 AND id > $3 \
+        let columns = COLUMNS.get(self.backend());
+        let rows: Vec<Session> = on_pool!(self, |pool| sqlx::query_as(&format!(
+            "SELECT {columns} FROM sessions WHERE account_id = $1 AND task_id = $2 AND id > $3 \
              ORDER BY id LIMIT $4"
         ))
         .bind(account_id)
         .bind(task_id)
         .bind(cursor.unwrap_or(""))
         .bind(i64::from(limit) + 1)
-        .fetch_all(&self.pool)
-        .await?;
+        .fetch_all(pool)
+        .await)?;
         Ok(Page::from_rows(rows, limit, |session| &session.id))
     }
 
     /// Every session in one of `statuses`, oldest first, of every account.
     pub async fn sessions_in(&self, statuses: &[SessionStatus]) -> Result<Vec<Session>> {
-        let wanted = statuses
-            .iter()
-            .map(|status| status.as_str())
+        let columns = COLUMNS.get(self.backend());
+        if statuses.is_empty() {
+            return Ok(Vec::new());
+        }
+        let wanted = (1..=statuses.len())
+            .map(|n| format!("${n}"))
             .collect::<Vec<_>>()
-            .join(",");
-        Ok(sqlx::query_as(&format!(
-            "SELECT {COLUMNS} FROM sessions WHERE instr(',' || $1 || ',', ',' || status || ',') > 0 \
-             ORDER BY id"
-        ))
-        .bind(wanted)
-        .fetch_all(&self.pool)
-        .await?)
+            .join(", ");
+        let sql = format!("SELECT {columns} FROM sessions WHERE status IN ({wanted}) ORDER BY id");
+        Ok(on_pool!(self, |pool| {
+            let mut query = sqlx::query_as(&sql);
+            for status in statuses {
+                query = query.bind(*status);
+            }
+            query.fetch_all(pool).await
+        })?)
     }
 
     /// Every idle session with its task's idle timeout, in one query (the
     /// background sweep asks every second).
     pub async fn idle_sessions(&self) -> Result<Vec<IdleSession>> {
-        Ok(sqlx::query_as(
+        Ok(on_pool!(self, |pool| sqlx::query_as(
             "SELECT s.id AS session_id, s.account_id, s.last_activity_at, t.idle_timeout_seconds \
              FROM sessions s JOIN tasks t ON t.id = s.task_id WHERE s.status = 'idle'",
         )
-        .fetch_all(&self.pool)
-        .await?)
+        .fetch_all(pool)
+        .await)?)
     }
 
     /// Writes back every changing field of `session`, stamping `updated_at`.
     pub async fn save_session(&self, session: &mut Session) -> Result<()> {
         session.updated_at = now();
-        sqlx::query(
+        on_pool!(self, |pool| sqlx::query(
             "UPDATE sessions SET title = $2, status = $3, harness_session_id = $4, \
              workspace = $5, current_turn = $6, waiting_since = $7, retries = $8, \
              close_reason = $9, error_message = $10, last_activity_at = $11, updated_at = $12 \
@@ -289,8 +351,9 @@ impl Store {
         .bind(&session.error_message)
         .bind(&session.last_activity_at)
         .bind(&session.updated_at)
-        .execute(&self.pool)
-        .await?;
+        .execute(pool)
+        .await
+        .map(|done| done.rows_affected()))?;
         Ok(())
     }
 }

@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 use super::usage::{totals_json, usage_of};
-use super::{Page, Result, Store, UsageTotals, new_id, now};
+use super::{Page, PerBackend, Result, Store, UsageTotals, new_id, now, on_pool};
 
 /// A task as stored, with what its listing shows of its sessions.
 #[derive(Debug, Clone, Serialize, sqlx::FromRow, utoipa::ToSchema)]
@@ -74,7 +74,9 @@ pub struct NewTask {
     pub owner: Option<String>,
 }
 
-const SELECT: &str = concat!(
+macro_rules! select {
+    ($dialect:ident) => {
+        concat!(
     "SELECT t.id, t.account_id, t.title, t.environment_id, \
     t.idle_timeout_seconds, t.created_by, a.name AS created_by_name, \
     t.owner, m.name AS owner_name, t.last_message_preview, \
@@ -83,19 +85,28 @@ const SELECT: &str = concat!(
     (SELECT MAX(s.retries) FROM sessions s WHERE s.task_id = t.id AND s.status = 'waiting') \
         AS waiting_retries, \
     t.created_at, t.updated_at, ",
-    usage_of!(
+    usage_of!($dialect,
         "c.account_id = t.account_id AND c.run_id IN (SELECT s.id FROM sessions s WHERE s.task_id = t.id)"
     ),
     " AS usage \
     FROM tasks t JOIN agents a ON a.id = t.created_by LEFT JOIN members m ON m.id = t.owner"
-);
+        )
+    };
+}
+
+/// A task with its listing's columns, its usage rolled up.
+const SELECT: PerBackend<&str> = PerBackend {
+    sqlite: select!(sqlite),
+    postgres: select!(postgres),
+};
 
 impl Store {
     /// Stores a new task of `account_id`.
     pub async fn create_task(&self, account_id: &str, new: NewTask) -> Result<Task> {
         let id = new_id("task")?;
         let created_at = now();
-        sqlx::query(
+        on_pool!(self, |pool| {
+            sqlx::query(
             "INSERT INTO tasks (id, account_id, title, environment_id, idle_timeout_seconds, \
              created_by, owner, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)",
         )
@@ -107,8 +118,9 @@ impl Store {
         .bind(&new.created_by)
         .bind(&new.owner)
         .bind(&created_at)
-        .execute(&self.pool)
-        .await?;
+        .execute(pool)
+        .await.map(|done| done.rows_affected())
+        })?;
         Ok(self
             .task(account_id, &id)
             .await?
@@ -117,13 +129,14 @@ impl Store {
 
     /// The account's task `id`.
     pub async fn task(&self, account_id: &str, id: &str) -> Result<Option<Task>> {
-        Ok(
-            sqlx::query_as(&format!("{SELECT} WHERE t.account_id = $1 AND t.id = $2"))
-                .bind(account_id)
-                .bind(id)
-                .fetch_optional(&self.pool)
-                .await?,
-        )
+        let select = SELECT.get(self.backend());
+        Ok(on_pool!(self, |pool| sqlx::query_as(&format!(
+            "{select} WHERE t.account_id = $1 AND t.id = $2"
+        ))
+        .bind(account_id)
+        .bind(id)
+        .fetch_optional(pool)
+        .await)?)
     }
 
     /// A page of the account's tasks, newest first, before `cursor`; with
@@ -135,27 +148,31 @@ impl Store {
         cursor: Option<&str>,
         limit: u32,
     ) -> Result<Page<Task>> {
-        let rows: Vec<Task> = sqlx::query_as(&format!(
-            "{SELECT} WHERE t.account_id = $1 AND ($2 = '' OR t.id < $2) \
+        let select = SELECT.get(self.backend());
+        let rows: Vec<Task> = on_pool!(self, |pool| sqlx::query_as(&format!(
+            "{select} WHERE t.account_id = $1 AND ($2 = '' OR t.id < $2) \
              AND (NOT $3 OR t.owner IS NULL) ORDER BY t.id DESC LIMIT $4"
         ))
         .bind(account_id)
         .bind(cursor.unwrap_or(""))
         .bind(unowned)
         .bind(i64::from(limit) + 1)
-        .fetch_all(&self.pool)
-        .await?;
+        .fetch_all(pool)
+        .await)?;
         Ok(Page::from_rows(rows, limit, |task| &task.id))
     }
 
     /// Records the last thing the agent said on the task.
     pub async fn set_task_preview(&self, task_id: &str, preview: &str) -> Result<()> {
-        sqlx::query("UPDATE tasks SET last_message_preview = $2, updated_at = $3 WHERE id = $1")
-            .bind(task_id)
-            .bind(preview)
-            .bind(now())
-            .execute(&self.pool)
-            .await?;
+        on_pool!(self, |pool| sqlx::query(
+            "UPDATE tasks SET last_message_preview = $2, updated_at = $3 WHERE id = $1"
+        )
+        .bind(task_id)
+        .bind(preview)
+        .bind(now())
+        .execute(pool)
+        .await
+        .map(|done| done.rows_affected()))?;
         Ok(())
     }
 }

@@ -1,9 +1,8 @@
 //! Bearer tokens: handed out once, kept only as their SHA-256.
 
 use sha2::{Digest as _, Sha256};
-use sqlx::{Sqlite, Transaction};
 
-use super::{Result, Store, StoreError, new_id, now, random_hex};
+use super::{Result, Store, StoreError, new_id, now, on_pool, random_hex};
 
 /// Who a token acts for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,37 +23,42 @@ pub struct Principal {
 }
 
 /// What a token is stored as: the hex SHA-256 of its text.
-fn hash(token: &str) -> String {
+pub(super) fn hash(token: &str) -> String {
     crate::hex::encode(&Sha256::digest(token.as_bytes()))
 }
 
-/// Makes a token for `owner` in `account_id` inside `tx` and returns its text.
-pub(super) async fn issue(
-    tx: &mut Transaction<'_, Sqlite>,
-    account_id: &str,
-    owner: &TokenOwner,
-) -> Result<String> {
-    let token = format!(
+/// A new token's text.
+pub(super) fn new_token() -> Result<String> {
+    Ok(format!(
         "cinch_{}",
         random_hex(32).map_err(|error| StoreError::Database(error.into()))?
-    );
-    let (member_id, agent_id) = match owner {
-        TokenOwner::Member(id) => (Some(id.as_str()), None),
-        TokenOwner::Agent(id) => (None, Some(id.as_str())),
-    };
-    sqlx::query(
-        "INSERT INTO tokens (hash, account_id, member_id, agent_id, created_at) \
-         VALUES ($1, $2, $3, $4, $5)",
-    )
-    .bind(hash(&token))
-    .bind(account_id)
-    .bind(member_id)
-    .bind(agent_id)
-    .bind(now())
-    .execute(&mut **tx)
-    .await?;
-    Ok(token)
+    ))
 }
+
+/// Makes a token for `$owner` (a [`TokenOwner`]) in `$account_id` inside the
+/// transaction `$tx`, of either backend, and evaluates to its text.
+macro_rules! issue {
+    ($tx:ident, $account_id:expr, $owner:expr) => {{
+        let token = $crate::store::tokens::new_token()?;
+        let (member_id, agent_id) = match $owner {
+            $crate::store::TokenOwner::Member(id) => (Some(id.as_str()), None),
+            $crate::store::TokenOwner::Agent(id) => (None, Some(id.as_str())),
+        };
+        sqlx::query(
+            "INSERT INTO tokens (hash, account_id, member_id, agent_id, created_at) \
+             VALUES ($1, $2, $3, $4, $5)",
+        )
+        .bind($crate::store::tokens::hash(&token))
+        .bind($account_id)
+        .bind(member_id)
+        .bind(agent_id)
+        .bind($crate::store::now())
+        .execute(&mut *$tx)
+        .await?;
+        token
+    }};
+}
+pub(super) use issue;
 
 /// Whom a new token is for, by name.
 #[derive(Debug, Clone)]
@@ -68,29 +72,31 @@ pub enum TokenFor<'a> {
 impl Store {
     /// A new token for a member or an agent of `account_id`.
     pub async fn create_token(&self, account_id: &str, who: TokenFor<'_>) -> Result<String> {
-        let mut tx = self.pool.begin().await?;
-        let owner = match who {
-            TokenFor::Member(name) => {
-                sqlx::query(
-                    "INSERT INTO members (id, account_id, name, role, created_at) \
+        on_pool!(self, |pool| {
+            let mut tx = pool.begin().await?;
+            let owner = match &who {
+                TokenFor::Member(name) => {
+                    sqlx::query(
+                        "INSERT INTO members (id, account_id, name, role, created_at) \
                      VALUES ($1, $2, $3, 'member', $4) ON CONFLICT (account_id, name) DO NOTHING",
-                )
-                .bind(new_id("mem")?)
-                .bind(account_id)
-                .bind(name)
-                .bind(now())
-                .execute(&mut *tx)
-                .await?;
-                let (id,): (String,) =
-                    sqlx::query_as("SELECT id FROM members WHERE account_id = $1 AND name = $2")
-                        .bind(account_id)
-                        .bind(name)
-                        .fetch_one(&mut *tx)
-                        .await?;
-                TokenOwner::Member(id)
-            }
-            TokenFor::Agent(name) => {
-                sqlx::query(
+                    )
+                    .bind(new_id("mem")?)
+                    .bind(account_id)
+                    .bind(name)
+                    .bind(now())
+                    .execute(&mut *tx)
+                    .await?;
+                    let (id,): (String,) = sqlx::query_as(
+                        "SELECT id FROM members WHERE account_id = $1 AND name = $2",
+                    )
+                    .bind(account_id)
+                    .bind(name)
+                    .fetch_one(&mut *tx)
+                    .await?;
+                    TokenOwner::Member(id)
+                }
+                TokenFor::Agent(name) => {
+                    sqlx::query(
                     "INSERT INTO agents (id, account_id, name, connected, enabled, created_at) \
                      VALUES ($1, $2, $3, FALSE, TRUE, $4) ON CONFLICT (account_id, name) DO NOTHING",
                 )
@@ -100,18 +106,19 @@ impl Store {
                 .bind(now())
                 .execute(&mut *tx)
                 .await?;
-                let (id,): (String,) =
-                    sqlx::query_as("SELECT id FROM agents WHERE account_id = $1 AND name = $2")
-                        .bind(account_id)
-                        .bind(name)
-                        .fetch_one(&mut *tx)
-                        .await?;
-                TokenOwner::Agent(id)
-            }
-        };
-        let token = issue(&mut tx, account_id, &owner).await?;
-        tx.commit().await?;
-        Ok(token)
+                    let (id,): (String,) =
+                        sqlx::query_as("SELECT id FROM agents WHERE account_id = $1 AND name = $2")
+                            .bind(account_id)
+                            .bind(name)
+                            .fetch_one(&mut *tx)
+                            .await?;
+                    TokenOwner::Agent(id)
+                }
+            };
+            let token = issue!(tx, account_id, &owner);
+            tx.commit().await?;
+            Ok(token)
+        })
     }
 
     /// Who `token` acts for, when it is a token of this store.
@@ -121,10 +128,12 @@ impl Store {
             return Ok(Some(principal));
         }
         let row: Option<(String, Option<String>, Option<String>)> =
-            sqlx::query_as("SELECT account_id, member_id, agent_id FROM tokens WHERE hash = $1")
-                .bind(&hash)
-                .fetch_optional(&self.pool)
-                .await?;
+            on_pool!(self, |pool| sqlx::query_as(
+                "SELECT account_id, member_id, agent_id FROM tokens WHERE hash = $1"
+            )
+            .bind(&hash)
+            .fetch_optional(pool)
+            .await)?;
         let principal = row.and_then(|(account_id, member, agent)| {
             let owner = match (member, agent) {
                 (Some(member), None) => TokenOwner::Member(member),
@@ -177,16 +186,16 @@ mod tests {
 
     #[tokio::test]
     async fn tokens_are_stored_hashed_and_authenticate_their_owner() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("t.db")).await.unwrap();
+        let (store, _dir) = crate::store::test_store().await;
         let token = store.bootstrap().await.unwrap().unwrap();
         assert!(store.bootstrap().await.unwrap().is_none());
         let principal = store.authenticate(&token).await.unwrap().unwrap();
         assert!(matches!(principal.owner, TokenOwner::Member(_)));
         assert!(store.authenticate("cinch_nope").await.unwrap().is_none());
-        let stored: Vec<(String,)> = sqlx::query_as("SELECT hash FROM tokens")
-            .fetch_all(&store.pool)
-            .await
+        let stored: Vec<(String,)> =
+            on_pool!(store, |pool| sqlx::query_as("SELECT hash FROM tokens")
+                .fetch_all(pool)
+                .await)
             .unwrap();
         assert_eq!(stored, [(hash(&token),)]);
 

@@ -2,7 +2,7 @@
 //! harness and CLI version (written with a turn's result, in
 //! [`Store::record_call_result`]).
 
-use super::{Result, Store};
+use super::{Result, Store, on_pool};
 
 /// An event type a driver did not know, as seen with one CLI version.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
@@ -23,11 +23,11 @@ impl Store {
     /// Every unknown event type seen, ordered by harness, CLI version and
     /// first sighting.
     pub async fn unknown_events(&self) -> Result<Vec<SeenUnknown>> {
-        Ok(sqlx::query_as(
+        Ok(on_pool!(self, |pool| sqlx::query_as(
             "SELECT harness, cli_version, event_type, first_seen, count FROM unknown_events \
              ORDER BY harness, cli_version, first_seen, event_type",
         )
-        .fetch_all(&self.pool)
-        .await?)
+        .fetch_all(pool)
+        .await)?)
     }
 }

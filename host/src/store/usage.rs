@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Result, Store};
+use super::{PerBackend, Result, Store, on_pool};
 
 /// The tokens and cost of some turns.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
@@ -37,27 +37,35 @@ impl TryFrom<String> for UsageTotals {
     }
 }
 
-/// The totals of the calls `c` of a query, as one JSON object.
+/// The totals of the calls `c` of a query, as one JSON object's text in
+/// the `sqlite` or `postgres` dialect.
 macro_rules! totals_json {
-    () => {
-        "json_object('turns', COUNT(c.result), \
+    (sqlite) => {
+        concat!("json_object(", totals_json!(fields), ")")
+    };
+    (postgres) => {
+        concat!("CAST(json_build_object(", totals_json!(fields), ") AS TEXT)")
+    };
+    (fields) => {
+        "'turns', COUNT(c.result), \
          'input_tokens', COALESCE(SUM(c.input_tokens), 0), \
          'output_tokens', COALESCE(SUM(c.output_tokens), 0), \
          'cached_input_tokens', COALESCE(SUM(c.cached_input_tokens), 0), \
          'cost_usd', COALESCE(SUM(c.cost_usd), 0.0) + 0.0, \
          'reported_cost_usd', COALESCE(SUM(CASE WHEN c.cost_source = 'reported' THEN c.cost_usd END), 0.0) + 0.0, \
          'estimated_cost_usd', COALESCE(SUM(CASE WHEN c.cost_source = 'estimated' THEN c.cost_usd END), 0.0) + 0.0, \
-         'turns_without_cost', COUNT(CASE WHEN c.result IS NOT NULL AND c.cost_usd IS NULL THEN 1 END))"
+         'turns_without_cost', COUNT(CASE WHEN c.result IS NOT NULL AND c.cost_usd IS NULL THEN 1 END)"
     };
 }
 
 /// The totals of the calls `c` that `$filter` (an SQL condition) selects, as
-/// one JSON column: a session's, task's or account's row carries its usage.
+/// one JSON column in `$dialect`: a session's, task's or account's row
+/// carries its usage.
 macro_rules! usage_of {
-    ($filter:literal) => {
+    ($dialect:ident, $filter:literal) => {
         concat!(
             "(SELECT ",
-            totals_json!(),
+            totals_json!($dialect),
             " FROM code_task_calls c WHERE ",
             $filter,
             ")"
@@ -66,7 +74,10 @@ macro_rules! usage_of {
 }
 pub(super) use {totals_json, usage_of};
 
-const TOTALS: &str = totals_json!();
+const TOTALS: PerBackend<&str> = PerBackend {
+    sqlite: totals_json!(sqlite),
+    postgres: totals_json!(postgres),
+};
 
 /// What an account's usage is grouped by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
@@ -113,28 +124,29 @@ impl Store {
     ) -> Result<(UsageTotals, Vec<UsageRow>)> {
         let filter = "c.account_id = $1 AND ($2 = '' OR c.created_at >= $2) \
                       AND ($3 = '' OR c.created_at < $3)";
-        let (total,): (String,) = sqlx::query_as(&format!(
-            "SELECT {TOTALS} FROM code_task_calls c WHERE {filter}"
+        let totals = TOTALS.get(self.backend());
+        let (total,): (String,) = on_pool!(self, |pool| sqlx::query_as(&format!(
+            "SELECT {totals} FROM code_task_calls c WHERE {filter}"
         ))
         .bind(account_id)
         .bind(from.unwrap_or(""))
         .bind(to.unwrap_or(""))
-        .fetch_one(&self.pool)
-        .await?;
+        .fetch_one(pool)
+        .await)?;
         let total = UsageTotals::try_from(total)?;
         let Some(group) = group_by else {
             return Ok((total, Vec::new()));
         };
         let key = group.key();
-        let rows: Vec<(Option<String>, String)> = sqlx::query_as(&format!(
-            "SELECT {key}, {TOTALS} FROM code_task_calls c WHERE {filter} \
+        let rows: Vec<(Option<String>, String)> = on_pool!(self, |pool| sqlx::query_as(&format!(
+            "SELECT {key}, {totals} FROM code_task_calls c WHERE {filter} \
              GROUP BY {key} ORDER BY {key}"
         ))
         .bind(account_id)
         .bind(from.unwrap_or(""))
         .bind(to.unwrap_or(""))
-        .fetch_all(&self.pool)
-        .await?;
+        .fetch_all(pool)
+        .await)?;
         let rows = rows
             .into_iter()
             .map(|(key, totals)| {

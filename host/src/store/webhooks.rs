@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::{Page, Result, Store, StoreError, new_id, now};
+use super::{Page, Result, Store, StoreError, new_id, now, on_pool};
 
 /// The vault entry that holds a webhook's signing secret.
 const SECRET_KEY: &str = "signing_secret";
@@ -24,8 +24,7 @@ pub struct Webhook {
 }
 
 /// Where a delivery stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, sqlx::Type, utoipa::ToSchema)]
-#[sqlx(type_name = "TEXT", rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum DeliveryState {
     /// Not yet answered 2xx; another attempt is due.
@@ -35,6 +34,21 @@ pub enum DeliveryState {
     /// Never answered 2xx within a day of attempts.
     Failed,
 }
+
+impl DeliveryState {
+    pub(super) const ALL: [Self; 3] = [Self::Pending, Self::Delivered, Self::Failed];
+
+    /// Its name as stored.
+    pub(super) fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::Delivered => "delivered",
+            Self::Failed => "failed",
+        }
+    }
+}
+
+super::text_column!(DeliveryState);
 
 /// One event sent (or to be sent) to one webhook.
 #[derive(Debug, Clone, sqlx::FromRow)]
@@ -118,55 +132,63 @@ impl Store {
             &webhook.id,
             &BTreeMap::from([(SECRET_KEY.to_owned(), secret.to_owned())]),
         )?;
-        sqlx::query(
+        on_pool!(self, |pool| sqlx::query(
             "INSERT INTO webhooks (id, account_id, url, created_at) VALUES ($1, $2, $3, $4)",
         )
         .bind(&webhook.id)
         .bind(&webhook.account_id)
         .bind(&webhook.url)
         .bind(&webhook.created_at)
-        .execute(&self.pool)
-        .await?;
+        .execute(pool)
+        .await
+        .map(|done| done.rows_affected()))?;
         Ok(webhook)
     }
 
     /// The account's webhooks, oldest first.
     pub async fn webhooks(&self, account_id: &str) -> Result<Vec<Webhook>> {
-        Ok(sqlx::query_as(
+        Ok(on_pool!(self, |pool| {
+            sqlx::query_as(
             "SELECT id, account_id, url, created_at FROM webhooks WHERE account_id = $1 ORDER BY id",
         )
         .bind(account_id)
-        .fetch_all(&self.pool)
-        .await?)
+        .fetch_all(pool)
+        .await
+        })?)
     }
 
     /// The account's webhook `id`.
     pub async fn webhook(&self, account_id: &str, id: &str) -> Result<Option<Webhook>> {
-        Ok(sqlx::query_as(
+        Ok(on_pool!(self, |pool| {
+            sqlx::query_as(
             "SELECT id, account_id, url, created_at FROM webhooks WHERE account_id = $1 AND id = $2",
         )
         .bind(account_id)
         .bind(id)
-        .fetch_optional(&self.pool)
-        .await?)
+        .fetch_optional(pool)
+        .await
+        })?)
     }
 
     /// Deletes the account's webhook `id` with its deliveries and secret;
     /// whether there was one.
     pub async fn delete_webhook(&self, account_id: &str, id: &str) -> Result<bool> {
-        let mut tx = self.pool.begin().await?;
-        sqlx::query("DELETE FROM webhook_deliveries WHERE account_id = $1 AND webhook_id = $2")
-            .bind(account_id)
-            .bind(id)
-            .execute(&mut *tx)
-            .await?;
-        let done = sqlx::query("DELETE FROM webhooks WHERE account_id = $1 AND id = $2")
-            .bind(account_id)
-            .bind(id)
-            .execute(&mut *tx)
-            .await?;
-        tx.commit().await?;
-        if done.rows_affected() == 0 {
+        let done = on_pool!(self, |pool| {
+            let mut tx = pool.begin().await?;
+            sqlx::query("DELETE FROM webhook_deliveries WHERE account_id = $1 AND webhook_id = $2")
+                .bind(account_id)
+                .bind(id)
+                .execute(&mut *tx)
+                .await?;
+            let done = sqlx::query("DELETE FROM webhooks WHERE account_id = $1 AND id = $2")
+                .bind(account_id)
+                .bind(id)
+                .execute(&mut *tx)
+                .await?;
+            tx.commit().await?;
+            done.rows_affected()
+        });
+        if done == 0 {
             return Ok(false);
         }
         self.vault.remove(id)?;
@@ -207,7 +229,7 @@ impl Store {
         created_at: &str,
     ) -> Result<Delivery> {
         let id = new_id("dlv")?;
-        sqlx::query(
+        on_pool!(self, |pool| sqlx::query(
             "INSERT INTO webhook_deliveries (id, webhook_id, account_id, event, payload, state, \
              attempts, next_attempt_at, created_at) VALUES ($1, $2, $3, $4, $5, $6, 0, $7, $7)",
         )
@@ -218,37 +240,40 @@ impl Store {
         .bind(payload)
         .bind(DeliveryState::Pending)
         .bind(created_at)
-        .execute(&self.pool)
-        .await?;
+        .execute(pool)
+        .await
+        .map(|done| done.rows_affected()))?;
         self.delivery_by_id(&id).await
     }
 
     async fn delivery_by_id(&self, id: &str) -> Result<Delivery> {
-        Ok(sqlx::query_as(&format!(
+        Ok(on_pool!(self, |pool| sqlx::query_as(&format!(
             "SELECT {DELIVERY_COLUMNS} FROM webhook_deliveries WHERE id = $1"
         ))
         .bind(id)
-        .fetch_one(&self.pool)
-        .await?)
+        .fetch_one(pool)
+        .await)?)
     }
 
     /// Pending deliveries due at `at` (RFC 3339), oldest first, at most `limit`.
     pub async fn due_deliveries(&self, at: &str, limit: u32) -> Result<Vec<DueDelivery>> {
-        let rows: Vec<Delivery> = sqlx::query_as(&format!(
+        let rows: Vec<Delivery> = on_pool!(self, |pool| sqlx::query_as(&format!(
             "SELECT {DELIVERY_COLUMNS} FROM webhook_deliveries \
              WHERE state = $1 AND next_attempt_at <= $2 ORDER BY next_attempt_at, id LIMIT $3"
         ))
         .bind(DeliveryState::Pending)
         .bind(at)
         .bind(i64::from(limit))
-        .fetch_all(&self.pool)
-        .await?;
+        .fetch_all(pool)
+        .await)?;
         let mut due = Vec::with_capacity(rows.len());
         for delivery in rows {
-            let url: Option<(String,)> = sqlx::query_as("SELECT url FROM webhooks WHERE id = $1")
-                .bind(&delivery.webhook_id)
-                .fetch_optional(&self.pool)
-                .await?;
+            let url: Option<(String,)> = on_pool!(self, |pool| sqlx::query_as(
+                "SELECT url FROM webhooks WHERE id = $1"
+            )
+            .bind(&delivery.webhook_id)
+            .fetch_optional(pool)
+            .await)?;
             if let Some((url,)) = url {
                 due.push(DueDelivery { delivery, url });
             }
@@ -258,11 +283,12 @@ impl Store {
 
     /// When the next pending delivery is due, if any is.
     pub async fn next_delivery_due(&self) -> Result<Option<String>> {
-        let row: Option<(Option<String>,)> =
-            sqlx::query_as("SELECT MIN(next_attempt_at) FROM webhook_deliveries WHERE state = $1")
-                .bind(DeliveryState::Pending)
-                .fetch_optional(&self.pool)
-                .await?;
+        let row: Option<(Option<String>,)> = on_pool!(self, |pool| sqlx::query_as(
+            "SELECT MIN(next_attempt_at) FROM webhook_deliveries WHERE state = $1"
+        )
+        .bind(DeliveryState::Pending)
+        .fetch_optional(pool)
+        .await)?;
         Ok(row.and_then(|(at,)| at))
     }
 
@@ -295,7 +321,7 @@ impl Store {
                 None,
             ),
         };
-        sqlx::query(
+        on_pool!(self, |pool| sqlx::query(
             "UPDATE webhook_deliveries SET state = $2, attempts = attempts + 1, \
              last_status = $3, last_error = $4, next_attempt_at = $5, delivered_at = $6 \
              WHERE id = $1",
@@ -306,8 +332,9 @@ impl Store {
         .bind(error)
         .bind(next)
         .bind(delivered_at)
-        .execute(&self.pool)
-        .await?;
+        .execute(pool)
+        .await
+        .map(|done| done.rows_affected()))?;
         Ok(())
     }
 
@@ -319,7 +346,7 @@ impl Store {
         cursor: Option<&str>,
         limit: u32,
     ) -> Result<Page<Delivery>> {
-        let rows: Vec<Delivery> = sqlx::query_as(&format!(
+        let rows: Vec<Delivery> = on_pool!(self, |pool| sqlx::query_as(&format!(
             "SELECT {DELIVERY_COLUMNS} FROM webhook_deliveries \
              WHERE account_id = $1 AND webhook_id = $2 AND ($3 = '' OR id < $3) \
              ORDER BY id DESC LIMIT $4"
@@ -328,8 +355,8 @@ impl Store {
         .bind(webhook_id)
         .bind(cursor.unwrap_or(""))
         .bind(i64::from(limit) + 1)
-        .fetch_all(&self.pool)
-        .await?;
+        .fetch_all(pool)
+        .await)?;
         Ok(Page::from_rows(rows, limit, |delivery| &delivery.id))
     }
 
@@ -341,15 +368,15 @@ impl Store {
         webhook_id: &str,
         id: &str,
     ) -> Result<Option<Delivery>> {
-        let original: Option<Delivery> = sqlx::query_as(&format!(
+        let original: Option<Delivery> = on_pool!(self, |pool| sqlx::query_as(&format!(
             "SELECT {DELIVERY_COLUMNS} FROM webhook_deliveries \
              WHERE account_id = $1 AND webhook_id = $2 AND id = $3"
         ))
         .bind(account_id)
         .bind(webhook_id)
         .bind(id)
-        .fetch_optional(&self.pool)
-        .await?;
+        .fetch_optional(pool)
+        .await)?;
         let Some(original) = original else {
             return Ok(None);
         };

@@ -13,15 +13,54 @@ use serde_json::Value;
 pub const API_KEY: &str = "sk-test-key-0123456789";
 pub const SECRET: &str = "s3cret-value-never-shown";
 
-/// A temp world: cinch's home, a repository, the fake CLI on a bin folder.
+/// A temp world: cinch's home, a repository, the fake CLI on a bin folder,
+/// and the database: the home's SQLite file, or, when
+/// `CINCH_TEST_DATABASE` names a PostgreSQL server (`.ci/run` starts one), a
+/// database of the world's own there.
 pub struct World {
     pub dir: tempfile::TempDir,
+    /// The PostgreSQL database's URL, when the world has one.
+    pub database: Option<String>,
+}
+
+/// A new database on the PostgreSQL server `CINCH_TEST_DATABASE` names, if it names one.
+pub fn test_database() -> Option<String> {
+    let server = std::env::var("CINCH_TEST_DATABASE")
+        .ok()
+        .filter(|url| !url.is_empty())?;
+    static COUNT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let name = format!(
+        "cinch_test_{}_{}_{}",
+        std::process::id(),
+        COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis()
+    );
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    Some(
+        runtime
+            .block_on(cinch::store::create_postgres_database(&server, &name))
+            .unwrap(),
+    )
 }
 
 impl World {
     pub fn new() -> Self {
+        Self::with_database(test_database())
+    }
+
+    /// A world whose cinch uses the PostgreSQL database `database` (its
+    /// home's SQLite file when `None`): several worlds may share one, as
+    /// nodes do.
+    pub fn with_database(database: Option<String>) -> Self {
         let world = Self {
             dir: tempfile::tempdir().unwrap(),
+            database,
         };
         for sub in ["bin", "repo", "user-home", "home", "out"] {
             std::fs::create_dir_all(world.path(sub)).unwrap();
@@ -32,6 +71,48 @@ impl World {
         // A test that needs other settings writes its own.
         std::fs::write(world.path("home/config.toml"), world.operator_config()).unwrap();
         world
+    }
+
+    /// Everything the database holds, as text: the SQLite file and its
+    /// write-ahead log, or every row of every table of the world's
+    /// PostgreSQL database.
+    pub fn database_text(&self) -> String {
+        let Some(url) = &self.database else {
+            let bytes: Vec<u8> = ["cinch.db", "cinch.db-wal"]
+                .iter()
+                .filter_map(|file| std::fs::read(self.path("home").join(file)).ok())
+                .flatten()
+                .collect();
+            return String::from_utf8_lossy(&bytes).into_owned();
+        };
+        use sqlx::Connection as _;
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let mut connection = sqlx::PgConnection::connect(url).await.unwrap();
+            let tables: Vec<(String,)> = sqlx::query_as(
+                "SELECT table_name::text FROM information_schema.tables \
+                 WHERE table_schema = 'public' ORDER BY table_name",
+            )
+            .fetch_all(&mut connection)
+            .await
+            .unwrap();
+            let mut text = String::new();
+            for (table,) in tables {
+                let rows: Vec<(String,)> =
+                    sqlx::query_as(&format!("SELECT CAST(t AS TEXT) FROM \"{table}\" t"))
+                        .fetch_all(&mut connection)
+                        .await
+                        .unwrap();
+                for (row,) in rows {
+                    text.push_str(&row);
+                    text.push('\n');
+                }
+            }
+            text
+        })
     }
 
     pub fn path(&self, sub: &str) -> PathBuf {
@@ -61,6 +142,9 @@ impl World {
             .env("FAKE_CLI_SCRIPT", self.script_path())
             .env("ANTHROPIC_API_KEY", API_KEY)
             .env("CINCH_LOG", "info");
+        if let Some(database) = &self.database {
+            command.env("CINCH_DATABASE", database);
+        }
         command
     }
 
@@ -373,7 +457,7 @@ impl Server {
             request = request.header("Last-Event-ID", id.to_string());
         }
         let response = request.call().unwrap();
-        assert_eq!(response.status(), 200);
+        assert_eq!(response.status(), 200, "{}", self.log());
         assert!(
             response.headers()["content-type"]
                 .to_str()

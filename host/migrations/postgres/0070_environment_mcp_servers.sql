@@ -1,0 +1,7 @@
+-- PostgreSQL's twin of ../0070_environment_mcp_servers.sql: the same schema, with BIGINT for SQLite's
+-- INTEGER, DOUBLE PRECISION for REAL, BYTEA for BLOB and jsonb for json_extract.
+
+-- An environment may list MCP servers for its harnesses: a JSON array of
+-- {name, type: stdio|http, ...}. A header that takes a secret holds only the
+-- secret's name; the value stays in the vault.
+ALTER TABLE environments ADD COLUMN mcp_servers_json TEXT NOT NULL DEFAULT '[]';
