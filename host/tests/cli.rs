@@ -29,7 +29,7 @@ fn stderr(output: &Output) -> String {
 }
 
 #[test]
-fn drivers_lists_the_four_builtins() {
+fn drivers_lists_the_builtins() {
     let home = tempfile::tempdir().unwrap();
     let output = cinch(home.path(), &["drivers"]);
     assert!(output.status.success(), "{}", stderr(&output));
@@ -45,7 +45,7 @@ fn drivers_lists_the_four_builtins() {
             .find(|line| line.starts_with(&format!("{name} ")))
             .unwrap_or_else(|| panic!("no row for {name} in:\n{text}"));
         assert!(
-            row.contains(display) && row.contains("0.1.0") && row.contains("built-in"),
+            row.contains(display) && row.contains("0.2.0") && row.contains("built-in"),
             "{row}"
         );
         assert!(row.contains("not on PATH"), "{row}");
@@ -54,7 +54,7 @@ fn drivers_lists_the_four_builtins() {
     let cached = std::fs::read_dir(home.path().join("cache/components"))
         .unwrap()
         .count();
-    assert_eq!(cached, 4);
+    assert_eq!(cached, 5);
 }
 
 #[test]
@@ -167,7 +167,7 @@ fn an_unknown_driver_names_the_installed_ones() {
     assert!(!output.status.success());
     assert!(
         stderr(&output).contains(
-            "harness.missing: no driver named `nope`; installed: claude, codex, cursor, gemini"
+            "harness.missing: no driver named `nope`; installed: acp, claude, codex, cursor, gemini"
         ),
         "{}",
         stderr(&output)

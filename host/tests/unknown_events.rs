@@ -89,11 +89,11 @@ fn unknown_events_are_counted_per_turn_and_listed_per_cli_version_with_first_see
         .iter()
         .map(|driver| driver["name"].clone())
         .collect();
-    assert_eq!(names, ["claude", "codex", "cursor", "gemini"]);
+    assert_eq!(names, ["acp", "claude", "codex", "cursor", "gemini"]);
     let claude = claude_driver(&server, &token);
     assert_eq!(claude["display_name"], "Claude Code");
     assert_eq!(claude["source"], "builtin");
-    assert_eq!(claude["contract_version"], "0.1.0");
+    assert_eq!(claude["contract_version"], "0.2.0");
     assert_eq!(claude["cli_versions"], json!([]));
     assert_eq!(server.get("/v1/drivers", "not-a-token").status, 401);
 
