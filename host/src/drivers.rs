@@ -155,6 +155,13 @@ impl Registry {
                 profile: Some(profile),
             });
         }
+        if !self.entries.iter().any(|entry| entry.name == name) {
+            return Err(UnknownDriver {
+                name: name.to_owned(),
+                installed: self.names().join(", "),
+            }
+            .into());
+        }
         let driver = self.get(name)?;
         Ok(Harness {
             driver,
@@ -176,16 +183,28 @@ impl Registry {
             .find(|entry| entry.name == name)
             .ok_or_else(|| UnknownDriver {
                 name: name.to_owned(),
-                installed: self.names().join(", "),
+                installed: self.driver_names().join(", "),
             })?;
         entry.driver.as_ref().map_err(|error| {
             anyhow::anyhow!("driver `{name}` ({}) did not load: {error}", entry.source)
         })
     }
 
-    /// The names of the harnesses there are: the drivers' and the profiles'.
+    /// The names of the harnesses there are: the drivers' (but one with no
+    /// program of its own, such as acp, which runs only as its profiles) and
+    /// the profiles'.
     pub fn names(&self) -> Vec<&str> {
-        let mut names = self.driver_names();
+        let mut names: Vec<&str> = self
+            .entries
+            .iter()
+            .filter(|entry| {
+                entry
+                    .driver
+                    .as_ref()
+                    .map_or(true, |driver| !driver.info().program.is_empty())
+            })
+            .map(|entry| entry.name.as_str())
+            .collect();
         names.extend(self.profiles.iter().map(|profile| profile.name.as_str()));
         names.sort_unstable();
         names.dedup();

@@ -13,9 +13,9 @@
 //!
 //! A conversation turn (an ACP agent) gets a pipe for stdin: the supervisor
 //! forwards every line the host appends to the turn's `stdin.jsonl`, in
-//! order, as the file grows, and closes the pipe when the host writes
-//! `close-stdin` (the CLI then has [`CLOSE_GRACE`] before its group is
-//! ended). The pipe is the supervisor's, so a host that dies and comes back
+//! order, as the file grows, and closes the pipe [`CLOSE_SETTLE`] after the
+//! host writes `close-stdin` (the CLI then has [`CLOSE_GRACE`] before its
+//! group is ended). The pipe is the supervisor's, so a host that dies and comes back
 //! finds the conversation where it left it.
 //!
 //! It sleeps until something happens: the CLI's exit (a pidfd), a change in
@@ -44,6 +44,11 @@ use crate::sandbox::Cgroup;
 
 /// How long the CLI has between SIGTERM and SIGKILL.
 pub const KILL_GRACE: Duration = Duration::from_secs(10);
+
+/// How long a conversation's CLI keeps its stdin after the host has its
+/// answer: an agent records its session after answering (qwen-code writes
+/// the model's reply to its session file then), and some exit at once on EOF.
+pub const CLOSE_SETTLE: Duration = Duration::from_secs(1);
 
 /// How long a conversation's CLI has after its stdin is closed before its
 /// group is ended (ACP agents such as claude-agent-acp never exit on EOF).
@@ -200,6 +205,8 @@ fn supervise(mut child: std::process::Child, launch: &Launch, turn: &TurnDir) ->
             channel.forward();
             if close_asked_at.is_none() && turn.close_stdin().exists() {
                 close_asked_at = Some(Instant::now());
+            }
+            if close_asked_at.is_some_and(|at| at.elapsed() >= CLOSE_SETTLE) {
                 channel.close_when_flushed();
             }
         }
@@ -222,7 +229,8 @@ fn supervise(mut child: std::process::Child, launch: &Launch, turn: &TurnDir) ->
                     soonest(limit - quiet);
                     None
                 });
-            let closed_long_enough = close_asked_at.is_some_and(|at| at.elapsed() >= CLOSE_GRACE);
+            let close_ends = CLOSE_SETTLE + CLOSE_GRACE;
+            let closed_long_enough = close_asked_at.is_some_and(|at| at.elapsed() >= close_ends);
             if let Some(reason) = reason {
                 if !turn.stop().exists() {
                     let _ = write_private(&turn.stop(), reason.as_str().as_bytes());
@@ -237,7 +245,11 @@ fn supervise(mut child: std::process::Child, launch: &Launch, turn: &TurnDir) ->
             } else {
                 soonest(Duration::from_millis(deadline_ms.saturating_sub(now)));
                 if let Some(at) = close_asked_at {
-                    soonest(CLOSE_GRACE.saturating_sub(at.elapsed()));
+                    let elapsed = at.elapsed();
+                    if elapsed < CLOSE_SETTLE {
+                        soonest(CLOSE_SETTLE - elapsed);
+                    }
+                    soonest(close_ends.saturating_sub(elapsed));
                 }
             }
         }

@@ -67,6 +67,39 @@ fn cinch_drivers_and_check_show_a_declared_harness() {
 }
 
 #[test]
+fn the_acp_drivers_harnesses_are_listed_and_checked_by_name() {
+    let world = World::new();
+    let output = world.cinch().arg("drivers").output().unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let listing = stdout(&output);
+    for (name, program) in [
+        ("opencode", "opencode"),
+        ("qwen", "qwen"),
+        ("claude-acp", "claude-agent-acp"),
+        ("codex-acp", "codex-acp"),
+        ("gemini-acp", "gemini"),
+    ] {
+        let row = listing
+            .lines()
+            .find(|line| line.starts_with(&format!("{name} ")))
+            .unwrap_or_else(|| panic!("no {name} row in:\n{listing}"));
+        assert!(row.contains("acp driver"), "{row}");
+        assert!(row.contains(&format!("{program} not on PATH")), "{row}");
+    }
+    let acp = listing
+        .lines()
+        .find(|line| line.starts_with("acp "))
+        .unwrap();
+    assert!(acp.contains("no program of its own"), "{acp}");
+
+    // `cinch check` of every harness names the profiles, not the bare driver.
+    let output = world.cinch().arg("check").output().unwrap();
+    let text = stdout(&output);
+    assert!(text.contains("qwen: not installed"), "{text}");
+    assert!(!text.lines().any(|line| line.starts_with("acp:")), "{text}");
+}
+
+#[test]
 fn a_turn_of_a_declared_harness_runs_its_program_with_its_arguments_and_env() {
     let world = World::new();
     declared(&world);
@@ -117,6 +150,11 @@ fn the_api_lists_a_declared_harness_with_the_drivers() {
         .collect();
     assert!(names.contains(&"my-claude"), "{models}");
     assert!(names.contains(&"claude"), "{models}");
+    assert!(names.contains(&"qwen"), "{models}");
+    assert!(
+        !names.contains(&"acp"),
+        "acp runs only as its harnesses: {models}"
+    );
     let entry = models
         .as_array()
         .unwrap()

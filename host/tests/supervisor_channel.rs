@@ -1,7 +1,7 @@
 //! The supervisor's conversation channel through `cinch supervise`: the lines
 //! of a turn's `stdin.jsonl` reach the CLI's stdin as the file grows, and
-//! `close-stdin` closes it; a CLI that does not exit on EOF is ended after a
-//! short grace, with no stop reason (the turn was not stopped).
+//! `close-stdin` closes it a moment later; a CLI that does not exit on EOF is
+//! ended after a short grace, with no stop reason (the turn was not stopped).
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -152,8 +152,8 @@ fn a_cli_that_outlives_its_closed_stdin_is_ended_after_the_grace() {
     assert_eq!(record["signal"], libc_sigterm(), "{record}");
     assert_eq!(record["survivors"], json!([]));
     assert!(
-        waited >= Duration::from_secs(2),
-        "the CLI had its grace: {waited:?}"
+        waited >= Duration::from_secs(3),
+        "the CLI had its settle and its grace: {waited:?}"
     );
     assert!(!turn.join("stop").exists(), "the turn was not stopped");
 }

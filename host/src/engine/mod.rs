@@ -537,6 +537,12 @@ impl Engine {
         let mut base_env = self.base_env();
         base_env.extend(request.env.clone());
         base_env.insert("TMPDIR".to_owned(), tmpdir.display().to_string());
+        // Claude Code (as claude-agent-acp bundles it) runs its shell tool in
+        // this folder, else in /tmp, which the sandbox keeps it out of.
+        base_env.insert(
+            "CLAUDE_CODE_TMPDIR".to_owned(),
+            tmpdir.display().to_string(),
+        );
         let env = harness::environment(base_env, &self.config, &run, &turn_id, &command);
         let home_dir = env.get("HOME").map(PathBuf::from);
         if let (Some(profile), Some(home)) = (harness.profile, home_dir.as_deref()) {
