@@ -51,7 +51,8 @@ def wait_turns(base, token, path, turns):
         if idle and sum(m["type"] == "assistant" for m in messages) == turns:
             return
         time.sleep(0.05)
-    sys.exit(f"the session at {path} never finished turn {turns}")
+    session = call(base, token, "GET", path)["data"]
+    sys.exit(f"the session at {path} never finished turn {turns}: {json.dumps(session)}")
 
 
 def main():
@@ -125,6 +126,10 @@ def seed(cinch, world, name, bin_dir, repo, script, database):
     server, the page's URL and the admin's token."""
     home = os.path.join(world, f"home-{name}")
     os.makedirs(home)
+    # The operator passes the fake CLI its script and key, and lets it read them.
+    with open(os.path.join(home, "config.toml"), "w") as file:
+        file.write('[serve]\npass_env = ["FAKE_CLI_SCRIPT", "ANTHROPIC_API_KEY"]\n\n'
+                   f'[sandbox]\nread_only = [{json.dumps(world)}]\n')
     port = free_port()
     env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": world, "CINCH_HOME": home,
            "FAKE_CLI_SCRIPT": script, "ANTHROPIC_API_KEY": "sk-bench-000000"}
@@ -137,6 +142,16 @@ def seed(cinch, world, name, bin_dir, repo, script, database):
         server.wait()
         sys.exit(f"cinch serve on {name} printed no token: give it an empty database")
     base = f"http://127.0.0.1:{port}"
+    # The token is printed before the server listens.
+    deadline = time.time() + 60
+    while True:
+        try:
+            urllib.request.urlopen(f"{base}/openapi.json", timeout=5).close()
+            break
+        except OSError:
+            if time.time() > deadline:
+                sys.exit(f"cinch serve on {name} never listened")
+            time.sleep(0.1)
     account = call(base, token, "GET", "/v1/accounts")["data"][0]["id"]
     prefix = f"/v1/accounts/{account}"
     environment = call(base, token, "POST", f"{prefix}/environments",
