@@ -14,8 +14,10 @@
 //! are the `cinch` binary of the same profile (built with cargo when needed),
 //! or `CINCH_BIN`.
 //!
-//! `cargo bench -p cinch-tests --bench turns`; `CINCH_BENCH_TURNS` and
-//! `CINCH_BENCH_SECONDS` change the size of the third (default 200 and 10),
+//! `cargo bench -p cinch-tests --bench turns`; `CINCH_BENCH_TURNS`,
+//! `CINCH_BENCH_RATE` (lines a second per turn) and `CINCH_BENCH_SECONDS`
+//! change the size of the third (default 200, 50 and 10; the second
+//! size is 1000 turns at 10 lines a second),
 //! `CINCH_BENCH_ONLY=latency,checkpoints,load` runs only those named, and
 //! `CINCH_BENCH_DUMP=<file>` writes the third's latencies there, a tick a line.
 
@@ -51,10 +53,10 @@ const CHANGED: usize = 10;
 /// Each checkpoint timing is the median of this many rounds.
 const ROUNDS: usize = 7;
 
-/// The third: lines a second per turn.
+/// The third: lines a second per turn, unless `CINCH_BENCH_RATE` says.
 const LOAD_RATE: f64 = 50.0;
-/// A turn whose median latency is over this (µs) was woken by the engine's
-/// 250 ms timer, not by the file system.
+/// A turn whose median latency is over this (µs) was woken by a 250 ms
+/// timer, not by the file system.
 const TIMER_PACED_US: u64 = 50_000;
 /// Threads starting the turns.
 const STARTERS: usize = 4;
@@ -65,6 +67,7 @@ const API_KEY: &str = "sk-cinch-bench-not-a-key";
 fn main() {
     let turns: usize = env_number("CINCH_BENCH_TURNS").unwrap_or(200);
     let seconds: u64 = env_number("CINCH_BENCH_SECONDS").unwrap_or(10);
+    let rate: f64 = env_number("CINCH_BENCH_RATE").unwrap_or(LOAD_RATE);
     let (soft, hard) = raise_fd_limit();
     let scratch = tempfile::Builder::new()
         .prefix("cinch-bench-turns-")
@@ -89,7 +92,7 @@ fn main() {
     let runs = |name: &str| only.is_empty() || only.split(',').any(|one| one == name);
     let latency = runs("latency").then(|| bench_latency(root, &bin, &cinch, &runtime));
     let checkpoints = runs("checkpoints").then(|| bench_checkpoints(root));
-    let load = runs("load").then(|| bench_load(root, &bin, &cinch, &runtime, turns, seconds));
+    let load = runs("load").then(|| bench_load(root, &bin, &cinch, &runtime, turns, rate, seconds));
     if runs("sandbox") {
         bench_sandbox(root, &bin, &cinch, &runtime);
     }
@@ -114,6 +117,16 @@ fn main() {
             load.lost,
             load.bad_turns,
             verdict(load.lost == 0 && load.bad_turns == 0)
+        );
+        println!(
+            "  {turns} turns: p99 CLI write -> subscriber {:>8.2} ms  (target <= 5 ms)   {}",
+            ms(load.p99),
+            verdict(load.p99 <= 5_000)
+        );
+        println!(
+            "  {turns} turns at {rate} lines/s: host CPU {:.1} µs a line  (target <= 10 µs at 200 x 50)   {}",
+            load.cpu_per_line_us,
+            verdict(load.cpu_per_line_us <= 10.0)
         );
     }
 }
@@ -347,6 +360,10 @@ fn next_random(state: &mut u64) -> u64 {
 struct Load {
     lost: u64,
     bad_turns: usize,
+    /// Latency CLI write -> subscriber over the whole run, µs.
+    p99: u64,
+    /// The host's CPU per line received, following to subscribers, µs.
+    cpu_per_line_us: f64,
 }
 
 fn bench_load(
@@ -355,16 +372,17 @@ fn bench_load(
     cinch: &Path,
     runtime: &Runtime,
     count: usize,
+    rate: f64,
     seconds: u64,
 ) -> Load {
     let duration_ms = seconds * 1000;
-    let per_turn = (LOAD_RATE * duration_ms as f64 / 1000.0) as u64;
+    let per_turn = (rate * duration_ms as f64 / 1000.0) as u64;
     println!(
-        "3. {count} concurrent turns, {LOAD_RATE} lines/s each for {seconds} s ({per_turn} lines a turn, {} in all), one engine",
+        "3. {count} concurrent turns, {rate} lines/s each for {seconds} s ({per_turn} lines a turn, {} in all), one engine",
         per_turn * count as u64
     );
     let dir = root.join("load");
-    let engine = engine(&dir, bin, cinch, runtime, LOAD_RATE, duration_ms);
+    let engine = engine(&dir, bin, cinch, runtime, rate, duration_ms);
     let template = small_repo(&dir.join("template"));
     let repos: Vec<PathBuf> = (0..count)
         .map(|n| {
@@ -508,6 +526,7 @@ fn bench_load(
     );
     let cpu = (cpu_after - cpu_before).saturating_sub(monitor.own_cpu);
     let rest = cpu.saturating_sub(start_cpu);
+    let cpu_per_line_us = rest.as_secs_f64() * 1e6 / received.max(1) as f64;
     println!(
         "   host CPU (user+sys of this process, children excluded): {:.2} s over {:.1} s = {:.0}% of one core",
         cpu.as_secs_f64(),
@@ -515,10 +534,9 @@ fn bench_load(
         100.0 * cpu.as_secs_f64() / wall_time.as_secs_f64()
     );
     println!(
-        "     Engine::start's own {:.2} s; following, finishing and the {count} subscribers {:.2} s = {:.1} µs a line",
+        "     Engine::start's own {:.2} s; following, finishing and the {count} subscribers {:.2} s = {cpu_per_line_us:.1} µs a line",
         start_cpu.as_secs_f64(),
         rest.as_secs_f64(),
-        rest.as_secs_f64() * 1e6 / received.max(1) as f64
     );
     if let Some(line) = children.describe() {
         println!("   {line}");
@@ -537,14 +555,6 @@ fn bench_load(
         "   at most {} threads, {} open files, {} inotify instances in this process",
         monitor.threads, monitor.fds, monitor.inotify
     );
-    if monitor.inotify < count {
-        println!(
-            "   !! {} turns got no inotify instance (max_user_instances {}, this process held {}): their followers woke only on the engine's 250 ms timer",
-            count - monitor.inotify,
-            read_trimmed("/proc/sys/fs/inotify/max_user_instances").unwrap_or_else(|| "?".into()),
-            monitor.inotify
-        );
-    }
     // The whole run, and the window in which every turn was running (no
     // turn starting or finishing).
     let steady_from = wall_epoch_us + started_all.as_micros() as u64;
@@ -581,7 +591,7 @@ fn bench_load(
         );
         for (group, turns, timer) in [
             ("woken by the file system", count - timed_turns, false),
-            ("on the 250 ms timer", timed_turns, true),
+            ("paced by a 250 ms timer", timed_turns, true),
         ] {
             if turns > 0 && timed_turns > 0 {
                 let stats = latencies(Some(timer), steady);
@@ -603,7 +613,12 @@ fn bench_load(
         "   raw logs deleted while their turn still ran: {logs_deleted} of {count}; {runs_left} run folders left after the run"
     );
     println!();
-    Load { lost, bad_turns }
+    Load {
+        lost,
+        bad_turns,
+        p99: latencies(None, false).p99,
+        cpu_per_line_us,
+    }
 }
 
 /// Writes every tick as `turn written_us latency_us`, one a line.
