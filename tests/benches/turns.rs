@@ -18,7 +18,8 @@
 //! `CINCH_BENCH_RATE` (lines a second per turn) and `CINCH_BENCH_SECONDS`
 //! change the size of the third (default 200, 50 and 10; the second
 //! size is 1000 turns at 10 lines a second),
-//! `CINCH_BENCH_ONLY=latency,checkpoints,load` runs only those named, and
+//! `CINCH_BENCH_ONLY=latency,checkpoints,load,sandbox,idle` runs only those
+//! named (`idle`: that many turns running silent, the CPU they cost), and
 //! `CINCH_BENCH_DUMP=<file>` writes the third's latencies there, a tick a line.
 
 use std::collections::BTreeMap;
@@ -96,6 +97,7 @@ fn main() {
     if runs("sandbox") {
         bench_sandbox(root, &bin, &cinch, &runtime);
     }
+    let idle = runs("idle").then(|| bench_idle(root, &bin, &cinch, &runtime, turns));
 
     println!("Against the targets");
     if let Some((latency, problem)) = latency {
@@ -109,6 +111,12 @@ fn main() {
         println!(
             "  checkpoints vs git   {ratio:>8.2}x     (target <= 1.00x)  {}",
             verdict(ratio <= 1.0)
+        );
+    }
+    if let Some((host, supervisors)) = idle {
+        println!(
+            "  {turns} silent turns: host {host:.2}% + supervisors {supervisors:.2}% of a core (target < 1%)  {}",
+            verdict(host + supervisors < 1.0)
         );
     }
     if let Some(load) = load {
@@ -227,6 +235,81 @@ fn bench_sandbox(root: &Path, bin: &Path, cinch: &Path, runtime: &Runtime) {
         wall_on as f64 / wall_off.max(1) as f64
     );
     println!();
+}
+
+// ---------------------------------------------------------------------------
+// 5. Idle
+
+/// `count` turns running but writing nothing: the host's CPU and their
+/// supervisors', in percent of one core, over a few seconds.
+fn bench_idle(
+    root: &Path,
+    bin: &Path,
+    cinch: &Path,
+    runtime: &Runtime,
+    count: usize,
+) -> (f64, f64) {
+    const OVER: Duration = Duration::from_secs(5);
+    println!("5. Idle: {count} turns running, each silent after its first line");
+    let dir = root.join("idle");
+    let script = Script {
+        lines: vec![
+            TICK_LINE
+                .replace("{n}", "1")
+                .replace("{now_us}", "0")
+                .into(),
+        ],
+        hang_ms: -1,
+        ..Script::default()
+    };
+    let engine = engine_with(&dir, bin, cinch, runtime, script);
+    let template = small_repo(&dir.join("template"));
+    let mut turns = Turns::default();
+    for n in 0..count {
+        let repo = dir.join(format!("repo{n:03}"));
+        copy_dir(&template, &repo);
+        turns
+            .0
+            .push(engine.start(request(&repo)).expect("starting a turn"));
+    }
+    // Every turn has shown its line: all are followed and settled.
+    for turn in &turns.0 {
+        let mut subscription = turn.subscribe();
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while subscription.behind() == 0 && Instant::now() < deadline {
+            let _ = subscription.next(Duration::from_millis(100));
+        }
+    }
+    std::thread::sleep(Duration::from_secs(1));
+    let home = dir.join("cinch-home");
+    let supervisors: Vec<i32> = turns
+        .0
+        .iter()
+        .filter_map(|turn| {
+            read_trimmed(home.join("turns").join(turn.id()).join("supervisor.pid"))?
+                .parse()
+                .ok()
+        })
+        .collect();
+    let supervisors_cpu = |pids: &[i32]| -> Duration {
+        pids.iter()
+            .filter_map(|pid| process_cpu(*pid).map(|(cpu, _)| cpu))
+            .sum()
+    };
+    let (host_before, sup_before, began) =
+        (own_cpu(), supervisors_cpu(&supervisors), Instant::now());
+    std::thread::sleep(OVER);
+    let (host_after, sup_after, over) = (own_cpu(), supervisors_cpu(&supervisors), began.elapsed());
+    let share = |cpu: Duration| 100.0 * cpu.as_secs_f64() / over.as_secs_f64();
+    let host = share(host_after.saturating_sub(host_before));
+    let sup = share(sup_after.saturating_sub(sup_before));
+    println!(
+        "   over {:.1} s: host {host:.2}% of a core; {} supervisors {sup:.2}%",
+        over.as_secs_f64(),
+        supervisors.len()
+    );
+    println!();
+    (host, sup)
 }
 
 // ---------------------------------------------------------------------------
@@ -876,19 +959,25 @@ fn engine(
     rate: f64,
     duration_ms: u64,
 ) -> Engine {
-    let user_home = dir.join("home");
-    std::fs::create_dir_all(&user_home).unwrap();
-    // Beside the CLI: the sandbox lets a harness read its installation.
-    let name = dir.file_name().expect("a named folder").to_string_lossy();
-    let script = bin.join(format!("script-{name}.json"));
-    Script {
+    let script = Script {
         lines_per_second: Some(rate),
         duration_ms,
         tick_line: Some(TICK_LINE.into()),
         ..Script::default()
-    }
-    .write_to(&script)
-    .unwrap();
+    };
+    engine_with(dir, bin, cinch, runtime, script)
+}
+
+/// An engine on a home of its own under `dir`, whose `codex` is the fake CLI
+/// running `script`.
+fn engine_with(dir: &Path, bin: &Path, cinch: &Path, runtime: &Runtime, script: Script) -> Engine {
+    let user_home = dir.join("home");
+    std::fs::create_dir_all(&user_home).unwrap();
+    // Beside the CLI: the sandbox lets a harness read its installation.
+    let name = dir.file_name().expect("a named folder").to_string_lossy();
+    let script_path = bin.join(format!("script-{name}.json"));
+    script.write_to(&script_path).unwrap();
+    let script = script_path;
     let env: BTreeMap<String, String> = [
         ("PATH", format!("{}:/usr/bin:/bin", bin.display())),
         ("HOME", user_home.display().to_string()),
