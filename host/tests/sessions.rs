@@ -443,21 +443,27 @@ fn idempotency_keys_and_bad_input() {
     assert_eq!(bad_branch.field_errors(), ["branch_name"]);
 }
 
+/// An environment on the world's repository whose turns report `session`,
+/// then write nothing until they are aborted.
+fn hanging_environment(world: &World, api: &Api, session: &str) -> String {
+    world.script(Script {
+        lines: claude_turn(session, "never gets here")[..1].to_vec(),
+        hang_ms: -1,
+        ..Script::default()
+    });
+    api.environment(json!({
+        "name": "repo",
+        "repository": world.path("repo").display().to_string(),
+    }))
+}
+
 #[test]
 fn sessions_wait_for_capacity_abort_and_idle_out() {
     let world = World::new();
     let server = world.serve_with(&["--max-turns", "1", "--retry-seconds", "1"]);
     let token = world.admin_token();
     let api = Api::new(&server, &token);
-    let environment = api.environment(json!({
-        "name": "repo",
-        "repository": world.path("repo").display().to_string(),
-    }));
-    world.script(Script {
-        lines: claude_turn("sess-long", "never gets here")[..1].to_vec(),
-        hang_ms: -1,
-        ..Script::default()
-    });
+    let environment = hanging_environment(&world, &api, "sess-long");
     let first = api.post(
         "/tasks",
         json!({"prompt": "Run long.", "environment_id": environment}),
@@ -1089,4 +1095,74 @@ fn agents_settings_steer_their_sessions() {
         patch(&reviewer, json!({"enabled": true}), &agent_token).status,
         403
     );
+}
+
+/// How many inotify instances process `pid` holds.
+fn inotify_instances(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|entry| {
+            std::fs::read_link(entry.path())
+                .is_ok_and(|target| target.as_os_str() == "anon_inode:inotify")
+        })
+        .count()
+}
+
+#[test]
+fn the_server_follows_every_running_turn_on_one_inotify_instance() {
+    const SESSIONS: usize = 3;
+    let world = World::new();
+    let server = world.serve();
+    let token = world.admin_token();
+    let api = Api::new(&server, &token);
+    let environment = hanging_environment(&world, &api, "sess-held");
+    let sessions: Vec<(String, String)> = (0..SESSIONS)
+        .map(|n| {
+            let task = api.post(
+                "/tasks",
+                json!({"prompt": format!("Hold {n}."), "environment_id": environment}),
+            );
+            assert_eq!(task.status, 201, "{task:?}");
+            let task = task.data()["id"].as_str().unwrap().to_owned();
+            let session = api.first_session(&task)["id"].as_str().unwrap().to_owned();
+            (task, session)
+        })
+        .collect();
+    // Every turn is followed while it runs: the progress line its log's
+    // first event gives reaches its session's stream before the turn ends.
+    for (task, session) in &sessions {
+        let events = server.stream(
+            &api.path(&format!("/tasks/{task}/sessions/{session}/events")),
+            &token,
+            None,
+            |events| events.iter().any(|(_, name, _)| name == "tool.progress"),
+        );
+        let progress = events
+            .iter()
+            .find(|(_, name, _)| name == "tool.progress")
+            .unwrap();
+        assert!(
+            progress.2["lines"].to_string().contains("started"),
+            "{progress:?}"
+        );
+        assert_eq!(api.session(task, session)["status"], "running");
+    }
+    assert_eq!(
+        inotify_instances(server.child.id()),
+        1,
+        "one watcher for all {SESSIONS} running turns"
+    );
+    for (task, session) in &sessions {
+        let aborted = api.post(
+            &format!("/tasks/{task}/sessions/{session}/abort"),
+            json!({}),
+        );
+        assert_eq!(aborted.status, 202, "{aborted:?}");
+    }
+    for (task, session) in &sessions {
+        api.wait_status(task, session, "idle");
+        let turn = assistant(&api.messages(task, session, "").data());
+        assert_eq!(turn["turn"]["status"], "cancelled", "{turn:#}");
+    }
 }

@@ -14,9 +14,12 @@
 //! are the `cinch` binary of the same profile (built with cargo when needed),
 //! or `CINCH_BIN`.
 //!
-//! `cargo bench -p cinch-tests --bench turns`; `CINCH_BENCH_TURNS` and
-//! `CINCH_BENCH_SECONDS` change the size of the third (default 200 and 10),
-//! `CINCH_BENCH_ONLY=latency,checkpoints,load` runs only those named, and
+//! `cargo bench -p cinch-tests --bench turns`; `CINCH_BENCH_TURNS`,
+//! `CINCH_BENCH_RATE` (lines a second per turn) and `CINCH_BENCH_SECONDS`
+//! change the size of the third (default 200, 50 and 10; the second
+//! size is 1000 turns at 10 lines a second),
+//! `CINCH_BENCH_ONLY=latency,checkpoints,load,sandbox,idle` runs only those
+//! named (`idle`: that many turns running silent, the CPU they cost), and
 //! `CINCH_BENCH_DUMP=<file>` writes the third's latencies there, a tick a line.
 
 use std::collections::BTreeMap;
@@ -51,10 +54,10 @@ const CHANGED: usize = 10;
 /// Each checkpoint timing is the median of this many rounds.
 const ROUNDS: usize = 7;
 
-/// The third: lines a second per turn.
+/// The third: lines a second per turn, unless `CINCH_BENCH_RATE` says.
 const LOAD_RATE: f64 = 50.0;
-/// A turn whose median latency is over this (µs) was woken by the engine's
-/// 250 ms timer, not by the file system.
+/// A turn whose median latency is over this (µs) was woken by a 250 ms
+/// timer, not by the file system.
 const TIMER_PACED_US: u64 = 50_000;
 /// Threads starting the turns.
 const STARTERS: usize = 4;
@@ -65,6 +68,7 @@ const API_KEY: &str = "sk-cinch-bench-not-a-key";
 fn main() {
     let turns: usize = env_number("CINCH_BENCH_TURNS").unwrap_or(200);
     let seconds: u64 = env_number("CINCH_BENCH_SECONDS").unwrap_or(10);
+    let rate: f64 = env_number("CINCH_BENCH_RATE").unwrap_or(LOAD_RATE);
     let (soft, hard) = raise_fd_limit();
     let scratch = tempfile::Builder::new()
         .prefix("cinch-bench-turns-")
@@ -89,10 +93,11 @@ fn main() {
     let runs = |name: &str| only.is_empty() || only.split(',').any(|one| one == name);
     let latency = runs("latency").then(|| bench_latency(root, &bin, &cinch, &runtime));
     let checkpoints = runs("checkpoints").then(|| bench_checkpoints(root));
-    let load = runs("load").then(|| bench_load(root, &bin, &cinch, &runtime, turns, seconds));
+    let load = runs("load").then(|| bench_load(root, &bin, &cinch, &runtime, turns, rate, seconds));
     if runs("sandbox") {
         bench_sandbox(root, &bin, &cinch, &runtime);
     }
+    let idle = runs("idle").then(|| bench_idle(root, &bin, &cinch, &runtime, turns));
 
     println!("Against the targets");
     if let Some((latency, problem)) = latency {
@@ -108,12 +113,28 @@ fn main() {
             verdict(ratio <= 1.0)
         );
     }
+    if let Some((host, supervisors)) = idle {
+        println!(
+            "  {turns} silent turns: host {host:.2}% + supervisors {supervisors:.2}% of a core (target < 1%)  {}",
+            verdict(host + supervisors < 1.0)
+        );
+    }
     if let Some(load) = load {
         println!(
             "  {turns} turns: {} lines lost, {} turns out of order, gapped or not completed (target 0)  {}",
             load.lost,
             load.bad_turns,
             verdict(load.lost == 0 && load.bad_turns == 0)
+        );
+        println!(
+            "  {turns} turns: p99 CLI write -> subscriber {:>8.2} ms  (target <= 5 ms)   {}",
+            ms(load.p99),
+            verdict(load.p99 <= 5_000)
+        );
+        println!(
+            "  {turns} turns at {rate} lines/s: host CPU {:.1} µs a line  (target <= 10 µs at 200 x 50)   {}",
+            load.cpu_per_line_us,
+            verdict(load.cpu_per_line_us <= 10.0)
         );
     }
 }
@@ -214,6 +235,81 @@ fn bench_sandbox(root: &Path, bin: &Path, cinch: &Path, runtime: &Runtime) {
         wall_on as f64 / wall_off.max(1) as f64
     );
     println!();
+}
+
+// ---------------------------------------------------------------------------
+// 5. Idle
+
+/// `count` turns running but writing nothing: the host's CPU and their
+/// supervisors', in percent of one core, over a few seconds.
+fn bench_idle(
+    root: &Path,
+    bin: &Path,
+    cinch: &Path,
+    runtime: &Runtime,
+    count: usize,
+) -> (f64, f64) {
+    const OVER: Duration = Duration::from_secs(5);
+    println!("5. Idle: {count} turns running, each silent after its first line");
+    let dir = root.join("idle");
+    let script = Script {
+        lines: vec![
+            TICK_LINE
+                .replace("{n}", "1")
+                .replace("{now_us}", "0")
+                .into(),
+        ],
+        hang_ms: -1,
+        ..Script::default()
+    };
+    let engine = engine_with(&dir, bin, cinch, runtime, script);
+    let template = small_repo(&dir.join("template"));
+    let mut turns = Turns::default();
+    for n in 0..count {
+        let repo = dir.join(format!("repo{n:03}"));
+        copy_dir(&template, &repo);
+        turns
+            .0
+            .push(engine.start(request(&repo)).expect("starting a turn"));
+    }
+    // Every turn has shown its line: all are followed and settled.
+    for turn in &turns.0 {
+        let mut subscription = turn.subscribe();
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while subscription.behind() == 0 && Instant::now() < deadline {
+            let _ = subscription.next(Duration::from_millis(100));
+        }
+    }
+    std::thread::sleep(Duration::from_secs(1));
+    let home = dir.join("cinch-home");
+    let supervisors: Vec<i32> = turns
+        .0
+        .iter()
+        .filter_map(|turn| {
+            read_trimmed(home.join("turns").join(turn.id()).join("supervisor.pid"))?
+                .parse()
+                .ok()
+        })
+        .collect();
+    let supervisors_cpu = |pids: &[i32]| -> Duration {
+        pids.iter()
+            .filter_map(|pid| process_cpu(*pid).map(|(cpu, _)| cpu))
+            .sum()
+    };
+    let (host_before, sup_before, began) =
+        (own_cpu(), supervisors_cpu(&supervisors), Instant::now());
+    std::thread::sleep(OVER);
+    let (host_after, sup_after, over) = (own_cpu(), supervisors_cpu(&supervisors), began.elapsed());
+    let share = |cpu: Duration| 100.0 * cpu.as_secs_f64() / over.as_secs_f64();
+    let host = share(host_after.saturating_sub(host_before));
+    let sup = share(sup_after.saturating_sub(sup_before));
+    println!(
+        "   over {:.1} s: host {host:.2}% of a core; {} supervisors {sup:.2}%",
+        over.as_secs_f64(),
+        supervisors.len()
+    );
+    println!();
+    (host, sup)
 }
 
 // ---------------------------------------------------------------------------
@@ -347,6 +443,10 @@ fn next_random(state: &mut u64) -> u64 {
 struct Load {
     lost: u64,
     bad_turns: usize,
+    /// Latency CLI write -> subscriber over the whole run, µs.
+    p99: u64,
+    /// The host's CPU per line received, following to subscribers, µs.
+    cpu_per_line_us: f64,
 }
 
 fn bench_load(
@@ -355,16 +455,17 @@ fn bench_load(
     cinch: &Path,
     runtime: &Runtime,
     count: usize,
+    rate: f64,
     seconds: u64,
 ) -> Load {
     let duration_ms = seconds * 1000;
-    let per_turn = (LOAD_RATE * duration_ms as f64 / 1000.0) as u64;
+    let per_turn = (rate * duration_ms as f64 / 1000.0) as u64;
     println!(
-        "3. {count} concurrent turns, {LOAD_RATE} lines/s each for {seconds} s ({per_turn} lines a turn, {} in all), one engine",
+        "3. {count} concurrent turns, {rate} lines/s each for {seconds} s ({per_turn} lines a turn, {} in all), one engine",
         per_turn * count as u64
     );
     let dir = root.join("load");
-    let engine = engine(&dir, bin, cinch, runtime, LOAD_RATE, duration_ms);
+    let engine = engine(&dir, bin, cinch, runtime, rate, duration_ms);
     let template = small_repo(&dir.join("template"));
     let repos: Vec<PathBuf> = (0..count)
         .map(|n| {
@@ -508,6 +609,7 @@ fn bench_load(
     );
     let cpu = (cpu_after - cpu_before).saturating_sub(monitor.own_cpu);
     let rest = cpu.saturating_sub(start_cpu);
+    let cpu_per_line_us = rest.as_secs_f64() * 1e6 / received.max(1) as f64;
     println!(
         "   host CPU (user+sys of this process, children excluded): {:.2} s over {:.1} s = {:.0}% of one core",
         cpu.as_secs_f64(),
@@ -515,10 +617,9 @@ fn bench_load(
         100.0 * cpu.as_secs_f64() / wall_time.as_secs_f64()
     );
     println!(
-        "     Engine::start's own {:.2} s; following, finishing and the {count} subscribers {:.2} s = {:.1} µs a line",
+        "     Engine::start's own {:.2} s; following, finishing and the {count} subscribers {:.2} s = {cpu_per_line_us:.1} µs a line",
         start_cpu.as_secs_f64(),
         rest.as_secs_f64(),
-        rest.as_secs_f64() * 1e6 / received.max(1) as f64
     );
     if let Some(line) = children.describe() {
         println!("   {line}");
@@ -537,14 +638,6 @@ fn bench_load(
         "   at most {} threads, {} open files, {} inotify instances in this process",
         monitor.threads, monitor.fds, monitor.inotify
     );
-    if monitor.inotify < count {
-        println!(
-            "   !! {} turns got no inotify instance (max_user_instances {}, this process held {}): their followers woke only on the engine's 250 ms timer",
-            count - monitor.inotify,
-            read_trimmed("/proc/sys/fs/inotify/max_user_instances").unwrap_or_else(|| "?".into()),
-            monitor.inotify
-        );
-    }
     // The whole run, and the window in which every turn was running (no
     // turn starting or finishing).
     let steady_from = wall_epoch_us + started_all.as_micros() as u64;
@@ -581,7 +674,7 @@ fn bench_load(
         );
         for (group, turns, timer) in [
             ("woken by the file system", count - timed_turns, false),
-            ("on the 250 ms timer", timed_turns, true),
+            ("paced by a 250 ms timer", timed_turns, true),
         ] {
             if turns > 0 && timed_turns > 0 {
                 let stats = latencies(Some(timer), steady);
@@ -603,7 +696,12 @@ fn bench_load(
         "   raw logs deleted while their turn still ran: {logs_deleted} of {count}; {runs_left} run folders left after the run"
     );
     println!();
-    Load { lost, bad_turns }
+    Load {
+        lost,
+        bad_turns,
+        p99: latencies(None, false).p99,
+        cpu_per_line_us,
+    }
 }
 
 /// Writes every tick as `turn written_us latency_us`, one a line.
@@ -861,19 +959,25 @@ fn engine(
     rate: f64,
     duration_ms: u64,
 ) -> Engine {
-    let user_home = dir.join("home");
-    std::fs::create_dir_all(&user_home).unwrap();
-    // Beside the CLI: the sandbox lets a harness read its installation.
-    let name = dir.file_name().expect("a named folder").to_string_lossy();
-    let script = bin.join(format!("script-{name}.json"));
-    Script {
+    let script = Script {
         lines_per_second: Some(rate),
         duration_ms,
         tick_line: Some(TICK_LINE.into()),
         ..Script::default()
-    }
-    .write_to(&script)
-    .unwrap();
+    };
+    engine_with(dir, bin, cinch, runtime, script)
+}
+
+/// An engine on a home of its own under `dir`, whose `codex` is the fake CLI
+/// running `script`.
+fn engine_with(dir: &Path, bin: &Path, cinch: &Path, runtime: &Runtime, script: Script) -> Engine {
+    let user_home = dir.join("home");
+    std::fs::create_dir_all(&user_home).unwrap();
+    // Beside the CLI: the sandbox lets a harness read its installation.
+    let name = dir.file_name().expect("a named folder").to_string_lossy();
+    let script_path = bin.join(format!("script-{name}.json"));
+    script.write_to(&script_path).unwrap();
+    let script = script_path;
     let env: BTreeMap<String, String> = [
         ("PATH", format!("{}:/usr/bin:/bin", bin.display())),
         ("HOME", user_home.display().to_string()),

@@ -23,10 +23,10 @@ pub(super) enum Ending {
 }
 
 impl Finisher {
-    pub(super) fn run(self, mut follower: Follower, cancel: &AtomicBool) -> TurnResult {
+    pub(super) fn run(self, followed: Followed, cancel: &AtomicBool) -> TurnResult {
         let result = self
-            .watch(&mut follower, cancel)
-            .and_then(|ending| self.finish(follower, ending))
+            .watch(&followed, cancel)
+            .and_then(|ending| self.finish(followed.into_follower(), ending))
             .unwrap_or_else(|error| {
                 let error = self.redactor.redact(&format!("{error:#}"));
                 tracing::error!(turn = %self.launch.turn, "could not read the turn's result: {error}");
@@ -61,22 +61,15 @@ impl Finisher {
     }
 
     /// Follows the log until the CLI has exited or its supervisor is gone.
-    fn watch(&self, follower: &mut Follower, cancel: &AtomicBool) -> anyhow::Result<Ending> {
-        let (wake, woken) = mpsc::channel();
-        // A sender stays here: without a watcher (its sender dropped with it),
-        // a disconnected channel would return at once and the loop would spin
-        // instead of waking on its timer.
-        let _watcher = watch_files(
-            &[
-                self.turn.dir(),
-                self.turn.log().parent().expect("a log has a folder"),
-            ],
-            wake.clone(),
-        );
+    /// The engine's watcher reads the log as it grows; this thread wakes
+    /// when the supervisor records the exit or lets go of its lock, when the
+    /// turn is cancelled, and now and then in case an event was lost.
+    fn watch(&self, followed: &Followed, cancel: &AtomicBool) -> anyhow::Result<Ending> {
+        let supervisor = SupervisorProbe::open(&self.turn.supervisor_lock());
         // When the stop lines of a cancelled conversation went.
         let mut stop_lines_sent: Option<std::time::Instant> = None;
         loop {
-            follower.pump()?;
+            followed.pump()?;
             if let Ok(record) = read_json::<ExitRecord>(&self.turn.exit()) {
                 return Ok(Ending::Exited(record));
             }
@@ -110,17 +103,19 @@ impl Finisher {
                     None => crate::supervisor::request_stop(&self.turn, StopReason::Cancelled)?,
                 }
             }
-            if !FileLock::is_held(&self.turn.supervisor_lock()) {
+            if !supervisor.is_alive() {
                 // The supervisor writes its exit record before it lets go of the lock.
                 return Ok(match read_json::<ExitRecord>(&self.turn.exit()) {
                     Ok(record) => Ending::Exited(record),
                     Err(_) => Ending::SupervisorGone,
                 });
             }
-            // Wake on any change in the turn's folders, or now and then regardless.
-            if woken.recv_timeout(IDLE_WAKE).is_ok() {
-                while woken.try_recv().is_ok() {}
-            }
+            // A cancelled conversation is stopped when its agent's time to
+            // answer the cancel is up, not at the watcher's next backstop.
+            let stop_due = stop_lines_sent
+                .filter(|_| !self.turn.stop().exists())
+                .map(|at| at + conversation::STOP_WAIT);
+            followed.wait(stop_due);
         }
     }
 
@@ -399,31 +394,34 @@ pub(super) fn read_tail(path: &Path, max: u64) -> String {
     String::from_utf8_lossy(&bytes).into_owned()
 }
 
-/// Watches `dirs` and sends a wake-up on every change; `None` when the file
-/// system cannot be watched (the follower then wakes on its timer alone).
-///
-/// Opening or closing a file changes nothing and wakes no one: the follower
-/// itself opens the supervisor's lock in the turn's folder on every round, so
-/// waking on that would keep it spinning.
-pub(super) fn watch_files(
-    dirs: &[&Path],
-    wake: mpsc::Sender<()>,
-) -> Option<notify::RecommendedWatcher> {
-    use notify::Watcher as _;
-    let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
-        if let Ok(event) = &event
-            && matches!(event.kind, notify::EventKind::Access(_))
-        {
-            return;
-        }
-        let _ = wake.send(());
-    })
-    .map_err(|error| tracing::warn!("cannot watch files, following on a timer: {error}"))
-    .ok()?;
-    for dir in dirs {
-        if let Err(error) = watcher.watch(dir, notify::RecursiveMode::NonRecursive) {
-            tracing::warn!("cannot watch {}: {error}", dir.display());
+/// Tells whether a turn's supervisor still holds its lock, through a
+/// descriptor opened once, read-only: asking opens and closes nothing, so it
+/// raises no file-system event (the supervisor's own close of its lock, when
+/// it exits or dies, is what wakes the turn).
+struct SupervisorProbe {
+    lock: Option<std::fs::File>,
+}
+
+impl SupervisorProbe {
+    fn open(path: &Path) -> Self {
+        Self {
+            lock: std::fs::File::open(path).ok(),
         }
     }
-    Some(watcher)
+
+    fn is_alive(&self) -> bool {
+        use std::os::fd::AsRawFd as _;
+        let Some(lock) = &self.lock else {
+            return false;
+        };
+        let fd = lock.as_raw_fd();
+        // SAFETY: flock on a descriptor we own. A shared lock is refused only
+        // while someone holds the exclusive one; ours is let go at once.
+        if unsafe { libc::flock(fd, libc::LOCK_SH | libc::LOCK_NB) } == 0 {
+            // SAFETY: as above.
+            unsafe { libc::flock(fd, libc::LOCK_UN) };
+            return false;
+        }
+        true
+    }
 }

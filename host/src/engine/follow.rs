@@ -41,6 +41,9 @@ impl Follower {
 
     /// Reads what the log has gained since the last call and publishes what
     /// it gave. Returns whether anything was read.
+    ///
+    /// A read shorter than the buffer is taken as the end for now: whatever
+    /// is written after it raises a new change event, which pumps again.
     pub fn pump(&mut self) -> anyhow::Result<bool> {
         if self.log.is_none() {
             match File::open(self.turn.log()) {
@@ -59,13 +62,16 @@ impl Follower {
             any = true;
             self.reader.push(&self.buffer[..read], &mut self.output);
             self.publish();
+            if read < self.buffer.len() {
+                break;
+            }
         }
         Ok(any)
     }
 
     /// The CLI has exited: reads the log through and returns the outcome.
     pub fn finish(mut self, exit_code: Option<i32>, stderr_tail: &str) -> anyhow::Result<Finished> {
-        self.pump()?;
+        while self.pump()? {}
         let finished = self.reader.finish(exit_code, stderr_tail, &mut self.output);
         let (turn, events, output) = (self.turn, self.events, std::mem::take(&mut self.output));
         publish(&turn, &events, output);

@@ -3,9 +3,9 @@
 //! [`Engine::start`] resolves the driver and the repository, checks the CLI,
 //! writes the brief, takes the start checkpoint and hands the CLI to a
 //! detached supervisor; it returns at once with a [`Turn`] whose events
-//! stream live. The turn's thread follows the raw log (woken by the file
-//! system, not by a timer), and once the CLI has exited takes the end
-//! checkpoint and writes the result. Another process can [`Engine::attach`]
+//! stream live. The engine's one watcher reads every turn's raw log as it
+//! grows (woken by the file system, not by a timer); the turn's thread, once
+//! the CLI has exited, takes the end checkpoint and writes the result. Another process can [`Engine::attach`]
 //! to a turn still running; a turn whose supervisor is gone ends
 //! `interrupted`. The engine knows nothing of HTTP.
 
@@ -21,6 +21,7 @@ mod refusal;
 pub mod result;
 pub mod state;
 mod usage;
+mod watch;
 
 pub use refusal::{Refusal, RefusalCode, StartCheckpointFailed};
 
@@ -28,7 +29,6 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -59,6 +59,7 @@ use state::{
     ConversationLaunch, ExitRecord, FileLock, Launch, StopReason, TurnDir, now_ms, read_json,
     write_json, write_private,
 };
+use watch::{Followed, Signal, Watcher};
 
 /// The timeout when a turn names none.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30 * 60);
@@ -75,9 +76,6 @@ pub const FILES_LISTED: usize = 30;
 
 /// How much of the CLI's stderr the driver and the result see.
 const STDERR_TAIL_BYTES: u64 = 8 << 10;
-
-/// How long a follower sleeps when the file system says nothing.
-const IDLE_WAKE: Duration = Duration::from_millis(250);
 
 /// One turn to run.
 #[derive(Debug, Clone)]
@@ -188,6 +186,9 @@ pub struct Engine {
     env: BTreeMap<String, String>,
     sandbox: sandbox::Mode,
     watchdog: Duration,
+    /// The file-system watcher of every turn this engine follows, started
+    /// with the first (none when it could not be).
+    watcher: std::sync::Mutex<Option<Watcher>>,
 }
 
 /// A running turn.
@@ -197,6 +198,7 @@ pub struct Turn {
     dir: TurnDir,
     events: EventLog,
     cancel: Arc<AtomicBool>,
+    wake: Arc<Signal>,
     thread: JoinHandle<TurnResult>,
 }
 
@@ -224,6 +226,7 @@ impl Turn {
     /// Stops the turn; it ends `cancelled`.
     pub fn cancel(&self) {
         self.cancel.store(true, Ordering::SeqCst);
+        self.wake.raise();
     }
 
     /// Waits for the result. A turn always has one: one whose result could
@@ -290,6 +293,7 @@ impl Engine {
             env,
             sandbox: sandbox::Mode::Enforced,
             watchdog,
+            watcher: std::sync::Mutex::default(),
         })
     }
 
@@ -795,6 +799,20 @@ impl Engine {
             .join(session)
     }
 
+    /// The engine's watcher, started now if it is not running yet.
+    fn watcher(&self) -> Option<Watcher> {
+        let mut watcher = crate::sync::lock(&self.watcher);
+        if watcher.is_none() {
+            match Watcher::start() {
+                Ok(started) => *watcher = Some(started),
+                Err(error) => tracing::warn!(
+                    "cannot watch turns' files, so turns are followed on a timer: {error}"
+                ),
+            }
+        }
+        watcher.clone()
+    }
+
     fn spawn_supervisor(
         &self,
         turn: &TurnDir,
@@ -847,6 +865,14 @@ impl Engine {
             LogReader::new(parser, renderer),
             events.clone(),
         );
+        let wake = Arc::new(Signal::default());
+        let followed = Followed::new(
+            follower,
+            turn.log(),
+            turn.dir(),
+            self.watcher(),
+            wake.clone(),
+        );
         let cancel = Arc::new(AtomicBool::new(false));
         let context = Finisher {
             home: self.home.clone(),
@@ -861,7 +887,7 @@ impl Engine {
         let flag = cancel.clone();
         let thread = std::thread::Builder::new()
             .name(format!("turn-{}", context.launch.turn))
-            .spawn(move || context.run(follower, &flag))?;
+            .spawn(move || context.run(followed, &flag))?;
         Ok(Turn {
             id: turn
                 .dir()
@@ -873,6 +899,7 @@ impl Engine {
             dir: turn,
             events,
             cancel,
+            wake,
             thread,
         })
     }

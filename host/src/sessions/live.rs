@@ -31,6 +31,11 @@ const DORMANT_AFTER: Duration = Duration::from_secs(60);
 /// At most this many lines go in one `tool.progress` event (the spec's poll cap).
 const LINES_PER_EVENT: usize = 60;
 
+/// How long a followed turn's pump waits for its next event before it
+/// waits again: events and the turn's end wake it, so this only bounds one
+/// wait and costs nothing while a turn is silent.
+const EVENT_WAIT: Duration = Duration::from_secs(3600);
+
 /// What the server knows of a turn it follows.
 #[derive(Debug, Clone, Default)]
 pub struct LiveState {
@@ -372,7 +377,7 @@ fn pump(
     let mut subscription = turn.subscribe();
     let mut session_id: Option<String> = None;
     loop {
-        let batch = match subscription.next(Duration::from_secs(1)) {
+        let batch = match subscription.next(EVENT_WAIT) {
             Next::Events(batch) => batch,
             Next::Idle => continue,
             Next::Closed => break,

@@ -1,0 +1,424 @@
+//! One file-system watcher for every turn the engine follows.
+//!
+//! A single inotify instance, read by a single thread, holds a watch on each
+//! followed turn's folder and its run's folder. When a turn's raw log grows,
+//! that thread reads the new lines through the turn's follower at once, so a
+//! line reaches subscribers without waking the turn's own thread; when the
+//! supervisor records the CLI's exit or lets go of its lock, it wakes the
+//! turn's thread, which sees the turn through.
+//!
+//! The number of followed turns is bounded by inotify *watches* (hundreds of
+//! thousands per user), not by inotify *instances* (128 per user by default).
+//! Only a turn whose folders cannot be watched at all falls back to looking
+//! every [`POLL_WAKE`]; the others look on their own every [`BACKSTOP_WAKE`]
+//! only in case the kernel dropped an event.
+
+use std::collections::HashMap;
+use std::ffi::{CString, OsStr, OsString};
+use std::os::fd::{AsRawFd as _, FromRawFd as _, OwnedFd};
+use std::os::unix::ffi::OsStrExt as _;
+use std::path::Path;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
+
+use super::follow::Follower;
+use crate::sync::lock;
+
+/// How often a turn whose folders cannot be watched looks at its log.
+pub(super) const POLL_WAKE: Duration = Duration::from_millis(250);
+
+/// How often a watched turn looks at its supervisor on its own, in case an
+/// event was lost; lines never wait for it.
+pub(super) const BACKSTOP_WAKE: Duration = Duration::from_secs(5);
+
+/// The turn-folder files whose change may end a turn: the supervisor's exit
+/// record (renamed into place) and its lock (closed when it exits or dies).
+const ENDING_FILES: [&str; 2] = ["exit.json", "supervisor.lock"];
+
+/// What each watch reports: a file written, created, renamed in or closed
+/// after writing. Reads, opens and plain closes are not reported, so the
+/// watcher's own reading of a log wakes nothing.
+const MASK: u32 = libc::IN_MODIFY | libc::IN_CREATE | libc::IN_MOVED_TO | libc::IN_CLOSE_WRITE;
+
+/// A wake-up for a turn's thread; raising it twice before the thread looks
+/// counts once.
+#[derive(Default)]
+pub(super) struct Signal {
+    raised: Mutex<bool>,
+    woken: Condvar,
+}
+
+impl Signal {
+    /// Wakes the waiter (or the next one to wait).
+    pub(super) fn raise(&self) {
+        *lock(&self.raised) = true;
+        self.woken.notify_all();
+    }
+
+    /// Waits up to `timeout` for a raise, and lowers it.
+    fn wait(&self, timeout: Duration) {
+        let raised = lock(&self.raised);
+        let (mut raised, _) = self
+            .woken
+            .wait_timeout_while(raised, timeout, |raised| !*raised)
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        *raised = false;
+    }
+}
+
+/// The engine's watcher; clones share the one inotify instance and thread,
+/// which stop once the last clone (the engine's, or a turn's) is gone.
+#[derive(Clone)]
+pub(super) struct Watcher {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    core: Arc<Core>,
+    /// Written once to stop the thread.
+    stop: OwnedFd,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        let one: u64 = 1;
+        // SAFETY: writes 8 bytes from a live u64 to an eventfd we own.
+        unsafe { libc::write(self.stop.as_raw_fd(), (&raw const one).cast(), 8) };
+    }
+}
+
+/// What the watcher's thread shares with the turns.
+struct Core {
+    inotify: OwnedFd,
+    /// The turns registered on each watch (a run's folder holds the logs of
+    /// all its turns; a turn attached twice is registered twice).
+    watches: Mutex<HashMap<i32, Vec<Arc<Entry>>>>,
+}
+
+/// One followed turn, as the watcher sees it.
+struct Entry {
+    /// The raw log's file name in its folder.
+    log_name: OsString,
+    /// Taken back by the turn's thread when the turn ends.
+    follower: Mutex<Option<Follower>>,
+    /// Why reading the log failed on the watcher's thread, for the turn's.
+    failure: Mutex<Option<anyhow::Error>>,
+    signal: Arc<Signal>,
+}
+
+impl Entry {
+    /// Reads what the log has gained; a failure is kept for the turn's
+    /// thread, which is woken to report it.
+    fn pump(&self) {
+        let mut follower = lock(&self.follower);
+        let Some(follower) = follower.as_mut() else {
+            return;
+        };
+        if let Err(error) = follower.pump() {
+            *lock(&self.failure) = Some(error);
+            self.signal.raise();
+        }
+    }
+}
+
+impl Watcher {
+    /// A new inotify instance and its thread.
+    pub(super) fn start() -> std::io::Result<Self> {
+        // SAFETY: plain syscalls; each returned descriptor is checked and owned at once.
+        let inotify = unsafe { libc::inotify_init1(libc::IN_CLOEXEC) };
+        if inotify < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // SAFETY: a descriptor just returned to us, owned by nothing else.
+        let inotify = unsafe { OwnedFd::from_raw_fd(inotify) };
+        // SAFETY: as above.
+        let stop = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC) };
+        if stop < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // SAFETY: as above.
+        let stop = unsafe { OwnedFd::from_raw_fd(stop) };
+        let core = Arc::new(Core {
+            inotify,
+            watches: Mutex::default(),
+        });
+        let thread_stop = stop.try_clone()?;
+        let thread_core = core.clone();
+        std::thread::Builder::new()
+            .name("turn-watcher".to_owned())
+            .spawn(move || thread_core.run(&thread_stop))?;
+        Ok(Self {
+            inner: Arc::new(Inner { core, stop }),
+        })
+    }
+}
+
+impl Core {
+    /// Reads events until the watcher is stopped.
+    fn run(&self, stop: &OwnedFd) {
+        // Aligned for `inotify_event`; room for hundreds of events a read.
+        let mut buffer = vec![0u64; 8192];
+        let mut due: Vec<(Arc<Entry>, Due)> = Vec::new();
+        loop {
+            let mut fds = [
+                libc::pollfd {
+                    fd: self.inotify.as_raw_fd(),
+                    events: libc::POLLIN,
+                    revents: 0,
+                },
+                libc::pollfd {
+                    fd: stop.as_raw_fd(),
+                    events: libc::POLLIN,
+                    revents: 0,
+                },
+            ];
+            // SAFETY: two live pollfd structs.
+            let ready = unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) };
+            if ready < 0 {
+                if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+                    continue;
+                }
+                tracing::error!(
+                    "the turn watcher stopped: {}",
+                    std::io::Error::last_os_error()
+                );
+                self.wake_all();
+                return;
+            }
+            if fds[1].revents != 0 {
+                return;
+            }
+            if fds[0].revents == 0 {
+                continue;
+            }
+            // SAFETY: reads into a buffer we own, at most its size in bytes.
+            let read = unsafe {
+                libc::read(
+                    self.inotify.as_raw_fd(),
+                    buffer.as_mut_ptr().cast(),
+                    buffer.len() * 8,
+                )
+            };
+            if read <= 0 {
+                continue;
+            }
+            // SAFETY: the kernel wrote `read` bytes, within the buffer.
+            let bytes =
+                unsafe { std::slice::from_raw_parts(buffer.as_ptr().cast::<u8>(), read as usize) };
+            self.dispatch(bytes, &mut due);
+            // Each turn once per read, however many of its events came.
+            for (entry, what) in due.drain(..) {
+                if what.pump {
+                    entry.pump();
+                }
+                if what.wake {
+                    entry.signal.raise();
+                }
+            }
+        }
+    }
+
+    /// Sorts a read's events into what each turn has to do.
+    fn dispatch(&self, mut bytes: &[u8], due: &mut Vec<(Arc<Entry>, Due)>) {
+        let header = std::mem::size_of::<libc::inotify_event>();
+        let watches = lock(&self.watches);
+        while bytes.len() >= header {
+            // SAFETY: at least a header's bytes remain; read unaligned to be safe.
+            let event: libc::inotify_event =
+                unsafe { std::ptr::read_unaligned(bytes.as_ptr().cast()) };
+            let end = (header + event.len as usize).min(bytes.len());
+            let name = &bytes[header..end];
+            let name =
+                OsStr::from_bytes(&name[..name.iter().position(|b| *b == 0).unwrap_or(name.len())]);
+            bytes = &bytes[end..];
+            if event.mask & libc::IN_Q_OVERFLOW != 0 {
+                // Events were lost: every turn looks for itself.
+                for entry in watches.values().flatten() {
+                    note(
+                        due,
+                        entry,
+                        Due {
+                            pump: true,
+                            wake: true,
+                        },
+                    );
+                }
+                continue;
+            }
+            let Some(entries) = watches.get(&event.wd) else {
+                continue;
+            };
+            let gone = event.mask & libc::IN_IGNORED != 0;
+            for entry in entries {
+                let what = Due {
+                    pump: name == entry.log_name,
+                    wake: gone || ENDING_FILES.iter().any(|file| name == *file),
+                };
+                if what.pump || what.wake {
+                    note(due, entry, what);
+                }
+            }
+        }
+    }
+
+    fn wake_all(&self) {
+        for entry in lock(&self.watches).values().flatten() {
+            entry.signal.raise();
+        }
+    }
+
+    /// Adds a watch on `dir` for `entry`; returns the watch's number.
+    fn add(&self, dir: &Path, entry: &Arc<Entry>) -> std::io::Result<i32> {
+        let path = CString::new(dir.as_os_str().as_bytes())
+            .map_err(|_| std::io::Error::other("a folder name with a NUL byte"))?;
+        let mut watches = lock(&self.watches);
+        // SAFETY: a NUL-terminated path and a descriptor we own. Adding a
+        // folder watched already gives its existing number (same mask).
+        let wd = unsafe { libc::inotify_add_watch(self.inotify.as_raw_fd(), path.as_ptr(), MASK) };
+        if wd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        watches.entry(wd).or_default().push(entry.clone());
+        Ok(wd)
+    }
+
+    /// Takes `entry` off the watch `wd`, and removes the watch when no turn
+    /// is left on it.
+    fn remove(&self, wd: i32, entry: &Arc<Entry>) {
+        let mut watches = lock(&self.watches);
+        let Some(entries) = watches.get_mut(&wd) else {
+            return;
+        };
+        entries.retain(|other| !Arc::ptr_eq(other, entry));
+        if entries.is_empty() {
+            watches.remove(&wd);
+            // SAFETY: a descriptor we own; a watch the kernel already dropped
+            // (its folder deleted) gives EINVAL, which is fine.
+            unsafe { libc::inotify_rm_watch(self.inotify.as_raw_fd(), wd) };
+        }
+    }
+}
+
+/// What a turn has to do after a read of events.
+#[derive(Clone, Copy)]
+struct Due {
+    /// Read its log.
+    pump: bool,
+    /// Wake its thread.
+    wake: bool,
+}
+
+fn note(due: &mut Vec<(Arc<Entry>, Due)>, entry: &Arc<Entry>, what: Due) {
+    match due.iter_mut().find(|(other, _)| Arc::ptr_eq(other, entry)) {
+        Some((_, seen)) => {
+            seen.pump |= what.pump;
+            seen.wake |= what.wake;
+        }
+        None => due.push((entry.clone(), what)),
+    }
+}
+
+/// A turn's follower, read by the engine's watcher as its log grows.
+pub(super) struct Followed {
+    entry: Arc<Entry>,
+    watcher: Option<Watcher>,
+    /// The watches it is registered on; none: it looks every [`POLL_WAKE`].
+    wds: Vec<i32>,
+}
+
+impl Followed {
+    /// Registers `follower` on `watcher` (if any) for the turn's folder and
+    /// its log's folder; `signal` wakes the turn's thread.
+    pub(super) fn new(
+        follower: Follower,
+        log: &Path,
+        turn_dir: &Path,
+        watcher: Option<Watcher>,
+        signal: Arc<Signal>,
+    ) -> Self {
+        let entry = Arc::new(Entry {
+            log_name: log.file_name().unwrap_or_default().to_owned(),
+            follower: Mutex::new(Some(follower)),
+            failure: Mutex::default(),
+            signal,
+        });
+        let mut followed = Self {
+            entry,
+            watcher,
+            wds: Vec::new(),
+        };
+        let Some(watcher) = &followed.watcher else {
+            return followed;
+        };
+        let core = &watcher.inner.core;
+        let log_dir = log.parent().unwrap_or(Path::new("/"));
+        for dir in [turn_dir, log_dir] {
+            match core.add(dir, &followed.entry) {
+                Ok(wd) => followed.wds.push(wd),
+                Err(error) => {
+                    tracing::warn!(
+                        "cannot watch {}, so this turn is followed on a {} ms timer: {error}",
+                        dir.display(),
+                        POLL_WAKE.as_millis()
+                    );
+                    followed.unregister();
+                    break;
+                }
+            }
+        }
+        followed
+    }
+
+    /// Whether the file system wakes this turn (else a timer does).
+    pub(super) fn is_watched(&self) -> bool {
+        !self.wds.is_empty()
+    }
+
+    /// Reads what the log has gained, here and now; reports a failure of the
+    /// watcher's reading too.
+    pub(super) fn pump(&self) -> anyhow::Result<()> {
+        if let Some(failure) = lock(&self.entry.failure).take() {
+            return Err(failure);
+        }
+        match lock(&self.entry.follower).as_mut() {
+            Some(follower) => follower.pump().map(drop),
+            None => Ok(()),
+        }
+    }
+
+    /// Waits for a sign that the turn may have ended (or its own timer),
+    /// or until `deadline` when the caller has one of its own.
+    pub(super) fn wait(&self, deadline: Option<std::time::Instant>) {
+        let timeout = if self.is_watched() {
+            BACKSTOP_WAKE
+        } else {
+            POLL_WAKE
+        };
+        let timeout = deadline.map_or(timeout, |deadline| {
+            timeout.min(deadline.saturating_duration_since(std::time::Instant::now()))
+        });
+        self.entry.signal.wait(timeout);
+    }
+
+    /// Stops watching and gives the follower back, to read the log through.
+    pub(super) fn into_follower(mut self) -> Follower {
+        self.unregister();
+        lock(&self.entry.follower)
+            .take()
+            .expect("the follower is taken only here")
+    }
+
+    fn unregister(&mut self) {
+        if let Some(watcher) = &self.watcher {
+            for wd in self.wds.drain(..) {
+                watcher.inner.core.remove(wd, &self.entry);
+            }
+        }
+    }
+}
+
+impl Drop for Followed {
+    fn drop(&mut self) {
+        self.unregister();
+    }
+}
