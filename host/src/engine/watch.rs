@@ -31,9 +31,11 @@ pub(super) const POLL_WAKE: Duration = Duration::from_millis(250);
 /// event was lost; lines never wait for it.
 pub(super) const BACKSTOP_WAKE: Duration = Duration::from_secs(5);
 
-/// The turn-folder files whose change may end a turn: the supervisor's exit
-/// record (renamed into place) and its lock (closed when it exits or dies).
-const ENDING_FILES: [&str; 2] = ["exit.json", "supervisor.lock"];
+/// The turn-folder files whose change the turn's thread must see at once:
+/// the supervisor's exit record (renamed into place), its lock (closed when
+/// it exits or dies), and a cancel request from another process (`cinch
+/// stop`), which a conversation answers by asking its agent to cancel.
+const WAKING_FILES: [&str; 3] = ["exit.json", "supervisor.lock", "cancel"];
 
 /// What each watch reports: a file written, created, renamed in or closed
 /// after writing. Reads, opens and plain closes are not reported, so the
@@ -252,7 +254,7 @@ impl Core {
             for entry in entries {
                 let what = Due {
                     pump: name == entry.log_name,
-                    wake: gone || ENDING_FILES.iter().any(|file| name == *file),
+                    wake: gone || WAKING_FILES.iter().any(|file| name == *file),
                 };
                 if what.pump || what.wake {
                     note(due, entry, what);
