@@ -171,9 +171,21 @@ fn a_plugin_with_a_builtin_name_replaces_the_builtin() {
     std::fs::write(&replacement, codex.wasm).unwrap();
 
     let registry = Registry::load(&runtime, Some(&plugins)).unwrap();
+    // Harness names: the drivers' and the acp driver's profiles.
     assert_eq!(
         registry.names(),
-        ["claude", "codex", "cursor", "faulty", "gemini"]
+        [
+            "claude",
+            "claude-acp",
+            "codex",
+            "codex-acp",
+            "cursor",
+            "faulty",
+            "gemini",
+            "gemini-acp",
+            "opencode",
+            "qwen"
+        ]
     );
     let source_of = |name: &str| {
         registry
