@@ -323,6 +323,7 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
             .await
             .context("picking up the sessions that were running")?;
         tokio::spawn(conductor.clone().run_background());
+        crate::sessions::nodes::hear_other_nodes(&store, runs.clone(), conductor.clone());
         let listener = tokio::net::TcpListener::bind(listen)
             .await
             .with_context(|| format!("listening on {listen}"))?;

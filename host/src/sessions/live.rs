@@ -5,18 +5,28 @@
 //! across restarts too: what a client was sent keeps its number. A turn
 //! followed again after a restart re-reads its log from the start; what its
 //! run already holds of it is not published again.
+//!
+//! On SQLite this node is the database's only writer: it numbers events as
+//! they are published and keeps them in memory. On PostgreSQL every node
+//! writes the same runs (a session's turn on one node, a message posted on
+//! another), so the database numbers them as it stores them ([`Numbering`]),
+//! and what a node holds in memory is what it read back: when it is told
+//! another node stored some ([`Runs::read_back`], from `super::nodes`), after
+//! storing its own, and on each new stream. A stream's ids are then the same
+//! on every node, and `Last-Event-ID` resumes on any.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::engine::Turn;
 use crate::engine::events::{Next, TurnEventKind};
 use crate::engine::result::TurnResult;
-use crate::store::{NewEvent, Store};
+use crate::store::{NewEvent, RunKey, Store, StoredEvent};
 use crate::sync::lock;
 use crate::webhooks::{EventKind, Webhooks};
 
@@ -56,50 +66,146 @@ pub struct RunEvent {
     pub data: Value,
 }
 
+/// Who numbers a run's events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Numbering {
+    /// This node, as they are published: it is the database's only writer.
+    Here,
+    /// The database, as they are stored: other nodes write the same runs.
+    Database,
+}
+
+impl Numbering {
+    fn of(store: &Store) -> Self {
+        if store.is_shared() {
+            Self::Database
+        } else {
+            Self::Here
+        }
+    }
+}
+
 /// An event on its way to the database.
 struct Pending {
-    account_id: String,
-    run_id: String,
-    event: RunEvent,
-    /// Its run's newest stored number, moved on once it is stored.
-    stored: watch::Sender<u64>,
+    run: RunKey,
+    name: String,
+    data: Value,
+    /// Its number and its run's newest stored number (moved on once it is
+    /// stored), when this node numbers events.
+    numbered: Option<(u64, watch::Sender<u64>)>,
+}
+
+/// What the writer is asked to do, in order.
+enum Job {
+    /// Store an event.
+    Store(Pending),
+    /// Answer once every event asked before is stored.
+    Flush(oneshot::Sender<()>),
 }
 
 /// A run's events, with the newest stored number watched by its streams.
 pub struct RunEvents {
-    account_id: String,
-    run_id: String,
+    run: RunKey,
+    numbering: Numbering,
     events: Mutex<Vec<RunEvent>>,
     stored: watch::Sender<u64>,
-    writer: mpsc::UnboundedSender<Pending>,
+    writer: mpsc::UnboundedSender<Job>,
     /// When it was loaded or last published to.
     last_active: Mutex<Instant>,
+    /// Read-backs asked for, counted; those asked while one reads are
+    /// served by the next one.
+    reads_asked: AtomicU64,
+    /// The count of read-backs asked for when the last one began.
+    reads_done: tokio::sync::Mutex<u64>,
 }
 
 impl RunEvents {
+    fn new(
+        run: RunKey,
+        numbering: Numbering,
+        stored: Vec<StoredEvent>,
+        writer: mpsc::UnboundedSender<Job>,
+    ) -> Self {
+        let events: Vec<RunEvent> = stored.into_iter().map(RunEvent::from).collect();
+        let latest = events.last().map_or(0, |event| event.seq);
+        Self {
+            run,
+            numbering,
+            events: Mutex::new(events),
+            stored: watch::Sender::new(latest),
+            writer,
+            last_active: Mutex::new(Instant::now()),
+            reads_asked: AtomicU64::new(0),
+            reads_done: tokio::sync::Mutex::new(0),
+        }
+    }
+
     fn lock(&self) -> MutexGuard<'_, Vec<RunEvent>> {
         lock(&self.events)
     }
 
-    /// Adds an event, numbered next, and stores it; streams see it once stored.
+    /// Adds an event and stores it; streams see it once stored. Numbered
+    /// next here, or by the database when other nodes write the run too.
     pub fn publish(&self, name: &str, data: Value) {
         let mut events = self.lock();
-        let seq = events.last().map_or(0, |event| event.seq) + 1;
-        let event = RunEvent {
-            seq,
+        let numbered = (self.numbering == Numbering::Here).then(|| {
+            let seq = events.last().map_or(0, |event| event.seq) + 1;
+            events.push(RunEvent {
+                seq,
+                name: name.to_owned(),
+                data: data.clone(),
+            });
+            (seq, self.stored.clone())
+        });
+        // Sent under the lock so the writer stores events in their order.
+        let _ = self.writer.send(Job::Store(Pending {
+            run: self.run.clone(),
             name: name.to_owned(),
             data,
-        };
-        events.push(event.clone());
-        // Sent under the lock so the writer stores events in their order.
-        let _ = self.writer.send(Pending {
-            account_id: self.account_id.clone(),
-            run_id: self.run_id.clone(),
-            event,
-            stored: self.stored.clone(),
-        });
+            numbered,
+        }));
         drop(events);
         *lock(&self.last_active) = Instant::now();
+    }
+
+    /// Reads back what the database holds of the run past the newest event
+    /// in memory, whichever node stored it.
+    async fn read_back(&self, store: &Store) {
+        let ticket = self.reads_asked.fetch_add(1, Ordering::SeqCst) + 1;
+        let mut done = self.reads_done.lock().await;
+        if *done >= ticket {
+            return;
+        }
+        let asked = self.reads_asked.load(Ordering::SeqCst);
+        let newest = self.lock().last().map_or(0, |event| event.seq);
+        let read = store
+            .events_after(&self.run.account_id, &self.run.run_id, newest as i64)
+            .await;
+        let stored = match read {
+            Ok(stored) => stored,
+            Err(error) => {
+                // Not counted as done: the next notice or poll reads again.
+                tracing::warn!(run = %self.run.run_id, "reading the run's events back: {error}");
+                return;
+            }
+        };
+        *done = asked;
+        if stored.is_empty() {
+            return;
+        }
+        let mut events = self.lock();
+        let held = events.last().map_or(0, |event| event.seq);
+        let fresh = stored.into_iter().map(RunEvent::from);
+        events.extend(fresh.filter(|event| event.seq > held));
+        let newest = events.last().map_or(0, |event| event.seq);
+        drop(events);
+        self.stored.send_replace(newest);
+        *lock(&self.last_active) = Instant::now();
+    }
+
+    /// Whether a stream or a followed turn holds it, besides the runs' map.
+    fn is_held(self: &Arc<Self>) -> bool {
+        Arc::strong_count(self) > 1
     }
 
     /// Whether nothing holds it but the map and nothing was published to it
@@ -125,12 +231,10 @@ impl RunEvents {
 
     /// Waits until every event published so far is stored.
     async fn flushed(&self) {
-        let published = self.lock().last().map_or(0, |event| event.seq);
-        let _ = self
-            .stored
-            .subscribe()
-            .wait_for(|stored| *stored >= published)
-            .await;
+        let (done, stored) = oneshot::channel();
+        if self.writer.send(Job::Flush(done)).is_ok() {
+            let _ = stored.await;
+        }
     }
 
     /// What the run already holds of call `call_id`: how many progress lines,
@@ -150,6 +254,16 @@ impl RunEvents {
             }
         }
         (lines, ended)
+    }
+}
+
+impl From<StoredEvent> for RunEvent {
+    fn from(event: StoredEvent) -> Self {
+        Self {
+            seq: event.seq as u64,
+            name: event.name,
+            data: serde_json::from_str(&event.data).unwrap_or(Value::Null),
+        }
     }
 }
 
@@ -175,24 +289,79 @@ pub struct Runs {
     store: Store,
     webhooks: Webhooks,
     turns: Mutex<HashMap<String, watch::Sender<LiveState>>>,
-    runs: tokio::sync::Mutex<HashMap<(String, String), Arc<RunEvents>>>,
-    writer: mpsc::UnboundedSender<Pending>,
+    runs: Arc<RunMap>,
+    numbering: Numbering,
+    writer: mpsc::UnboundedSender<Job>,
     closing: watch::Sender<bool>,
 }
+
+/// The runs whose events are in memory.
+type RunMap = tokio::sync::Mutex<HashMap<RunKey, Arc<RunEvents>>>;
 
 impl Runs {
     /// Runs whose events are stored in `store`. Must be called inside a
     /// Tokio runtime: a task writes the events.
     pub fn new(store: Store, webhooks: Webhooks) -> Self {
         let (writer, queue) = mpsc::unbounded_channel();
-        tokio::spawn(store_events(store.clone(), queue));
+        let runs = Arc::new(RunMap::default());
+        let numbering = Numbering::of(&store);
+        tokio::spawn(store_events(store.clone(), queue, runs.clone()));
         Self {
             store,
             webhooks,
             turns: Mutex::default(),
-            runs: tokio::sync::Mutex::default(),
+            runs,
+            numbering,
             writer,
             closing: watch::Sender::new(false),
+        }
+    }
+
+    /// Adds an event to the account's run (see [`RunEvents::publish`]),
+    /// without reading the run's events when the database numbers them.
+    pub async fn publish(&self, account_id: &str, run_id: &str, name: &str, data: Value) {
+        let run = RunKey {
+            account_id: account_id.to_owned(),
+            run_id: run_id.to_owned(),
+        };
+        if self.numbering == Numbering::Database {
+            let _ = self.writer.send(Job::Store(Pending {
+                run,
+                name: name.to_owned(),
+                data,
+                numbered: None,
+            }));
+            return;
+        }
+        match self.events(account_id, run_id).await {
+            Ok(events) => events.publish(name, data),
+            Err(error) => tracing::error!(run = %run_id, "publishing {name}: {error:#}"),
+        }
+    }
+
+    /// Reads back what the database holds of the run past what this node
+    /// has in memory, when it has the run in memory: another node stored
+    /// events of it.
+    pub async fn read_back(&self, run: &RunKey) {
+        let events = self.runs.lock().await.get(run).cloned();
+        if let Some(events) = events {
+            events.read_back(&self.store).await;
+        }
+    }
+
+    /// Reads back every run in memory that a stream or a followed turn
+    /// holds (`all`: every one): notices about them may have been missed.
+    pub async fn read_back_held(&self, all: bool) {
+        let held: Vec<Arc<RunEvents>> = self
+            .runs
+            .lock()
+            .await
+            .values()
+            .filter(|events| all || events.is_held())
+            .cloned()
+            .collect();
+        for events in held {
+            events.read_back(&self.store).await;
         }
     }
 
@@ -202,32 +371,28 @@ impl Runs {
     }
 
     /// The run's events, read back from the database the first time.
+    /// On PostgreSQL what it holds is read back first: a notice from
+    /// another node may have been missed.
     pub async fn events(&self, account_id: &str, run_id: &str) -> anyhow::Result<Arc<RunEvents>> {
-        let key = (account_id.to_owned(), run_id.to_owned());
-        let mut runs = self.runs.lock().await;
-        if let Some(events) = runs.get(&key) {
-            return Ok(events.clone());
-        }
-        let stored = self
-            .store
-            .events(account_id, run_id)
-            .await?
-            .into_iter()
-            .map(|event| RunEvent {
-                seq: event.seq as u64,
-                name: event.name,
-                data: serde_json::from_str(&event.data).unwrap_or(Value::Null),
-            })
-            .collect::<Vec<_>>();
-        let latest = stored.last().map_or(0, |event| event.seq);
-        let events = Arc::new(RunEvents {
+        let key = RunKey {
             account_id: account_id.to_owned(),
             run_id: run_id.to_owned(),
-            events: Mutex::new(stored),
-            stored: watch::Sender::new(latest),
-            writer: self.writer.clone(),
-            last_active: Mutex::new(Instant::now()),
-        });
+        };
+        let mut runs = self.runs.lock().await;
+        if let Some(events) = runs.get(&key).cloned() {
+            drop(runs);
+            if self.numbering == Numbering::Database {
+                events.read_back(&self.store).await;
+            }
+            return Ok(events);
+        }
+        let stored = self.store.events(account_id, run_id).await?;
+        let events = Arc::new(RunEvents::new(
+            key.clone(),
+            self.numbering,
+            stored,
+            self.writer.clone(),
+        ));
         if runs.len() >= KEPT_RUNS {
             runs.retain(|_, events| !events.is_dormant());
         }
@@ -322,44 +487,96 @@ impl Runs {
 const STORE_BATCH: usize = 256;
 
 /// Stores events in the order they were published, as many as wait in one
-/// transaction, then shows them to streams.
-async fn store_events(store: Store, mut queue: mpsc::UnboundedReceiver<Pending>) {
+/// transaction, then shows them to streams; answers flushes once what came
+/// before them is stored.
+async fn store_events(store: Store, mut queue: mpsc::UnboundedReceiver<Job>, runs: Arc<RunMap>) {
+    let mut jobs = Vec::with_capacity(STORE_BATCH);
     let mut batch = Vec::with_capacity(STORE_BATCH);
-    while queue.recv_many(&mut batch, STORE_BATCH).await > 0 {
-        let rows: Vec<NewEvent<'_>> = batch
-            .iter()
-            .map(|pending| NewEvent {
-                account_id: &pending.account_id,
-                run_id: &pending.run_id,
-                seq: pending.event.seq as i64,
-                name: &pending.event.name,
-                data: pending.event.data.to_string(),
-            })
-            .collect();
-        if let Err(error) = store.append_events(&rows).await {
-            tracing::warn!(
-                events = rows.len(),
-                "storing run events together failed, storing them one by one: {error}"
-            );
-            for row in &rows {
-                if let Err(error) = store.append_events(std::slice::from_ref(row)).await {
-                    // Shown all the same: live streams carry on; only a
-                    // resume across a restart misses it.
-                    tracing::error!(run = %row.run_id, seq = row.seq, "storing an event: {error}");
-                }
+    let mut flushes = Vec::new();
+    let numbering = Numbering::of(&store);
+    while queue.recv_many(&mut jobs, STORE_BATCH).await > 0 {
+        for job in jobs.drain(..) {
+            match job {
+                Job::Store(pending) => batch.push(pending),
+                Job::Flush(done) => flushes.push(done),
             }
         }
-        for pending in batch.drain(..) {
-            let seq = pending.event.seq;
-            pending.stored.send_if_modified(|stored| {
-                let newer = seq > *stored;
-                if newer {
-                    *stored = seq;
-                }
-                newer
-            });
+        match numbering {
+            Numbering::Here => store_numbered(&store, &mut batch).await,
+            Numbering::Database => store_unnumbered(&store, &mut batch, &runs).await,
+        }
+        for done in flushes.drain(..) {
+            let _ = done.send(());
         }
     }
+}
+
+/// Stores events this node numbered, then moves their runs' newest stored
+/// number on.
+async fn store_numbered(store: &Store, batch: &mut Vec<Pending>) {
+    let rows: Vec<NewEvent<'_>> = batch
+        .iter()
+        .filter_map(|pending| {
+            let (seq, _) = pending.numbered.as_ref()?;
+            Some(NewEvent {
+                account_id: &pending.run.account_id,
+                run_id: &pending.run.run_id,
+                seq: *seq as i64,
+                name: &pending.name,
+                data: pending.data.to_string(),
+            })
+        })
+        .collect();
+    if let Err(error) = store.append_events(&rows).await {
+        tracing::warn!(
+            events = rows.len(),
+            "storing run events together failed, storing them one by one: {error}"
+        );
+        for row in &rows {
+            if let Err(error) = store.append_events(std::slice::from_ref(row)).await {
+                // Shown all the same: live streams carry on; only a
+                // resume across a restart misses it.
+                tracing::error!(run = %row.run_id, seq = row.seq, "storing an event: {error}");
+            }
+        }
+    }
+    for pending in batch.drain(..) {
+        let Some((seq, stored)) = pending.numbered else {
+            continue;
+        };
+        stored.send_if_modified(|stored| {
+            let newer = seq > *stored;
+            if newer {
+                *stored = seq;
+            }
+            newer
+        });
+    }
+}
+
+/// Stores events for the database to number, each run's in one
+/// transaction, then reads the runs in memory back (which shows them to
+/// streams, with whatever other nodes stored in between).
+async fn store_unnumbered(store: &Store, batch: &mut Vec<Pending>, runs: &RunMap) {
+    let mut by_run: Vec<(RunKey, Vec<(&str, String)>)> = Vec::new();
+    for pending in batch.iter() {
+        let event = (pending.name.as_str(), pending.data.to_string());
+        match by_run.iter_mut().find(|(run, _)| *run == pending.run) {
+            Some((_, events)) => events.push(event),
+            None => by_run.push((pending.run.clone(), vec![event])),
+        }
+    }
+    for (run, events) in &by_run {
+        if let Err(error) = store.append_numbered_events(run, events).await {
+            // Nothing else holds them: streams on every node miss them.
+            tracing::error!(run = %run.run_id, events = events.len(), "storing events: {error}");
+        }
+        let held = runs.lock().await.get(run).cloned();
+        if let Some(held) = held {
+            held.read_back(store).await;
+        }
+    }
+    batch.clear();
 }
 
 /// Moves a turn's events to its run until it ends, and gives its result.

@@ -19,6 +19,7 @@ mod base_branch;
 mod lifecycle;
 pub mod live;
 mod machine;
+pub mod nodes;
 pub mod preview;
 mod requests;
 pub mod resolve;
@@ -336,10 +337,7 @@ impl Conductor {
     }
 
     async fn publish(&self, account_id: &str, run_id: &str, name: &str, data: Value) {
-        match self.runs.events(account_id, run_id).await {
-            Ok(events) => events.publish(name, data),
-            Err(error) => tracing::error!(run = %run_id, "publishing {name}: {error:#}"),
-        }
+        self.runs.publish(account_id, run_id, name, data).await;
     }
 }
 

@@ -55,12 +55,105 @@ impl Store {
 
     /// Every stored event of the account's run, in order.
     pub async fn events(&self, account_id: &str, run_id: &str) -> Result<Vec<StoredEvent>> {
+        self.events_after(account_id, run_id, 0).await
+    }
+}
+
+/// The PostgreSQL channel on which a node tells the others that a run has
+/// new events: the payload is a [`RunKey`] as JSON.
+pub const RUN_EVENTS_CHANNEL: &str = "cinch_run_events";
+
+/// Which run a notice is about.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub struct RunKey {
+    /// The run's account.
+    pub account_id: String,
+    /// The run (a session's run is the session's id).
+    pub run_id: String,
+}
+
+/// Serialises the writers of one run on PostgreSQL: the first key of a
+/// two-key advisory lock (the second is a hash of the run), a space apart
+/// from the one-key locks the migrations take.
+const RUN_EVENTS_LOCK: i32 = 0x6576_7473;
+
+impl Store {
+    /// Appends `events` (name, JSON data) to the run, numbered after its last
+    /// stored event, all or none, and returns the last number given. For a
+    /// database several nodes write: on PostgreSQL one writer of a run at a
+    /// time holds a lock until it commits, so numbers are committed in their
+    /// order (a reader that sees one sees every one before it), and the other
+    /// nodes are told on [`RUN_EVENTS_CHANNEL`] when it commits.
+    pub async fn append_numbered_events(
+        &self,
+        run: &RunKey,
+        events: &[(&str, String)],
+    ) -> Result<i64> {
+        let created_at = now();
+        let notice = serde_json::to_string(run)?;
+        let dialect = self.dialect();
+        let postgres = self.backend() == super::Backend::Postgres;
+        on_pool!(self, |pool| {
+            let mut transaction = pool.begin_with(dialect.begin_write).await?;
+            if postgres {
+                sqlx::query("SELECT pg_advisory_xact_lock($1, hashtext($2 || '/' || $3))")
+                    .bind(RUN_EVENTS_LOCK)
+                    .bind(&run.account_id)
+                    .bind(&run.run_id)
+                    .execute(&mut *transaction)
+                    .await?;
+            }
+            let (last,): (i64,) = sqlx::query_as(
+                "SELECT COALESCE(MAX(seq), 0) FROM run_events \
+                 WHERE account_id = $1 AND run_id = $2",
+            )
+            .bind(&run.account_id)
+            .bind(&run.run_id)
+            .fetch_one(&mut *transaction)
+            .await?;
+            let mut seq = last;
+            for (name, data) in events {
+                seq += 1;
+                sqlx::query(
+                    "INSERT INTO run_events (account_id, run_id, seq, name, data, created_at) \
+                     VALUES ($1, $2, $3, $4, $5, $6)",
+                )
+                .bind(&run.account_id)
+                .bind(&run.run_id)
+                .bind(seq)
+                .bind(*name)
+                .bind(data)
+                .bind(&created_at)
+                .execute(&mut *transaction)
+                .await?;
+            }
+            if postgres {
+                // Delivered when the transaction commits, not before.
+                sqlx::query("SELECT pg_notify($1, $2)")
+                    .bind(RUN_EVENTS_CHANNEL)
+                    .bind(&notice)
+                    .execute(&mut *transaction)
+                    .await?;
+            }
+            transaction.commit().await?;
+            Ok(seq)
+        })
+    }
+
+    /// The stored events of the account's run after number `after`, in order.
+    pub async fn events_after(
+        &self,
+        account_id: &str,
+        run_id: &str,
+        after: i64,
+    ) -> Result<Vec<StoredEvent>> {
         Ok(on_pool!(self, |pool| sqlx::query_as(
-            "SELECT seq, name, data FROM run_events WHERE account_id = $1 AND run_id = $2 \
-             ORDER BY seq",
+            "SELECT seq, name, data FROM run_events \
+             WHERE account_id = $1 AND run_id = $2 AND seq > $3 ORDER BY seq",
         )
         .bind(account_id)
         .bind(run_id)
+        .bind(after)
         .fetch_all(pool)
         .await)?)
     }
