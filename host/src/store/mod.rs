@@ -40,7 +40,7 @@ pub use calls::Call;
 pub use environments::{Environment, EnvironmentPatch, NewEnvironment};
 pub use events::{NewEvent, StoredEvent};
 pub use idempotency::KeyState;
-pub use messages::{Direction, Message, MessageKind};
+pub use messages::{Message, MessageKind};
 pub use sessions::{CloseReason, IdleSession, NewSession, Session, SessionStatus};
 pub use tasks::{NewTask, Task, TaskStatus};
 pub use tokens::{Principal, TokenFor, TokenOwner};
@@ -285,6 +285,15 @@ pub fn is_id(text: &str) -> bool {
                 .bytes()
                 .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
     })
+}
+
+/// Which way a page of a listing runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Direction {
+    /// Oldest first.
+    Asc,
+    /// Newest first.
+    Desc,
 }
 
 /// One page of a listing, oldest first, and where the next one starts.

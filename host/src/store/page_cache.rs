@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
 
-use super::messages::Direction;
+use super::Direction;
 
 /// A page as the listing answers it: its JSON, how many messages, the next cursor.
 pub type CachedPage = (String, usize, Option<String>);
