@@ -338,7 +338,7 @@ impl Store {
         // Only a SQLite store is written by this process alone; on
         // PostgreSQL other nodes change the messages too, so every page is
         // read afresh.
-        let cached = self.backend() == Backend::Sqlite;
+        let cached = self.backend() == Backend::Sqlite && self.pages.is_on();
         let generation = match cached.then(|| self.pages.get(session_id, &key)) {
             Some(Ok(page)) => return Ok(page),
             Some(Err(generation)) => generation,

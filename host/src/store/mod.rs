@@ -202,6 +202,15 @@ impl Store {
         })
     }
 
+    /// The same store with a page cache of at most `max_bytes` of message
+    /// pages (64 MiB unless told); 0 reads every page from the database.
+    pub fn with_page_cache(self, max_bytes: usize) -> Self {
+        Self {
+            pages: std::sync::Arc::new(page_cache::PageCache::holding(max_bytes)),
+            ..self
+        }
+    }
+
     fn backend(&self) -> Backend {
         match self.pool {
             Pool::Sqlite(_) => Backend::Sqlite,
