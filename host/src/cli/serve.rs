@@ -292,7 +292,10 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let engine = Arc::new(engine);
     crate::metrics::install()?;
     runtime()?.block_on(async {
-        let store = open(&home, &database).await?;
+        let mut store = open(&home, &database).await?;
+        if let Some(mib) = file.page_cache_mib {
+            store = store.with_page_cache(mib << 20);
+        }
         if let Some(token) = store.bootstrap().await? {
             let path = home.root().join(ADMIN_TOKEN_FILE);
             write_admin_token(&path, &token)?;
