@@ -7,6 +7,7 @@
 //! It stages into the repository's index held in memory and never written
 //! back, so files whose stat data match their index entry are not re-read.
 
+pub mod remote;
 use std::os::unix::ffi::OsStrExt as _;
 use std::path::{Path, PathBuf};
 
