@@ -139,7 +139,7 @@ fn any_node_answers_for_what_another_wrote() {
 
 /// The lease of these tests' nodes, in seconds: short, so that a node's
 /// death shows soon.
-const LEASE_TTL: u64 = 3;
+const LEASE_TTL: u64 = 5;
 
 /// Starts `cinch serve` for `world` as node `id`, with a short lease.
 fn node(world: &World, id: &str, extra: &[&str]) -> Server {
@@ -367,7 +367,7 @@ fn a_killed_nodes_session_moves_to_another_node_and_loses_nothing() {
         "taken over after {takeover:?}"
     );
     let taken = on_one.wait(&task, &session, "its work tree rebuilt", |session| {
-        session["rebuilt_from"] == "checkpoint"
+        session["rebuilt_from"] == "checkpoint" && session["status"] == "idle"
     });
     assert_eq!(taken["status"], "idle", "{taken:#}");
     assert_eq!(taken["close_reason"], "turn_interrupted", "{taken:#}");
@@ -528,6 +528,7 @@ fn a_terminated_node_drains_and_hands_its_sessions_over() {
     );
     let status = two.child.wait().unwrap();
     assert!(status.success(), "{status:?}: {}", two.log());
+    let drained = two.log();
     on_one.wait(&task, &session, "both turns", |_| {
         let turns = of_type(&on_one, &task, &session, "assistant");
         turns.len() == 2 && turns[1]["turn"]["status"] == "completed"
@@ -538,7 +539,10 @@ fn a_terminated_node_drains_and_hands_its_sessions_over() {
         asked.elapsed()
     );
     let turns = of_type(&on_one, &task, &session, "assistant");
-    assert_eq!(turns[0]["turn"]["status"], "completed", "{turns:#?}");
+    assert_eq!(
+        turns[0]["turn"]["status"], "completed",
+        "{turns:#?}\n{drained}"
+    );
     assert_eq!(turns[0]["content"], "Finished while draining.");
     assert_eq!(turns[1]["content"], "Ran on node one.");
     assert_eq!(ran_on(&all, "turn-1"), 1);

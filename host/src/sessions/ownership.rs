@@ -289,6 +289,9 @@ impl Conductor {
             lock(&self.slots).len()
         );
         for (session_id, generation) in held {
+            // A turn that just ended is recorded under this lock: let it finish.
+            let guard = self.session_lock(&session_id);
+            let _recorded = guard.lock().await;
             lock(&self.lost).insert(session_id.clone());
             for turn in self.local_running_turns(Some(&session_id)) {
                 if let Err(error) = self.stop_turn(turn.clone()).await {
