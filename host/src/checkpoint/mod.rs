@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 use git2::{Commit, ErrorCode, Oid, Repository, Tree};
 
 mod diff;
+pub mod remote;
 mod restore;
 mod take;
 #[cfg(test)]

@@ -16,6 +16,7 @@ mod calls;
 mod environments;
 mod events;
 mod idempotency;
+mod leases;
 mod messages;
 mod notify;
 mod page_cache;
@@ -41,9 +42,10 @@ pub use calls::Call;
 pub use environments::{Environment, EnvironmentPatch, NewEnvironment};
 pub use events::{NewEvent, RunKey, StoredEvent};
 pub use idempotency::KeyState;
+pub use leases::{Claim, Lease, SessionRef, TakenFrom};
 pub use messages::{Message, MessageKind};
 pub use notify::{Listener, Notice, SessionWake};
-pub use sessions::{CloseReason, IdleSession, NewSession, Session, SessionStatus};
+pub use sessions::{CloseReason, IdleSession, NewSession, RebuiltFrom, Session, SessionStatus};
 pub use tasks::{NewTask, Task, TaskStatus};
 pub use tokens::{Principal, TokenFor, TokenOwner};
 pub use unknown_events::SeenUnknown;
@@ -471,6 +473,7 @@ mod tests {
         check(&SessionStatus::ALL, SessionStatus::as_str);
         check(&CloseReason::ALL, |reason| reason.as_str());
         check(&MessageKind::ALL, |kind| kind.as_str());
+        check(&RebuiltFrom::ALL, RebuiltFrom::as_str);
         check(&DeliveryState::ALL, |state| state.as_str());
     }
 
