@@ -800,3 +800,69 @@ fn a_terminated_node_drains_and_hands_its_sessions_over() {
     let users: Vec<Value> = of_type(&on_one, &task, &session, "user");
     assert_eq!(users.len(), 2, "{users:#?}");
 }
+
+#[test]
+fn a_code_task_running_on_one_node_is_followed_from_another() {
+    let Some(database) = shared_database() else {
+        return;
+    };
+    let first = World::with_database(Some(database.clone()));
+    let second = World::with_database(Some(database));
+    let one = first.serve();
+    let two = second.serve();
+    let token = first.admin_token();
+    Api::new(&one, &token).environment(json!({
+        "name": "shop",
+        "repository": first.path("repo").display().to_string(),
+    }));
+    first.script(slow_turn("sess-task", 12, 250));
+    let started = one.post(
+        "/api/runs/run-nodes/tasks",
+        &token,
+        &json!({"brief": "Work.", "harness": "claude", "repo": "shop"}),
+    );
+    assert_eq!(started.status, 201, "{started:?}\n{}", one.log());
+    let call = started.json()["call_id"].as_str().unwrap().to_owned();
+    let task_path = format!("/api/runs/run-nodes/tasks/{call}");
+
+    // While it runs on node 1, node 2 says so and streams its events live.
+    let running = two.get(&task_path, &token);
+    assert_eq!(running.status, 200, "{running:?}\n{}", two.log());
+    assert_eq!(running.json()["status"], "running", "{running:?}");
+    let elsewhere = timed_stream(&two, "/api/runs/run-nodes/events", &token, None, |e| {
+        turns_ended(e) == 1
+    });
+    let on_runner = timed_stream(&one, "/api/runs/run-nodes/events", &token, None, |e| {
+        turns_ended(e) == 1
+    });
+    assert_eq!(contents(&elsewhere), contents(&on_runner));
+    assert!(
+        elsewhere
+            .iter()
+            .any(|(_, _, data, _)| data.to_string().contains("step-11")),
+        "{:#?}",
+        contents(&elsewhere)
+    );
+
+    // Ended, both nodes answer the same status, result and diff.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let ended = loop {
+        let read = one.get(&task_path, &token).json();
+        if read["status"] != "running" {
+            break read;
+        }
+        assert!(Instant::now() < deadline, "{read:#}");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(two.get(&task_path, &token).json(), ended);
+    let diff = format!("{task_path}/diff");
+    let (here, there) = (one.get(&diff, &token), two.get(&diff, &token));
+    assert_eq!((there.status, &there.text), (here.status, &here.text));
+    let log = format!("{task_path}/log");
+    assert_eq!(one.get(&log, &token).status, 200);
+    // The log stays in the home of the node that ran the task, which says so
+    // (not that it was pruned).
+    let there = two.get(&log, &token);
+    assert_eq!(there.status, 404, "{there:?}");
+    assert_eq!(there.json()["type"], "urn:cinch:log.elsewhere", "{there:?}");
+}

@@ -153,6 +153,9 @@ impl From<CodeTaskError> for Problem {
                 Self::new(status, refusal.code.as_str(), refusal.detail)
             }
             CodeTaskError::LogPruned(_) => Self::new(StatusCode::NOT_FOUND, "log.pruned", detail),
+            CodeTaskError::LogOnAnotherNode => {
+                Self::new(StatusCode::NOT_FOUND, "log.elsewhere", detail)
+            }
             CodeTaskError::Store(error) => error.into(),
             CodeTaskError::Internal(error) => Self::internal(&format!("{error:#}")),
         }

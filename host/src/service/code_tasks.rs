@@ -55,6 +55,12 @@ pub enum CodeTaskError {
     /// The task's harness log went with its run.
     #[error(transparent)]
     LogPruned(LogError),
+    /// The task ran on another node sharing the database, whose home keeps
+    /// its harness log.
+    #[error(
+        "that task ran on another cinch node, whose home keeps its harness log: read it there (nodes share the database, not their homes)"
+    )]
+    LogOnAnotherNode,
     /// The store failed.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -325,6 +331,9 @@ impl CodeTasks {
             .await
             .map_err(CodeTaskError::internal)?
             .map_err(|error| match error {
+                LogError::NoSuchTurn(_) if self.store.is_shared() => {
+                    CodeTaskError::LogOnAnotherNode
+                }
                 // The call exists, so its turn had a log: it went with its run.
                 LogError::NoSuchTurn(_) | LogError::Pruned => {
                     CodeTaskError::LogPruned(LogError::Pruned)
@@ -456,9 +465,17 @@ impl CodeTasks {
         }
         let engine = self.engine.clone();
         let turn_id = call.turn_id.clone();
-        let turn = blocking(move || engine.attach(&turn_id, &[]))
-            .await?
-            .map_err(|_| CodeTaskError::NotFound("that task's turn is gone from cinch's home"))?;
+        let turn = match blocking(move || engine.attach(&turn_id, &[])).await? {
+            Ok(turn) => turn,
+            // Nodes sharing the database each have their own home: a turn
+            // without a result that this one lacks runs on another node.
+            Err(_) if self.store.is_shared() => return Ok(LiveState::default()),
+            Err(_) => {
+                return Err(CodeTaskError::NotFound(
+                    "that task's turn is gone from cinch's home",
+                ));
+            }
+        };
         let mut live = self
             .runs
             .follow(call_ref(call), turn)

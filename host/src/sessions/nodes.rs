@@ -102,3 +102,143 @@ impl Conductor {
         self.kick(&wake.account_id, &wake.session_id, Wake::Message);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Instant;
+
+    use serde_json::json;
+    use tokio::sync::mpsc;
+
+    use super::*;
+    use crate::store::create_postgres_database;
+    use crate::webhooks::Webhooks;
+
+    /// Two nodes' stores over one new database on the PostgreSQL server
+    /// `CINCH_TEST_DATABASE` names, with an account; `None` without one.
+    async fn two_nodes() -> Option<(Store, Store, String, tempfile::TempDir)> {
+        let server = std::env::var("CINCH_TEST_DATABASE")
+            .ok()
+            .filter(|url| !url.is_empty());
+        let Some(server) = server else {
+            eprintln!("skipped: CINCH_TEST_DATABASE names no PostgreSQL server");
+            return None;
+        };
+        let name = format!("cinch_unit_{}", crate::store::random_hex(8).unwrap());
+        let url = create_postgres_database(&server, &name).await.unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let one = Store::open_postgres(&url, &dir.path().join("one"))
+            .await
+            .unwrap();
+        let two = Store::open_postgres(&url, &dir.path().join("two"))
+            .await
+            .unwrap();
+        one.bootstrap().await.unwrap();
+        let account = one.find_account(None).await.unwrap().id;
+        Some((one, two, account, dir))
+    }
+
+    fn runs_on(store: &Store) -> Arc<Runs> {
+        Arc::new(Runs::new(
+            store.clone(),
+            Webhooks::new(store.clone(), false, false),
+        ))
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_wake_reaches_the_other_nodes_and_not_its_own() {
+        let Some((one, two, account, _dir)) = two_nodes().await else {
+            return;
+        };
+        let (woken, mut heard) = mpsc::unbounded_channel();
+        tokio::spawn(listen(two.clone(), runs_on(&two), move |wake| {
+            let _ = woken.send(wake.clone());
+        }));
+        let wake = |from: &str| SessionWake {
+            account_id: account.clone(),
+            session_id: "ses_1".to_owned(),
+            from: from.to_owned(),
+        };
+        // Sent until the listener, starting meanwhile, hears one.
+        let first = loop {
+            one.notify_wake(&wake("node-one")).await.unwrap();
+            if let Ok(Some(first)) =
+                tokio::time::timeout(Duration::from_millis(200), heard.recv()).await
+            {
+                break first;
+            }
+        };
+        assert_eq!(first, wake("node-one"));
+        while heard.try_recv().is_ok() {}
+
+        // This process's own wake is left be; the next one is heard.
+        one.notify_wake(&wake(this_node())).await.unwrap();
+        one.notify_wake(&wake("node-three")).await.unwrap();
+        let next = tokio::time::timeout(Duration::from_secs(10), heard.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(next, wake("node-three"));
+    }
+
+    /// How long after an event is stored on one node another node's
+    /// streams have it, told by NOTIFY or by the poll alone: median, p99.
+    /// A benchmark, run by hand: `cargo test -p cinch --lib
+    /// event_latency_across_nodes -- --ignored --nocapture` with
+    /// `CINCH_TEST_DATABASE` set.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    #[ignore = "a benchmark"]
+    async fn event_latency_across_nodes() {
+        for notices in [true, false] {
+            let Some((one, two, account, _dir)) = two_nodes().await else {
+                return;
+            };
+            let (writer, reader) = (runs_on(&one), runs_on(&two));
+            if notices {
+                tokio::spawn(listen(two.clone(), reader.clone(), |_| {}));
+            } else {
+                tokio::spawn(poll(reader.clone()));
+            }
+            let run = "run-latency";
+            let written = writer.events(&account, run).await.unwrap();
+            let read = reader.events(&account, run).await.unwrap();
+            let (mut stored, mut seen) = (written.latest(), read.latest());
+            let (mut own, mut other) = (Vec::new(), Vec::new());
+            // The poll alone takes seconds an event.
+            let count = if notices { 200 } else { 20 };
+            for n in 0..count {
+                // Events come apart, as a turn's do, at any point of the
+                // poll's beat.
+                let gap = if notices { 37 } else { (n * 1237) % 5000 };
+                tokio::time::sleep(Duration::from_millis(gap)).await;
+                let at = Instant::now();
+                writer
+                    .publish(&account, run, "tool.progress", json!({"n": n}))
+                    .await;
+                stored.wait_for(|seq| *seq > n).await.unwrap();
+                own.push(at.elapsed());
+                seen.wait_for(|seq| *seq > n).await.unwrap();
+                other.push(at.elapsed());
+            }
+            let (own, other) = (percentiles(own), percentiles(other));
+            eprintln!(
+                "{}: published to stored and shown on its node: median {:?}, p99 {:?}; \
+                 to shown on the other node: median {:?}, p99 {:?}",
+                if notices { "NOTIFY" } else { "poll only" },
+                own.0,
+                own.1,
+                other.0,
+                other.1
+            );
+        }
+    }
+
+    /// The median and the 99th percentile of `samples`.
+    fn percentiles(mut samples: Vec<Duration>) -> (Duration, Duration) {
+        samples.sort();
+        (
+            samples[samples.len() / 2],
+            samples[(samples.len() * 99 / 100).min(samples.len() - 1)],
+        )
+    }
+}
