@@ -70,12 +70,6 @@ fn expiry(ttl: Duration) -> String {
 }
 
 impl Store {
-    /// Whether several nodes may share this store (PostgreSQL); a SQLite
-    /// file has one node.
-    pub fn is_shared(&self) -> bool {
-        self.backend() == Backend::Postgres
-    }
-
     /// The session's lease, if it ever had one.
     pub async fn lease(&self, session_id: &str) -> Result<Option<Lease>> {
         Ok(on_pool!(self, |pool| sqlx::query_as(

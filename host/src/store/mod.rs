@@ -222,6 +222,13 @@ impl Store {
         }
     }
 
+    /// Whether other nodes may share this store and write it too
+    /// (PostgreSQL): what a node keeps in memory of it is then read again
+    /// when it is told. A SQLite file has one node.
+    pub fn is_shared(&self) -> bool {
+        self.backend() == Backend::Postgres
+    }
+
     fn dialect(&self) -> &'static Dialect {
         match self.backend() {
             Backend::Sqlite => &SQLITE,
