@@ -5,6 +5,8 @@ use std::fmt::Write as _;
 const DRIVERS: &[&str] = &["acp", "claude", "codex", "cursor", "gemini"];
 
 fn main() {
+    // sqlx's `migrate!` embeds these files; a changed or new one must rebuild the crate.
+    println!("cargo:rerun-if-changed=migrations");
     let packages: Vec<String> = DRIVERS
         .iter()
         .map(|d| format!("cinch-driver-{d}"))

@@ -111,6 +111,9 @@ pub struct ServeConfig {
     /// Folders under which an environment's local repository may lie.
     #[serde(default)]
     pub repository_roots: Vec<PathBuf>,
+    /// Mebibytes of message pages kept as clients last read them (on SQLite;
+    /// default 64); 0 reads every page from the database.
+    pub page_cache_mib: Option<usize>,
 }
 
 impl ServeConfig {

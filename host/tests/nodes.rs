@@ -1,7 +1,9 @@
 //! Several `cinch serve` nodes, each with its own home and address, over
-//! one PostgreSQL database. These run when `CINCH_TEST_DATABASE` names a
-//! PostgreSQL server (`.ci/run` starts one); without it there is no second
-//! backend to share and they say they were skipped.
+//! one PostgreSQL database: one account, any node answering, sessions
+//! owned through leases, taken over when their node dies, handed over when
+//! it drains. These run when `CINCH_TEST_DATABASE` names a PostgreSQL
+//! server (`.ci/run` starts one); without it there is no second backend to
+//! share and they say they were skipped.
 
 use std::io::{BufRead as _, BufReader};
 use std::time::{Duration, Instant};
@@ -12,6 +14,15 @@ use serde_json::{Value, json};
 mod support;
 
 use support::*;
+
+/// `N` worlds over one fresh database on the test server, or `None` (said
+/// on stderr) when there is no server.
+fn shared_worlds<const N: usize>() -> Option<[World; N]> {
+    let database = shared_database()?;
+    Some(std::array::from_fn(|_| {
+        World::with_database(Some(database.clone()))
+    }))
+}
 
 /// A fresh database on the test server, or `None` (said on stderr).
 fn shared_database() -> Option<String> {
@@ -79,10 +90,7 @@ fn any_node_answers_for_what_another_wrote() {
     let agent = second.agent_token("ci");
     assert_eq!(one.get("/v1/accounts", &agent).status, 200);
 
-    let environment = on_one.environment(json!({
-        "name": "shop",
-        "repository": first.path("repo").display().to_string(),
-    }));
+    let environment = shop(&on_one, &first);
     let read = on_two.get(&format!("/environments/{environment}"));
     assert_eq!(read.status, 200, "{read:?}");
     assert_eq!(read.data()["name"], "shop");
@@ -378,6 +386,419 @@ fn a_stream_moved_to_another_node_resumes_with_no_gap_and_no_repeat() {
         let there = timed_stream(node, &path, &token, None, |events| turns_ended(events) == 2);
         assert_eq!(contents(&there), contents(&whole));
     }
+
+/// The lease of these tests' nodes, in seconds: short, so that a node's
+/// death shows soon.
+const LEASE_TTL: u64 = 5;
+
+/// Starts `cinch serve` for `world` as node `id`, with a short lease.
+fn node(world: &World, id: &str, extra: &[&str]) -> Server {
+    let ttl = LEASE_TTL.to_string();
+    let mut args = vec!["--node-id", id, "--lease-ttl", &ttl];
+    args.extend(extra);
+    world.serve_with(&args)
+}
+
+/// Gives every node the same fake CLI script (each reads its own world's),
+/// recording the invocation under the node's `out/{record}.json`.
+fn script_everywhere(worlds: &[&World], record: &str, script: Script) {
+    for world in worlds {
+        world.script(Script {
+            record: Some(world.path(&format!("out/{record}.json"))),
+            ..script.clone()
+        });
+    }
+}
+
+/// The index of the one node that ran the turn recorded as `record`.
+fn ran_on(worlds: &[&World], record: &str) -> usize {
+    let ran: Vec<usize> = (0..worlds.len())
+        .filter(|at| worlds[*at].path(&format!("out/{record}.json")).exists())
+        .collect();
+    assert_eq!(ran.len(), 1, "{record} ran on nodes {ran:?}");
+    ran[0]
+}
+
+fn read_record(world: &World, record: &str) -> Value {
+    let path = world.path(&format!("out/{record}.json"));
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// Waits until `path` exists (a fake CLI's record: the turn started).
+fn wait_for_file(path: &std::path::Path) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !path.exists() {
+        assert!(Instant::now() < deadline, "{} never came", path.display());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Whether the process `pid` still exists.
+fn alive(pid: i64) -> bool {
+    // SAFETY: signal 0 only checks that the process exists.
+    unsafe { libc::kill(pid as i32, 0) == 0 }
+}
+
+/// The session's messages of `kind` (`user`, `assistant`), in order.
+fn of_type(api: &Api, task: &str, session: &str, kind: &str) -> Vec<Value> {
+    api.walk(task, session, "asc", 100)
+        .into_iter()
+        .filter(|message| message["type"] == kind)
+        .collect()
+}
+
+fn post_message(api: &Api, task: &str, session: &str, text: &str) {
+    let sent = api.post(
+        &format!("/tasks/{task}/sessions/{session}/messages"),
+        json!({ "message": text }),
+    );
+    assert_eq!(sent.status, 201, "{sent:?}");
+}
+
+/// An environment `shop` on the repository of `world`, which every node
+/// of these tests reaches: its id.
+fn shop(api: &Api, world: &World) -> String {
+    api.environment(json!({
+        "name": "shop",
+        "repository": world.path("repo").display().to_string(),
+    }))
+}
+
+/// A task on `api`'s node with `prompt` in `environment`: its id and its session's.
+fn task_on(api: &Api, environment: &str, prompt: &str) -> (String, String) {
+    let created = api.post(
+        "/tasks",
+        json!({"prompt": prompt, "environment_id": environment}),
+    );
+    assert_eq!(created.status, 201, "{created:?}");
+    let task = created.data()["id"].as_str().unwrap().to_owned();
+    let session = api.first_session(&task)["id"].as_str().unwrap().to_owned();
+    (task, session)
+}
+
+#[test]
+fn a_starting_node_leaves_the_sessions_other_nodes_run_alone() {
+    let Some([first, second]) = shared_worlds() else {
+        return;
+    };
+    let one = node(&first, "n1", &[]);
+    let token = first.admin_token();
+    let on_one = Api::new(&one, &token);
+    let environment = shop(&on_one, &first);
+    script_everywhere(
+        &[&first, &second],
+        "turn-1",
+        Script {
+            lines: claude_turn("sess-1", "Finished on node one."),
+            hang_ms: 20_000,
+            ..Script::default()
+        },
+    );
+    let (task, session) = task_on(&on_one, &environment, "Take your time");
+    wait_for_file(&first.path("out/turn-1.json"));
+    let running = on_one.wait_status(&task, &session, "running");
+
+    // A second node starts while node one's turn runs: it picks up no
+    // session of node one's (it answers only once its recovery is done).
+    let two = node(&second, "n2", &[]);
+    let on_two = Api::new(&two, &token);
+    let seen = on_two.session(&task, &session);
+    assert_eq!(seen["status"], "running", "{seen:#}");
+    assert_eq!(seen["updated_at"], running["updated_at"], "{seen:#}");
+    let turn = assistant(&on_two.messages(&task, &session, "").data());
+    assert_eq!(turn["turn"]["status"], "running", "{turn:#}");
+
+    // Node one's turn ends as it went, recorded by node one.
+    on_one.wait_status(&task, &session, "idle");
+    let turn = assistant(&on_two.messages(&task, &session, "").data());
+    assert_eq!(turn["turn"]["status"], "completed", "{turn:#}");
+    assert_eq!(turn["content"], "Finished on node one.");
+    assert!(!second.path("out/turn-1.json").exists());
+}
+
+#[test]
+fn a_killed_nodes_session_moves_to_another_node_and_loses_nothing() {
+    let Some(worlds) = shared_worlds::<3>() else {
+        return;
+    };
+    let all: Vec<&World> = worlds.iter().collect();
+    let remote = worlds[0].path("checkpoints.git");
+    git(
+        &worlds[0].path(""),
+        &["init", "-q", "--bare", "checkpoints.git"],
+    );
+    let remote_arg = remote.display().to_string();
+    let start = |at: usize| {
+        node(
+            &worlds[at],
+            &format!("n{}", at + 1),
+            &["--checkpoint-remote", &remote_arg],
+        )
+    };
+    let (one, mut two, three) = (start(0), start(1), start(2));
+    let token = worlds[0].admin_token();
+    let on_one = &Api::new(&one, &token);
+    let on_three = &Api::new(&three, &token);
+    let environment = shop(on_one, &worlds[0]);
+
+    // Sessions spread over the nodes: each runs on the node it was made on.
+    let mut sessions = Vec::new();
+    for at in 0..3 {
+        let server = [&one, &two, &three][at];
+        let api = &Api::new(server, &token);
+        let record = format!("spread-{at}");
+        script_everywhere(
+            &all,
+            &record,
+            Script {
+                lines: claude_turn(&format!("sess-spread-{at}"), "Spread."),
+                ..Script::default()
+            },
+        );
+        let (task, session) = task_on(api, &environment, &format!("Hello node {at}"));
+        api.wait_status(&task, &session, "idle");
+        assert_eq!(ran_on(&all, &record), at);
+        sessions.push((task, session));
+    }
+    let (task, session) = sessions[1].clone();
+
+    // Turn two, on node two: it leaves a file uncommitted.
+    script_everywhere(
+        &all,
+        "turn-2",
+        Script {
+            lines: claude_turn("sess-two", "Wrote the notes."),
+            write_files: [("notes.txt".to_owned(), "from turn two\n".to_owned())].into(),
+            ..Script::default()
+        },
+    );
+    // A message posted on node one for node two's session runs on node two.
+    post_message(on_one, &task, &session, "Write the notes");
+    on_one.wait(&task, &session, "two turns", |_| {
+        of_type(on_one, &task, &session, "assistant")
+            .iter()
+            .filter(|turn| turn["turn"]["status"] == "completed")
+            .count()
+            == 2
+    });
+    assert_eq!(ran_on(&all, "turn-2"), 1);
+    let end_checkpoint =
+        of_type(on_one, &task, &session, "assistant")[1]["turn"]["result"]["end_checkpoint"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+
+    // Turn three runs long on node two, which is killed mid-turn.
+    script_everywhere(
+        &all,
+        "turn-3",
+        Script {
+            lines: claude_turn("sess-two", "Never seen."),
+            hang_ms: 120_000,
+            ..Script::default()
+        },
+    );
+    post_message(on_one, &task, &session, "Take long");
+    wait_for_file(&worlds[1].path("out/turn-3.json"));
+    on_one.wait_status(&task, &session, "running");
+    let harness_pid = read_record(&worlds[1], "turn-3")["pid"].as_i64().unwrap();
+    two.child.kill().unwrap();
+    two.child.wait().unwrap();
+    let died = Instant::now();
+
+    // Another node takes it over within the lease and a few seconds: the
+    // turn is recorded interrupted, and the session says what happened.
+    on_one.wait(&task, &session, "taken over", |session| {
+        session["moved_from_node"] == "n2" || session["rebuilt_from"].is_string()
+    });
+    let takeover = died.elapsed();
+    assert!(
+        takeover < Duration::from_secs(LEASE_TTL + 10),
+        "taken over after {takeover:?}"
+    );
+    let taken = on_one.wait(&task, &session, "its work tree rebuilt", |session| {
+        session["rebuilt_from"] == "checkpoint" && session["status"] == "idle"
+    });
+    assert_eq!(taken["status"], "idle", "{taken:#}");
+    assert_eq!(taken["close_reason"], "turn_interrupted", "{taken:#}");
+    let said = taken["error_message"].as_str().unwrap();
+    assert!(
+        said.contains("node n2") && said.contains("checkpoint"),
+        "{said}"
+    );
+    let turns = of_type(on_one, &task, &session, "assistant");
+    assert_eq!(turns[2]["turn"]["status"], "interrupted", "{turns:#?}");
+    assert_eq!(
+        turns[2]["turn"]["result"]["detail"],
+        "The harness's state is gone: the machine restarted or its container was recreated."
+    );
+
+    // The next message runs on the node that took it, in a work tree that is
+    // the last end checkpoint's, as a new harness session told it continues.
+    script_everywhere(
+        &all,
+        "turn-4",
+        Script {
+            lines: claude_turn("sess-new", "Carried on."),
+            ..Script::default()
+        },
+    );
+    post_message(on_three, &task, &session, "Carry on");
+    let owner = on_one.wait(&task, &session, "four turns", |current| {
+        current["status"] == "idle" && of_type(on_one, &task, &session, "assistant").len() == 4
+    });
+    let ran = ran_on(&all, "turn-4");
+    assert_ne!(ran, 1, "{owner:#}");
+    let record = read_record(&worlds[ran], "turn-4");
+    let workdir = std::path::PathBuf::from(record["cwd"].as_str().unwrap());
+    assert!(workdir.starts_with(worlds[ran].path("home")), "{workdir:?}");
+    let expected = git_output(
+        &worlds[0].path("repo"),
+        &["ls-tree", "-r", "--name-only", &end_checkpoint],
+    );
+    let mut present = git_output(
+        &workdir,
+        &["ls-files", "--cached", "--others", "--exclude-standard"],
+    )
+    .lines()
+    .map(str::to_owned)
+    .collect::<Vec<_>>();
+    present.sort();
+    assert_eq!(present.join("\n") + "\n", expected);
+    for file in expected.lines() {
+        let then = git_output(
+            &worlds[0].path("repo"),
+            &["show", &format!("{end_checkpoint}:{file}")],
+        );
+        assert_eq!(
+            std::fs::read_to_string(workdir.join(file)).unwrap(),
+            then,
+            "{file}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(workdir.join("notes.txt")).unwrap(),
+        "from turn two\n"
+    );
+    let brief = format!("{} {}", record["argv"], record["stdin"]);
+    assert!(brief.contains("continues from node n2"), "{brief}");
+    assert!(brief.contains("Wrote the notes."), "{brief}");
+    assert!(
+        !brief.contains("--resume"),
+        "a new harness session: {brief}"
+    );
+    let turns = of_type(on_one, &task, &session, "assistant");
+    assert_eq!(turns[3]["content"], "Carried on.");
+
+    // Nothing lost, nothing twice: four messages, each delivered to one turn.
+    let users: Vec<Value> = of_type(on_one, &task, &session, "user");
+    let texts: Vec<&str> = users
+        .iter()
+        .map(|m| m["content"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        texts,
+        ["Hello node 1", "Write the notes", "Take long", "Carry on"]
+    );
+    assert!(users.iter().all(|m| m["sequence"].is_i64()), "{users:#?}");
+    let statuses: Vec<&str> = turns
+        .iter()
+        .map(|turn| turn["turn"]["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        statuses,
+        ["completed", "completed", "interrupted", "completed"]
+    );
+
+    // Node two comes back: it stops the turn it still ran for the session
+    // (no process is left) and writes nothing to it.
+    let before = on_one.session(&task, &session);
+    let messages_before = on_one.walk(&task, &session, "asc", 100);
+    assert!(alive(harness_pid), "the killed node's harness ran on");
+    drop(two);
+    let back = start(1);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while alive(harness_pid) {
+        assert!(
+            Instant::now() < deadline,
+            "the stray harness {harness_pid} still runs"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_secs(LEASE_TTL));
+    assert_eq!(on_one.session(&task, &session), before);
+    assert_eq!(on_one.walk(&task, &session, "asc", 100), messages_before);
+    assert!(
+        back.log()
+            .contains("stopping a turn of a session another node took over")
+    );
+}
+
+#[test]
+fn a_terminated_node_drains_and_hands_its_sessions_over() {
+    let Some([first, second]) = shared_worlds() else {
+        return;
+    };
+    let all = [&first, &second];
+    // The default lease (30 s): the hand-over must not wait for it.
+    let one = first.serve_with(&["--node-id", "n1"]);
+    let mut two = second.serve_with(&["--node-id", "n2", "--drain-grace", "30"]);
+    let token = first.admin_token();
+    let on_one = Api::new(&one, &token);
+    let environment = shop(&on_one, &first);
+    script_everywhere(
+        &all,
+        "turn-1",
+        Script {
+            lines: claude_turn("sess-1", "Finished while draining."),
+            hang_ms: 4000,
+            ..Script::default()
+        },
+    );
+    let (task, session) = task_on(&Api::new(&two, &token), &environment, "Work a while");
+    wait_for_file(&second.path("out/turn-1.json"));
+    on_one.wait_status(&task, &session, "running");
+    script_everywhere(
+        &all,
+        "turn-2",
+        Script {
+            lines: claude_turn("sess-2", "Ran on node one."),
+            ..Script::default()
+        },
+    );
+    post_message(&on_one, &task, &session, "Then this");
+
+    // SIGTERM: the running turn finishes, the node exits 0 well before its
+    // lease would have run out, and node one runs the queued message.
+    let asked = Instant::now();
+    // SAFETY: a signal to the server this test started.
+    assert_eq!(
+        unsafe { libc::kill(two.child.id() as i32, libc::SIGTERM) },
+        0
+    );
+    let status = two.child.wait().unwrap();
+    assert!(status.success(), "{status:?}: {}", two.log());
+    let drained = two.log();
+    on_one.wait(&task, &session, "both turns", |_| {
+        let turns = of_type(&on_one, &task, &session, "assistant");
+        turns.len() == 2 && turns[1]["turn"]["status"] == "completed"
+    });
+    assert!(
+        asked.elapsed() < Duration::from_secs(25),
+        "{:?}",
+        asked.elapsed()
+    );
+    let turns = of_type(&on_one, &task, &session, "assistant");
+    assert_eq!(
+        turns[0]["turn"]["status"], "completed",
+        "{turns:#?}\n{drained}"
+    );
+    assert_eq!(turns[0]["content"], "Finished while draining.");
+    assert_eq!(turns[1]["content"], "Ran on node one.");
+    assert_eq!(ran_on(&all, "turn-1"), 1);
+    assert_eq!(ran_on(&all, "turn-2"), 0);
+    let users: Vec<Value> = of_type(&on_one, &task, &session, "user");
+    assert_eq!(users.len(), 2, "{users:#?}");
 }
 
 #[test]

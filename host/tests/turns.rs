@@ -11,6 +11,7 @@ use cinch::engine::result::{Status, TurnResult};
 use cinch::engine::{Engine, Turn, TurnRequest};
 use cinch::home::Home;
 use cinch::runtime::{Limits, Runtime};
+use cinch::supervisor::KILL_GRACE;
 use cinch_fake_cli::{Record, Script};
 
 const API_KEY: &str = "sk-test-key-0123456789";
@@ -38,21 +39,7 @@ impl World {
         )
         .unwrap();
         cinch_fake_cli::install(&world.path("bin"), "claude");
-        git(&world.repo(), &["init", "-q"]);
-        std::fs::write(world.repo().join("readme.txt"), "hello\n").unwrap();
-        git(&world.repo(), &["add", "."]);
-        git(
-            &world.repo(),
-            &[
-                "-c",
-                "user.name=t",
-                "-c",
-                "user.email=t@t",
-                "commit",
-                "-qm",
-                "init",
-            ],
-        );
+        init_repo(&world.repo());
         world
     }
 
@@ -370,7 +357,6 @@ fn a_turn_past_its_timeout_is_stopped_and_says_so() {
     });
     let mut request = world.request("hi");
     request.timeout = Duration::from_secs(2);
-    let started = Instant::now();
     let (_, _, result) = run_to_end(world.engine().start(request).unwrap());
     assert_eq!(result.status, Status::TimedOut);
     assert_eq!(
@@ -381,10 +367,14 @@ fn a_turn_past_its_timeout_is_stopped_and_says_so() {
         result.session_id.as_deref(),
         Some("526e215c-c3e8-478e-8c4a-102cd4152018")
     );
+    // Timed by the turn's own clock (its start to its CLI's exit), not the
+    // test's, which also counts starting and finishing on a busy machine:
+    // stopped no sooner than its timeout, and by SIGTERM, not by the SIGKILL
+    // that would follow the grace.
+    let ran = Duration::from_millis(result.duration_ms);
     assert!(
-        started.elapsed() < Duration::from_secs(10),
-        "{:?}",
-        started.elapsed()
+        ran >= Duration::from_secs(2) && ran < Duration::from_secs(2) + KILL_GRACE,
+        "{ran:?}"
     );
 }
 
@@ -703,10 +693,15 @@ fn killing_cinch_run_leaves_the_turn_running_and_attach_finishes_it() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
+    // Listed from the moment its folder exists, `starting` until its
+    // supervisor runs: killing `cinch run` before then would leave no turn
+    // running.
     let deadline = Instant::now() + Duration::from_secs(30);
     let turn = loop {
-        assert!(Instant::now() < deadline, "the turn never showed up");
-        if let Some(turn) = turns_json(&world).into_iter().next() {
+        assert!(Instant::now() < deadline, "the turn never started running");
+        if let Some(turn) = turns_json(&world).into_iter().next()
+            && turn["status"] == "running"
+        {
             break turn;
         }
         std::thread::sleep(Duration::from_millis(50));
@@ -844,4 +839,95 @@ fn ctrl_c_in_cinch_run_cancels_the_turn_cleanly() {
     assert_eq!(result["status"], "cancelled");
     assert_eq!(result["session_id"], "526e215c-c3e8-478e-8c4a-102cd4152018");
     assert!(!is_alive(cli), "the harness survived the cancel");
+}
+
+/// Pruning old runs (each agent's 20 most recent are kept) never takes the
+/// folder of a turn still starting: here a supervisor held at a gate while
+/// 21 other turns start, end and prune; let through, its turn runs whole.
+#[test]
+fn runs_pruned_while_a_turn_starts_leave_its_folder_alone() {
+    let world = World::new();
+    world.script(Script {
+        replay: Some(recorded("claude/s2.jsonl")),
+        ..Script::default()
+    });
+    // A supervisor that waits for the gate before it runs (and opens its log).
+    let gate = world.path("gate");
+    let waiting = world.path("waiting");
+    let gated = world.path("gated-supervisor");
+    std::fs::write(
+        &gated,
+        format!(
+            "#!/bin/sh\ntouch '{}'\nwhile [ ! -e '{}' ]; do sleep 0.02; done\nexec '{}' \"$@\"\n",
+            waiting.display(),
+            gate.display(),
+            env!("CARGO_BIN_EXE_cinch")
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(&gated, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let slow = Engine::new(
+        Home::open(world.path("cinch-home")).unwrap(),
+        &Runtime::new(Some(world.path("cache")), Limits::default()).unwrap(),
+        gated,
+        world.env(),
+    )
+    .unwrap();
+    let request = world.request("Create out.txt containing hello.");
+    let starting = std::thread::spawn(move || slow.start(request).map(run_to_end));
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !waiting.exists() {
+        assert!(
+            Instant::now() < deadline,
+            "the supervisor was never spawned"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+
+    // Meanwhile, in another working tree, more turns than runs are kept.
+    let other = world.path("other");
+    std::fs::create_dir_all(&other).unwrap();
+    init_repo(&other);
+    let engine = world.engine();
+    for _ in 0..21 {
+        let mut request = world.request("Say hello.");
+        request.repo = other.clone();
+        let (_, _, result) = run_to_end(engine.start(request).unwrap());
+        assert_eq!(result.status, Status::Completed, "{}", result.result_text);
+    }
+    let runs = std::fs::read_dir(world.path("cinch-home/runs"))
+        .unwrap()
+        .count();
+    assert_eq!(runs, 21, "20 runs kept besides the one starting");
+
+    std::fs::write(&gate, "").unwrap();
+    let (lines, _, result) = starting.join().unwrap().unwrap();
+    assert_eq!(result.status, Status::Completed, "{}", result.result_text);
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    let log = std::fs::read_to_string(&result.log_path).unwrap();
+    let replayed = std::fs::read_to_string(recorded("claude/s2.jsonl")).unwrap();
+    assert_eq!(
+        log.lines().collect::<Vec<_>>(),
+        replayed.lines().collect::<Vec<_>>()
+    );
+}
+
+/// A git repository at `repo` (an existing folder) with one commit.
+fn init_repo(repo: &Path) {
+    git(repo, &["init", "-q"]);
+    std::fs::write(repo.join("readme.txt"), "hello\n").unwrap();
+    git(repo, &["add", "."]);
+    git(
+        repo,
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-qm",
+            "init",
+        ],
+    );
 }

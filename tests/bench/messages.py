@@ -1,16 +1,22 @@
 #!/usr/bin/env python3
-"""Benchmark: GET a page of 50 messages from a real `cinch serve` on SQLite,
-and beside it on PostgreSQL when given one, loaded by wrk from another process.
+"""Benchmark: GET a page of 50 messages from a real `cinch serve`, loaded by
+wrk from another process: on SQLite with the page cache (a page is kept
+until the session's messages change) and without it (`[serve]
+page_cache_mib = 0`: every request reads the database), and, when given a
+server, on PostgreSQL (which reads every page afresh).
 
     cargo build --release -p cinch -p cinch-fake-cli
-    python3 tests/bench/messages.py [--target-dir target] [--duration 10] [--connections 32]
-        [--postgres postgres://user:password@host/empty_db]
+    python3 tests/bench/messages.py [--target-dir target] [--duration 10] [--connections 16 32]
+        [--postgres postgres://user:password@host/db] [--baseline other-build/release]
 
 Seeds one session with 50+ messages through the API (turns of the fake CLI)
-on each backend, then runs wrk against `.../messages?limit=50` on each in
-turn and prints requests per second, latency percentiles and, with
-PostgreSQL, its ratio to SQLite. The figure to reach on SQLite: 5,000
-requests a second with p99 under 10 ms.
+for each server, then runs wrk against `.../messages?limit=50` on each in
+turn and prints requests per second and latency percentiles, with each
+backend's ratio to SQLite's uncached figure. `--postgres` names a role that
+may create databases (CREATEDB): each server gets a database of its own.
+`--baseline` runs another build's release folder (its `cinch` and
+`fake-cli`) beside this one, in the same run, for a before/after table.
+The figures to reach uncached: 10,000 requests a second with p99 at most 10 ms.
 """
 
 import argparse
@@ -60,21 +66,24 @@ def main():
     parser.add_argument("--target-dir", default=os.environ.get("CARGO_TARGET_DIR", "target"))
     parser.add_argument("--duration", type=int, default=10)
     parser.add_argument("--connections", type=int, nargs="+", default=[16, 32])
-    parser.add_argument("--postgres", help="an empty PostgreSQL database's URL, to compare")
+    parser.add_argument("--postgres", help="a PostgreSQL URL whose role may create databases")
+    parser.add_argument("--baseline", help="another build's release folder, to run beside")
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         sys.exit("wrk is not installed: apt-get install wrk")
-    release = os.path.abspath(os.path.join(args.target_dir, "release"))
-    cinch, fake = os.path.join(release, "cinch"), os.path.join(release, "fake-cli")
-    for binary in (cinch, fake):
-        if not os.path.exists(binary):
-            sys.exit(f"{binary} is missing: cargo build --release -p cinch -p cinch-fake-cli")
+    builds = [("this", os.path.abspath(os.path.join(args.target_dir, "release")))]
+    if args.baseline:
+        builds.insert(0, ("baseline", os.path.abspath(args.baseline)))
+    for _, release in builds:
+        for binary in ("cinch", "fake-cli"):
+            if not os.path.exists(os.path.join(release, binary)):
+                sys.exit(f"{release}/{binary} is missing: cargo build --release -p cinch -p cinch-fake-cli")
+    if args.postgres and shutil.which("psql") is None:
+        sys.exit("psql is not installed: apt-get install postgresql-client")
 
     world = tempfile.mkdtemp(prefix="cinch-bench-")
-    repo, bin_dir = (os.path.join(world, name) for name in ("repo", "bin"))
-    for folder in (repo, bin_dir):
-        os.makedirs(folder)
-    os.symlink(fake, os.path.join(bin_dir, "claude"))
+    repo = os.path.join(world, "repo")
+    os.makedirs(repo)
     subprocess.run(["git", "init", "-q", repo], check=True)
     subprocess.run(["git", "-C", repo, "-c", "user.name=b", "-c", "user.email=b@b", "commit",
                     "-q", "--allow-empty", "-m", "init"], check=True)
@@ -86,17 +95,28 @@ def main():
              "result": "Done: a reply of a typical length, with **some** markdown in it.",
              "session_id": "bench"},
         ]}, file)
-    results = {}
-    servers = []
+    servers, databases, rows = [], [], []
     try:
-        backends = [("sqlite", None)] + ([("postgres", args.postgres)] if args.postgres else [])
-        urls = {}
-        for name, database in backends:
-            server, url, token = seed(cinch, world, name, bin_dir, repo, script, database)
-            servers.append(server)
-            urls[name] = (url, token)
+        # (build, backend, cache) -> (url, token)
+        targets = {}
+        for build, release in builds:
+            bin_dir = os.path.join(world, f"bin-{build}")
+            os.makedirs(bin_dir)
+            os.symlink(os.path.join(release, "fake-cli"), os.path.join(bin_dir, "claude"))
+            cinch = os.path.join(release, "cinch")
+            runs = [("sqlite", "cached", None), ("sqlite", "uncached", None)]
+            if args.postgres:
+                database = create_database(args.postgres, f"cinch_bench_{build}")
+                databases.append(database)
+                runs.append(("postgres", "uncached", database[1]))
+            for backend, cache, url in runs:
+                label = f"{build}-{backend}-{cache}"
+                server, page, token = seed(cinch, world, label, bin_dir, repo, script, url,
+                                           cache == "cached")
+                servers.append(server)
+                targets[(build, backend, cache)] = (page, token)
         for connections in args.connections:
-            for name, (url, token) in urls.items():
+            for (build, backend, cache), (url, token) in targets.items():
                 output = subprocess.run(
                     ["wrk", "-t2", f"-c{connections}", f"-d{args.duration}s", "--latency",
                      "-H", f"Authorization: Bearer {token}", url],
@@ -106,30 +126,67 @@ def main():
                 p99 = re.search(r"99%\s+([\d.]+)(us|ms|s)", output)
                 p99_ms = float(p99.group(1)) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[p99.group(2)]
                 errors = re.search(r"Non-2xx or 3xx responses: (\d+)", output)
-                results[(name, connections)] = rps
-                ratio = ""
-                if name != "sqlite":
-                    ratio = f" ratio_to_sqlite={rps / results[('sqlite', connections)]:.2f}"
-                print(f"RESULT backend={name} connections={connections} requests/s={rps:.0f} "
-                      f"p99_ms={p99_ms:.2f} non_2xx={errors.group(1) if errors else 0}{ratio} "
-                      "(target on SQLite: >= 5000 requests/s, p99 < 10 ms)")
+                row = (build, backend, cache, connections, rps, p99_ms,
+                       int(errors.group(1)) if errors else 0)
+                rows.append(row)
+                print("RESULT build={} backend={} cache={} connections={} requests/s={:.0f} "
+                      "p99_ms={:.2f} non_2xx={}".format(*row))
     finally:
         for server in servers:
             server.terminate()
             server.wait()
+        for database in databases:
+            drop_database(args.postgres, database[0])
         shutil.rmtree(world, ignore_errors=True)
+    table(rows)
 
 
-def seed(cinch, world, name, bin_dir, repo, script, database):
+def table(rows):
+    """Prints the results side by side, each with its ratio to the same
+    build's uncached SQLite figure at the same load (and, with a baseline,
+    this build's ratio to the baseline's)."""
+    sqlite = {(r[0], r[3]): r[4] for r in rows if r[1] == "sqlite" and r[2] == "uncached"}
+    before = {(r[1], r[2], r[3]): r[4] for r in rows if r[0] == "baseline"}
+    print("\n| build | backend | page cache | connections | requests/s | p99 ms | non-2xx "
+          "| / SQLite uncached | / baseline |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for build, backend, cache, connections, rps, p99_ms, errors in rows:
+        ratio = rps / sqlite[(build, connections)]
+        baseline = ""
+        if build != "baseline" and (backend, cache, connections) in before:
+            baseline = f"{rps / before[(backend, cache, connections)]:.2f}"
+        print(f"| {build} | {backend} | {cache} | {connections} | {rps:.0f} | {p99_ms:.2f} "
+              f"| {errors} | {ratio:.2f} | {baseline} |")
+    print("\n(target uncached: >= 10000 requests/s with p99 <= 10 ms)")
+
+
+def create_database(server, name):
+    """Creates the database `name` on the server `server` names (dropping a
+    leftover of an earlier run) and returns its name and URL."""
+    for statement in (f"DROP DATABASE IF EXISTS {name}", f"CREATE DATABASE {name}"):
+        subprocess.run(["psql", "-q", "-v", "ON_ERROR_STOP=1", server, "-c", statement],
+                       check=True)
+    base, _, query = server.partition("?")
+    url = base[:base.rindex("/")] + "/" + name + (f"?{query}" if query else "")
+    return name, url
+
+
+def drop_database(server, name):
+    subprocess.run(["psql", "-q", server, "-c", f"DROP DATABASE IF EXISTS {name}"], check=False)
+
+
+def seed(cinch, world, name, bin_dir, repo, script, database, page_cache):
     """Starts `cinch serve` on `database` (its home's SQLite file when None)
-    with a home of its own, seeds a session with 26 turns, and returns the
-    server, the page's URL and the admin's token."""
+    with a home of its own, with or without the page cache, seeds a session
+    with 26 turns, and returns the server, the page's URL and the admin's
+    token."""
     home = os.path.join(world, f"home-{name}")
     os.makedirs(home)
     # The operator passes the fake CLI its script and key, and lets it read them.
     with open(os.path.join(home, "config.toml"), "w") as file:
-        file.write('[serve]\npass_env = ["FAKE_CLI_SCRIPT", "ANTHROPIC_API_KEY"]\n\n'
-                   f'[sandbox]\nread_only = [{json.dumps(world)}]\n')
+        file.write('[serve]\npass_env = ["FAKE_CLI_SCRIPT", "ANTHROPIC_API_KEY"]\n'
+                   + ("" if page_cache else "page_cache_mib = 0\n")
+                   + f'\n[sandbox]\nread_only = [{json.dumps(world)}]\n')
     port = free_port()
     env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": world, "CINCH_HOME": home,
            "FAKE_CLI_SCRIPT": script, "ANTHROPIC_API_KEY": "sk-bench-000000"}

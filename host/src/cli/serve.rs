@@ -72,6 +72,22 @@ pub struct ServeArgs {
     /// are open to anyone who reaches the server.
     #[arg(long, env = "CINCH_METRICS_TOKEN")]
     metrics_token: Option<String>,
+    /// This node's id, unique among the nodes sharing the database
+    /// [default: the id kept in the home's `node-id`, made on first start].
+    #[arg(long, env = "CINCH_NODE_ID")]
+    node_id: Option<String>,
+    /// Seconds a session's lease lasts unless its node renews it; another
+    /// node takes the session over once it ran out [default: 30].
+    #[arg(long, env = "CINCH_LEASE_TTL", value_parser = clap::value_parser!(u64).range(1..=3600))]
+    lease_ttl: Option<u64>,
+    /// Seconds running turns get to finish on SIGTERM before what remains
+    /// is handed to other nodes, on a shared database [default: 30].
+    #[arg(long, env = "CINCH_DRAIN_GRACE")]
+    drain_grace: Option<u64>,
+    /// Where checkpoints are pushed after each turn, for every node to reach
+    /// when it takes a session over: a bare git repository's path or a git URL.
+    #[arg(long, env = "CINCH_CHECKPOINT_REMOTE")]
+    checkpoint_remote: Option<String>,
     /// Runs turns and setup commands with cinch's own access, unsandboxed:
     /// every tenant can then read everything cinch can.
     #[arg(long)]
@@ -210,6 +226,50 @@ fn without_password(url: &str) -> String {
     }
 }
 
+/// How long running turns get to finish on SIGTERM, by default.
+const DEFAULT_DRAIN_GRACE_SECONDS: u64 = 30;
+
+/// Where a node keeps its id in its home.
+const NODE_ID_FILE: &str = "node-id";
+
+/// This node's id: `given`, else the one kept in the home, else a new one,
+/// kept there so that the node is the same one after a restart.
+fn node_id(home: &Home, given: Option<String>) -> anyhow::Result<String> {
+    let valid = |id: &str| {
+        !id.is_empty()
+            && id.len() <= 64
+            && id
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b'.')
+    };
+    if let Some(id) = given {
+        anyhow::ensure!(
+            valid(&id),
+            "--node-id {id:?}: use 1 to 64 letters, digits, '-', '_' or '.'"
+        );
+        return Ok(id);
+    }
+    let path = home.root().join(NODE_ID_FILE);
+    match std::fs::read_to_string(&path) {
+        Ok(kept) => {
+            let kept = kept.trim().to_owned();
+            anyhow::ensure!(
+                valid(&kept),
+                "{} holds {kept:?}, which is not a node id: fix it, or remove it for a new one",
+                path.display()
+            );
+            Ok(kept)
+        }
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            let id = format!("node-{}", crate::hex::random(4)?);
+            std::fs::write(&path, format!("{id}\n"))
+                .with_context(|| format!("writing {}", path.display()))?;
+            Ok(id)
+        }
+        Err(error) => Err(error).with_context(|| format!("reading {}", path.display())),
+    }
+}
+
 /// Writes the admin's token where only its owner can read it.
 fn write_admin_token(path: &Path, token: &str) -> anyhow::Result<()> {
     use std::io::Write as _;
@@ -279,10 +339,17 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         .chain(&args.repository_roots)
         .cloned()
         .collect();
+    let node_id = node_id(&home, args.node_id)?;
     let settings = Settings {
         repository_roots,
+        node_id: node_id.clone(),
+        lease_ttl: args
+            .lease_ttl
+            .map_or(crate::sessions::DEFAULT_LEASE_TTL, Duration::from_secs),
+        checkpoint_remote: args.checkpoint_remote,
         ..settings
     };
+    let drain_grace = Duration::from_secs(args.drain_grace.unwrap_or(DEFAULT_DRAIN_GRACE_SECONDS));
     // Built, not inherited: the server's own credentials reach no harness.
     let tenant_env = passed_env(std::env::vars(), &file.pass_env);
     let mut engine = super::engine_in(home.clone(), tenant_env.clone())?.with_sandbox(sandbox);
@@ -292,7 +359,10 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let engine = Arc::new(engine);
     crate::metrics::install()?;
     runtime()?.block_on(async {
-        let store = open(&home, &database).await?;
+        let mut store = open(&home, &database).await?;
+        if let Some(mib) = file.page_cache_mib {
+            store = store.with_page_cache(mib << 20);
+        }
         if let Some(token) = store.bootstrap().await? {
             let path = home.root().join(ADMIN_TOKEN_FILE);
             write_admin_token(&path, &token)?;
@@ -327,8 +397,12 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         let listener = tokio::net::TcpListener::bind(listen)
             .await
             .with_context(|| format!("listening on {listen}"))?;
-        eprintln!("cinch: serving on http://{}", listener.local_addr()?);
-        let mut state = AppState::new(store, engine, runs, conductor, body_limit);
+        eprintln!(
+            "cinch: node {node_id} serving on http://{}",
+            listener.local_addr()?
+        );
+        let shared = store.is_shared();
+        let mut state = AppState::new(store, engine, runs, conductor.clone(), body_limit);
         if let Some(token) = args.metrics_token.as_deref() {
             anyhow::ensure!(
                 !token.trim().is_empty(),
@@ -337,6 +411,14 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
             state = state.with_metrics_token(token.trim());
         }
         crate::api::serve(listener, state).await?;
+        if shared {
+            // Other nodes go on: what runs here finishes or moves to them.
+            eprintln!(
+                "cinch: draining: running turns get {} s to finish, then other nodes take the sessions over",
+                drain_grace.as_secs()
+            );
+            conductor.drain(drain_grace).await;
+        }
         Ok(ExitCode::SUCCESS)
     })
 }

@@ -490,7 +490,7 @@ impl Engine {
         let turn_id = new_id();
         let run = request.run.clone().unwrap_or_else(|| turn_id.clone());
         let turn = TurnDir::new(&self.home, &run, &turn_id)?;
-        turn.create(request.agent.as_deref())?;
+        let starting = turn.create(request.agent.as_deref())?;
         let tmpdir = turn.tmp();
         crate::home::create_private_dir(&tmpdir)?;
         let brief_text = brief::compose(&request.brief, &request.notes);
@@ -616,6 +616,8 @@ impl Engine {
             conversation::write_opening(driver, &driver_turn, &turn)?;
         }
         self.spawn_supervisor(&turn, &env)?;
+        // The supervisor holds its own lock by now.
+        drop(starting);
         kept.until_the_turn_ends();
         self.follow(turn, launch, &harness, Redactor::new(secrets))
     }
@@ -743,6 +745,7 @@ impl Engine {
                 let status = match &result {
                     Some(result) => result.status.as_str().to_owned(),
                     None if FileLock::is_held(&turn.supervisor_lock()) => "running".to_owned(),
+                    None if turn.is_starting() => "starting".to_owned(),
                     None if turn.exit().exists() => {
                         "exited (no result yet: attach to finish it)".to_owned()
                     }

@@ -78,23 +78,43 @@ impl TurnDir {
         Ok((turn, launch))
     }
 
-    /// Creates the turn's folder and its run's folder, which it marks as
-    /// `agent`'s run (none: a run of no agent).
-    pub fn create(&self, agent: Option<&str>) -> anyhow::Result<()> {
+    /// Creates the turn's folder, its run's folder, which it marks as
+    /// `agent`'s run (none: a run of no agent), and its empty log. The lock
+    /// returned says the turn is starting: hold it until the supervisor holds
+    /// its own, so that no one prunes the run in between.
+    pub fn create(&self, agent: Option<&str>) -> anyhow::Result<FileLock> {
         create_private_dir(&self.dir)?;
+        let starting = FileLock::try_take(&self.starting_lock())?
+            .context("another process is starting this turn")?;
         let run = self.log.parent().expect("a log has a folder");
         create_private_dir(run)?;
-        match agent {
-            Some(agent) => write_private(&run.join(OWNER_FILE), agent.as_bytes()),
-            None => Ok(()),
+        if let Some(agent) = agent {
+            write_private(&run.join(OWNER_FILE), agent.as_bytes())?;
         }
+        // Pruning finds a run's turns by their logs.
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .mode(0o600)
+            .open(&self.log)
+            .with_context(|| format!("creating the log {}", self.log.display()))?;
+        Ok(starting)
     }
 
-    /// Whether the turn is still someone's to finish: its supervisor lives,
-    /// or its CLI has exited and its result is not written yet.
+    /// Whether the turn is still someone's to finish: it is starting, its
+    /// supervisor lives, or its CLI has exited and its result is not written
+    /// yet.
     pub fn is_unfinished(&self) -> bool {
         !self.result().exists()
-            && (self.exit().exists() || FileLock::is_held(&self.supervisor_lock()))
+            && (self.exit().exists()
+                || FileLock::is_held(&self.supervisor_lock())
+                || self.is_starting())
+    }
+
+    /// Whether the process starting the turn is still at it (its
+    /// supervisor is not running yet).
+    pub fn is_starting(&self) -> bool {
+        FileLock::is_held(&self.starting_lock())
     }
 
     /// The turn's folder.
@@ -145,6 +165,12 @@ impl TurnDir {
     /// The supervisor's process id.
     pub fn supervisor_pid(&self) -> PathBuf {
         self.dir.join("supervisor.pid")
+    }
+
+    /// Held (flock) by the process starting the turn until its supervisor
+    /// runs.
+    pub fn starting_lock(&self) -> PathBuf {
+        self.dir.join("starting.lock")
     }
 
     /// Held (flock) by the supervisor for as long as it lives.

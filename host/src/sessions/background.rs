@@ -1,19 +1,32 @@
 //! The conductor's background work: recovery after a restart, the retries
 //! of waits for a slot, and the sweeps of idle sessions and old keys.
 
+use super::ownership::Hold;
 use super::*;
 
 impl Conductor {
     /// Picks up after a restart: turns that were running are followed again
     /// (or end interrupted), sessions caught booting boot again, and waits
     /// that outlived the wait limit while the server was down are closed.
+    /// Only the sessions whose lease is this node's, or ran out, are
+    /// touched: other nodes' stay theirs; and turns still running here for
+    /// sessions another node took over meanwhile are stopped.
     pub async fn recover(self: &Arc<Self>) -> Result<()> {
+        self.stop_strays().await?;
         self.close_overlong_waits().await?;
-        for session in self
+        for mut session in self
             .store
             .sessions_in(&[SessionStatus::Running, SessionStatus::Booting])
             .await?
         {
+            match self.hold(&mut session).await? {
+                Hold::Ours => {}
+                Hold::NotOurs => continue,
+                Hold::TookOver => {
+                    self.kick(&session.account_id, &session.id, Wake::Progress);
+                    continue;
+                }
+            }
             match (session.status, session.current_turn.clone()) {
                 (SessionStatus::Running, Some(turn_id)) => self.reattach(session, turn_id).await?,
                 _ => {
@@ -90,10 +103,27 @@ impl Conductor {
     pub async fn run_background(self: Arc<Self>) {
         let mut since_retry = Duration::ZERO;
         let mut since_key_sweep = KEY_SWEEP_INTERVAL;
+        // Apart from the sweeps, so that a slow sweep never lets a lease run out.
+        let beating = self.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(beating.settings.lease_ttl / 3).await;
+                beating.heartbeat().await;
+            }
+        });
         loop {
             tokio::time::sleep(self.settings.sweep_interval).await;
             since_retry += self.settings.sweep_interval;
             since_key_sweep += self.settings.sweep_interval;
+            if self.is_draining() {
+                continue;
+            }
+            if let Err(error) = self.adopt_orphans().await {
+                tracing::error!("taking over the sessions of nodes that stopped: {error}");
+            }
+            if let Err(error) = self.run_messages_posted_elsewhere().await {
+                tracing::error!("looking for messages other nodes took: {error}");
+            }
             if since_retry >= self.settings.retry_interval {
                 since_retry = Duration::ZERO;
                 self.kick_waiting().await;

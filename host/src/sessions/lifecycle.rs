@@ -2,8 +2,10 @@
 //! idle, close; and saving each step.
 
 use super::machine::{Facts, Step, next_step};
+use super::ownership::Hold;
 use super::*;
 use crate::service::turn_env::TurnEnv;
+use crate::store::RebuiltFrom;
 
 impl Conductor {
     /// Moves the session forward in the background.
@@ -40,7 +42,18 @@ impl Conductor {
                 has_queued: !queued.is_empty(),
                 wake,
             };
-            match next_step(facts) {
+            let step = next_step(facts);
+            if step != Step::Stay {
+                match self.hold(&mut session).await? {
+                    Hold::Ours => {}
+                    Hold::NotOurs => return Ok(()),
+                    Hold::TookOver => {
+                        drop(held);
+                        continue;
+                    }
+                }
+            }
+            match step {
                 Step::Stay => return Ok(()),
                 Step::Boot => {
                     if !lock(&self.booting).insert(session_id.to_owned()) {
@@ -92,8 +105,11 @@ impl Conductor {
     pub(super) async fn start_boot(&self, session: &mut Session) -> Result<Option<Environment>> {
         let environment = self.environment_of(session).await?;
         session.status = SessionStatus::Booting;
-        session.close_reason = None;
-        session.error_message = None;
+        if session.moved_from_node.is_none() {
+            // A session taken over keeps saying what happened to it.
+            session.close_reason = None;
+            session.error_message = None;
+        }
         self.save(session).await?;
         Ok(environment)
     }
@@ -113,9 +129,28 @@ impl Conductor {
         };
         let closed_meanwhile = session.status == SessionStatus::Closed;
         match booted {
-            Ok(dir) => {
+            Ok((dir, rebuilt)) => {
                 // Kept even when closed meanwhile: a later message resumes in it.
                 session.workspace = Some(dir.display().to_string());
+                if let Some(rebuilt) = rebuilt {
+                    session.rebuilt_from = Some(rebuilt);
+                    let how = match rebuilt {
+                        RebuiltFrom::Checkpoint => format!(
+                            "Its work tree was rebuilt on node {} from its last end checkpoint, fetched from the checkpoint remote.",
+                            self.node_id()
+                        ),
+                        RebuiltFrom::Branch => format!(
+                            "Its work tree was rebuilt on node {} from branch {} as last committed: what the last turns left uncommitted stayed on the other node (a checkpoint remote, `cinch serve --checkpoint-remote`, carries it over).",
+                            self.node_id(),
+                            session.branch_name
+                        ),
+                    };
+                    session.error_message = Some(match session.error_message.take() {
+                        Some(before) => format!("{before} {how}"),
+                        None => how,
+                    });
+                    tracing::info!(session = %session.id, from = rebuilt.as_str(), "rebuilt the work tree of a session taken over");
+                }
                 self.save(&mut session).await?;
                 Ok(!closed_meanwhile)
             }
@@ -183,8 +218,18 @@ impl Conductor {
         &self,
         session: &Session,
         environment: Option<&Environment>,
-    ) -> std::result::Result<PathBuf, workspace::WorkspaceError> {
+    ) -> std::result::Result<(PathBuf, Option<RebuiltFrom>), workspace::WorkspaceError> {
         let dir = self.workspace_dir(&session.id);
+        let checkpoint = match &session.moved_from_node {
+            Some(_) => self
+                .last_end_checkpoint(session)
+                .await
+                .map_err(|error| workspace::WorkspaceError::Repository(error.to_string()))?,
+            None => None,
+        };
+        let rebuilding = session.moved_from_node.is_some();
+        let remote = self.settings.checkpoint_remote.clone();
+        let run = session.id.clone();
         let clone_dir = environment.map_or_else(
             || self.home.root().join("repos").join("none"),
             |environment| self.home.root().join("repos").join(&environment.id),
@@ -218,6 +263,15 @@ impl Conductor {
                 crate::home::create_private_dir(private)
                     .map_err(|error| workspace::WorkspaceError::Repository(format!("{error:#}")))?;
             }
+            if rebuilding && dir.exists() {
+                // Left from when this node last had the session: stale.
+                std::fs::remove_dir_all(&dir).map_err(|error| {
+                    workspace::WorkspaceError::Repository(format!(
+                        "removing the stale work tree {}: {error}",
+                        dir.display()
+                    ))
+                })?;
+            }
             let made = workspace::create(&workspace::Plan {
                 dir: &dir,
                 repository: repository.as_deref(),
@@ -228,14 +282,38 @@ impl Conductor {
                 tmp_dir: &tmp_dir,
                 tenant: &tenant,
                 redactor: &redactor,
+                rebuild: rebuilding.then_some(workspace::Rebuild {
+                    run: &run,
+                    checkpoint: checkpoint.as_deref(),
+                    remote: remote.as_deref(),
+                }),
             });
             let _ = std::fs::remove_dir_all(&tmp_dir);
-            made.map(|()| dir)
+            made.map(|rebuilt| (dir, rebuilt))
         })
         .await;
         match result {
             Ok(result) => result,
             Err(error) => Err(workspace::WorkspaceError::Repository(error.to_string())),
+        }
+    }
+
+    /// The end checkpoint of the session's last turn that took one.
+    pub(super) async fn last_end_checkpoint(&self, session: &Session) -> Result<Option<String>> {
+        let mut cursor = None;
+        loop {
+            let page = self
+                .messages_newest_first(session, cursor.as_deref())
+                .await?;
+            let found = page.items.iter().find_map(|message| {
+                message.turn_value()["result"]["end_checkpoint"]
+                    .as_str()
+                    .map(str::to_owned)
+            });
+            if found.is_some() || page.next_cursor.is_none() {
+                return Ok(found);
+            }
+            cursor = page.next_cursor;
         }
     }
 
@@ -289,15 +367,41 @@ impl Conductor {
         session.error_message = message;
         session.waiting_since = None;
         session.retries = 0;
-        self.save(session).await
+        self.save(session).await?;
+        self.give_back(&session.id).await
     }
 
+    /// Stores the session and publishes it. While this node holds its lease
+    /// the write is conditioned on it; a session whose lease this node lost
+    /// is never written (fencing).
     pub(super) async fn save(&self, session: &mut Session) -> Result<()> {
         if session.status != SessionStatus::Waiting {
             session.waiting_since = None;
         }
-        self.store.save_session(session).await?;
+        if self.is_fenced(&session.id) {
+            return Err(fenced(&session.id));
+        }
+        match self.held_generation(&session.id) {
+            Some(generation) => {
+                if !self
+                    .store
+                    .save_session_fenced(session, self.node_id(), generation)
+                    .await?
+                {
+                    self.fence(&session.id).await;
+                    return Err(fenced(&session.id));
+                }
+            }
+            None => self.store.save_session(session).await?,
+        }
         self.publish_session(session).await;
         Ok(())
     }
+}
+
+/// The refusal of a write to a session another node took over.
+fn fenced(session_id: &str) -> SessionError {
+    SessionError::Conflict(format!(
+        "session {session_id} was taken over by another node: this node no longer writes to it"
+    ))
 }

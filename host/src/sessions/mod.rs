@@ -20,12 +20,15 @@ mod lifecycle;
 pub mod live;
 mod machine;
 pub mod nodes;
+mod ownership;
 pub mod preview;
 mod requests;
 pub mod resolve;
 mod revert;
 mod turns;
 pub mod workspace;
+
+pub use ownership::NODE_LOST_DETAIL;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -63,6 +66,14 @@ pub struct Settings {
     pub sweep_interval: Duration,
     /// Folders under which environments' local repositories may lie.
     pub repository_roots: Vec<PathBuf>,
+    /// This node's id: whose sessions' leases are whose.
+    pub node_id: String,
+    /// How long a session's lease lasts unless its node renews it; another
+    /// node takes the session over once it ran out.
+    pub lease_ttl: Duration,
+    /// Where checkpoints are pushed for every node to reach: a bare git
+    /// repository (a path or a git URL); `None` for none.
+    pub checkpoint_remote: Option<String>,
 }
 
 impl Default for Settings {
@@ -74,9 +85,15 @@ impl Default for Settings {
             turn_timeout: Duration::from_secs(30 * 60),
             sweep_interval: Duration::from_secs(1),
             repository_roots: Vec::new(),
+            node_id: "local".to_owned(),
+            lease_ttl: DEFAULT_LEASE_TTL,
+            checkpoint_remote: None,
         }
     }
 }
+
+/// How long a session's lease lasts unless renewed, by default.
+pub const DEFAULT_LEASE_TTL: Duration = Duration::from_secs(30);
 
 /// How often idempotency keys past their lifetime are forgotten.
 const KEY_SWEEP_INTERVAL: Duration = Duration::from_secs(3600);
@@ -199,6 +216,13 @@ pub struct Conductor {
     launcher: crate::sandbox::Launcher,
     /// Workspaces being made at once, at most as many as turns.
     boots: tokio::sync::Semaphore,
+    /// The sessions whose lease this node holds, with its generation.
+    leases: Mutex<HashMap<String, i64>>,
+    /// The sessions whose lease another node took from this one: never
+    /// written to again by this process.
+    lost: Mutex<HashSet<String>>,
+    /// Set once the node drains: it takes no work any more.
+    draining: std::sync::atomic::AtomicBool,
 }
 
 /// A title from the first line of a prompt.
@@ -239,6 +263,9 @@ impl Conductor {
             launcher: engine.launcher(),
             boots,
             engine,
+            leases: Mutex::default(),
+            lost: Mutex::default(),
+            draining: Default::default(),
         })
     }
 
@@ -313,6 +340,25 @@ impl Conductor {
                     "no environment of the account has that id",
                 )
             })
+    }
+
+    /// A page of up to 200 of the session's messages, newest first, past `cursor`.
+    async fn messages_newest_first(
+        &self,
+        session: &Session,
+        cursor: Option<&str>,
+    ) -> Result<crate::store::Page<Message>> {
+        Ok(self
+            .store
+            .messages(
+                &session.account_id,
+                &session.task_id,
+                &session.id,
+                crate::store::Direction::Desc,
+                cursor,
+                200,
+            )
+            .await?)
     }
 
     async fn publish_session(&self, session: &Session) {

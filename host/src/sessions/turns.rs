@@ -5,6 +5,10 @@ use super::machine::{AfterTurn, after_turn};
 use super::*;
 use crate::service::turn_env::TurnEnv;
 
+/// The most of the conversation, in bytes, the first brief on a node that
+/// took a session over carries.
+pub const CONTINUATION_LIMIT: usize = 32 * 1024;
+
 impl Conductor {
     pub(super) async fn start_turn(
         self: &Arc<Self>,
@@ -12,11 +16,16 @@ impl Conductor {
         environment: Option<&Environment>,
         queued: &[Message],
     ) -> Result<()> {
-        let brief = queued
+        let mut brief = queued
             .iter()
             .map(|message| message.content.as_str())
             .collect::<Vec<_>>()
             .join("\n\n");
+        if let Some(previous) = session.moved_from_node.take() {
+            brief = self
+                .continuation_brief(session, &previous, queued, &brief)
+                .await?;
+        }
         let workspace = PathBuf::from(session.workspace.clone().unwrap_or_default());
         let notes = self.attachment_notes(session, &workspace).await?;
         let turn_env = TurnEnv::new(&self.agent_home(&session.agent_id), environment);
@@ -122,6 +131,50 @@ impl Conductor {
         self.follow_turn(session, call.call_id, turn, message).await
     }
 
+    /// The brief of the first turn on this node of a session taken over from
+    /// `previous`: its harness session stayed there, so a new one starts,
+    /// told that it continues and given the conversation so far (its most
+    /// recent part, up to [`CONTINUATION_LIMIT`] bytes), then `brief`.
+    async fn continuation_brief(
+        &self,
+        session: &Session,
+        previous: &str,
+        queued: &[Message],
+        brief: &str,
+    ) -> Result<String> {
+        let mut lines = Vec::new();
+        let mut size = 0;
+        let mut cursor = None;
+        'pages: loop {
+            let page = self
+                .messages_newest_first(session, cursor.as_deref())
+                .await?;
+            for message in &page.items {
+                let who = match message.kind {
+                    MessageKind::User if !queued.iter().any(|q| q.id == message.id) => "User",
+                    MessageKind::Assistant if !message.content.is_empty() => "Assistant",
+                    _ => continue,
+                };
+                let line = format!("{who}: {}", message.content);
+                size += line.len() + 2;
+                if size > CONTINUATION_LIMIT {
+                    lines.push("[earlier messages left out]".to_owned());
+                    break 'pages;
+                }
+                lines.push(line);
+            }
+            match page.next_cursor {
+                Some(next) => cursor = Some(next),
+                None => break,
+            }
+        }
+        lines.reverse();
+        Ok(format!(
+            "[cinch: this session continues from node {previous}, which stopped; the earlier harness session stayed there, so this one starts anew. The conversation so far:]\n\n{}\n\n[cinch: the new message follows.]\n\n{brief}",
+            lines.join("\n\n")
+        ))
+    }
+
     /// Follows `turn`, call `call_id` of the session's run whose assistant
     /// message is `message`, and ends the session's turn when it ends.
     pub(super) async fn follow_turn(
@@ -165,15 +218,7 @@ impl Conductor {
             .attachments(&session.account_id, &session.task_id)
             .await?;
         let previous = self
-            .store
-            .messages(
-                &session.account_id,
-                &session.task_id,
-                &session.id,
-                crate::store::Direction::Desc,
-                None,
-                200,
-            )
+            .messages_newest_first(session, None)
             .await?
             .items
             .into_iter()
@@ -232,6 +277,18 @@ impl Conductor {
         let guard = self.session_lock(session_id);
         let _held = guard.lock().await;
         self.release_slot(session_id);
+        if let Some(generation) = self.held_generation(session_id)
+            && !self
+                .store
+                .holds_lease(session_id, self.node_id(), generation)
+                .await?
+        {
+            self.fence(session_id).await;
+        }
+        if self.is_fenced(session_id) {
+            tracing::warn!(session = %session_id, "a turn ended for a session another node took over: not recorded here");
+            return Ok(());
+        }
         if let (Ok(result), Some(call_id)) = (&outcome, message.turn_value()["call_id"].as_str()) {
             // Kept before the session is read, so that its usage counts the turn.
             self.store
@@ -272,6 +329,24 @@ impl Conductor {
                 self.store
                     .set_task_preview(&session.task_id, &preview)
                     .await?;
+            }
+        }
+        if let (Ok(result), Some(remote), Some(dir)) = (
+            &outcome,
+            self.settings.checkpoint_remote.clone(),
+            session.workspace.clone(),
+        ) && result.end_checkpoint.is_some()
+        {
+            let tenant = self.tenant(&session.agent_id, None);
+            let run = session.id.clone();
+            let pushed = tokio::task::spawn_blocking(move || {
+                workspace::push_checkpoints(&tenant, Path::new(&dir), &remote, &run)
+            })
+            .await
+            .map_err(|error| SessionError::Internal(error.into()))?;
+            if let Err(error) = pushed {
+                // The session goes on; a node taking it over would fall back to the branch.
+                tracing::error!(session = %session.id, "{error:#}");
             }
         }
         session.current_turn = None;

@@ -19,6 +19,7 @@ use anyhow::{Context as _, bail};
 use crate::config::SandboxConfig;
 use crate::redact::Redactor;
 use crate::sandbox::{Cgroup, Launcher, Policy};
+use crate::store::RebuiltFrom;
 
 /// How long one setup command may run.
 const SETUP_TIMEOUT: Duration = Duration::from_secs(10 * 60);
@@ -58,6 +59,19 @@ pub struct Plan<'a> {
     pub tenant: &'a Tenant,
     /// Masks secrets in a setup command's output.
     pub redactor: &'a Redactor,
+    /// Set when the workspace was another node's: how to make it again here.
+    pub rebuild: Option<Rebuild<'a>>,
+}
+
+/// How a session's workspace, last on another node, is made again here.
+#[derive(Debug, Clone, Copy)]
+pub struct Rebuild<'a> {
+    /// The session: its checkpoint refs are its run's.
+    pub run: &'a str,
+    /// Its last end checkpoint, when a turn of it ended with one.
+    pub checkpoint: Option<&'a str>,
+    /// The checkpoint remote, when the operator named one.
+    pub remote: Option<&'a str>,
 }
 
 /// How cinch runs processes for one tenant: in the sandbox (through
@@ -120,11 +134,17 @@ pub fn local_path(repository: &str) -> Option<&Path> {
     (!is_url(repository)).then_some(Path::new(repository))
 }
 
-/// Makes the workspace: a worktree on `plan.branch`, then the setup commands.
-pub fn create(plan: &Plan) -> Result<(), WorkspaceError> {
+/// Makes the workspace: a worktree on `plan.branch`, then the setup
+/// commands. A workspace made again after another node had it gets the
+/// files of its last end checkpoint when the checkpoint remote has it, else
+/// stays as the branch was last committed; which one, it says.
+pub fn create(plan: &Plan) -> Result<Option<RebuiltFrom>, WorkspaceError> {
     let repository_failed = |error: anyhow::Error| WorkspaceError::Repository(format!("{error:#}"));
     let repository = match plan.repository {
-        None => return scratch(plan.tenant, plan.dir).map_err(repository_failed),
+        None => {
+            scratch(plan.tenant, plan.dir).map_err(repository_failed)?;
+            return rebuild_files(plan).map_err(repository_failed);
+        }
         Some(repository) if is_url(repository) => PathBuf::from(plan.clone_dir),
         Some(repository) => PathBuf::from(repository),
     };
@@ -139,10 +159,49 @@ pub fn create(plan: &Plan) -> Result<(), WorkspaceError> {
             add_worktree(&repository, plan).map_err(repository_failed)?;
         }
     }
+    let rebuilt = rebuild_files(plan).map_err(repository_failed)?;
     for command in plan.setup {
         run_setup(command, plan)?;
     }
-    Ok(())
+    Ok(rebuilt)
+}
+
+/// For a workspace made again here: its files as of the last end
+/// checkpoint, fetched from the checkpoint remote, when both exist; else
+/// the branch as last committed. `None` for a new workspace.
+fn rebuild_files(plan: &Plan) -> anyhow::Result<Option<RebuiltFrom>> {
+    let Some(rebuild) = plan.rebuild else {
+        return Ok(None);
+    };
+    let (Some(checkpoint), Some(remote)) = (rebuild.checkpoint, rebuild.remote) else {
+        return Ok(Some(RebuiltFrom::Branch));
+    };
+    let remote_dir = local_path(remote).filter(|path| path.exists());
+    let dirs: Vec<&Path> = std::iter::once(plan.dir).chain(remote_dir).collect();
+    let git = |args: &[&str]| git(plan.tenant, &dirs, plan.dir, args);
+    if let Err(error) = crate::checkpoint::remote::fetch(git, remote, rebuild.run) {
+        tracing::warn!(session = %rebuild.run, "rebuilding from the branch: {error:#}");
+        return Ok(Some(RebuiltFrom::Branch));
+    }
+    // The checkpoint's files become the work tree's (files it lacks go), and
+    // the index goes back to HEAD: what the turn left uncommitted is
+    // uncommitted again, as it was on the other node.
+    git(&["read-tree", "-u", "--reset", checkpoint])?;
+    git(&["reset", "-q"])?;
+    Ok(Some(RebuiltFrom::Checkpoint))
+}
+
+/// Pushes the session's checkpoint refs from its workspace `dir` to the
+/// checkpoint remote, for the node that may take it over.
+pub fn push_checkpoints(
+    tenant: &Tenant,
+    dir: &Path,
+    remote: &str,
+    run: &str,
+) -> anyhow::Result<()> {
+    let remote_dir = local_path(remote).filter(|path| path.exists());
+    let dirs: Vec<&Path> = std::iter::once(dir).chain(remote_dir).collect();
+    crate::checkpoint::remote::push(|args: &[&str]| git(tenant, &dirs, dir, args), remote, run)
 }
 
 /// One lock per repository, held while cinch changes its worktrees.
@@ -202,7 +261,11 @@ fn add_worktree(repository: &Path, plan: &Plan) -> anyhow::Result<()> {
         &format!("refs/heads/{}", plan.branch),
     ])
     .is_ok();
-    if branch_exists {
+    if branch_exists && plan.rebuild.is_some() {
+        // The node that had it may have left it checked out in a worktree
+        // of a repository both reach; that worktree is gone with the node.
+        git(&["worktree", "add", "-q", "--force", &dir, plan.branch])?;
+    } else if branch_exists {
         git(&["worktree", "add", "-q", &dir, plan.branch])?;
     } else {
         // In a clone, the base branch may exist only as the remote's.

@@ -6,7 +6,9 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::page_cache::{CachedPage, PageKey};
-use super::{Backend, Dialect, Page, PerBackend, Result, Session, Store, new_id, now, on_pool};
+use super::{
+    Backend, Dialect, Direction, Page, PerBackend, Result, Session, Store, new_id, now, on_pool,
+};
 
 /// A message as stored.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
@@ -117,22 +119,21 @@ const PAGE_ARRAY: PerBackend<&str> = PerBackend {
                'turn', CAST(turn_json AS json), 'created_at', created_at) ORDER BY n) AS TEXT)",
 };
 
-impl Direction {
-    /// The condition on a message's place past the cursor (`$4`, a message
-    /// id of the session `$3`; none when empty), and the order.
-    fn bounds(self) -> (String, String) {
-        let (compare, order) = match self {
-            Direction::Asc => (">", "ASC"),
-            Direction::Desc => ("<", "DESC"),
-        };
-        (
-            format!(
-                "($4 = '' OR ({PLACE}) {compare} (SELECT {PLACE} FROM messages \
-                 WHERE id = $4 AND session_id = $3))"
-            ),
-            format!("(sequence IS NULL) {order}, sequence {order}, id {order}"),
-        )
-    }
+/// The condition on a message's place past the cursor (`$4`, a message id
+/// of the session `$3`; none when empty), and the order, for a page running
+/// `direction`.
+fn bounds(direction: Direction) -> (String, String) {
+    let (compare, order) = match direction {
+        Direction::Asc => (">", "ASC"),
+        Direction::Desc => ("<", "DESC"),
+    };
+    (
+        format!(
+            "($4 = '' OR ({PLACE}) {compare} (SELECT {PLACE} FROM messages \
+             WHERE id = $4 AND session_id = $3))"
+        ),
+        format!("(sequence IS NULL) {order}, sequence {order}, id {order}"),
+    )
 }
 
 impl Message {
@@ -155,15 +156,6 @@ fn number_in_turn(dialect: &Dialect) -> String {
          WHERE id = $1){}",
         dialect.for_update
     )
-}
-
-/// Which way a page of messages runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Direction {
-    /// Oldest first.
-    Asc,
-    /// Newest first.
-    Desc,
 }
 
 impl Store {
@@ -305,7 +297,7 @@ impl Store {
         cursor: Option<&str>,
         limit: u32,
     ) -> Result<Page<Message>> {
-        let (compare, order) = direction.bounds();
+        let (compare, order) = bounds(direction);
         let rows: Vec<Row> = on_pool!(self, |pool| sqlx::query_as(&format!(
             "SELECT {COLUMNS} FROM messages WHERE account_id = $1 AND task_id = $2 \
              AND session_id = $3 AND {compare} ORDER BY {order} LIMIT $5"
@@ -346,13 +338,13 @@ impl Store {
         // Only a SQLite store is written by this process alone; on
         // PostgreSQL other nodes change the messages too, so every page is
         // read afresh.
-        let cached = self.backend() == Backend::Sqlite;
+        let cached = self.backend() == Backend::Sqlite && self.pages.is_on();
         let generation = match cached.then(|| self.pages.get(session_id, &key)) {
             Some(Ok(page)) => return Ok(page),
             Some(Err(generation)) => generation,
             None => 0,
         };
-        let (compare, order) = direction.bounds();
+        let (compare, order) = bounds(direction);
         let array = PAGE_ARRAY.get(self.backend());
         let (json, rows, last): (String, i64, Option<String>) =
             on_pool!(self, |pool| sqlx::query_as(&format!(

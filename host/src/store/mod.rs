@@ -16,6 +16,7 @@ mod calls;
 mod environments;
 mod events;
 mod idempotency;
+mod leases;
 mod messages;
 mod notify;
 mod page_cache;
@@ -41,9 +42,10 @@ pub use calls::Call;
 pub use environments::{Environment, EnvironmentPatch, NewEnvironment};
 pub use events::{NewEvent, RunKey, StoredEvent};
 pub use idempotency::KeyState;
-pub use messages::{Direction, Message, MessageKind};
+pub use leases::{Claim, Lease, SessionRef, TakenFrom};
+pub use messages::{Message, MessageKind};
 pub use notify::{Listener, Notice, SessionWake};
-pub use sessions::{CloseReason, IdleSession, NewSession, Session, SessionStatus};
+pub use sessions::{CloseReason, IdleSession, NewSession, RebuiltFrom, Session, SessionStatus};
 pub use tasks::{NewTask, Task, TaskStatus};
 pub use tokens::{Principal, TokenFor, TokenOwner};
 pub use unknown_events::SeenUnknown;
@@ -204,6 +206,15 @@ impl Store {
         })
     }
 
+    /// The same store with a page cache of at most `max_bytes` of message
+    /// pages (64 MiB unless told); 0 reads every page from the database.
+    pub fn with_page_cache(self, max_bytes: usize) -> Self {
+        Self {
+            pages: std::sync::Arc::new(page_cache::PageCache::holding(max_bytes)),
+            ..self
+        }
+    }
+
     fn backend(&self) -> Backend {
         match self.pool {
             Pool::Sqlite(_) => Backend::Sqlite,
@@ -287,6 +298,15 @@ pub fn is_id(text: &str) -> bool {
                 .bytes()
                 .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
     })
+}
+
+/// Which way a page of a listing runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Direction {
+    /// Oldest first.
+    Asc,
+    /// Newest first.
+    Desc,
 }
 
 /// One page of a listing, oldest first, and where the next one starts.
@@ -453,6 +473,7 @@ mod tests {
         check(&SessionStatus::ALL, SessionStatus::as_str);
         check(&CloseReason::ALL, |reason| reason.as_str());
         check(&MessageKind::ALL, |kind| kind.as_str());
+        check(&RebuiltFrom::ALL, RebuiltFrom::as_str);
         check(&DeliveryState::ALL, |state| state.as_str());
     }
 

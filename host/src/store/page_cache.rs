@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
 
-use super::messages::Direction;
+use super::Direction;
 
 /// A page as the listing answers it: its JSON, how many messages, the next cursor.
 pub type CachedPage = (String, usize, Option<String>);
@@ -33,15 +33,32 @@ struct SessionPages {
 }
 
 /// The cache, by session, and the bytes of JSON it holds.
-#[derive(Default)]
 pub struct PageCache {
     sessions: Mutex<(HashMap<String, SessionPages>, usize)>,
+    /// The most bytes of pages kept; past it the cache starts over.
+    max_bytes: usize,
 }
 
-/// The most bytes of pages kept; past it the cache starts over.
-const MAX_BYTES: usize = 64 << 20;
+impl Default for PageCache {
+    fn default() -> Self {
+        Self::holding(64 << 20)
+    }
+}
 
 impl PageCache {
+    /// A cache of at most `max_bytes` of pages; none keeps nothing.
+    pub fn holding(max_bytes: usize) -> Self {
+        Self {
+            sessions: Default::default(),
+            max_bytes,
+        }
+    }
+
+    /// Whether it keeps any page.
+    pub fn is_on(&self) -> bool {
+        self.max_bytes > 0
+    }
+
     fn lock(&self) -> MutexGuard<'_, (HashMap<String, SessionPages>, usize)> {
         crate::sync::lock(&self.sessions)
     }
@@ -58,9 +75,12 @@ impl PageCache {
 
     /// Keeps a page read at `generation`, unless the messages changed since.
     pub fn put(&self, session_id: &str, generation: u64, key: PageKey, page: CachedPage) {
+        if page.0.len() > self.max_bytes {
+            return;
+        }
         let mut cache = self.lock();
         let (sessions, bytes) = &mut *cache;
-        if *bytes + page.0.len() > MAX_BYTES {
+        if *bytes + page.0.len() > self.max_bytes {
             // Generations stay: a read in flight must not store a stale page.
             for entry in sessions.values_mut() {
                 entry.pages.clear();
@@ -113,5 +133,24 @@ mod tests {
         assert_eq!(cache.get("ses", &key()).unwrap().0, "[1]");
         cache.invalidate("ses");
         assert!(cache.get("ses", &key()).is_err());
+    }
+
+    #[test]
+    fn a_cache_of_no_bytes_keeps_nothing() {
+        let cache = PageCache::holding(0);
+        assert!(!cache.is_on());
+        let generation = cache.get("ses", &key()).unwrap_err();
+        cache.put("ses", generation, key(), ("[]".into(), 0, None));
+        assert!(cache.get("ses", &key()).is_err());
+        let small = PageCache::holding(3);
+        small.put("ses", 0, key(), ("[1]".into(), 1, None));
+        assert_eq!(small.get("ses", &key()).unwrap().0, "[1]");
+        let longer = PageKey { limit: 2, ..key() };
+        small.put("ses", 0, longer.clone(), ("[1,2]".into(), 2, None));
+        assert!(
+            small.get("ses", &longer).is_err(),
+            "a page larger than the cache is not kept"
+        );
+        assert_eq!(small.get("ses", &key()).unwrap().0, "[1]");
     }
 }

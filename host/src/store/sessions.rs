@@ -53,6 +53,11 @@ pub struct Session {
     pub error_message: Option<String>,
     /// When it last started or ended a turn or took a message.
     pub last_activity_at: String,
+    /// The node it was taken over from, until its next turn starts: that
+    /// turn starts a new harness session, briefed with the conversation.
+    pub moved_from_node: Option<String>,
+    /// What its work tree was rebuilt from when another node took it over.
+    pub rebuilt_from: Option<RebuiltFrom>,
     /// When it was created (RFC 3339).
     pub created_at: String,
     /// When it last changed (RFC 3339).
@@ -167,6 +172,31 @@ impl CloseReason {
 
 super::text_column!(CloseReason);
 
+/// What a session's work tree was rebuilt from on the node that took it
+/// over, stored as its snake_case name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RebuiltFrom {
+    /// Its last end checkpoint, fetched from the checkpoint remote.
+    Checkpoint,
+    /// Its branch as last committed (no checkpoint could be had).
+    Branch,
+}
+
+impl RebuiltFrom {
+    pub(super) const ALL: [Self; 2] = [Self::Checkpoint, Self::Branch];
+
+    /// Its name as stored and shown.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Checkpoint => "checkpoint",
+            Self::Branch => "branch",
+        }
+    }
+}
+
+super::text_column!(RebuiltFrom);
+
 /// An idle session and how long it may stay idle.
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct IdleSession {
@@ -213,7 +243,7 @@ macro_rules! columns {
             "id, account_id, task_id, agent_id, title, status, environment_id, \
     branch_name, base_branch, auto_commit, harness, vendor, harness_model, harness_effort, \
     harness_session_id, workspace, current_turn, waiting_since, retries, close_reason, \
-    error_message, last_activity_at, created_at, updated_at, ",
+    error_message, last_activity_at, moved_from_node, rebuilt_from, created_at, updated_at, ",
             usage_of!(
                 $dialect,
                 "c.account_id = sessions.account_id AND c.run_id = sessions.id"
@@ -332,12 +362,35 @@ impl Store {
 
     /// Writes back every changing field of `session`, stamping `updated_at`.
     pub async fn save_session(&self, session: &mut Session) -> Result<()> {
+        self.save_session_as(session, None).await.map(drop)
+    }
+
+    /// Writes back `session` as [`Store::save_session`] does, but only while
+    /// `node` holds its lease at `generation` (fencing); whether it did.
+    pub async fn save_session_fenced(
+        &self,
+        session: &mut Session,
+        node: &str,
+        generation: i64,
+    ) -> Result<bool> {
+        self.save_session_as(session, Some((node, generation)))
+            .await
+    }
+
+    async fn save_session_as(
+        &self,
+        session: &mut Session,
+        holder: Option<(&str, i64)>,
+    ) -> Result<bool> {
         session.updated_at = now();
-        on_pool!(self, |pool| sqlx::query(
+        let (node, generation) = holder.unzip();
+        let changed = on_pool!(self, |pool| sqlx::query(
             "UPDATE sessions SET title = $2, status = $3, harness_session_id = $4, \
              workspace = $5, current_turn = $6, waiting_since = $7, retries = $8, \
-             close_reason = $9, error_message = $10, last_activity_at = $11, updated_at = $12 \
-             WHERE id = $1",
+             close_reason = $9, error_message = $10, last_activity_at = $11, updated_at = $12, \
+             moved_from_node = $13, rebuilt_from = $14 \
+             WHERE id = $1 AND ($15 IS NULL OR EXISTS (SELECT 1 FROM session_leases l \
+             WHERE l.session_id = sessions.id AND l.node_id = $15 AND l.generation = $16))",
         )
         .bind(&session.id)
         .bind(&session.title)
@@ -351,9 +404,13 @@ impl Store {
         .bind(&session.error_message)
         .bind(&session.last_activity_at)
         .bind(&session.updated_at)
+        .bind(&session.moved_from_node)
+        .bind(session.rebuilt_from)
+        .bind(node)
+        .bind(generation)
         .execute(pool)
         .await
         .map(|done| done.rows_affected()))?;
-        Ok(())
+        Ok(changed == 1)
     }
 }

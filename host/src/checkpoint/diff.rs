@@ -1,0 +1,290 @@
+//! What changed between two checkpoints: counted per file, as a patch, and
+//! as the diffstat lines of a turn's result text.
+
+use std::path::Path;
+
+use git2::{Diff, DiffFindOptions, DiffFormat, Patch, Repository};
+
+use super::{Context as _, Result, commit_tree, open};
+
+/// What changed between two checkpoints, as [`diffstat`] counts it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct DiffStat {
+    /// The changed files in path order, at most the `max_files` asked for.
+    pub files: Vec<FileStat>,
+    /// How many files changed, listed or not.
+    pub total_files: usize,
+    /// Lines added across all changed files, listed or not.
+    pub insertions: usize,
+    /// Lines removed across all changed files, listed or not.
+    pub deletions: usize,
+}
+
+/// One changed file in a [`DiffStat`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileStat {
+    /// The file's path in the repository; a renamed file's new path.
+    pub path: String,
+    /// Lines added; 0 for a binary file.
+    pub insertions: usize,
+    /// Lines removed; 0 for a binary file.
+    pub deletions: usize,
+    /// Whether git takes either side of the change for binary, which has no
+    /// line counts.
+    pub binary: bool,
+}
+
+/// Counts what changed from commit `start_sha` to commit `end_sha` (full ids,
+/// as [`Checkpoint::sha`] has them), listing at most `max_files` files; a
+/// renamed file counts once, under its new path.
+pub fn diffstat(repo: &Path, start_sha: &str, end_sha: &str, max_files: usize) -> Result<DiffStat> {
+    let repo = open(repo)?;
+    let diff = diff_commits(&repo, start_sha, end_sha)?;
+
+    let mut stat = DiffStat::default();
+    for idx in 0..diff.deltas().len() {
+        // A patch loads both sides, which is what tells a binary file. There
+        // is none for a delta the diff skips (an unmodified file, say), which
+        // a diff of two trees does not have.
+        let Some(patch) = Patch::from_diff(&diff, idx).context("reading a change")? else {
+            continue;
+        };
+        stat.total_files += 1;
+        let (_, insertions, deletions) = patch.line_stats().context("counting lines")?;
+        stat.insertions += insertions;
+        stat.deletions += deletions;
+        if stat.files.len() < max_files {
+            let delta = patch.delta();
+            let path = delta.new_file().path().or(delta.old_file().path());
+            stat.files.push(FileStat {
+                path: path.map_or_else(String::new, |p| p.to_string_lossy().into_owned()),
+                insertions,
+                deletions,
+                binary: delta.flags().is_binary(),
+            });
+        }
+    }
+    Ok(stat)
+}
+
+/// The unified patch from commit `start_sha` to commit `end_sha`, as
+/// `git diff -M <start> <end>` prints it. Bytes that are not UTF-8 become
+/// U+FFFD.
+pub fn diff(repo: &Path, start_sha: &str, end_sha: &str) -> Result<String> {
+    let repo = open(repo)?;
+    let diff = diff_commits(&repo, start_sha, end_sha)?;
+
+    let mut text = Vec::new();
+    diff.print(DiffFormat::Patch, |_, _, line| {
+        // Headers carry their whole text; a line's content lacks its marker.
+        if matches!(line.origin(), '+' | '-' | ' ') {
+            text.push(line.origin() as u8);
+        }
+        text.extend_from_slice(line.content());
+        true
+    })
+    .context("printing the diff")?;
+    Ok(String::from_utf8_lossy(&text).into_owned())
+}
+
+/// The diffstat lines of a code task's result, without a trailing newline:
+/// `<n> files changed, +<a> −<d>` (or `no files changed`), one
+/// `<path> (+<a> −<d>)` or `<path> (binary)` line per listed file, and
+/// `… <n> more files` when some were not listed.
+pub fn render_diffstat(stat: &DiffStat) -> String {
+    if stat.total_files == 0 {
+        return "no files changed".to_owned();
+    }
+    let plural = if stat.total_files == 1 { "" } else { "s" };
+    let mut lines = vec![format!(
+        "{} file{plural} changed, +{} \u{2212}{}",
+        stat.total_files, stat.insertions, stat.deletions
+    )];
+    for file in &stat.files {
+        lines.push(if file.binary {
+            format!("{} (binary)", file.path)
+        } else {
+            format!(
+                "{} (+{} \u{2212}{})",
+                file.path, file.insertions, file.deletions
+            )
+        });
+    }
+    let unlisted = stat.total_files.saturating_sub(stat.files.len());
+    if unlisted > 0 {
+        let plural = if unlisted == 1 { "" } else { "s" };
+        lines.push(format!("\u{2026} {unlisted} more file{plural}"));
+    }
+    lines.join("\n")
+}
+
+/// The changes from one commit's tree to another's, renames found.
+fn diff_commits<'r>(repo: &'r Repository, start_sha: &str, end_sha: &str) -> Result<Diff<'r>> {
+    let start = commit_tree(repo, start_sha)?;
+    let end = commit_tree(repo, end_sha)?;
+    let mut diff = repo
+        .diff_tree_to_tree(Some(&start), Some(&end), None)
+        .context("comparing the checkpoints")?;
+    diff.find_similar(Some(DiffFindOptions::new().renames(true)))
+        .context("finding renames")?;
+    Ok(diff)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::fs;
+
+    use super::*;
+    use crate::checkpoint::take;
+    use crate::checkpoint::test_repo::*;
+
+    /// A start checkpoint, the changes `change` makes, and an end checkpoint.
+    fn start_and_end(root: &Path, change: impl FnOnce(&Path)) -> (String, String) {
+        let start = take(root, START, "start").unwrap();
+        change(root);
+        let end = take(root, END, "end").unwrap();
+        (start.sha, end.sha)
+    }
+
+    #[test]
+    fn diffstat_counts_lines_marks_binaries_and_follows_renames() {
+        let long: String = (1..=20).map(|n| format!("line {n}\n")).collect();
+        let (_dir, root) = repo_with(&[
+            ("a.txt", "one\ntwo\nthree\n"),
+            ("old.txt", &long),
+            ("gone.txt", "x\ny\n"),
+        ]);
+        write(&root, "image.bin", [0u8, 1, 2, 3]);
+        let (start, end) = start_and_end(&root, |root| {
+            write(root, "a.txt", "one\n2\nthree\nfour\n");
+            fs::rename(root.join("old.txt"), root.join("renamed.txt")).unwrap();
+            write(root, "image.bin", [0u8, 9, 9]);
+            write(root, "c.txt", "c\nc\n");
+            fs::remove_file(root.join("gone.txt")).unwrap();
+        });
+
+        let stat = diffstat(&root, &start, &end, 30).unwrap();
+
+        let file = |path: &str, insertions, deletions, binary| FileStat {
+            path: path.to_owned(),
+            insertions,
+            deletions,
+            binary,
+        };
+        assert_eq!(
+            stat,
+            DiffStat {
+                files: vec![
+                    file("a.txt", 2, 1, false),
+                    file("c.txt", 2, 0, false),
+                    file("gone.txt", 0, 2, false),
+                    file("image.bin", 0, 0, true),
+                    file("renamed.txt", 0, 0, false),
+                ],
+                total_files: 5,
+                insertions: 4,
+                deletions: 3,
+            }
+        );
+        assert_eq!(
+            render_diffstat(&stat),
+            "5 files changed, +4 −3\n\
+             a.txt (+2 −1)\n\
+             c.txt (+2 −0)\n\
+             gone.txt (+0 −2)\n\
+             image.bin (binary)\n\
+             renamed.txt (+0 −0)"
+        );
+    }
+
+    #[test]
+    fn diffstat_lists_at_most_max_files_and_counts_them_all() {
+        let (_dir, root) = repo_with(&[("a.txt", "a\n")]);
+        let (start, end) = start_and_end(&root, |root| {
+            for n in 0..35 {
+                write(root, &format!("f{n:02}.txt"), "x\n");
+            }
+        });
+
+        let stat = diffstat(&root, &start, &end, 30).unwrap();
+
+        assert_eq!(stat.files.len(), 30);
+        assert_eq!(stat.files[29].path, "f29.txt");
+        assert_eq!((stat.total_files, stat.insertions), (35, 35));
+        let text = render_diffstat(&stat);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 32);
+        assert_eq!(lines[0], "35 files changed, +35 −0");
+        assert_eq!(lines[1], "f00.txt (+1 −0)");
+        assert_eq!(lines[31], "… 5 more files");
+    }
+
+    #[test]
+    fn unchanged_tree_has_an_empty_diffstat() {
+        let (_dir, root) = repo_with(&[("a.txt", "a\n")]);
+        let (start, end) = start_and_end(&root, |_| {});
+
+        let stat = diffstat(&root, &start, &end, 30).unwrap();
+
+        assert_eq!(stat, DiffStat::default());
+        assert_eq!(render_diffstat(&stat), "no files changed");
+        assert_eq!(diff(&root, &start, &end).unwrap(), "");
+    }
+
+    #[test]
+    fn render_diffstat_says_one_file_in_the_singular() {
+        let lib = FileStat {
+            path: "src/lib.rs".to_owned(),
+            insertions: 3,
+            deletions: 1,
+            binary: false,
+        };
+        let one = DiffStat {
+            files: vec![lib.clone()],
+            total_files: 1,
+            insertions: 3,
+            deletions: 1,
+        };
+        assert_eq!(
+            render_diffstat(&one),
+            "1 file changed, +3 −1
+src/lib.rs (+3 −1)"
+        );
+        let one_unlisted = DiffStat {
+            files: vec![lib],
+            total_files: 2,
+            insertions: 5,
+            deletions: 1,
+        };
+        assert_eq!(
+            render_diffstat(&one_unlisted),
+            "2 files changed, +5 −1
+src/lib.rs (+3 −1)
+… 1 more file"
+        );
+    }
+
+    #[test]
+    fn diff_is_the_patch_git_diff_prints() {
+        let long: String = (1..=20).map(|n| format!("line {n}\n")).collect();
+        let (_dir, root) = repo_with(&[
+            ("a.txt", "one\ntwo\nthree\n"),
+            ("old.txt", &long),
+            ("gone.txt", "x\n"),
+            ("no-eol.txt", "last"),
+        ]);
+        write(&root, "image.bin", [0u8, 1, 2]);
+        let (start, end) = start_and_end(&root, |root| {
+            write(root, "a.txt", "one\n2\nthree\n");
+            fs::rename(root.join("old.txt"), root.join("renamed.txt")).unwrap();
+            write(root, "image.bin", [0u8, 9]);
+            write(root, "new.txt", "new\n");
+            write(root, "no-eol.txt", "still last");
+            fs::remove_file(root.join("gone.txt")).unwrap();
+        });
+
+        let patch = diff(&root, &start, &end).unwrap();
+
+        assert_eq!(patch, git(&root, &["diff", "-M", &start, &end]));
+    }
+}

@@ -1,0 +1,335 @@
+//! Session leases: which node runs a session, until when, and the
+//! generation that fences a node that lost it.
+//!
+//! A node takes a lease before it moves a session on and renews it by its
+//! heartbeat. Another node may take it only once it expired (or was given
+//! back), and then with the next generation: every write of the old owner is
+//! conditioned on the generation it held, so it fails from then on.
+
+use std::time::Duration;
+
+use super::{Backend, Result, Store, format_time, now, on_pool};
+
+/// A lease as stored.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct Lease {
+    /// The session it is for.
+    pub session_id: String,
+    /// The node that holds (or last held) it.
+    pub node_id: String,
+    /// Grows each time the session changes hands.
+    pub generation: i64,
+    /// When it runs out unless renewed; empty once given back.
+    pub expires_at: String,
+}
+
+impl Lease {
+    /// Whether it ran out (or was given back) by `at` (stored time text).
+    pub fn expired_by(&self, at: &str) -> bool {
+        self.expires_at.as_str() <= at
+    }
+}
+
+/// Whom a node took a session's lease from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TakenFrom {
+    /// Nobody: the session had no lease yet.
+    Nobody,
+    /// The node itself (a renewal, or a restart on the same home).
+    Itself,
+    /// Another node, whose lease had run out or was given back.
+    Node(String),
+}
+
+/// What came of an attempt to take a session's lease.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Claim {
+    /// The node holds it now, at this generation.
+    Held {
+        /// The generation its writes are conditioned on.
+        generation: i64,
+        /// Whom it came from.
+        from: TakenFrom,
+    },
+    /// Another node holds it, unexpired.
+    OwnedBy(String),
+}
+
+/// A session to look at: its id and its account's.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct SessionRef {
+    /// The session.
+    pub session_id: String,
+    /// Its account.
+    pub account_id: String,
+}
+
+/// The stored time `ttl` from now.
+fn expiry(ttl: Duration) -> String {
+    format_time(time::OffsetDateTime::now_utc() + ttl)
+}
+
+impl Store {
+    /// Whether several nodes may share this store (PostgreSQL); a SQLite
+    /// file has one node.
+    pub fn is_shared(&self) -> bool {
+        self.backend() == Backend::Postgres
+    }
+
+    /// The session's lease, if it ever had one.
+    pub async fn lease(&self, session_id: &str) -> Result<Option<Lease>> {
+        Ok(on_pool!(self, |pool| sqlx::query_as(
+            "SELECT session_id, node_id, generation, expires_at FROM session_leases \
+             WHERE session_id = $1"
+        )
+        .bind(session_id)
+        .fetch_optional(pool)
+        .await)?)
+    }
+
+    /// Takes the session's lease for `node` until `ttl` from now: when it
+    /// has none, when `node` holds it already, or when it ran out. Each step
+    /// is a compare-and-set on the stored row, so of two nodes trying at
+    /// once exactly one wins.
+    pub async fn claim_lease(&self, session_id: &str, node: &str, ttl: Duration) -> Result<Claim> {
+        loop {
+            let until = expiry(ttl);
+            let Some(lease) = self.lease(session_id).await? else {
+                let inserted = on_pool!(self, |pool| sqlx::query(
+                    "INSERT INTO session_leases (session_id, node_id, generation, expires_at) \
+                     VALUES ($1, $2, 1, $3) ON CONFLICT (session_id) DO NOTHING"
+                )
+                .bind(session_id)
+                .bind(node)
+                .bind(&until)
+                .execute(pool)
+                .await
+                .map(|done| done.rows_affected()))?;
+                if inserted == 1 {
+                    return Ok(Claim::Held {
+                        generation: 1,
+                        from: TakenFrom::Nobody,
+                    });
+                }
+                continue;
+            };
+            let (generation, from) = if lease.node_id == node {
+                (lease.generation, TakenFrom::Itself)
+            } else if lease.expired_by(&now()) {
+                (lease.generation + 1, TakenFrom::Node(lease.node_id.clone()))
+            } else {
+                return Ok(Claim::OwnedBy(lease.node_id));
+            };
+            let changed = on_pool!(self, |pool| sqlx::query(
+                "UPDATE session_leases SET node_id = $2, generation = $3, expires_at = $4 \
+                 WHERE session_id = $1 AND node_id = $5 AND generation = $6"
+            )
+            .bind(session_id)
+            .bind(node)
+            .bind(generation)
+            .bind(&until)
+            .bind(&lease.node_id)
+            .bind(lease.generation)
+            .execute(pool)
+            .await
+            .map(|done| done.rows_affected()))?;
+            if changed == 1 {
+                return Ok(Claim::Held { generation, from });
+            }
+        }
+    }
+
+    /// Renews `node`'s lease at `generation` until `ttl` from now; `false`
+    /// when the node no longer holds it (another node took it).
+    pub async fn renew_lease(
+        &self,
+        session_id: &str,
+        node: &str,
+        generation: i64,
+        ttl: Duration,
+    ) -> Result<bool> {
+        let changed = on_pool!(self, |pool| sqlx::query(
+            "UPDATE session_leases SET expires_at = $4 \
+             WHERE session_id = $1 AND node_id = $2 AND generation = $3"
+        )
+        .bind(session_id)
+        .bind(node)
+        .bind(generation)
+        .bind(expiry(ttl))
+        .execute(pool)
+        .await
+        .map(|done| done.rows_affected()))?;
+        Ok(changed == 1)
+    }
+
+    /// Whether `node` still holds the session's lease at `generation`.
+    pub async fn holds_lease(&self, session_id: &str, node: &str, generation: i64) -> Result<bool> {
+        Ok(self
+            .lease(session_id)
+            .await?
+            .is_some_and(|lease| lease.node_id == node && lease.generation == generation))
+    }
+
+    /// Gives `node`'s lease at `generation` back, so that another node may
+    /// take the session at once; the row keeps the node's id, which tells
+    /// the next owner where the work tree was.
+    pub async fn release_lease(&self, session_id: &str, node: &str, generation: i64) -> Result<()> {
+        on_pool!(self, |pool| sqlx::query(
+            "UPDATE session_leases SET expires_at = '' \
+             WHERE session_id = $1 AND node_id = $2 AND generation = $3"
+        )
+        .bind(session_id)
+        .bind(node)
+        .bind(generation)
+        .execute(pool)
+        .await
+        .map(|done| done.rows_affected()))?;
+        Ok(())
+    }
+
+    /// The open sessions whose lease another node let run out or gave back:
+    /// theirs to take over.
+    pub async fn orphaned_sessions(&self, node: &str) -> Result<Vec<SessionRef>> {
+        Ok(on_pool!(self, |pool| sqlx::query_as(
+            "SELECT s.id AS session_id, s.account_id FROM session_leases l \
+             JOIN sessions s ON s.id = l.session_id \
+             WHERE l.node_id <> $1 AND l.expires_at <= $2 AND s.status <> 'closed' \
+             ORDER BY s.id"
+        )
+        .bind(node)
+        .bind(now())
+        .fetch_all(pool)
+        .await)?)
+    }
+
+    /// The sessions `node` holds that are idle or closed with a message
+    /// queued: a message another node took for them, to be run here.
+    pub async fn held_sessions_with_queue(&self, node: &str) -> Result<Vec<SessionRef>> {
+        Ok(on_pool!(self, |pool| sqlx::query_as(
+            "SELECT s.id AS session_id, s.account_id FROM session_leases l \
+             JOIN sessions s ON s.id = l.session_id \
+             WHERE l.node_id = $1 AND l.expires_at > $2 AND s.status IN ('idle', 'closed') \
+             AND EXISTS (SELECT 1 FROM messages m WHERE m.session_id = s.id \
+                         AND m.sequence IS NULL AND m.type = 'user') \
+             ORDER BY s.id"
+        )
+        .bind(node)
+        .bind(now())
+        .fetch_all(pool)
+        .await)?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::test_store;
+
+    /// A new session: its id and its account's.
+    async fn a_session(store: &Store) -> SessionRef {
+        let (account, _) = store.create_account("acme").await.unwrap();
+        let agent = store.agents(&account.id, None, 10).await.unwrap().items[0].clone();
+        let task = store
+            .create_task(
+                &account.id,
+                crate::store::NewTask {
+                    title: "t".into(),
+                    environment_id: None,
+                    idle_timeout_seconds: 600,
+                    created_by: agent.id.clone(),
+                    owner: None,
+                },
+            )
+            .await
+            .unwrap();
+        store
+            .create_session(
+                &account.id,
+                crate::store::NewSession {
+                    task_id: task.id,
+                    agent_id: agent.id,
+                    title: "s".into(),
+                    environment_id: None,
+                    branch_name: None,
+                    base_branch: None,
+                    auto_commit: false,
+                    harness: "claude".into(),
+                    vendor: "anthropic".into(),
+                    harness_model: None,
+                    harness_effort: None,
+                },
+            )
+            .await
+            .map(|session| SessionRef {
+                session_id: session.id,
+                account_id: account.id.clone(),
+            })
+            .unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_lease_changes_hands_only_once_it_ran_out_and_fences_its_old_owner() {
+        let (store, _dir) = test_store().await;
+        let made = a_session(&store).await;
+        let session = made.session_id.clone();
+        {
+            let long = Duration::from_secs(60);
+            let first = store.claim_lease(&session, "a", long).await.unwrap();
+            assert_eq!(
+                first,
+                Claim::Held {
+                    generation: 1,
+                    from: TakenFrom::Nobody
+                }
+            );
+            assert_eq!(
+                store.claim_lease(&session, "b", long).await.unwrap(),
+                Claim::OwnedBy("a".into())
+            );
+            assert_eq!(
+                store.claim_lease(&session, "a", long).await.unwrap(),
+                Claim::Held {
+                    generation: 1,
+                    from: TakenFrom::Itself
+                }
+            );
+            // Run out (a zero ttl): b takes it with the next generation.
+            assert!(
+                store
+                    .renew_lease(&session, "a", 1, Duration::ZERO)
+                    .await
+                    .unwrap()
+            );
+            std::thread::sleep(Duration::from_millis(5));
+            assert_eq!(
+                store.claim_lease(&session, "b", long).await.unwrap(),
+                Claim::Held {
+                    generation: 2,
+                    from: TakenFrom::Node("a".into())
+                }
+            );
+            assert!(!store.renew_lease(&session, "a", 1, long).await.unwrap());
+            assert!(!store.holds_lease(&session, "a", 1).await.unwrap());
+            assert!(store.holds_lease(&session, "b", 2).await.unwrap());
+            // Given back: a may take it again at once, from b.
+            store.release_lease(&session, "b", 2).await.unwrap();
+            let lease = store.lease(&session).await.unwrap().unwrap();
+            assert_eq!(
+                (lease.node_id.as_str(), lease.expires_at.as_str()),
+                ("b", "")
+            );
+            assert_eq!(
+                store.orphaned_sessions("a").await.unwrap(),
+                vec![made.clone()]
+            );
+            assert!(store.orphaned_sessions("b").await.unwrap().is_empty());
+            assert_eq!(
+                store.claim_lease(&session, "a", long).await.unwrap(),
+                Claim::Held {
+                    generation: 3,
+                    from: TakenFrom::Node("b".into())
+                }
+            );
+        }
+    }
+}
