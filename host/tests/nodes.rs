@@ -386,6 +386,7 @@ fn a_stream_moved_to_another_node_resumes_with_no_gap_and_no_repeat() {
         let there = timed_stream(node, &path, &token, None, |events| turns_ended(events) == 2);
         assert_eq!(contents(&there), contents(&whole));
     }
+}
 
 /// The lease of these tests' nodes, in seconds: short, so that a node's
 /// death shows soon.

@@ -42,12 +42,6 @@ pub struct Listener {
 }
 
 impl Store {
-    /// Whether other nodes may write the database too (PostgreSQL): what a
-    /// node keeps in memory of it is then read again when it is told.
-    pub fn is_shared(&self) -> bool {
-        matches!(self.pool, Pool::Postgres(_))
-    }
-
     /// A connection listening for the other nodes' notices, or `None` on
     /// SQLite, where one node has the database to itself.
     pub async fn listen(&self) -> Result<Option<Listener>> {
