@@ -9,8 +9,8 @@
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
+use super::Conductor;
 use super::live::Runs;
-use super::{Conductor, Wake};
 use crate::store::{Notice, SessionWake, Store};
 
 /// How often the runs streamed here are read back without a notice: the
@@ -102,10 +102,10 @@ impl Conductor {
         }
     }
 
-    /// Another node took a message for the session: it is moved on as if
-    /// posted here; whether this node runs it is the lifecycle's call.
+    /// Another node took a message for the session: delivered now when this
+    /// node holds the session's lease.
     fn woken(self: &Arc<Self>, wake: &SessionWake) {
-        self.kick(&wake.account_id, &wake.session_id, Wake::Message);
+        self.message_posted_elsewhere(&wake.account_id, &wake.session_id);
     }
 }
 
