@@ -386,6 +386,7 @@ fn a_stream_moved_to_another_node_resumes_with_no_gap_and_no_repeat() {
         let there = timed_stream(node, &path, &token, None, |events| turns_ended(events) == 2);
         assert_eq!(contents(&there), contents(&whole));
     }
+}
 
 /// The lease of these tests' nodes, in seconds: short, so that a node's
 /// death shows soon.
@@ -865,4 +866,55 @@ fn a_code_task_running_on_one_node_is_followed_from_another() {
     let there = two.get(&log, &token);
     assert_eq!(there.status, 404, "{there:?}");
     assert_eq!(there.json()["type"], "urn:cinch:log.elsewhere", "{there:?}");
+}
+
+#[test]
+fn a_message_posted_on_another_node_runs_on_the_sessions_node() {
+    let Some(worlds) = shared_worlds::<2>() else {
+        return;
+    };
+    let all: Vec<&World> = worlds.iter().collect();
+    let one = node(&worlds[0], "node-1", &[]);
+    let two = node(&worlds[1], "node-2", &[]);
+    let token = worlds[0].admin_token();
+    let (on_one, on_two) = (&Api::new(&one, &token), &Api::new(&two, &token));
+    let environment = shop(on_one, &worlds[0]);
+    script_everywhere(
+        &all,
+        "first",
+        Script {
+            lines: claude_turn("sess-wake", "First."),
+            ..Script::default()
+        },
+    );
+    let (task, session) = task_on(on_one, &environment, "Hello");
+    on_one.wait_status(&task, &session, "idle");
+    assert_eq!(ran_on(&all, "first"), 0);
+
+    // Each message posted on node 2 runs on node 1, which holds the session.
+    let mut delays = Vec::new();
+    for n in 0..5 {
+        let record = format!("posted-{n}");
+        script_everywhere(
+            &all,
+            &record,
+            Script {
+                lines: claude_turn("sess-wake", "Again."),
+                ..Script::default()
+            },
+        );
+        let posted = Instant::now();
+        post_message(on_two, &task, &session, &format!("message {n}"));
+        wait_for_file(&worlds[0].path(&format!("out/{record}.json")));
+        delays.push(posted.elapsed());
+        on_one.wait(&task, &session, "the turn's end", |current| {
+            current["status"] == "idle"
+                && of_type(on_one, &task, &session, "assistant").len() == n + 2
+        });
+        assert_eq!(ran_on(&all, &record), 0);
+    }
+    let (median, max) = median_and_max(delays);
+    eprintln!(
+        "a message posted on node 2 started its turn on node 1 after {median:?} (median), {max:?} at most"
+    );
 }

@@ -465,7 +465,7 @@ pub async fn task_diff(
         (status = 200, body = HarnessLog),
         (status = 401, body = Problem, content_type = "application/problem+json"),
         (status = 404, body = Problem, content_type = "application/problem+json",
-            description = "that call has no harness log, or its log was pruned with its run"),
+            description = "that call has no harness log, its log was pruned with its run (log.pruned), or it ran on another node, whose home keeps it (log.elsewhere)"),
     ),
     tag = "code tasks"
 )]

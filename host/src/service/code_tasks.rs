@@ -325,13 +325,18 @@ impl CodeTasks {
             .call(account_id, run, call)
             .await?
             .ok_or(CodeTaskError::NotFound("that call has no harness log"))?;
+        // A result names its log in the home of the node that ran it.
+        let ran_here = call.result()?.is_some_and(|result| {
+            self.conductor
+                .is_in_home(std::path::Path::new(&result.log_path))
+        });
         let engine = self.engine.clone();
         let turn_id = call.turn_id.clone();
         tokio::task::spawn_blocking(move || engine.log(&turn_id))
             .await
             .map_err(CodeTaskError::internal)?
             .map_err(|error| match error {
-                LogError::NoSuchTurn(_) if self.store.is_shared() => {
+                LogError::NoSuchTurn(_) if self.store.is_shared() && !ran_here => {
                     CodeTaskError::LogOnAnotherNode
                 }
                 // The call exists, so its turn had a log: it went with its run.

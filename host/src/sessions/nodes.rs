@@ -9,8 +9,8 @@
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
+use super::Conductor;
 use super::live::Runs;
-use super::{Conductor, Wake};
 use crate::store::{Notice, SessionWake, Store};
 
 /// How often the runs streamed here are read back without a notice: the
@@ -83,6 +83,12 @@ async fn listen(store: Store, runs: Arc<Runs>, woken: impl Fn(&SessionWake)) {
 }
 
 impl Conductor {
+    /// Whether `path` lies in this node's home: what a turn's result names
+    /// there (its log) is this node's, not another's.
+    pub fn is_in_home(&self, path: &std::path::Path) -> bool {
+        path.starts_with(self.home.root())
+    }
+
     /// Tells the other nodes that a message came for the session, so that
     /// the one running it moves it on at once (nothing on SQLite).
     pub async fn wake_on_other_nodes(&self, account_id: &str, session_id: &str) {
@@ -96,10 +102,10 @@ impl Conductor {
         }
     }
 
-    /// Another node took a message for the session: it is moved on as if
-    /// posted here; whether this node runs it is the lifecycle's call.
+    /// Another node took a message for the session: delivered now when this
+    /// node holds the session's lease.
     fn woken(self: &Arc<Self>, wake: &SessionWake) {
-        self.kick(&wake.account_id, &wake.session_id, Wake::Message);
+        self.message_posted_elsewhere(&wake.account_id, &wake.session_id);
     }
 }
 
@@ -179,6 +185,83 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!(next, wake("node-three"));
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn two_nodes_writing_one_run_get_one_numbering_and_the_same_events() {
+        let Some((one, two, account, _dir)) = two_nodes().await else {
+            return;
+        };
+        let (first, second) = (runs_on(&one), runs_on(&two));
+        for (store, runs) in [(&one, &first), (&two, &second)] {
+            tokio::spawn(listen(store.clone(), runs.clone(), |_| {}));
+        }
+        let run = "ses_shared";
+        let held = [
+            first.events(&account, run).await.unwrap(),
+            second.events(&account, run).await.unwrap(),
+        ];
+        let publishing = |runs: Arc<Runs>, node: &'static str| {
+            let account = account.clone();
+            tokio::spawn(async move {
+                for n in 0..150 {
+                    runs.publish(
+                        &account,
+                        run,
+                        "message.created",
+                        json!({"node": node, "n": n}),
+                    )
+                    .await;
+                    if n % 10 == 0 {
+                        tokio::task::yield_now().await;
+                    }
+                }
+            })
+        };
+        let writers = [
+            publishing(first.clone(), "one"),
+            publishing(second.clone(), "two"),
+        ];
+        for writer in writers {
+            writer.await.unwrap();
+        }
+
+        // Both nodes' streams come to 300 events, live (the writers store
+        // what was published in the background).
+        for events in &held {
+            let mut latest = events.latest();
+            tokio::time::timeout(Duration::from_secs(10), latest.wait_for(|seq| *seq >= 300))
+                .await
+                .unwrap()
+                .unwrap();
+        }
+
+        // Stored once each, numbered 1 to 300, each node's in its order.
+        let stored = one.events(&account, run).await.unwrap();
+        let seqs: Vec<i64> = stored.iter().map(|event| event.seq).collect();
+        assert_eq!(seqs, (1..=300).collect::<Vec<i64>>());
+        for node in ["one", "two"] {
+            let order: Vec<i64> = stored
+                .iter()
+                .map(|event| serde_json::from_str::<serde_json::Value>(&event.data).unwrap())
+                .filter(|data| data["node"] == node)
+                .map(|data| data["n"].as_i64().unwrap())
+                .collect();
+            assert_eq!(order, (0..150).collect::<Vec<i64>>(), "node {node}");
+        }
+        // Both nodes' streams hold what is stored.
+        for events in &held {
+            let seen: Vec<(u64, String)> = events
+                .after(0)
+                .iter()
+                .map(|event| (event.seq, event.data.to_string()))
+                .collect();
+            let expected: Vec<(u64, String)> = stored
+                .iter()
+                .map(|event| (event.seq as u64, event.data.clone()))
+                .collect();
+            assert_eq!(seen, expected);
+        }
     }
 
     /// How long after an event is stored on one node another node's

@@ -285,6 +285,7 @@ impl Conductor {
                 .await;
         }
         self.kick(account_id, &session.id, Wake::Message);
+        self.wake_on_other_nodes(account_id, &session.id).await;
         Ok(message)
     }
 
