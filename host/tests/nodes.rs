@@ -550,3 +550,73 @@ fn a_terminated_node_drains_and_hands_its_sessions_over() {
     let users: Vec<Value> = of_type(&on_one, &task, &session, "user");
     assert_eq!(users.len(), 2, "{users:#?}");
 }
+
+#[test]
+fn a_paused_node_whose_lease_was_taken_stops_its_turn_and_writes_nothing() {
+    let Some([first, second]) = shared_worlds() else {
+        return;
+    };
+    let all = [&first, &second];
+    let one = node(&first, "n1", &[]);
+    let two = node(&second, "n2", &[]);
+    let token = first.admin_token();
+    let on_one = Api::new(&one, &token);
+    let environment = shop(&on_one, &first);
+    script_everywhere(
+        &all,
+        "turn-1",
+        Script {
+            lines: claude_turn("sess-1", "Never recorded."),
+            hang_ms: 120_000,
+            ..Script::default()
+        },
+    );
+    let (task, session) = task_on(&Api::new(&two, &token), &environment, "Run long");
+    wait_for_file(&second.path("out/turn-1.json"));
+    on_one.wait_status(&task, &session, "running");
+    let harness_pid = read_record(&second, "turn-1")["pid"].as_i64().unwrap();
+
+    // Node two stops (a pause, a partition) past its lease: node one takes
+    // the session over.
+    let pid = two.child.id() as i32;
+    // SAFETY: signals to the server this test started.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGSTOP) }, 0);
+    let taken = on_one.wait(&task, &session, "taken over", |current| {
+        current["status"] == "idle" && current["rebuilt_from"].is_string()
+    });
+    let messages = on_one.walk(&task, &session, "asc", 100);
+    assert_eq!(assistant(&json!(messages))["turn"]["status"], "interrupted");
+    assert!(alive(harness_pid));
+
+    // It comes back: its heartbeat finds the lease moved on, it stops the
+    // turn it ran, and it writes nothing to the session.
+    // SAFETY: as above.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGCONT) }, 0);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while alive(harness_pid) {
+        assert!(
+            Instant::now() < deadline,
+            "the fenced node's harness still runs: {}",
+            two.log()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_secs(LEASE_TTL));
+    // Only the usage may grow: the stopped turn's tokens were spent, and
+    // its run's follower stores them with its call.
+    let without_usage = |mut session: Value| {
+        session.as_object_mut().unwrap().remove("usage");
+        session
+    };
+    assert_eq!(
+        without_usage(on_one.session(&task, &session)),
+        without_usage(taken)
+    );
+    assert_eq!(on_one.walk(&task, &session, "asc", 100), messages);
+    assert!(
+        two.log().contains("another node took the session over"),
+        "{}",
+        two.log()
+    );
+    assert_eq!(ran_on(&all, "turn-1"), 1);
+}
