@@ -584,6 +584,8 @@ fn a_paused_node_whose_lease_was_taken_stops_its_turn_and_writes_nothing() {
     let taken = on_one.wait(&task, &session, "taken over", |current| {
         current["status"] == "idle" && current["rebuilt_from"].is_string()
     });
+    // No checkpoint remote: the work tree came from the branch, and it says so.
+    assert_eq!(taken["rebuilt_from"], "branch", "{taken:#}");
     let messages = on_one.walk(&task, &session, "asc", 100);
     assert_eq!(assistant(&json!(messages))["turn"]["status"], "interrupted");
     assert!(alive(harness_pid));
@@ -619,4 +621,53 @@ fn a_paused_node_whose_lease_was_taken_stops_its_turn_and_writes_nothing() {
         two.log()
     );
     assert_eq!(ran_on(&all, "turn-1"), 1);
+}
+
+/// Takeover time after kill -9: ten times, a node running a turn is killed
+/// and another takes its session over; prints the median and the maximum
+/// from the kill to the session seen idle with its turn interrupted. A
+/// measurement, not a check: `cargo test -p cinch --test nodes -- --ignored
+/// --nocapture takeover_time` with `CINCH_TEST_DATABASE` set.
+#[test]
+#[ignore]
+fn takeover_time_after_kill_9() {
+    let Some(database) = shared_database() else {
+        return;
+    };
+    let survivor_world = World::with_database(Some(database.clone()));
+    let survivor = node(&survivor_world, "survivor", &[]);
+    let token = survivor_world.admin_token();
+    let on_survivor = Api::new(&survivor, &token);
+    let environment = shop(&on_survivor, &survivor_world);
+    let mut times = Vec::new();
+    for round in 0..10 {
+        let world = World::with_database(Some(database.clone()));
+        world.script(Script {
+            lines: claude_turn("sess-long", "Never seen."),
+            hang_ms: 120_000,
+            record: Some(world.path("out/turn.json")),
+            ..Script::default()
+        });
+        let mut victim = node(&world, &format!("victim-{round}"), &[]);
+        let (task, session) = task_on(&Api::new(&victim, &token), &environment, "Run long");
+        wait_for_file(&world.path("out/turn.json"));
+        on_survivor.wait_status(&task, &session, "running");
+        let harness_pid = read_record(&world, "turn")["pid"].as_i64().unwrap();
+        victim.child.kill().unwrap();
+        victim.child.wait().unwrap();
+        let killed = Instant::now();
+        on_survivor.wait(&task, &session, "taken over", |current| {
+            current["status"] == "idle" && current["close_reason"] == "turn_interrupted"
+        });
+        times.push(killed.elapsed());
+        // The harness ran on under the dead node's supervisor: end it.
+        // SAFETY: the fake CLI this round's node started.
+        unsafe { libc::kill(harness_pid as i32, libc::SIGKILL) };
+    }
+    times.sort();
+    eprintln!(
+        "takeover after kill -9, lease {LEASE_TTL} s, 10 rounds: median {:?}, max {:?}, all {times:?}",
+        times[4] + (times[5] - times[4]) / 2,
+        times[9]
+    );
 }
