@@ -197,6 +197,14 @@ fn of_type(api: &Api, task: &str, session: &str, kind: &str) -> Vec<Value> {
         .collect()
 }
 
+/// Waits until the session runs its `count`th turn with the turn's message
+/// made (the session shows running just before).
+fn wait_running_turn(api: &Api, task: &str, session: &str, count: usize) {
+    api.wait(task, session, "its turn recorded", |current| {
+        current["status"] == "running" && of_type(api, task, session, "assistant").len() == count
+    });
+}
+
 fn post_message(api: &Api, task: &str, session: &str, text: &str) {
     let sent = api.post(
         &format!("/tasks/{task}/sessions/{session}/messages"),
@@ -350,7 +358,7 @@ fn a_killed_nodes_session_moves_to_another_node_and_loses_nothing() {
     );
     post_message(on_one, &task, &session, "Take long");
     wait_for_file(&worlds[1].path("out/turn-3.json"));
-    on_one.wait_status(&task, &session, "running");
+    wait_running_turn(on_one, &task, &session, 3);
     let harness_pid = read_record(&worlds[1], "turn-3")["pid"].as_i64().unwrap();
     two.child.kill().unwrap();
     two.child.wait().unwrap();
@@ -573,7 +581,7 @@ fn a_paused_node_whose_lease_was_taken_stops_its_turn_and_writes_nothing() {
     );
     let (task, session) = task_on(&Api::new(&two, &token), &environment, "Run long");
     wait_for_file(&second.path("out/turn-1.json"));
-    on_one.wait_status(&task, &session, "running");
+    wait_running_turn(&on_one, &task, &session, 1);
     let harness_pid = read_record(&second, "turn-1")["pid"].as_i64().unwrap();
 
     // Node two stops (a pause, a partition) past its lease: node one takes
