@@ -2,10 +2,12 @@
 //!
 //! A single inotify instance, read by a single thread, holds a watch on each
 //! followed turn's folder and its run's folder. When a turn's raw log grows,
-//! that thread reads the new lines through the turn's follower at once, so a
-//! line reaches subscribers without waking the turn's own thread; when the
-//! supervisor records the CLI's exit or lets go of its lock, it wakes the
-//! turn's thread, which sees the turn through.
+//! that thread queues the turn for a small pool of readers, which read the
+//! new lines through the turn's follower at once, so a line reaches
+//! subscribers without waking the turn's own thread, and one busy turn does
+//! not hold up the others' lines; when the supervisor records the CLI's exit
+//! or lets go of its lock, it wakes the turn's thread, which sees the turn
+//! through.
 //!
 //! The number of followed turns is bounded by inotify *watches* (hundreds of
 //! thousands per user), not by inotify *instances* (128 per user by default).
@@ -13,11 +15,12 @@
 //! every [`POLL_WAKE`]; the others look on their own every [`BACKSTOP_WAKE`]
 //! only in case the kernel dropped an event.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::ffi::{CString, OsStr, OsString};
 use std::os::fd::{AsRawFd as _, FromRawFd as _, OwnedFd};
 use std::os::unix::ffi::OsStrExt as _;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
@@ -30,6 +33,9 @@ pub(super) const POLL_WAKE: Duration = Duration::from_millis(250);
 /// How often a watched turn looks at its supervisor on its own, in case an
 /// event was lost; lines never wait for it.
 pub(super) const BACKSTOP_WAKE: Duration = Duration::from_secs(5);
+
+/// The most threads reading logs: as many as there are CPUs, within 2 and 4.
+const MAX_READERS: usize = 4;
 
 /// The turn-folder files whose change the turn's thread must see at once:
 /// the supervisor's exit record (renamed into place), its lock (closed when
@@ -95,6 +101,16 @@ struct Core {
     /// The turns registered on each watch (a run's folder holds the logs of
     /// all its turns; a turn attached twice is registered twice).
     watches: Mutex<HashMap<i32, Vec<Arc<Entry>>>>,
+    /// Turns whose logs have grown, for the readers.
+    queue: Mutex<Queue>,
+    /// Raised for the readers when a turn is queued or the watcher stops.
+    queued: Condvar,
+}
+
+#[derive(Default)]
+struct Queue {
+    turns: VecDeque<Arc<Entry>>,
+    stopped: bool,
 }
 
 /// One followed turn, as the watcher sees it.
@@ -106,9 +122,19 @@ struct Entry {
     /// Why reading the log failed on the watcher's thread, for the turn's.
     failure: Mutex<Option<anyhow::Error>>,
     signal: Arc<Signal>,
+    /// In the readers' queue: a growth seen while it waits there is read
+    /// with it.
+    queued: AtomicBool,
 }
 
 impl Entry {
+    /// Takes the turn off the queue and reads its log; a growth from now on
+    /// queues it again.
+    fn read_now(&self) {
+        self.queued.store(false, Ordering::Release);
+        self.pump();
+    }
+
     /// Reads what the log has gained; a failure is kept for the turn's
     /// thread, which is woken to report it.
     fn pump(&self) {
@@ -143,12 +169,26 @@ impl Watcher {
         let core = Arc::new(Core {
             inotify,
             watches: Mutex::default(),
+            queue: Mutex::default(),
+            queued: Condvar::new(),
         });
+        let readers = std::thread::available_parallelism()
+            .map_or(2, usize::from)
+            .clamp(2, MAX_READERS);
+        for n in 0..readers {
+            let reader_core = core.clone();
+            std::thread::Builder::new()
+                .name(format!("turn-reader-{n}"))
+                .spawn(move || reader_core.read_logs())?;
+        }
         let thread_stop = stop.try_clone()?;
         let thread_core = core.clone();
         std::thread::Builder::new()
             .name("turn-watcher".to_owned())
-            .spawn(move || thread_core.run(&thread_stop))?;
+            .spawn(move || {
+                thread_core.run(&thread_stop);
+                thread_core.stop_readers();
+            })?;
         Ok(Self {
             inner: Arc::new(Inner { core, stop }),
         })
@@ -208,16 +248,61 @@ impl Core {
             let bytes =
                 unsafe { std::slice::from_raw_parts(buffer.as_ptr().cast::<u8>(), read as usize) };
             self.dispatch(bytes, &mut due);
-            // Each turn once per read, however many of its events came.
+            // Each turn once per read, however many of its events came. This
+            // thread reads the first itself (no hand-over when one turn is
+            // due, the common case) and queues the rest for the readers.
+            let mut own = None;
+            let mut queue = lock(&self.queue);
+            let mut added = 0;
             for (entry, what) in due.drain(..) {
-                if what.pump {
-                    entry.pump();
-                }
                 if what.wake {
                     entry.signal.raise();
                 }
+                if what.pump && !entry.queued.swap(true, Ordering::AcqRel) {
+                    if own.is_none() {
+                        own = Some(entry);
+                    } else {
+                        queue.turns.push_back(entry);
+                        added += 1;
+                    }
+                }
+            }
+            drop(queue);
+            match added {
+                0 => {}
+                1 => self.queued.notify_one(),
+                _ => self.queued.notify_all(),
+            }
+            if let Some(entry) = own {
+                entry.read_now();
             }
         }
+    }
+
+    /// A reader's loop: reads each queued turn's log until the watcher stops.
+    fn read_logs(&self) {
+        loop {
+            let mut queue = lock(&self.queue);
+            let entry = loop {
+                if queue.stopped {
+                    return;
+                }
+                if let Some(entry) = queue.turns.pop_front() {
+                    break entry;
+                }
+                queue = self
+                    .queued
+                    .wait(queue)
+                    .unwrap_or_else(|poisoned| poisoned.into_inner());
+            };
+            drop(queue);
+            entry.read_now();
+        }
+    }
+
+    fn stop_readers(&self) {
+        lock(&self.queue).stopped = true;
+        self.queued.notify_all();
     }
 
     /// Sorts a read's events into what each turn has to do.
@@ -343,6 +428,7 @@ impl Followed {
             follower: Mutex::new(Some(follower)),
             failure: Mutex::default(),
             signal,
+            queued: AtomicBool::new(false),
         });
         let mut followed = Self {
             entry,
