@@ -24,8 +24,8 @@ mod take;
 #[cfg(test)]
 mod test_repo;
 
-pub use diff::{DiffStat, FileStat, diff, diffstat, render_diffstat};
-pub use restore::{CommitSummary, FileStatView, Restored, restore};
+pub use diff::{ChangedFile, DiffStat, diff, diffstat, render_diffstat};
+pub use restore::{CommitSummary, Restored, restore};
 pub use take::{Checkpoint, take};
 
 /// Why a checkpoint or a diff could not be made.
