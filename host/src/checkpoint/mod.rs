@@ -20,6 +20,7 @@ use git2::{Commit, ErrorCode, Oid, Repository, Tree};
 
 mod diff;
 mod restore;
+mod scan;
 mod take;
 #[cfg(test)]
 mod test_repo;
