@@ -13,7 +13,8 @@ use super::AppState;
 use super::extract::{Caller, JsonValue, Query};
 use super::problem::{FieldError, Problem};
 use crate::engine::brief::Note;
-use crate::engine::result::{Status, TurnResult};
+use crate::engine::log::LogView;
+use crate::engine::result::{ChangedFile, Status, TurnResult};
 use crate::service::code_tasks::{CodeTaskError, NewTask, TaskView};
 
 /// How long a client refused for capacity should wait before it tries again.
@@ -205,19 +206,6 @@ pub struct TaskResult {
     pub not_json_lines: u64,
 }
 
-/// A changed file.
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct ChangedFile {
-    /// Its path in the repository.
-    pub path: String,
-    /// Lines added.
-    pub insertions: usize,
-    /// Lines removed.
-    pub deletions: usize,
-    /// Whether it is binary.
-    pub binary: bool,
-}
-
 impl TaskResult {
     fn new(result: &TurnResult, repository: &str) -> Self {
         Self {
@@ -225,16 +213,7 @@ impl TaskResult {
             repository: repository.to_owned(),
             exit_code: result.exit_code,
             duration_ms: result.duration_ms,
-            files_changed: result
-                .files_changed
-                .iter()
-                .map(|file| ChangedFile {
-                    path: file.path.clone(),
-                    insertions: file.insertions,
-                    deletions: file.deletions,
-                    binary: file.binary,
-                })
-                .collect(),
+            files_changed: result.files_changed.clone(),
             total_files: result.total_files,
             insertions: result.insertions,
             deletions: result.deletions,
@@ -251,25 +230,6 @@ impl TaskResult {
             not_json_lines: result.not_json_lines,
         }
     }
-}
-
-/// A harness log as the spec returns it.
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct HarnessLog {
-    /// The log's events as progress lines, at most 2000, redacted, each cut at 240 characters.
-    pub lines: Vec<String>,
-    /// Whether there were more lines.
-    pub lines_truncated: bool,
-    /// The raw JSONL, whole lines from the start within 256 KiB, redacted.
-    pub raw: String,
-    /// Whether the raw log goes on past `raw`.
-    pub raw_truncated: bool,
-    /// The whole log's size in bytes.
-    pub bytes: u64,
-    /// Events the driver read from it.
-    pub events: usize,
-    /// Lines that gave no event.
-    pub unparsed: usize,
 }
 
 /// A run id is one account's: a valid one that another account uses is 404.
@@ -462,7 +422,7 @@ pub async fn task_diff(
     path = "/api/runs/{run}/tasks/{call}/log",
     params(("run" = String, Path, description = "The run"), ("call" = String, Path, description = "The call")),
     responses(
-        (status = 200, body = HarnessLog),
+        (status = 200, body = LogView),
         (status = 401, body = Problem, content_type = "application/problem+json"),
         (status = 404, body = Problem, content_type = "application/problem+json",
             description = "that call has no harness log, its log was pruned with its run (log.pruned), or it ran on another node, whose home keeps it (log.elsewhere)"),
@@ -473,18 +433,10 @@ pub async fn task_log(
     State(app): State<AppState>,
     caller: Caller,
     Path((run, call)): Path<(String, String)>,
-) -> Result<axum::Json<HarnessLog>, Problem> {
+) -> Result<axum::Json<LogView>, Problem> {
     let view = app
         .code_tasks
         .log(&caller.0.account_id, &run, &call)
         .await?;
-    Ok(axum::Json(HarnessLog {
-        lines: view.lines,
-        lines_truncated: view.lines_truncated,
-        raw: view.raw,
-        raw_truncated: view.raw_truncated,
-        bytes: view.bytes,
-        events: view.events,
-        unparsed: view.unparsed,
-    }))
+    Ok(axum::Json(view))
 }

@@ -7,11 +7,13 @@ use git2::{Diff, DiffFindOptions, DiffFormat, Patch, Repository};
 
 use super::{Context as _, Result, commit_tree, open};
 
-/// What changed between two checkpoints, as [`diffstat`] counts it.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+/// What changed between two checkpoints, as [`diffstat`] counts it: the one
+/// view of a change that turn results, restores and the API all carry, its
+/// fields inline in theirs.
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub struct DiffStat {
     /// The changed files in path order, at most the `max_files` asked for.
-    pub files: Vec<FileStat>,
+    pub files_changed: Vec<ChangedFile>,
     /// How many files changed, listed or not.
     pub total_files: usize,
     /// Lines added across all changed files, listed or not.
@@ -20,17 +22,21 @@ pub struct DiffStat {
     pub deletions: usize,
 }
 
-/// One changed file in a [`DiffStat`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FileStat {
-    /// The file's path in the repository; a renamed file's new path.
+/// One changed file in a [`DiffStat`], as turn results, restores and the
+/// API list it: a renamed file under its new path; a binary one (git takes
+/// either side of the change for binary) with no lines counted.
+///
+/// Its field comments are the API document's descriptions.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
+#[schema(description = "A changed file.")]
+pub struct ChangedFile {
+    /// Its path in the repository.
     pub path: String,
-    /// Lines added; 0 for a binary file.
+    /// Lines added.
     pub insertions: usize,
-    /// Lines removed; 0 for a binary file.
+    /// Lines removed.
     pub deletions: usize,
-    /// Whether git takes either side of the change for binary, which has no
-    /// line counts.
+    /// Whether it is binary.
     pub binary: bool,
 }
 
@@ -53,10 +59,10 @@ pub fn diffstat(repo: &Path, start_sha: &str, end_sha: &str, max_files: usize) -
         let (_, insertions, deletions) = patch.line_stats().context("counting lines")?;
         stat.insertions += insertions;
         stat.deletions += deletions;
-        if stat.files.len() < max_files {
+        if stat.files_changed.len() < max_files {
             let delta = patch.delta();
             let path = delta.new_file().path().or(delta.old_file().path());
-            stat.files.push(FileStat {
+            stat.files_changed.push(ChangedFile {
                 path: path.map_or_else(String::new, |p| p.to_string_lossy().into_owned()),
                 insertions,
                 deletions,
@@ -100,7 +106,7 @@ pub fn render_diffstat(stat: &DiffStat) -> String {
         "{} file{plural} changed, +{} \u{2212}{}",
         stat.total_files, stat.insertions, stat.deletions
     )];
-    for file in &stat.files {
+    for file in &stat.files_changed {
         lines.push(if file.binary {
             format!("{} (binary)", file.path)
         } else {
@@ -110,7 +116,7 @@ pub fn render_diffstat(stat: &DiffStat) -> String {
             )
         });
     }
-    let unlisted = stat.total_files.saturating_sub(stat.files.len());
+    let unlisted = stat.total_files.saturating_sub(stat.files_changed.len());
     if unlisted > 0 {
         let plural = if unlisted == 1 { "" } else { "s" };
         lines.push(format!("\u{2026} {unlisted} more file{plural}"));
@@ -165,7 +171,7 @@ mod tests {
 
         let stat = diffstat(&root, &start, &end, 30).unwrap();
 
-        let file = |path: &str, insertions, deletions, binary| FileStat {
+        let file = |path: &str, insertions, deletions, binary| ChangedFile {
             path: path.to_owned(),
             insertions,
             deletions,
@@ -174,7 +180,7 @@ mod tests {
         assert_eq!(
             stat,
             DiffStat {
-                files: vec![
+                files_changed: vec![
                     file("a.txt", 2, 1, false),
                     file("c.txt", 2, 0, false),
                     file("gone.txt", 0, 2, false),
@@ -208,8 +214,8 @@ mod tests {
 
         let stat = diffstat(&root, &start, &end, 30).unwrap();
 
-        assert_eq!(stat.files.len(), 30);
-        assert_eq!(stat.files[29].path, "f29.txt");
+        assert_eq!(stat.files_changed.len(), 30);
+        assert_eq!(stat.files_changed[29].path, "f29.txt");
         assert_eq!((stat.total_files, stat.insertions), (35, 35));
         let text = render_diffstat(&stat);
         let lines: Vec<&str> = text.lines().collect();
@@ -233,14 +239,14 @@ mod tests {
 
     #[test]
     fn render_diffstat_says_one_file_in_the_singular() {
-        let lib = FileStat {
+        let lib = ChangedFile {
             path: "src/lib.rs".to_owned(),
             insertions: 3,
             deletions: 1,
             binary: false,
         };
         let one = DiffStat {
-            files: vec![lib.clone()],
+            files_changed: vec![lib.clone()],
             total_files: 1,
             insertions: 3,
             deletions: 1,
@@ -251,7 +257,7 @@ mod tests {
 src/lib.rs (+3 −1)"
         );
         let one_unlisted = DiffStat {
-            files: vec![lib],
+            files_changed: vec![lib],
             total_files: 2,
             insertions: 5,
             deletions: 1,
@@ -286,5 +292,36 @@ src/lib.rs (+3 −1)
         let patch = diff(&root, &start, &end).unwrap();
 
         assert_eq!(patch, git(&root, &["diff", "-M", &start, &end]));
+    }
+
+    // The API's `ChangedFile` before it became this one, kept to prove that
+    // the document did not change.
+    mod api {
+        /// A changed file.
+        #[derive(serde::Serialize, utoipa::ToSchema)]
+        #[allow(dead_code)]
+        pub struct ChangedFile {
+            /// Its path in the repository.
+            path: String,
+            /// Lines added.
+            insertions: usize,
+            /// Lines removed.
+            deletions: usize,
+            /// Whether it is binary.
+            binary: bool,
+        }
+    }
+
+    #[test]
+    fn a_changed_file_reads_writes_and_is_described_as_before() {
+        use utoipa::{PartialSchema as _, ToSchema as _};
+        let file = r#"{"path":"src/a.rs","insertions":3,"deletions":1,"binary":false}"#;
+        let parsed: ChangedFile = serde_json::from_str(file).unwrap();
+        assert_eq!(serde_json::to_string(&parsed).unwrap(), file);
+        assert_eq!(ChangedFile::name(), api::ChangedFile::name());
+        assert_eq!(
+            serde_json::to_value(ChangedFile::schema()).unwrap(),
+            serde_json::to_value(api::ChangedFile::schema()).unwrap()
+        );
     }
 }

@@ -21,12 +21,13 @@ use git2::{Commit, ErrorCode, Oid, Repository, Tree};
 mod diff;
 pub mod remote;
 mod restore;
+mod scan;
 mod take;
 #[cfg(test)]
 mod test_repo;
 
-pub use diff::{DiffStat, FileStat, diff, diffstat, render_diffstat};
-pub use restore::{CommitSummary, FileStatView, Restored, restore};
+pub use diff::{ChangedFile, DiffStat, diff, diffstat, render_diffstat};
+pub use restore::{CommitSummary, Restored, restore};
 pub use take::{Checkpoint, take};
 
 /// Why a checkpoint or a diff could not be made.

@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use git2::{Oid, Repository, Tree};
 
 use super::{
-    CheckpointError, Context as _, Result, commit_tree, diffstat, find_commit, head_commit, open,
-    take,
+    CheckpointError, Context as _, DiffStat, Result, commit_tree, diffstat, find_commit,
+    head_commit, open, take,
 };
 
 /// A commit named in a [`Restored`]: its id and its subject line.
@@ -31,13 +31,8 @@ pub struct Restored {
     /// The working tree as restored, committed at the `after` ref.
     pub end_checkpoint: String,
     /// What the restore changed, as a turn's result counts it.
-    pub files_changed: Vec<FileStatView>,
-    /// How many files changed, listed or not.
-    pub total_files: usize,
-    /// Lines added.
-    pub insertions: usize,
-    /// Lines removed.
-    pub deletions: usize,
+    #[serde(flatten)]
+    pub changes: DiffStat,
     /// HEAD's commit before, when it had one.
     pub head_before: Option<String>,
     /// HEAD's commit after: the target checkpoint's parent when commits
@@ -48,19 +43,6 @@ pub struct Restored {
     pub commits_undone: Vec<CommitSummary>,
     /// Commits HEAD has again (a restore undone).
     pub commits_redone: Vec<CommitSummary>,
-}
-
-/// A changed file as results list it.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct FileStatView {
-    /// Its path.
-    pub path: String,
-    /// Lines added.
-    pub insertions: usize,
-    /// Lines removed.
-    pub deletions: usize,
-    /// Whether it is binary.
-    pub binary: bool,
 }
 
 /// Restores the working tree at `workdir` to checkpoint `target_sha`: its
@@ -103,24 +85,12 @@ pub fn restore(
     write_tree_changes(&repo, workdir, &before_tree, &target_tree)?;
 
     let after = take(workdir, after_ref, "cinch: after a revert")?;
-    let stat = diffstat(workdir, &before.sha, &after.sha, max_files)?;
+    let changes = diffstat(workdir, &before.sha, &after.sha, max_files)?;
     let head_after = head_commit(&repo)?.map(|commit| commit.id().to_string());
     Ok(Restored {
         start_checkpoint: before.sha,
         end_checkpoint: after.sha,
-        files_changed: stat
-            .files
-            .into_iter()
-            .map(|file| FileStatView {
-                path: file.path,
-                insertions: file.insertions,
-                deletions: file.deletions,
-                binary: file.binary,
-            })
-            .collect(),
-        total_files: stat.total_files,
-        insertions: stat.insertions,
-        deletions: stat.deletions,
+        changes,
         head_before: head_before.map(|id| id.to_string()),
         head_after,
         commits_undone,
@@ -406,5 +376,23 @@ mod tests {
             "mine\n"
         );
         assert!(!root.join(".gitignore").exists());
+    }
+
+    #[test]
+    fn a_restore_reads_and_writes_the_json_it_always_did() {
+        // As revert messages and `cinch revert --json` have it, field order
+        // included.
+        let json = concat!(
+            r#"{"start_checkpoint":"s","end_checkpoint":"e","#,
+            r#""files_changed":[{"path":"a.txt","insertions":1,"deletions":2,"binary":false}],"#,
+            r#""total_files":3,"insertions":4,"deletions":5,"head_before":null,"head_after":"h","#,
+            r#""commits_undone":[{"sha":"c","summary":"a commit"}],"commits_redone":[]}"#
+        );
+
+        let restored: Restored = serde_json::from_str(json).unwrap();
+
+        assert_eq!(restored.changes.total_files, 3);
+        assert_eq!(restored.changes.files_changed[0].path, "a.txt");
+        assert_eq!(serde_json::to_string(&restored).unwrap(), json);
     }
 }

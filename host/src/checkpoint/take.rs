@@ -2,14 +2,11 @@
 //! held in memory (never written back, so files whose stat data match their
 //! index entry are not re-read), written as a tree and committed under a ref.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use git2::{
-    Commit, DiffOptions, ErrorCode, Index, IndexEntryExtendedFlag, IndexEntryFlag, Repository,
-    Signature,
-};
+use git2::{Commit, ErrorCode, Index, Repository, Signature};
 
-use super::{CheckpointError, Context as _, Result, head_commit, open};
+use super::{CheckpointError, Context as _, Result, head_commit, open, scan};
 
 /// The author and committer of every checkpoint, so taking one needs no git
 /// identity configured.
@@ -62,39 +59,19 @@ pub fn take(workdir: &Path, refname: &str, message: &str) -> Result<Checkpoint> 
     })
 }
 
-/// Brings `index` in line with the working tree, as `git add -A` would.
-///
-/// Only the paths that differ from their entry are visited: the diff trusts
-/// an entry whose stat data match the file, as git does.
+/// Brings `index` in line with the working tree, as `git add -A` would:
+/// the tracked paths gone from the tree leave it first (a file may have
+/// become a folder), then whatever [`scan::changes`] found new or possibly
+/// changed is staged.
 fn stage_working_tree(repo: &Repository, index: &mut Index) -> Result<()> {
-    let mut options = DiffOptions::new();
-    options
-        .include_untracked(true)
-        .recurse_untracked_dirs(true)
-        .include_typechange(true);
-    let diff = repo
-        .diff_index_to_workdir(Some(index), Some(&mut options))
-        .context("reading the working tree")?;
-    let changed: Vec<(PathBuf, bool)> = diff
-        .deltas()
-        .filter_map(|delta| {
-            let file = delta.new_file();
-            // An untracked repository comes as `nested/`; staging wants no
-            // trailing slash.
-            let path = file.path()?.components().collect();
-            Some((path, file.exists()))
-        })
-        .collect();
-    drop(diff);
-
-    for (path, exists) in changed {
-        if exists {
-            stage_path(index, &path)?;
-        } else if !kept_out_of_worktree(index, &path) {
-            index
-                .remove_path(&path)
-                .context(format!("unstaging {}", path.display()))?;
-        }
+    let changes = scan::changes(repo, index)?;
+    for path in &changes.unstage {
+        index
+            .remove_path(path)
+            .context(format!("unstaging {}", path.display()))?;
+    }
+    for path in &changes.stage {
+        stage_path(index, path)?;
     }
     Ok(())
 }
@@ -114,16 +91,6 @@ fn stage_path(index: &mut Index, path: &Path) -> Result<()> {
         Err(e) if e.code() == ErrorCode::UnbornBranch => Ok(()),
         Err(e) => Err(e).context(format!("staging {}", path.display())),
     }
-}
-
-/// Whether git is told not to look for `path` in the working tree (the
-/// skip-worktree bit of a sparse checkout, or assume-unchanged), so that its
-/// absence there is no deletion.
-fn kept_out_of_worktree(index: &Index, path: &Path) -> bool {
-    index.get_path(path, 0).is_some_and(|entry| {
-        entry.flags & IndexEntryFlag::VALID.bits() != 0
-            || entry.flags_extended & IndexEntryExtendedFlag::SKIP_WORKTREE.bits() != 0
-    })
 }
 
 #[cfg(test)]

@@ -85,11 +85,11 @@ pub fn revert(home: &Home, id: &str, json: bool) -> anyhow::Result<ExitCode> {
     println!(
         "reverted {} to the start of {id}: {} file(s) changed, +{} \u{2212}{}",
         record.workdir.display(),
-        result.total_files,
-        result.insertions,
-        result.deletions
+        result.changes.total_files,
+        result.changes.insertions,
+        result.changes.deletions
     );
-    for file in &result.files_changed {
+    for file in &result.changes.files_changed {
         println!("  {}", file.path);
     }
     if !result.commits_undone.is_empty() {

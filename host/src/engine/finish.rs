@@ -252,17 +252,7 @@ impl Finisher {
             exit_code,
             files_changed: stat
                 .as_ref()
-                .map(|stat| {
-                    stat.files
-                        .iter()
-                        .map(|file| ChangedFile {
-                            path: file.path.clone(),
-                            insertions: file.insertions,
-                            deletions: file.deletions,
-                            binary: file.binary,
-                        })
-                        .collect()
-                })
+                .map(|stat| stat.files_changed.clone())
                 .unwrap_or_default(),
             total_files: stat.as_ref().map_or(0, |stat| stat.total_files),
             insertions: stat.as_ref().map_or(0, |stat| stat.insertions),

@@ -16,14 +16,17 @@ pub const MAX_LINES: usize = 2000;
 /// The raw JSONL returned is at most this many bytes, in whole lines.
 pub const MAX_RAW_BYTES: usize = 256 << 10;
 
-/// A kept log, as people read it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// A kept log, as people read it: the API's `HarnessLog`. Its field
+/// comments are the API document's descriptions, so they spell out
+/// [`MAX_LINES`] and [`MAX_RAW_BYTES`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[schema(as = HarnessLog, description = "A harness log as the spec returns it.")]
 pub struct LogView {
-    /// The log's events as progress lines, at most [`MAX_LINES`].
+    /// The log's events as progress lines, at most 2000, redacted, each cut at 240 characters.
     pub lines: Vec<String>,
     /// Whether there were more lines.
     pub lines_truncated: bool,
-    /// The raw JSONL, whole lines from the start within [`MAX_RAW_BYTES`].
+    /// The raw JSONL, whole lines from the start within 256 KiB, redacted.
     pub raw: String,
     /// Whether the raw log goes on past `raw`.
     pub raw_truncated: bool,
@@ -145,5 +148,39 @@ mod tests {
         assert!(view.raw.ends_with('\n') && !view.raw.contains("secret-value-42"));
         assert_eq!(view.raw.lines().count(), MAX_RAW_BYTES / line.len());
         assert_eq!(view.events, 3000);
+    }
+
+    // The API's `HarnessLog` before it became `LogView`, kept to prove that
+    // the document did not change.
+    /// A harness log as the spec returns it.
+    #[derive(serde::Serialize, utoipa::ToSchema)]
+    #[allow(dead_code)]
+    struct HarnessLog {
+        /// The log's events as progress lines, at most 2000, redacted, each cut at 240 characters.
+        lines: Vec<String>,
+        /// Whether there were more lines.
+        lines_truncated: bool,
+        /// The raw JSONL, whole lines from the start within 256 KiB, redacted.
+        raw: String,
+        /// Whether the raw log goes on past `raw`.
+        raw_truncated: bool,
+        /// The whole log's size in bytes.
+        bytes: u64,
+        /// Events the driver read from it.
+        events: usize,
+        /// Lines that gave no event.
+        unparsed: usize,
+    }
+
+    #[test]
+    fn the_api_document_describes_it_as_its_harness_log_copy_did() {
+        use utoipa::{PartialSchema as _, ToSchema as _};
+        assert_eq!(LogView::name(), "HarnessLog");
+        assert_eq!(
+            serde_json::to_value(LogView::schema()).unwrap(),
+            serde_json::to_value(HarnessLog::schema()).unwrap()
+        );
+        assert_eq!(MAX_LINES, 2000);
+        assert_eq!(MAX_RAW_BYTES, 256 << 10);
     }
 }

@@ -54,7 +54,7 @@ use events::{EventLog, Subscription, TurnEventKind};
 use finish::Finisher;
 use follow::Follower;
 use harness::Credential;
-use result::{ChangedFile, ResultText, Status, TurnResult};
+use result::{ResultText, Status, TurnResult};
 use state::{
     ConversationLaunch, ExitRecord, FileLock, Launch, StopReason, TurnDir, now_ms, read_json,
     write_json, write_private,

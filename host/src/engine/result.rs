@@ -35,18 +35,8 @@ impl Status {
     }
 }
 
-/// A file the turn changed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ChangedFile {
-    /// Its path in the repository.
-    pub path: String,
-    /// Lines added.
-    pub insertions: usize,
-    /// Lines removed.
-    pub deletions: usize,
-    /// Whether it is binary (then no lines are counted).
-    pub binary: bool,
-}
+/// A file the turn changed, as its checkpoints' diff lists it.
+pub use crate::checkpoint::ChangedFile;
 
 /// Where a turn's cost comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

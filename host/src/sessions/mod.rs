@@ -392,12 +392,7 @@ fn turn_result_view(result: &TurnResult) -> Value {
     json!({
         "exit_code": result.exit_code,
         "duration_ms": result.duration_ms,
-        "files_changed": result.files_changed.iter().map(|file| json!({
-            "path": file.path,
-            "insertions": file.insertions,
-            "deletions": file.deletions,
-            "binary": file.binary,
-        })).collect::<Vec<_>>(),
+        "files_changed": result.files_changed,
         "total_files": result.total_files,
         "insertions": result.insertions,
         "deletions": result.deletions,
