@@ -315,10 +315,10 @@ impl Store {
 
     /// The same page as [`Store::messages`], as the JSON array a client
     /// gets, from the page cache (on SQLite) until the session's messages
-    /// change, else built by the database in one row: the listing is the API's busiest
-    /// read, and rows one by one (each a hop between sqlx's worker thread
-    /// and the caller) and parsing every stored turn cost more than the
-    /// query itself.
+    /// change, else built by the database in one row (on SQLite by a reader
+    /// on this thread): the listing is the API's busiest read, and rows one
+    /// by one (each a hop between sqlx's worker thread and the caller) and
+    /// parsing every stored turn cost more than the query itself.
     pub async fn messages_json(
         &self,
         account_id: &str,
@@ -346,22 +346,35 @@ impl Store {
         };
         let (compare, order) = bounds(direction);
         let array = PAGE_ARRAY.get(self.backend());
-        let (json, rows, last): (String, i64, Option<String>) =
-            on_pool!(self, |pool| sqlx::query_as(&format!(
-                "WITH page AS (SELECT {COLUMNS}, ROW_NUMBER() OVER (ORDER BY {order}) AS n \
+        let query = format!(
+            "WITH page AS (SELECT {COLUMNS}, ROW_NUMBER() OVER (ORDER BY {order}) AS n \
              FROM messages WHERE account_id = $1 AND task_id = $2 AND session_id = $3 \
              AND {compare} ORDER BY {order} LIMIT $5) \
              SELECT COALESCE((SELECT {array} FROM page WHERE n <= $6), '[]'), \
              (SELECT COUNT(*) FROM page), (SELECT id FROM page WHERE n = $6)"
-            ))
-            .bind(account_id)
-            .bind(task_id)
-            .bind(session_id)
-            .bind(cursor.unwrap_or(""))
-            .bind(i64::from(limit) + 1)
-            .bind(i64::from(limit))
-            .fetch_one(pool)
-            .await)?;
+        );
+        let cursor = cursor.unwrap_or("");
+        let (rows_wanted, limit_wanted) = (i64::from(limit) + 1, i64::from(limit));
+        let (json, rows, last): (String, i64, Option<String>) = match &self.readers {
+            Some(readers) => readers.read(|connection| {
+                connection.prepare_cached(&query)?.query_row(
+                    rusqlite::named_params! {
+                        "$1": account_id, "$2": task_id, "$3": session_id, "$4": cursor,
+                        "$5": rows_wanted, "$6": limit_wanted,
+                    },
+                    |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
+                )
+            })?,
+            None => on_pool!(self, |pool| sqlx::query_as(&query)
+                .bind(account_id)
+                .bind(task_id)
+                .bind(session_id)
+                .bind(cursor)
+                .bind(rows_wanted)
+                .bind(limit_wanted)
+                .fetch_one(pool)
+                .await)?,
+        };
         let more = rows > i64::from(limit);
         let count = rows.min(i64::from(limit)) as usize;
         let page = (json, count, last.filter(|_| more));
