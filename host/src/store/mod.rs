@@ -41,7 +41,7 @@ pub use calls::Call;
 pub use environments::{Environment, EnvironmentPatch, NewEnvironment};
 pub use events::{NewEvent, StoredEvent};
 pub use idempotency::KeyState;
-pub use messages::{Message, MessageKind};
+pub use messages::{Message, MessageKind, TurnState, TurnView};
 pub use sessions::{CloseReason, IdleSession, NewSession, Session, SessionStatus};
 pub use tasks::{NewTask, Task, TaskStatus};
 pub use tokens::{Principal, TokenFor, TokenOwner};
