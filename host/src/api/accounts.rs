@@ -22,14 +22,7 @@ pub async fn list_accounts(
     State(app): State<AppState>,
     caller: Caller,
 ) -> Result<axum::Json<Envelope<Vec<Account>>>, Problem> {
-    let mut account = app.store.account(&caller.0.account_id).await?;
-    if let Some(account) = &mut account {
-        let (totals, _) = app
-            .store
-            .usage_report(&account.id, None, None, None)
-            .await?;
-        account.usage = Some(totals);
-    }
+    let account = app.accounts.with_usage(&caller.0.account_id).await?;
     Ok(Envelope::of(account.into_iter().collect()))
 }
 
@@ -53,7 +46,7 @@ pub async fn list_members(
 ) -> Result<axum::Json<Envelope<Vec<Member>>>, Problem> {
     caller.account(&account)?;
     let page = app
-        .store
+        .accounts
         .members(&account, page.cursor()?, page.limit()?)
         .await?;
     Ok(Envelope::page(page.items, page.next_cursor))

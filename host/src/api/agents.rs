@@ -6,8 +6,9 @@ use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
 
 use super::extract::{Caller, Json, PageParams, Query, nullable, trimmed};
-use super::problem::{FieldError, Problem};
+use super::problem::Problem;
 use super::{AppState, Envelope};
+use crate::service::agents::AgentWithHome;
 use crate::store::{Agent, AgentSettings, TokenOwner};
 
 /// The account's agents, oldest first.
@@ -30,25 +31,10 @@ pub async fn list_agents(
 ) -> Result<axum::Json<Envelope<Vec<AgentView>>>, Problem> {
     caller.account(&account)?;
     let page = app
-        .store
-        .agents(&account, page.cursor()?, page.limit()?)
+        .agents
+        .list(&account, page.cursor()?, page.limit()?)
         .await?;
-    let homes: Vec<_> = page
-        .items
-        .iter()
-        .map(|agent| app.conductor.agent_home(&agent.id))
-        .collect();
-    let sizes = tokio::task::spawn_blocking(move || {
-        homes.iter().map(|home| tree_size(home)).collect::<Vec<_>>()
-    })
-    .await
-    .map_err(|error| Problem::internal(&error))?;
-    let agents = page
-        .items
-        .into_iter()
-        .zip(sizes)
-        .map(|(agent, home_bytes)| AgentView { agent, home_bytes })
-        .collect();
+    let agents = page.items.into_iter().map(AgentView::from).collect();
     Ok(Envelope::page(agents, page.next_cursor))
 }
 
@@ -63,20 +49,12 @@ pub struct AgentView {
     pub home_bytes: u64,
 }
 
-/// The bytes of the files under `dir`, not following links.
-fn tree_size(dir: &std::path::Path) -> u64 {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return 0;
-    };
-    entries
-        .filter_map(Result::ok)
-        .map(|entry| match entry.file_type() {
-            Ok(kind) if kind.is_dir() => tree_size(&entry.path()),
-            Ok(kind) if kind.is_file() => entry.metadata().map_or(0, |meta| meta.len()),
-            _ => 0,
-        })
-        .sum()
+impl From<AgentWithHome> for AgentView {
+    fn from(AgentWithHome { agent, home_bytes }: AgentWithHome) -> Self {
+        Self { agent, home_bytes }
+    }
 }
+
 /// An agent's settings to set; absent ones stay, null clears one.
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -134,87 +112,18 @@ fn setting(value: Option<Option<String>>) -> Option<Option<String>> {
     value.map(trimmed)
 }
 
-/// Checks an agent's settings against the drivers and the account's
-/// environments; `current` is the agent being changed.
-async fn settings(
-    app: &AppState,
-    account: &str,
-    change: AgentChange,
-    current: Option<&Agent>,
-) -> Result<AgentSettings, Problem> {
-    // The harness is one of the names the document lists, as it is.
-    let harness = change.harness;
-    let model = setting(change.model);
-    let effort = setting(change.effort);
-    let environment_id = setting(change.environment_id);
-    let mut errors = Vec::new();
-    let registry = app.engine.registry();
-    let effective = harness
-        .clone()
-        .unwrap_or_else(|| current.and_then(|agent| agent.harness.clone()));
-    let info = effective
-        .as_deref()
-        .and_then(|name| registry.harness(name).ok().map(|harness| harness.info));
-    if let (Some(name), None) = (&effective, &info) {
-        errors.push(FieldError::new(
-            "harness",
-            format!(
-                "no harness is named {name}; there are {}",
-                registry.names().join(", ")
-            ),
-        ));
-    }
-    if let (Some(Some(model)), Some(info)) = (&model, &info)
-        && !info.models.is_empty()
-        && !info.models.contains(model)
-    {
-        errors.push(FieldError::new(
-            "model",
-            format!(
-                "{} has no model {model}; it has {}",
-                info.name,
-                info.models.join(", ")
-            ),
-        ));
-    }
-    if let Some(Some(effort)) = &effort {
-        match &info {
-            None => errors.push(FieldError::new(
-                "effort",
-                "an effort is pinned for a harness: set harness too",
-            )),
-            Some(info) if !info.efforts.contains(effort) => errors.push(FieldError::new(
-                "effort",
-                format!(
-                    "{} takes {}",
-                    info.name,
-                    match info.efforts.is_empty() {
-                        true => "no effort".to_owned(),
-                        false => format!("one of {}", info.efforts.join(", ")),
-                    }
-                ),
-            )),
-            Some(_) => {}
+impl From<AgentChange> for AgentSettings {
+    /// The settings as asked, each trimmed (blank is null); the harness is
+    /// one of the names the document lists, as it is.
+    fn from(change: AgentChange) -> Self {
+        Self {
+            harness: change.harness,
+            model: setting(change.model),
+            effort: setting(change.effort),
+            environment_id: setting(change.environment_id),
+            enabled: change.enabled,
         }
     }
-    if let Some(Some(id)) = &environment_id
-        && app.store.environment(account, id).await?.is_none()
-    {
-        errors.push(FieldError::new(
-            "environment_id",
-            "no environment of the account has that id",
-        ));
-    }
-    if !errors.is_empty() {
-        return Err(Problem::invalid(errors));
-    }
-    Ok(AgentSettings {
-        harness,
-        model,
-        effort,
-        environment_id,
-        enabled: change.enabled,
-    })
 }
 
 /// Some things (agents, webhooks) are changed by the account's people, not
@@ -261,10 +170,9 @@ pub async fn create_agent(
         environment_id: body.environment_id,
         enabled: body.enabled,
     };
-    let settings = settings(&app, &account, change, None).await?;
     let agent = app
-        .store
-        .create_agent(&account, body.name.trim(), settings)
+        .agents
+        .create(&account, body.name.trim(), change.into())
         .await?;
     Ok((
         StatusCode::CREATED,
@@ -298,20 +206,6 @@ pub async fn update_agent(
 ) -> Result<axum::Json<Envelope<AgentView>>, Problem> {
     caller.account(&account)?;
     member_only(&caller, "agents")?;
-    let current = app
-        .store
-        .agent(&account, &agent)
-        .await?
-        .ok_or_else(|| Problem::not_found("no such agent"))?;
-    let settings = settings(&app, &account, change, Some(&current)).await?;
-    let agent = app
-        .store
-        .update_agent(&account, &current.id, settings)
-        .await?
-        .ok_or_else(|| Problem::not_found("no such agent"))?;
-    let home = app.conductor.agent_home(&agent.id);
-    let home_bytes = tokio::task::spawn_blocking(move || tree_size(&home))
-        .await
-        .map_err(|error| Problem::internal(&error))?;
-    Ok(Envelope::of(AgentView { agent, home_bytes }))
+    let agent = app.agents.update(&account, &agent, change.into()).await?;
+    Ok(Envelope::of(agent.into()))
 }

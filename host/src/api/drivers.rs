@@ -81,7 +81,7 @@ pub async fn list_drivers(
     State(app): State<AppState>,
     _caller: Caller,
 ) -> Result<axum::Json<Envelope<Vec<DriverView>>>, Problem> {
-    let seen = app.store.unknown_events().await?;
+    let seen = app.drivers.unknown_events().await?;
     let drivers = app
         .engine
         .registry()

@@ -36,8 +36,12 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::engine::Engine;
+use crate::service::accounts::Accounts;
+use crate::service::agents::Agents;
 use crate::service::code_tasks::CodeTasks;
+use crate::service::drivers::Drivers;
 use crate::service::environments::Environments;
+use crate::service::usage::Usage;
 use crate::service::webhooks::Webhooks;
 use crate::sessions::Conductor;
 use crate::sessions::live::Runs;
@@ -56,7 +60,11 @@ pub struct AppState {
     runs: Arc<Runs>,
     conductor: Arc<Conductor>,
     code_tasks: CodeTasks,
+    accounts: Accounts,
+    agents: Agents,
+    drivers: Drivers,
     environments: Environments,
+    usage: Usage,
     webhooks: Webhooks,
     body_limit: usize,
     answering: Arc<idempotency::Answering>,
@@ -81,7 +89,11 @@ impl AppState {
                 runs.clone(),
                 conductor.clone(),
             ),
+            accounts: Accounts::new(store.clone()),
+            agents: Agents::new(store.clone(), engine.clone(), conductor.clone()),
+            drivers: Drivers::new(store.clone()),
             environments: Environments::new(store.clone(), conductor.clone()),
+            usage: Usage::new(store.clone()),
             webhooks: Webhooks::new(store.clone(), runs.webhooks().clone()),
             store,
             engine,

@@ -127,6 +127,7 @@ impl From<ServiceError> for Problem {
             ServiceError::Invalid(errors) => Self::invalid(errors),
             ServiceError::NotFound(what) => Self::not_found(what),
             ServiceError::Store(error) => error.into(),
+            ServiceError::Internal(error) => Self::internal(&format!("{error:#}")),
         }
     }
 }

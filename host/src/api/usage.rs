@@ -90,8 +90,8 @@ pub async fn get_usage(
         return Err(Problem::invalid(errors));
     }
     let (totals, groups) = app
-        .store
-        .usage_report(&account, from.as_deref(), to.as_deref(), group_by)
+        .usage
+        .report(&account, from.as_deref(), to.as_deref(), group_by)
         .await?;
     Ok(Envelope::of(UsageReport {
         from,

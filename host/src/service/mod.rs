@@ -2,9 +2,13 @@
 //! work and reaches the engine and the store for it; none knows HTTP.
 //! Sessions are the [`crate::sessions::Conductor`]'s.
 
+pub mod accounts;
+pub mod agents;
 pub mod code_tasks;
+pub mod drivers;
 pub mod environments;
 pub mod turn_env;
+pub mod usage;
 pub mod webhooks;
 
 use serde::Serialize;
@@ -42,6 +46,9 @@ pub enum ServiceError {
     /// The store failed, or refused (a name taken).
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// Something else failed; the server's log says what.
+    #[error(transparent)]
+    Internal(#[from] anyhow::Error),
 }
 
 impl ServiceError {

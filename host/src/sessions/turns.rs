@@ -3,7 +3,9 @@
 
 use super::machine::{AfterTurn, after_turn};
 use super::*;
+use crate::engine::result::Status;
 use crate::service::turn_env::TurnEnv;
+use crate::store::{TurnState, TurnView};
 
 /// The most of the conversation, in bytes, the first brief on a node that
 /// took a session over carries.
@@ -97,21 +99,22 @@ impl Conductor {
             .harness(&session.harness)
             .map(|harness| harness.info.display_name)
             .unwrap_or_else(|_| session.harness.clone());
-        let view = json!({
-            "call_id": call.call_id,
-            "run_id": session.id,
-            "turn_id": turn_id,
-            "status": "running",
-            "harness": session.harness,
-            "harness_display_name": display_name,
-            "brief": brief,
-            // The repository's name, as the code-task API's `repo` takes it.
-            "repository": environment.map_or("scratch", |environment| environment.name.as_str()),
-            "workspace": workspace.display().to_string(),
-            "session_id": session.harness_session_id,
-            "started_at": call.created_at,
-            "result": null,
-        });
+        let view = TurnView {
+            call_id: call.call_id.clone(),
+            run_id: session.id.clone(),
+            turn_id: turn_id.clone(),
+            status: TurnState::Running,
+            harness: session.harness.clone(),
+            harness_display_name: display_name,
+            brief,
+            repository: environment
+                .map_or("scratch", |environment| environment.name.as_str())
+                .to_owned(),
+            workspace: workspace.display().to_string(),
+            session_id: session.harness_session_id.clone(),
+            started_at: call.created_at.clone(),
+            result: None,
+        };
         // The session is running before its turn's message exists, so a reader
         // that sees the message never sees the session idle from before it.
         session.status = SessionStatus::Running;
@@ -124,7 +127,13 @@ impl Conductor {
         self.save(session).await?;
         let message = self
             .store
-            .add_message(session, MessageKind::Assistant, "", Some(&view), true)
+            .add_message(
+                session,
+                MessageKind::Assistant,
+                "",
+                Some(&view.to_value()),
+                true,
+            )
             .await?;
         self.publish_message(&session.account_id, "message.created", &message)
             .await;
@@ -289,21 +298,26 @@ impl Conductor {
             tracing::warn!(session = %session_id, "a turn ended for a session another node took over: not recorded here");
             return Ok(());
         }
-        if let (Ok(result), Some(call_id)) = (&outcome, message.turn_value()["call_id"].as_str()) {
+        let Some(mut view) = message.turn_view() else {
+            return Err(SessionError::Internal(anyhow::anyhow!(
+                "the turn's message {} holds no turn",
+                message.id
+            )));
+        };
+        if let Ok(result) = &outcome {
             // Kept before the session is read, so that its usage counts the turn.
             self.store
-                .record_call_result(account_id, session_id, call_id, result)
+                .record_call_result(account_id, session_id, &view.call_id, result)
                 .await?;
         }
         let Some(mut session) = self.store.session(account_id, session_id).await? else {
             return Ok(());
         };
-        let mut view = message.turn_value();
         let content = match &outcome {
             Ok(result) => {
-                view["status"] = json!(result.status.as_str());
-                view["session_id"] = json!(result.session_id);
-                view["result"] = turn_result_view(result);
+                view.status = turn_state(result.status);
+                view.session_id = result.session_id.clone();
+                view.result = Some(turn_result_view(result));
                 result
                     .final_message
                     .clone()
@@ -311,13 +325,13 @@ impl Conductor {
                     .unwrap_or_default()
             }
             Err(error) => {
-                view["status"] = json!("interrupted");
+                view.status = TurnState::Interrupted;
                 format!("cinch lost track of the turn: {error}")
             }
         };
         let message = self
             .store
-            .update_message(&message.id, &content, &view)
+            .update_message(&message.id, &content, &view.to_value())
             .await?;
         self.publish_message(account_id, "message.updated", &message)
             .await;
@@ -372,11 +386,7 @@ impl Conductor {
             && result.total_files > 0
             && let Some(dir) = session.workspace.clone()
         {
-            let subject = format!(
-                "{}: {}",
-                session.title,
-                title_from(view["brief"].as_str().unwrap_or(""))
-            );
+            let subject = format!("{}: {}", session.title, title_from(&view.brief));
             let tenant = self.tenant(&session.agent_id, None);
             let committed = tokio::task::spawn_blocking(move || {
                 workspace::commit_changes(&tenant, std::path::Path::new(&dir), &subject)
@@ -394,5 +404,16 @@ impl Conductor {
             }
         }
         self.save(&mut session).await
+    }
+}
+
+/// Where a turn that ended with `status` stands.
+fn turn_state(status: Status) -> TurnState {
+    match status {
+        Status::Completed => TurnState::Completed,
+        Status::Failed => TurnState::Failed,
+        Status::TimedOut => TurnState::TimedOut,
+        Status::Cancelled => TurnState::Cancelled,
+        Status::Interrupted => TurnState::Interrupted,
     }
 }

@@ -1,7 +1,7 @@
 //! A session's messages: the conversation, in order of delivery. Every
 //! write here forgets the session's cached pages.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
@@ -32,6 +32,63 @@ pub struct Message {
     pub turn: Option<Box<RawValue>>,
     /// When it was created (RFC 3339).
     pub created_at: String,
+}
+
+/// An assistant message's turn: its call, where it stands and, once ended,
+/// its result. Stored as JSON in the message (keys in name order, as a JSON
+/// map writes them, so stored turns and new ones read alike).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct TurnView {
+    /// The code-task call the turn is, in the session's run.
+    pub call_id: String,
+    /// The run: the session's id.
+    pub run_id: String,
+    /// The turn's id.
+    pub turn_id: String,
+    /// Where it stands.
+    pub status: TurnState,
+    /// The harness it runs on.
+    pub harness: String,
+    /// What people call that harness.
+    pub harness_display_name: String,
+    /// The messages it was given, as one text.
+    pub brief: String,
+    /// The repository's name, as the code-task API's `repo` takes it.
+    pub repository: String,
+    /// The work tree it runs in.
+    pub workspace: String,
+    /// The harness's own session id, once known.
+    pub session_id: Option<String>,
+    /// When it started (RFC 3339).
+    pub started_at: String,
+    /// Once it ended: its result.
+    #[schema(value_type = Option<Object>)]
+    pub result: Option<Value>,
+}
+
+/// Where a turn stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TurnState {
+    /// Under way.
+    Running,
+    /// Its harness finished.
+    Completed,
+    /// Its harness failed.
+    Failed,
+    /// Stopped: it wrote nothing for too long, or ran out of time.
+    TimedOut,
+    /// Cancelled on request.
+    Cancelled,
+    /// It ended without a result cinch could read.
+    Interrupted,
+}
+
+impl TurnView {
+    /// The view as stored in its message.
+    pub fn to_value(&self) -> Value {
+        serde_json::to_value(self).expect("a turn view is plain data")
+    }
 }
 
 /// What a message is, stored as its kebab-case name.
@@ -137,6 +194,11 @@ fn bounds(direction: Direction) -> (String, String) {
 }
 
 impl Message {
+    /// An assistant message's turn; none for other messages.
+    pub fn turn_view(&self) -> Option<TurnView> {
+        serde_json::from_str(self.turn.as_ref()?.get()).ok()
+    }
+
     /// The turn, parsed; null for a message without one.
     pub fn turn_value(&self) -> Value {
         self.turn
@@ -315,10 +377,10 @@ impl Store {
 
     /// The same page as [`Store::messages`], as the JSON array a client
     /// gets, from the page cache (on SQLite) until the session's messages
-    /// change, else built by the database in one row: the listing is the API's busiest
-    /// read, and rows one by one (each a hop between sqlx's worker thread
-    /// and the caller) and parsing every stored turn cost more than the
-    /// query itself.
+    /// change, else built by the database in one row (on SQLite by a reader
+    /// on this thread): the listing is the API's busiest read, and rows one
+    /// by one (each a hop between sqlx's worker thread and the caller) and
+    /// parsing every stored turn cost more than the query itself.
     pub async fn messages_json(
         &self,
         account_id: &str,
@@ -346,22 +408,35 @@ impl Store {
         };
         let (compare, order) = bounds(direction);
         let array = PAGE_ARRAY.get(self.backend());
-        let (json, rows, last): (String, i64, Option<String>) =
-            on_pool!(self, |pool| sqlx::query_as(&format!(
-                "WITH page AS (SELECT {COLUMNS}, ROW_NUMBER() OVER (ORDER BY {order}) AS n \
+        let query = format!(
+            "WITH page AS (SELECT {COLUMNS}, ROW_NUMBER() OVER (ORDER BY {order}) AS n \
              FROM messages WHERE account_id = $1 AND task_id = $2 AND session_id = $3 \
              AND {compare} ORDER BY {order} LIMIT $5) \
              SELECT COALESCE((SELECT {array} FROM page WHERE n <= $6), '[]'), \
              (SELECT COUNT(*) FROM page), (SELECT id FROM page WHERE n = $6)"
-            ))
-            .bind(account_id)
-            .bind(task_id)
-            .bind(session_id)
-            .bind(cursor.unwrap_or(""))
-            .bind(i64::from(limit) + 1)
-            .bind(i64::from(limit))
-            .fetch_one(pool)
-            .await)?;
+        );
+        let cursor = cursor.unwrap_or("");
+        let (rows_wanted, limit_wanted) = (i64::from(limit) + 1, i64::from(limit));
+        let (json, rows, last): (String, i64, Option<String>) = match &self.readers {
+            Some(readers) => readers.read(|connection| {
+                connection.prepare_cached(&query)?.query_row(
+                    rusqlite::named_params! {
+                        "$1": account_id, "$2": task_id, "$3": session_id, "$4": cursor,
+                        "$5": rows_wanted, "$6": limit_wanted,
+                    },
+                    |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
+                )
+            })?,
+            None => on_pool!(self, |pool| sqlx::query_as(&query)
+                .bind(account_id)
+                .bind(task_id)
+                .bind(session_id)
+                .bind(cursor)
+                .bind(rows_wanted)
+                .bind(limit_wanted)
+                .fetch_one(pool)
+                .await)?,
+        };
         let more = rows > i64::from(limit);
         let count = rows.min(i64::from(limit)) as usize;
         let page = (json, count, last.filter(|_| more));
@@ -369,5 +444,49 @@ impl Store {
             self.pages.put(session_id, generation, key, page.clone());
         }
         Ok(page)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_turn_view_is_stored_as_the_turn_object_the_api_shows() {
+        let view = TurnView {
+            call_id: "call_1".into(),
+            run_id: "ses_1".into(),
+            turn_id: "turn_1".into(),
+            status: TurnState::TimedOut,
+            harness: "claude".into(),
+            harness_display_name: "Claude Code".into(),
+            brief: "Fix it".into(),
+            repository: "scratch".into(),
+            workspace: "/w".into(),
+            session_id: None,
+            started_at: "2026-01-01T00:00:00.000Z".into(),
+            result: None,
+        };
+        let stored = view.to_value().to_string();
+        assert_eq!(
+            stored,
+            r#"{"brief":"Fix it","call_id":"call_1","harness":"claude","harness_display_name":"Claude Code","repository":"scratch","result":null,"run_id":"ses_1","session_id":null,"started_at":"2026-01-01T00:00:00.000Z","status":"timed_out","turn_id":"turn_1","workspace":"/w"}"#
+        );
+        let message = Message {
+            id: "msg_1".into(),
+            session_id: "ses_1".into(),
+            task_id: "task_1".into(),
+            sequence: Some(1),
+            kind: MessageKind::Assistant,
+            content: String::new(),
+            turn: Some(RawValue::from_string(stored).unwrap()),
+            created_at: "2026-01-01T00:00:00.000Z".into(),
+        };
+        assert_eq!(message.turn_view(), Some(view));
+        let revert = Message {
+            turn: Some(RawValue::from_string(r#"{"kind":"revert"}"#.into()).unwrap()),
+            ..message
+        };
+        assert_eq!(revert.turn_view(), None, "a revert's record is not a turn");
     }
 }

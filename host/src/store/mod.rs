@@ -20,6 +20,7 @@ mod leases;
 mod messages;
 mod notify;
 mod page_cache;
+mod readers;
 mod sessions;
 mod tasks;
 mod tokens;
@@ -43,7 +44,7 @@ pub use environments::{Environment, EnvironmentPatch, NewEnvironment};
 pub use events::{NewEvent, RunKey, StoredEvent};
 pub use idempotency::KeyState;
 pub use leases::{Claim, Lease, SessionRef, TakenFrom};
-pub use messages::{Message, MessageKind};
+pub use messages::{Message, MessageKind, TurnState, TurnView};
 pub use notify::{Listener, Notice, SessionWake};
 pub use sessions::{CloseReason, IdleSession, NewSession, RebuiltFrom, Session, SessionStatus};
 pub use tasks::{NewTask, Task, TaskStatus};
@@ -73,6 +74,9 @@ pub enum StoreError {
     /// The secrets' folder could not be read or written.
     #[error("secrets: {0}")]
     Vault(String),
+    /// A read on a SQLite store's own connections failed.
+    #[error("database: {0}")]
+    Read(#[from] rusqlite::Error),
     /// A stored JSON column could not be read back.
     #[error("a stored value is not valid JSON: {0}")]
     Json(#[from] serde_json::Error),
@@ -88,6 +92,8 @@ pub struct Store {
     vault: vault::Vault,
     tokens: std::sync::Arc<tokens::TokenCache>,
     pages: std::sync::Arc<page_cache::PageCache>,
+    /// A SQLite store's connections for the busiest reads (see [`readers`]).
+    readers: Option<std::sync::Arc<readers::Readers>>,
 }
 
 /// The connections behind a store: one backend or the other, chosen when
@@ -177,10 +183,16 @@ impl Store {
             .foreign_keys(true);
         let pool = SqlitePoolOptions::new()
             .max_connections(8)
+            // A connection to a file has no other end to lose: a ping
+            // before each use would only cost two hops to its thread.
+            .test_before_acquire(false)
             .connect_with(options)
             .await?;
         sqlx::migrate!("./migrations").run(&pool).await?;
-        Self::with_pool(Pool::Sqlite(pool), vault::beside(path))
+        Ok(Self {
+            readers: Some(std::sync::Arc::new(readers::Readers::of(path))),
+            ..Self::with_pool(Pool::Sqlite(pool), vault::beside(path))?
+        })
     }
 
     /// Connects to the PostgreSQL database at `url` (`postgres://user:password@host/db`)
@@ -203,6 +215,7 @@ impl Store {
             vault: vault::Vault::open(vault)?,
             tokens: Default::default(),
             pages: Default::default(),
+            readers: None,
         })
     }
 

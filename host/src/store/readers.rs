@@ -1,0 +1,69 @@
+//! Reads of a SQLite store that answer in one step: a few read-only
+//! connections of rusqlite's, each statement prepared once per connection.
+//!
+//! sqlx runs every SQLite connection on a thread of its own and hands each
+//! command, row and completion across (and pings the connection before each
+//! use): four thread hops for a one-row read, which cost more than the read.
+//! A reader runs the statement on the calling task's thread instead: a read
+//! in WAL mode waits for no writer, and the reads sent here are bounded (a
+//! page of at most the listing's limit).
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use rusqlite::{Connection, OpenFlags};
+
+use super::Result;
+
+/// The most idle connections kept; a burst beyond it opens more and lets
+/// them go afterwards.
+const KEPT: usize = 8;
+
+/// How long a read waits for the file to be readable (a WAL index being
+/// rebuilt), as sqlx's connections do.
+const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// The read-only connections to one SQLite file.
+pub(super) struct Readers {
+    path: PathBuf,
+    idle: Mutex<Vec<Connection>>,
+}
+
+impl Readers {
+    /// Readers of the SQLite file at `path`, opened as they are first needed.
+    pub(super) fn of(path: &Path) -> Self {
+        Self {
+            path: path.to_owned(),
+            idle: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Runs `read` on an idle connection (a new one when none is idle).
+    pub(super) fn read<T>(
+        &self,
+        read: impl FnOnce(&Connection) -> rusqlite::Result<T>,
+    ) -> Result<T> {
+        let taken = crate::sync::lock(&self.idle).pop();
+        let connection = match taken {
+            Some(connection) => connection,
+            None => self.open()?,
+        };
+        let answer = read(&connection);
+        let mut idle = crate::sync::lock(&self.idle);
+        if idle.len() < KEPT {
+            idle.push(connection);
+        }
+        Ok(answer?)
+    }
+
+    fn open(&self) -> rusqlite::Result<Connection> {
+        // NO_MUTEX: a connection is used by one thread at a time (it is
+        // taken out of the pool for the read).
+        let connection = Connection::open_with_flags(
+            &self.path,
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )?;
+        connection.busy_timeout(BUSY_TIMEOUT)?;
+        Ok(connection)
+    }
+}
