@@ -40,7 +40,7 @@ pub fn kind<'v>(value: &'v Value) -> Option<&'v str> {
 }
 
 /// Argument keys that describe a tool call, most telling first.
-const DETAIL_KEYS: &[&str] = &[
+pub const DETAIL_KEYS: &[&str] = &[
     "command",
     "cmd",
     "file_path",

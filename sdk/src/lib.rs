@@ -28,6 +28,7 @@ mod value;
 
 pub mod calls;
 pub mod json;
+pub mod loose;
 pub mod session;
 pub mod testing;
 pub mod text;
@@ -69,13 +70,18 @@ pub trait Driver {
 /// Reads one turn's output, line by line, into [`Event`]s.
 ///
 /// Implement [`Parser::event`] for JSON lines and [`Parser::finish`]; the
-/// defaults take care of blank and non-JSON lines. A conversation driver
+/// defaults take care of blank and non-JSON lines. A parser that reads each
+/// line into its own structs (see [`loose`]) implements [`Parser::line`]
+/// instead of [`Parser::event`]. A conversation driver
 /// (see [`BriefDelivery::Conversation`]) also implements
 /// [`Parser::opening`], [`Parser::stop`] and its own [`Parser::feed`], whose
 /// [`Fed::replies`] the host writes to the CLI's stdin.
 pub trait Parser {
-    /// One line that parsed as JSON; `value` borrows from the line.
-    fn event(&mut self, value: &Value, out: &mut Vec<Event>);
+    /// One line that parsed as JSON; `value` borrows from the line. Unless
+    /// implemented, every such line is of an unknown type.
+    fn event(&mut self, value: &Value, out: &mut Vec<Event>) {
+        out.push(unknown(value));
+    }
 
     /// The CLI has exited; `exit_code` is `None` when a signal ended it.
     fn finish(&mut self, exit_code: Option<i32>, stderr_tail: &str) -> Outcome;

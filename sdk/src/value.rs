@@ -191,7 +191,7 @@ impl<'a> Object<'a> {
     }
 }
 
-impl<'de> Deserialize<'de> for Value<'de> {
+impl<'de: 'a, 'a> Deserialize<'de> for Value<'a> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         deserializer.deserialize_any(ValueVisitor)
     }
@@ -263,12 +263,85 @@ impl<'de> Visitor<'de> for ValueVisitor {
         Ok(Value::Array(items))
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value<'de>, A::Error> {
-        let mut members = Vec::new();
-        while let Some(Key(name)) = map.next_key()? {
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Value<'de>, A::Error> {
+        object_of(map, |_| true)
+    }
+}
+
+/// The object `map` holds, with only the members whose key `keep` accepts:
+/// the others are skipped as they are scanned, never built.
+pub(crate) fn object_of<'de, A: MapAccess<'de>>(
+    mut map: A,
+    keep: impl Fn(&str) -> bool,
+) -> Result<Value<'de>, A::Error> {
+    let mut members = Vec::new();
+    while let Some(Key(name)) = map.next_key()? {
+        if keep(&name) {
             members.push((name, map.next_value()?));
+        } else {
+            map.next_value::<serde::de::IgnoredAny>()?;
         }
-        Ok(Value::Object(Object { members }))
+    }
+    Ok(Value::Object(Object { members }))
+}
+
+/// Reads any JSON value as [`Value`] does, except that an object keeps only
+/// the members whose key `keep` accepts (its nested values are whole).
+pub(crate) struct Filtered<F>(pub(crate) F);
+
+impl<'de, F: Fn(&str) -> bool> Visitor<'de> for Filtered<F> {
+    type Value = Value<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_bool<E: serde::de::Error>(self, value: bool) -> Result<Value<'de>, E> {
+        ValueVisitor.visit_bool(value)
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, value: u64) -> Result<Value<'de>, E> {
+        ValueVisitor.visit_u64(value)
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, value: i64) -> Result<Value<'de>, E> {
+        ValueVisitor.visit_i64(value)
+    }
+
+    fn visit_f64<E: serde::de::Error>(self, value: f64) -> Result<Value<'de>, E> {
+        ValueVisitor.visit_f64(value)
+    }
+
+    fn visit_borrowed_str<E: serde::de::Error>(self, text: &'de str) -> Result<Value<'de>, E> {
+        ValueVisitor.visit_borrowed_str(text)
+    }
+
+    fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<Value<'de>, E> {
+        ValueVisitor.visit_str(text)
+    }
+
+    fn visit_string<E: serde::de::Error>(self, text: String) -> Result<Value<'de>, E> {
+        ValueVisitor.visit_string(text)
+    }
+
+    fn visit_unit<E: serde::de::Error>(self) -> Result<Value<'de>, E> {
+        ValueVisitor.visit_unit()
+    }
+
+    fn visit_none<E: serde::de::Error>(self) -> Result<Value<'de>, E> {
+        ValueVisitor.visit_none()
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<Value<'de>, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Value<'de>, A::Error> {
+        ValueVisitor.visit_seq(seq)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Value<'de>, A::Error> {
+        object_of(map, self.0)
     }
 }
 
@@ -286,11 +359,14 @@ impl<'de> Deserialize<'de> for Key<'de> {
                 f.write_str("an object key")
             }
 
-            fn visit_borrowed_str<E>(self, text: &'de str) -> Result<Key<'de>, E> {
+            fn visit_borrowed_str<E: serde::de::Error>(
+                self,
+                text: &'de str,
+            ) -> Result<Key<'de>, E> {
                 Ok(Key(Cow::Borrowed(text)))
             }
 
-            fn visit_str<E>(self, text: &str) -> Result<Key<'de>, E> {
+            fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<Key<'de>, E> {
                 Ok(Key(Cow::Owned(text.to_owned())))
             }
         }

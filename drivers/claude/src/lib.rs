@@ -11,11 +11,13 @@
 
 use std::collections::HashMap;
 
-use cinch_driver_sdk::json::{self, bool_at, f64_at, str_at, u64_at};
+use serde::Deserialize;
+
+use cinch_driver_sdk::json::{self, str_at};
 use cinch_driver_sdk::session::SessionId;
 use cinch_driver_sdk::{
     BriefDelivery, Command, Driver, Event, Info, LoginProbe, Outcome, Parser, ResumeScope,
-    SkipReason, ToolPhase, ToolUse, Turn, Usage, Value, export_driver, text,
+    SkipReason, ToolPhase, ToolUse, Turn, Usage, Value, export_driver, loose, text,
 };
 
 /// The models `claude --model` takes (2.1.197): its aliases, which follow
@@ -143,9 +145,93 @@ struct TurnResult {
     usage: Option<Usage>,
 }
 
+/// The fields of a line the parser reads; the rest is skipped unread.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Line<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: loose::Str<'a>,
+    #[serde(borrow)]
+    subtype: loose::Str<'a>,
+    #[serde(borrow)]
+    session_id: loose::Str<'a>,
+    #[serde(borrow)]
+    model: loose::Str<'a>,
+    #[serde(borrow)]
+    message: loose::Obj<Message<'a>>,
+    /// A code on a synthetic message, the error text of a retry.
+    #[serde(borrow)]
+    error: loose::Member<'a>,
+    parent_tool_use_id: loose::Present,
+    is_error: loose::Bool,
+    #[serde(borrow)]
+    result: loose::Str<'a>,
+    #[serde(borrow)]
+    errors: loose::Member<'a>,
+    api_error_status: loose::U64,
+    usage: loose::Obj<Counts>,
+    total_cost_usd: loose::F64,
+    attempt: loose::U64,
+    max_retries: loose::U64,
+    error_status: loose::U64,
+}
+
+/// The message of an `assistant` or `user` line.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Message<'a> {
+    #[serde(borrow)]
+    content: loose::List<loose::Obj<Block<'a>>>,
+}
+
+/// A content block: text, thinking, a tool call or a tool's result.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Block<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: loose::Str<'a>,
+    #[serde(borrow)]
+    text: loose::Str<'a>,
+    #[serde(borrow)]
+    thinking: loose::Str<'a>,
+    #[serde(borrow)]
+    id: loose::Str<'a>,
+    #[serde(borrow)]
+    name: loose::Str<'a>,
+    #[serde(borrow)]
+    input: loose::Member<'a>,
+    #[serde(borrow)]
+    tool_use_id: loose::Str<'a>,
+    is_error: loose::Bool,
+    /// Only its `type` is read (a server tool's result).
+    #[serde(borrow)]
+    content: loose::Obj<Typed<'a>>,
+}
+
+/// An object of which only the `type` is read.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Typed<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: loose::Str<'a>,
+}
+
+/// A result's token counts.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Counts {
+    input_tokens: loose::U64,
+    output_tokens: loose::U64,
+    cache_creation_input_tokens: loose::U64,
+    cache_read_input_tokens: loose::U64,
+}
+
 impl Parser for ClaudeParser {
-    fn event(&mut self, value: &Value, out: &mut Vec<Event>) {
-        match json::kind(value) {
+    fn line(&mut self, line: &str, out: &mut Vec<Event>) {
+        let Some(ref value) = loose::parse_line::<Line>(line).object(out) else {
+            return;
+        };
+        match value.kind.get() {
             Some("system") => self.system(value, out),
             Some("assistant") => {
                 self.note_session(value, out);
@@ -174,7 +260,7 @@ impl Parser for ClaudeParser {
                 self.note_session(value, out);
                 out.push(Event::Other(kind.to_owned()));
             }
-            _ => out.push(cinch_driver_sdk::unknown(value)),
+            kind => out.push(loose::unknown(kind)),
         }
     }
 
@@ -217,18 +303,18 @@ impl Parser for ClaudeParser {
 
 impl ClaudeParser {
     /// Reports a session id that the host has not heard of yet.
-    fn note_session(&mut self, value: &Value, out: &mut Vec<Event>) {
-        self.session.note(str_at(value, &["session_id"]), out);
+    fn note_session(&mut self, value: &Line, out: &mut Vec<Event>) {
+        self.session.note(value.session_id.get(), out);
     }
 
-    fn system(&mut self, value: &Value, out: &mut Vec<Event>) {
-        let subtype = str_at(value, &["subtype"]).unwrap_or_default();
+    fn system(&mut self, value: &Line, out: &mut Vec<Event>) {
+        let subtype = value.subtype.get().unwrap_or_default();
         if subtype == "init" && !self.started {
             self.started = true;
-            let session_id = nonblank(value, "session_id");
+            let session_id = nonblank(&value.session_id);
             self.session.set(session_id.clone());
             out.push(Event::Started {
-                model: nonblank(value, "model"),
+                model: nonblank(&value.model),
                 session_id,
             });
             return;
@@ -255,9 +341,9 @@ impl ClaudeParser {
         }
     }
 
-    fn assistant(&mut self, value: &Value, out: &mut Vec<Event>) {
-        let message = value.get("message").unwrap_or(&Value::Null);
-        if let Some(code) = value.get("error").filter(|error| !error.is_null()) {
+    fn assistant(&mut self, value: &Line, out: &mut Vec<Event>) {
+        let message = value.message.get();
+        if let Some(code) = value.error.get().filter(|error| !error.is_null()) {
             // A synthetic message standing for a failed API call
             // (authentication_failed, rate_limit, ...): its text is the error.
             let text = message_text(message)
@@ -267,15 +353,12 @@ impl ClaudeParser {
             out.push(Event::Error(text));
             return;
         }
-        let subagent = value
-            .get("parent_tool_use_id")
-            .is_some_and(|parent| !parent.is_null());
+        let subagent = value.parent_tool_use_id.0;
         let before = out.len();
         for block in content(message) {
-            match str_at(block, &["type"]) {
+            match block.kind.get() {
                 Some("text") => {
-                    let Some(text) = str_at(block, &["text"]).filter(|t| !t.trim().is_empty())
-                    else {
+                    let Some(text) = block.text.nonblank() else {
                         continue;
                     };
                     if subagent {
@@ -286,9 +369,7 @@ impl ClaudeParser {
                     }
                 }
                 Some("thinking") if !subagent => {
-                    if let Some(thinking) =
-                        str_at(block, &["thinking"]).filter(|t| !t.trim().is_empty())
-                    {
+                    if let Some(thinking) = block.thinking.nonblank() {
                         out.push(Event::Thinking(thinking.to_owned()));
                     }
                 }
@@ -297,7 +378,10 @@ impl ClaudeParser {
                 }
                 // Server-side tools (web search, fetch) answer in the same message.
                 Some(kind) if kind.ends_with("_tool_result") => {
-                    let failed = str_at(block, &["content", "type"])
+                    let failed = block
+                        .content
+                        .get()
+                        .and_then(|content| content.kind.get())
                         .is_some_and(|kind| kind.ends_with("_error"));
                     self.tool_finished(block, failed, out);
                 }
@@ -309,11 +393,11 @@ impl ClaudeParser {
         }
     }
 
-    fn user(&mut self, value: &Value, out: &mut Vec<Event>) {
+    fn user(&mut self, value: &Line, out: &mut Vec<Event>) {
         let before = out.len();
-        for block in content(value.get("message").unwrap_or(&Value::Null)) {
-            if str_at(block, &["type"]) == Some("tool_result") {
-                self.tool_finished(block, bool_at(block, &["is_error"]), out);
+        for block in content(value.message.get()) {
+            if block.kind.get() == Some("tool_result") {
+                self.tool_finished(block, block.is_error.0, out);
             }
         }
         // The prompt echo, or a subagent's brief.
@@ -322,10 +406,10 @@ impl ClaudeParser {
         }
     }
 
-    fn tool_started(&mut self, block: &Value, out: &mut Vec<Event>) {
-        let id = nonblank(block, "id");
-        let name = str_at(block, &["name"]).unwrap_or("tool").to_owned();
-        let detail = block.get("input").and_then(json::tool_detail);
+    fn tool_started(&mut self, block: &Block, out: &mut Vec<Event>) {
+        let id = nonblank(&block.id);
+        let name = block.name.get().unwrap_or("tool").to_owned();
+        let detail = block.input.get().and_then(json::tool_detail);
         if let Some(id) = &id {
             let pending = PendingTool {
                 name: name.clone(),
@@ -341,8 +425,8 @@ impl ClaudeParser {
         }));
     }
 
-    fn tool_finished(&mut self, block: &Value, failed: bool, out: &mut Vec<Event>) {
-        let id = nonblank(block, "tool_use_id");
+    fn tool_finished(&mut self, block: &Block, failed: bool, out: &mut Vec<Event>) {
+        let id = nonblank(&block.tool_use_id);
         let pending = id.as_ref().and_then(|id| self.tools.remove(id));
         let (name, detail) = match pending {
             Some(tool) => (tool.name, tool.detail),
@@ -360,13 +444,11 @@ impl ClaudeParser {
         }));
     }
 
-    fn result(&mut self, value: &Value, out: &mut Vec<Event>) {
+    fn result(&mut self, value: &Line, out: &mut Vec<Event>) {
         // Without a subtype, only is_error tells.
-        let subtype = str_at(value, &["subtype"]);
-        let failed = bool_at(value, &["is_error"]) || subtype.is_some_and(|s| s != "success");
-        let mut stated = str_at(value, &["result"])
-            .filter(|text| !text.trim().is_empty())
-            .map(str::to_owned);
+        let subtype = value.subtype.get();
+        let failed = value.is_error.0 || subtype.is_some_and(|s| s != "success");
+        let mut stated = nonblank(&value.result);
         // API failures (401, 500) put their message in `result`: then it is
         // the error, not a final message.
         let mut stated_is_error = false;
@@ -378,7 +460,9 @@ impl ClaudeParser {
                 })
                 .or_else(|| self.reported_error.clone())
                 .or_else(|| {
-                    u64_at(value, &["api_error_status"])
+                    value
+                        .api_error_status
+                        .0
                         .map(|status| format!("API error (HTTP {status})"))
                 })
                 .unwrap_or_else(|| subtype_text(subtype.unwrap_or_default()))
@@ -411,35 +495,33 @@ impl ClaudeParser {
     }
 }
 
-/// The content blocks of a message; none when it has no block list.
-fn content<'v, 'a>(message: &'v Value<'a>) -> &'v [Value<'a>] {
+/// The content blocks of a message that are objects.
+fn content<'v, 'a>(message: Option<&'v Message<'a>>) -> impl Iterator<Item = &'v Block<'a>> {
     message
-        .get("content")
-        .and_then(Value::as_array)
-        .unwrap_or_default()
+        .into_iter()
+        .flat_map(|message| &message.content.0)
+        .filter_map(loose::Obj::get)
 }
 
 /// A message's text blocks joined, when there is any text.
-fn message_text(message: &Value) -> Option<String> {
+fn message_text(message: Option<&Message>) -> Option<String> {
     let text: Vec<&str> = content(message)
-        .iter()
-        .filter(|block| str_at(block, &["type"]) == Some("text"))
-        .filter_map(|block| str_at(block, &["text"]))
+        .filter(|block| block.kind.get() == Some("text"))
+        .filter_map(|block| block.text.get())
         .collect();
     Some(text.join("\n")).filter(|text| !text.trim().is_empty())
 }
 
-/// The string field `key`, when present and not blank.
-fn nonblank(value: &Value, key: &str) -> Option<String> {
-    str_at(value, &[key])
-        .filter(|text| !text.trim().is_empty())
-        .map(str::to_owned)
+/// The string, when present and not blank.
+fn nonblank(text: &loose::Str) -> Option<String> {
+    text.nonblank().map(str::to_owned)
 }
 
 /// The `errors` list of a result, joined on one line.
-fn errors_text(value: &Value) -> Option<String> {
+fn errors_text(value: &Line) -> Option<String> {
     let errors: Vec<&str> = value
-        .get("errors")?
+        .errors
+        .get()?
         .as_array()?
         .iter()
         .filter_map(|error| error.as_str().or_else(|| str_at(error, &["message"])))
@@ -460,18 +542,23 @@ fn subtype_text(subtype: &str) -> String {
 }
 
 /// `system/api_retry` as one line: `API retry 2/10: overloaded (HTTP 529)`.
-fn retry_notice(value: &Value) -> String {
+fn retry_notice(value: &Line) -> String {
     let mut notice = String::from("API retry");
-    match (u64_at(value, &["attempt"]), u64_at(value, &["max_retries"])) {
+    match (value.attempt.0, value.max_retries.0) {
         (Some(attempt), Some(max)) => notice.push_str(&format!(" {attempt}/{max}")),
         (Some(attempt), None) => notice.push_str(&format!(" {attempt}")),
         _ => {}
     }
-    if let Some(error) = str_at(value, &["error"]).filter(|e| !e.is_empty()) {
+    if let Some(error) = value
+        .error
+        .get()
+        .and_then(Value::as_str)
+        .filter(|e| !e.is_empty())
+    {
         notice.push_str(": ");
         notice.push_str(error);
     }
-    if let Some(status) = u64_at(value, &["error_status"]) {
+    if let Some(status) = value.error_status.0 {
         notice.push_str(&format!(" (HTTP {status})"));
     }
     notice
@@ -480,25 +567,25 @@ fn retry_notice(value: &Value) -> String {
 /// The result's token counts and cost. Anthropic counts fresh, cache-write
 /// and cache-read input apart; `input_tokens` here is their sum, so that it
 /// means the whole prompt as it does for the other harnesses.
-fn usage_of(value: &Value) -> Option<Usage> {
-    let usage = value.get("usage").filter(|usage| usage.is_object());
-    let cost_usd = f64_at(value, &["total_cost_usd"]);
+fn usage_of(value: &Line) -> Option<Usage> {
+    let usage = value.usage.get();
+    let cost_usd = value.total_cost_usd.0;
     if usage.is_none() && cost_usd.is_none() {
         return None;
     }
-    let count = |key: &str| usage.and_then(|usage| u64_at(usage, &[key]));
+    let count = |field: fn(&Counts) -> loose::U64| usage.and_then(|usage| field(usage).0);
     let input = [
-        count("input_tokens"),
-        count("cache_creation_input_tokens"),
-        count("cache_read_input_tokens"),
+        count(|usage| usage.input_tokens),
+        count(|usage| usage.cache_creation_input_tokens),
+        count(|usage| usage.cache_read_input_tokens),
     ];
     Some(Usage {
         input_tokens: input
             .iter()
             .any(Option::is_some)
             .then(|| input.iter().flatten().sum()),
-        output_tokens: count("output_tokens"),
-        cached_input_tokens: count("cache_read_input_tokens"),
+        output_tokens: count(|usage| usage.output_tokens),
+        cached_input_tokens: count(|usage| usage.cache_read_input_tokens),
         cost_usd,
     })
 }

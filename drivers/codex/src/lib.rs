@@ -17,8 +17,9 @@ use std::collections::HashMap;
 use cinch_driver_sdk::calls::{Call, ToolCalls};
 use cinch_driver_sdk::{
     BriefDelivery, Command, Driver, Event, Info, LoginProbe, Outcome, Parser, ResumeScope,
-    SkipReason, ToolPhase, Turn, Usage, Value, export_driver, json, text,
+    SkipReason, ToolPhase, Turn, Usage, Value, export_driver, json, loose, text,
 };
+use serde::Deserialize;
 
 /// Lines codex prints on every run; they never explain a failure.
 const NOISE: &[&str] = &[
@@ -137,41 +138,68 @@ impl Driver for Codex {
     }
 }
 
+/// The fields of a line the parser reads; the rest is skipped unread.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Line<'a> {
+    /// A legacy event's body.
+    #[serde(borrow)]
+    msg: loose::Member<'a>,
+    #[serde(rename = "type", borrow)]
+    kind: loose::Str<'a>,
+    #[serde(borrow)]
+    thread_id: loose::Str<'a>,
+    #[serde(borrow)]
+    item: loose::Only<'a, ItemKeys>,
+    #[serde(borrow)]
+    usage: loose::Member<'a>,
+    #[serde(borrow)]
+    error: loose::Obj<ErrorBody<'a>>,
+    #[serde(borrow)]
+    message: loose::Str<'a>,
+    /// The legacy prompt echo.
+    prompt: loose::Given,
+    /// The legacy config summary's.
+    #[serde(borrow)]
+    model: loose::Member<'a>,
+    workdir: loose::Given,
+}
+
+/// A failed turn's `error`.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct ErrorBody<'a> {
+    #[serde(borrow)]
+    message: loose::Str<'a>,
+}
+
+/// What an item's readers look at; a command's output is skipped.
+struct ItemKeys;
+
+impl loose::Keys for ItemKeys {
+    fn keeps(key: &str) -> bool {
+        const READ: &[&str] = &[
+            "id",
+            "type",
+            "text",
+            "message",
+            "tool",
+            "server",
+            "arguments",
+            "action",
+            "status",
+            "exit_code",
+            "error",
+            "changes",
+        ];
+        READ.contains(&key) || json::DETAIL_KEYS.contains(&key)
+    }
+}
+
 impl Parser for CodexParser {
-    fn event(&mut self, value: &Value, out: &mut Vec<Event>) {
-        if let Some(msg) = value.get("msg").filter(|msg| msg.is_object()) {
-            return self.legacy(msg, out);
-        }
-        let Some(kind) = json::kind(value) else {
-            return self.untyped(value, out);
-        };
-        match kind {
-            "thread.started" => match json::string_at(value, &["thread_id"]) {
-                Some(id) => self.session(None, id, out),
-                None => out.push(Event::Other(kind.to_owned())),
-            },
-            "item.started" => self.item(Stage::Started, value, out),
-            "item.updated" => self.item(Stage::Updated, value, out),
-            "item.completed" => self.item(Stage::Completed, value, out),
-            "turn.completed" => match value.get("usage") {
-                Some(usage) => self.usage(usage, out),
-                None => out.push(Event::Other(kind.to_owned())),
-            },
-            "turn.failed" => {
-                let message = json::string_at(value, &["error", "message"]);
-                self.fail(message, out);
-            }
-            "error" => match json::string_at(value, &["message"]) {
-                Some(message) => {
-                    self.last_error = Some(message.clone());
-                    out.push(Event::Warning(message));
-                }
-                None => out.push(Event::Other(kind.to_owned())),
-            },
-            "turn.started" | "item.plan.delta" | "request_user_input" => {
-                out.push(Event::Other(kind.to_owned()));
-            }
-            _ => out.push(cinch_driver_sdk::unknown(value)),
+    fn line(&mut self, line: &str, out: &mut Vec<Event>) {
+        if let Some(line) = loose::parse_line::<Line>(line).object(out) {
+            self.read(&line, out);
         }
     }
 
@@ -204,6 +232,43 @@ enum Stage {
 }
 
 impl CodexParser {
+    fn read(&mut self, line: &Line, out: &mut Vec<Event>) {
+        if let Some(msg) = line.msg.get().filter(|msg| msg.is_object()) {
+            return self.legacy(msg, out);
+        }
+        let Some(kind) = line.kind.get() else {
+            return self.untyped(line, out);
+        };
+        match kind {
+            "thread.started" => match line.thread_id.non_empty() {
+                Some(id) => self.session(None, id, out),
+                None => out.push(Event::Other(kind.to_owned())),
+            },
+            "item.started" => self.item(Stage::Started, kind, line, out),
+            "item.updated" => self.item(Stage::Updated, kind, line, out),
+            "item.completed" => self.item(Stage::Completed, kind, line, out),
+            "turn.completed" => match line.usage.get() {
+                Some(usage) => self.usage(usage, out),
+                None => out.push(Event::Other(kind.to_owned())),
+            },
+            "turn.failed" => {
+                let message = line.error.get().and_then(|error| error.message.non_empty());
+                self.fail(message, out);
+            }
+            "error" => match line.message.non_empty() {
+                Some(message) => {
+                    self.last_error = Some(message.clone());
+                    out.push(Event::Warning(message));
+                }
+                None => out.push(Event::Other(kind.to_owned())),
+            },
+            "turn.started" | "item.plan.delta" | "request_user_input" => {
+                out.push(Event::Other(kind.to_owned()));
+            }
+            _ => out.push(loose::unknown(Some(kind))),
+        }
+    }
+
     /// The session is known: the first time, that is the start.
     fn session(&mut self, model: Option<String>, id: String, out: &mut Vec<Event>) {
         self.session_id = Some(id.clone());
@@ -240,28 +305,33 @@ impl CodexParser {
     }
 
     /// A line without a `type`: the legacy config summary or prompt echo.
-    fn untyped(&mut self, value: &Value, out: &mut Vec<Event>) {
-        if value.get("prompt").is_some() {
+    fn untyped(&mut self, line: &Line, out: &mut Vec<Event>) {
+        if line.prompt.0 {
             out.push(Event::Other("prompt".into()));
-        } else if value.get("model").is_some() || value.get("workdir").is_some() {
+        } else if line.model.get().is_some() || line.workdir.0 {
             // The config summary names the model; the session id never shows.
             if self.started {
                 out.push(Event::Other("config".into()));
             } else {
                 self.started = true;
                 out.push(Event::Started {
-                    model: json::string_at(value, &["model"]),
+                    model: line
+                        .model
+                        .get()
+                        .and_then(Value::as_str)
+                        .filter(|model| !model.is_empty())
+                        .map(str::to_owned),
                     session_id: None,
                 });
             }
         } else {
-            out.push(cinch_driver_sdk::unknown(value));
+            out.push(loose::unknown(None));
         }
     }
 
-    fn item(&mut self, stage: Stage, event: &Value, out: &mut Vec<Event>) {
-        let Some(item) = event.get("item") else {
-            return out.push(cinch_driver_sdk::unknown(event));
+    fn item(&mut self, stage: Stage, event: &str, line: &Line, out: &mut Vec<Event>) {
+        let Some(item) = line.item.get() else {
+            return out.push(loose::unknown(Some(event)));
         };
         let kind = json::str_at(item, &["type"]).unwrap_or_default();
         let completed = stage == Stage::Completed;

@@ -22,12 +22,13 @@ mod tools;
 
 use std::collections::HashMap;
 
-use cinch_driver_sdk::json::{self, bool_at, str_at, u64_at};
+use cinch_driver_sdk::json::str_at;
 use cinch_driver_sdk::session::SessionId;
 use cinch_driver_sdk::{
     BriefDelivery, Command, Driver, Event, Info, LoginProbe, Outcome, Parser, ResumeScope, Turn,
-    Usage, Value, export_driver, text,
+    Usage, Value, export_driver, loose, text,
 };
+use serde::Deserialize;
 
 use tools::PendingTool;
 
@@ -137,53 +138,69 @@ struct TurnResult {
     usage: Option<Usage>,
 }
 
+/// The fields of a line the parser reads; the rest is skipped unread.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Line<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: loose::Str<'a>,
+    #[serde(borrow)]
+    subtype: loose::Str<'a>,
+    timestamp_ms: loose::Given,
+    model_call_id: loose::Present,
+    #[serde(borrow)]
+    session_id: loose::Str<'a>,
+    #[serde(borrow)]
+    model: loose::Str<'a>,
+    #[serde(borrow)]
+    text: loose::Str<'a>,
+    #[serde(borrow)]
+    message: loose::Obj<Message<'a>>,
+    #[serde(borrow)]
+    call_id: loose::Str<'a>,
+    /// Keyed by the tool's name: read as a whole.
+    #[serde(borrow)]
+    tool_call: loose::Member<'a>,
+    is_error: loose::Bool,
+    #[serde(borrow)]
+    result: loose::Str<'a>,
+    /// A string or an object with a `message`.
+    #[serde(borrow)]
+    error: loose::Member<'a>,
+    usage: loose::Obj<Counts>,
+    attempt: loose::U64,
+}
+
+/// An assistant line's message.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Message<'a> {
+    #[serde(borrow)]
+    content: loose::List<loose::Obj<Block<'a>>>,
+}
+
+/// A content block of a message.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Block<'a> {
+    #[serde(borrow)]
+    text: loose::Str<'a>,
+}
+
+/// A result's token counts.
+#[derive(Deserialize, Default)]
+#[serde(default, rename_all = "camelCase")]
+struct Counts {
+    input_tokens: loose::U64,
+    output_tokens: loose::U64,
+    cache_read_tokens: loose::U64,
+    cache_write_tokens: loose::U64,
+}
+
 impl Parser for CursorParser {
-    fn event(&mut self, value: &Value, out: &mut Vec<Event>) {
-        let kind = json::kind(value);
-        let delta = kind == Some("assistant")
-            && value.get("timestamp_ms").is_some()
-            && is_absent(value, "model_call_id");
-        // A run of deltas ends at the first line of another kind.
-        if kind != Some("thinking") {
-            self.flush_thinking(out);
-        }
-        if !delta {
-            self.flush_pending(out);
-        }
-        if kind == Some("system") && str_at(value, &["subtype"]) == Some("init") && !self.started {
-            self.started = true;
-            let session_id = nonblank(value, "session_id");
-            self.session.set(session_id.clone());
-            out.push(Event::Started {
-                model: nonblank(value, "model"),
-                session_id,
-            });
-            return;
-        }
-        self.session.note(str_at(value, &["session_id"]), out);
-        match kind {
-            Some("assistant") if delta => self.delta(value, out),
-            Some("assistant") => self.assistant(value, out),
-            Some("thinking") => match str_at(value, &["subtype"]) {
-                Some("delta") => {
-                    if let Some(text) = str_at(value, &["text"]) {
-                        self.thinking.push_str(text);
-                    }
-                }
-                Some("completed") => self.flush_thinking(out),
-                _ => out.push(Event::Other("thinking".into())),
-            },
-            Some("tool_call") => self.tool_call(value, out),
-            Some("result") => self.result(value, out),
-            Some("retry") => out.push(Event::Warning(retry_notice(value))),
-            Some("system") => {
-                let subtype = str_at(value, &["subtype"]).unwrap_or_default();
-                out.push(Event::Other(format!("system/{subtype}")));
-            }
-            Some(kind @ ("user" | "connection" | "interaction_query")) => {
-                out.push(Event::Other(kind.to_owned()));
-            }
-            _ => out.push(cinch_driver_sdk::unknown(value)),
+    fn line(&mut self, line: &str, out: &mut Vec<Event>) {
+        if let Some(line) = loose::parse_line::<Line>(line).object(out) {
+            self.read(&line, out);
         }
     }
 
@@ -222,6 +239,53 @@ impl Parser for CursorParser {
 }
 
 impl CursorParser {
+    fn read(&mut self, line: &Line, out: &mut Vec<Event>) {
+        let kind = line.kind.get();
+        let delta = kind == Some("assistant") && line.timestamp_ms.0 && !line.model_call_id.0;
+        // A run of deltas ends at the first line of another kind.
+        if kind != Some("thinking") {
+            self.flush_thinking(out);
+        }
+        if !delta {
+            self.flush_pending(out);
+        }
+        if kind == Some("system") && line.subtype.get() == Some("init") && !self.started {
+            self.started = true;
+            let session_id = line.session_id.nonblank().map(str::to_owned);
+            self.session.set(session_id.clone());
+            out.push(Event::Started {
+                model: line.model.nonblank().map(str::to_owned),
+                session_id,
+            });
+            return;
+        }
+        self.session.note(line.session_id.get(), out);
+        match kind {
+            Some("assistant") if delta => self.delta(line, out),
+            Some("assistant") => self.assistant(line, out),
+            Some("thinking") => match line.subtype.get() {
+                Some("delta") => {
+                    if let Some(text) = line.text.get() {
+                        self.thinking.push_str(text);
+                    }
+                }
+                Some("completed") => self.flush_thinking(out),
+                _ => out.push(Event::Other("thinking".into())),
+            },
+            Some("tool_call") => self.tool_call(line, out),
+            Some("result") => self.result(line, out),
+            Some("retry") => out.push(Event::Warning(retry_notice(line))),
+            Some("system") => {
+                let subtype = line.subtype.get().unwrap_or_default();
+                out.push(Event::Other(format!("system/{subtype}")));
+            }
+            Some(kind @ ("user" | "connection" | "interaction_query")) => {
+                out.push(Event::Other(kind.to_owned()));
+            }
+            _ => out.push(loose::unknown(kind)),
+        }
+    }
+
     fn flush_thinking(&mut self, out: &mut Vec<Event>) {
         if self.thinking.trim().is_empty() {
             self.thinking.clear();
@@ -248,8 +312,8 @@ impl CursorParser {
         }
     }
 
-    fn delta(&mut self, value: &Value, out: &mut Vec<Event>) {
-        let text = message_text(value);
+    fn delta(&mut self, line: &Line, out: &mut Vec<Event>) {
+        let text = message_text(line);
         if text.is_empty() {
             return out.push(Event::Other("assistant".into()));
         }
@@ -260,8 +324,8 @@ impl CursorParser {
         out.push(Event::AssistantDelta(text));
     }
 
-    fn assistant(&mut self, value: &Value, out: &mut Vec<Event>) {
-        let text = message_text(value);
+    fn assistant(&mut self, line: &Line, out: &mut Vec<Event>) {
+        let text = message_text(line);
         if text.trim().is_empty() {
             return out.push(Event::Other("assistant".into()));
         }
@@ -270,7 +334,7 @@ impl CursorParser {
         self.segment.clear();
         self.closed_segment.clear();
         // A flush before a tool call is progress, never the final message.
-        if is_absent(value, "model_call_id") {
+        if !line.model_call_id.0 {
             self.last_final = Some(text.clone());
         }
         out.push(if recap {
@@ -280,24 +344,29 @@ impl CursorParser {
         });
     }
 
-    fn tool_call(&mut self, value: &Value, out: &mut Vec<Event>) {
-        match str_at(value, &["subtype"]) {
+    fn tool_call(&mut self, line: &Line, out: &mut Vec<Event>) {
+        let call_id = line.call_id.get();
+        let tool_call = line.tool_call.get().unwrap_or(&Value::Null);
+        match line.subtype.get() {
             Some("started") => {
                 // The text before a call is not the final message.
                 if !self.segment.is_empty() {
                     self.closed_segment = std::mem::take(&mut self.segment);
                 }
-                out.push(tools::started(value, &mut self.tools));
+                out.push(tools::started(call_id, tool_call, &mut self.tools));
             }
-            Some("completed") => out.push(tools::completed(value, &mut self.tools)),
+            Some("completed") => out.push(tools::completed(call_id, tool_call, &mut self.tools)),
             _ => out.push(Event::Other("tool_call".into())),
         }
     }
 
-    fn result(&mut self, value: &Value, out: &mut Vec<Event>) {
-        let failed = bool_at(value, &["is_error"])
-            || str_at(value, &["subtype"]).is_some_and(|subtype| subtype != "success");
-        let error = failed.then(|| error_text(value));
+    fn result(&mut self, line: &Line, out: &mut Vec<Event>) {
+        let failed = line.is_error.0
+            || line
+                .subtype
+                .get()
+                .is_some_and(|subtype| subtype != "success");
+        let error = failed.then(|| error_text(line));
         if let Some(error) = &error {
             out.push(Event::Error(error.clone()));
         }
@@ -305,13 +374,13 @@ impl CursorParser {
         // build that printed no assistant text at all.
         let final_message = self.final_text().or_else(|| {
             (!self.saw_text)
-                .then(|| nonblank(value, "result"))
+                .then(|| line.result.nonblank().map(str::to_owned))
                 .flatten()
         });
         if let Some(text) = &final_message {
             out.push(Event::FinalMessage(text.clone()));
         }
-        let usage = usage_of(value);
+        let usage = usage_of(line);
         if let Some(usage) = usage {
             out.push(Event::Usage(usage));
         }
@@ -324,25 +393,13 @@ impl CursorParser {
     }
 }
 
-/// Whether `key` is missing or null.
-fn is_absent(value: &Value, key: &str) -> bool {
-    value.get(key).is_none_or(Value::is_null)
-}
-
-/// The string field `key`, when present and not blank.
-fn nonblank(value: &Value, key: &str) -> Option<String> {
-    str_at(value, &[key])
-        .filter(|text| !text.trim().is_empty())
-        .map(str::to_owned)
-}
-
 /// The text blocks of an assistant line, concatenated.
-fn message_text(value: &Value) -> String {
-    let blocks = json::at(value, &["message", "content"]).and_then(Value::as_array);
+fn message_text(line: &Line) -> String {
+    let blocks = line.message.get().map(|message| &message.content.0);
     blocks
         .into_iter()
         .flatten()
-        .filter_map(|block| str_at(block, &["text"]))
+        .filter_map(|block| block.get()?.text.get())
         .collect()
 }
 
@@ -352,22 +409,24 @@ fn same_text(text: &str, segment: &str) -> bool {
 }
 
 /// The error a failed result names.
-fn error_text(value: &Value) -> String {
-    str_at(value, &["error"])
-        .or_else(|| str_at(value, &["error", "message"]))
-        .or_else(|| str_at(value, &["result"]))
+fn error_text(line: &Line) -> String {
+    let error = line.error.get();
+    error
+        .and_then(Value::as_str)
+        .or_else(|| error.and_then(|error| str_at(error, &["message"])))
+        .or_else(|| line.result.get())
         .filter(|text| !text.trim().is_empty())
         .map_or_else(|| "the turn ended in error".to_owned(), str::to_owned)
 }
 
 /// A `retry` line as one notice: `retry starting (attempt 2)`.
-fn retry_notice(value: &Value) -> String {
+fn retry_notice(line: &Line) -> String {
     let mut notice = String::from("retry");
-    if let Some(subtype) = str_at(value, &["subtype"]).filter(|s| !s.is_empty()) {
+    if let Some(subtype) = line.subtype.get().filter(|s| !s.is_empty()) {
         notice.push(' ');
         notice.push_str(subtype);
     }
-    if let Some(attempt) = u64_at(value, &["attempt"]) {
+    if let Some(attempt) = line.attempt.0 {
         notice.push_str(&format!(" (attempt {attempt})"));
     }
     notice
@@ -376,21 +435,20 @@ fn retry_notice(value: &Value) -> String {
 /// The result's token counts. Cursor counts fresh, cache-read and
 /// cache-write input apart, as Anthropic does; `input_tokens` here is their
 /// sum, so that it means the whole prompt as it does for the other harnesses.
-fn usage_of(value: &Value) -> Option<Usage> {
-    let usage = value.get("usage").filter(|usage| usage.is_object())?;
-    let count = |key: &str| u64_at(usage, &[key]);
+fn usage_of(line: &Line) -> Option<Usage> {
+    let usage = line.usage.get()?;
     let input = [
-        count("inputTokens"),
-        count("cacheReadTokens"),
-        count("cacheWriteTokens"),
+        usage.input_tokens.0,
+        usage.cache_read_tokens.0,
+        usage.cache_write_tokens.0,
     ];
     Some(Usage {
         input_tokens: input
             .iter()
             .any(Option::is_some)
             .then(|| input.iter().flatten().sum()),
-        output_tokens: count("outputTokens"),
-        cached_input_tokens: count("cacheReadTokens"),
+        output_tokens: usage.output_tokens.0,
+        cached_input_tokens: usage.cache_read_tokens.0,
         cost_usd: None,
     })
 }

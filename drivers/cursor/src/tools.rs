@@ -25,14 +25,17 @@ struct Call<'a> {
     args: Option<&'a Value<'a>>,
 }
 
-/// A `tool_call/started` line.
-pub(crate) fn started(value: &Value, tools: &mut HashMap<String, PendingTool>) -> Event {
-    let tool_call = value.get("tool_call").unwrap_or(&Value::Null);
+/// A `tool_call/started` line: its `call_id` and `tool_call`.
+pub(crate) fn started(
+    call_id: Option<&str>,
+    tool_call: &Value,
+    tools: &mut HashMap<String, PendingTool>,
+) -> Event {
     let call = call_of(tool_call);
     let name = call.as_ref().map_or("tool", |call| call.name).to_owned();
     let args = call.as_ref().and_then(|call| call.args);
     let detail = args.and_then(|args| detail(&name, args));
-    let id = call_id(value, tool_call, args);
+    let id = id_of(call_id, tool_call, args);
     if let Some(id) = &id {
         let pending = PendingTool {
             name: name.clone(),
@@ -50,15 +53,18 @@ pub(crate) fn started(value: &Value, tools: &mut HashMap<String, PendingTool>) -
 
 /// A `tool_call/completed` line. Lines from some builds come without their
 /// `started` line or without `args`: the result names what it can.
-pub(crate) fn completed(value: &Value, tools: &mut HashMap<String, PendingTool>) -> Event {
-    let tool_call = value.get("tool_call").unwrap_or(&Value::Null);
+pub(crate) fn completed(
+    call_id: Option<&str>,
+    tool_call: &Value,
+    tools: &mut HashMap<String, PendingTool>,
+) -> Event {
     let call = call_of(tool_call);
     let args = call.as_ref().and_then(|call| call.args);
     let result = call
         .as_ref()
         .and_then(|call| call.body.get("result"))
         .or_else(|| tool_call.get("result"));
-    let id = call_id(value, tool_call, args);
+    let id = id_of(call_id, tool_call, args);
     let (name, detail) = match id.as_ref().and_then(|id| tools.remove(id)) {
         Some(pending) => (pending.name, pending.detail),
         None => {
@@ -102,8 +108,8 @@ fn call_of<'a>(tool_call: &'a Value<'a>) -> Option<Call<'a>> {
 }
 
 /// The call's id: `call_id` (it may hold a newline), else the id inside.
-fn call_id(value: &Value, tool_call: &Value, args: Option<&Value>) -> Option<String> {
-    str_at(value, &["call_id"])
+fn id_of(call_id: Option<&str>, tool_call: &Value, args: Option<&Value>) -> Option<String> {
+    call_id
         .or_else(|| str_at(tool_call, &["toolCallId"]))
         .or_else(|| args.and_then(|args| str_at(args, &["toolCallId"])))
         .filter(|id| !id.is_empty())

@@ -10,8 +10,9 @@
 use cinch_driver_sdk::calls::{Call, ToolCalls};
 use cinch_driver_sdk::{
     BriefDelivery, Command, Driver, Event, Info, LoginProbe, Outcome, Parser, ResumeScope,
-    ToolPhase, Turn, Usage, Value, export_driver, json, text,
+    ToolPhase, Turn, Usage, export_driver, json, loose, text,
 };
+use serde::Deserialize;
 
 /// Lines gemini prints on most runs; they never explain a failure.
 const NOISE: &[&str] = &[
@@ -122,62 +123,59 @@ impl Driver for Gemini {
     }
 }
 
+/// The fields of a line the parser reads; the rest is skipped unread.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Line<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: loose::Str<'a>,
+    #[serde(borrow)]
+    role: loose::Str<'a>,
+    delta: loose::Bool,
+    #[serde(borrow)]
+    content: loose::Str<'a>,
+    #[serde(borrow)]
+    session_id: loose::Str<'a>,
+    #[serde(borrow)]
+    model: loose::Str<'a>,
+    #[serde(borrow)]
+    tool_name: loose::Str<'a>,
+    #[serde(borrow)]
+    tool_id: loose::Str<'a>,
+    #[serde(borrow)]
+    parameters: loose::Member<'a>,
+    #[serde(borrow)]
+    status: loose::Str<'a>,
+    #[serde(borrow)]
+    message: loose::Str<'a>,
+    #[serde(borrow)]
+    severity: loose::Str<'a>,
+    #[serde(borrow)]
+    error: loose::Obj<ErrorBody<'a>>,
+    stats: loose::Obj<Stats>,
+}
+
+/// A failed result's `error`.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct ErrorBody<'a> {
+    #[serde(borrow)]
+    message: loose::Str<'a>,
+}
+
+/// A result's token counts.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Stats {
+    input_tokens: loose::U64,
+    output_tokens: loose::U64,
+    cached: loose::U64,
+}
+
 impl Parser for GeminiParser {
-    fn event(&mut self, value: &Value, out: &mut Vec<Event>) {
-        let kind = json::kind(value).unwrap_or_default();
-        let role = json::str_at(value, &["role"]);
-        if kind == "message" && role == Some("assistant") && json::bool_at(value, &["delta"]) {
-            if let Some(text) = json::str_at(value, &["content"]).filter(|text| !text.is_empty()) {
-                self.run.push_str(text);
-                out.push(Event::AssistantDelta(text.to_owned()));
-            }
-            return;
-        }
-        // Anything else ends the message being streamed.
-        self.end_run(out);
-        match kind {
-            "init" => self.init(value, out),
-            "message" if role == Some("assistant") => {
-                // A whole message, as quiet builds print it.
-                match json::string_at(value, &["content"]) {
-                    Some(text) => {
-                        self.reply.push_str(&text);
-                        out.push(Event::AssistantMessage(text));
-                    }
-                    None => out.push(Event::Other(kind.to_owned())),
-                }
-            }
-            "message" if role == Some("user") => out.push(Event::Other("user-message".into())),
-            "message" => out.push(Event::Other(kind.to_owned())),
-            "tool_use" => {
-                let call = Call {
-                    name: json::string_at(value, &["tool_name"]).unwrap_or_else(|| "tool".into()),
-                    detail: value.get("parameters").and_then(json::tool_detail),
-                };
-                self.calls
-                    .start(json::string_at(value, &["tool_id"]), call, out);
-            }
-            "tool_result" => {
-                let phase = match json::str_at(value, &["status"]) {
-                    Some("success") => ToolPhase::Completed,
-                    _ => ToolPhase::Failed,
-                };
-                self.calls
-                    .finish(json::string_at(value, &["tool_id"]), None, phase, out);
-                // Only what the assistant says after its last tool result
-                // is its final message.
-                self.reply.clear();
-            }
-            "error" => {
-                let message = json::string_at(value, &["message"]);
-                match (json::str_at(value, &["severity"]), message) {
-                    (Some("warning"), Some(message)) => out.push(Event::Warning(message)),
-                    (Some("warning"), None) => out.push(Event::Other(kind.to_owned())),
-                    (_, message) => self.fail(message, out),
-                }
-            }
-            "result" => self.result(value, out),
-            _ => out.push(cinch_driver_sdk::unknown(value)),
+    fn line(&mut self, line: &str, out: &mut Vec<Event>) {
+        if let Some(line) = loose::parse_line::<Line>(line).object(out) {
+            self.read(&line, out);
         }
     }
 
@@ -204,6 +202,63 @@ impl Parser for GeminiParser {
 }
 
 impl GeminiParser {
+    fn read(&mut self, line: &Line, out: &mut Vec<Event>) {
+        let kind = line.kind.get().unwrap_or_default();
+        let role = line.role.get();
+        if kind == "message" && role == Some("assistant") && line.delta.0 {
+            if let Some(text) = line.content.get().filter(|text| !text.is_empty()) {
+                self.run.push_str(text);
+                out.push(Event::AssistantDelta(text.to_owned()));
+            }
+            return;
+        }
+        // Anything else ends the message being streamed.
+        self.end_run(out);
+        match kind {
+            "init" => self.init(line, out),
+            "message" if role == Some("assistant") => {
+                // A whole message, as quiet builds print it.
+                match line.content.non_empty() {
+                    Some(text) => {
+                        self.reply.push_str(&text);
+                        out.push(Event::AssistantMessage(text));
+                    }
+                    None => out.push(Event::Other(kind.to_owned())),
+                }
+            }
+            "message" if role == Some("user") => out.push(Event::Other("user-message".into())),
+            "message" => out.push(Event::Other(kind.to_owned())),
+            "tool_use" => {
+                let call = Call {
+                    name: line.tool_name.non_empty().unwrap_or_else(|| "tool".into()),
+                    detail: line.parameters.get().and_then(json::tool_detail),
+                };
+                self.calls.start(line.tool_id.non_empty(), call, out);
+            }
+            "tool_result" => {
+                let phase = match line.status.get() {
+                    Some("success") => ToolPhase::Completed,
+                    _ => ToolPhase::Failed,
+                };
+                self.calls
+                    .finish(line.tool_id.non_empty(), None, phase, out);
+                // Only what the assistant says after its last tool result
+                // is its final message.
+                self.reply.clear();
+            }
+            "error" => {
+                let message = line.message.non_empty();
+                match (line.severity.get(), message) {
+                    (Some("warning"), Some(message)) => out.push(Event::Warning(message)),
+                    (Some("warning"), None) => out.push(Event::Other(kind.to_owned())),
+                    (_, message) => self.fail(message, out),
+                }
+            }
+            "result" => self.result(line, out),
+            _ => out.push(loose::unknown(line.kind.get())),
+        }
+    }
+
     /// A run of deltas has ended: it was one whole message.
     fn end_run(&mut self, out: &mut Vec<Event>) {
         if !self.run.is_empty() {
@@ -212,15 +267,15 @@ impl GeminiParser {
         }
     }
 
-    fn init(&mut self, value: &Value, out: &mut Vec<Event>) {
-        let session_id = json::string_at(value, &["session_id"]);
+    fn init(&mut self, line: &Line, out: &mut Vec<Event>) {
+        let session_id = line.session_id.non_empty();
         if let Some(id) = &session_id {
             self.session_id = Some(id.clone());
         }
         if !self.started {
             self.started = true;
             out.push(Event::Started {
-                model: json::string_at(value, &["model"]),
+                model: line.model.non_empty(),
                 session_id,
             });
         } else if let Some(id) = session_id {
@@ -241,21 +296,22 @@ impl GeminiParser {
         }
     }
 
-    fn result(&mut self, value: &Value, out: &mut Vec<Event>) {
+    fn result(&mut self, line: &Line, out: &mut Vec<Event>) {
         let mut quiet = true;
-        if let Some(stats) = value.get("stats").filter(|stats| stats.is_object()) {
+        if let Some(stats) = line.stats.get() {
             let usage = Usage {
-                input_tokens: json::u64_at(stats, &["input_tokens"]),
-                output_tokens: json::u64_at(stats, &["output_tokens"]),
-                cached_input_tokens: json::u64_at(stats, &["cached"]),
+                input_tokens: stats.input_tokens.0,
+                output_tokens: stats.output_tokens.0,
+                cached_input_tokens: stats.cached.0,
                 cost_usd: None,
             };
             self.usage = Some(usage);
             out.push(Event::Usage(usage));
             quiet = false;
         }
-        if json::str_at(value, &["status"]) == Some("error") {
-            self.fail(json::string_at(value, &["error", "message"]), out);
+        if line.status.get() == Some("error") {
+            let message = line.error.get().and_then(|error| error.message.non_empty());
+            self.fail(message, out);
             quiet = false;
         }
         if quiet {
