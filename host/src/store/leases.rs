@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use super::{Backend, Result, Store, format_time, now, on_pool};
+use super::{Result, Store, format_time, now, on_pool};
 
 /// A lease as stored.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
