@@ -456,11 +456,13 @@ impl DriverSession {
 }
 
 fn arm_deadline(store: &mut Store<Sandbox>, limits: Limits) {
+    // The next tick may come at once: one tick more than the limit holds
+    // makes sure a call gets its whole time before it is stopped.
     let ticks = limits
         .call_timeout
         .as_millis()
         .div_ceil(EPOCH_TICK.as_millis())
-        .max(1);
+        + 1;
     store.set_epoch_deadline(u64::try_from(ticks).unwrap_or(u64::MAX));
 }
 
