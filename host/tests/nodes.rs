@@ -5,7 +5,6 @@
 //! server (`.ci/run` starts one); without it there is no second backend to
 //! share and they say they were skipped.
 
-use std::io::{BufRead as _, BufReader};
 use std::time::{Duration, Instant};
 
 use cinch_fake_cli::Script;
@@ -144,45 +143,6 @@ fn any_node_answers_for_what_another_wrote() {
 /// One event as a client got it: its id, name and data, and when it came.
 type Received = (u64, String, Value, Instant);
 
-/// Reads the SSE stream at `path` on `server` until `done` says so.
-fn timed_stream(
-    server: &Server,
-    path: &str,
-    token: &str,
-    last_event_id: Option<u64>,
-    done: impl Fn(&[Received]) -> bool,
-) -> Vec<Received> {
-    let mut request = agent()
-        .get(&server.url(path))
-        .header("Authorization", format!("Bearer {token}"));
-    if let Some(id) = last_event_id {
-        request = request.header("Last-Event-ID", id.to_string());
-    }
-    let response = request.call().unwrap();
-    assert_eq!(response.status(), 200, "{}", server.log());
-    let reader = BufReader::new(response.into_body().into_reader());
-    let mut events = Vec::new();
-    let (mut id, mut name, mut data) = (0, String::new(), String::new());
-    for line in reader.lines() {
-        let line = line.unwrap();
-        if let Some(value) = line.strip_prefix("id:") {
-            id = value.trim().parse().unwrap();
-        } else if let Some(value) = line.strip_prefix("event:") {
-            name = value.trim().to_owned();
-        } else if let Some(value) = line.strip_prefix("data:") {
-            data.push_str(value.trim());
-        } else if line.is_empty() && !data.is_empty() {
-            let parsed = serde_json::from_str(&data).unwrap();
-            events.push((id, std::mem::take(&mut name), parsed, Instant::now()));
-            data.clear();
-            if done(&events) {
-                break;
-            }
-        }
-    }
-    events
-}
-
 /// The number of `tool.ended` events among `events`.
 fn turns_ended(events: &[Received]) -> usize {
     events
@@ -255,9 +215,9 @@ fn a_session_running_on_one_node_streams_live_on_another() {
     // One client on the node that runs the turn, one on the other, at once.
     let (on_runner, elsewhere) = std::thread::scope(|scope| {
         let on_runner =
-            scope.spawn(|| timed_stream(&one, &path, &token, None, |e| turns_ended(e) == 1));
+            scope.spawn(|| one.timed_stream(&path, &token, None, |e| turns_ended(e) == 1));
         let elsewhere =
-            scope.spawn(|| timed_stream(&two, &path, &token, None, |e| turns_ended(e) == 1));
+            scope.spawn(|| two.timed_stream(&path, &token, None, |e| turns_ended(e) == 1));
         (on_runner.join().unwrap(), elsewhere.join().unwrap())
     });
     on_one.wait_status(&task, &session, "idle");
@@ -338,7 +298,7 @@ fn a_stream_moved_to_another_node_resumes_with_no_gap_and_no_repeat() {
     let path = on_one.path(&format!("/tasks/{task}/sessions/{session}/events"));
 
     // The client reads a few of the turn's steps on node 1 and leaves.
-    let before = timed_stream(&nodes[0], &path, &token, None, |events| {
+    let before = nodes[0].timed_stream(&path, &token, None, |events| {
         events
             .iter()
             .any(|(_, _, data, _)| data.to_string().contains("step-3"))
@@ -354,9 +314,7 @@ fn a_stream_moved_to_another_node_resumes_with_no_gap_and_no_repeat() {
 
     // It comes back on node 3 where it left off and reads to the end of the
     // second turn (the message's).
-    let after = timed_stream(&nodes[2], &path, &token, Some(seen), |events| {
-        turns_ended(events) == 2
-    });
+    let after = nodes[2].timed_stream(&path, &token, Some(seen), |events| turns_ended(events) == 2);
     assert_eq!(
         after[0].0,
         seen + 1,
@@ -365,9 +323,7 @@ fn a_stream_moved_to_another_node_resumes_with_no_gap_and_no_repeat() {
     on_one.wait_status(&task, &session, "idle");
 
     // What it got is what node 1 serves, whole: nothing missed, nothing twice.
-    let whole = timed_stream(&nodes[0], &path, &token, None, |events| {
-        turns_ended(events) == 2
-    });
+    let whole = nodes[0].timed_stream(&path, &token, None, |events| turns_ended(events) == 2);
     let mut got = contents(&before);
     got.extend(contents(&after));
     assert_eq!(got, contents(&whole));
@@ -383,7 +339,7 @@ fn a_stream_moved_to_another_node_resumes_with_no_gap_and_no_repeat() {
     );
     // Each node serves the same from the start.
     for node in &nodes[1..] {
-        let there = timed_stream(node, &path, &token, None, |events| turns_ended(events) == 2);
+        let there = node.timed_stream(&path, &token, None, |events| turns_ended(events) == 2);
         assert_eq!(contents(&there), contents(&whole));
     }
 }
@@ -838,10 +794,10 @@ fn a_code_task_running_on_one_node_is_followed_from_another() {
     let running = two.get(&task_path, &token);
     assert_eq!(running.status, 200, "{running:?}\n{}", two.log());
     assert_eq!(running.json()["status"], "running", "{running:?}");
-    let elsewhere = timed_stream(&two, "/api/runs/run-nodes/events", &token, None, |e| {
+    let elsewhere = two.timed_stream("/api/runs/run-nodes/events", &token, None, |e| {
         turns_ended(e) == 1
     });
-    let on_runner = timed_stream(&one, "/api/runs/run-nodes/events", &token, None, |e| {
+    let on_runner = one.timed_stream("/api/runs/run-nodes/events", &token, None, |e| {
         turns_ended(e) == 1
     });
     assert_eq!(contents(&elsewhere), contents(&on_runner));

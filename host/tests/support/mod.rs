@@ -450,6 +450,40 @@ impl Server {
         last_event_id: Option<u64>,
         done: impl Fn(&[(u64, String, Value)]) -> bool,
     ) -> Vec<(u64, String, Value)> {
+        self.read_stream(
+            path,
+            token,
+            last_event_id,
+            |id, name, data| (id, name, data),
+            done,
+        )
+    }
+
+    /// Like [`Server::stream`], with the moment each event came.
+    pub fn timed_stream(
+        &self,
+        path: &str,
+        token: &str,
+        last_event_id: Option<u64>,
+        done: impl Fn(&[(u64, String, Value, Instant)]) -> bool,
+    ) -> Vec<(u64, String, Value, Instant)> {
+        self.read_stream(
+            path,
+            token,
+            last_event_id,
+            |id, name, data| (id, name, data, Instant::now()),
+            done,
+        )
+    }
+
+    fn read_stream<E>(
+        &self,
+        path: &str,
+        token: &str,
+        last_event_id: Option<u64>,
+        event: impl Fn(u64, String, Value) -> E,
+        done: impl Fn(&[E]) -> bool,
+    ) -> Vec<E> {
         let mut request = agent()
             .get(&self.url(path))
             .header("Authorization", format!("Bearer {token}"));
@@ -476,11 +510,8 @@ impl Server {
             } else if let Some(value) = line.strip_prefix("data:") {
                 data.push_str(value.trim());
             } else if line.is_empty() && !data.is_empty() {
-                events.push((
-                    id,
-                    std::mem::take(&mut name),
-                    serde_json::from_str(&data).unwrap(),
-                ));
+                let parsed = serde_json::from_str(&data).unwrap();
+                events.push(event(id, std::mem::take(&mut name), parsed));
                 data.clear();
                 if done(&events) {
                     break;
