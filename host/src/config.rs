@@ -19,6 +19,7 @@
 //! [serve]                  # `cinch serve`; its flags and CINCH_* variables win
 //! listen = "127.0.0.1:7700"
 //! max_turns = 4
+//! max_turns_per_account = 2  # on all nodes together; none by default
 //! watchdog_minutes = 10    # a turn whose harness writes nothing this long is stopped
 //! ```
 
@@ -90,8 +91,10 @@ pub struct ServeConfig {
     pub database: Option<String>,
     /// The largest request body, in bytes.
     pub body_limit: Option<usize>,
-    /// Turns running at once, at most.
+    /// Turns running at once on this node, at most.
     pub max_turns: Option<usize>,
+    /// Turns one account runs at once on all nodes together, at most.
+    pub max_turns_per_account: Option<usize>,
     /// Seconds between a waiting session's attempts to get a slot.
     pub retry_seconds: Option<u64>,
     /// Minutes a session waits for a slot before it is closed.
@@ -114,6 +117,14 @@ pub struct ServeConfig {
     /// Mebibytes of message pages kept as clients last read them (on SQLite;
     /// default 64); 0 reads every page from the database.
     pub page_cache_mib: Option<usize>,
+    /// This node's id among the nodes sharing a database.
+    pub node_id: Option<String>,
+    /// Seconds a session's lease lasts unless its node renews it.
+    pub lease_ttl: Option<u64>,
+    /// Seconds running turns get to finish on SIGTERM.
+    pub drain_grace: Option<u64>,
+    /// Where checkpoints are pushed for every node to reach.
+    pub checkpoint_remote: Option<String>,
 }
 
 impl ServeConfig {

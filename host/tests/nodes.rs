@@ -884,6 +884,71 @@ fn a_message_posted_on_another_node_runs_on_the_sessions_node() {
 }
 
 #[test]
+fn a_wait_on_a_full_node_is_claimed_by_a_node_with_a_slot_free_and_any_node_aborts() {
+    let Some(worlds) = shared_worlds::<2>() else {
+        return;
+    };
+    let all: Vec<&World> = worlds.iter().collect();
+    let one = node(
+        &worlds[0],
+        "node-1",
+        &["--max-turns", "1", "--retry-seconds", "1"],
+    );
+    let two = node(&worlds[1], "node-2", &["--retry-seconds", "1"]);
+    let token = worlds[0].admin_token();
+    let (on_one, on_two) = (&Api::new(&one, &token), &Api::new(&two, &token));
+    let environment = shop(on_one, &worlds[0]);
+    script_everywhere(
+        &all,
+        "long",
+        Script {
+            lines: claude_turn("sess-long", "never gets here")[..1].to_vec(),
+            hang_ms: -1,
+            ..Script::default()
+        },
+    );
+    let (long_task, long_session) = task_on(on_one, &environment, "Run long.");
+    wait_running_turn(on_one, &long_task, &long_session, 1);
+    wait_for_file(&worlds[0].path("out/long.json"));
+    assert_eq!(ran_on(&all, "long"), 0);
+
+    // Node 1 is full: the next session waits there, then node 2, which has
+    // slots free, takes the wait and runs it.
+    script_everywhere(
+        &all,
+        "waited",
+        Script {
+            lines: claude_turn("sess-waited", "Done."),
+            ..Script::default()
+        },
+    );
+    let (task, session) = task_on(on_one, &environment, "Wait for a slot.");
+    let waiting = on_two.wait(&task, &session, "waiting", |s| s["status"] == "waiting");
+    assert!(waiting["error_message"].is_string(), "{waiting:#}");
+    on_one.wait(&task, &session, "its turn on node 2", |s| {
+        s["status"] == "idle" && s["harness_session_id"] == "sess-waited"
+    });
+    assert_eq!(ran_on(&all, "waited"), 1);
+    let turns = of_type(on_one, &task, &session, "assistant");
+    assert_eq!(turns.len(), 1, "{turns:#?}");
+    assert_eq!(turns[0]["turn"]["status"], "completed", "{turns:#?}");
+    assert_eq!(of_type(on_two, &task, &session, "user").len(), 1);
+
+    // The long turn still runs on node 1, untouched; an abort taken by
+    // node 2 stops it there.
+    let long = on_two.get(&format!("/tasks/{long_task}/sessions/{long_session}"));
+    assert_eq!(long.data()["status"], "running", "{long:?}");
+    let aborted = on_two.post(
+        &format!("/tasks/{long_task}/sessions/{long_session}/abort"),
+        json!({}),
+    );
+    assert_eq!(aborted.status, 202, "{aborted:?}");
+    on_two.wait_status(&long_task, &long_session, "idle");
+    let stopped = of_type(on_two, &long_task, &long_session, "assistant");
+    assert_eq!(stopped[0]["turn"]["status"], "cancelled", "{stopped:#?}");
+}
+
+#[test]
 fn a_paused_node_whose_lease_was_taken_stops_its_turn_and_writes_nothing() {
     let Some([first, second]) = shared_worlds() else {
         return;

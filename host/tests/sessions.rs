@@ -25,7 +25,17 @@ fn assistants(messages: &Value) -> usize {
         .count()
 }
 
-/// A claude stream-json turn that reports `session` and says `text`.
+/// How many assistant messages hold a turn that ended.
+fn ended_turns(messages: &Value) -> usize {
+    messages
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|message| message["type"] == "assistant" && message["turn"]["status"] != "running")
+        .count()
+}
+
+/// The fake CLI's record of how it was run.
 fn read_record(path: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
@@ -188,8 +198,10 @@ fn a_task_runs_a_session_that_answers_follow_ups() {
     );
     assert_eq!(sent.status, 201, "{sent:?}");
     assert_eq!(sent.data()["type"], "user");
+    // Idle with two turns both ended: the status alone may be read just
+    // before the second turn starts.
     api.wait(&task_id, &session_id, "its second turn", |s| {
-        s["status"] == "idle" && assistants(&api.messages(&task_id, &session_id, "").data()) == 2
+        s["status"] == "idle" && ended_turns(&api.messages(&task_id, &session_id, "").data()) == 2
     });
     let args = read_record(&record)["argv"].to_string();
     assert!(args.contains("\"--resume\",\"sess-1\""), "{args}");
@@ -455,6 +467,79 @@ fn hanging_environment(world: &World, api: &Api, session: &str) -> String {
         "name": "repo",
         "repository": world.path("repo").display().to_string(),
     }))
+}
+
+/// Starts a task of `api` on `environment` and returns (task, session).
+fn start_task(api: &Api, environment: &str, prompt: &str) -> (String, String) {
+    let created = api.post(
+        "/tasks",
+        json!({"prompt": prompt, "environment_id": environment}),
+    );
+    assert_eq!(created.status, 201, "{created:?}");
+    let task = created.data()["id"].as_str().unwrap().to_owned();
+    let session = api.first_session(&task)["id"].as_str().unwrap().to_owned();
+    (task, session)
+}
+
+#[test]
+fn an_accounts_cap_holds_back_its_own_turns_and_no_one_elses() {
+    let world = World::new();
+    // Accounts other than the first reach a local repository only under a root.
+    let root = world.path("repo").display().to_string();
+    let server = world.serve_with(&[
+        "--repository-root",
+        &root,
+        "--max-turns",
+        "4",
+        "--max-turns-per-account",
+        "1",
+        "--retry-seconds",
+        "1",
+    ]);
+    let token = world.admin_token();
+    let api = Api::new(&server, &token);
+    let environment = hanging_environment(&world, &api, "sess-long");
+    let (first_task, first_session) = start_task(&api, &environment, "Run long.");
+    api.wait_status(&first_task, &first_session, "running");
+
+    // The account's second session waits, though the node has slots free.
+    let (second_task, second_session) = start_task(&api, &environment, "Wait your turn.");
+    let waiting = api.wait(&second_task, &second_session, "waiting", |s| {
+        s["status"] == "waiting"
+    });
+    let why = waiting["error_message"].as_str().unwrap();
+    assert!(why.contains("--max-turns-per-account"), "{why}");
+
+    // Another account's session runs at once, and the second still waits.
+    let (_, other_token) = world.second_account();
+    let other = Api::new(&server, &other_token);
+    let other_environment = hanging_environment(&world, &other, "sess-other");
+    let (other_task, other_session) = start_task(&other, &other_environment, "Run too.");
+    other.wait_status(&other_task, &other_session, "running");
+    std::thread::sleep(Duration::from_secs(2));
+    let still = api.get(&format!("/tasks/{second_task}/sessions/{second_session}"));
+    assert_eq!(still.data()["status"], "waiting", "{still:?}");
+
+    // The account's first turn ends: its second session gets the slot.
+    world.script(Script {
+        lines: claude_turn("sess-2", "Second done."),
+        ..Script::default()
+    });
+    let aborted = api.post(
+        &format!("/tasks/{first_task}/sessions/{first_session}/abort"),
+        json!({}),
+    );
+    assert_eq!(aborted.status, 202, "{aborted:?}");
+    let done = api.wait(&second_task, &second_session, "its turn", |s| {
+        s["status"] == "idle" && s["harness_session_id"] == "sess-2"
+    });
+    assert_eq!(done["waiting_since"], Value::Null);
+    let other_abort = other.post(
+        &format!("/tasks/{other_task}/sessions/{other_session}/abort"),
+        json!({}),
+    );
+    assert_eq!(other_abort.status, 202, "{other_abort:?}");
+    other.wait_status(&other_task, &other_session, "idle");
 }
 
 #[test]

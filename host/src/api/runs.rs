@@ -105,7 +105,7 @@ impl EventStream {
                 self.position = event.seq;
                 let sse = Event::default()
                     .id(event.seq.to_string())
-                    .event(event.name)
+                    .event(event.name.as_str())
                     .data(event.data.to_string());
                 return Some((Ok(sse), self));
             }

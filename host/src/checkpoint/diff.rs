@@ -11,6 +11,7 @@ use super::{Context as _, Result, commit_tree, open};
 /// view of a change that turn results, restores and the API all carry, its
 /// fields inline in theirs.
 #[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct DiffStat {
     /// The changed files in path order, at most the `max_files` asked for.
     pub files_changed: Vec<ChangedFile>,

@@ -39,9 +39,13 @@ pub struct ServeArgs {
     /// The largest request body, in bytes [default: 1 MiB].
     #[arg(long, env = "CINCH_BODY_LIMIT")]
     body_limit: Option<usize>,
-    /// Turns running at once, at most; past it sessions wait [default: 4].
+    /// Turns running at once on this node, at most; past it sessions wait [default: 4].
     #[arg(long, env = "CINCH_MAX_TURNS")]
     max_turns: Option<usize>,
+    /// Turns one account runs at once on all nodes together, at most; past
+    /// it the account's sessions wait [default: no cap but --max-turns].
+    #[arg(long, env = "CINCH_MAX_TURNS_PER_ACCOUNT", value_parser = clap::value_parser!(u64).range(1..))]
+    max_turns_per_account: Option<u64>,
     /// Seconds between a waiting session's attempts to get a slot [default: 5].
     #[arg(long, env = "CINCH_RETRY_SECONDS")]
     retry_seconds: Option<u64>,
@@ -339,17 +343,35 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         .chain(&args.repository_roots)
         .cloned()
         .collect();
-    let node_id = node_id(&home, args.node_id)?;
+    let node_id = node_id(&home, args.node_id.or(file.node_id.clone()))?;
+    let lease_ttl = args.lease_ttl.or(file.lease_ttl);
+    if let Some(seconds) = lease_ttl {
+        anyhow::ensure!(
+            (1..=3600).contains(&seconds),
+            "lease_ttl: 1 to 3600 seconds, not {seconds}"
+        );
+    }
+    let max_turns_per_account = args
+        .max_turns_per_account
+        .map(|cap| cap as usize)
+        .or(file.max_turns_per_account);
+    anyhow::ensure!(
+        max_turns_per_account != Some(0),
+        "max_turns_per_account: at least 1 (leave it out for no cap of its own)"
+    );
     let settings = Settings {
         repository_roots,
         node_id: node_id.clone(),
-        lease_ttl: args
-            .lease_ttl
-            .map_or(crate::sessions::DEFAULT_LEASE_TTL, Duration::from_secs),
-        checkpoint_remote: args.checkpoint_remote,
+        lease_ttl: lease_ttl.map_or(crate::sessions::DEFAULT_LEASE_TTL, Duration::from_secs),
+        checkpoint_remote: args.checkpoint_remote.or(file.checkpoint_remote.clone()),
+        max_turns_per_account,
         ..settings
     };
-    let drain_grace = Duration::from_secs(args.drain_grace.unwrap_or(DEFAULT_DRAIN_GRACE_SECONDS));
+    let drain_grace = Duration::from_secs(
+        args.drain_grace
+            .or(file.drain_grace)
+            .unwrap_or(DEFAULT_DRAIN_GRACE_SECONDS),
+    );
     // Built, not inherited: the server's own credentials reach no harness.
     let tenant_env = passed_env(std::env::vars(), &file.pass_env);
     let mut engine = super::engine_in(home.clone(), tenant_env.clone())?.with_sandbox(sandbox);

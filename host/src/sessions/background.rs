@@ -57,10 +57,10 @@ impl Conductor {
             session.current_turn = None;
             return self.save(&mut session).await;
         };
-        let call_id = message.turn_value()["call_id"]
-            .as_str()
-            .unwrap_or_default()
-            .to_owned();
+        let call_id = message
+            .turn_view()
+            .map(|view| view.call_id)
+            .unwrap_or_default();
         let environment = self.environment_of(&session).await?;
         let secrets: Vec<String> = environment
             .map(|e| e.secrets.into_values().collect())
@@ -126,6 +126,9 @@ impl Conductor {
             }
             if since_retry >= self.settings.retry_interval {
                 since_retry = Duration::ZERO;
+                if let Err(error) = self.claim_waits().await {
+                    tracing::error!("taking waiting sessions from busy nodes: {error}");
+                }
                 self.kick_waiting().await;
             }
             if since_key_sweep >= KEY_SWEEP_INTERVAL {
@@ -187,11 +190,18 @@ impl Conductor {
         let (reason, message) = if waited <= schedule_end.as_secs() as i64 {
             (
                 CloseReason::ResourceExhausted,
-                format!(
-                    "No turn slot came free in {} minutes ({} turns may run at once). Your queued messages are kept: send a message to try again with them, or raise the cap with `cinch serve --max-turns`.",
-                    limit / 60,
-                    self.settings.max_turns
-                ),
+                match self.settings.max_turns_per_account {
+                    None => format!(
+                        "No turn slot came free in {} minutes ({} turns may run at once). Your queued messages are kept: send a message to try again with them, or raise the cap with `cinch serve --max-turns`.",
+                        limit / 60,
+                        self.settings.max_turns
+                    ),
+                    Some(per_account) => format!(
+                        "No turn slot came free in {} minutes ({} turns may run at once, {per_account} of them an account's). Your queued messages are kept: send a message to try again with them, or raise the caps with `cinch serve --max-turns` and `--max-turns-per-account`.",
+                        limit / 60,
+                        self.settings.max_turns
+                    ),
+                },
             )
         } else {
             (

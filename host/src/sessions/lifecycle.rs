@@ -7,6 +7,15 @@ use super::*;
 use crate::service::turn_env::TurnEnv;
 use crate::store::RebuiltFrom;
 
+/// Which cap on turns at once a session waits behind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum SlotCap {
+    /// This node's, `--max-turns`.
+    Node,
+    /// Its account's on all nodes, `--max-turns-per-account`.
+    Account,
+}
+
 impl Conductor {
     /// Moves the session forward in the background.
     pub(super) fn kick(self: &Arc<Self>, account_id: &str, session_id: &str, wake: Wake) {
@@ -84,8 +93,18 @@ impl Conductor {
                 session.close_reason = None;
                 session.error_message = None;
             }
+            if !self.confirm_lease(&session.id).await? {
+                return Ok(());
+            }
             if !self.take_slot(&session.id) {
-                return self.wait_for_slot(&mut session).await;
+                return self.wait_for_slot(&mut session, SlotCap::Node).await;
+            }
+            if !self
+                .take_account_slot(&session.account_id, &session.id)
+                .await?
+            {
+                self.release_slot(&session.id);
+                return self.wait_for_slot(&mut session, SlotCap::Account).await;
             }
             let environment = self.environment_of(&session).await?;
             return match self
@@ -190,12 +209,43 @@ impl Conductor {
         true
     }
 
-    /// Gives back the slot `take_slot` gave.
-    pub fn release_slot(&self, session_id: &str) {
-        lock(&self.slots).remove(session_id);
+    /// Takes one of the account's slots (counted on every node) for
+    /// `holder`, a session or a code task's key: false when the account runs
+    /// `max_turns_per_account` turns already. Always true without that cap.
+    pub async fn take_account_slot(&self, account_id: &str, holder: &str) -> Result<bool> {
+        let Some(cap) = self.settings.max_turns_per_account else {
+            return Ok(true);
+        };
+        Ok(self
+            .store
+            .take_turn_slot(
+                account_id,
+                holder,
+                self.node_id(),
+                cap,
+                self.settings.lease_ttl,
+            )
+            .await?)
     }
 
-    pub(super) async fn wait_for_slot(&self, session: &mut Session) -> Result<()> {
+    /// Gives back the slots `take_slot` and `take_account_slot` gave.
+    pub fn release_slot(&self, holder: &str) {
+        lock(&self.slots).remove(holder);
+        if self.settings.max_turns_per_account.is_some()
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            // Not renewed any more either: a release that fails runs out.
+            let store = self.store.clone();
+            let holder = holder.to_owned();
+            runtime.spawn(async move {
+                if let Err(error) = store.release_turn_slot(&holder).await {
+                    tracing::warn!(%holder, "giving back an account's turn slot: {error}");
+                }
+            });
+        }
+    }
+
+    pub(super) async fn wait_for_slot(&self, session: &mut Session, cap: SlotCap) -> Result<()> {
         let now = crate::store::now();
         if session.status != SessionStatus::Waiting {
             session.status = SessionStatus::Waiting;
@@ -206,10 +256,16 @@ impl Conductor {
         if self.close_if_overlong(session).await? {
             return Ok(());
         }
-        session.error_message = Some(format!(
-            "Waiting for a turn slot: {} turns are running, the most cinch runs at once. The session starts by itself when one ends; nothing to do.",
-            self.settings.max_turns
-        ));
+        session.error_message = Some(match cap {
+            SlotCap::Node => format!(
+                "Waiting for a turn slot: {} turns are running, the most cinch runs at once. The session starts by itself when one ends; nothing to do.",
+                self.settings.max_turns
+            ),
+            SlotCap::Account => format!(
+                "Waiting for a turn slot: this account runs as many turns as it may at once ({}, `cinch serve --max-turns-per-account`), on all nodes together. The session starts by itself when one of them ends; nothing to do.",
+                self.settings.max_turns_per_account.unwrap_or_default()
+            ),
+        });
         self.save(session).await
     }
 
@@ -305,11 +361,10 @@ impl Conductor {
             let page = self
                 .messages_newest_first(session, cursor.as_deref())
                 .await?;
-            let found = page.items.iter().find_map(|message| {
-                message.turn_value()["result"]["end_checkpoint"]
-                    .as_str()
-                    .map(str::to_owned)
-            });
+            let found = page
+                .items
+                .iter()
+                .find_map(|message| message.checkpoints().1);
             if found.is_some() || page.next_cursor.is_none() {
                 return Ok(found);
             }

@@ -48,14 +48,17 @@ use crate::store::{
     NewTask, Session, SessionStatus, Store, StoreError, Task, TokenOwner,
 };
 use crate::sync::lock;
-use live::{CallRef, LiveState, Runs};
+use live::{CallRef, EventName, LiveState, Runs};
 use resolve::{Asked, Choice};
 
 /// How the conductor paces its work.
 #[derive(Debug, Clone)]
 pub struct Settings {
-    /// Turns running at once, at most; past it sessions wait.
+    /// Turns running at once on this node, at most; past it sessions wait.
     pub max_turns: usize,
+    /// Turns one account runs at once on all nodes together, at most;
+    /// `None` for no cap of its own.
+    pub max_turns_per_account: Option<usize>,
     /// How often a waiting session tries for a slot again.
     pub retry_interval: Duration,
     /// How long a session waits before it is closed `resource_exhausted`.
@@ -80,6 +83,7 @@ impl Default for Settings {
     fn default() -> Self {
         Self {
             max_turns: 4,
+            max_turns_per_account: None,
             retry_interval: Duration::from_secs(5),
             wait_limit: Duration::from_secs(65 * 60),
             turn_timeout: Duration::from_secs(30 * 60),
@@ -371,43 +375,20 @@ impl Conductor {
         self.publish(
             &session.account_id,
             &session.id,
-            "session.updated",
+            EventName::SessionUpdated,
             json!(session),
         )
         .await;
     }
 
-    async fn publish_message(&self, account_id: &str, name: &str, message: &Message) {
+    async fn publish_message(&self, account_id: &str, name: EventName, message: &Message) {
         self.publish(account_id, &message.session_id, name, json!(message))
             .await;
     }
 
-    async fn publish(&self, account_id: &str, run_id: &str, name: &str, data: Value) {
+    async fn publish(&self, account_id: &str, run_id: &str, name: EventName, data: Value) {
         self.runs.publish(account_id, run_id, name, data).await;
     }
-}
-
-/// A turn's result as an assistant message carries it.
-fn turn_result_view(result: &TurnResult) -> Value {
-    json!({
-        "exit_code": result.exit_code,
-        "duration_ms": result.duration_ms,
-        "files_changed": result.files_changed,
-        "total_files": result.total_files,
-        "insertions": result.insertions,
-        "deletions": result.deletions,
-        "detail": result.detail,
-        "final_message": result.final_message,
-        "start_checkpoint": result.start_checkpoint,
-        "end_checkpoint": result.end_checkpoint,
-        "log_path": result.log_path,
-        "result_text": result.result_text,
-        "model": result.model,
-        "usage": result.usage,
-        "cli_version": result.cli_version,
-        "unknown_events": result.unknown_events,
-        "not_json_lines": result.not_json_lines,
-    })
 }
 
 /// Whole seconds from a stored timestamp to now.

@@ -96,16 +96,48 @@ impl Conductor {
             account_id: account_id.to_owned(),
             session_id: session_id.to_owned(),
             from: this_node().to_owned(),
+            stop_turn: None,
         };
         if let Err(error) = self.store.notify_wake(&wake).await {
             tracing::warn!(session = %session_id, "telling the other nodes of a message: {error}");
         }
     }
 
-    /// Another node took a message for the session: delivered now when this
-    /// node holds the session's lease.
+    /// Asks the node running the session's `turn` to stop it (an abort
+    /// taken on a node that does not run it).
+    pub(super) async fn stop_on_other_nodes(
+        &self,
+        account_id: &str,
+        session_id: &str,
+        turn: &str,
+    ) -> super::Result<()> {
+        let wake = SessionWake {
+            account_id: account_id.to_owned(),
+            session_id: session_id.to_owned(),
+            from: this_node().to_owned(),
+            stop_turn: Some(turn.to_owned()),
+        };
+        Ok(self.store.notify_wake(&wake).await?)
+    }
+
+    /// Another node took a request for the session: a message is delivered
+    /// now when this node holds the session's lease; a turn to stop is
+    /// stopped when it runs here.
     fn woken(self: &Arc<Self>, wake: &SessionWake) {
-        self.message_posted_elsewhere(&wake.account_id, &wake.session_id);
+        let Some(turn) = wake.stop_turn.clone() else {
+            self.message_posted_elsewhere(&wake.account_id, &wake.session_id);
+            return;
+        };
+        if !self.runs_turn_here(&wake.session_id, &turn) {
+            return;
+        }
+        let this = self.clone();
+        tokio::spawn(async move {
+            tracing::info!(%turn, "stopping a turn as another node was asked to");
+            if let Err(error) = this.stop_turn(turn.clone()).await {
+                tracing::error!(%turn, "stopping a turn another node was asked to stop: {error}");
+            }
+        });
     }
 }
 
@@ -117,6 +149,7 @@ mod tests {
     use tokio::sync::mpsc;
 
     use super::*;
+    use crate::sessions::live::EventName;
     use crate::store::create_postgres_database;
     use crate::webhooks::Webhooks;
 
@@ -164,6 +197,7 @@ mod tests {
             account_id: account.clone(),
             session_id: "ses_1".to_owned(),
             from: from.to_owned(),
+            stop_turn: None,
         };
         // Sent until the listener, starting meanwhile, hears one.
         let first = loop {
@@ -208,7 +242,7 @@ mod tests {
                     runs.publish(
                         &account,
                         run,
-                        "message.created",
+                        EventName::MessageCreated,
                         json!({"node": node, "n": n}),
                     )
                     .await;
@@ -296,7 +330,7 @@ mod tests {
                 tokio::time::sleep(Duration::from_millis(gap)).await;
                 let at = Instant::now();
                 writer
-                    .publish(&account, run, "tool.progress", json!({"n": n}))
+                    .publish(&account, run, EventName::ToolProgress, json!({"n": n}))
                     .await;
                 stored.wait_for(|seq| *seq > n).await.unwrap();
                 own.push(at.elapsed());

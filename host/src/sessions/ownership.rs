@@ -14,7 +14,7 @@ use std::sync::atomic::Ordering;
 
 use super::*;
 use crate::engine::state::{FileLock, TurnDir, turns_dir};
-use crate::store::{Claim, TakenFrom};
+use crate::store::{Claim, TakenFrom, TurnOutcome, TurnState};
 
 /// The detail of a turn whose node went away: the harness's state went
 /// with it (the seed's wording for a machine that restarted).
@@ -99,23 +99,20 @@ impl Conductor {
                 .store
                 .turn_message(&session.account_id, &session.id, &turn_id)
                 .await?
+            && let Some(mut view) = message.turn_view()
+            && view.status == TurnState::Running
         {
-            let mut view = message.turn_value();
-            if view["status"] == "running" {
-                view["status"] = json!("interrupted");
-                view["result"] = json!({
-                    "detail": NODE_LOST_DETAIL,
-                    "session_id": view["session_id"],
-                    "start_checkpoint": null,
-                    "end_checkpoint": null,
-                });
-                let message = self
-                    .store
-                    .update_message(&message.id, NODE_LOST_DETAIL, &view)
-                    .await?;
-                self.publish_message(&session.account_id, "message.updated", &message)
-                    .await;
-            }
+            view.status = TurnState::Interrupted;
+            view.result = Some(TurnOutcome {
+                detail: Some(NODE_LOST_DETAIL.to_owned()),
+                ..TurnOutcome::default()
+            });
+            let message = self
+                .store
+                .update_message(&message.id, NODE_LOST_DETAIL, &view.to_value())
+                .await?;
+            self.publish_message(&session.account_id, EventName::MessageUpdated, &message)
+                .await;
         }
         self.release_slot(&session.id);
         if matches!(
@@ -163,6 +160,48 @@ impl Conductor {
                 }
             }
         }
+        if self.settings.max_turns_per_account.is_some() {
+            let holders: Vec<String> = lock(&self.slots).iter().cloned().collect();
+            if let Err(error) = self
+                .store
+                .renew_turn_slots(self.node_id(), &holders, self.settings.lease_ttl)
+                .await
+            {
+                tracing::error!("renewing the accounts' turn slots: {error}");
+            }
+        }
+    }
+
+    /// Renews the session's lease before a turn starts, on a shared
+    /// database: false, and the session fenced, when another node took it
+    /// meanwhile (a free node claimed its wait).
+    pub(super) async fn confirm_lease(&self, session_id: &str) -> Result<bool> {
+        let Some(generation) = self.held_generation(session_id) else {
+            return Ok(true);
+        };
+        if !self.store.is_shared() {
+            return Ok(true);
+        }
+        let renewed = self
+            .store
+            .renew_lease(
+                session_id,
+                self.node_id(),
+                generation,
+                self.settings.lease_ttl,
+            )
+            .await?;
+        if !renewed {
+            self.fence(session_id).await;
+        }
+        Ok(renewed)
+    }
+
+    /// Whether the session's `turn` runs on this node (its supervisor alive).
+    pub(super) fn runs_turn_here(&self, session_id: &str, turn: &str) -> bool {
+        self.local_running_turns(Some(session_id))
+            .iter()
+            .any(|running| running == turn)
     }
 
     /// Stops writing to a session another node took, and stops its turns here.
@@ -239,6 +278,51 @@ impl Conductor {
                 drop(held);
                 self.kick(&session.account_id, &session.id, Wake::Progress);
             }
+        }
+        Ok(())
+    }
+
+    /// On a shared database, takes sessions that wait for a turn slot on
+    /// other nodes while this one has slots free, the longest waits first:
+    /// each is taken over as after a failure (its work tree rebuilt here)
+    /// and moved on at once.
+    pub(super) async fn claim_waits(self: &Arc<Self>) -> Result<()> {
+        if !self.store.is_shared() || self.is_draining() {
+            return Ok(());
+        }
+        let free = self
+            .settings
+            .max_turns
+            .saturating_sub(lock(&self.slots).len());
+        if free == 0 {
+            return Ok(());
+        }
+        let claimed = self
+            .store
+            .claim_waiting(
+                self.node_id(),
+                free,
+                self.settings.lease_ttl,
+                self.settings.max_turns_per_account,
+            )
+            .await?;
+        for wait in claimed {
+            tracing::info!(session = %wait.session_id, from = %wait.from_node, "taking a waiting session from a node with no slot free");
+            let guard = self.session_lock(&wait.session_id);
+            let held = guard.lock().await;
+            // It may have been this node's once and lost: it is again.
+            lock(&self.lost).remove(&wait.session_id);
+            lock(&self.leases).insert(wait.session_id.clone(), wait.generation);
+            let Some(mut session) = self
+                .store
+                .session(&wait.account_id, &wait.session_id)
+                .await?
+            else {
+                continue;
+            };
+            self.take_over(&mut session, &wait.from_node).await?;
+            drop(held);
+            self.kick(&wait.account_id, &wait.session_id, Wake::Progress);
         }
         Ok(())
     }

@@ -194,7 +194,7 @@ impl Conductor {
                 .store
                 .add_message(&session, MessageKind::AiTitle, &session.title, None, true)
                 .await?;
-            self.publish_message(&session.account_id, "message.created", &message)
+            self.publish_message(&session.account_id, EventName::MessageCreated, &message)
                 .await;
         }
         for attachment in self.store.attachments(&task.account_id, &task.id).await? {
@@ -205,7 +205,7 @@ impl Conductor {
                 .store
                 .add_message(&session, MessageKind::User, &prompt, None, false)
                 .await?;
-            self.publish_message(&session.account_id, "message.created", &message)
+            self.publish_message(&session.account_id, EventName::MessageCreated, &message)
                 .await;
         }
         self.kick(&session.account_id, &session.id, Wake::Progress);
@@ -250,7 +250,7 @@ impl Conductor {
             .store
             .add_message(session, MessageKind::Attachment, &text, None, true)
             .await?;
-        self.publish_message(&session.account_id, "message.created", &message)
+        self.publish_message(&session.account_id, EventName::MessageCreated, &message)
             .await;
         Ok(())
     }
@@ -268,7 +268,7 @@ impl Conductor {
             .store
             .add_message(&session, MessageKind::User, text, None, false)
             .await?;
-        self.publish_message(&session.account_id, "message.created", &message)
+        self.publish_message(&session.account_id, EventName::MessageCreated, &message)
             .await;
         if session.status == SessionStatus::Running || session.status == SessionStatus::Waiting {
             let note = self
@@ -281,7 +281,7 @@ impl Conductor {
                     true,
                 )
                 .await?;
-            self.publish_message(&session.account_id, "message.created", &note)
+            self.publish_message(&session.account_id, EventName::MessageCreated, &note)
                 .await;
         }
         self.kick(account_id, &session.id, Wake::Message);
@@ -301,7 +301,12 @@ impl Conductor {
         match session.status {
             SessionStatus::Running => {
                 if let Some(turn) = session.current_turn.clone() {
-                    self.stop_turn(turn).await?;
+                    if self.store.is_shared() && !self.runs_turn_here(session_id, &turn) {
+                        self.stop_on_other_nodes(account_id, session_id, &turn)
+                            .await?;
+                    } else {
+                        self.stop_turn(turn).await?;
+                    }
                 }
                 Ok(session)
             }
@@ -363,7 +368,7 @@ impl Conductor {
         }
         for message in &queued {
             if let Some(message) = self.store.deliver_message(&message.id).await? {
-                self.publish_message(&session.account_id, "message.updated", &message)
+                self.publish_message(&session.account_id, EventName::MessageUpdated, &message)
                     .await;
             }
         }
@@ -380,7 +385,7 @@ impl Conductor {
                 true,
             )
             .await?;
-        self.publish_message(&session.account_id, "message.created", &note)
+        self.publish_message(&session.account_id, EventName::MessageCreated, &note)
             .await;
         Ok(())
     }

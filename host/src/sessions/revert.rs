@@ -5,12 +5,10 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use serde_json::json;
-
-use super::{Conductor, Result, SessionError, invalid};
+use super::{Conductor, EventName, Result, SessionError, invalid};
 use crate::checkpoint;
 use crate::engine::FILES_LISTED;
-use crate::store::{Message, MessageKind, SessionStatus};
+use crate::store::{Message, MessageKind, RevertView, SessionStatus, TurnState};
 
 impl Conductor {
     /// Restores the session's work tree to the start of turn `turn_id` (an
@@ -51,11 +49,7 @@ impl Conductor {
                 format!("the session has no turn {turn_id:?}"),
             ));
         };
-        let turn = message.turn_value();
-        let Some(target) = turn["result"]["start_checkpoint"]
-            .as_str()
-            .map(str::to_owned)
-        else {
+        let (Some(target), _) = message.checkpoints() else {
             return Err(SessionError::Conflict(format!(
                 "turn {turn_id} has no start checkpoint to go back to"
             )));
@@ -90,19 +84,19 @@ impl Conductor {
                 shas.join(", ")
             ));
         }
-        let view = json!({
-            "kind": "revert",
-            "turn_id": revert_id,
-            "reverted_turn_id": turn_id,
-            "status": "completed",
-            "started_at": started_at,
-            "result": restored,
-        });
+        let view = serde_json::to_value(RevertView {
+            turn_id: revert_id,
+            reverted_turn_id: turn_id.to_owned(),
+            status: TurnState::Completed,
+            started_at,
+            result: restored,
+        })
+        .map_err(|error| SessionError::Internal(error.into()))?;
         let message = self
             .store
             .add_message(&session, MessageKind::Revert, &content, Some(&view), true)
             .await?;
-        self.publish_message(account_id, "message.created", &message)
+        self.publish_message(account_id, EventName::MessageCreated, &message)
             .await;
         session.last_activity_at = crate::store::now();
         self.save(&mut session).await?;

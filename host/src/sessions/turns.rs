@@ -5,7 +5,7 @@ use super::machine::{AfterTurn, after_turn};
 use super::*;
 use crate::engine::result::Status;
 use crate::service::turn_env::TurnEnv;
-use crate::store::{TurnState, TurnView};
+use crate::store::{TurnOutcome, TurnState, TurnView};
 
 /// The most of the conversation, in bytes, the first brief on a node that
 /// took a session over carries.
@@ -50,7 +50,7 @@ impl Conductor {
         };
         for message in queued {
             if let Some(message) = self.store.deliver_message(&message.id).await? {
-                self.publish_message(&session.account_id, "message.updated", &message)
+                self.publish_message(&session.account_id, EventName::MessageUpdated, &message)
                     .await;
             }
         }
@@ -135,7 +135,7 @@ impl Conductor {
                 true,
             )
             .await?;
-        self.publish_message(&session.account_id, "message.created", &message)
+        self.publish_message(&session.account_id, EventName::MessageCreated, &message)
             .await;
         self.follow_turn(session, call.call_id, turn, message).await
     }
@@ -317,7 +317,7 @@ impl Conductor {
             Ok(result) => {
                 view.status = turn_state(result.status);
                 view.session_id = result.session_id.clone();
-                view.result = Some(turn_result_view(result));
+                view.result = Some(TurnOutcome::from(&**result));
                 result
                     .final_message
                     .clone()
@@ -333,7 +333,7 @@ impl Conductor {
             .store
             .update_message(&message.id, &content, &view.to_value())
             .await?;
-        self.publish_message(account_id, "message.updated", &message)
+        self.publish_message(account_id, EventName::MessageUpdated, &message)
             .await;
         if let Ok(result) = &outcome {
             if let Some(harness_session) = &result.session_id {

@@ -64,6 +64,19 @@ pub struct SessionRef {
     pub account_id: String,
 }
 
+/// A waiting session a node took from another to run it.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct ClaimedWait {
+    /// The session.
+    pub session_id: String,
+    /// Its account.
+    pub account_id: String,
+    /// The node that held it.
+    pub from_node: String,
+    /// The lease's generation now, the claiming node's.
+    pub generation: i64,
+}
+
 /// The stored time `ttl` from now.
 fn expiry(ttl: Duration) -> String {
     format_time(time::OffsetDateTime::now_utc() + ttl)
@@ -194,6 +207,64 @@ impl Store {
         .bind(now())
         .fetch_all(pool)
         .await)?)
+    }
+
+    /// Moves to `node` up to `limit` sessions that wait for a turn slot on
+    /// other nodes (their node retried at least once), the longest waits first, each
+    /// lease at its next generation: `node` has slots free. A wait behind
+    /// its account's cap (`account_cap` slots held on all nodes) stays where
+    /// it is: no node could run it. Rows another node is claiming at the
+    /// same moment are skipped (`FOR UPDATE SKIP LOCKED`), so a wait moves to
+    /// one node only. What it took, and from whom.
+    pub async fn claim_waiting(
+        &self,
+        node: &str,
+        limit: usize,
+        ttl: Duration,
+        account_cap: Option<usize>,
+    ) -> Result<Vec<ClaimedWait>> {
+        let dialect = self.dialect();
+        let at = now();
+        let until = expiry(ttl);
+        let cap = account_cap.map_or(i64::MAX, |cap| cap as i64);
+        on_pool!(self, |pool| {
+            let mut transaction = pool.begin_with(dialect.begin_write).await?;
+            let waits: Vec<ClaimedWait> = sqlx::query_as(&format!(
+                "SELECT s.id AS session_id, s.account_id, l.node_id AS from_node, l.generation \
+                 FROM session_leases l JOIN sessions s ON s.id = l.session_id \
+                 WHERE l.node_id <> $1 AND s.status = 'waiting' AND s.retries >= 2 \
+                 AND (SELECT COUNT(*) FROM turn_slots t WHERE t.account_id = s.account_id \
+                      AND t.expires_at > $2) < $3 \
+                 ORDER BY s.waiting_since, s.id LIMIT $4{}",
+                dialect.skip_locked
+            ))
+            .bind(node)
+            .bind(&at)
+            .bind(cap)
+            .bind(limit as i64)
+            .fetch_all(&mut *transaction)
+            .await?;
+            let mut claimed = Vec::with_capacity(waits.len());
+            for mut wait in waits {
+                let moved = sqlx::query(
+                    "UPDATE session_leases SET node_id = $2, generation = $3, expires_at = $4 \
+                     WHERE session_id = $1 AND generation = $5",
+                )
+                .bind(&wait.session_id)
+                .bind(node)
+                .bind(wait.generation + 1)
+                .bind(&until)
+                .bind(wait.generation)
+                .execute(&mut *transaction)
+                .await?;
+                if moved.rows_affected() == 1 {
+                    wait.generation += 1;
+                    claimed.push(wait);
+                }
+            }
+            transaction.commit().await?;
+            Ok(claimed)
+        })
     }
 
     /// The sessions `node` holds that are idle or closed with a message

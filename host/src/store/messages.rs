@@ -9,6 +9,9 @@ use super::page_cache::{CachedPage, PageKey};
 use super::{
     Backend, Dialect, Direction, Page, PerBackend, Result, Session, Store, new_id, now, on_pool,
 };
+use crate::checkpoint::{DiffStat, Restored};
+use crate::engine::result::{TurnResult, TurnUsage};
+use crate::reader::UnknownEvents;
 
 /// A message as stored.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
@@ -63,7 +66,88 @@ pub struct TurnView {
     pub started_at: String,
     /// Once it ended: its result.
     #[schema(value_type = Option<Object>)]
-    pub result: Option<Value>,
+    pub result: Option<TurnOutcome>,
+}
+
+/// How a session's turn ended, as its assistant message carries it: the
+/// code-task result without the fields the turn view already holds. A turn
+/// a lost node was running has only its `detail`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TurnOutcome {
+    /// The CLI's exit code, when it exited by itself.
+    pub exit_code: Option<i32>,
+    /// From start to end.
+    pub duration_ms: Option<u64>,
+    /// What the turn changed.
+    #[serde(flatten)]
+    pub changes: DiffStat,
+    /// What explains the status, when something does.
+    pub detail: Option<String>,
+    /// The harness's final message (redacted).
+    pub final_message: Option<String>,
+    /// The commit before the turn.
+    pub start_checkpoint: Option<String>,
+    /// The commit after the turn.
+    pub end_checkpoint: Option<String>,
+    /// The raw harness log.
+    pub log_path: Option<String>,
+    /// The whole result as text, in the spec's format.
+    pub result_text: Option<String>,
+    /// The model the turn ran on.
+    pub model: Option<String>,
+    /// Tokens and cost; none when the harness reported no usage.
+    pub usage: Option<TurnUsage>,
+    /// The CLI's version, when its version command told it.
+    pub cli_version: Option<String>,
+    /// Lines of a type the driver does not know, by type.
+    pub unknown_events: UnknownEvents,
+    /// Lines of the output that were not JSON.
+    pub not_json_lines: u64,
+}
+
+impl From<&TurnResult> for TurnOutcome {
+    fn from(result: &TurnResult) -> Self {
+        Self {
+            exit_code: result.exit_code,
+            duration_ms: Some(result.duration_ms),
+            changes: DiffStat {
+                files_changed: result.files_changed.clone(),
+                total_files: result.total_files,
+                insertions: result.insertions,
+                deletions: result.deletions,
+            },
+            detail: result.detail.clone(),
+            final_message: result.final_message.clone(),
+            start_checkpoint: result.start_checkpoint.clone(),
+            end_checkpoint: result.end_checkpoint.clone(),
+            log_path: Some(result.log_path.clone()),
+            result_text: Some(result.result_text.clone()),
+            model: result.model.clone(),
+            usage: result.usage.clone(),
+            cli_version: result.cli_version.clone(),
+            unknown_events: result.unknown_events.clone(),
+            not_json_lines: result.not_json_lines,
+        }
+    }
+}
+
+/// A revert message's record: the work tree restored to a turn's start,
+/// shown like a turn (with `kind: "revert"`) so that it can be reverted in
+/// turn.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename = "revert")]
+pub struct RevertView {
+    /// The revert's own id, as a turn's.
+    pub turn_id: String,
+    /// The turn whose start the work tree went back to.
+    pub reverted_turn_id: String,
+    /// Always completed: a revert is recorded once done.
+    pub status: TurnState,
+    /// When it started (RFC 3339).
+    pub started_at: String,
+    /// What the restore did.
+    pub result: Restored,
 }
 
 /// Where a turn stands.
@@ -199,12 +283,31 @@ impl Message {
         serde_json::from_str(self.turn.as_ref()?.get()).ok()
     }
 
-    /// The turn, parsed; null for a message without one.
-    pub fn turn_value(&self) -> Value {
-        self.turn
-            .as_ref()
-            .and_then(|turn| serde_json::from_str(turn.get()).ok())
-            .unwrap_or(Value::Null)
+    /// A revert message's record; none for other messages.
+    pub fn revert_view(&self) -> Option<RevertView> {
+        serde_json::from_str(self.turn.as_ref()?.get()).ok()
+    }
+
+    /// The checkpoints (start, end) of the turn or revert this message
+    /// records, when it took them.
+    pub fn checkpoints(&self) -> (Option<String>, Option<String>) {
+        match self.kind {
+            MessageKind::Assistant => self
+                .turn_view()
+                .and_then(|view| view.result)
+                .map(|result| (result.start_checkpoint, result.end_checkpoint))
+                .unwrap_or_default(),
+            MessageKind::Revert => self
+                .revert_view()
+                .map(|view| {
+                    (
+                        Some(view.result.start_checkpoint),
+                        Some(view.result.end_checkpoint),
+                    )
+                })
+                .unwrap_or_default(),
+            _ => (None, None),
+        }
     }
 }
 

@@ -22,6 +22,7 @@ mod notify;
 mod page_cache;
 mod readers;
 mod sessions;
+mod slots;
 mod tasks;
 mod tokens;
 mod unknown_events;
@@ -43,8 +44,8 @@ pub use calls::Call;
 pub use environments::{Environment, EnvironmentPatch, NewEnvironment};
 pub use events::{NewEvent, RunKey, StoredEvent};
 pub use idempotency::KeyState;
-pub use leases::{Claim, Lease, SessionRef, TakenFrom};
-pub use messages::{Message, MessageKind, TurnState, TurnView};
+pub use leases::{Claim, ClaimedWait, Lease, SessionRef, TakenFrom};
+pub use messages::{Message, MessageKind, RevertView, TurnOutcome, TurnState, TurnView};
 pub use notify::{Listener, Notice, SessionWake};
 pub use sessions::{CloseReason, IdleSession, NewSession, RebuiltFrom, Session, SessionStatus};
 pub use tasks::{NewTask, Task, TaskStatus};
@@ -132,18 +133,24 @@ struct Dialect {
     /// Run in a writing transaction, fails when the database takes no
     /// writes (a PostgreSQL standby); SQLite's write lock already tells.
     check_writable: Option<&'static str>,
+    /// Ends a SELECT of session leases to change, skipping rows another
+    /// transaction holds: PostgreSQL's nodes claim work side by side;
+    /// SQLite has one writer.
+    skip_locked: &'static str,
 }
 
 const SQLITE: Dialect = Dialect {
     begin_write: "BEGIN IMMEDIATE",
     for_update: "",
     check_writable: None,
+    skip_locked: "",
 };
 
 const POSTGRES: Dialect = Dialect {
     begin_write: "BEGIN",
     for_update: " FOR UPDATE",
     check_writable: Some("SET TRANSACTION READ WRITE"),
+    skip_locked: " FOR UPDATE OF l SKIP LOCKED",
 };
 
 /// Which backend a store runs on.

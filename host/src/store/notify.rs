@@ -14,7 +14,8 @@ use super::{Pool, Result, Store};
 /// session: the payload is a [`SessionWake`] as JSON.
 const WAKE_CHANNEL: &str = "cinch_session_wake";
 
-/// A message came for a session, posted on node `from`.
+/// Node `from` took a request for a session that the node holding the
+/// session's lease carries out: a message came, or a turn is to stop.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SessionWake {
     /// The session's account.
@@ -23,6 +24,9 @@ pub struct SessionWake {
     pub session_id: String,
     /// The node it was posted on, so that it can leave its own notices be.
     pub from: String,
+    /// A turn of the session to stop (an abort), rather than a message.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_turn: Option<String>,
 }
 
 /// What a node was told.

@@ -1,0 +1,258 @@
+//! Turns the server follows and each run's live events. A turn's progress
+//! becomes `tool.progress` events of its run; sessions add their status and
+//! message changes. Events are numbered per run and stored, and streams see
+//! an event only once it is stored, so a stream resumes with `Last-Event-ID`
+//! across restarts too: what a client was sent keeps its number. A turn
+//! followed again after a restart re-reads its log from the start; what its
+//! run already holds of it is not published again.
+//!
+//! On SQLite this node is the database's only writer: it numbers events as
+//! they are published and keeps them in memory. On PostgreSQL every node
+//! writes the same runs (a session's turn on one node, a message posted on
+//! another), so the database numbers them as it stores them ([`Numbering`]),
+//! and what a node holds in memory is what it read back: when it is told
+//! another node stored some ([`Runs::read_back`], from `super::nodes`), after
+//! storing its own, and on each new stream. A stream's ids are then the same
+//! on every node, and `Last-Event-ID` resumes on any.
+
+mod events;
+mod pump;
+mod writer;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+use tokio::sync::{mpsc, watch};
+
+use crate::engine::Turn;
+use crate::engine::result::TurnResult;
+use crate::store::{RunKey, Store};
+use crate::sync::lock;
+use crate::webhooks::{EventKind, Webhooks};
+use events::Numbering;
+pub use events::{EventName, RunEvent, RunEvents};
+use writer::{Job, Pending};
+
+/// Runs whose events stay in memory before dormant ones are dropped.
+const KEPT_RUNS: usize = 256;
+
+/// What the server knows of a turn it follows.
+#[derive(Debug, Clone, Default)]
+pub struct LiveState {
+    /// The harness session, once reported.
+    pub session_id: Option<String>,
+    /// The result once the turn has ended, or why it could not be had.
+    pub outcome: Option<Result<Arc<TurnResult>, String>>,
+}
+
+/// Which call of which run a followed turn is.
+#[derive(Debug, Clone)]
+pub struct CallRef {
+    /// The account.
+    pub account_id: String,
+    /// The run.
+    pub run_id: String,
+    /// The call.
+    pub call_id: String,
+}
+
+/// The turns the server follows, by turn id, and the runs' events, by
+/// account and run.
+pub struct Runs {
+    store: Store,
+    webhooks: Webhooks,
+    turns: Mutex<HashMap<String, watch::Sender<LiveState>>>,
+    runs: Arc<RunMap>,
+    numbering: Numbering,
+    writer: mpsc::UnboundedSender<Job>,
+    closing: watch::Sender<bool>,
+}
+
+/// The runs whose events are in memory.
+pub(super) type RunMap = tokio::sync::Mutex<HashMap<RunKey, Arc<RunEvents>>>;
+
+impl Runs {
+    /// Runs whose events are stored in `store`. Must be called inside a
+    /// Tokio runtime: a task writes the events.
+    pub fn new(store: Store, webhooks: Webhooks) -> Self {
+        let (writer, queue) = mpsc::unbounded_channel();
+        let runs = Arc::new(RunMap::default());
+        let numbering = Numbering::of(&store);
+        tokio::spawn(writer::store_events(store.clone(), queue, runs.clone()));
+        Self {
+            store,
+            webhooks,
+            turns: Mutex::default(),
+            runs,
+            numbering,
+            writer,
+            closing: watch::Sender::new(false),
+        }
+    }
+
+    /// Adds an event to the account's run (see [`RunEvents::publish`]),
+    /// without reading the run's events when the database numbers them.
+    pub async fn publish(&self, account_id: &str, run_id: &str, name: EventName, data: Value) {
+        let run = RunKey {
+            account_id: account_id.to_owned(),
+            run_id: run_id.to_owned(),
+        };
+        if self.numbering == Numbering::Database {
+            let _ = self.writer.send(Job::Store(Pending {
+                run,
+                name,
+                data,
+                numbered: None,
+            }));
+            return;
+        }
+        match self.events(account_id, run_id).await {
+            Ok(events) => events.publish(name, data),
+            Err(error) => tracing::error!(run = %run_id, "publishing {}: {error:#}", name.as_str()),
+        }
+    }
+
+    /// Reads back what the database holds of the run past what this node
+    /// has in memory, when it has the run in memory: another node stored
+    /// events of it.
+    pub async fn read_back(&self, run: &RunKey) {
+        let events = self.runs.lock().await.get(run).cloned();
+        if let Some(events) = events {
+            events.read_back(&self.store).await;
+        }
+    }
+
+    /// Reads back every run in memory that a stream or a followed turn
+    /// holds (`all`: every one): notices about them may have been missed.
+    pub async fn read_back_held(&self, all: bool) {
+        let held: Vec<Arc<RunEvents>> = self
+            .runs
+            .lock()
+            .await
+            .values()
+            .filter(|events| all || events.is_held())
+            .cloned()
+            .collect();
+        for events in held {
+            events.read_back(&self.store).await;
+        }
+    }
+
+    /// Where the accounts' events are sent.
+    pub fn webhooks(&self) -> &Webhooks {
+        &self.webhooks
+    }
+
+    /// The run's events, read back from the database the first time.
+    /// On PostgreSQL what it holds is read back first: a notice from
+    /// another node may have been missed.
+    pub async fn events(&self, account_id: &str, run_id: &str) -> anyhow::Result<Arc<RunEvents>> {
+        let key = RunKey {
+            account_id: account_id.to_owned(),
+            run_id: run_id.to_owned(),
+        };
+        let mut runs = self.runs.lock().await;
+        if let Some(events) = runs.get(&key).cloned() {
+            drop(runs);
+            if self.numbering == Numbering::Database {
+                events.read_back(&self.store).await;
+            }
+            return Ok(events);
+        }
+        let stored = self.store.events(account_id, run_id).await?;
+        let events = Arc::new(RunEvents::new(
+            key.clone(),
+            self.numbering,
+            stored,
+            self.writer.clone(),
+        ));
+        if runs.len() >= KEPT_RUNS {
+            runs.retain(|_, events| !events.is_dormant());
+        }
+        runs.insert(key, events.clone());
+        Ok(events)
+    }
+
+    /// The state of a followed turn, watched; `None` when it is not followed.
+    pub fn watch(&self, turn_id: &str) -> Option<watch::Receiver<LiveState>> {
+        lock(&self.turns).get(turn_id).map(watch::Sender::subscribe)
+    }
+
+    /// Follows `turn` on a thread of its own: its progress goes to its run's
+    /// events, its session and result to its live state. A turn followed
+    /// before (by a server since restarted) carries on after what its run
+    /// already holds of it; a turn this server follows already (attached
+    /// twice at once) is not followed again: the live state is shared.
+    pub async fn follow(
+        &self,
+        call: CallRef,
+        turn: Turn,
+    ) -> anyhow::Result<watch::Receiver<LiveState>> {
+        let events = self.events(&call.account_id, &call.run_id).await?;
+        let state = {
+            let mut turns = lock(&self.turns);
+            if let Some(followed) = turns.get(turn.id()) {
+                return Ok(followed.subscribe());
+            }
+            let state = watch::Sender::new(LiveState::default());
+            turns.insert(turn.id().to_owned(), state.clone());
+            state
+        };
+        let receiver = state.subscribe();
+        let published = events.published_of(&call.call_id);
+        // The result outlives the turn's files, which go with its run's log;
+        // webhooks hear of the end once (not again from a restarted server).
+        let store = self.store.clone();
+        let webhooks = (!published.1).then(|| self.webhooks.clone());
+        let (ended, result) = tokio::sync::oneshot::channel::<Arc<TurnResult>>();
+        let stored = call.clone();
+        let run_events = events.clone();
+        let outcome = state.clone();
+        tokio::spawn(async move {
+            let Ok(result) = result.await else {
+                outcome.send_modify(|state| {
+                    state.outcome = Some(Err("the turn's follower stopped".to_owned()))
+                });
+                return;
+            };
+            // The end event is stored before the result: a server killed in
+            // between follows the turn again (no stored result) and
+            // publishes the end then, rather than never. The outcome is
+            // shown only once stored, so whoever waits for it (`?wait=true`)
+            // reads it back everywhere.
+            run_events.flushed().await;
+            if let Err(error) = store
+                .record_call_result(&stored.account_id, &stored.run_id, &stored.call_id, &result)
+                .await
+            {
+                tracing::error!(call = %stored.call_id, "storing the turn's result: {error}");
+            }
+            outcome.send_modify(|state| state.outcome = Some(Ok(result.clone())));
+            if let Some(webhooks) = webhooks {
+                webhooks.notify(
+                    &stored.account_id,
+                    EventKind::TurnEnded,
+                    json!({"run_id": stored.run_id, "call_id": stored.call_id, "result": *result}),
+                );
+            }
+        });
+        std::thread::Builder::new()
+            .name(format!("follow-{}", turn.id()))
+            .spawn(move || {
+                let result = pump::pump(&call, turn, &state, &events, published);
+                let _ = ended.send(result);
+            })?;
+        Ok(receiver)
+    }
+
+    /// Whether the server is shutting down, watched.
+    pub fn closing(&self) -> watch::Receiver<bool> {
+        self.closing.subscribe()
+    }
+
+    /// Ends every live event stream (the server is shutting down).
+    pub fn close(&self) {
+        self.closing.send_replace(true);
+    }
+}
