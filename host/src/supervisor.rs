@@ -151,22 +151,37 @@ fn spawn(
         .stdout(log)
         .stderr(stderr)
         .process_group(0);
-    if let Some(policy) = &launch.sandbox {
-        let mut policy = policy.clone();
+    let policy = launch.sandbox.clone().map(|mut policy| {
         policy.cgroups = cgroup.map(Cgroup::procs_files).unwrap_or_default();
-        // SAFETY: this process is single-threaded (see `run`), so the forked
-        // child may allocate; the closure touches only its own copy.
-        unsafe {
-            command.pre_exec(move || {
-                policy.enforce().map(drop).map_err(|error| {
-                    // Only an errno crosses back to the parent: the reason goes
-                    // to the CLI's stderr, which the result shows.
-                    use std::io::Write as _;
-                    let _ = writeln!(std::io::stderr(), "cinch sandbox: {error}");
-                    std::io::Error::from_raw_os_error(libc::EPERM)
-                })
-            });
-        }
+        policy
+    });
+    let pid_file = turn.pid();
+    // SAFETY: this process is single-threaded (see `run`), so the forked
+    // child may allocate; the closure touches only its own copies.
+    unsafe {
+        command.pre_exec(move || {
+            use std::io::Write as _;
+            // The child records its process group itself, before the CLI
+            // runs: were this supervisor killed right after the fork, the
+            // engine still finds the group to kill.
+            // Not synced: a process group outlives no machine restart.
+            std::fs::OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .mode(0o600)
+                .open(&pid_file)?
+                .write_all(std::process::id().to_string().as_bytes())?;
+            let Some(policy) = &policy else {
+                return Ok(());
+            };
+            policy.enforce().map(drop).map_err(|error| {
+                // Only an errno crosses back to the parent: the reason goes
+                // to the CLI's stderr, which the result shows.
+                let _ = writeln!(std::io::stderr(), "cinch sandbox: {error}");
+                std::io::Error::from_raw_os_error(libc::EPERM)
+            })
+        });
     }
     let child = command.spawn().with_context(|| {
         if launch.sandbox.is_some() {
@@ -178,7 +193,6 @@ fn spawn(
             format!("starting {}", launch.program.display())
         }
     })?;
-    write_private(&turn.pid(), child.id().to_string().as_bytes())?;
     Ok(child)
 }
 
