@@ -509,6 +509,16 @@ fn an_accounts_cap_holds_back_its_own_turns_and_no_one_elses() {
     });
     let why = waiting["error_message"].as_str().unwrap();
     assert!(why.contains("--max-turns-per-account"), "{why}");
+    // A code task of the account is refused at once, naming the cap.
+    let code_task = server.post(
+        "/api/runs/run-capped/tasks",
+        &token,
+        &json!({"brief": "Work.", "harness": "claude", "repo": "repo"}),
+    );
+    assert_eq!(code_task.status, 429, "{code_task:?}");
+    assert_eq!(code_task.json()["type"], "urn:cinch:capacity.full");
+    let why = code_task.json()["detail"].as_str().unwrap().to_owned();
+    assert!(why.contains("--max-turns-per-account"), "{why}");
 
     // Another account's session runs at once, and the second still waits.
     let (_, other_token) = world.second_account();

@@ -142,7 +142,7 @@ impl From<CodeTaskError> for Problem {
             CodeTaskError::NoAgent => {
                 Self::new(StatusCode::UNPROCESSABLE_ENTITY, "agent.missing", detail)
             }
-            CodeTaskError::CapacityFull { .. } => {
+            CodeTaskError::CapacityFull { .. } | CodeTaskError::AccountCapacityFull { .. } => {
                 Self::new(StatusCode::TOO_MANY_REQUESTS, "capacity.full", detail)
             }
             // 409 while another turn runs in the working tree, 422 for the rest.

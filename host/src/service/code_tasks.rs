@@ -49,6 +49,14 @@ pub enum CodeTaskError {
         /// The cap.
         max_turns: usize,
     },
+    /// As many turns as the account may run at once on all nodes are running.
+    #[error(
+        "the account runs {max_turns_per_account} turns, the most it may run at once (`cinch serve --max-turns-per-account`): try again when one ends"
+    )]
+    AccountCapacityFull {
+        /// The account's cap.
+        max_turns_per_account: usize,
+    },
     /// The engine refused to start the turn.
     #[error(transparent)]
     Refused(Refusal),
@@ -196,10 +204,28 @@ impl CodeTasks {
 
         // A code task's turn counts against the cap on turns at once, as a session's does.
         static CODE_TASKS: AtomicU64 = AtomicU64::new(0);
-        let slot = format!("code-task:{}", CODE_TASKS.fetch_add(1, Ordering::Relaxed));
+        let slot = format!(
+            "code-task:{}:{}",
+            self.conductor.node_id(),
+            CODE_TASKS.fetch_add(1, Ordering::Relaxed)
+        );
         if !self.conductor.take_slot(&slot) {
             return Err(CodeTaskError::CapacityFull {
                 max_turns: self.conductor.settings().max_turns,
+            });
+        }
+        let account_slot = self.conductor.take_account_slot(account_id, &slot).await;
+        if !matches!(account_slot, Ok(true)) {
+            self.conductor.release_slot(&slot);
+            return Err(match account_slot {
+                Err(error) => CodeTaskError::internal(error),
+                _ => CodeTaskError::AccountCapacityFull {
+                    max_turns_per_account: self
+                        .conductor
+                        .settings()
+                        .max_turns_per_account
+                        .unwrap_or_default(),
+                },
             });
         }
         let engine = self.engine.clone();
