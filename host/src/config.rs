@@ -125,6 +125,8 @@ pub struct ServeConfig {
     pub drain_grace: Option<u64>,
     /// Where checkpoints are pushed for every node to reach.
     pub checkpoint_remote: Option<String>,
+    /// Where the other nodes reach this one.
+    pub advertise_url: Option<String>,
 }
 
 impl ServeConfig {

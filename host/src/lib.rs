@@ -35,6 +35,7 @@ pub mod lines;
 pub mod mcp;
 pub mod metrics;
 pub mod parse;
+pub mod peers;
 pub mod probe;
 pub mod progress;
 pub mod reader;

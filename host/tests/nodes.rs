@@ -824,12 +824,16 @@ fn a_code_task_running_on_one_node_is_followed_from_another() {
     let (here, there) = (one.get(&diff, &token), two.get(&diff, &token));
     assert_eq!((there.status, &there.text), (here.status, &here.text));
     let log = format!("{task_path}/log");
-    assert_eq!(one.get(&log, &token).status, 200);
-    // The log stays in the home of the node that ran the task, which says so
-    // (not that it was pruned).
+    let here = one.get(&log, &token);
+    assert_eq!(here.status, 200, "{here:?}");
+    // The log stays in the home of the node that ran the task: the other
+    // node fetches it from there, as the caller.
     let there = two.get(&log, &token);
-    assert_eq!(there.status, 404, "{there:?}");
-    assert_eq!(there.json()["type"], "urn:cinch:log.elsewhere", "{there:?}");
+    assert_eq!(there.status, 200, "{there:?}");
+    assert_eq!(there.json(), here.json());
+    assert!(here.json()["events"].as_u64().unwrap() > 0, "{here:?}");
+    let stranger = two.get(&log, "not-a-token");
+    assert_eq!(stranger.status, 401, "{stranger:?}");
 }
 
 #[test]

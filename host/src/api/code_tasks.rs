@@ -433,10 +433,17 @@ pub async fn task_log(
     State(app): State<AppState>,
     caller: Caller,
     Path((run, call)): Path<(String, String)>,
+    headers: axum::http::HeaderMap,
 ) -> Result<axum::Json<LogView>, Problem> {
+    // Read on the node that ran the task as this caller, unless this is
+    // already another node asking.
+    let forward_as = match headers.contains_key(crate::peers::FORWARDED_HEADER) {
+        true => None,
+        false => super::extract::bearer(&headers),
+    };
     let view = app
         .code_tasks
-        .log(&caller.0.account_id, &run, &call)
+        .log(&caller.0.account_id, &run, &call, forward_as)
         .await?;
     Ok(axum::Json(view))
 }

@@ -38,17 +38,20 @@ impl FromRequestParts<AppState> for Caller {
     }
 }
 
-/// Who `Authorization: Bearer <token>` in `headers` names.
-pub async fn principal(state: &AppState, headers: &HeaderMap) -> Result<Principal, Problem> {
-    let header = headers
-        .get(axum::http::header::AUTHORIZATION)
-        .ok_or_else(|| Problem::unauthorized("send Authorization: Bearer <token>"))?;
-    let token = header
+/// The token of `Authorization: Bearer <token>` in `headers`, if any.
+pub fn bearer(headers: &HeaderMap) -> Option<&str> {
+    headers
+        .get(axum::http::header::AUTHORIZATION)?
         .to_str()
-        .ok()
-        .and_then(|value| value.strip_prefix("Bearer "))
+        .ok()?
+        .strip_prefix("Bearer ")
         .map(str::trim)
         .filter(|token| !token.is_empty())
+}
+
+/// Who `Authorization: Bearer <token>` in `headers` names.
+pub async fn principal(state: &AppState, headers: &HeaderMap) -> Result<Principal, Problem> {
+    let token = bearer(headers)
         .ok_or_else(|| Problem::unauthorized("send Authorization: Bearer <token>"))?;
     match state.store.authenticate(token).await? {
         Some(principal) => Ok(principal),

@@ -156,12 +156,7 @@ fn drivers(registry: &crate::drivers::Registry) -> DriversHealth {
 )]
 pub async fn metrics(State(app): State<AppState>, headers: HeaderMap) -> Result<Response, Problem> {
     if let Some(expected) = &app.metrics_token {
-        let given = headers
-            .get(header::AUTHORIZATION)
-            .and_then(|value| value.to_str().ok())
-            .and_then(|value| value.strip_prefix("Bearer "))
-            .map(str::trim)
-            .unwrap_or_default();
+        let given = super::extract::bearer(&headers).unwrap_or_default();
         if !same_secret(given.as_bytes(), expected.as_bytes()) {
             return Err(Problem::unauthorized(
                 "send the server's metrics token: Authorization: Bearer <token>",

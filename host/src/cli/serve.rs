@@ -88,6 +88,11 @@ pub struct ServeArgs {
     /// is handed to other nodes, on a shared database [default: 30].
     #[arg(long, env = "CINCH_DRAIN_GRACE")]
     drain_grace: Option<u64>,
+    /// Where the other nodes reach this one, for what only it holds (the
+    /// harness logs of the code tasks it ran) [default: http://<listen>, unless
+    /// it listens on every address].
+    #[arg(long, env = "CINCH_ADVERTISE_URL")]
+    advertise_url: Option<String>,
     /// Where checkpoints are pushed after each turn, for every node to reach
     /// when it takes a session over: a bare git repository's path or a git URL.
     #[arg(long, env = "CINCH_CHECKPOINT_REMOTE")]
@@ -367,6 +372,7 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         max_turns_per_account,
         ..settings
     };
+    let advertise_url = args.advertise_url.or(file.advertise_url.clone());
     let drain_grace = Duration::from_secs(
         args.drain_grace
             .or(file.drain_grace)
@@ -419,6 +425,20 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         let listener = tokio::net::TcpListener::bind(listen)
             .await
             .with_context(|| format!("listening on {listen}"))?;
+        if store.is_shared() {
+            let bound = listener.local_addr()?;
+            match advertise_url.or_else(|| {
+                (!bound.ip().is_unspecified()).then(|| format!("http://{bound}"))
+            }) {
+                Some(url) => store
+                    .announce_node(&node_id, &url)
+                    .await
+                    .context("recording where this node answers")?,
+                None => tracing::warn!(
+                    "this node listens on every address and has no --advertise-url: other nodes cannot fetch the harness logs of the code tasks it runs"
+                ),
+            }
+        }
         eprintln!(
             "cinch: node {node_id} serving on http://{}",
             listener.local_addr()?

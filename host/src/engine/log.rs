@@ -3,7 +3,7 @@
 
 use std::io::Read as _;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::parse::TurnParser;
 use crate::progress::ProgressRenderer;
@@ -19,7 +19,7 @@ pub const MAX_RAW_BYTES: usize = 256 << 10;
 /// A kept log, as people read it: the API's `HarnessLog`. Its field
 /// comments are the API document's descriptions, so they spell out
 /// [`MAX_LINES`] and [`MAX_RAW_BYTES`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[schema(as = HarnessLog, description = "A harness log as the spec returns it.")]
 pub struct LogView {
     /// The log's events as progress lines, at most 2000, redacted, each cut at 240 characters.

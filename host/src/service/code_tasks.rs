@@ -11,6 +11,7 @@ use crate::engine::brief::Note;
 use crate::engine::log::LogView;
 use crate::engine::result::TurnResult;
 use crate::engine::{Engine, LogError, Refusal, TurnRequest};
+use crate::peers::PeerAnswer;
 use crate::sessions::Conductor;
 use crate::sessions::live::{CallRef, LiveState, Runs};
 use crate::store::{Call, Environment, Store, StoreError, TokenOwner};
@@ -66,7 +67,7 @@ pub enum CodeTaskError {
     /// The task ran on another node sharing the database, whose home keeps
     /// its harness log.
     #[error(
-        "that task ran on another cinch node, whose home keeps its harness log: read it there (nodes share the database, not their homes)"
+        "that task ran on another cinch node, whose home keeps its harness log, and that node could not be asked for it: read it there, or give each node an --advertise-url the others reach"
     )]
     LogOnAnotherNode,
     /// The store failed.
@@ -245,7 +246,13 @@ impl CodeTasks {
         let turn_id = turn.id().to_owned();
         let call = match self
             .store
-            .create_call(account_id, &run, &turn_id, &environment.id)
+            .create_call(
+                account_id,
+                &run,
+                &turn_id,
+                &environment.id,
+                self.conductor.node_id(),
+            )
             .await
         {
             Ok(call) => call,
@@ -339,12 +346,16 @@ impl CodeTasks {
             .map_err(CodeTaskError::Internal)
     }
 
-    /// The task's kept harness log, read through its driver.
+    /// The task's kept harness log, read through its driver. A task that
+    /// ran on another node is read from that node, as the caller whose
+    /// bearer token is `forward_as` (none: the request was itself
+    /// forwarded, and goes no further).
     pub async fn log(
         &self,
         account_id: &str,
         run: &str,
         call: &str,
+        forward_as: Option<&str>,
     ) -> Result<LogView, CodeTaskError> {
         let call = self
             .store
@@ -358,19 +369,48 @@ impl CodeTasks {
         });
         let engine = self.engine.clone();
         let turn_id = call.turn_id.clone();
-        tokio::task::spawn_blocking(move || engine.log(&turn_id))
+        let read = tokio::task::spawn_blocking(move || engine.log(&turn_id))
             .await
-            .map_err(CodeTaskError::internal)?
-            .map_err(|error| match error {
-                LogError::NoSuchTurn(_) if self.store.is_shared() && !ran_here => {
-                    CodeTaskError::LogOnAnotherNode
-                }
-                // The call exists, so its turn had a log: it went with its run.
-                LogError::NoSuchTurn(_) | LogError::Pruned => {
-                    CodeTaskError::LogPruned(LogError::Pruned)
-                }
-                LogError::Unreadable(error) => CodeTaskError::internal(error),
-            })
+            .map_err(CodeTaskError::internal)?;
+        match read {
+            Ok(view) => Ok(view),
+            Err(LogError::NoSuchTurn(_)) if self.store.is_shared() && !ran_here => {
+                self.log_from_its_node(&call, forward_as).await
+            }
+            // The call exists, so its turn had a log: it went with its run.
+            Err(LogError::NoSuchTurn(_) | LogError::Pruned) => {
+                Err(CodeTaskError::LogPruned(LogError::Pruned))
+            }
+            Err(LogError::Unreadable(error)) => Err(CodeTaskError::internal(error)),
+        }
+    }
+
+    /// The log of a call another node ran, from that node.
+    async fn log_from_its_node(
+        &self,
+        call: &Call,
+        forward_as: Option<&str>,
+    ) -> Result<LogView, CodeTaskError> {
+        let (Some(node), Some(bearer)) = (&call.node_id, forward_as) else {
+            return Err(CodeTaskError::LogOnAnotherNode);
+        };
+        if node == self.conductor.node_id() {
+            return Err(CodeTaskError::LogPruned(LogError::Pruned));
+        }
+        let Some(base) = self.store.node_url(node).await? else {
+            return Err(CodeTaskError::LogOnAnotherNode);
+        };
+        let (run, call_id, bearer) = (call.run_id.clone(), call.call_id.clone(), bearer.to_owned());
+        let fetched =
+            blocking(move || crate::peers::fetch_log(&base, &run, &call_id, &bearer)).await?;
+        match fetched {
+            Ok(PeerAnswer::Found(view)) => Ok(view),
+            Ok(PeerAnswer::Gone) => Err(CodeTaskError::LogPruned(LogError::Pruned)),
+            Err(error) => {
+                tracing::warn!(%node, call = %call.call_id, "fetching a harness log from its node: {error:#}");
+                Err(CodeTaskError::LogOnAnotherNode)
+            }
+        }
     }
 
     async fn view(&self, call: Call, state: LiveState) -> Result<TaskView, CodeTaskError> {

@@ -91,6 +91,7 @@ impl Conductor {
                 &session.id,
                 &turn_id,
                 session.environment_id.as_deref().unwrap_or(""),
+                self.node_id(),
             )
             .await?;
         let display_name = self

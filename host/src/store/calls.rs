@@ -23,6 +23,8 @@ pub struct Call {
     pub environment_id: String,
     /// When it started (RFC 3339).
     pub created_at: String,
+    /// The node it ran on; none for a call from before nodes were recorded.
+    pub node_id: Option<String>,
     /// Its result as JSON, once its turn has ended.
     result: Option<String>,
 }
@@ -39,13 +41,14 @@ impl Call {
 }
 
 impl Store {
-    /// Records a call that has started as `turn_id`.
+    /// Records a call that has started as `turn_id` on `node`.
     pub async fn create_call(
         &self,
         account_id: &str,
         run_id: &str,
         turn_id: &str,
         environment_id: &str,
+        node: &str,
     ) -> Result<Call> {
         let call = Call {
             call_id: new_id("call")?,
@@ -54,11 +57,12 @@ impl Store {
             account_id: account_id.to_owned(),
             environment_id: environment_id.to_owned(),
             created_at: now(),
+            node_id: Some(node.to_owned()),
             result: None,
         };
         on_pool!(self, |pool| sqlx::query(
             "INSERT INTO code_task_calls (call_id, run_id, turn_id, account_id, environment_id, \
-             created_at) VALUES ($1, $2, $3, $4, $5, $6)",
+             created_at, node_id) VALUES ($1, $2, $3, $4, $5, $6, $7)",
         )
         .bind(&call.call_id)
         .bind(&call.run_id)
@@ -66,6 +70,7 @@ impl Store {
         .bind(&call.account_id)
         .bind(&call.environment_id)
         .bind(&call.created_at)
+        .bind(node)
         .execute(pool)
         .await
         .map(|done| done.rows_affected()))?;
@@ -79,15 +84,17 @@ impl Store {
         run_id: &str,
         call_id: &str,
     ) -> Result<Option<Call>> {
-        Ok(on_pool!(self, |pool| sqlx::query_as(
-            "SELECT call_id, run_id, turn_id, account_id, environment_id, created_at, result \
+        Ok(on_pool!(self, |pool| {
+            sqlx::query_as(
+            "SELECT call_id, run_id, turn_id, account_id, environment_id, created_at, node_id, result \
              FROM code_task_calls WHERE account_id = $1 AND run_id = $2 AND call_id = $3",
         )
         .bind(account_id)
         .bind(run_id)
         .bind(call_id)
         .fetch_optional(pool)
-        .await)?)
+        .await
+        })?)
     }
 
     /// Keeps the result of the account's call `call_id` of run `run_id`,

@@ -18,6 +18,7 @@ mod events;
 mod idempotency;
 mod leases;
 mod messages;
+mod nodes;
 mod notify;
 mod page_cache;
 mod readers;

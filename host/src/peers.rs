@@ -1,0 +1,60 @@
+//! Asking another node of the same database for what only it holds: a code
+//! task's harness log stays in the home of the node that ran it.
+
+use std::time::Duration;
+
+use crate::engine::log::LogView;
+
+/// The header that marks a request one node sent another on a caller's
+/// behalf: its answer is the node's own, never fetched further.
+pub const FORWARDED_HEADER: &str = "X-Cinch-Forwarded";
+
+/// How long a node waits for another's answer.
+const PEER_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// What another node answered.
+#[derive(Debug)]
+pub enum PeerAnswer<T> {
+    /// It had it.
+    Found(T),
+    /// It answered 404 too: it no longer has it either.
+    Gone,
+}
+
+/// Fetches the harness log of call `call` of run `run` from the node at
+/// `base` (its advertised URL), as the caller whose bearer token is
+/// `bearer`: the node checks the token and the account as for any request.
+/// Blocking.
+pub fn fetch_log(
+    base: &str,
+    run: &str,
+    call: &str,
+    bearer: &str,
+) -> anyhow::Result<PeerAnswer<LogView>> {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(PEER_TIMEOUT))
+        .max_redirects(0)
+        .build()
+        .into();
+    let url = format!(
+        "{}/api/runs/{run}/tasks/{call}/log",
+        base.trim_end_matches('/')
+    );
+    let mut response = agent
+        .get(&url)
+        .header("Authorization", &format!("Bearer {bearer}"))
+        .header(FORWARDED_HEADER, "1")
+        .call()
+        .map_err(|error| anyhow::anyhow!("asking {url}: {error}"))?;
+    let status = response.status().as_u16();
+    if status == 404 {
+        return Ok(PeerAnswer::Gone);
+    }
+    anyhow::ensure!(status == 200, "{url} answered {status}");
+    let body = response
+        .body_mut()
+        .read_to_string()
+        .map_err(|error| anyhow::anyhow!("reading {url}'s answer: {error}"))?;
+    Ok(PeerAnswer::Found(serde_json::from_str(&body)?))
+}
