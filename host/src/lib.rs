@@ -7,7 +7,8 @@
 //! - [`lines`], [`parse`], [`reader`], [`progress`], [`replay`]: reading a
 //!   harness's output through its driver into progress lines and an outcome.
 //! - [`engine`]: a turn's life and the bookkeeping of turns; [`supervisor`]:
-//!   the detached process that owns a turn's CLI; [`checkpoint`]: git
+//!   the detached process that owns a turn's CLI; [`turn_dir`]: the turn's
+//!   files the two share; [`checkpoint`]: git
 //!   snapshots of the work tree around a turn; [`config`]: `config.toml`.
 //! - [`probe`]: the harness CLIs installed on this machine.
 //! - [`home`], [`redact`]: cinch's state directory; masking secrets.
@@ -48,5 +49,6 @@ pub mod sessions;
 pub mod store;
 pub mod supervisor;
 pub mod sync;
+pub mod turn_dir;
 pub mod web;
 pub mod webhooks;

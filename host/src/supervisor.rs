@@ -37,10 +37,10 @@ use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::Context as _;
 
-use crate::engine::state::{
+use crate::sandbox::Cgroup;
+use crate::turn_dir::{
     ExitRecord, FileLock, Launch, StopReason, TurnDir, now_ms, write_json, write_private,
 };
-use crate::sandbox::Cgroup;
 
 /// How long the CLI has between SIGTERM and SIGKILL.
 pub const KILL_GRACE: Duration = Duration::from_secs(10);
@@ -228,9 +228,7 @@ fn supervise(mut child: std::process::Child, launch: &Launch, turn: &TurnDir) ->
         let mut next: Option<Duration> = None;
         let mut soonest = |after: Duration| next = Some(next.map_or(after, |n| n.min(after)));
         if terminated_at.is_none() {
-            let reason = std::fs::read_to_string(turn.stop())
-                .ok()
-                .and_then(|text| StopReason::parse(&text));
+            let reason = turn.stop_reason();
             let now = now_ms();
             let reason = reason
                 .or_else(|| (now >= deadline_ms).then_some(StopReason::TimedOut))
@@ -246,9 +244,7 @@ fn supervise(mut child: std::process::Child, launch: &Launch, turn: &TurnDir) ->
             let close_ends = CLOSE_SETTLE + CLOSE_GRACE;
             let closed_long_enough = close_asked_at.is_some_and(|at| at.elapsed() >= close_ends);
             if let Some(reason) = reason {
-                if !turn.stop().exists() {
-                    let _ = write_private(&turn.stop(), reason.as_str().as_bytes());
-                }
+                let _ = turn.request_stop(reason);
                 signal_group(group, libc::SIGTERM);
                 terminated_at = Some(Instant::now());
             } else if closed_long_enough {
@@ -377,12 +373,4 @@ fn parent_of(pid: i32) -> Option<i32> {
     // The command name is in parentheses and may hold spaces: fields start after the last ')'.
     let fields = &stat[stat.rfind(')')? + 1..];
     fields.split_whitespace().nth(1)?.parse().ok()
-}
-
-/// Asks the supervisor of `turn` to stop the CLI, for `reason`.
-pub fn request_stop(turn: &TurnDir, reason: StopReason) -> anyhow::Result<()> {
-    if turn.stop().exists() {
-        return Ok(());
-    }
-    write_private(&turn.stop(), reason.as_str().as_bytes())
 }

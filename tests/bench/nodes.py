@@ -14,7 +14,9 @@ for `--duration` seconds every session that is idle gets its next message,
 posted through any node. A turn of the fake CLI prints two lines
 `--turn-ms` apart. Counted: the turns that ended within the window. The nodes
 share this machine's cores, so the figure says how the nodes divide one
-machine's work, not what separate machines would add. `--postgres` names a
+machine's work, not what separate machines would add. Each session has a
+repository of its own. A node count may be given twice (`--nodes 1 2 3 1`)
+to see the machine's drift within the run. `--postgres` names a
 role that may create databases (CREATEDB).
 """
 
@@ -71,26 +73,29 @@ def listening(base):
         return False
 
 
-def measure(cinch, world, bin_dir, script, repo, database, nodes, sessions_per_node,
+def measure(cinch, world, bin_dir, script, database, label, nodes, sessions_per_node,
             max_turns, duration):
     """Runs `nodes` nodes on `database` and returns the turns that ended in
-    `duration` seconds."""
+    `duration` seconds. Each session works in a repository of its own: git
+    work on one repository is serialised on each node, which would be the
+    figure instead."""
     servers = []
     try:
         bases, token = [], None
         for n in range(nodes):
-            server, base, printed = start_node(cinch, world, f"n{nodes}-{n + 1}", bin_dir,
+            server, base, printed = start_node(cinch, world, f"{label}-{n + 1}", bin_dir,
                                                script, database, max_turns)
             servers.append(server)
             bases.append(base)
             token = token or printed
         account = call(bases[0], token, "GET", "/v1/accounts")["data"][0]["id"]
         prefix = f"/v1/accounts/{account}"
-        environment = call(bases[0], token, "POST", f"{prefix}/environments",
-                           {"name": "bench", "repository": repo})["data"]["id"]
         sessions = []
         for n in range(nodes * sessions_per_node):
             base = bases[n % nodes]
+            repo = new_repository(os.path.join(world, f"repo-{label}-{n}"))
+            environment = call(base, token, "POST", f"{prefix}/environments",
+                               {"name": f"bench-{n}", "repository": repo})["data"]["id"]
             task = call(base, token, "POST", f"{prefix}/tasks",
                         {"prompt": "Warm up.", "environment_id": environment})["data"]["id"]
             session = call(base, token, "GET", f"{prefix}/tasks/{task}/sessions")["data"][0]["id"]
@@ -116,6 +121,14 @@ def measure(cinch, world, bin_dir, script, repo, database, nodes, sessions_per_n
             server.terminate()
         for server in servers:
             server.wait()
+
+
+def new_repository(path):
+    os.makedirs(path)
+    subprocess.run(["git", "init", "-q", path], check=True)
+    subprocess.run(["git", "-C", path, "-c", "user.name=b", "-c", "user.email=b@b", "commit",
+                    "-q", "--allow-empty", "-m", "init"], check=True)
+    return path
 
 
 def status(base, token, path):
@@ -160,11 +173,6 @@ def main():
             sys.exit(f"{build}/{binary} is missing: cargo build --release -p cinch -p cinch-fake-cli")
 
     world = tempfile.mkdtemp(prefix="cinch-bench-nodes-")
-    repo = os.path.join(world, "repo")
-    os.makedirs(repo)
-    subprocess.run(["git", "init", "-q", repo], check=True)
-    subprocess.run(["git", "-C", repo, "-c", "user.name=b", "-c", "user.email=b@b", "commit",
-                    "-q", "--allow-empty", "-m", "init"], check=True)
     script = os.path.join(world, "script.json")
     with open(script, "w") as file:
         json.dump({"line_delay_ms": args.turn_ms, "lines": [
@@ -177,11 +185,12 @@ def main():
     os.symlink(os.path.join(build, "fake-cli"), os.path.join(bin_dir, "claude"))
     rows = []
     try:
-        for nodes in args.nodes:
-            name, url = create_database(args.postgres, f"cinch_bench_nodes_{nodes}")
+        for run, nodes in enumerate(args.nodes):
+            label = f"r{run}n{nodes}"
+            name, url = create_database(args.postgres, f"cinch_bench_nodes_{label}")
             try:
                 ended, elapsed = measure(os.path.join(build, "cinch"), world, bin_dir, script,
-                                         repo, url, nodes, args.sessions_per_node,
+                                         url, label, nodes, args.sessions_per_node,
                                          args.max_turns, args.duration)
             finally:
                 drop_database(args.postgres, name)

@@ -9,8 +9,8 @@ use serde::{Deserialize, Serialize};
 use crate::checkpoint::{self, Restored};
 use crate::engine::FILES_LISTED;
 use crate::engine::result::TurnResult;
-use crate::engine::state::{TurnDir, is_valid_id, read_json, unfinished_in, write_json};
 use crate::home::{Home, create_private_dir};
+use crate::turn_dir::{TurnDir, is_valid_id, read_json, unfinished_in, write_json};
 
 /// A revert as `cinch revert` keeps it (`reverts/<id>.json` in the home), so
 /// that `cinch revert <id>` undoes it.

@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use crate::engine::Engine;
 use crate::engine::result::{CostSource, TurnUsage, human_duration};
-use crate::engine::state::now_ms;
+use crate::turn_dir::now_ms;
 
 /// Lists the turns, newest first.
 pub fn list(engine: &Engine, json: bool) -> anyhow::Result<ExitCode> {

@@ -19,9 +19,9 @@ use std::time::Duration;
 use anyhow::Context as _;
 use cinch_driver_sdk::{self as sdk, Fed, Outcome};
 
-use super::state::{ConversationLaunch, Launch, TurnDir, write_private};
 use crate::parse::TurnParser;
 use crate::runtime::{Driver, DriverFailure, DriverSession};
+use crate::turn_dir::{ConversationLaunch, Launch, TurnDir, write_private};
 
 /// How long a cancelled conversation has to end after its stop lines went,
 /// before it is stopped as any turn (SIGTERM, then SIGKILL).

@@ -70,7 +70,7 @@ impl EventLog {
         let seq = shared.events.len() as u64 + 1;
         shared.events.push(TurnEvent {
             seq,
-            at_ms: super::state::now_ms(),
+            at_ms: crate::turn_dir::now_ms(),
             kind,
         });
         drop(shared);

@@ -1,7 +1,27 @@
 //! Seeing a turn through on its thread: watching the supervisor, then
 //! reading the turn's end into its result, with secrets hidden.
 
-use super::*;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use super::conversation::{self, Conversation};
+use super::events::{EventLog, TurnEventKind};
+use super::follow::Follower;
+use super::result::{self, ResultText, Status, TurnResult};
+use super::watch::Followed;
+use super::{FILES_LISTED, checkpoint_ref, is_plain_session_id, usage};
+use crate::checkpoint;
+use crate::home::Home;
+use crate::redact::Redactor;
+use crate::sandbox;
+use crate::turn_dir::{
+    self, ExitRecord, FileLock, Launch, StopReason, TurnDir, now_ms, read_json, write_json,
+    write_private,
+};
+
+/// How much of the CLI's stderr the driver and the result see.
+const STDERR_TAIL_BYTES: u64 = 8 << 10;
 
 /// Everything the turn's thread needs to see it through.
 pub(super) struct Finisher {
@@ -49,7 +69,7 @@ impl Finisher {
     /// once it has ended.
     fn hide_secrets(&self) {
         for path in [self.turn.log(), &self.turn.stderr()] {
-            if let Err(error) = state::redact_file(path, &self.redactor) {
+            if let Err(error) = turn_dir::redact_file(path, &self.redactor) {
                 tracing::warn!(
                     "could not mask the secrets in {}: {error:#}",
                     path.display()
@@ -57,7 +77,7 @@ impl Finisher {
                 return;
             }
         }
-        state::forget_secrets(&self.home, &self.launch.turn);
+        turn_dir::forget_secrets(&self.home, &self.launch.turn);
     }
 
     /// Follows the log until the CLI has exited or its supervisor is gone.
@@ -96,11 +116,11 @@ impl Finisher {
                             });
                         }
                         Some(at) if at.elapsed() >= conversation::STOP_WAIT => {
-                            crate::supervisor::request_stop(&self.turn, StopReason::Cancelled)?;
+                            self.turn.request_stop(StopReason::Cancelled)?;
                         }
                         Some(_) => {}
                     },
-                    None => crate::supervisor::request_stop(&self.turn, StopReason::Cancelled)?,
+                    None => self.turn.request_stop(StopReason::Cancelled)?,
                 }
             }
             if !supervisor.is_alive() {
@@ -146,9 +166,9 @@ impl Finisher {
         if finished.failure.is_some() {
             crate::metrics::driver_failed(&launch.harness);
         }
-        let stop = std::fs::read_to_string(self.turn.stop())
-            .ok()
-            .and_then(|text| StopReason::parse(&text))
+        let stop = self
+            .turn
+            .stop_reason()
             // A conversation asked to cancel may end by itself, with no stop.
             .or_else(|| {
                 (launch.conversation.is_some() && self.turn.cancel_request().exists())
@@ -192,7 +212,9 @@ impl Finisher {
             ),
             (_, Some(StopReason::NoOutput), _) => (
                 Status::TimedOut,
-                Some(no_output_detail(launch.idle_limit_ms.unwrap_or_default())),
+                Some(result::no_output_detail(
+                    launch.idle_limit_ms.unwrap_or_default(),
+                )),
             ),
             (_, Some(StopReason::Cancelled), _) => {
                 (Status::Cancelled, Some(result::CANCELLED_DETAIL.to_owned()))
@@ -290,7 +312,7 @@ impl Finisher {
                 launch.workdir.display().to_string().as_bytes(),
             )?;
         }
-        if let Err(error) = state::prune_runs(&self.home, &launch.run) {
+        if let Err(error) = turn_dir::prune_runs(&self.home, &launch.run) {
             tracing::warn!("could not prune old runs: {error:#}");
         }
         Ok(result)
@@ -382,6 +404,43 @@ pub(super) fn read_tail(path: &Path, max: u64) -> String {
     let mut bytes = Vec::new();
     let _ = file.read_to_end(&mut bytes);
     String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// The result of a turn whose result could not be read: `interrupted`, with
+/// what its files still tell (its session, its exit code).
+pub(super) fn unreadable_result(turn: &TurnDir, launch: &Launch, display_name: &str) -> TurnResult {
+    let session_id = std::fs::read_to_string(turn.session())
+        .ok()
+        .map(|id| id.trim().to_owned())
+        .filter(|id| !id.is_empty());
+    let exit: Option<ExitRecord> = read_json(&turn.exit()).ok();
+    let ended_at_ms = exit.as_ref().map_or_else(now_ms, |exit| exit.ended_at_ms);
+    let duration_ms = ended_at_ms.saturating_sub(launch.started_at_ms);
+    let log_path = launch.log.display().to_string();
+    let result_text = ResultText {
+        status: Status::Interrupted,
+        harness: display_name,
+        repository: &launch.repository,
+        session_id: session_id.as_deref(),
+        duration_ms,
+        diffstat: "no files changed",
+        detail: Some(result::UNREADABLE_DETAIL),
+        final_message: None,
+        log: &log_path,
+    }
+    .render(result::RESULT_MAX_BYTES);
+    TurnResult {
+        harness: launch.harness.clone(),
+        repository: launch.repository.clone(),
+        session_id,
+        duration_ms,
+        exit_code: exit.and_then(|exit| exit.code),
+        start_checkpoint: launch.start_checkpoint.clone(),
+        result_text,
+        model: launch.model.clone(),
+        cli_version: launch.cli_version.clone(),
+        ..TurnResult::unreadable(launch.turn.clone(), log_path)
+    }
 }
 
 /// Tells whether a turn's supervisor still holds its lock, through a

@@ -5,9 +5,9 @@ use std::fs::File;
 use std::io::Read as _;
 
 use super::events::{EventLog, TurnEventKind};
-use super::state::{TurnDir, write_private};
 use crate::parse::TurnParser;
 use crate::reader::{Finished, LogReader, Output};
+use crate::turn_dir::{TurnDir, write_private};
 
 /// Bytes read from the log per read.
 const READ_CHUNK: usize = 256 << 10;

@@ -125,14 +125,64 @@ pub struct TurnResult {
     pub not_json_lines: u64,
 }
 
+impl TurnResult {
+    /// An `interrupted` turn whose result could not be read and of which
+    /// nothing else is known: its id and where its log is.
+    pub(crate) fn unreadable(turn: String, log_path: String) -> Self {
+        Self {
+            turn,
+            status: Status::Interrupted,
+            harness: String::new(),
+            repository: String::new(),
+            session_id: None,
+            duration_ms: 0,
+            exit_code: None,
+            files_changed: Vec::new(),
+            total_files: 0,
+            insertions: 0,
+            deletions: 0,
+            detail: Some(UNREADABLE_DETAIL.to_owned()),
+            final_message: None,
+            start_checkpoint: None,
+            end_checkpoint: None,
+            log_path,
+            result_text: UNREADABLE_DETAIL.to_owned(),
+            model: None,
+            usage: None,
+            cli_version: None,
+            // The log was not read to its end: nothing is counted.
+            unknown_events: Default::default(),
+            not_json_lines: 0,
+        }
+    }
+}
+
 /// The detail text of a timeout of `timeout_ms`.
 pub fn timed_out_detail(timeout_ms: u64) -> String {
-    let after = match timeout_ms {
+    format!(
+        "Stopped after {}. Resume the session to continue.",
+        minutes_or_seconds(timeout_ms)
+    )
+}
+
+/// The detail text of a turn the watchdog stopped, after `idle_limit_ms`
+/// without output.
+pub fn no_output_detail(idle_limit_ms: u64) -> String {
+    format!(
+        "No output for {}; stopped.",
+        minutes_or_seconds(idle_limit_ms)
+    )
+}
+
+/// `ms` in whole minutes, or in seconds when it is not whole minutes (a
+/// limit tests set in seconds, such as `[serve] watchdog_seconds`).
+fn minutes_or_seconds(ms: u64) -> String {
+    match ms {
         60_000 => "1 minute".to_owned(),
         ms if ms % 60_000 == 0 => format!("{} minutes", ms / 60_000),
+        1_000 => "1 second".to_owned(),
         ms => format!("{} seconds", ms.div_ceil(1000)),
-    };
-    format!("Stopped after {after}. Resume the session to continue.")
+    }
 }
 
 /// The detail text of a cancel.
@@ -225,6 +275,16 @@ impl ResultText<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_watchdogs_detail_counts_whole_minutes_as_minutes() {
+        assert_eq!(
+            no_output_detail(10 * 60_000),
+            "No output for 10 minutes; stopped."
+        );
+        assert_eq!(no_output_detail(60_000), "No output for 1 minute; stopped.");
+        assert_eq!(no_output_detail(3_000), "No output for 3 seconds; stopped.");
+    }
 
     fn text<'a>(message: Option<&'a str>, detail: Option<&'a str>) -> ResultText<'a> {
         ResultText {

@@ -10,8 +10,8 @@ use cinch_driver_sdk::Usage;
 use serde::{Deserialize, Serialize};
 
 use super::result::{CostSource, TurnUsage};
-use super::state::{read_json, write_json};
 use crate::home::Home;
+use crate::turn_dir::{read_json, write_json};
 
 /// The price table, as shipped.
 #[derive(Debug, Deserialize)]

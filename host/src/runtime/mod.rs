@@ -10,6 +10,8 @@
 mod cache;
 mod contract;
 mod convert;
+mod failure;
+mod sandbox;
 mod stderr;
 mod v0_1_0;
 mod v0_2_0;
@@ -20,15 +22,15 @@ use std::time::Duration;
 
 use cinch_driver_sdk as sdk;
 use wasmtime::component::{Component, Linker, ResourceAny};
-use wasmtime::{Config, Engine, ResourceLimiter, Store, Trap};
-use wasmtime_wasi::{ResourceTable, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
+use wasmtime::{Config, Engine, Store};
 
 pub use cache::ComponentCache;
+pub use contract::VERSIONS as CONTRACT_VERSIONS;
+pub use failure::{DriverFailure, FailureCause};
 
 use contract::{Bindings, Instance};
-use stderr::BoundedOutput;
-
-pub use contract::VERSIONS as CONTRACT_VERSIONS;
+use failure::{classify, root_cause};
+use sandbox::Sandbox;
 
 /// The WIT interface a driver exports, without its version.
 const DRIVER_INTERFACE: &str = "cinch:driver/driver";
@@ -104,46 +106,6 @@ pub enum LoadError {
     /// A call into the driver (its `describe`) failed.
     #[error(transparent)]
     Failed(#[from] DriverFailure),
-}
-
-/// Why a call into a driver failed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum FailureCause {
-    /// The driver panicked, with its message when it printed one.
-    Panic(Option<String>),
-    /// The call ran past its deadline.
-    Timeout(Duration),
-    /// The driver asked for more memory than its cap.
-    OutOfMemory(usize),
-    /// Any other trap.
-    Trap(String),
-    /// An earlier call of this turn failed, so the instance is gone.
-    AlreadyFailed,
-}
-
-/// A call into a driver that failed. The turn goes on without the driver.
-#[derive(Debug, Clone, thiserror::Error)]
-#[error("driver `{driver}` failed in {call}: {}", describe(.cause))]
-pub struct DriverFailure {
-    /// The driver's name.
-    pub driver: String,
-    /// The contract function that was called.
-    pub call: &'static str,
-    /// What went wrong.
-    pub cause: FailureCause,
-}
-
-fn describe(cause: &FailureCause) -> String {
-    match cause {
-        FailureCause::Panic(Some(message)) => format!("it panicked: {message}"),
-        FailureCause::Panic(None) => "it panicked".into(),
-        FailureCause::Timeout(limit) => format!("it ran past its {} ms limit", limit.as_millis()),
-        FailureCause::OutOfMemory(limit) => {
-            format!("it ran out of its {} MiB of memory", limit >> 20)
-        }
-        FailureCause::Trap(trap) => format!("it trapped: {trap}"),
-        FailureCause::AlreadyFailed => "an earlier call of this turn failed".into(),
-    }
 }
 
 /// The engine and everything shared by the drivers it runs.
@@ -466,49 +428,6 @@ fn arm_deadline(store: &mut Store<Sandbox>, limits: Limits) {
     store.set_epoch_deadline(u64::try_from(ticks).unwrap_or(u64::MAX));
 }
 
-/// Names the cause of a failed call from the trap and what the guest left behind.
-fn classify(store: &Store<Sandbox>, error: &wasmtime::Error, limits: Limits) -> FailureCause {
-    let sandbox = store.data();
-    if sandbox.memory.hit_cap {
-        return FailureCause::OutOfMemory(limits.memory_bytes);
-    }
-    if let Some(Trap::Interrupt) = error.downcast_ref::<Trap>() {
-        return FailureCause::Timeout(limits.call_timeout);
-    }
-    let stderr = sandbox.stderr.contents();
-    if stderr.contains("memory allocation of") {
-        return FailureCause::OutOfMemory(limits.memory_bytes);
-    }
-    if let Some(message) = panic_message(&stderr) {
-        return FailureCause::Panic(Some(message));
-    }
-    match error.downcast_ref::<Trap>() {
-        Some(Trap::UnreachableCodeReached) => FailureCause::Panic(None),
-        _ => FailureCause::Trap(root_cause(error)),
-    }
-}
-
-/// The message of a Rust panic as the standard library prints it:
-/// `thread '…' panicked at src/lib.rs:1:2:\n<message>\nnote: …`.
-fn panic_message(stderr: &str) -> Option<String> {
-    let after = &stderr[stderr.find("panicked at")?..];
-    let body = after.split_once('\n').map(|(_, rest)| rest).unwrap_or("");
-    let message: Vec<&str> = body
-        .lines()
-        .take_while(|line| !line.starts_with("note:"))
-        .collect();
-    let message = message.join("\n").trim().to_owned();
-    Some(if message.is_empty() {
-        after.lines().next().unwrap_or(after).trim().to_owned()
-    } else {
-        message
-    })
-}
-
-fn root_cause(error: &wasmtime::Error) -> String {
-    error.root_cause().to_string()
-}
-
 /// Stands in for a driver's info until `describe` gives it, naming the
 /// component in errors meanwhile.
 fn placeholder_info(origin: &str) -> sdk::Info {
@@ -528,87 +447,5 @@ fn placeholder_info(origin: &str) -> sdk::Info {
         brief: sdk::BriefDelivery::Stdin,
         resume: sdk::ResumeScope::Anywhere,
         harnesses: Vec::new(),
-    }
-}
-
-/// A store's data: an empty WASI context and the driver's limits.
-struct Sandbox {
-    wasi: WasiCtx,
-    table: ResourceTable,
-    memory: MemoryCap,
-    stderr: BoundedOutput,
-    limits: Limits,
-}
-
-impl Sandbox {
-    fn new(limits: Limits) -> Self {
-        let stderr = BoundedOutput::new(limits.stderr_bytes);
-        // No preopened directories, environment, arguments or sockets.
-        let wasi = WasiCtxBuilder::new()
-            .stderr(stderr.clone())
-            .allow_tcp(false)
-            .allow_udp(false)
-            .allow_ip_name_lookup(false)
-            .build();
-        Self {
-            wasi,
-            table: ResourceTable::new(),
-            memory: MemoryCap {
-                limit: limits.memory_bytes,
-                hit_cap: false,
-            },
-            stderr,
-            limits,
-        }
-    }
-}
-
-impl WasiView for Sandbox {
-    fn ctx(&mut self) -> WasiCtxView<'_> {
-        WasiCtxView {
-            ctx: &mut self.wasi,
-            table: &mut self.table,
-        }
-    }
-}
-
-/// Caps linear memory and remembers whether the cap was hit, so that the
-/// trap that follows can be named for what it is.
-struct MemoryCap {
-    limit: usize,
-    hit_cap: bool,
-}
-
-impl ResourceLimiter for MemoryCap {
-    fn memory_growing(
-        &mut self,
-        _current: usize,
-        desired: usize,
-        _maximum: Option<usize>,
-    ) -> wasmtime::Result<bool> {
-        let allowed = desired <= self.limit;
-        self.hit_cap |= !allowed;
-        Ok(allowed)
-    }
-
-    fn table_growing(
-        &mut self,
-        _current: usize,
-        desired: usize,
-        _maximum: Option<usize>,
-    ) -> wasmtime::Result<bool> {
-        Ok(desired <= 1 << 20)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn finds_the_panic_message_on_stderr() {
-        let stderr = "thread '<unnamed>' panicked at src/lib.rs:10:5:\nboom: bad line\nnote: run with `RUST_BACKTRACE=1`\n";
-        assert_eq!(panic_message(stderr).as_deref(), Some("boom: bad line"));
-        assert_eq!(panic_message("nothing here"), None);
     }
 }

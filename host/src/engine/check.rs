@@ -1,0 +1,95 @@
+//! `cinch check`: whether a harness's CLI is installed, its version and the
+//! credential it would run on.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::harness::{self, Credential};
+use super::{Engine, credential_probe};
+use crate::probe::{CliStatus, probe};
+
+/// What `cinch check` reports of one harness.
+#[derive(Debug, Clone, Serialize)]
+pub struct CheckReport {
+    /// The driver's name.
+    pub harness: String,
+    /// Whether cinch's config lets it run.
+    pub enabled: bool,
+    /// The CLI's path, when installed.
+    pub path: Option<PathBuf>,
+    /// The CLI's version, when it said.
+    pub version: Option<String>,
+    /// The credential it would run on.
+    pub credential: Credential,
+    /// What keeps it from running, if anything.
+    pub problem: Option<String>,
+}
+
+impl Engine {
+    /// Whether `name`'s CLI is installed, its version and its credential.
+    pub fn check(&self, name: &str) -> anyhow::Result<CheckReport> {
+        let harness = self.registry.harness(name)?;
+        let info = &harness.info;
+        let env = self.base_env();
+        let home_dir = env.get("HOME").map(PathBuf::from);
+        let credential = harness::credential(info, &env, home_dir.as_deref());
+        let (path, version, mut problem) = match probe(harness.driver, info, self.search_path()) {
+            CliStatus::Missing => (None, None, Some(format!("{} is not on PATH", info.program))),
+            CliStatus::Found {
+                path,
+                version,
+                problem,
+            } => (Some(path), version, problem),
+        };
+        if problem.is_none() && credential == Credential::None && needs_credential(info) {
+            problem = Some(no_credential(info, home_dir.as_deref()));
+        }
+        let enabled = self.config.is_enabled(name);
+        if !enabled {
+            problem = Some(format!(
+                "harness.off: {name} is turned off in cinch's config"
+            ));
+        }
+        Ok(CheckReport {
+            harness: name.to_owned(),
+            enabled,
+            path,
+            version,
+            credential,
+            problem,
+        })
+    }
+}
+
+/// Whether the harness names any credential to look for: one declared in
+/// config.toml with neither variables nor login files runs on its own
+/// settings.
+pub(super) fn needs_credential(info: &cinch_driver_sdk::Info) -> bool {
+    !info.secret_env.is_empty() || !info.login_files.is_empty()
+}
+
+pub(super) fn no_credential(info: &cinch_driver_sdk::Info, home: Option<&Path>) -> String {
+    if let Some(missing) = credential_probe::missing_key(info, home) {
+        return missing;
+    }
+    let secrets = info.secret_env.join(" or ");
+    let logins: Vec<String> = info
+        .login_files
+        .iter()
+        .map(|probe| format!("~/{}", probe.path))
+        .collect();
+    match (secrets.is_empty(), logins.is_empty()) {
+        (false, false) => format!(
+            "{} has no credential: set {secrets}, or log in with `{}` (it writes {})",
+            info.display_name,
+            info.program,
+            logins.join(" or ")
+        ),
+        (false, true) => format!("{} has no credential: set {secrets}", info.display_name),
+        (true, _) => format!(
+            "{} has no credential: log in with `{}`",
+            info.display_name, info.program
+        ),
+    }
+}

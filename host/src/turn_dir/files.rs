@@ -1,0 +1,92 @@
+//! Private files written atomically: a reader never sees half of one.
+
+use std::fs::File;
+use std::io::{BufWriter, Write as _};
+use std::os::unix::fs::OpenOptionsExt as _;
+use std::path::Path;
+
+use anyhow::Context as _;
+use serde::{Serialize, de::DeserializeOwned};
+
+/// Reads a JSON file.
+pub fn read_json<T: DeserializeOwned>(path: &Path) -> anyhow::Result<T> {
+    let text = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    serde_json::from_slice(&text).with_context(|| format!("parsing {}", path.display()))
+}
+
+/// Writes a JSON file atomically (a reader never sees half of it), mode 0600.
+pub fn write_json<T: Serialize>(path: &Path, value: &T) -> anyhow::Result<()> {
+    write_private(path, &serde_json::to_vec_pretty(value)?)
+}
+
+/// Writes `bytes` to `path` atomically, mode 0600.
+pub fn write_private(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    replace_private(path, |writer, partial| {
+        writer
+            .write_all(bytes)
+            .with_context(|| format!("writing {}", partial.display()))
+    })
+}
+
+/// Replaces the file at `path` with what `write` writes, mode 0600: the new
+/// file is written beside it and renamed over it once synced. Each write has
+/// its own temporary file (named to `write` for its errors), so concurrent
+/// writers of one path (two turns recording the same harness session, say)
+/// never rename each other's.
+pub(super) fn replace_private(
+    path: &Path,
+    write: impl FnOnce(&mut BufWriter<File>, &Path) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static WRITES: AtomicU64 = AtomicU64::new(0);
+    let name = path
+        .file_name()
+        .with_context(|| format!("{} names no file", path.display()))?
+        .to_string_lossy();
+    let partial = path.with_file_name(format!(
+        ".{name}.{}.{}.partial",
+        std::process::id(),
+        WRITES.fetch_add(1, Ordering::Relaxed)
+    ));
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&partial)
+        .with_context(|| format!("creating {}", partial.display()))?;
+    let mut writer = BufWriter::new(file);
+    write(&mut writer, &partial)?;
+    writer
+        .into_inner()
+        .map_err(|error| error.into_error())
+        .and_then(|file| file.sync_all())
+        .with_context(|| format!("writing {}", partial.display()))?;
+    std::fs::rename(&partial, path).with_context(|| format!("renaming into {}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn concurrent_writers_of_one_path_all_succeed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s-1.x");
+        std::thread::scope(|scope| {
+            for n in 0..16 {
+                let path = &path;
+                scope.spawn(move || write_private(path, format!("{n}").as_bytes()).unwrap());
+            }
+        });
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(left.len(), 1, "no temporary file is left behind");
+        assert!(
+            std::fs::read_to_string(&path)
+                .unwrap()
+                .parse::<u32>()
+                .unwrap()
+                < 16
+        );
+    }
+}

@@ -1,0 +1,59 @@
+//! Advisory file locks: who holds a turn, and one start at a time in a
+//! working tree.
+
+use std::fs::File;
+use std::os::unix::fs::OpenOptionsExt as _;
+use std::path::Path;
+
+use anyhow::Context as _;
+
+use crate::home::{Home, create_private_dir};
+
+/// An exclusive advisory lock on a file, released when dropped.
+pub struct FileLock {
+    _file: File,
+}
+
+impl FileLock {
+    /// Takes the lock without waiting; `None` when someone else holds it.
+    pub fn try_take(path: &Path) -> anyhow::Result<Option<Self>> {
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .mode(0o600)
+            .open(path)
+            .with_context(|| format!("opening {}", path.display()))?;
+        use std::os::fd::AsRawFd as _;
+        // SAFETY: flock on a descriptor we own; no memory is involved.
+        let taken = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0;
+        Ok(taken.then_some(Self { _file: file }))
+    }
+
+    /// Whether someone holds the lock at `path` right now.
+    pub fn is_held(path: &Path) -> bool {
+        path.exists() && matches!(Self::try_take(path), Ok(None))
+    }
+}
+
+/// Serialises turns in one working tree: held while a turn is started there,
+/// so that two starts never both find it free.
+pub struct WorktreeLock {
+    _lock: FileLock,
+}
+
+impl WorktreeLock {
+    /// Waits for the lock of the working tree `workdir` (a canonical path).
+    pub fn take(home: &Home, workdir: &Path) -> anyhow::Result<Self> {
+        let dir = home.root().join("locks");
+        create_private_dir(&dir)?;
+        let key = crate::runtime::sha256_hex(workdir.as_os_str().as_encoded_bytes());
+        let path = dir.join(format!("{}.lock", &key[..32]));
+        loop {
+            if let Some(lock) = FileLock::try_take(&path)? {
+                return Ok(Self { _lock: lock });
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+}

@@ -1,0 +1,263 @@
+//! A turn's files under cinch's home, shared by the engine and the
+//! supervisor.
+//!
+//! `turns/<turn>/` holds what the engine and the supervisor share: the
+//! launch record, the CLI's process group, its stderr, its exit record, the
+//! stop request, the events and, once the turn has ended, its result. The raw
+//! output goes to `runs/<run>/<turn>.harness.jsonl`, kept like a shell log;
+//! a run's folder names the agent whose run it is (`.agent`), and the
+//! folders of each agent's [`RUNS_KEPT`] most recent runs are kept. While a
+//! turn runs, the values to mask in what it shows wait in the secrets folder
+//! (`secrets/turns/<turn>.json`, beside the environments' secrets); once it has
+//! ended its log and stderr are masked in place and that file goes.
+
+mod files;
+mod lock;
+mod records;
+mod retention;
+mod secrets;
+
+pub use files::{read_json, write_json, write_private};
+pub use lock::{FileLock, WorktreeLock};
+pub use records::{ConversationLaunch, ExitRecord, Launch, StopReason};
+pub use retention::{RUNS_KEPT, prune_runs};
+pub use secrets::{KeptSecrets, forget_secrets, kept_secrets, redact_file};
+
+use std::os::unix::fs::OpenOptionsExt as _;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context as _;
+
+use crate::home::{Home, create_private_dir};
+use retention::OWNER_FILE;
+
+/// Turn and run ids: letters, digits, `_ . -`, so they are safe as file names.
+pub fn is_valid_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 100
+        && !id.starts_with('.')
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+}
+
+/// The places of one turn.
+#[derive(Debug, Clone)]
+pub struct TurnDir {
+    dir: PathBuf,
+    log: PathBuf,
+}
+
+impl TurnDir {
+    /// The turn `turn` of run `run`; both must be valid ids.
+    pub fn new(home: &Home, run: &str, turn: &str) -> anyhow::Result<Self> {
+        anyhow::ensure!(is_valid_id(run), "`{run}` is not a valid run id");
+        anyhow::ensure!(is_valid_id(turn), "`{turn}` is not a valid turn id");
+        Ok(Self {
+            dir: turns_dir(home).join(turn),
+            log: home
+                .root()
+                .join("runs")
+                .join(run)
+                .join(format!("{turn}.harness.jsonl")),
+        })
+    }
+
+    /// An existing turn, found by its id, with its launch record.
+    pub fn find(home: &Home, turn: &str) -> anyhow::Result<(Self, Launch)> {
+        anyhow::ensure!(is_valid_id(turn), "`{turn}` is not a valid turn id");
+        Self::open(&turns_dir(home).join(turn))
+            .with_context(|| format!("no turn `{turn}` (see `cinch turns`)"))
+    }
+
+    /// The turn whose folder is `dir`, with its launch record.
+    pub fn open(dir: &Path) -> anyhow::Result<(Self, Launch)> {
+        let launch: Launch = read_json(&dir.join("launch.json"))?;
+        let turn = Self {
+            dir: dir.to_path_buf(),
+            log: launch.log.clone(),
+        };
+        Ok((turn, launch))
+    }
+
+    /// Creates the turn's folder, its run's folder, which it marks as
+    /// `agent`'s run (none: a run of no agent), and its empty log. The lock
+    /// returned says the turn is starting: hold it until the supervisor holds
+    /// its own, so that no one prunes the run in between.
+    pub fn create(&self, agent: Option<&str>) -> anyhow::Result<FileLock> {
+        create_private_dir(&self.dir)?;
+        let starting = FileLock::try_take(&self.starting_lock())?
+            .context("another process is starting this turn")?;
+        let run = self.log.parent().expect("a log has a folder");
+        create_private_dir(run)?;
+        if let Some(agent) = agent {
+            write_private(&run.join(OWNER_FILE), agent.as_bytes())?;
+        }
+        // Pruning finds a run's turns by their logs.
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .mode(0o600)
+            .open(&self.log)
+            .with_context(|| format!("creating the log {}", self.log.display()))?;
+        Ok(starting)
+    }
+
+    /// Whether the turn is still someone's to finish: it is starting, its
+    /// supervisor lives, or its CLI has exited and its result is not written
+    /// yet.
+    pub fn is_unfinished(&self) -> bool {
+        !self.result().exists()
+            && (self.exit().exists()
+                || FileLock::is_held(&self.supervisor_lock())
+                || self.is_starting())
+    }
+
+    /// Whether the process starting the turn is still at it (its
+    /// supervisor is not running yet).
+    pub fn is_starting(&self) -> bool {
+        FileLock::is_held(&self.starting_lock())
+    }
+
+    /// Asks the turn's supervisor to stop the CLI, for `reason`; the first
+    /// reason asked for stays.
+    pub fn request_stop(&self, reason: StopReason) -> anyhow::Result<()> {
+        if self.stop().exists() {
+            return Ok(());
+        }
+        write_private(&self.stop(), reason.as_str().as_bytes())
+    }
+
+    /// Why the turn is being stopped, once someone asked.
+    pub fn stop_reason(&self) -> Option<StopReason> {
+        std::fs::read_to_string(self.stop())
+            .ok()
+            .and_then(|text| StopReason::parse(&text))
+    }
+
+    /// The turn's folder.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The raw harness log.
+    pub fn log(&self) -> &Path {
+        &self.log
+    }
+
+    /// What was started: written by the engine, read by the supervisor.
+    pub fn launch(&self) -> PathBuf {
+        self.dir.join("launch.json")
+    }
+
+    /// The prompt file (mode 0600), removed once the CLI has exited.
+    pub fn prompt(&self) -> PathBuf {
+        self.dir.join("prompt.md")
+    }
+
+    /// The CLI's process id, which is also its process group.
+    pub fn pid(&self) -> PathBuf {
+        self.dir.join("pid")
+    }
+
+    /// The turn's temporary folder, the harness's `TMPDIR`.
+    pub fn tmp(&self) -> PathBuf {
+        self.dir.join("tmp")
+    }
+
+    /// The CLI's standard error.
+    pub fn stderr(&self) -> PathBuf {
+        self.dir.join("stderr")
+    }
+
+    /// How the CLI ended, written by the supervisor.
+    pub fn exit(&self) -> PathBuf {
+        self.dir.join("exit.json")
+    }
+
+    /// Why the turn is being stopped, written by whoever stops it.
+    pub fn stop(&self) -> PathBuf {
+        self.dir.join("stop")
+    }
+
+    /// The supervisor's process id.
+    pub fn supervisor_pid(&self) -> PathBuf {
+        self.dir.join("supervisor.pid")
+    }
+
+    /// Held (flock) by the process starting the turn until its supervisor
+    /// runs.
+    pub fn starting_lock(&self) -> PathBuf {
+        self.dir.join("starting.lock")
+    }
+
+    /// Held (flock) by the supervisor for as long as it lives.
+    pub fn supervisor_lock(&self) -> PathBuf {
+        self.dir.join("supervisor.lock")
+    }
+
+    /// Held by whoever writes the turn's result, so only one does.
+    pub fn finish_lock(&self) -> PathBuf {
+        self.dir.join("finish.lock")
+    }
+
+    /// The session id, as soon as the driver reports it.
+    pub fn session(&self) -> PathBuf {
+        self.dir.join("session")
+    }
+
+    /// The turn's result, once it has ended.
+    pub fn result(&self) -> PathBuf {
+        self.dir.join("result.json")
+    }
+
+    /// A conversation's lines for the CLI's stdin, one JSON message a line:
+    /// the opening written before the start, then each reply appended whole.
+    /// The supervisor forwards it to the CLI as it grows.
+    pub fn stdin_lines(&self) -> PathBuf {
+        self.dir.join("stdin.jsonl")
+    }
+
+    /// Written by the host once a conversation's answer has arrived: the
+    /// supervisor closes the CLI's stdin and, after a short grace, ends it.
+    pub fn close_stdin(&self) -> PathBuf {
+        self.dir.join("close-stdin")
+    }
+
+    /// How many stop lines the host appended to [`TurnDir::stdin_lines`]
+    /// (written before them), so that a restarted host counts its replies.
+    pub fn stop_lines_sent(&self) -> PathBuf {
+        self.dir.join("stop-lines")
+    }
+
+    /// Written by whoever cancels a conversation turn: its follower sends the
+    /// driver's graceful lines first, then the stop request follows.
+    pub fn cancel_request(&self) -> PathBuf {
+        self.dir.join("cancel")
+    }
+}
+
+/// Where every turn's folder is.
+pub fn turns_dir(home: &Home) -> PathBuf {
+    home.root().join("turns")
+}
+
+/// Milliseconds since the epoch.
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|elapsed| elapsed.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+/// The turns whose CLI works in `workdir` and which are not finished yet.
+pub fn unfinished_in(home: &Home, workdir: &Path) -> Vec<(TurnDir, Launch)> {
+    let Ok(listing) = std::fs::read_dir(turns_dir(home)) else {
+        return Vec::new();
+    };
+    listing
+        .filter_map(Result::ok)
+        .filter_map(|entry| TurnDir::open(&entry.path()).ok())
+        .filter(|(turn, launch)| launch.workdir == workdir && turn.is_unfinished())
+        .collect()
+}
