@@ -50,7 +50,7 @@ pub async fn principal(state: &AppState, headers: &HeaderMap) -> Result<Principa
         .map(str::trim)
         .filter(|token| !token.is_empty())
         .ok_or_else(|| Problem::unauthorized("send Authorization: Bearer <token>"))?;
-    match state.store.authenticate(token).await? {
+    match state.accounts.authenticate(token).await? {
         Some(principal) => Ok(principal),
         None => Err(Problem::unauthorized("that token is not valid")),
     }
