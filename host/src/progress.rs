@@ -71,6 +71,33 @@ impl ProgressRenderer {
     }
 }
 
+/// Where a step of the agent's plan stands. The driver contract carries it
+/// as text (`pending`, `in_progress`, `completed` or the agent's own word):
+/// it is read here, where the host uses it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum StepStatus {
+    /// Not started.
+    Pending,
+    /// Under way.
+    InProgress,
+    /// Done.
+    Completed,
+    /// The agent's own word, which the host does not know.
+    Other,
+}
+
+impl StepStatus {
+    /// The status `entry` gives its step.
+    fn of(entry: &PlanEntry) -> Self {
+        match entry.status.as_str() {
+            "pending" => Self::Pending,
+            "in_progress" => Self::InProgress,
+            "completed" => Self::Completed,
+            _ => Self::Other,
+        }
+    }
+}
+
 /// `plan: <done>/<all> done`, and the step in progress when there is one.
 fn plan_line(entries: &[PlanEntry]) -> Option<String> {
     if entries.is_empty() {
@@ -78,13 +105,13 @@ fn plan_line(entries: &[PlanEntry]) -> Option<String> {
     }
     let done = entries
         .iter()
-        .filter(|entry| entry.status == "completed")
+        .filter(|entry| StepStatus::of(entry) == StepStatus::Completed)
         .count();
     let summary = format!("plan: {done}/{} done", entries.len());
     Some(
         match entries
             .iter()
-            .find(|entry| entry.status == "in_progress")
+            .find(|entry| StepStatus::of(entry) == StepStatus::InProgress)
             .and_then(|entry| first_line(&entry.content))
         {
             Some(current) => format!("{summary}, now: {current}"),
@@ -119,6 +146,13 @@ mod tests {
             detail: Some("echo hi\necho more".into()),
             phase,
         })
+    }
+
+    fn plan_entry(content: &str, status: &str) -> PlanEntry {
+        PlanEntry {
+            content: content.into(),
+            status: status.into(),
+        }
     }
 
     #[test]
@@ -175,20 +209,26 @@ mod tests {
             renderer.render(&answer(false)).as_deref(),
             Some("denied: echo hello > out.txt")
         );
-        let entry = |content: &str, status: &str| PlanEntry {
-            content: content.into(),
-            status: status.into(),
-        };
         let plan = Event::Plan(vec![
-            entry("Read the code", "completed"),
-            entry("Fix the bug\nin detail", "in_progress"),
-            entry("Test", "pending"),
+            plan_entry("Read the code", "completed"),
+            plan_entry("Fix the bug\nin detail", "in_progress"),
+            plan_entry("Test", "pending"),
         ]);
         assert_eq!(
             renderer.render(&plan).as_deref(),
             Some("plan: 1/3 done, now: Fix the bug")
         );
         assert_eq!(renderer.render(&Event::Plan(vec![])), None);
+    }
+
+    #[test]
+    fn a_step_in_the_agents_own_word_is_neither_done_nor_current() {
+        let mut renderer = ProgressRenderer::new("Qwen Code", Redactor::default());
+        let plan = Event::Plan(vec![
+            plan_entry("Read the code", "completed"),
+            plan_entry("Ask for access", "blocked"),
+        ]);
+        assert_eq!(renderer.render(&plan).as_deref(), Some("plan: 1/2 done"));
     }
 
     #[test]

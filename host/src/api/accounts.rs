@@ -6,7 +6,60 @@ use serde::Serialize;
 use super::extract::{Caller, PageParams, Query};
 use super::problem::Problem;
 use super::{AppState, Envelope};
-use crate::store::{Account, Member};
+use crate::service::accounts::AccountWithUsage;
+use crate::store::{self, UsageTotals};
+
+/// An account: everything else belongs to one.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct Account {
+    /// Its id.
+    pub id: String,
+    /// Its name.
+    pub name: String,
+    /// When it was created (RFC 3339).
+    pub created_at: String,
+    /// The tokens and cost of all its turns, where the API shows it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage: Option<UsageTotals>,
+}
+
+impl From<AccountWithUsage> for Account {
+    fn from(AccountWithUsage { account, usage }: AccountWithUsage) -> Self {
+        Self {
+            id: account.id,
+            name: account.name,
+            created_at: account.created_at,
+            usage: Some(usage),
+        }
+    }
+}
+
+/// A person in an account.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct Member {
+    /// Its id.
+    pub id: String,
+    /// The account it belongs to.
+    pub account_id: String,
+    /// Its name, unique in the account.
+    pub name: String,
+    /// `admin` or `member`.
+    pub role: String,
+    /// When it was created (RFC 3339).
+    pub created_at: String,
+}
+
+impl From<store::Member> for Member {
+    fn from(row: store::Member) -> Self {
+        Self {
+            id: row.id,
+            account_id: row.account_id,
+            name: row.name,
+            role: row.role,
+            created_at: row.created_at,
+        }
+    }
+}
 
 /// The accounts the token may see: its own.
 #[utoipa::path(
@@ -23,7 +76,9 @@ pub async fn list_accounts(
     caller: Caller,
 ) -> Result<axum::Json<Envelope<Vec<Account>>>, Problem> {
     let account = app.accounts.with_usage(&caller.0.account_id).await?;
-    Ok(Envelope::of(account.into_iter().collect()))
+    Ok(Envelope::of(
+        account.into_iter().map(Account::from).collect(),
+    ))
 }
 
 /// The account's members, oldest first.
@@ -49,7 +104,8 @@ pub async fn list_members(
         .accounts
         .members(&account, page.cursor()?, page.limit()?)
         .await?;
-    Ok(Envelope::page(page.items, page.next_cursor))
+    let members = page.items.into_iter().map(Member::from).collect();
+    Ok(Envelope::page(members, page.next_cursor))
 }
 
 #[derive(Debug, Serialize, utoipa::ToSchema)]

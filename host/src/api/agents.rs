@@ -9,7 +9,7 @@ use super::extract::{Caller, Json, PageParams, Query, nullable, trimmed};
 use super::problem::Problem;
 use super::{AppState, Envelope};
 use crate::service::agents::AgentWithHome;
-use crate::store::{Agent, AgentSettings, TokenOwner};
+use crate::store::{self, AgentSettings, TokenOwner};
 
 /// The account's agents, oldest first.
 #[utoipa::path(
@@ -38,6 +38,49 @@ pub async fn list_agents(
     Ok(Envelope::page(agents, page.next_cursor))
 }
 
+/// An execution identity of an account, with its default harness, model,
+/// effort and environment.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct Agent {
+    /// Its id.
+    pub id: String,
+    /// The account it belongs to.
+    pub account_id: String,
+    /// Its name, unique in the account.
+    pub name: String,
+    /// Whether it is the account's connected agent (the default `created_by`).
+    pub connected: bool,
+    /// Whether it may run tasks.
+    pub enabled: bool,
+    /// Its default harness.
+    pub harness: Option<String>,
+    /// Its default model.
+    pub model: Option<String>,
+    /// Its pinned effort (applies to its own harness only).
+    pub effort: Option<String>,
+    /// Its default environment.
+    pub environment_id: Option<String>,
+    /// When it was created (RFC 3339).
+    pub created_at: String,
+}
+
+impl From<store::Agent> for Agent {
+    fn from(row: store::Agent) -> Self {
+        Self {
+            id: row.id,
+            account_id: row.account_id,
+            name: row.name,
+            connected: row.connected,
+            enabled: row.enabled,
+            harness: row.harness,
+            model: row.model,
+            effort: row.effort,
+            environment_id: row.environment_id,
+            created_at: row.created_at,
+        }
+    }
+}
+
 /// An agent with the size of its home directory.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct AgentView {
@@ -51,7 +94,10 @@ pub struct AgentView {
 
 impl From<AgentWithHome> for AgentView {
     fn from(AgentWithHome { agent, home_bytes }: AgentWithHome) -> Self {
-        Self { agent, home_bytes }
+        Self {
+            agent: agent.into(),
+            home_bytes,
+        }
     }
 }
 
@@ -177,7 +223,7 @@ pub async fn create_agent(
     Ok((
         StatusCode::CREATED,
         Envelope::of(AgentView {
-            agent,
+            agent: agent.into(),
             home_bytes: 0,
         }),
     ))

@@ -232,11 +232,6 @@ impl TaskResult {
     }
 }
 
-/// A run id is one account's: a valid one that another account uses is 404.
-pub async fn check_run(app: &AppState, caller: &Caller, run: &str) -> Result<(), Problem> {
-    Ok(app.code_tasks.check_run(&caller.0.account_id, run).await?)
-}
-
 /// Starts a code task: a turn of `harness` in the environment's repository.
 /// With `?wait=true` the answer comes once the turn has ended, with its result.
 #[utoipa::path(

@@ -14,7 +14,7 @@ use utoipa::openapi::{OpenApi, Ref, RefOr};
 /// or ending with a space.
 const KEY_PATTERN: &str = "^[!-~]([ -~]{0,253}[!-~])?$";
 
-/// A run id, as [`super::code_tasks::check_run`] takes it.
+/// A run id, as [`crate::service::code_tasks::CodeTasks::check_run`] takes it.
 const RUN_PATTERN: &str = r"^[A-Za-z0-9_]([A-Za-z0-9_-]|\.[A-Za-z0-9_-])*$";
 
 /// Adds the shared layers' answers and the key's rule to every operation.

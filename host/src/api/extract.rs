@@ -53,7 +53,7 @@ pub fn bearer(headers: &HeaderMap) -> Option<&str> {
 pub async fn principal(state: &AppState, headers: &HeaderMap) -> Result<Principal, Problem> {
     let token = bearer(headers)
         .ok_or_else(|| Problem::unauthorized("send Authorization: Bearer <token>"))?;
-    match state.store.authenticate(token).await? {
+    match state.accounts.authenticate(token).await? {
         Some(principal) => Ok(principal),
         None => Err(Problem::unauthorized("that token is not valid")),
     }

@@ -2,8 +2,6 @@
 //! neither needs an account's token (`/metrics` takes the operator's
 //! `--metrics-token` when one is set).
 
-use std::time::Duration;
-
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -12,10 +10,6 @@ use serde::Serialize;
 use super::AppState;
 use super::problem::Problem;
 use crate::sandbox::Mode;
-use crate::store::SessionStatus;
-
-/// How long the database has to answer before the server counts as down.
-const DATABASE_ANSWER: Duration = Duration::from_secs(2);
 
 /// Whether the server can serve.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
@@ -79,28 +73,7 @@ pub struct SandboxHealth {
     tag = "operations"
 )]
 pub async fn healthz(State(app): State<AppState>) -> (StatusCode, axum::Json<Health>) {
-    let store = app.store.clone();
-    // The probe runs to its end on its own, so a connection is never given
-    // back to the pool in the middle of it; the answer waits only so long.
-    let probe = tokio::spawn(async move { store.ping().await });
-    let reachable = match tokio::time::timeout(DATABASE_ANSWER, probe).await {
-        Ok(Ok(Ok(()))) => true,
-        Ok(Ok(Err(error))) => {
-            tracing::error!("health: the database refused its probe: {error}");
-            false
-        }
-        Ok(Err(error)) => {
-            tracing::error!("health: the database probe failed: {error}");
-            false
-        }
-        Err(_) => {
-            tracing::error!(
-                "health: the database did not answer within {} s",
-                DATABASE_ANSWER.as_secs()
-            );
-            false
-        }
-    };
+    let reachable = app.probes.database_answers().await;
     let status = if reachable {
         HealthStatus::Ok
     } else {
@@ -163,8 +136,8 @@ pub async fn metrics(State(app): State<AppState>, headers: HeaderMap) -> Result<
             ));
         }
     }
-    match app.store.sessions_in(&[SessionStatus::Waiting]).await {
-        Ok(waiting) => crate::metrics::sessions_waiting(waiting.len()),
+    match app.probes.sessions_waiting().await {
+        Ok(waiting) => crate::metrics::sessions_waiting(waiting),
         Err(error) => tracing::warn!("metrics: counting the waiting sessions: {error}"),
     }
     Ok((

@@ -119,7 +119,7 @@ async fn keyed(
     if !app.answering.take(account, &key) {
         return Err(in_flight());
     }
-    let state = match app.store.claim_key(account, &key, &fingerprint).await {
+    let state = match app.keys.claim(account, &key, &fingerprint).await {
         Ok(state) => state,
         Err(error) => {
             app.answering.give_back(account, &key);
@@ -200,8 +200,8 @@ async fn answer(
             .get(header::CONTENT_TYPE)
             .and_then(|value| value.to_str().ok());
         if let Err(error) = app
-            .store
-            .answer_key(account, key, parts.status.as_u16(), content_type, &bytes)
+            .keys
+            .answer(account, key, parts.status.as_u16(), content_type, &bytes)
             .await
         {
             tracing::error!(key = %key, "recording an idempotent answer: {error}");
@@ -211,7 +211,7 @@ async fn answer(
 }
 
 async fn release(app: &AppState, account: &str, key: &str) {
-    if let Err(error) = app.store.release_key(account, key).await {
+    if let Err(error) = app.keys.release(account, key).await {
         tracing::error!(key = %key, "letting go of an idempotency key: {error}");
     }
 }

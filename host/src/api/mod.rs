@@ -2,8 +2,9 @@
 //! environments, models, drivers, tasks, sessions, messages, attachments) and `/api` (the code-task API and a run's live
 //! events), bearer auth, problem+json errors and the OpenAPI document
 //! generated from the handlers, `Idempotency-Key` on POST. It holds no
-//! process or git logic: sessions go through the [`Conductor`], code tasks,
-//! environments and webhooks through their services in [`crate::service`].
+//! process or git logic and never reaches the store: tasks and sessions go
+//! through the [`Conductor`], the rest through its service in
+//! [`crate::service`].
 //!
 //! `/v1` answers are enveloped as `{"data": ..., "meta": {"next_cursor": ...}}`;
 //! the code-task routes answer with the spec's bodies as they are.
@@ -41,6 +42,8 @@ use crate::service::agents::Agents;
 use crate::service::code_tasks::CodeTasks;
 use crate::service::drivers::Drivers;
 use crate::service::environments::Environments;
+use crate::service::health::Probes;
+use crate::service::keys::Keys;
 use crate::service::usage::Usage;
 use crate::service::webhooks::Webhooks;
 use crate::sessions::Conductor;
@@ -55,7 +58,6 @@ pub const DEFAULT_BODY_LIMIT: usize = 1 << 20;
 /// What every handler shares.
 #[derive(Clone)]
 pub struct AppState {
-    store: Store,
     engine: Arc<Engine>,
     runs: Arc<Runs>,
     conductor: Arc<Conductor>,
@@ -64,6 +66,8 @@ pub struct AppState {
     agents: Agents,
     drivers: Drivers,
     environments: Environments,
+    keys: Keys,
+    probes: Probes,
     usage: Usage,
     webhooks: Webhooks,
     body_limit: usize,
@@ -93,9 +97,10 @@ impl AppState {
             agents: Agents::new(store.clone(), engine.clone(), conductor.clone()),
             drivers: Drivers::new(store.clone()),
             environments: Environments::new(store.clone(), conductor.clone()),
+            keys: Keys::new(store.clone()),
+            probes: Probes::new(store.clone()),
             usage: Usage::new(store.clone()),
-            webhooks: Webhooks::new(store.clone(), runs.webhooks().clone()),
-            store,
+            webhooks: Webhooks::new(store, runs.webhooks().clone()),
             engine,
             runs,
             conductor,

@@ -43,12 +43,11 @@ pub async fn run_events(
     Path(run): Path<String>,
     headers: HeaderMap,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, Problem> {
-    super::code_tasks::check_run(&app, &caller, &run).await?;
-    // A run is known once it has a call: an unknown one is 404 like another
-    // account's, so that the answer tells nothing and holds no stream open.
-    if !app.store.run_exists(&caller.0.account_id, &run).await? {
-        return Err(Problem::not_found("no such run"));
-    }
+    // An unknown run is 404 like another account's, so that the answer
+    // tells nothing and holds no stream open.
+    app.code_tasks
+        .check_run_started(&caller.0.account_id, &run)
+        .await?;
     stream(&app, &caller.0.account_id, &run, &headers).await
 }
 

@@ -8,7 +8,77 @@ use super::extract::{Caller, Json, PageParams, Query, trimmed};
 use super::problem::{FieldError, Problem};
 use super::{AppState, Envelope};
 use crate::sessions::{BindingConstraint, TaskSpec};
-use crate::store::{Attachment, NewAttachment, Task};
+use crate::store::{self, AttachmentStatus, NewAttachment, UsageTotals};
+
+/// A task, with what its listing shows of its sessions.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct Task {
+    /// Its id.
+    pub id: String,
+    /// The account it belongs to.
+    pub account_id: String,
+    /// Its title.
+    pub title: String,
+    /// Always `active`: a task has no terminal state of its own (its
+    /// sessions' statuses say what runs), which a plain conversation never
+    /// reaches, even when every session idles out or is closed.
+    pub status: TaskStatus,
+    /// The environment its sessions use unless they name another.
+    pub environment_id: Option<String>,
+    /// Seconds an idle session waits for a message before it is closed.
+    pub idle_timeout_seconds: i64,
+    /// The agent it runs as.
+    pub created_by: String,
+    /// That agent's name.
+    pub created_by_name: String,
+    /// The member responsible for it; none when an agent opened it ("needs someone").
+    pub owner: Option<String>,
+    /// That member's name.
+    pub owner_name: Option<String>,
+    /// One line: the last thing the agent said on it, markdown stripped.
+    pub last_message_preview: Option<String>,
+    /// The harness of its newest session.
+    pub harness: Option<String>,
+    /// How many sessions it has.
+    pub session_count: i64,
+    /// When it was created (RFC 3339).
+    pub created_at: String,
+    /// When it last changed (RFC 3339).
+    pub updated_at: String,
+    /// The tokens and cost of its sessions' turns.
+    pub usage: UsageTotals,
+}
+
+impl From<store::Task> for Task {
+    fn from(row: store::Task) -> Self {
+        Self {
+            id: row.id,
+            account_id: row.account_id,
+            title: row.title,
+            status: TaskStatus::Active,
+            environment_id: row.environment_id,
+            idle_timeout_seconds: row.idle_timeout_seconds,
+            created_by: row.created_by,
+            created_by_name: row.created_by_name,
+            owner: row.owner,
+            owner_name: row.owner_name,
+            last_message_preview: row.last_message_preview,
+            harness: row.harness,
+            session_count: row.session_count,
+            created_at: row.created_at,
+            updated_at: row.updated_at,
+            usage: row.usage,
+        }
+    }
+}
+
+/// A task's lifecycle status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskStatus {
+    /// Not in a terminal state.
+    Active,
+}
 
 /// A task as clients see it.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
@@ -21,10 +91,47 @@ pub struct TaskView {
 }
 
 impl AppState {
-    pub(super) fn task_view(&self, task: Task) -> TaskView {
+    pub(super) fn task_view(&self, task: store::Task) -> TaskView {
         TaskView {
             binding_constraint: self.conductor.binding_constraint(&task),
-            task,
+            task: task.into(),
+        }
+    }
+}
+
+/// An attachment.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct Attachment {
+    /// Its id.
+    pub id: String,
+    /// Its task.
+    pub task_id: String,
+    /// Its name.
+    pub name: String,
+    /// Where its content came from (a reference; never fetched).
+    pub uri: Option<String>,
+    /// Its content's media type.
+    #[serde(rename = "mimeType")]
+    pub mime_type: Option<String>,
+    /// `ready` when its content is available, `failed` when not.
+    pub status: AttachmentStatus,
+    /// Why it failed.
+    pub error: Option<String>,
+    /// When it was created (RFC 3339).
+    pub created_at: String,
+}
+
+impl From<store::Attachment> for Attachment {
+    fn from(row: store::Attachment) -> Self {
+        Self {
+            id: row.id,
+            task_id: row.task_id,
+            name: row.name,
+            uri: row.uri,
+            mime_type: row.mime_type,
+            status: row.status,
+            error: row.error,
+            created_at: row.created_at,
         }
     }
 }
@@ -216,7 +323,7 @@ pub async fn list_tasks(
     caller.account(&account)?;
     let unowned = filter.owner == Some(OwnerFilter::None);
     let page = app
-        .store
+        .conductor
         .tasks(&account, unowned, page.cursor()?, page.limit()?)
         .await?;
     let tasks = page
@@ -278,7 +385,7 @@ pub async fn create_attachment(
         .into_new("")
         .map_err(|error| Problem::invalid(vec![error]))?;
     let attachment = app.conductor.attach(&account, &task, attachment).await?;
-    Ok((StatusCode::CREATED, Envelope::of(attachment)))
+    Ok((StatusCode::CREATED, Envelope::of(attachment.into())))
 }
 
 /// The task's attachments, oldest first.
@@ -299,9 +406,9 @@ pub async fn list_attachments(
     Path((account, task)): Path<(String, String)>,
 ) -> Result<axum::Json<Envelope<Vec<Attachment>>>, Problem> {
     caller.account(&account)?;
-    let task = app.conductor.task(&account, &task).await?;
+    let attachments = app.conductor.attachments(&account, &task).await?;
     Ok(Envelope::of(
-        app.store.attachments(&account, &task.id).await?,
+        attachments.into_iter().map(Attachment::from).collect(),
     ))
 }
 
@@ -349,11 +456,10 @@ pub async fn attachment_contents(
 ) -> Result<axum::Json<Envelope<ResourceContents>>, Problem> {
     caller.account(&account)?;
     let attachment = app
-        .store
+        .conductor
         .attachment(&account, &task, &attachment)
-        .await?
-        .ok_or_else(|| Problem::not_found("no such attachment"))?;
-    if attachment.status != "ready" {
+        .await?;
+    if attachment.status != AttachmentStatus::Ready {
         return Err(Problem::conflict(format!(
             "that attachment has no content: {}",
             attachment.error.unwrap_or_default()

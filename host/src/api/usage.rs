@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use super::extract::{Caller, Query};
 use super::problem::{FieldError, Problem};
 use super::{AppState, Envelope};
-use crate::store::{UsageGroup, UsageRow, UsageTotals};
+use crate::store::{self, UsageGroup, UsageTotals};
 
 /// Which turns and how to group them.
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
@@ -27,6 +27,25 @@ pub struct UsageParams {
     /// `harness`, `model` or `day`: the groups to list besides the total.
     #[param(inline, value_type = Option<UsageGroup>)]
     pub group_by: Option<String>,
+}
+
+/// One group of an account's usage.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct UsageRow {
+    /// The harness, the model or the day; null for turns that did not say.
+    pub key: Option<String>,
+    /// The group's totals.
+    #[serde(flatten)]
+    pub totals: UsageTotals,
+}
+
+impl From<store::UsageRow> for UsageRow {
+    fn from(row: store::UsageRow) -> Self {
+        Self {
+            key: row.key,
+            totals: row.totals,
+        }
+    }
 }
 
 /// An account's usage over a range.
@@ -98,7 +117,7 @@ pub async fn get_usage(
         to,
         group_by,
         totals,
-        groups,
+        groups: groups.into_iter().map(UsageRow::from).collect(),
     }))
 }
 

@@ -158,6 +158,21 @@ impl CodeTasks {
         Ok(())
     }
 
+    /// Checks `run` as [`Self::check_run`] does, and that the account has
+    /// started a call in it: a run is known once it has one, and an unknown
+    /// one is not found like another account's.
+    pub async fn check_run_started(
+        &self,
+        account_id: &str,
+        run: &str,
+    ) -> Result<(), CodeTaskError> {
+        self.check_run(account_id, run).await?;
+        if !self.store.run_exists(account_id, run).await? {
+            return Err(CodeTaskError::NotFound("no such run"));
+        }
+        Ok(())
+    }
+
     /// Starts `task` in run `run` for the caller; with `wait`, answers once
     /// the turn has ended (the turn carries on if the caller goes away).
     pub async fn start(

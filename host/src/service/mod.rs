@@ -7,6 +7,8 @@ pub mod agents;
 pub mod code_tasks;
 pub mod drivers;
 pub mod environments;
+pub mod health;
+pub mod keys;
 pub mod turn_env;
 pub mod usage;
 pub mod webhooks;

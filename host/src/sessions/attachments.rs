@@ -185,6 +185,7 @@ fn decode_base64(text: &str) -> Option<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::AttachmentStatus;
 
     #[test]
     fn base64_decodes_with_and_without_padding() {
@@ -207,7 +208,7 @@ mod tests {
             mime_type: mime_type.map(str::to_owned),
             text: None,
             blob: Some("iVBORw0KGgo=".into()),
-            status: "ready".into(),
+            status: AttachmentStatus::Ready,
             error: None,
             created_at: "2026-01-01T00:00:00.000Z".into(),
         }

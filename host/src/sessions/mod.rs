@@ -38,6 +38,7 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use crate::api;
 use crate::engine::brief::Note;
 use crate::engine::result::TurnResult;
 use crate::engine::{Engine, StartCheckpointFailed, TurnRequest};
@@ -365,24 +366,24 @@ impl Conductor {
             .await?)
     }
 
+    /// Tells the session's webhooks and live clients what it is now, as
+    /// the API shows it.
     async fn publish_session(&self, session: &Session) {
+        let view = json!(api::sessions::Session::from(session.clone()));
         self.runs.webhooks().session_saved(
             &session.account_id,
             &session.id,
             session.status,
-            json!(session),
+            view.clone(),
         );
-        self.publish(
-            &session.account_id,
-            &session.id,
-            EventName::SessionUpdated,
-            json!(session),
-        )
-        .await;
+        self.publish(&session.account_id, &session.id, EventName::SessionUpdated, view)
+            .await;
     }
 
+    /// Tells the session's live clients about the message, as the API shows it.
     async fn publish_message(&self, account_id: &str, name: EventName, message: &Message) {
-        self.publish(account_id, &message.session_id, name, json!(message))
+        let view = json!(api::sessions::Message::from(message.clone()));
+        self.publish(account_id, &message.session_id, name, view)
             .await;
     }
 

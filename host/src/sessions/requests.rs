@@ -2,6 +2,7 @@
 //! abort and close.
 
 use super::*;
+use crate::store::{Direction, Page};
 
 impl Conductor {
     /// Creates a task as `caller`; with a prompt its first session starts.
@@ -71,6 +72,75 @@ impl Conductor {
             .task(account_id, task_id)
             .await?
             .ok_or_else(|| SessionError::NotFound("no such task".into()))
+    }
+
+    /// A page of the account's tasks, newest first; with `unowned`, only
+    /// those nobody owns.
+    pub async fn tasks(
+        &self,
+        account_id: &str,
+        unowned: bool,
+        cursor: Option<&str>,
+        limit: u32,
+    ) -> Result<Page<Task>> {
+        Ok(self.store.tasks(account_id, unowned, cursor, limit).await?)
+    }
+
+    /// A page of the task's sessions, oldest first.
+    pub async fn sessions(
+        &self,
+        account_id: &str,
+        task_id: &str,
+        cursor: Option<&str>,
+        limit: u32,
+    ) -> Result<Page<Session>> {
+        let task = self.task(account_id, task_id).await?;
+        Ok(self
+            .store
+            .sessions(account_id, &task.id, cursor, limit)
+            .await?)
+    }
+
+    /// A page of the session's messages in `direction`, as a JSON array's
+    /// text, and the cursor of the next page: the listing is the API's
+    /// busiest read, so the store writes its JSON.
+    pub async fn messages_json(
+        &self,
+        account_id: &str,
+        task_id: &str,
+        session_id: &str,
+        direction: Direction,
+        cursor: Option<&str>,
+        limit: u32,
+    ) -> Result<(String, Option<String>)> {
+        let (data, count, next_cursor) = self
+            .store
+            .messages_json(account_id, task_id, session_id, direction, cursor, limit)
+            .await?;
+        if count == 0 {
+            // No rows: an empty page of a session that exists, or not found.
+            self.session(account_id, task_id, session_id).await?;
+        }
+        Ok((data, next_cursor))
+    }
+
+    /// The task's attachments, oldest first.
+    pub async fn attachments(&self, account_id: &str, task_id: &str) -> Result<Vec<Attachment>> {
+        let task = self.task(account_id, task_id).await?;
+        Ok(self.store.attachments(account_id, &task.id).await?)
+    }
+
+    /// The task's attachment.
+    pub async fn attachment(
+        &self,
+        account_id: &str,
+        task_id: &str,
+        attachment_id: &str,
+    ) -> Result<Attachment> {
+        self.store
+            .attachment(account_id, task_id, attachment_id)
+            .await?
+            .ok_or_else(|| SessionError::NotFound("no such attachment".into()))
     }
 
     /// The account's session of the task.

@@ -5,7 +5,7 @@ use super::machine::{AfterTurn, after_turn};
 use super::*;
 use crate::engine::result::Status;
 use crate::service::turn_env::TurnEnv;
-use crate::store::{TurnOutcome, TurnState, TurnView};
+use crate::store::{AttachmentStatus, TurnOutcome, TurnState, TurnView};
 
 /// The most of the conversation, in bytes, the first brief on a node that
 /// took a session over carries.
@@ -236,7 +236,7 @@ impl Conductor {
             .map(|message| message.created_at);
         let new: Vec<Attachment> = attachments
             .into_iter()
-            .filter(|attachment| attachment.status == "ready")
+            .filter(|attachment| attachment.status == AttachmentStatus::Ready)
             .filter(|attachment| {
                 previous
                     .as_ref()

@@ -1,12 +1,10 @@
 //! Accounts and who acts in them: members (people) and agents (execution
 //! identities, one of them the account's connected agent).
 
-use serde::Serialize;
-
-use super::{Page, Pool, Result, Store, StoreError, UsageTotals, new_id, now, on_pool, tokens};
+use super::{Page, Pool, Result, Store, StoreError, new_id, now, on_pool, tokens};
 
 /// An account: everything else belongs to one.
-#[derive(Debug, Clone, Serialize, sqlx::FromRow, utoipa::ToSchema)]
+#[derive(Debug, Clone, sqlx::FromRow)]
 pub struct Account {
     /// Its id.
     pub id: String,
@@ -14,14 +12,10 @@ pub struct Account {
     pub name: String,
     /// When it was created (RFC 3339).
     pub created_at: String,
-    /// The tokens and cost of all its turns, where the API shows it.
-    #[sqlx(skip)]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub usage: Option<UsageTotals>,
 }
 
 /// A person in an account.
-#[derive(Debug, Clone, Serialize, sqlx::FromRow, utoipa::ToSchema)]
+#[derive(Debug, Clone, sqlx::FromRow)]
 pub struct Member {
     /// Its id.
     pub id: String,
@@ -37,7 +31,7 @@ pub struct Member {
 
 /// An execution identity of an account, with its default harness, model,
 /// effort and environment.
-#[derive(Debug, Clone, Serialize, sqlx::FromRow, utoipa::ToSchema)]
+#[derive(Debug, Clone, sqlx::FromRow)]
 pub struct Agent {
     /// Its id.
     pub id: String,
@@ -118,7 +112,6 @@ impl Store {
             id: new_id("acc")?,
             name: name.to_owned(),
             created_at: created_at.clone(),
-            usage: None,
         };
         on_pool!(self, |pool| {
             let mut tx = pool.begin().await?;

@@ -5,7 +5,7 @@ use serde::Serialize;
 use super::{Result, Store, new_id, now, on_pool};
 
 /// An attachment as stored.
-#[derive(Debug, Clone, Serialize, sqlx::FromRow, utoipa::ToSchema)]
+#[derive(Debug, Clone, sqlx::FromRow)]
 pub struct Attachment {
     /// Its id.
     pub id: String,
@@ -16,21 +16,43 @@ pub struct Attachment {
     /// Where its content came from (a reference; never fetched).
     pub uri: Option<String>,
     /// Its content's media type.
-    #[serde(rename = "mimeType")]
     pub mime_type: Option<String>,
     /// Inline text content.
-    #[serde(skip)]
     pub text: Option<String>,
     /// Base64 content.
-    #[serde(skip)]
     pub blob: Option<String>,
     /// `ready` when its content is available, `failed` when not.
-    pub status: String,
+    pub status: AttachmentStatus,
     /// Why it failed.
     pub error: Option<String>,
     /// When it was created (RFC 3339).
     pub created_at: String,
 }
+
+/// Whether an attachment's content is available, stored as its snake_case
+/// name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum AttachmentStatus {
+    /// Its content is available.
+    Ready,
+    /// It has no content; its error says why.
+    Failed,
+}
+
+impl AttachmentStatus {
+    pub(super) const ALL: [Self; 2] = [Self::Ready, Self::Failed];
+
+    /// Its name as stored and shown.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Ready => "ready",
+            Self::Failed => "failed",
+        }
+    }
+}
+
+super::text_column!(AttachmentStatus);
 
 /// What a new attachment is made of.
 #[derive(Debug, Clone)]
@@ -61,9 +83,9 @@ impl Store {
     ) -> Result<Attachment> {
         let id = new_id("att")?;
         let status = if new.error.is_some() {
-            "failed"
+            AttachmentStatus::Failed
         } else {
-            "ready"
+            AttachmentStatus::Ready
         };
         on_pool!(self, |pool| sqlx::query(
             "INSERT INTO attachments (id, account_id, task_id, name, uri, mime_type, text, blob, \

@@ -14,7 +14,7 @@ use crate::engine::result::{TurnResult, TurnUsage};
 use crate::reader::UnknownEvents;
 
 /// A message as stored.
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone)]
 pub struct Message {
     /// Its id.
     pub id: String,
@@ -25,13 +25,11 @@ pub struct Message {
     /// Its place in the conversation; null while it is queued.
     pub sequence: Option<i64>,
     /// What it is.
-    #[serde(rename = "type")]
     pub kind: MessageKind,
     /// Its text.
     pub content: String,
     /// An assistant message's turn: its call, status and, once ended, result.
     /// Kept as stored text: listing messages copies it out without parsing it.
-    #[schema(value_type = Option<Object>)]
     pub turn: Option<Box<RawValue>>,
     /// When it was created (RFC 3339).
     pub created_at: String,

@@ -40,7 +40,7 @@ use sqlx::sqlite::{
 };
 
 pub use accounts::{Account, Agent, AgentSettings, Member};
-pub use attachments::{Attachment, NewAttachment};
+pub use attachments::{Attachment, AttachmentStatus, NewAttachment};
 pub use calls::Call;
 pub use environments::{Environment, EnvironmentPatch, NewEnvironment};
 pub use events::{NewEvent, RunKey, StoredEvent};
@@ -49,7 +49,7 @@ pub use leases::{Claim, ClaimedWait, Lease, SessionRef, TakenFrom};
 pub use messages::{Message, MessageKind, RevertView, TurnOutcome, TurnState, TurnView};
 pub use notify::{Listener, Notice, SessionWake};
 pub use sessions::{CloseReason, IdleSession, NewSession, RebuiltFrom, Session, SessionStatus};
-pub use tasks::{NewTask, Task, TaskStatus};
+pub use tasks::{NewTask, Task};
 pub use tokens::{Principal, TokenFor, TokenOwner};
 pub use unknown_events::SeenUnknown;
 pub use usage::{UsageGroup, UsageRow, UsageTotals};
@@ -503,6 +503,7 @@ mod tests {
         check(&MessageKind::ALL, |kind| kind.as_str());
         check(&RebuiltFrom::ALL, RebuiltFrom::as_str);
         check(&DeliveryState::ALL, |state| state.as_str());
+        check(&AttachmentStatus::ALL, AttachmentStatus::as_str);
     }
 
     #[tokio::test]

@@ -7,7 +7,7 @@ use super::usage::{totals_json, usage_of};
 use super::{Page, PerBackend, Result, Store, UsageTotals, new_id, now, on_pool};
 
 /// A session as stored.
-#[derive(Debug, Clone, Serialize, sqlx::FromRow, utoipa::ToSchema)]
+#[derive(Debug, Clone, sqlx::FromRow)]
 pub struct Session {
     /// Its id; also the run id of its turns.
     pub id: String,

@@ -1,12 +1,10 @@
 //! Tasks: the work items of an account, who runs them and who owns them.
 
-use serde::Serialize;
-
 use super::usage::{totals_json, usage_of};
 use super::{Page, PerBackend, Result, Store, UsageTotals, new_id, now, on_pool};
 
 /// A task as stored, with what its listing shows of its sessions.
-#[derive(Debug, Clone, Serialize, sqlx::FromRow, utoipa::ToSchema)]
+#[derive(Debug, Clone, sqlx::FromRow)]
 pub struct Task {
     /// Its id.
     pub id: String,
@@ -14,11 +12,6 @@ pub struct Task {
     pub account_id: String,
     /// Its title.
     pub title: String,
-    /// Always `active`: a task has no terminal state of its own (its
-    /// sessions' statuses say what runs), which a plain conversation never
-    /// reaches, even when every session idles out or is closed.
-    #[sqlx(skip)]
-    pub status: TaskStatus,
     /// The environment its sessions use unless they name another.
     pub environment_id: Option<String>,
     /// Seconds an idle session waits for a message before it is closed.
@@ -39,7 +32,6 @@ pub struct Task {
     pub session_count: i64,
     /// The most attempts a session of it waiting for capacity has made;
     /// `None` when none waits.
-    #[serde(skip)]
     pub waiting_retries: Option<i64>,
     /// When it was created (RFC 3339).
     pub created_at: String,
@@ -48,15 +40,6 @@ pub struct Task {
     /// The tokens and cost of its sessions' turns.
     #[sqlx(try_from = "String")]
     pub usage: UsageTotals,
-}
-
-/// A task's lifecycle status.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum TaskStatus {
-    /// Not in a terminal state.
-    #[default]
-    Active,
 }
 
 /// What a new task is made of.

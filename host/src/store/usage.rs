@@ -103,12 +103,11 @@ impl UsageGroup {
 }
 
 /// One group of an account's usage.
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone)]
 pub struct UsageRow {
     /// The harness, the model or the day; null for turns that did not say.
     pub key: Option<String>,
     /// The group's totals.
-    #[serde(flatten)]
     pub totals: UsageTotals,
 }
 

@@ -1,0 +1,59 @@
+//! The server's health as operators probe it: whether the database
+//! answers, and how many sessions wait for capacity.
+
+use std::time::Duration;
+
+use super::ServiceError;
+use crate::store::{SessionStatus, Store};
+
+/// How long the database has to answer before the server counts as down.
+const DATABASE_ANSWER: Duration = Duration::from_secs(2);
+
+/// The health-probes service.
+#[derive(Clone)]
+pub struct Probes {
+    store: Store,
+}
+
+impl Probes {
+    /// Probes of `store`.
+    pub fn new(store: Store) -> Self {
+        Self { store }
+    }
+
+    /// Whether the database takes (and lets go of) its write lock within
+    /// two seconds; why not is logged.
+    pub async fn database_answers(&self) -> bool {
+        let store = self.store.clone();
+        // The probe runs to its end on its own, so a connection is never given
+        // back to the pool in the middle of it; the answer waits only so long.
+        let probe = tokio::spawn(async move { store.ping().await });
+        match tokio::time::timeout(DATABASE_ANSWER, probe).await {
+            Ok(Ok(Ok(()))) => true,
+            Ok(Ok(Err(error))) => {
+                tracing::error!("health: the database refused its probe: {error}");
+                false
+            }
+            Ok(Err(error)) => {
+                tracing::error!("health: the database probe failed: {error}");
+                false
+            }
+            Err(_) => {
+                tracing::error!(
+                    "health: the database did not answer within {} s",
+                    DATABASE_ANSWER.as_secs()
+                );
+                false
+            }
+        }
+    }
+
+    /// How many sessions wait for a turn slot.
+    pub async fn sessions_waiting(&self) -> Result<usize, ServiceError> {
+        Ok(self
+            .store
+            .sessions_in(&[SessionStatus::Waiting])
+            .await?
+            .len())
+    }
+}

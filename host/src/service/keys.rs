@@ -1,0 +1,49 @@
+//! Idempotency keys: a POST sent again with the same key gets the first
+//! answer. The HTTP layer decides what a key's state means for a request;
+//! this service only keeps the keys.
+
+use super::ServiceError;
+use crate::store::{KeyState, Store};
+
+/// The idempotency-keys service.
+#[derive(Clone)]
+pub struct Keys {
+    store: Store,
+}
+
+impl Keys {
+    /// Keys kept in `store`.
+    pub fn new(store: Store) -> Self {
+        Self { store }
+    }
+
+    /// Claims `key` for a request with `fingerprint`, or tells what it already holds.
+    pub async fn claim(
+        &self,
+        account_id: &str,
+        key: &str,
+        fingerprint: &str,
+    ) -> Result<KeyState, ServiceError> {
+        Ok(self.store.claim_key(account_id, key, fingerprint).await?)
+    }
+
+    /// Records the answer to the request holding `key`.
+    pub async fn answer(
+        &self,
+        account_id: &str,
+        key: &str,
+        status: u16,
+        content_type: Option<&str>,
+        body: &[u8],
+    ) -> Result<(), ServiceError> {
+        Ok(self
+            .store
+            .answer_key(account_id, key, status, content_type, body)
+            .await?)
+    }
+
+    /// Lets go of `key` without an answer, so that a retry runs again.
+    pub async fn release(&self, account_id: &str, key: &str) -> Result<(), ServiceError> {
+        Ok(self.store.release_key(account_id, key).await?)
+    }
+}
