@@ -3,16 +3,14 @@
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::IntoResponse;
-use serde::{Deserialize, Serialize};
-use serde_json::value::RawValue;
+use serde::Deserialize;
 
 use super::extract::{Caller, Json, PageParams, Query, trimmed};
 use super::problem::Problem;
 use super::{AppState, Envelope};
 use crate::sessions::SessionSpec;
-use crate::store::{
-    self, CloseReason, Direction, MessageKind, RebuiltFrom, SessionStatus, UsageTotals,
-};
+pub use crate::sessions::views::{Message, Session};
+use crate::store::Direction;
 
 /// A session to start under the task; every field is optional. Its harness,
 /// model and effort come from the task's agent's current settings.
@@ -41,141 +39,6 @@ pub struct SessionCreate {
     pub base_branch: Option<String>,
     /// Commit what each turn changed on the branch (default false).
     pub auto_commit: Option<bool>,
-}
-
-/// A session.
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
-pub struct Session {
-    /// Its id; also the run id of its turns.
-    pub id: String,
-    /// The account it belongs to.
-    pub account_id: String,
-    /// Its task.
-    pub task_id: String,
-    /// The agent it runs as (its harnesses' HOME is that agent's).
-    pub agent_id: String,
-    /// Its title.
-    pub title: String,
-    /// Where it is in its life.
-    pub status: SessionStatus,
-    /// Its environment.
-    pub environment_id: Option<String>,
-    /// The branch its workspace is on.
-    pub branch_name: String,
-    /// The branch that one started from.
-    pub base_branch: Option<String>,
-    /// Whether what a turn changed is committed on the branch.
-    pub auto_commit: bool,
-    /// The harness (a driver's name).
-    pub harness: String,
-    /// Who makes the harness's models.
-    pub vendor: String,
-    /// The model it runs, when not the harness's default.
-    pub harness_model: Option<String>,
-    /// The effort it runs at, when not the harness's default.
-    pub harness_effort: Option<String>,
-    /// The harness's own session id, once reported; later turns resume it.
-    pub harness_session_id: Option<String>,
-    /// The workspace's path, once made.
-    pub workspace: Option<String>,
-    /// The engine turn running now.
-    pub current_turn: Option<String>,
-    /// When the wait for capacity began; only while `waiting`.
-    pub waiting_since: Option<String>,
-    /// Attempts to get capacity so far in this wait.
-    pub retries: i64,
-    /// Why it stopped, or the recovery that left it idle.
-    pub close_reason: Option<CloseReason>,
-    /// What went wrong and what to do next.
-    pub error_message: Option<String>,
-    /// When it last started or ended a turn or took a message.
-    pub last_activity_at: String,
-    /// The node it was taken over from, until its next turn starts: that
-    /// turn starts a new harness session, briefed with the conversation.
-    pub moved_from_node: Option<String>,
-    /// What its work tree was rebuilt from when another node took it over.
-    pub rebuilt_from: Option<RebuiltFrom>,
-    /// When it was created (RFC 3339).
-    pub created_at: String,
-    /// When it last changed (RFC 3339).
-    pub updated_at: String,
-    /// The tokens and cost of its turns.
-    pub usage: UsageTotals,
-}
-
-impl From<store::Session> for Session {
-    fn from(row: store::Session) -> Self {
-        Self {
-            id: row.id,
-            account_id: row.account_id,
-            task_id: row.task_id,
-            agent_id: row.agent_id,
-            title: row.title,
-            status: row.status,
-            environment_id: row.environment_id,
-            branch_name: row.branch_name,
-            base_branch: row.base_branch,
-            auto_commit: row.auto_commit,
-            harness: row.harness,
-            vendor: row.vendor,
-            harness_model: row.harness_model,
-            harness_effort: row.harness_effort,
-            harness_session_id: row.harness_session_id,
-            workspace: row.workspace,
-            current_turn: row.current_turn,
-            waiting_since: row.waiting_since,
-            retries: row.retries,
-            close_reason: row.close_reason,
-            error_message: row.error_message,
-            last_activity_at: row.last_activity_at,
-            moved_from_node: row.moved_from_node,
-            rebuilt_from: row.rebuilt_from,
-            created_at: row.created_at,
-            updated_at: row.updated_at,
-            usage: row.usage,
-        }
-    }
-}
-
-// The store writes the message listing's JSON itself (`messages_json`), in
-// this same shape.
-/// A message.
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
-pub struct Message {
-    /// Its id.
-    pub id: String,
-    /// Its session.
-    pub session_id: String,
-    /// Its session's task.
-    pub task_id: String,
-    /// Its place in the conversation; null while it is queued.
-    pub sequence: Option<i64>,
-    /// What it is.
-    #[serde(rename = "type")]
-    pub kind: MessageKind,
-    /// Its text.
-    pub content: String,
-    /// An assistant message's turn: its call, status and, once ended, result.
-    /// Kept as stored text: listing messages copies it out without parsing it.
-    #[schema(value_type = Option<Object>)]
-    pub turn: Option<Box<RawValue>>,
-    /// When it was created (RFC 3339).
-    pub created_at: String,
-}
-
-impl From<store::Message> for Message {
-    fn from(row: store::Message) -> Self {
-        Self {
-            id: row.id,
-            session_id: row.session_id,
-            task_id: row.task_id,
-            sequence: row.sequence,
-            kind: row.kind,
-            content: row.content,
-            turn: row.turn,
-            created_at: row.created_at,
-        }
-    }
 }
 
 type SessionPath = Path<(String, String, String)>;

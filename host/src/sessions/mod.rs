@@ -26,6 +26,7 @@ mod requests;
 pub mod resolve;
 mod revert;
 mod turns;
+pub mod views;
 pub mod workspace;
 
 pub use ownership::NODE_LOST_DETAIL;
@@ -38,7 +39,6 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::api;
 use crate::engine::brief::Note;
 use crate::engine::result::TurnResult;
 use crate::engine::{Engine, StartCheckpointFailed, TurnRequest};
@@ -369,7 +369,7 @@ impl Conductor {
     /// Tells the session's webhooks and live clients what it is now, as
     /// the API shows it.
     async fn publish_session(&self, session: &Session) {
-        let view = json!(api::sessions::Session::from(session.clone()));
+        let view = json!(views::Session::from(session.clone()));
         self.runs.webhooks().session_saved(
             &session.account_id,
             &session.id,
@@ -382,7 +382,7 @@ impl Conductor {
 
     /// Tells the session's live clients about the message, as the API shows it.
     async fn publish_message(&self, account_id: &str, name: EventName, message: &Message) {
-        let view = json!(api::sessions::Message::from(message.clone()));
+        let view = json!(views::Message::from(message.clone()));
         self.publish(account_id, &message.session_id, name, view)
             .await;
     }
