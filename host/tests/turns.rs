@@ -234,13 +234,13 @@ fn a_completed_turn_has_its_diff_and_leaves_head_and_index_alone() {
     assert_eq!(result.exit_code, Some(0));
     assert_eq!(
         (
-            result.insertions,
-            result.deletions,
-            result.files_changed.len()
+            result.changes.insertions,
+            result.changes.deletions,
+            result.changes.files_changed.len()
         ),
         (1, 0, 1)
     );
-    assert_eq!(result.files_changed[0].path, "out.txt");
+    assert_eq!(result.changes.files_changed[0].path, "out.txt");
     assert!(result.result_text.starts_with("completed · Claude Code · "));
     assert!(
         result

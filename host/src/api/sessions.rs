@@ -10,7 +10,7 @@ use super::problem::Problem;
 use super::{AppState, Envelope};
 use crate::sessions::SessionSpec;
 pub use crate::sessions::views::{Message, Session};
-use crate::store::Direction;
+use crate::store::{AccountId, Direction, SessionId, TaskId};
 
 /// A session to start under the task; every field is optional. Its harness,
 /// model and effort come from the task's agent's current settings.
@@ -41,7 +41,7 @@ pub struct SessionCreate {
     pub auto_commit: Option<bool>,
 }
 
-type SessionPath = Path<(String, String, String)>;
+type SessionPath = Path<(AccountId, TaskId, SessionId)>;
 
 /// The task's sessions, oldest first.
 #[utoipa::path(
@@ -58,7 +58,7 @@ type SessionPath = Path<(String, String, String)>;
 pub async fn list_sessions(
     State(app): State<AppState>,
     caller: Caller,
-    Path((account, task)): Path<(String, String)>,
+    Path((account, task)): Path<(AccountId, TaskId)>,
     Query(page): Query<PageParams>,
 ) -> Result<axum::Json<Envelope<Vec<Session>>>, Problem> {
     caller.account(&account)?;
@@ -88,7 +88,7 @@ pub async fn list_sessions(
 pub async fn create_session(
     State(app): State<AppState>,
     caller: Caller,
-    Path((account, task)): Path<(String, String)>,
+    Path((account, task)): Path<(AccountId, TaskId)>,
     Json(body): Json<SessionCreate>,
 ) -> Result<(StatusCode, axum::Json<Envelope<Session>>), Problem> {
     caller.account(&account)?;

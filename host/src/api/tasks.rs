@@ -8,7 +8,7 @@ use super::extract::{Caller, Json, PageParams, Query, trimmed};
 use super::problem::{FieldError, Problem};
 use super::{AppState, Envelope};
 use crate::sessions::{BindingConstraint, TaskSpec};
-use crate::store::{self, AttachmentStatus, NewAttachment, UsageTotals};
+use crate::store::{self, AccountId, AttachmentStatus, NewAttachment, TaskId, UsageTotals};
 
 /// A task, with what its listing shows of its sessions.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
@@ -52,8 +52,8 @@ pub struct Task {
 impl From<store::Task> for Task {
     fn from(row: store::Task) -> Self {
         Self {
-            id: row.id,
-            account_id: row.account_id,
+            id: row.id.into(),
+            account_id: row.account_id.into(),
             title: row.title,
             status: TaskStatus::Active,
             environment_id: row.environment_id,
@@ -271,7 +271,7 @@ impl TaskCreate {
 pub async fn create_task(
     State(app): State<AppState>,
     caller: Caller,
-    Path(account): Path<String>,
+    Path(account): Path<AccountId>,
     Json(body): Json<TaskCreate>,
 ) -> Result<(StatusCode, axum::Json<Envelope<TaskView>>), Problem> {
     caller.account(&account)?;
@@ -316,7 +316,7 @@ pub enum OwnerFilter {
 pub async fn list_tasks(
     State(app): State<AppState>,
     caller: Caller,
-    Path(account): Path<String>,
+    Path(account): Path<AccountId>,
     Query(filter): Query<TaskFilter>,
     Query(page): Query<PageParams>,
 ) -> Result<axum::Json<Envelope<Vec<TaskView>>>, Problem> {
@@ -349,7 +349,7 @@ pub async fn list_tasks(
 pub async fn get_task(
     State(app): State<AppState>,
     caller: Caller,
-    Path((account, task)): Path<(String, String)>,
+    Path((account, task)): Path<(AccountId, TaskId)>,
 ) -> Result<axum::Json<Envelope<TaskView>>, Problem> {
     caller.account(&account)?;
     let task = app.conductor.task(&account, &task).await?;
@@ -376,7 +376,7 @@ pub async fn get_task(
 pub async fn create_attachment(
     State(app): State<AppState>,
     caller: Caller,
-    Path((account, task)): Path<(String, String)>,
+    Path((account, task)): Path<(AccountId, TaskId)>,
     Json(body): Json<AttachmentCreate>,
 ) -> Result<(StatusCode, axum::Json<Envelope<Attachment>>), Problem> {
     caller.account(&account)?;
@@ -403,7 +403,7 @@ pub async fn create_attachment(
 pub async fn list_attachments(
     State(app): State<AppState>,
     caller: Caller,
-    Path((account, task)): Path<(String, String)>,
+    Path((account, task)): Path<(AccountId, TaskId)>,
 ) -> Result<axum::Json<Envelope<Vec<Attachment>>>, Problem> {
     caller.account(&account)?;
     let attachments = app.conductor.attachments(&account, &task).await?;
@@ -452,7 +452,7 @@ pub struct ResourceContent {
 pub async fn attachment_contents(
     State(app): State<AppState>,
     caller: Caller,
-    Path((account, task, attachment)): Path<(String, String, String)>,
+    Path((account, task, attachment)): Path<(AccountId, TaskId, String)>,
 ) -> Result<axum::Json<Envelope<ResourceContents>>, Problem> {
     caller.account(&account)?;
     let attachment = app

@@ -25,8 +25,8 @@ pub struct UsageParams {
     )]
     pub to: Option<String>,
     /// `harness`, `model` or `day`: the groups to list besides the total.
-    #[param(inline, value_type = Option<UsageGroup>)]
-    pub group_by: Option<String>,
+    #[param(inline)]
+    pub group_by: Option<UsageGroup>,
 }
 
 /// One group of an account's usage.
@@ -87,19 +87,7 @@ pub async fn get_usage(
     let mut errors = Vec::new();
     let from = bound(&mut errors, "from", params.from.as_deref());
     let to = bound(&mut errors, "to", params.to.as_deref());
-    let group_by = match params.group_by.as_deref() {
-        None => None,
-        Some("harness") => Some(UsageGroup::Harness),
-        Some("model") => Some(UsageGroup::Model),
-        Some("day") => Some(UsageGroup::Day),
-        Some(other) => {
-            errors.push(FieldError::new(
-                "group_by",
-                format!("group_by is harness, model or day, not {other:?}"),
-            ));
-            None
-        }
-    };
+    let group_by = params.group_by;
     if let (Some(from), Some(to)) = (&from, &to)
         && from >= to
     {

@@ -272,13 +272,7 @@ impl Finisher {
             session_id: session_id.clone(),
             duration_ms,
             exit_code,
-            files_changed: stat
-                .as_ref()
-                .map(|stat| stat.files_changed.clone())
-                .unwrap_or_default(),
-            total_files: stat.as_ref().map_or(0, |stat| stat.total_files),
-            insertions: stat.as_ref().map_or(0, |stat| stat.insertions),
-            deletions: stat.as_ref().map_or(0, |stat| stat.deletions),
+            changes: stat.clone().unwrap_or_default(),
             detail,
             final_message,
             start_checkpoint: launch.start_checkpoint.clone(),

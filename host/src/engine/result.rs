@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::checkpoint::DiffStat;
+
 /// The result text is cut to this size; the final message gives way first.
 pub const RESULT_MAX_BYTES: usize = 24 << 10;
 
@@ -85,14 +87,9 @@ pub struct TurnResult {
     pub duration_ms: u64,
     /// The CLI's exit code, when it exited by itself.
     pub exit_code: Option<i32>,
-    /// The changed files, at most 30.
-    pub files_changed: Vec<ChangedFile>,
-    /// All changed files, listed or not.
-    pub total_files: usize,
-    /// Lines added in all files.
-    pub insertions: usize,
-    /// Lines removed in all files.
-    pub deletions: usize,
+    /// What the turn changed: at most 30 files listed, all counted.
+    #[serde(flatten)]
+    pub changes: DiffStat,
     /// What explains the status, when something does.
     pub detail: Option<String>,
     /// The harness's final message (redacted).
@@ -137,10 +134,7 @@ impl TurnResult {
             session_id: None,
             duration_ms: 0,
             exit_code: None,
-            files_changed: Vec::new(),
-            total_files: 0,
-            insertions: 0,
-            deletions: 0,
+            changes: DiffStat::default(),
             detail: Some(UNREADABLE_DETAIL.to_owned()),
             final_message: None,
             start_checkpoint: None,

@@ -45,7 +45,7 @@ impl Conductor {
         session: Session,
         turn_id: String,
     ) -> Result<()> {
-        lock(&self.slots).insert(session.id.clone());
+        lock(&self.slots).insert(session.id.to_string());
         let message = self
             .store
             .turn_message(&session.account_id, &session.id, &turn_id)

@@ -312,7 +312,7 @@ impl Conductor {
         let setup = environment.map(|e| e.setup.clone()).unwrap_or_default();
         let branch = session.branch_name.clone();
         let base = session.base_branch.clone();
-        let tmp_dir = self.home.root().join("tmp").join(&session.id);
+        let tmp_dir = self.home.root().join("tmp").join(session.id.as_str());
         let _permit = self.boots.acquire().await;
         let result = tokio::task::spawn_blocking(move || {
             for private in [&tenant.home, &tmp_dir] {

@@ -376,8 +376,13 @@ impl Conductor {
             session.status,
             view.clone(),
         );
-        self.publish(&session.account_id, &session.id, EventName::SessionUpdated, view)
-            .await;
+        self.publish(
+            &session.account_id,
+            &session.id,
+            EventName::SessionUpdated,
+            view,
+        )
+        .await;
     }
 
     /// Tells the session's live clients about the message, as the API shows it.

@@ -75,7 +75,7 @@ impl Conductor {
                 Ok(Hold::NotOurs)
             }
             Claim::Held { generation, from } => {
-                lock(&self.leases).insert(session.id.clone(), generation);
+                lock(&self.leases).insert(session.id.to_string(), generation);
                 match from {
                     TakenFrom::Node(previous) => {
                         self.take_over(session, &previous).await?;

@@ -2,13 +2,13 @@
 //! abort and close.
 
 use super::*;
-use crate::store::{Direction, Page};
+use crate::store::{AccountId, Direction, Page, SessionId, TaskId};
 
 impl Conductor {
     /// Creates a task as `caller`; with a prompt its first session starts.
     pub async fn create_task(
         self: &Arc<Self>,
-        account_id: &str,
+        account_id: &AccountId,
         caller: &TokenOwner,
         spec: TaskSpec,
     ) -> Result<Task> {
@@ -67,7 +67,7 @@ impl Conductor {
     }
 
     /// The account's task.
-    pub async fn task(&self, account_id: &str, task_id: &str) -> Result<Task> {
+    pub async fn task(&self, account_id: &AccountId, task_id: &TaskId) -> Result<Task> {
         self.store
             .task(account_id, task_id)
             .await?
@@ -78,7 +78,7 @@ impl Conductor {
     /// those nobody owns.
     pub async fn tasks(
         &self,
-        account_id: &str,
+        account_id: &AccountId,
         unowned: bool,
         cursor: Option<&str>,
         limit: u32,
@@ -89,8 +89,8 @@ impl Conductor {
     /// A page of the task's sessions, oldest first.
     pub async fn sessions(
         &self,
-        account_id: &str,
-        task_id: &str,
+        account_id: &AccountId,
+        task_id: &TaskId,
         cursor: Option<&str>,
         limit: u32,
     ) -> Result<Page<Session>> {
@@ -106,9 +106,9 @@ impl Conductor {
     /// busiest read, so the store writes its JSON.
     pub async fn messages_json(
         &self,
-        account_id: &str,
-        task_id: &str,
-        session_id: &str,
+        account_id: &AccountId,
+        task_id: &TaskId,
+        session_id: &SessionId,
         direction: Direction,
         cursor: Option<&str>,
         limit: u32,
@@ -125,7 +125,11 @@ impl Conductor {
     }
 
     /// The task's attachments, oldest first.
-    pub async fn attachments(&self, account_id: &str, task_id: &str) -> Result<Vec<Attachment>> {
+    pub async fn attachments(
+        &self,
+        account_id: &AccountId,
+        task_id: &TaskId,
+    ) -> Result<Vec<Attachment>> {
         let task = self.task(account_id, task_id).await?;
         Ok(self.store.attachments(account_id, &task.id).await?)
     }
@@ -133,8 +137,8 @@ impl Conductor {
     /// The task's attachment.
     pub async fn attachment(
         &self,
-        account_id: &str,
-        task_id: &str,
+        account_id: &AccountId,
+        task_id: &TaskId,
         attachment_id: &str,
     ) -> Result<Attachment> {
         self.store
@@ -146,14 +150,14 @@ impl Conductor {
     /// The account's session of the task.
     pub async fn session(
         &self,
-        account_id: &str,
-        task_id: &str,
-        session_id: &str,
+        account_id: &AccountId,
+        task_id: &TaskId,
+        session_id: &SessionId,
     ) -> Result<Session> {
         self.store
             .session(account_id, session_id)
             .await?
-            .filter(|session| session.task_id == task_id)
+            .filter(|session| &session.task_id == task_id)
             .ok_or_else(|| SessionError::NotFound("no such session".into()))
     }
 
@@ -161,8 +165,8 @@ impl Conductor {
     /// current settings.
     pub async fn create_session(
         self: &Arc<Self>,
-        account_id: &str,
-        task_id: &str,
+        account_id: &AccountId,
+        task_id: &TaskId,
         mut spec: SessionSpec,
     ) -> Result<Session> {
         let task = self.task(account_id, task_id).await?;
@@ -286,8 +290,8 @@ impl Conductor {
     /// their next turns get it in the brief.
     pub async fn attach(
         &self,
-        account_id: &str,
-        task_id: &str,
+        account_id: &AccountId,
+        task_id: &TaskId,
         attachment: NewAttachment,
     ) -> Result<Attachment> {
         let task = self.task(account_id, task_id).await?;
@@ -328,9 +332,9 @@ impl Conductor {
     /// Queues a user message and resumes the session if it is idle or closed.
     pub async fn post_message(
         self: &Arc<Self>,
-        account_id: &str,
-        task_id: &str,
-        session_id: &str,
+        account_id: &AccountId,
+        task_id: &TaskId,
+        session_id: &SessionId,
         text: &str,
     ) -> Result<Message> {
         let session = self.session(account_id, task_id, session_id).await?;
@@ -363,9 +367,9 @@ impl Conductor {
     /// the session stays open, idle.
     pub async fn abort(
         self: &Arc<Self>,
-        account_id: &str,
-        task_id: &str,
-        session_id: &str,
+        account_id: &AccountId,
+        task_id: &TaskId,
+        session_id: &SessionId,
     ) -> Result<Session> {
         let session = self.session(account_id, task_id, session_id).await?;
         match session.status {
@@ -401,9 +405,9 @@ impl Conductor {
     /// Closes the session (`close_reason: user_closed`), stopping a running turn.
     pub async fn close(
         self: &Arc<Self>,
-        account_id: &str,
-        task_id: &str,
-        session_id: &str,
+        account_id: &AccountId,
+        task_id: &TaskId,
+        session_id: &SessionId,
     ) -> Result<Session> {
         let guard = self.session_lock(session_id);
         let _held = guard.lock().await;

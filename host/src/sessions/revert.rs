@@ -8,7 +8,9 @@ use std::sync::Arc;
 use super::{Conductor, EventName, Result, SessionError, invalid};
 use crate::checkpoint;
 use crate::engine::FILES_LISTED;
-use crate::store::{Message, MessageKind, RevertView, SessionStatus, TurnState};
+use crate::store::{
+    AccountId, Message, MessageKind, RevertView, SessionId, SessionStatus, TaskId, TurnState,
+};
 
 impl Conductor {
     /// Restores the session's work tree to the start of turn `turn_id` (an
@@ -17,9 +19,9 @@ impl Conductor {
     /// were made since, which the message names. Refused while a turn runs.
     pub async fn revert(
         self: &Arc<Self>,
-        account_id: &str,
-        task_id: &str,
-        session_id: &str,
+        account_id: &AccountId,
+        task_id: &TaskId,
+        session_id: &SessionId,
         turn_id: &str,
     ) -> Result<Message> {
         let guard = self.session_lock(session_id);

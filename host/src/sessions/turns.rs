@@ -40,7 +40,7 @@ impl Conductor {
             effort: session.harness_effort.clone(),
             session_id: session.harness_session_id.clone(),
             timeout: self.settings.turn_timeout,
-            run: Some(session.id.clone()),
+            run: Some(session.id.to_string()),
             env: turn_env.env,
             secrets: turn_env.secrets,
             tcp_ports: turn_env.tcp_ports,
@@ -102,7 +102,7 @@ impl Conductor {
             .unwrap_or_else(|_| session.harness.clone());
         let view = TurnView {
             call_id: call.call_id.clone(),
-            run_id: session.id.clone(),
+            run_id: session.id.to_string(),
             turn_id: turn_id.clone(),
             status: TurnState::Running,
             harness: session.harness.clone(),
@@ -198,8 +198,8 @@ impl Conductor {
             .runs
             .follow(
                 CallRef {
-                    account_id: session.account_id.clone(),
-                    run_id: session.id.clone(),
+                    account_id: session.account_id.to_string(),
+                    run_id: session.id.to_string(),
                     call_id,
                 },
                 turn,
@@ -207,8 +207,8 @@ impl Conductor {
             .await
             .map_err(SessionError::Internal)?;
         self.watch_turn(
-            session.account_id.clone(),
-            session.id.clone(),
+            session.account_id.to_string(),
+            session.id.to_string(),
             message,
             live,
         );
@@ -384,7 +384,7 @@ impl Conductor {
         }
         if let Ok(result) = &outcome
             && session.auto_commit
-            && result.total_files > 0
+            && result.changes.total_files > 0
             && let Some(dir) = session.workspace.clone()
         {
             let subject = format!("{}: {}", session.title, title_from(&view.brief));

@@ -70,9 +70,9 @@ pub struct Session {
 impl From<store::Session> for Session {
     fn from(row: store::Session) -> Self {
         Self {
-            id: row.id,
-            account_id: row.account_id,
-            task_id: row.task_id,
+            id: row.id.into(),
+            account_id: row.account_id.into(),
+            task_id: row.task_id.into(),
             agent_id: row.agent_id,
             title: row.title,
             status: row.status,
@@ -130,9 +130,9 @@ pub struct Message {
 impl From<store::Message> for Message {
     fn from(row: store::Message) -> Self {
         Self {
-            id: row.id,
-            session_id: row.session_id,
-            task_id: row.task_id,
+            id: row.id.into(),
+            session_id: row.session_id.into(),
+            task_id: row.task_id.into(),
             sequence: row.sequence,
             kind: row.kind,
             content: row.content,

@@ -326,7 +326,7 @@ mod tests {
             )
             .await
             .map(|session| SessionRef {
-                session_id: session.id,
+                session_id: session.id.into(),
                 account_id: account.id.clone(),
             })
             .unwrap()

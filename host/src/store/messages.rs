@@ -7,7 +7,8 @@ use serde_json::value::RawValue;
 
 use super::page_cache::{CachedPage, PageKey};
 use super::{
-    Backend, Dialect, Direction, Page, PerBackend, Result, Session, Store, new_id, now, on_pool,
+    Backend, Dialect, Direction, MessageId, Page, PerBackend, Result, Session, SessionId, Store,
+    TaskId, new_id, now, on_pool,
 };
 use crate::checkpoint::{DiffStat, Restored};
 use crate::engine::result::{TurnResult, TurnUsage};
@@ -17,11 +18,11 @@ use crate::reader::UnknownEvents;
 #[derive(Debug, Clone)]
 pub struct Message {
     /// Its id.
-    pub id: String,
+    pub id: MessageId,
     /// Its session.
-    pub session_id: String,
+    pub session_id: SessionId,
     /// Its session's task.
-    pub task_id: String,
+    pub task_id: TaskId,
     /// Its place in the conversation; null while it is queued.
     pub sequence: Option<i64>,
     /// What it is.
@@ -109,12 +110,7 @@ impl From<&TurnResult> for TurnOutcome {
         Self {
             exit_code: result.exit_code,
             duration_ms: Some(result.duration_ms),
-            changes: DiffStat {
-                files_changed: result.files_changed.clone(),
-                total_files: result.total_files,
-                insertions: result.insertions,
-                deletions: result.deletions,
-            },
+            changes: result.changes.clone(),
             detail: result.detail.clone(),
             final_message: result.final_message.clone(),
             start_checkpoint: result.start_checkpoint.clone(),
@@ -122,7 +118,7 @@ impl From<&TurnResult> for TurnOutcome {
             log_path: Some(result.log_path.clone()),
             result_text: Some(result.result_text.clone()),
             model: result.model.clone(),
-            usage: result.usage.clone(),
+            usage: result.usage,
             cli_version: result.cli_version.clone(),
             unknown_events: result.unknown_events.clone(),
             not_json_lines: result.not_json_lines,
@@ -232,9 +228,9 @@ const COLUMNS: &str = "id, session_id, task_id, sequence, type, content, turn_js
 fn from_row(row: Row) -> Result<Message> {
     let (id, session_id, task_id, sequence, kind, content, turn, created_at) = row;
     Ok(Message {
-        id,
-        session_id,
-        task_id,
+        id: id.into(),
+        session_id: session_id.into(),
+        task_id: task_id.into(),
         sequence,
         kind,
         content,

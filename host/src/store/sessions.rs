@@ -4,17 +4,20 @@
 use serde::Serialize;
 
 use super::usage::{totals_json, usage_of};
-use super::{Page, PerBackend, Result, Store, UsageTotals, new_id, now, on_pool};
+use super::{
+    AccountId, Page, PerBackend, Result, SessionId, Store, TaskId, UsageTotals, new_id, now,
+    on_pool,
+};
 
 /// A session as stored.
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct Session {
     /// Its id; also the run id of its turns.
-    pub id: String,
+    pub id: SessionId,
     /// The account it belongs to.
-    pub account_id: String,
+    pub account_id: AccountId,
     /// Its task.
-    pub task_id: String,
+    pub task_id: TaskId,
     /// The agent it runs as (its harnesses' HOME is that agent's).
     pub agent_id: String,
     /// Its title.
@@ -214,7 +217,7 @@ pub struct IdleSession {
 #[derive(Debug, Clone)]
 pub struct NewSession {
     /// Its task.
-    pub task_id: String,
+    pub task_id: TaskId,
     /// The agent it runs as.
     pub agent_id: String,
     /// Its title.

@@ -1,15 +1,17 @@
 //! Tasks: the work items of an account, who runs them and who owns them.
 
 use super::usage::{totals_json, usage_of};
-use super::{Page, PerBackend, Result, Store, UsageTotals, new_id, now, on_pool};
+use super::{
+    AccountId, Page, PerBackend, Result, Store, TaskId, UsageTotals, new_id, now, on_pool,
+};
 
 /// A task as stored, with what its listing shows of its sessions.
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct Task {
     /// Its id.
-    pub id: String,
+    pub id: TaskId,
     /// The account it belongs to.
-    pub account_id: String,
+    pub account_id: AccountId,
     /// Its title.
     pub title: String,
     /// The environment its sessions use unless they name another.

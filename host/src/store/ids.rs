@@ -1,0 +1,111 @@
+//! Typed ids: a session's id is a [`SessionId`], not any string, so that a
+//! task's id cannot be passed where a session's is asked for. Each is text
+//! in the database and in JSON, and reads as a `&str` where one is wanted.
+
+use std::fmt;
+use std::ops::Deref;
+
+use serde::{Deserialize, Serialize};
+
+use super::{Result, new_id};
+
+macro_rules! typed_id {
+    ($(#[$doc:meta])* $name:ident, $prefix:literal) => {
+        $(#[$doc])*
+        #[derive(
+            Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, sqlx::Type,
+        )]
+        #[serde(transparent)]
+        #[sqlx(transparent)]
+        pub struct $name(String);
+
+        impl $name {
+            /// A new id, unique and in creation order.
+            pub fn generate() -> Result<Self> {
+                new_id($prefix).map(Self)
+            }
+
+            /// The id as text.
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl Deref for $name {
+            type Target = str;
+
+            fn deref(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl AsRef<str> for $name {
+            fn as_ref(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+                formatter.write_str(&self.0)
+            }
+        }
+
+        impl From<String> for $name {
+            fn from(id: String) -> Self {
+                Self(id)
+            }
+        }
+
+        impl From<&str> for $name {
+            fn from(id: &str) -> Self {
+                Self(id.to_owned())
+            }
+        }
+
+        impl From<$name> for String {
+            fn from(id: $name) -> String {
+                id.0
+            }
+        }
+
+        impl PartialEq<str> for $name {
+            fn eq(&self, other: &str) -> bool {
+                self.0 == other
+            }
+        }
+
+        impl PartialEq<&str> for $name {
+            fn eq(&self, other: &&str) -> bool {
+                self.0 == *other
+            }
+        }
+
+        impl PartialEq<String> for $name {
+            fn eq(&self, other: &String) -> bool {
+                &self.0 == other
+            }
+        }
+    };
+}
+
+typed_id!(
+    /// An account's id (`acc_…`).
+    AccountId,
+    "acc"
+);
+typed_id!(
+    /// A task's id (`task_…`).
+    TaskId,
+    "task"
+);
+typed_id!(
+    /// A session's id (`ses_…`); also the run id of its turns.
+    SessionId,
+    "ses"
+);
+typed_id!(
+    /// A message's id (`msg_…`).
+    MessageId,
+    "msg"
+);
