@@ -139,7 +139,7 @@ pub async fn list_models(
     _caller: Caller,
 ) -> axum::Json<Envelope<Vec<HarnessModels>>> {
     let models = app
-        .engine
+        .drivers
         .registry()
         .infos()
         .into_iter()

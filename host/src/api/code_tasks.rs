@@ -259,7 +259,7 @@ pub async fn start_task(
     Query(params): Query<WaitParams>,
     JsonValue(body): JsonValue,
 ) -> Result<Response, Problem> {
-    let request = TaskRequest::parse(body, &app.engine.registry().names())?;
+    let request = TaskRequest::parse(body, &app.drivers.registry().names())?;
     let task = NewTask {
         brief: request.brief.trim().to_owned(),
         repo: super::extract::trimmed(request.repo),

@@ -83,7 +83,7 @@ pub async fn list_drivers(
 ) -> Result<axum::Json<Envelope<Vec<DriverView>>>, Problem> {
     let seen = app.drivers.unknown_events().await?;
     let drivers = app
-        .engine
+        .drivers
         .registry()
         .entries()
         .iter()

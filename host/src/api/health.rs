@@ -9,7 +9,6 @@ use serde::Serialize;
 
 use super::AppState;
 use super::problem::Problem;
-use crate::sandbox::Mode;
 
 /// Whether the server can serve.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
@@ -87,9 +86,9 @@ pub async fn healthz(State(app): State<AppState>) -> (StatusCode, axum::Json<Hea
         status,
         version: env!("CARGO_PKG_VERSION").to_owned(),
         database: DatabaseHealth { reachable },
-        drivers: drivers(app.engine.registry()),
+        drivers: drivers(app.drivers.registry()),
         sandbox: SandboxHealth {
-            enforced: app.engine.sandbox() == Mode::Enforced,
+            enforced: app.probes.sandbox_enforced(),
             landlock_abi: crate::sandbox::landlock_abi(),
         },
     };

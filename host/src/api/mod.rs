@@ -58,7 +58,6 @@ pub const DEFAULT_BODY_LIMIT: usize = 1 << 20;
 /// What every handler shares.
 #[derive(Clone)]
 pub struct AppState {
-    engine: Arc<Engine>,
     runs: Arc<Runs>,
     conductor: Arc<Conductor>,
     code_tasks: CodeTasks,
@@ -95,13 +94,12 @@ impl AppState {
             ),
             accounts: Accounts::new(store.clone()),
             agents: Agents::new(store.clone(), engine.clone(), conductor.clone()),
-            drivers: Drivers::new(store.clone()),
+            drivers: Drivers::new(store.clone(), engine.clone()),
             environments: Environments::new(store.clone(), conductor.clone()),
             keys: Keys::new(store.clone()),
-            probes: Probes::new(store.clone()),
+            probes: Probes::new(store.clone(), engine),
             usage: Usage::new(store.clone()),
             webhooks: Webhooks::new(store, runs.webhooks().clone()),
-            engine,
             runs,
             conductor,
             body_limit,
@@ -239,7 +237,7 @@ fn routes(state: AppState) -> (axum::Router, utoipa::openapi::OpenApi) {
 fn app(state: AppState) -> axum::Router {
     let body_limit = state.body_limit;
     let (router, mut api) = routes(state.clone());
-    document::name_harnesses(&mut api, &state.engine.registry().names());
+    document::name_harnesses(&mut api, &state.drivers.registry().names());
     let api = Arc::new(api);
     router
         // The document describes the API, not any account's data: it is public.

@@ -8,7 +8,7 @@ use serde::Serialize;
 use super::extract::Caller;
 use super::problem::Problem;
 use super::{AppState, Envelope};
-use crate::sandbox::{Mode, Support};
+use crate::sandbox::Support;
 
 /// The server.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
@@ -54,7 +54,7 @@ pub async fn get_server(
 ) -> axum::Json<Envelope<ServerView>> {
     static SUPPORT: OnceLock<Support> = OnceLock::new();
     let support = SUPPORT.get_or_init(Support::detect);
-    let enforced = app.engine.sandbox() == Mode::Enforced;
+    let enforced = app.probes.sandbox_enforced();
     let limited = |report: &crate::sandbox::CgroupReport| {
         enforced && matches!(report, crate::sandbox::CgroupReport::Cgroup { .. })
     };

@@ -1,9 +1,12 @@
 //! The server's health as operators probe it: whether the database
 //! answers, and how many sessions wait for capacity.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::ServiceError;
+use crate::engine::Engine;
+use crate::sandbox::Mode;
 use crate::store::{SessionStatus, Store};
 
 /// How long the database has to answer before the server counts as down.
@@ -13,12 +16,18 @@ const DATABASE_ANSWER: Duration = Duration::from_secs(2);
 #[derive(Clone)]
 pub struct Probes {
     store: Store,
+    engine: Arc<Engine>,
 }
 
 impl Probes {
-    /// Probes of `store`.
-    pub fn new(store: Store) -> Self {
-        Self { store }
+    /// Probes of `store` and of how `engine` runs turns.
+    pub fn new(store: Store, engine: Arc<Engine>) -> Self {
+        Self { store, engine }
+    }
+
+    /// Whether turns run in the sandbox.
+    pub fn sandbox_enforced(&self) -> bool {
+        self.engine.sandbox() == Mode::Enforced
     }
 
     /// Whether the database takes (and lets go of) its write lock within

@@ -1,6 +1,7 @@
 //! The conductor's background work: recovery after a restart, the retries
 //! of waits for a slot, and the sweeps of idle sessions and old keys.
 
+use super::machine::{Recovery, recovery};
 use super::ownership::Hold;
 use super::*;
 
@@ -27,9 +28,9 @@ impl Conductor {
                     continue;
                 }
             }
-            match (session.status, session.current_turn.clone()) {
-                (SessionStatus::Running, Some(turn_id)) => self.reattach(session, turn_id).await?,
-                _ => {
+            match recovery(session.status, session.current_turn.as_deref()) {
+                Recovery::Reattach(turn_id) => self.reattach(session, turn_id).await?,
+                Recovery::Settle => {
                     let mut session = session;
                     session.status = SessionStatus::Idle;
                     self.save(&mut session).await?;

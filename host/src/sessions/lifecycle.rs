@@ -1,7 +1,7 @@
 //! A session's state machine: boot, wait for a turn slot, start a turn or
 //! idle, close; and saving each step.
 
-use super::machine::{Facts, Step, next_step};
+use super::machine::{Facts, Step, has_slot, next_step};
 use super::ownership::Hold;
 use super::*;
 use crate::service::turn_env::TurnEnv;
@@ -199,10 +199,11 @@ impl Conductor {
     /// `max_turns` turns already hold one.
     pub fn take_slot(&self, session_id: &str) -> bool {
         let mut slots = lock(&self.slots);
-        if slots.contains(session_id) {
-            return true;
-        }
-        if slots.len() >= self.settings.max_turns {
+        if !has_slot(
+            slots.len(),
+            self.settings.max_turns,
+            slots.contains(session_id),
+        ) {
             return false;
         }
         slots.insert(session_id.to_owned());

@@ -93,6 +93,33 @@ pub(super) fn after_turn(outcome: Result<&TurnResult, &str>) -> AfterTurn {
     )
 }
 
+/// What a node that starts does with a session of its own that was booting
+/// or running when it stopped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Recovery {
+    /// Follow its turn again: the turn's supervisor may still run it, or
+    /// its end is on disk.
+    Reattach(String),
+    /// Save it idle and move it on: a boot that was cut off starts again
+    /// with the next step, and its queue runs.
+    Settle,
+}
+
+/// The recovery of a session found `status` with `current_turn`.
+pub(super) fn recovery(status: SessionStatus, current_turn: Option<&str>) -> Recovery {
+    match (status, current_turn) {
+        (SessionStatus::Running, Some(turn)) => Recovery::Reattach(turn.to_owned()),
+        _ => Recovery::Settle,
+    }
+}
+
+/// Whether a turn slot is there for a holder, with `held` of `cap` slots
+/// taken and `holds_one` when it has one already (asking again changes
+/// nothing).
+pub(super) fn has_slot(held: usize, cap: usize, holds_one: bool) -> bool {
+    holds_one || held < cap
+}
+
 fn interrupted() -> AfterTurn {
     AfterTurn::IdleAfter(
         CloseReason::TurnInterrupted,
@@ -120,6 +147,34 @@ mod tests {
             has_queued,
             wake,
         })
+    }
+
+    #[test]
+    fn a_restarted_node_follows_a_running_turn_again_and_settles_the_rest() {
+        assert_eq!(
+            recovery(SessionStatus::Running, Some("turn_1")),
+            Recovery::Reattach("turn_1".to_owned())
+        );
+        for status in STATUSES {
+            if status != SessionStatus::Running {
+                assert_eq!(
+                    recovery(status, Some("turn_1")),
+                    Recovery::Settle,
+                    "{status:?}"
+                );
+            }
+            assert_eq!(recovery(status, None), Recovery::Settle, "{status:?}");
+        }
+    }
+
+    #[test]
+    fn a_slot_is_there_below_the_cap_or_for_its_holder() {
+        assert!(has_slot(0, 1, false));
+        assert!(has_slot(3, 4, false));
+        assert!(!has_slot(4, 4, false), "at the cap another waits");
+        assert!(!has_slot(5, 4, false), "past it (the cap was lowered) too");
+        assert!(has_slot(4, 4, true), "a holder keeps its slot");
+        assert!(!has_slot(0, 0, false));
     }
 
     #[test]
