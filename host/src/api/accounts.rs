@@ -26,7 +26,7 @@ pub struct Account {
 impl From<AccountWithUsage> for Account {
     fn from(AccountWithUsage { account, usage }: AccountWithUsage) -> Self {
         Self {
-            id: account.id,
+            id: account.id.into(),
             name: account.name,
             created_at: account.created_at,
             usage: Some(usage),
@@ -52,7 +52,7 @@ pub struct Member {
 impl From<store::Member> for Member {
     fn from(row: store::Member) -> Self {
         Self {
-            id: row.id,
+            id: row.id.into(),
             account_id: row.account_id,
             name: row.name,
             role: row.role,

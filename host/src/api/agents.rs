@@ -67,8 +67,8 @@ pub struct Agent {
 impl From<store::Agent> for Agent {
     fn from(row: store::Agent) -> Self {
         Self {
-            id: row.id,
-            account_id: row.account_id,
+            id: row.id.into(),
+            account_id: row.account_id.into(),
             name: row.name,
             connected: row.connected,
             enabled: row.enabled,

@@ -50,8 +50,8 @@ pub struct EnvironmentView {
 impl From<Environment> for EnvironmentView {
     fn from(environment: Environment) -> Self {
         Self {
-            id: environment.id,
-            account_id: environment.account_id,
+            id: environment.id.into(),
+            account_id: environment.account_id.into(),
             name: environment.name,
             repository: environment.repository,
             setup: environment.setup,

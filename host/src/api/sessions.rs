@@ -95,7 +95,7 @@ pub async fn create_session(
     let spec = SessionSpec {
         title: trimmed(body.title),
         prompt: trimmed(body.prompt),
-        environment_id: trimmed(body.environment_id),
+        environment_id: trimmed(body.environment_id).map(Into::into),
         branch_name: body.branch_name,
         base_branch: body.base_branch,
         auto_commit: body.auto_commit.unwrap_or(false),

@@ -451,7 +451,7 @@ impl CodeTasks {
         agents
             .into_iter()
             .find(|agent| agent.connected && agent.enabled)
-            .map(|agent| agent.id)
+            .map(|agent| agent.id.into())
             .ok_or(CodeTaskError::NoAgent)
     }
 

@@ -289,7 +289,7 @@ impl Conductor {
         let run = session.id.clone();
         let clone_dir = environment.map_or_else(
             || self.home.root().join("repos").join("none"),
-            |environment| self.home.root().join("repos").join(&environment.id),
+            |environment| self.home.root().join("repos").join(environment.id.as_str()),
         );
         if let Some(environment) = environment
             && let Some(path) = workspace::local_path(&environment.repository)

@@ -45,8 +45,9 @@ use crate::engine::{Engine, StartCheckpointFailed, TurnRequest};
 use crate::home::Home;
 use crate::redact::Redactor;
 use crate::store::{
-    Agent, Attachment, CloseReason, Environment, Message, MessageKind, NewAttachment, NewSession,
-    NewTask, Session, SessionStatus, Store, StoreError, Task, TokenOwner,
+    Agent, Attachment, CloseReason, Environment, EnvironmentId, Message, MessageKind,
+    NewAttachment, NewSession, NewTask, Session, SessionStatus, Store, StoreError, Task,
+    TokenOwner,
 };
 use crate::sync::lock;
 use live::{CallRef, EventName, LiveState, Runs};
@@ -149,7 +150,7 @@ pub struct TaskSpec {
     /// Its first message; with one, a session starts at once.
     pub prompt: Option<String>,
     /// Its environment; the agent's when absent.
-    pub environment_id: Option<String>,
+    pub environment_id: Option<EnvironmentId>,
     /// Seconds before an idle session is closed.
     pub idle_timeout_seconds: Option<i64>,
     /// Context for the agent.
@@ -172,7 +173,7 @@ pub struct SessionSpec {
     /// Its first message.
     pub prompt: Option<String>,
     /// Its environment; the task's when absent.
-    pub environment_id: Option<String>,
+    pub environment_id: Option<EnvironmentId>,
     /// Its branch; `cinch/<session id>` when absent.
     pub branch_name: Option<String>,
     /// The branch to start from; the repository's HEAD when absent.

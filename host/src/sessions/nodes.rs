@@ -173,7 +173,7 @@ mod tests {
             .await
             .unwrap();
         one.bootstrap().await.unwrap();
-        let account = one.find_account(None).await.unwrap().id;
+        let account = one.find_account(None).await.unwrap().id.to_string();
         Some((one, two, account, dir))
     }
 

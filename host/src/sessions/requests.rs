@@ -17,7 +17,7 @@ impl Conductor {
             .await?;
         let environment_id = match &spec.environment_id {
             Some(id) => Some(self.environment(account_id, id).await?.id),
-            None => agent.environment_id.clone(),
+            None => agent.environment_id.clone().map(EnvironmentId::from),
         };
         let owner = match caller {
             TokenOwner::Member(id) => Some(id.clone()),
@@ -213,7 +213,7 @@ impl Conductor {
         branch: &str,
     ) -> Result<()> {
         let environment = self.environment(account_id, environment_id).await?;
-        let clone_dir = self.home.root().join("repos").join(&environment.id);
+        let clone_dir = self.home.root().join("repos").join(environment.id.as_str());
         let repository = environment.repository.clone();
         let looked_up = {
             let branch = branch.to_owned();

@@ -45,7 +45,7 @@ impl Conductor {
             secrets: turn_env.secrets,
             tcp_ports: turn_env.tcp_ports,
             idle_limit: turn_env.idle_limit,
-            agent: Some(session.agent_id.clone()),
+            agent: Some(session.agent_id.to_string()),
             mcp_servers: turn_env.mcp_servers,
         };
         for message in queued {

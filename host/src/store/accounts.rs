@@ -1,13 +1,15 @@
 //! Accounts and who acts in them: members (people) and agents (execution
 //! identities, one of them the account's connected agent).
 
-use super::{Page, Pool, Result, Store, StoreError, new_id, now, on_pool, tokens};
+use super::{
+    AccountId, AgentId, Page, Pool, Result, Store, StoreError, new_id, now, on_pool, tokens,
+};
 
 /// An account: everything else belongs to one.
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct Account {
     /// Its id.
-    pub id: String,
+    pub id: AccountId,
     /// Its name.
     pub name: String,
     /// When it was created (RFC 3339).
@@ -34,9 +36,9 @@ pub struct Member {
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct Agent {
     /// Its id.
-    pub id: String,
+    pub id: AgentId,
     /// The account it belongs to.
-    pub account_id: String,
+    pub account_id: AccountId,
     /// Its name, unique in the account.
     pub name: String,
     /// Whether it is the account's connected agent (the default `created_by`).
@@ -109,7 +111,7 @@ impl Store {
     pub async fn create_account(&self, name: &str) -> Result<(Account, String)> {
         let created_at = now();
         let account = Account {
-            id: new_id("acc")?,
+            id: AccountId::generate()?,
             name: name.to_owned(),
             created_at: created_at.clone(),
         };

@@ -3,7 +3,9 @@
 
 use std::collections::BTreeMap;
 
-use super::{Page, Result, Store, StoreError, is_unique_violation, new_id, now, on_pool};
+use super::{
+    AccountId, EnvironmentId, Page, Result, Store, StoreError, is_unique_violation, now, on_pool,
+};
 use crate::mcp::McpServer;
 
 /// An environment as stored. Its secrets' values live in the store's vault,
@@ -11,9 +13,9 @@ use crate::mcp::McpServer;
 #[derive(Debug, Clone)]
 pub struct Environment {
     /// Its id.
-    pub id: String,
+    pub id: EnvironmentId,
     /// The account it belongs to.
-    pub account_id: String,
+    pub account_id: AccountId,
     /// Its name, unique in the account (the code-task API's `repo`).
     pub name: String,
     /// A local path or a git URL to clone.
@@ -118,8 +120,8 @@ impl Store {
         ) = row;
         Ok(Environment {
             secrets: self.vault.read(&id)?,
-            id,
-            account_id,
+            id: id.into(),
+            account_id: account_id.into(),
             name,
             repository,
             setup: serde_json::from_str(&setup)?,
@@ -148,8 +150,8 @@ impl Store {
     ) -> Result<Environment> {
         let created_at = now();
         let environment = Environment {
-            id: new_id("env")?,
-            account_id: account_id.to_owned(),
+            id: EnvironmentId::generate()?,
+            account_id: account_id.into(),
             name: new.name,
             repository: new.repository,
             setup: new.setup,

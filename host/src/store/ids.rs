@@ -109,3 +109,13 @@ typed_id!(
     MessageId,
     "msg"
 );
+typed_id!(
+    /// An agent's id (`agt_…`).
+    AgentId,
+    "agt"
+);
+typed_id!(
+    /// An environment's id (`env_…`).
+    EnvironmentId,
+    "env"
+);

@@ -327,7 +327,7 @@ mod tests {
             .await
             .map(|session| SessionRef {
                 session_id: session.id.into(),
-                account_id: account.id.clone(),
+                account_id: account.id.to_string(),
             })
             .unwrap()
     }

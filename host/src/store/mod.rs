@@ -46,7 +46,7 @@ pub use calls::Call;
 pub use environments::{Environment, EnvironmentPatch, NewEnvironment};
 pub use events::{NewEvent, RunKey, StoredEvent};
 pub use idempotency::KeyState;
-pub use ids::{AccountId, MessageId, SessionId, TaskId};
+pub use ids::{AccountId, AgentId, EnvironmentId, MessageId, SessionId, TaskId};
 pub use leases::{Claim, ClaimedWait, Lease, SessionRef, TakenFrom};
 pub use messages::{Message, MessageKind, RevertView, TurnOutcome, TurnState, TurnView};
 pub use notify::{Listener, Notice, SessionWake};

@@ -5,8 +5,8 @@ use serde::Serialize;
 
 use super::usage::{totals_json, usage_of};
 use super::{
-    AccountId, Page, PerBackend, Result, SessionId, Store, TaskId, UsageTotals, new_id, now,
-    on_pool,
+    AccountId, AgentId, EnvironmentId, Page, PerBackend, Result, SessionId, Store, TaskId,
+    UsageTotals, new_id, now, on_pool,
 };
 
 /// A session as stored.
@@ -19,13 +19,13 @@ pub struct Session {
     /// Its task.
     pub task_id: TaskId,
     /// The agent it runs as (its harnesses' HOME is that agent's).
-    pub agent_id: String,
+    pub agent_id: AgentId,
     /// Its title.
     pub title: String,
     /// Where it is in its life.
     pub status: SessionStatus,
     /// Its environment.
-    pub environment_id: Option<String>,
+    pub environment_id: Option<EnvironmentId>,
     /// The branch its workspace is on.
     pub branch_name: String,
     /// The branch that one started from.
@@ -219,11 +219,11 @@ pub struct NewSession {
     /// Its task.
     pub task_id: TaskId,
     /// The agent it runs as.
-    pub agent_id: String,
+    pub agent_id: AgentId,
     /// Its title.
     pub title: String,
     /// Its environment.
-    pub environment_id: Option<String>,
+    pub environment_id: Option<EnvironmentId>,
     /// Its branch; `None` for `cinch/<session id>`.
     pub branch_name: Option<String>,
     /// The branch to start from.

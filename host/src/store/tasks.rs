@@ -2,7 +2,8 @@
 
 use super::usage::{totals_json, usage_of};
 use super::{
-    AccountId, Page, PerBackend, Result, Store, TaskId, UsageTotals, new_id, now, on_pool,
+    AccountId, AgentId, EnvironmentId, Page, PerBackend, Result, Store, TaskId, UsageTotals,
+    new_id, now, on_pool,
 };
 
 /// A task as stored, with what its listing shows of its sessions.
@@ -15,11 +16,11 @@ pub struct Task {
     /// Its title.
     pub title: String,
     /// The environment its sessions use unless they name another.
-    pub environment_id: Option<String>,
+    pub environment_id: Option<EnvironmentId>,
     /// Seconds an idle session waits for a message before it is closed.
     pub idle_timeout_seconds: i64,
     /// The agent it runs as.
-    pub created_by: String,
+    pub created_by: AgentId,
     /// That agent's name.
     pub created_by_name: String,
     /// The member responsible for it; none when an agent opened it ("needs someone").
@@ -50,11 +51,11 @@ pub struct NewTask {
     /// Its title.
     pub title: String,
     /// Its environment.
-    pub environment_id: Option<String>,
+    pub environment_id: Option<EnvironmentId>,
     /// Seconds before an idle session is closed.
     pub idle_timeout_seconds: i64,
     /// The agent it runs as.
-    pub created_by: String,
+    pub created_by: AgentId,
     /// The member who owns it.
     pub owner: Option<String>,
 }
