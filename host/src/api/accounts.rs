@@ -52,7 +52,7 @@ pub struct Member {
 impl From<store::Member> for Member {
     fn from(row: store::Member) -> Self {
         Self {
-            id: row.id.into(),
+            id: row.id,
             account_id: row.account_id,
             name: row.name,
             role: row.role,
