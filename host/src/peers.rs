@@ -1,9 +1,8 @@
 //! Asking another node of the same database for what only it holds: a code
-//! task's harness log stays in the home of the node that ran it.
+//! task's harness log stays in the home of the node that ran it, and its
+//! checkpoints in that node's repository.
 
 use std::time::Duration;
-
-use crate::engine::log::LogView;
 
 /// The header that marks a request one node sent another on a caller's
 /// behalf: its answer is the node's own, never fetched further.
@@ -21,16 +20,34 @@ pub enum PeerAnswer<T> {
     Gone,
 }
 
-/// Fetches the harness log of call `call` of run `run` from the node at
-/// `base` (its advertised URL), as the caller whose bearer token is
-/// `bearer`: the node checks the token and the account as for any request.
-/// Blocking.
-pub fn fetch_log(
+/// What of a code-task call another node can be asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallPart {
+    /// Its harness log (JSON, as the log route answers).
+    Log,
+    /// Its diff (text).
+    Diff,
+}
+
+impl CallPart {
+    fn route(self) -> &'static str {
+        match self {
+            Self::Log => "log",
+            Self::Diff => "diff",
+        }
+    }
+}
+
+/// Fetches `part` of call `call` of run `run` from the node at `base` (its
+/// advertised URL), as the caller whose bearer token is `bearer`: the node
+/// checks the token and the account as for any request. Blocking.
+pub fn fetch(
     base: &str,
     run: &str,
     call: &str,
+    part: CallPart,
     bearer: &str,
-) -> anyhow::Result<PeerAnswer<LogView>> {
+) -> anyhow::Result<PeerAnswer<String>> {
     let agent: ureq::Agent = ureq::Agent::config_builder()
         .http_status_as_error(false)
         .timeout_global(Some(PEER_TIMEOUT))
@@ -38,8 +55,9 @@ pub fn fetch_log(
         .build()
         .into();
     let url = format!(
-        "{}/api/runs/{run}/tasks/{call}/log",
-        base.trim_end_matches('/')
+        "{}/api/runs/{run}/tasks/{call}/{}",
+        base.trim_end_matches('/'),
+        part.route()
     );
     let mut response = agent
         .get(&url)
@@ -56,5 +74,5 @@ pub fn fetch_log(
         .body_mut()
         .read_to_string()
         .map_err(|error| anyhow::anyhow!("reading {url}'s answer: {error}"))?;
-    Ok(PeerAnswer::Found(serde_json::from_str(&body)?))
+    Ok(PeerAnswer::Found(body))
 }

@@ -888,7 +888,7 @@ fn a_message_posted_on_another_node_runs_on_the_sessions_node() {
 }
 
 #[test]
-fn a_wait_on_a_full_node_is_claimed_by_a_node_with_a_slot_free_and_any_node_aborts() {
+fn a_wait_on_a_full_node_is_claimed_by_a_node_with_a_slot_free_and_any_node_stops_a_turn() {
     let Some(worlds) = shared_worlds::<2>() else {
         return;
     };
@@ -950,6 +950,39 @@ fn a_wait_on_a_full_node_is_claimed_by_a_node_with_a_slot_free_and_any_node_abor
     on_two.wait_status(&long_task, &long_session, "idle");
     let stopped = of_type(on_two, &long_task, &long_session, "assistant");
     assert_eq!(stopped[0]["turn"]["status"], "cancelled", "{stopped:#?}");
+
+    // So does a close: node 1 runs the next turn, node 2 closes the session.
+    script_everywhere(
+        &all,
+        "long-again",
+        Script {
+            lines: claude_turn("sess-long", "never gets here")[..1].to_vec(),
+            hang_ms: -1,
+            ..Script::default()
+        },
+    );
+    post_message(on_one, &long_task, &long_session, "Again.");
+    wait_running_turn(on_one, &long_task, &long_session, 2);
+    wait_for_file(&worlds[0].path("out/long-again.json"));
+    let closed = two.patch(
+        &on_two.path(&format!("/tasks/{long_task}/sessions/{long_session}")),
+        &token,
+        &json!({"status": "closed"}),
+    );
+    assert_eq!(closed.status, 200, "{closed:?}");
+    on_two.wait(&long_task, &long_session, "its turn stopped", |current| {
+        current["status"] == "closed"
+            && of_type(on_two, &long_task, &long_session, "assistant")[1]["turn"]["status"]
+                == "cancelled"
+    });
+    let pid = read_record(&worlds[0], "long-again")["pid"]
+        .as_i64()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while alive(pid) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(!alive(pid), "the closed session's CLI still runs");
 }
 
 #[test]

@@ -402,10 +402,11 @@ pub async fn task_diff(
     State(app): State<AppState>,
     caller: Caller,
     Path((run, call)): Path<(String, String)>,
+    headers: axum::http::HeaderMap,
 ) -> Result<Response, Problem> {
     let diff = app
         .code_tasks
-        .diff(&caller.0.account_id, &run, &call)
+        .diff(&caller.0.account_id, &run, &call, forward_as(&headers))
         .await?;
     Ok(([(header::CONTENT_TYPE, "text/x-diff; charset=utf-8")], diff).into_response())
 }
@@ -430,15 +431,18 @@ pub async fn task_log(
     Path((run, call)): Path<(String, String)>,
     headers: axum::http::HeaderMap,
 ) -> Result<axum::Json<LogView>, Problem> {
-    // Read on the node that ran the task as this caller, unless this is
-    // already another node asking.
-    let forward_as = match headers.contains_key(crate::peers::FORWARDED_HEADER) {
-        true => None,
-        false => super::extract::bearer(&headers),
-    };
     let view = app
         .code_tasks
-        .log(&caller.0.account_id, &run, &call, forward_as)
+        .log(&caller.0.account_id, &run, &call, forward_as(&headers))
         .await?;
     Ok(axum::Json(view))
+}
+
+/// The token to ask the node that ran a task with, as this caller: none when
+/// this request is already another node asking.
+fn forward_as(headers: &axum::http::HeaderMap) -> Option<&str> {
+    match headers.contains_key(crate::peers::FORWARDED_HEADER) {
+        true => None,
+        false => super::extract::bearer(headers),
+    }
 }

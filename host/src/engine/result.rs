@@ -126,6 +126,12 @@ impl TurnResult {
     /// An `interrupted` turn whose result could not be read and of which
     /// nothing else is known: its id and where its log is.
     pub(crate) fn unreadable(turn: String, log_path: String) -> Self {
+        Self::interrupted(turn, log_path, UNREADABLE_DETAIL)
+    }
+
+    /// An `interrupted` turn of which nothing is known but its id, where its
+    /// log is, and `detail`: why.
+    pub fn interrupted(turn: String, log_path: String, detail: &str) -> Self {
         Self {
             turn,
             status: Status::Interrupted,
@@ -135,12 +141,12 @@ impl TurnResult {
             duration_ms: 0,
             exit_code: None,
             changes: DiffStat::default(),
-            detail: Some(UNREADABLE_DETAIL.to_owned()),
+            detail: Some(detail.to_owned()),
             final_message: None,
             start_checkpoint: None,
             end_checkpoint: None,
             log_path,
-            result_text: UNREADABLE_DETAIL.to_owned(),
+            result_text: detail.to_owned(),
             model: None,
             usage: None,
             cli_version: None,

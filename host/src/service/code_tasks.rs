@@ -11,7 +11,7 @@ use crate::engine::brief::Note;
 use crate::engine::log::LogView;
 use crate::engine::result::TurnResult;
 use crate::engine::{Engine, LogError, Refusal, TurnRequest};
-use crate::peers::PeerAnswer;
+use crate::peers::{CallPart, PeerAnswer};
 use crate::sessions::Conductor;
 use crate::sessions::live::{CallRef, LiveState, Runs};
 use crate::store::{Call, Environment, Store, StoreError, TokenOwner};
@@ -344,6 +344,7 @@ impl CodeTasks {
         account_id: &str,
         run: &str,
         call: &str,
+        forward_as: Option<&str>,
     ) -> Result<String, CodeTaskError> {
         let call = self.find_call(account_id, run, call).await?;
         let result = self.ended(&call).await?;
@@ -356,9 +357,16 @@ impl CodeTasks {
             ));
         };
         let repository = PathBuf::from(&result.repository);
-        blocking(move || Ok(crate::checkpoint::diff(&repository, &start, &end)?))
-            .await?
-            .map_err(CodeTaskError::Internal)
+        let local =
+            blocking(move || Ok(crate::checkpoint::diff(&repository, &start, &end)?)).await?;
+        match local {
+            Ok(diff) => Ok(diff),
+            // Its repository (or the checkpoints in it) is on the node that ran it.
+            Err(error) => match self.ask_its_node(&call, CallPart::Diff, forward_as).await {
+                Some(Ok(PeerAnswer::Found(diff))) => Ok(diff),
+                _ => Err(CodeTaskError::Internal(error)),
+            },
+        }
     }
 
     /// The task's kept harness log, read through its driver. A task that
@@ -406,26 +414,51 @@ impl CodeTasks {
         call: &Call,
         forward_as: Option<&str>,
     ) -> Result<LogView, CodeTaskError> {
-        let (Some(node), Some(bearer)) = (&call.node_id, forward_as) else {
-            return Err(CodeTaskError::LogOnAnotherNode);
-        };
-        if node == self.conductor.node_id() {
+        if call.node_id.as_deref() == Some(self.conductor.node_id()) {
             return Err(CodeTaskError::LogPruned(LogError::Pruned));
         }
-        let Some(base) = self.store.node_url(node).await? else {
-            return Err(CodeTaskError::LogOnAnotherNode);
+        let answer = self.ask_its_node(call, CallPart::Log, forward_as).await;
+        match answer {
+            Some(Ok(PeerAnswer::Found(body))) => {
+                serde_json::from_str(&body).map_err(CodeTaskError::internal)
+            }
+            Some(Ok(PeerAnswer::Gone)) => Err(CodeTaskError::LogPruned(LogError::Pruned)),
+            Some(Err(_)) | None => Err(CodeTaskError::LogOnAnotherNode),
+        }
+    }
+
+    /// `part` of a call another node ran, asked of that node as the caller
+    /// whose token is `forward_as`; none when there is no node to ask (the
+    /// call ran here, its node said no address, or the request was itself
+    /// forwarded).
+    async fn ask_its_node(
+        &self,
+        call: &Call,
+        part: CallPart,
+        forward_as: Option<&str>,
+    ) -> Option<anyhow::Result<PeerAnswer<String>>> {
+        let (Some(node), Some(bearer)) = (&call.node_id, forward_as) else {
+            return None;
+        };
+        if node == self.conductor.node_id() {
+            return None;
+        }
+        let base = match self.store.node_url(node).await {
+            Ok(Some(base)) => base,
+            Ok(None) => return None,
+            Err(error) => return Some(Err(error.into())),
         };
         let (run, call_id, bearer) = (call.run_id.clone(), call.call_id.clone(), bearer.to_owned());
-        let fetched =
-            blocking(move || crate::peers::fetch_log(&base, &run, &call_id, &bearer)).await?;
-        match fetched {
-            Ok(PeerAnswer::Found(view)) => Ok(view),
-            Ok(PeerAnswer::Gone) => Err(CodeTaskError::LogPruned(LogError::Pruned)),
-            Err(error) => {
-                tracing::warn!(%node, call = %call.call_id, "fetching a harness log from its node: {error:#}");
-                Err(CodeTaskError::LogOnAnotherNode)
-            }
+        let asked = tokio::task::spawn_blocking(move || {
+            crate::peers::fetch(&base, &run, &call_id, part, &bearer)
+        })
+        .await
+        .map_err(anyhow::Error::from)
+        .and_then(|fetched| fetched);
+        if let Err(error) = &asked {
+            tracing::warn!(%node, call = %call.call_id, ?part, "asking the node that ran the call: {error:#}");
         }
+        Some(asked)
     }
 
     async fn view(&self, call: Call, state: LiveState) -> Result<TaskView, CodeTaskError> {

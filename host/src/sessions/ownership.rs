@@ -102,6 +102,13 @@ impl Conductor {
             && let Some(mut view) = message.turn_view()
             && view.status == TurnState::Running
         {
+            // Kept as the call's result before the lost node's follower, if
+            // it lives on (fenced), can keep the stopped turn's: the first
+            // result kept stands.
+            let lost = TurnResult::interrupted(turn_id.clone(), String::new(), NODE_LOST_DETAIL);
+            self.store
+                .record_call_result(&session.account_id, &session.id, &view.call_id, &lost)
+                .await?;
             view.status = TurnState::Interrupted;
             view.result = Some(TurnOutcome {
                 detail: Some(NODE_LOST_DETAIL.to_owned()),

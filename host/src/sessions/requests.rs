@@ -375,12 +375,8 @@ impl Conductor {
         match session.status {
             SessionStatus::Running => {
                 if let Some(turn) = session.current_turn.clone() {
-                    if self.store.is_shared() && !self.runs_turn_here(session_id, &turn) {
-                        self.stop_on_other_nodes(account_id, session_id, &turn)
-                            .await?;
-                    } else {
-                        self.stop_turn(turn).await?;
-                    }
+                    self.stop_turn_wherever(account_id, session_id, turn)
+                        .await?;
                 }
                 Ok(session)
             }
@@ -417,12 +413,29 @@ impl Conductor {
         }
         if let (Some(turn), SessionStatus::Running) = (session.current_turn.clone(), session.status)
         {
-            self.stop_turn(turn).await?;
+            self.stop_turn_wherever(account_id, session_id, turn)
+                .await?;
         }
         self.drop_queue(&session).await?;
         self.close_with(&mut session, CloseReason::UserClosed, None)
             .await?;
         Ok(session)
+    }
+
+    /// Stops the session's `turn` on the node that runs it: here, or, on a
+    /// shared database, another node told to.
+    async fn stop_turn_wherever(
+        &self,
+        account_id: &AccountId,
+        session_id: &SessionId,
+        turn: String,
+    ) -> Result<()> {
+        if self.store.is_shared() && !self.runs_turn_here(session_id, &turn) {
+            return self
+                .stop_on_other_nodes(account_id, session_id, &turn)
+                .await;
+        }
+        self.stop_turn(turn).await
     }
 
     pub(super) async fn stop_turn(&self, turn: String) -> Result<()> {
