@@ -429,18 +429,6 @@ fn shop(api: &Api, world: &World) -> String {
     }))
 }
 
-/// A task on `api`'s node with `prompt` in `environment`: its id and its session's.
-fn task_on(api: &Api, environment: &str, prompt: &str) -> (String, String) {
-    let created = api.post(
-        "/tasks",
-        json!({"prompt": prompt, "environment_id": environment}),
-    );
-    assert_eq!(created.status, 201, "{created:?}");
-    let task = created.data()["id"].as_str().unwrap().to_owned();
-    let session = api.first_session(&task)["id"].as_str().unwrap().to_owned();
-    (task, session)
-}
-
 #[test]
 fn a_starting_node_leaves_the_sessions_other_nodes_run_alone() {
     let Some([first, second]) = shared_worlds() else {
@@ -459,7 +447,7 @@ fn a_starting_node_leaves_the_sessions_other_nodes_run_alone() {
             ..Script::default()
         },
     );
-    let (task, session) = task_on(&on_one, &environment, "Take your time");
+    let (task, session) = on_one.task_on(&environment, "Take your time");
     wait_for_file(&first.path("out/turn-1.json"));
     let running = on_one.wait_status(&task, &session, "running");
 
@@ -520,7 +508,7 @@ fn a_killed_nodes_session_moves_to_another_node_and_loses_nothing() {
                 ..Script::default()
             },
         );
-        let (task, session) = task_on(api, &environment, &format!("Hello node {at}"));
+        let (task, session) = api.task_on(&environment, &format!("Hello node {at}"));
         api.wait_status(&task, &session, "idle");
         assert_eq!(ran_on(&all, &record), at);
         sessions.push((task, session));
@@ -720,7 +708,7 @@ fn a_terminated_node_drains_and_hands_its_sessions_over() {
             ..Script::default()
         },
     );
-    let (task, session) = task_on(&Api::new(&two, &token), &environment, "Work a while");
+    let (task, session) = Api::new(&two, &token).task_on(&environment, "Work a while");
     wait_for_file(&second.path("out/turn-1.json"));
     on_one.wait_status(&task, &session, "running");
     script_everywhere(
@@ -855,7 +843,7 @@ fn a_message_posted_on_another_node_runs_on_the_sessions_node() {
             ..Script::default()
         },
     );
-    let (task, session) = task_on(on_one, &environment, "Hello");
+    let (task, session) = on_one.task_on(&environment, "Hello");
     on_one.wait_status(&task, &session, "idle");
     assert_eq!(ran_on(&all, "first"), 0);
 
@@ -911,7 +899,7 @@ fn a_wait_on_a_full_node_is_claimed_by_a_node_with_a_slot_free_and_any_node_stop
             ..Script::default()
         },
     );
-    let (long_task, long_session) = task_on(on_one, &environment, "Run long.");
+    let (long_task, long_session) = on_one.task_on(&environment, "Run long.");
     wait_running_turn(on_one, &long_task, &long_session, 1);
     wait_for_file(&worlds[0].path("out/long.json"));
     assert_eq!(ran_on(&all, "long"), 0);
@@ -926,7 +914,7 @@ fn a_wait_on_a_full_node_is_claimed_by_a_node_with_a_slot_free_and_any_node_stop
             ..Script::default()
         },
     );
-    let (task, session) = task_on(on_one, &environment, "Wait for a slot.");
+    let (task, session) = on_one.task_on(&environment, "Wait for a slot.");
     let waiting = on_two.wait(&task, &session, "waiting", |s| s["status"] == "waiting");
     assert!(waiting["error_message"].is_string(), "{waiting:#}");
     on_one.wait(&task, &session, "its turn on node 2", |s| {
@@ -1005,7 +993,7 @@ fn a_paused_node_whose_lease_was_taken_stops_its_turn_and_writes_nothing() {
             ..Script::default()
         },
     );
-    let (task, session) = task_on(&Api::new(&two, &token), &environment, "Run long");
+    let (task, session) = Api::new(&two, &token).task_on(&environment, "Run long");
     wait_for_file(&second.path("out/turn-1.json"));
     wait_running_turn(&on_one, &task, &session, 1);
     let harness_pid = read_record(&second, "turn-1")["pid"].as_i64().unwrap();
@@ -1083,7 +1071,7 @@ fn takeover_time_after_kill_9() {
             ..Script::default()
         });
         let mut victim = node(&world, &format!("victim-{round}"), &[]);
-        let (task, session) = task_on(&Api::new(&victim, &token), &environment, "Run long");
+        let (task, session) = Api::new(&victim, &token).task_on(&environment, "Run long");
         wait_for_file(&world.path("out/turn.json"));
         on_survivor.wait_status(&task, &session, "running");
         let harness_pid = read_record(&world, "turn")["pid"].as_i64().unwrap();

@@ -469,18 +469,6 @@ fn hanging_environment(world: &World, api: &Api, session: &str) -> String {
     }))
 }
 
-/// Starts a task of `api` on `environment` and returns (task, session).
-fn start_task(api: &Api, environment: &str, prompt: &str) -> (String, String) {
-    let created = api.post(
-        "/tasks",
-        json!({"prompt": prompt, "environment_id": environment}),
-    );
-    assert_eq!(created.status, 201, "{created:?}");
-    let task = created.data()["id"].as_str().unwrap().to_owned();
-    let session = api.first_session(&task)["id"].as_str().unwrap().to_owned();
-    (task, session)
-}
-
 #[test]
 fn an_accounts_cap_holds_back_its_own_turns_and_no_one_elses() {
     let world = World::new();
@@ -499,11 +487,11 @@ fn an_accounts_cap_holds_back_its_own_turns_and_no_one_elses() {
     let token = world.admin_token();
     let api = Api::new(&server, &token);
     let environment = hanging_environment(&world, &api, "sess-long");
-    let (first_task, first_session) = start_task(&api, &environment, "Run long.");
+    let (first_task, first_session) = api.task_on(&environment, "Run long.");
     api.wait_status(&first_task, &first_session, "running");
 
     // The account's second session waits, though the node has slots free.
-    let (second_task, second_session) = start_task(&api, &environment, "Wait your turn.");
+    let (second_task, second_session) = api.task_on(&environment, "Wait your turn.");
     let waiting = api.wait(&second_task, &second_session, "waiting", |s| {
         s["status"] == "waiting"
     });
@@ -524,7 +512,7 @@ fn an_accounts_cap_holds_back_its_own_turns_and_no_one_elses() {
     let (_, other_token) = world.second_account();
     let other = Api::new(&server, &other_token);
     let other_environment = hanging_environment(&world, &other, "sess-other");
-    let (other_task, other_session) = start_task(&other, &other_environment, "Run too.");
+    let (other_task, other_session) = other.task_on(&other_environment, "Run too.");
     other.wait_status(&other_task, &other_session, "running");
     std::thread::sleep(Duration::from_secs(2));
     let still = api.get(&format!("/tasks/{second_task}/sessions/{second_session}"));

@@ -558,6 +558,18 @@ impl<'a> Api<'a> {
         created.data()["id"].as_str().unwrap().to_owned()
     }
 
+    /// A new task with `prompt` in `environment`: its id and its session's.
+    pub fn task_on(&self, environment: &str, prompt: &str) -> (String, String) {
+        let created = self.post(
+            "/tasks",
+            serde_json::json!({"prompt": prompt, "environment_id": environment}),
+        );
+        assert_eq!(created.status, 201, "{created:?}");
+        let task = created.data()["id"].as_str().unwrap().to_owned();
+        let session = self.first_session(&task)["id"].as_str().unwrap().to_owned();
+        (task, session)
+    }
+
     /// The task's only (or first) session.
     pub fn first_session(&self, task: &str) -> Value {
         let sessions = self.get(&format!("/tasks/{task}/sessions"));
