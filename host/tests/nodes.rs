@@ -1051,7 +1051,7 @@ fn a_paused_node_whose_lease_was_taken_stops_its_turn_and_writes_nothing() {
 /// measurement, not a check: `cargo test -p cinch --test nodes -- --ignored
 /// --nocapture takeover_time` with `CINCH_TEST_DATABASE` set.
 #[test]
-#[ignore]
+#[ignore = "a measurement of ten takeovers, run by hand"]
 fn takeover_time_after_kill_9() {
     let Some(database) = shared_database() else {
         return;
