@@ -194,10 +194,20 @@ fn a_task_runs_a_session_that_answers_follow_ups() {
     });
     let sent = api.post(
         &format!("/tasks/{task_id}/sessions/{session_id}/messages"),
-        json!({"message": "Also add a unit test around the timeout branch."}),
+        json!({"message": "Also add a unit test around the \"timeout\" branch:\n\t→ é ✓ \\ </script>"}),
     );
     assert_eq!(sent.status, 201, "{sent:?}");
     assert_eq!(sent.data()["type"], "user");
+    // The listing writes its JSON apart from the message's own answer: the
+    // same message reads the same in both (its sequence once delivered).
+    let listed = api
+        .walk(&task_id, &session_id, "asc", 50)
+        .into_iter()
+        .find(|message| message["id"] == sent.data()["id"])
+        .expect("the message sent is listed");
+    let mut answered = sent.data();
+    answered["sequence"] = listed["sequence"].clone();
+    assert_eq!(listed, answered);
     // Idle with two turns both ended: the status alone may be read just
     // before the second turn starts.
     api.wait(&task_id, &session_id, "its second turn", |s| {

@@ -7,8 +7,8 @@ use serde_json::value::RawValue;
 
 use super::page_cache::{CachedPage, PageKey};
 use super::{
-    Backend, Dialect, Direction, MessageId, Page, PerBackend, Result, Session, SessionId, Store,
-    TaskId, new_id, now, on_pool,
+    Backend, Dialect, Direction, MessageId, Page, Result, Session, SessionId, Store, TaskId,
+    new_id, now, on_pool,
 };
 use crate::checkpoint::{DiffStat, Restored};
 use crate::engine::result::{TurnResult, TurnUsage};
@@ -243,17 +243,6 @@ fn from_row(row: Row) -> Result<Message> {
 /// `sequence`, then the queued ones (sequence null) in the order they came.
 const PLACE: &str = "(sequence IS NULL), COALESCE(sequence, 0), id";
 
-/// A page's messages (`page`, numbered `n`) as the text of a JSON array of
-/// the API's message objects, in each backend's JSON functions.
-const PAGE_ARRAY: PerBackend<&str> = PerBackend {
-    sqlite: "json_group_array(json_object('id', id, 'session_id', session_id, \
-             'task_id', task_id, 'sequence', sequence, 'type', type, 'content', content, \
-             'turn', json(turn_json), 'created_at', created_at) ORDER BY n)",
-    postgres: "CAST(json_agg(json_build_object('id', id, 'session_id', session_id, \
-               'task_id', task_id, 'sequence', sequence, 'type', type, 'content', content, \
-               'turn', CAST(turn_json AS json), 'created_at', created_at) ORDER BY n) AS TEXT)",
-};
-
 /// The condition on a message's place past the cursor (`$4`, a message id
 /// of the session `$3`; none when empty), and the order, for a page running
 /// `direction`.
@@ -267,7 +256,7 @@ fn bounds(direction: Direction) -> (String, String) {
             "($4 = '' OR ({PLACE}) {compare} (SELECT {PLACE} FROM messages \
              WHERE id = $4 AND session_id = $3))"
         ),
-        format!("(sequence IS NULL) {order}, sequence {order}, id {order}"),
+        format!("(sequence IS NULL) {order}, COALESCE(sequence, 0) {order}, id {order}"),
     )
 }
 
@@ -456,28 +445,42 @@ impl Store {
         cursor: Option<&str>,
         limit: u32,
     ) -> Result<Page<Message>> {
-        let (compare, order) = bounds(direction);
-        let rows: Vec<Row> = on_pool!(self, |pool| sqlx::query_as(&format!(
-            "SELECT {COLUMNS} FROM messages WHERE account_id = $1 AND task_id = $2 \
-             AND session_id = $3 AND {compare} ORDER BY {order} LIMIT $5"
-        ))
-        .bind(account_id)
-        .bind(task_id)
-        .bind(session_id)
-        .bind(cursor.unwrap_or(""))
-        .bind(i64::from(limit) + 1)
-        .fetch_all(pool)
-        .await)?;
+        let ids = PageIds {
+            account_id,
+            task_id,
+            session_id,
+            cursor: cursor.unwrap_or(""),
+        };
+        let rows = self.page_rows(&ids, direction, limit).await?;
         let rows = rows.into_iter().map(from_row).collect::<Result<Vec<_>>>()?;
         Ok(Page::from_rows(rows, limit, |message| &message.id))
     }
 
+    /// The rows of a page and the one past it, when there is one.
+    async fn page_rows(
+        &self,
+        ids: &PageIds<'_>,
+        direction: Direction,
+        limit: u32,
+    ) -> Result<Vec<Row>> {
+        Ok(on_pool!(self, |pool| sqlx::query_as(&page_query(
+            direction
+        ))
+        .bind(ids.account_id)
+        .bind(ids.task_id)
+        .bind(ids.session_id)
+        .bind(ids.cursor)
+        .bind(i64::from(limit) + 1)
+        .fetch_all(pool)
+        .await)?)
+    }
+
     /// The same page as [`Store::messages`], as the JSON array a client
     /// gets, from the page cache (on SQLite) until the session's messages
-    /// change, else built by the database in one row (on SQLite by a reader
-    /// on this thread): the listing is the API's busiest read, and rows one
-    /// by one (each a hop between sqlx's worker thread and the caller) and
-    /// parsing every stored turn cost more than the query itself.
+    /// change, else read afresh: on SQLite by a reader on this thread, the
+    /// array written here from the rows; on PostgreSQL built by the
+    /// database in one row. The listing is the API's busiest read, and
+    /// parsing every stored turn costs more than the query itself.
     pub async fn messages_json(
         &self,
         account_id: &str,
@@ -503,45 +506,179 @@ impl Store {
             Some(Err(generation)) => generation,
             None => 0,
         };
-        let (compare, order) = bounds(direction);
-        let array = PAGE_ARRAY.get(self.backend());
-        let query = format!(
-            "WITH page AS (SELECT {COLUMNS}, ROW_NUMBER() OVER (ORDER BY {order}) AS n \
-             FROM messages WHERE account_id = $1 AND task_id = $2 AND session_id = $3 \
-             AND {compare} ORDER BY {order} LIMIT $5) \
-             SELECT COALESCE((SELECT {array} FROM page WHERE n <= $6), '[]'), \
-             (SELECT COUNT(*) FROM page), (SELECT id FROM page WHERE n = $6)"
-        );
-        let cursor = cursor.unwrap_or("");
-        let (rows_wanted, limit_wanted) = (i64::from(limit) + 1, i64::from(limit));
-        let (json, rows, last): (String, i64, Option<String>) = match &self.readers {
-            Some(readers) => readers.read(|connection| {
-                connection.prepare_cached(&query)?.query_row(
-                    rusqlite::named_params! {
-                        "$1": account_id, "$2": task_id, "$3": session_id, "$4": cursor,
-                        "$5": rows_wanted, "$6": limit_wanted,
-                    },
-                    |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
-                )
-            })?,
-            None => on_pool!(self, |pool| sqlx::query_as(&query)
-                .bind(account_id)
-                .bind(task_id)
-                .bind(session_id)
-                .bind(cursor)
-                .bind(rows_wanted)
-                .bind(limit_wanted)
-                .fetch_one(pool)
-                .await)?,
+        let ids = PageIds {
+            account_id,
+            task_id,
+            session_id,
+            cursor: cursor.unwrap_or(""),
         };
-        let more = rows > i64::from(limit);
-        let count = rows.min(i64::from(limit)) as usize;
-        let page = (json, count, last.filter(|_| more));
+        let mut page = PageWriter::new(limit);
+        match &self.readers {
+            Some(readers) => readers.read(|connection| {
+                let mut statement = connection.prepare_cached(&page_query(direction))?;
+                let mut rows = statement.query(rusqlite::named_params! {
+                    "$1": ids.account_id, "$2": ids.task_id, "$3": ids.session_id,
+                    "$4": ids.cursor, "$5": i64::from(limit) + 1,
+                })?;
+                while let Some(row) = rows.next()? {
+                    let place = PagePlace {
+                        id: row.get_ref(0)?.as_str()?,
+                        session_id: row.get_ref(1)?.as_str()?,
+                        task_id: row.get_ref(2)?.as_str()?,
+                        sequence: row.get_ref(3)?.as_i64_or_null()?,
+                        kind: row.get_ref(4)?.as_str()?,
+                        content: row.get_ref(5)?.as_str()?,
+                        turn: row.get_ref(6)?.as_str_or_null()?,
+                        created_at: row.get_ref(7)?.as_str()?,
+                    };
+                    if !page.push(&place) {
+                        break;
+                    }
+                }
+                Ok(())
+            })?,
+            None => {
+                for (id, session_id, task_id, sequence, kind, content, turn, created_at) in
+                    self.page_rows(&ids, direction, limit).await?
+                {
+                    let place = PagePlace {
+                        id: &id,
+                        session_id: &session_id,
+                        task_id: &task_id,
+                        sequence,
+                        kind: kind.as_str(),
+                        content: &content,
+                        turn: turn.as_deref(),
+                        created_at: &created_at,
+                    };
+                    if !page.push(&place) {
+                        break;
+                    }
+                }
+            }
+        }
+        let page = page.finish();
         if cached {
             self.pages.put(session_id, generation, key, page.clone());
         }
         Ok(page)
     }
+}
+
+/// The statement reading a page of a session's messages in `direction`
+/// (`$1` to `$3`: account, task, session; `$4` the cursor, `$5` how many):
+/// read in the order of the `messages_place` index, so nothing is sorted.
+fn page_query(direction: Direction) -> String {
+    let (compare, order) = bounds(direction);
+    format!(
+        "SELECT {COLUMNS} FROM messages WHERE account_id = $1 AND task_id = $2 \
+         AND session_id = $3 AND {compare} ORDER BY {order} LIMIT $5"
+    )
+}
+
+/// Whose page is asked for, and past which message (empty for the first).
+struct PageIds<'a> {
+    account_id: &'a str,
+    task_id: &'a str,
+    session_id: &'a str,
+    cursor: &'a str,
+}
+
+/// A message's columns as read, borrowed from the row.
+struct PagePlace<'a> {
+    id: &'a str,
+    session_id: &'a str,
+    task_id: &'a str,
+    sequence: Option<i64>,
+    kind: &'a str,
+    content: &'a str,
+    turn: Option<&'a str>,
+    created_at: &'a str,
+}
+
+/// A page's JSON array, written message by message from the columns: no
+/// value is built per message, and a stored turn is copied as it is (the
+/// store writes it only from serialized [`TurnView`]s and revert records,
+/// so it is JSON already). The same shape as the API's message view.
+struct PageWriter {
+    json: Vec<u8>,
+    limit: usize,
+    count: usize,
+    last: Option<String>,
+    more: bool,
+}
+
+impl PageWriter {
+    fn new(limit: u32) -> Self {
+        Self {
+            json: Vec::with_capacity(1024),
+            limit: limit as usize,
+            count: 0,
+            last: None,
+            more: false,
+        }
+    }
+
+    /// Adds a message to the page; false when the page was full already
+    /// (the message is the first of the next page).
+    fn push(&mut self, message: &PagePlace<'_>) -> bool {
+        if self.count == self.limit {
+            self.more = true;
+            return false;
+        }
+        let json = &mut self.json;
+        json.push(if self.count == 0 { b'[' } else { b',' });
+        push_strings(
+            json,
+            &[
+                ("{\"id\":", message.id),
+                (",\"session_id\":", message.session_id),
+                (",\"task_id\":", message.task_id),
+            ],
+        );
+        json.extend_from_slice(b",\"sequence\":");
+        push_json(json, &message.sequence);
+        push_strings(
+            json,
+            &[
+                (",\"type\":", message.kind),
+                (",\"content\":", message.content),
+            ],
+        );
+        json.extend_from_slice(b",\"turn\":");
+        json.extend_from_slice(message.turn.unwrap_or("null").as_bytes());
+        push_strings(json, &[(",\"created_at\":", message.created_at)]);
+        json.push(b'}');
+        self.count += 1;
+        if self.count == self.limit {
+            self.last = Some(message.id.to_owned());
+        }
+        true
+    }
+
+    /// The page: its JSON array, how many messages it holds, and the last
+    /// one's id when another page follows.
+    fn finish(mut self) -> CachedPage {
+        if self.count == 0 {
+            self.json.push(b'[');
+        }
+        self.json.push(b']');
+        let json = String::from_utf8(self.json).expect("written from strings and JSON text");
+        (json, self.count, self.last.filter(|_| self.more))
+    }
+}
+
+/// Appends each key (with its punctuation) and its value as JSON.
+fn push_strings(json: &mut Vec<u8>, fields: &[(&str, &str)]) {
+    for (key, value) in fields {
+        json.extend_from_slice(key.as_bytes());
+        push_json(json, value);
+    }
+}
+
+/// Appends `value` as JSON.
+fn push_json(json: &mut Vec<u8>, value: &impl Serialize) {
+    serde_json::to_writer(json, value).expect("strings and numbers always serialize");
 }
 
 #[cfg(test)]
