@@ -205,7 +205,7 @@ fn supervise(mut child: std::process::Child, launch: &Launch, turn: &TurnDir) ->
         .stdin
         .take()
         .map(|pipe| StdinChannel::new(pipe, turn.stdin_lines()));
-    let mut waker = Waker::new(child.id(), turn.dir());
+    let mut waker = Waker::new(child.id(), &turn.wake_fifo());
     let mut terminated_at: Option<Instant> = None;
     let mut close_asked_at: Option<Instant> = None;
     let mut killed = false;

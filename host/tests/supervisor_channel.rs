@@ -2,6 +2,8 @@
 //! of a turn's `stdin.jsonl` reach the CLI's stdin as the file grows, and
 //! `close-stdin` closes it a moment later; a CLI that does not exit on EOF is
 //! ended after a short grace, with no stop reason (the turn was not stopped).
+//! The test writes those files as the host does: each write followed by a
+//! poke of the supervisor's wake FIFO.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -44,13 +46,28 @@ fn now_ms() -> u64 {
         .as_millis() as u64
 }
 
-fn append(path: &Path, line: &str) {
+/// Appends `line` to the turn's stdin lines.
+fn append(turn: &Path, line: &str) {
     let mut file = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
-        .open(path)
+        .open(turn.join("stdin.jsonl"))
         .unwrap();
     file.write_all(format!("{line}\n").as_bytes()).unwrap();
+    wake(turn);
+}
+
+/// Asks the supervisor to close the CLI's stdin.
+fn close_stdin(turn: &Path) {
+    std::fs::write(turn.join("close-stdin"), "").unwrap();
+    wake(turn);
+}
+
+fn wake(turn: &Path) {
+    cinch::turn_dir::TurnDir::open(turn)
+        .unwrap()
+        .0
+        .wake_supervisor();
 }
 
 fn supervise(turn: &Path) {
@@ -97,9 +114,8 @@ fn lines_appended_reach_the_cli_in_order_and_close_stdin_ends_its_input() {
         dir.path(),
         r#"while read -r line; do echo "got $line"; done; echo eof"#,
     );
-    let stdin = turn.join("stdin.jsonl");
-    append(&stdin, r#"{"id":0,"method":"initialize"}"#);
-    append(&stdin, r#"{"id":1,"method":"session/new"}"#);
+    append(&turn, r#"{"id":0,"method":"initialize"}"#);
+    append(&turn, r#"{"id":1,"method":"session/new"}"#);
     supervise(&turn);
     eventually("the opening lines", || {
         (log_lines(dir.path()).len() == 2).then_some(())
@@ -109,7 +125,7 @@ fn lines_appended_reach_the_cli_in_order_and_close_stdin_ends_its_input() {
         "the CLI still waits for input"
     );
 
-    append(&stdin, r#"{"id":0,"result":{"outcome":"selected"}}"#);
+    append(&turn, r#"{"id":0,"result":{"outcome":"selected"}}"#);
     eventually("the reply", || {
         (log_lines(dir.path()).len() == 3).then_some(())
     });
@@ -122,7 +138,7 @@ fn lines_appended_reach_the_cli_in_order_and_close_stdin_ends_its_input() {
         ]
     );
 
-    std::fs::write(turn.join("close-stdin"), "").unwrap();
+    close_stdin(&turn);
     let record = eventually("the exit record", || exit_record(&turn));
     assert_eq!(record["code"], 0, "{record}");
     assert_eq!(log_lines(dir.path()).last().unwrap(), "eof");
@@ -134,16 +150,13 @@ fn a_cli_that_outlives_its_closed_stdin_is_ended_after_the_grace() {
     let dir = tempfile::tempdir().unwrap();
     // Like claude-agent-acp and codex-acp: EOF on stdin does not end it.
     let turn = conversation_turn(dir.path(), "cat; echo eof; exec sleep 300");
-    append(
-        &turn.join("stdin.jsonl"),
-        r#"{"id":0,"method":"initialize"}"#,
-    );
+    append(&turn, r#"{"id":0,"method":"initialize"}"#);
     supervise(&turn);
     eventually("the opening line", || {
         (!log_lines(dir.path()).is_empty()).then_some(())
     });
     let closed = Instant::now();
-    std::fs::write(turn.join("close-stdin"), "").unwrap();
+    close_stdin(&turn);
     eventually("eof", || {
         (log_lines(dir.path()).last()? == "eof").then_some(())
     });

@@ -123,7 +123,7 @@ impl Conversation {
             &inner.turn.stop_lines_sent(),
             lines.len().to_string().as_bytes(),
         )?;
-        append_lines(&inner.turn.stdin_lines(), &lines)?;
+        append_stdin(&inner.turn, &lines)?;
         inner.stop_sent = true;
         Ok(true)
     }
@@ -139,13 +139,16 @@ impl TurnParser for ConversationParser {
         let fed = inner.session.feed(lines)?;
         let skipped = fed.replies.len().min(inner.skip);
         inner.skip -= skipped;
-        if let Err(error) = append_lines(&inner.turn.stdin_lines(), &fed.replies[skipped..]) {
+        if let Err(error) = append_stdin(&inner.turn, &fed.replies[skipped..]) {
             tracing::warn!("could not write the driver's replies to the CLI: {error:#}");
         }
         if fed.done && !inner.done {
             inner.done = true;
-            if let Err(error) = write_private(&inner.turn.close_stdin(), b"") {
-                tracing::warn!("could not ask the supervisor to close stdin: {error:#}");
+            match write_private(&inner.turn.close_stdin(), b"") {
+                Ok(()) => inner.turn.wake_supervisor(),
+                Err(error) => {
+                    tracing::warn!("could not ask the supervisor to close stdin: {error:#}")
+                }
             }
         }
         Ok(Fed {
@@ -164,17 +167,19 @@ impl TurnParser for ConversationParser {
     }
 }
 
-/// Appends `lines` to `path`, each in one write (O_APPEND), so the
-/// supervisor never forwards half a line and a count of lines is exact.
-fn append_lines(path: &Path, lines: &[String]) -> anyhow::Result<()> {
+/// Appends `lines` to the turn's stdin lines, each in one write
+/// (O_APPEND), so the supervisor never forwards half a line and a count of
+/// lines is exact; then wakes the supervisor to forward them.
+fn append_stdin(turn: &TurnDir, lines: &[String]) -> anyhow::Result<()> {
     if lines.is_empty() {
         return Ok(());
     }
+    let path = turn.stdin_lines();
     let mut file = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
         .mode(0o600)
-        .open(path)
+        .open(&path)
         .with_context(|| format!("opening {}", path.display()))?;
     for line in lines {
         // A driver's line is one JSON message: a newline inside would split it.
@@ -182,6 +187,7 @@ fn append_lines(path: &Path, lines: &[String]) -> anyhow::Result<()> {
         file.write_all(format!("{line}\n").as_bytes())
             .with_context(|| format!("writing {}", path.display()))?;
     }
+    turn.wake_supervisor();
     Ok(())
 }
 

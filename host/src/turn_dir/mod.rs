@@ -125,7 +125,25 @@ impl TurnDir {
         if self.stop().exists() {
             return Ok(());
         }
-        write_private(&self.stop(), reason.as_str().as_bytes())
+        write_private(&self.stop(), reason.as_str().as_bytes())?;
+        self.wake_supervisor();
+        Ok(())
+    }
+
+    /// Wakes the turn's supervisor to look at the files it acts on (the
+    /// stop request, the stdin lines, the close request): called after
+    /// writing one. Nothing happens when no supervisor runs: one that
+    /// starts later looks at them before it first sleeps.
+    pub fn wake_supervisor(&self) {
+        use std::io::Write as _;
+        let poke = std::fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(self.wake_fifo());
+        // A full FIFO holds a poke already; no reader: no supervisor.
+        if let Ok(mut fifo) = poke {
+            let _ = fifo.write(b"!");
+        }
     }
 
     /// Why the turn is being stopped, once someone asked.
@@ -228,6 +246,11 @@ impl TurnDir {
     /// (written before them), so that a restarted host counts its replies.
     pub fn stop_lines_sent(&self) -> PathBuf {
         self.dir.join("stop-lines")
+    }
+
+    /// The FIFO the supervisor sleeps on: see [`TurnDir::wake_supervisor`].
+    pub fn wake_fifo(&self) -> PathBuf {
+        self.dir.join("wake")
     }
 
     /// Written by whoever cancels a conversation turn: its follower sends the

@@ -1,0 +1,220 @@
+#!/usr/bin/env python3
+"""Benchmark: live progress end to end through the API. A real `cinch serve`
+runs N sessions at once, each turn a fake CLI writing ticks at R lines a
+second; one SSE client per session reads its session's events.
+
+    cargo build --release -p cinch -p cinch-fake-cli
+    python3 tests/bench/sse.py [--target-dir target] [--sessions 200] [--rate 10] [--seconds 10]
+
+Each tick carries the microsecond it was written, so the client times every
+line from the CLI's write to its arrival over SSE. Prints lines lost, latency
+percentiles, the CPU of `cinch serve` per delivered line, and the client's
+own CPU (it must keep up for the latencies to mean anything). Targets: 0 lost,
+p99 <= 5 ms, server CPU <= 10 us a line.
+"""
+
+import argparse
+import http.client
+import json
+import os
+import resource
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+
+TICK = ('{"type":"assistant","session_id":"bench","message":{"content":'
+        '[{"type":"text","text":"tick {n} {now_us}"}]}}')
+
+
+def free_port():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def call(base, token, method, path, body=None):
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(base + path, data=data, method=method)
+    request.add_header("Authorization", f"Bearer {token}")
+    if data is not None:
+        request.add_header("Content-Type", "application/json")
+    with urllib.request.urlopen(request, timeout=120) as response:
+        return json.load(response)
+
+
+def process_cpu(pid):
+    """User+sys seconds of process `pid`, all its threads."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class Client(threading.Thread):
+    """Reads one session's SSE stream until its turn ends."""
+
+    def __init__(self, port, token, path, expected):
+        super().__init__(daemon=True)
+        self.port, self.token, self.path, self.expected = port, token, path, expected
+        self.latencies_us, self.arrivals_us = [], []
+        self.ticks, self.in_order, self.error = 0, True, None
+
+    def run(self):
+        try:
+            self.read()
+        except Exception as error:  # reported, not raised: the others go on
+            self.error = repr(error)
+
+    def read(self):
+        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=300)
+        connection.request("GET", self.path, headers={"Authorization": f"Bearer {self.token}",
+                                                      "Accept": "text/event-stream"})
+        response = connection.getresponse()
+        if response.status != 200:
+            raise RuntimeError(f"status {response.status}")
+        name, data = "", []
+        while True:
+            # The response's own readline: it takes the chunked framing off.
+            raw = response.readline()
+            if not raw:
+                raise RuntimeError(f"the stream ended after {self.ticks} ticks, "
+                                   "before its turn did")
+            line = raw.decode().rstrip("\r\n")
+            if line.startswith("event:"):
+                name = line[6:].strip()
+            elif line.startswith("data:"):
+                data.append(line[5:].strip())
+            elif line == "" and data:
+                now = time.time_ns() // 1000
+                payload = json.loads("".join(data))
+                data = []
+                if name == "tool.progress":
+                    for text in payload.get("lines", []):
+                        parts = text.split(" ")
+                        if len(parts) == 3 and parts[0] == "tick":
+                            n, written = int(parts[1]), int(parts[2])
+                            self.in_order &= n == self.ticks + 1
+                            self.ticks += 1
+                            self.latencies_us.append(now - written)
+                            self.arrivals_us.append(now)
+                elif name == "tool.ended":
+                    return
+
+
+def percentile(values, q):
+    values = sorted(values)
+    return values[round((len(values) - 1) * q)] if values else 0
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--target-dir", default=os.environ.get("CARGO_TARGET_DIR", "target"))
+    parser.add_argument("--cinch", help="the cinch binary (default: <target-dir>/release/cinch)")
+    parser.add_argument("--sessions", type=int, default=200)
+    parser.add_argument("--rate", type=float, default=10.0)
+    parser.add_argument("--seconds", type=int, default=10)
+    args = parser.parse_args()
+    release = os.path.abspath(os.path.join(args.target_dir, "release"))
+    cinch = os.path.abspath(args.cinch or os.path.join(release, "cinch"))
+    fake = os.path.join(release, "fake-cli")
+    for binary in (cinch, fake):
+        if not os.path.exists(binary):
+            sys.exit(f"{binary} is missing: cargo build --release -p cinch -p cinch-fake-cli")
+
+    world = tempfile.mkdtemp(prefix="cinch-bench-sse-")
+    home, repo, bin_dir = (os.path.join(world, name) for name in ("home", "repo", "bin"))
+    for folder in (home, repo, bin_dir):
+        os.makedirs(folder)
+    os.symlink(fake, os.path.join(bin_dir, "claude"))
+    subprocess.run(["git", "init", "-q", repo], check=True)
+    subprocess.run(["git", "-C", repo, "-c", "user.name=b", "-c", "user.email=b@b", "commit",
+                    "-q", "--allow-empty", "-m", "init"], check=True)
+    script = os.path.join(world, "script.json")
+    with open(script, "w") as file:
+        json.dump({"lines_per_second": args.rate, "duration_ms": args.seconds * 1000,
+                   "tick_line": TICK}, file)
+    # The operator passes the fake CLI its script and key, and lets it read them.
+    with open(os.path.join(home, "config.toml"), "w") as file:
+        file.write('[serve]\npass_env = ["FAKE_CLI_SCRIPT", "ANTHROPIC_API_KEY"]\n'
+                   f'\n[sandbox]\nread_only = [{json.dumps(world)}]\n')
+    port = free_port()
+    env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": world, "CINCH_HOME": home,
+           "FAKE_CLI_SCRIPT": script, "ANTHROPIC_API_KEY": "sk-bench-000000"}
+    server = subprocess.Popen([cinch, "serve", "--listen", f"127.0.0.1:{port}",
+                               "--max-turns", str(args.sessions)], env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        token = server.stdout.readline().strip()
+        if not token:
+            sys.exit("cinch serve printed no token")
+        base = f"http://127.0.0.1:{port}"
+        # The token is printed before the server listens.
+        deadline = time.time() + 60
+        while True:
+            try:
+                urllib.request.urlopen(f"{base}/openapi.json", timeout=5).close()
+                break
+            except OSError:
+                if time.time() > deadline:
+                    sys.exit("cinch serve never listened")
+                time.sleep(0.1)
+        account = call(base, token, "GET", "/v1/accounts")["data"][0]["id"]
+        prefix = f"/v1/accounts/{account}"
+        environment = call(base, token, "POST", f"{prefix}/environments",
+                           {"name": "bench", "repository": repo})["data"]["id"]
+        expected = int(args.rate * args.seconds)
+        clients = []
+        cpu_before, client_before = process_cpu(server.pid), resource.getrusage(
+            resource.RUSAGE_SELF)
+        wall = time.time()
+        for n in range(args.sessions):
+            task = call(base, token, "POST", f"{prefix}/tasks",
+                        {"prompt": f"Tick {n}", "environment_id": environment})["data"]["id"]
+            session = call(base, token, "GET", f"{prefix}/tasks/{task}/sessions")["data"][0]["id"]
+            client = Client(port, token, f"{prefix}/tasks/{task}/sessions/{session}/events",
+                            expected)
+            client.start()
+            clients.append(client)
+        started = time.time() - wall
+        steady_cpu, steady_from_us = process_cpu(server.pid), time.time_ns() // 1000
+        for client in clients:
+            client.join(timeout=args.seconds + 300)
+        wall = time.time() - wall
+        server_cpu = process_cpu(server.pid) - cpu_before
+        steady_cpu = server_cpu - (steady_cpu - cpu_before)
+        steady_lines = sum(us >= steady_from_us for c in clients for us in c.arrivals_us)
+        client_after = resource.getrusage(resource.RUSAGE_SELF)
+        client_cpu = (client_after.ru_utime - client_before.ru_utime
+                      + client_after.ru_stime - client_before.ru_stime)
+        received = sum(client.ticks for client in clients)
+        lost = expected * args.sessions - received
+        latencies = [us for client in clients for us in client.latencies_us]
+        errors = [client.error for client in clients if client.error]
+        print(f"{args.sessions} sessions, {args.rate} lines/s each for {args.seconds} s: "
+              f"started in {started:.1f} s, wall {wall:.1f} s")
+        print(f"  lines: {received} of {expected * args.sessions} received, {lost} lost; "
+              f"{sum(not c.in_order for c in clients)} streams out of order; errors {errors[:3]}")
+        print(f"  latency CLI write -> SSE client: p50 {percentile(latencies, 0.5) / 1000:.2f} ms"
+              f"  p99 {percentile(latencies, 0.99) / 1000:.2f} ms"
+              f"  max {percentile(latencies, 1.0) / 1000:.2f} ms")
+        print(f"  cinch serve CPU {server_cpu:.2f} s over {wall:.1f} s = "
+              f"{server_cpu * 1e6 / max(received, 1):.1f} us a delivered line "
+              f"(setting up the sessions included); once all had started "
+              f"{steady_cpu * 1e6 / max(steady_lines, 1):.1f} us a line "
+              f"({steady_lines} lines, finishing the turns included)")
+        print(f"  the client's CPU {client_cpu:.2f} s = {100 * client_cpu / wall:.0f}% of a core")
+        print(f"RESULT lost={lost} p99_ms={percentile(latencies, 0.99) / 1000:.2f} "
+              f"serve_us_per_line={steady_cpu * 1e6 / max(steady_lines, 1):.1f} "
+              "(targets: 0, <= 5 ms, <= 10 us)")
+    finally:
+        server.terminate()
+        server.wait()
+        shutil.rmtree(world, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
