@@ -29,26 +29,26 @@ pub struct NewEvent<'a> {
 }
 
 impl Store {
-    /// Appends `events`, all or none.
+    /// Appends `events`, all or none: in one statement, so one trip to the
+    /// database however many there are.
     pub async fn append_events(&self, events: &[NewEvent<'_>]) -> Result<()> {
+        if events.is_empty() {
+            return Ok(());
+        }
         let created_at = now();
+        let statement = insert_events(events.len());
         on_pool!(self, |pool| {
-            let mut transaction = pool.begin().await?;
+            let mut insert = sqlx::query(&statement);
             for event in events {
-                sqlx::query(
-                    "INSERT INTO run_events (account_id, run_id, seq, name, data, created_at) \
-                 VALUES ($1, $2, $3, $4, $5, $6)",
-                )
-                .bind(event.account_id)
-                .bind(event.run_id)
-                .bind(event.seq)
-                .bind(event.name)
-                .bind(&event.data)
-                .bind(&created_at)
-                .execute(&mut *transaction)
-                .await?;
+                insert = insert
+                    .bind(event.account_id)
+                    .bind(event.run_id)
+                    .bind(event.seq)
+                    .bind(event.name)
+                    .bind(&event.data)
+                    .bind(&created_at);
             }
-            transaction.commit().await?;
+            insert.execute(pool).await?;
             Ok(())
         })
     }
@@ -57,6 +57,25 @@ impl Store {
     pub async fn events(&self, account_id: &str, run_id: &str) -> Result<Vec<StoredEvent>> {
         self.events_after(account_id, run_id, 0).await
     }
+}
+
+/// The statement inserting `rows` events, six parameters each (account,
+/// run, number, name, data, creation time).
+fn insert_events(rows: usize) -> String {
+    let mut statement = String::from(
+        "INSERT INTO run_events (account_id, run_id, seq, name, data, created_at) VALUES ",
+    );
+    for row in 0..rows {
+        let first = row * 6 + 1;
+        let params: Vec<String> = (first..first + 6).map(|n| format!("${n}")).collect();
+        if row > 0 {
+            statement.push_str(", ");
+        }
+        statement.push('(');
+        statement.push_str(&params.join(", "));
+        statement.push(')');
+    }
+    statement
 }
 
 /// The PostgreSQL channel on which a node tells the others that a run has
@@ -111,21 +130,21 @@ impl Store {
             .bind(&run.run_id)
             .fetch_one(&mut *transaction)
             .await?;
+            let statement = insert_events(events.len());
+            let mut insert = sqlx::query(&statement);
             let mut seq = last;
             for (name, data) in events {
                 seq += 1;
-                sqlx::query(
-                    "INSERT INTO run_events (account_id, run_id, seq, name, data, created_at) \
-                     VALUES ($1, $2, $3, $4, $5, $6)",
-                )
-                .bind(&run.account_id)
-                .bind(&run.run_id)
-                .bind(seq)
-                .bind(*name)
-                .bind(data)
-                .bind(&created_at)
-                .execute(&mut *transaction)
-                .await?;
+                insert = insert
+                    .bind(&run.account_id)
+                    .bind(&run.run_id)
+                    .bind(seq)
+                    .bind(*name)
+                    .bind(data)
+                    .bind(&created_at);
+            }
+            if !events.is_empty() {
+                insert.execute(&mut *transaction).await?;
             }
             if postgres {
                 // Delivered when the transaction commits, not before.

@@ -2,6 +2,7 @@
 //! published, a batch per transaction, then shows them to streams.
 
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot, watch};
@@ -31,6 +32,13 @@ pub(super) enum Job {
 /// Events stored in one transaction, at most.
 const STORE_BATCH: usize = 256;
 
+/// How long a batch waits for more events once its first has come, when
+/// the last batch was stored less than [`BUSY`] ago.
+const GATHER: Duration = Duration::from_millis(1);
+
+/// Events coming this soon after the last batch mean a busy node.
+const BUSY: Duration = Duration::from_millis(20);
+
 /// Stores events in the order they were published, as many as wait in one
 /// transaction, then shows them to streams; answers flushes once what came
 /// before them is stored.
@@ -43,7 +51,21 @@ pub(super) async fn store_events(
     let mut batch = Vec::with_capacity(STORE_BATCH);
     let mut flushes = Vec::new();
     let numbering = Numbering::of(&store);
+    let mut last_stored: Option<Instant> = None;
     while queue.recv_many(&mut jobs, STORE_BATCH).await > 0 {
+        let busy = last_stored.is_some_and(|at| at.elapsed() < BUSY);
+        if busy && jobs.len() < STORE_BATCH {
+            // While events keep coming, a moment for the ones other turns
+            // are writing to join this batch: a statement per line cost more
+            // than the line. A lone event is stored at once.
+            tokio::time::sleep(GATHER).await;
+            while jobs.len() < STORE_BATCH {
+                match queue.try_recv() {
+                    Ok(job) => jobs.push(job),
+                    Err(_) => break,
+                }
+            }
+        }
         for job in jobs.drain(..) {
             match job {
                 Job::Store(pending) => batch.push(pending),
@@ -54,6 +76,7 @@ pub(super) async fn store_events(
             Numbering::Here => store_numbered(&store, &mut batch).await,
             Numbering::Database => store_unnumbered(&store, &mut batch, &runs).await,
         }
+        last_stored = Some(Instant::now());
         for done in flushes.drain(..) {
             let _ = done.send(());
         }
