@@ -18,10 +18,11 @@
 //! group is ended). The pipe is the supervisor's, so a host that dies and comes back
 //! finds the conversation where it left it.
 //!
-//! It sleeps until something happens: the CLI's exit (a pidfd), a change in
-//! the turn's folder (inotify: a stop request, a line to forward), room in
-//! the pipe, or the next instant a clock needs looking at (the timeout, the
-//! watchdog, a grace period). There is no polling tick.
+//! It sleeps until something happens: the CLI's exit (a pidfd), a poke on
+//! the turn's `wake` FIFO (whoever writes a stop request, a line to forward
+//! or `close-stdin` pokes it), room in the pipe, or the next instant a clock
+//! needs looking at (the timeout, the watchdog, a grace period). There is no
+//! polling tick.
 //!
 //! When the turn has a sandbox policy, the CLI's child applies it between
 //! fork and exec (this process has no threads, so the child may allocate),

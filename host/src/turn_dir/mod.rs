@@ -3,7 +3,8 @@
 //!
 //! `turns/<turn>/` holds what the engine and the supervisor share: the
 //! launch record, the CLI's process group, its stderr, its exit record, the
-//! stop request, the events and, once the turn has ended, its result. The raw
+//! stop request, the FIFO that wakes the supervisor, the events and, once
+//! the turn has ended, its result. The raw
 //! output goes to `runs/<run>/<turn>.harness.jsonl`, kept like a shell log;
 //! a run's folder names the agent whose run it is (`.agent`), and the
 //! folders of each agent's [`RUNS_KEPT`] most recent runs are kept. While a
