@@ -176,7 +176,7 @@ fn bench_latency(
         .push(engine.start(request(&repo)).expect("starting the turn"));
     let seen = follow(
         turn.0[0].subscribe(),
-        turn.0[0].log_path().to_path_buf(),
+        TurnFiles::of(&turn.0[0], &dir),
         lines,
         deadline_after(LATENCY_MS),
     );
@@ -509,10 +509,10 @@ fn bench_load(
                     let (time, cpu) = (at.elapsed(), thread_cpu() - cpu);
                     let one = turn.map(|turn| {
                         let subscription = turn.subscribe();
-                        let log = turn.log_path().to_path_buf();
+                        let files = TurnFiles::of(&turn, &dir);
                         let deadline = deadline_after(duration_ms);
                         let follower = std::thread::spawn(move || {
-                            follow(subscription, log, per_turn, deadline)
+                            follow(subscription, files, per_turn, deadline)
                         });
                         (turn, follower)
                     });
@@ -751,10 +751,36 @@ struct Seen {
     other: Vec<String>,
 }
 
+/// A turn's raw log, and the result written once it has ended.
+struct TurnFiles {
+    log: PathBuf,
+    result: PathBuf,
+}
+
+impl TurnFiles {
+    /// The files of `turn`, run by the engine whose world is `dir`.
+    fn of(turn: &Turn, dir: &Path) -> Self {
+        Self {
+            log: turn.log_path().to_path_buf(),
+            result: dir
+                .join("cinch-home/turns")
+                .join(turn.id())
+                .join("result.json"),
+        }
+    }
+}
+
 /// Reads a turn's events to its end (or `deadline`), checking that ticks come
 /// in order and sequence numbers without a gap, timing each tick, and
-/// checking that the turn's raw log is still there when its last tick comes.
-fn follow(mut subscription: Subscription, log: PathBuf, last_tick: u64, deadline: Instant) -> Seen {
+/// checking that the turn's raw log is still there when its last tick comes,
+/// unless the turn has ended by then (its run may then be pruned: a
+/// subscriber far behind reads its last tick late).
+fn follow(
+    mut subscription: Subscription,
+    files: TurnFiles,
+    last_tick: u64,
+    deadline: Instant,
+) -> Seen {
     let mut seen = Seen {
         in_order: true,
         seq_contiguous: true,
@@ -774,7 +800,8 @@ fn follow(mut subscription: Subscription, log: PathBuf, last_tick: u64, deadline
                                 seen.in_order &= n == seen.ticks + 1;
                                 seen.ticks += 1;
                                 if n == last_tick {
-                                    seen.log_deleted = !log.exists();
+                                    seen.log_deleted =
+                                        !files.log.exists() && !files.result.exists();
                                 }
                                 seen.latencies_us.push(now.saturating_sub(written));
                                 seen.written_us.push(written);
