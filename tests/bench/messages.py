@@ -48,6 +48,29 @@ def call(base, token, method, path, body=None):
         return json.load(response)
 
 
+def write_operator_config(home, world, serve_extra=""):
+    """The config.toml of a benchmark's server: the operator passes the fake
+    CLI its script and key, and lets it read them (they are under `world`)."""
+    with open(os.path.join(home, "config.toml"), "w") as file:
+        file.write('[serve]\npass_env = ["FAKE_CLI_SCRIPT", "ANTHROPIC_API_KEY"]\n'
+                   + serve_extra
+                   + f'\n[sandbox]\nread_only = [{json.dumps(world)}]\n')
+
+
+def wait_listening(base, what, server=None, seconds=60):
+    """Waits until the server at `base` answers; exits when it does not
+    within `seconds` or `server` (its process) ends first."""
+    deadline = time.time() + seconds
+    while True:
+        try:
+            urllib.request.urlopen(f"{base}/openapi.json", timeout=5).close()
+            return
+        except OSError:
+            if (server is not None and server.poll() is not None) or time.time() > deadline:
+                sys.exit(f"{what} never listened")
+            time.sleep(0.1)
+
+
 def wait_turns(base, token, path, turns):
     """Waits until the session is idle with `turns` assistant messages."""
     deadline = time.time() + 60
@@ -182,11 +205,7 @@ def seed(cinch, world, name, bin_dir, repo, script, database, page_cache):
     token."""
     home = os.path.join(world, f"home-{name}")
     os.makedirs(home)
-    # The operator passes the fake CLI its script and key, and lets it read them.
-    with open(os.path.join(home, "config.toml"), "w") as file:
-        file.write('[serve]\npass_env = ["FAKE_CLI_SCRIPT", "ANTHROPIC_API_KEY"]\n'
-                   + ("" if page_cache else "page_cache_mib = 0\n")
-                   + f'\n[sandbox]\nread_only = [{json.dumps(world)}]\n')
+    write_operator_config(home, world, "" if page_cache else "page_cache_mib = 0\n")
     port = free_port()
     env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": world, "CINCH_HOME": home,
            "FAKE_CLI_SCRIPT": script, "ANTHROPIC_API_KEY": "sk-bench-000000"}
@@ -200,15 +219,7 @@ def seed(cinch, world, name, bin_dir, repo, script, database, page_cache):
         sys.exit(f"cinch serve on {name} printed no token: give it an empty database")
     base = f"http://127.0.0.1:{port}"
     # The token is printed before the server listens.
-    deadline = time.time() + 60
-    while True:
-        try:
-            urllib.request.urlopen(f"{base}/openapi.json", timeout=5).close()
-            break
-        except OSError:
-            if time.time() > deadline:
-                sys.exit(f"cinch serve on {name} never listened")
-            time.sleep(0.1)
+    wait_listening(base, f"cinch serve on {name}")
     account = call(base, token, "GET", "/v1/accounts")["data"][0]["id"]
     prefix = f"/v1/accounts/{account}"
     environment = call(base, token, "POST", f"{prefix}/environments",

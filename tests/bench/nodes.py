@@ -29,11 +29,11 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from messages import call, create_database, drop_database, free_port  # noqa: E402
+from messages import (call, create_database, drop_database, free_port,  # noqa: E402
+                      wait_listening, write_operator_config)
 
 
 def start_node(cinch, world, name, bin_dir, script, database, max_turns):
@@ -41,9 +41,7 @@ def start_node(cinch, world, name, bin_dir, script, database, max_turns):
     token or None): only the first node on an empty database prints one."""
     home = os.path.join(world, f"home-{name}")
     os.makedirs(home)
-    with open(os.path.join(home, "config.toml"), "w") as file:
-        file.write('[serve]\npass_env = ["FAKE_CLI_SCRIPT", "ANTHROPIC_API_KEY"]\n'
-                   f'\n[sandbox]\nread_only = [{json.dumps(world)}]\n')
+    write_operator_config(home, world)
     port = free_port()
     env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": world, "CINCH_HOME": home,
            "FAKE_CLI_SCRIPT": script, "ANTHROPIC_API_KEY": "sk-bench-000000",
@@ -53,24 +51,12 @@ def start_node(cinch, world, name, bin_dir, script, database, max_turns):
          "--max-turns", str(max_turns), "--retry-seconds", "1"],
         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     base = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 120
-    while not listening(base):
-        if server.poll() is not None or time.time() > deadline:
-            sys.exit(f"node {name} never listened")
-        time.sleep(0.1)
+    wait_listening(base, f"node {name}", server, seconds=120)
     token_file = os.path.join(home, "admin-token")
     if not os.path.exists(token_file):
         return server, base, None
     with open(token_file) as file:
         return server, base, file.read().strip()
-
-
-def listening(base):
-    try:
-        urllib.request.urlopen(f"{base}/openapi.json", timeout=5).close()
-        return True
-    except OSError:
-        return False
 
 
 def measure(cinch, world, bin_dir, script, database, label, nodes, sessions_per_node,

@@ -19,32 +19,17 @@ import json
 import os
 import resource
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from messages import call, free_port, wait_listening, write_operator_config  # noqa: E402
 
 TICK = ('{"type":"assistant","session_id":"bench","message":{"content":'
         '[{"type":"text","text":"tick {n} {now_us}"}]}}')
-
-
-def free_port():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def call(base, token, method, path, body=None):
-    data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(base + path, data=data, method=method)
-    request.add_header("Authorization", f"Bearer {token}")
-    if data is not None:
-        request.add_header("Content-Type", "application/json")
-    with urllib.request.urlopen(request, timeout=120) as response:
-        return json.load(response)
 
 
 def process_cpu(pid):
@@ -168,10 +153,7 @@ def main():
     with open(script, "w") as file:
         json.dump({"lines_per_second": args.rate, "duration_ms": args.seconds * 1000,
                    "tick_line": TICK}, file)
-    # The operator passes the fake CLI its script and key, and lets it read them.
-    with open(os.path.join(home, "config.toml"), "w") as file:
-        file.write('[serve]\npass_env = ["FAKE_CLI_SCRIPT", "ANTHROPIC_API_KEY"]\n'
-                   f'\n[sandbox]\nread_only = [{json.dumps(world)}]\n')
+    write_operator_config(home, world)
     port = free_port()
     env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": world, "CINCH_HOME": home,
            "FAKE_CLI_SCRIPT": script, "ANTHROPIC_API_KEY": "sk-bench-000000"}
@@ -184,15 +166,7 @@ def main():
             sys.exit("cinch serve printed no token")
         base = f"http://127.0.0.1:{port}"
         # The token is printed before the server listens.
-        deadline = time.time() + 60
-        while True:
-            try:
-                urllib.request.urlopen(f"{base}/openapi.json", timeout=5).close()
-                break
-            except OSError:
-                if time.time() > deadline:
-                    sys.exit("cinch serve never listened")
-                time.sleep(0.1)
+        wait_listening(base, "cinch serve", server)
         account = call(base, token, "GET", "/v1/accounts")["data"][0]["id"]
         prefix = f"/v1/accounts/{account}"
         environment = call(base, token, "POST", f"{prefix}/environments",

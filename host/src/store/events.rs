@@ -62,18 +62,23 @@ impl Store {
 /// The statement inserting `rows` events, six parameters each (account,
 /// run, number, name, data, creation time).
 fn insert_events(rows: usize) -> String {
+    use std::fmt::Write as _;
     let mut statement = String::from(
         "INSERT INTO run_events (account_id, run_id, seq, name, data, created_at) VALUES ",
     );
     for row in 0..rows {
-        let first = row * 6 + 1;
-        let params: Vec<String> = (first..first + 6).map(|n| format!("${n}")).collect();
-        if row > 0 {
-            statement.push_str(", ");
-        }
-        statement.push('(');
-        statement.push_str(&params.join(", "));
-        statement.push(')');
+        let n = row * 6;
+        let separator = if row > 0 { ", " } else { "" };
+        let _ = write!(
+            statement,
+            "{separator}(${}, ${}, ${}, ${}, ${}, ${})",
+            n + 1,
+            n + 2,
+            n + 3,
+            n + 4,
+            n + 5,
+            n + 6
+        );
     }
     statement
 }

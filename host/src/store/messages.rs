@@ -477,10 +477,9 @@ impl Store {
 
     /// The same page as [`Store::messages`], as the JSON array a client
     /// gets, from the page cache (on SQLite) until the session's messages
-    /// change, else read afresh: on SQLite by a reader on this thread, the
-    /// array written here from the rows; on PostgreSQL built by the
-    /// database in one row. The listing is the API's busiest read, and
-    /// parsing every stored turn costs more than the query itself.
+    /// change, else read afresh (on SQLite by a reader on this thread) and
+    /// written here from the rows' columns: the listing is the API's busiest
+    /// read, and parsing every stored turn costs more than the query itself.
     pub async fn messages_json(
         &self,
         account_id: &str,
