@@ -85,9 +85,10 @@ pub fn turn_ended(harness: &str, status: &str) {
         .increment(1);
 }
 
-/// Counts `lines` progress lines of a turn of `harness`.
-pub fn progress_lines(harness: &str, lines: usize) {
-    metrics::counter!(PROGRESS_LINES, "harness" => harness.to_owned()).increment(lines as u64);
+/// The count of progress lines moved on for `harness`'s turns, to add to
+/// as they come.
+pub fn progress_lines(harness: &str) -> metrics::Counter {
+    metrics::counter!(PROGRESS_LINES, "harness" => harness.to_owned())
 }
 
 /// Counts a failed call into `harness`'s driver.

@@ -21,7 +21,9 @@
 //! half those seconds),
 //! `CINCH_BENCH_ONLY=latency,checkpoints,load,sandbox,idle` runs only those
 //! named (`idle`: that many turns running silent, the CPU they cost), and
-//! `CINCH_BENCH_DUMP=<file>` writes the third's latencies there, a tick a line.
+//! `CINCH_BENCH_DUMP=<file>` writes the third's latencies there, a tick a line,
+//! and `CINCH_BENCH_SUBSCRIBERS=threads` gives the third's turns a
+//! subscriber thread each instead of a listener (as `cinch serve` has).
 //! `CINCH_BENCH_SANDBOX=off` runs the turns unsandboxed (as `--no-sandbox`
 //! does), so that valgrind, which does not know the Landlock system calls,
 //! can profile the bench; the sandbox's own cost (the fourth) is then skipped.
@@ -34,7 +36,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use cinch::engine::events::{Next, Subscription, TurnEventKind};
+use cinch::engine::events::{Next, Subscription, TurnEvent, TurnEventKind};
 use cinch::engine::{Engine, Turn, TurnRequest};
 use cinch::home::Home;
 use cinch::runtime::Runtime;
@@ -477,6 +479,8 @@ fn bench_load(
         "3. {count} concurrent turns, {rate} lines/s each for {seconds} s ({per_turn} lines a turn, {} in all), one engine",
         per_turn * count as u64
     );
+    let subscribers = Subscribers::from_env();
+    println!("   subscribers: {}", subscribers.describe());
     let dir = root.join("load");
     let engine = engine(&dir, bin, cinch, runtime, rate, duration_ms);
     let template = small_repo(&dir.join("template"));
@@ -508,12 +512,10 @@ fn bench_load(
                     let turn = engine.start(request(repo));
                     let (time, cpu) = (at.elapsed(), thread_cpu() - cpu);
                     let one = turn.map(|turn| {
-                        let subscription = turn.subscribe();
                         let files = TurnFiles::of(&turn, &dir);
                         let deadline = deadline_after(duration_ms);
-                        let follower = std::thread::spawn(move || {
-                            follow(subscription, files, per_turn, deadline)
-                        });
+                        let follower =
+                            Follower::start(subscribers, &turn, files, per_turn, deadline);
                         (turn, follower)
                     });
                     started.lock().unwrap().push(Started { n, one, time, cpu });
@@ -527,7 +529,7 @@ fn bench_load(
     let start_times: Vec<Duration> = started.iter().map(|one| one.time).collect();
     let start_cpu: Duration = started.iter().map(|one| one.cpu).sum();
     let mut turns = Turns::default();
-    let mut followers: Vec<JoinHandle<Seen>> = Vec::new();
+    let mut followers: Vec<Follower> = Vec::new();
     let mut failures = Vec::new();
     for one in started {
         match one.one {
@@ -566,10 +568,7 @@ fn bench_load(
             sampled = true;
         }
     }
-    let seen: Vec<Seen> = followers
-        .into_iter()
-        .map(|follower| follower.join().expect("a subscriber thread"))
-        .collect();
+    let seen: Vec<Seen> = followers.into_iter().map(Follower::into_seen).collect();
     let results: Vec<String> = std::mem::take(&mut turns.0)
         .into_iter()
         .zip(&seen)
@@ -731,7 +730,7 @@ fn dump(path: &Path, seen: &[Seen]) {
 /// One turn as a starter thread left it.
 struct Started {
     n: usize,
-    one: anyhow::Result<(Turn, JoinHandle<Seen>)>,
+    one: anyhow::Result<(Turn, Follower)>,
     time: Duration,
     cpu: Duration,
 }
@@ -739,6 +738,10 @@ struct Started {
 /// What one subscriber saw.
 #[derive(Default)]
 struct Seen {
+    files: TurnFiles,
+    last_tick: u64,
+    /// The sequence number of the last event taken.
+    ticks_seq: u64,
     ticks: u64,
     in_order: bool,
     seq_contiguous: bool,
@@ -752,6 +755,7 @@ struct Seen {
 }
 
 /// A turn's raw log, and the result written once it has ended.
+#[derive(Default)]
 struct TurnFiles {
     log: PathBuf,
     result: PathBuf,
@@ -770,55 +774,150 @@ impl TurnFiles {
     }
 }
 
-/// Reads a turn's events to its end (or `deadline`), checking that ticks come
-/// in order and sequence numbers without a gap, timing each tick, and
-/// checking that the turn's raw log is still there when its last tick comes,
-/// unless the turn has ended by then (its run may then be pruned: a
-/// subscriber far behind reads its last tick late).
+/// Reads a turn's events to its end (or `deadline`) on a thread of its own,
+/// as a subscriber.
 fn follow(
     mut subscription: Subscription,
     files: TurnFiles,
     last_tick: u64,
     deadline: Instant,
 ) -> Seen {
-    let mut seen = Seen {
-        in_order: true,
-        seq_contiguous: true,
-        ..Seen::default()
-    };
-    let mut next_seq = 1;
+    let mut seen = Seen::new(files, last_tick);
     loop {
         match subscription.next(Duration::from_millis(500)) {
-            Next::Events(events) => {
-                let now = now_us();
-                for event in events {
-                    seen.seq_contiguous &= event.seq == next_seq;
-                    next_seq = event.seq + 1;
-                    match event.kind {
-                        TurnEventKind::Progress { line } => match parse_tick(&line) {
-                            Some((n, written)) => {
-                                seen.in_order &= n == seen.ticks + 1;
-                                seen.ticks += 1;
-                                if n == last_tick {
-                                    seen.log_deleted =
-                                        !files.log.exists() && !files.result.exists();
-                                }
-                                seen.latencies_us.push(now.saturating_sub(written));
-                                seen.written_us.push(written);
-                            }
-                            None => seen.other.push(line),
-                        },
-                        TurnEventKind::Ended { status } => seen.other.push(status),
-                        TurnEventKind::Session { .. } => {}
-                    }
-                }
-            }
+            Next::Events(events) => seen.take(&events),
             Next::Idle if Instant::now() > deadline => return seen,
             Next::Idle => {}
             Next::Closed => {
                 seen.closed = true;
                 return seen;
             }
+        }
+    }
+}
+
+impl Seen {
+    fn new(files: TurnFiles, last_tick: u64) -> Self {
+        Self {
+            in_order: true,
+            seq_contiguous: true,
+            files,
+            last_tick,
+            ..Self::default()
+        }
+    }
+
+    /// Takes events as they reach the subscriber: checks that ticks come in
+    /// order and sequence numbers without a gap, times each tick, and
+    /// checks that the turn's raw log is still there when its last tick
+    /// comes, unless the turn has ended by then (its run may then be
+    /// pruned: a subscriber far behind reads its last tick late).
+    fn take(&mut self, events: &[TurnEvent]) {
+        let now = now_us();
+        for event in events {
+            self.seq_contiguous &= event.seq == self.ticks_seq + 1;
+            self.ticks_seq = event.seq;
+            match &event.kind {
+                TurnEventKind::Progress { line } => match parse_tick(line) {
+                    Some((n, written)) => {
+                        self.in_order &= n == self.ticks + 1;
+                        self.ticks += 1;
+                        if n == self.last_tick {
+                            self.log_deleted =
+                                !self.files.log.exists() && !self.files.result.exists();
+                        }
+                        self.latencies_us.push(now.saturating_sub(written));
+                        self.written_us.push(written);
+                    }
+                    None => self.other.push(line.clone()),
+                },
+                TurnEventKind::Ended { status } => self.other.push(status.clone()),
+                TurnEventKind::Session { .. } => {}
+            }
+        }
+    }
+}
+
+/// How the load's subscribers take their turns' events.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Subscribers {
+    /// Handed them by the thread that read them, as `cinch serve` is.
+    Listeners,
+    /// A thread each, woken for them.
+    Threads,
+}
+
+impl Subscribers {
+    fn from_env() -> Self {
+        match std::env::var("CINCH_BENCH_SUBSCRIBERS").as_deref() {
+            Ok("threads") => Self::Threads,
+            Ok("listeners") | Err(_) => Self::Listeners,
+            Ok(other) => panic!("CINCH_BENCH_SUBSCRIBERS: listeners or threads, not {other}"),
+        }
+    }
+
+    fn describe(self) -> &'static str {
+        match self {
+            Self::Listeners => {
+                "listeners, handed the events by the thread that read them (as cinch serve)"
+            }
+            Self::Threads => "a thread each, woken for its events",
+        }
+    }
+}
+
+/// One turn's subscriber, of either kind.
+enum Follower {
+    Thread(JoinHandle<Seen>),
+    Listener {
+        seen: Arc<Mutex<Seen>>,
+        deadline: Instant,
+    },
+}
+
+impl Follower {
+    fn start(
+        kind: Subscribers,
+        turn: &Turn,
+        files: TurnFiles,
+        last_tick: u64,
+        deadline: Instant,
+    ) -> Self {
+        match kind {
+            Subscribers::Threads => {
+                let subscription = turn.subscribe();
+                Self::Thread(std::thread::spawn(move || {
+                    follow(subscription, files, last_tick, deadline)
+                }))
+            }
+            Subscribers::Listeners => {
+                let seen = Arc::new(Mutex::new(Seen::new(files, last_tick)));
+                let into = seen.clone();
+                turn.listen(Box::new(move |events| {
+                    let mut seen = into.lock().unwrap();
+                    seen.take(events);
+                    seen.closed |= events
+                        .last()
+                        .is_some_and(|event| matches!(event.kind, TurnEventKind::Ended { .. }));
+                }));
+                Self::Listener { seen, deadline }
+            }
+        }
+    }
+
+    fn is_finished(&self) -> bool {
+        match self {
+            Self::Thread(thread) => thread.is_finished(),
+            Self::Listener { seen, deadline } => {
+                seen.lock().unwrap().closed || Instant::now() > *deadline
+            }
+        }
+    }
+
+    fn into_seen(self) -> Seen {
+        match self {
+            Self::Thread(thread) => thread.join().expect("a subscriber thread"),
+            Self::Listener { seen, .. } => std::mem::take(&mut *seen.lock().unwrap()),
         }
     }
 }

@@ -1,8 +1,12 @@
-//! A turn's live events, numbered, for any number of subscribers.
+//! A turn's live events, numbered, for any number of subscribers and
+//! listeners.
 //!
 //! Events are kept for the turn's life and each subscriber reads them at its
 //! own pace from its own position: a slow subscriber never holds up the turn
 //! and never loses its place; it only falls behind, and can see by how much.
+//! A listener is handed each event as it is published, on the publishing
+//! thread: nothing has to be woken for it, which is what a server moving
+//! many turns' lines on wants.
 
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Duration;
@@ -42,10 +46,20 @@ pub enum TurnEventKind {
     },
 }
 
+/// Handed the events of each publication, in order, on the publishing
+/// thread and under the log's lock: it must be quick and must not use the
+/// log it listens to. The last events it is handed end with
+/// [`TurnEventKind::Ended`].
+pub type Listener = Box<dyn FnMut(&[TurnEvent]) + Send>;
+
 #[derive(Default)]
 struct Shared {
     events: Vec<TurnEvent>,
     closed: bool,
+    listeners: Vec<Listener>,
+    /// Subscribers waiting for events: without any, a publication wakes
+    /// no one (a wake is a system call even when nobody waits).
+    waiting: usize,
 }
 
 /// The publishing side; clones share the same events.
@@ -64,24 +78,67 @@ impl EventLog {
         crate::sync::lock(&self.shared.0)
     }
 
-    /// Appends an event and wakes the subscribers; returns its number.
+    /// Appends an event, hands it to the listeners and wakes the
+    /// subscribers; returns its number.
     pub fn publish(&self, kind: TurnEventKind) -> u64 {
-        let mut shared = self.lock();
-        let seq = shared.events.len() as u64 + 1;
-        shared.events.push(TurnEvent {
-            seq,
-            at_ms: crate::turn_dir::now_ms(),
-            kind,
-        });
-        drop(shared);
-        self.shared.1.notify_all();
-        seq
+        self.publish_all([kind])
     }
 
-    /// No more events will come.
+    /// Appends events, hands them to the listeners together and wakes the
+    /// subscribers once; returns the number of the last (of the last
+    /// before them when there are none).
+    pub fn publish_all(&self, kinds: impl IntoIterator<Item = TurnEventKind>) -> u64 {
+        let mut shared = self.lock();
+        let first = shared.events.len();
+        let at_ms = crate::turn_dir::now_ms();
+        for kind in kinds {
+            let seq = shared.events.len() as u64 + 1;
+            shared.events.push(TurnEvent { seq, at_ms, kind });
+        }
+        let Shared {
+            events,
+            listeners,
+            waiting,
+            ..
+        } = &mut *shared;
+        let last = events.len() as u64;
+        let published = events.len() > first;
+        if published {
+            for listener in listeners.iter_mut() {
+                listener(&events[first..]);
+            }
+        }
+        let wake = published && *waiting > 0;
+        drop(shared);
+        if wake {
+            self.shared.1.notify_all();
+        }
+        last
+    }
+
+    /// No more events will come; the listeners are let go.
     pub fn close(&self) {
-        self.lock().closed = true;
+        let mut shared = self.lock();
+        shared.closed = true;
+        shared.listeners.clear();
+        drop(shared);
         self.shared.1.notify_all();
+    }
+
+    /// Hands `listener` the events after number `after` (0: from the start)
+    /// at once, then each publication as it comes. On a closed log it only
+    /// gets what there is.
+    pub fn listen(&self, after: u64, mut listener: Listener) {
+        let mut shared = self.lock();
+        let start = usize::try_from(after)
+            .unwrap_or(usize::MAX)
+            .min(shared.events.len());
+        if start < shared.events.len() {
+            listener(&shared.events[start..]);
+        }
+        if !shared.closed {
+            shared.listeners.push(listener);
+        }
     }
 
     /// A subscriber that starts after event number `after` (0: from the start).
@@ -123,15 +180,17 @@ pub enum Next {
 impl Subscription {
     /// Waits up to `timeout` for events after this subscriber's position.
     pub fn next(&mut self, timeout: Duration) -> Next {
-        let guard = self.log.lock();
+        let mut guard = self.log.lock();
+        guard.waiting += 1;
         let ready =
             |shared: &mut Shared| (shared.events.len() as u64) < self.next && !shared.closed;
-        let (shared, _) = self
+        let (mut shared, _) = self
             .log
             .shared
             .1
             .wait_timeout_while(guard, timeout, ready)
             .unwrap_or_else(|poisoned| poisoned.into_inner());
+        shared.waiting -= 1;
         let start = (self.next - 1) as usize;
         if start < shared.events.len() {
             let events = shared.events[start..].to_vec();
@@ -201,5 +260,39 @@ mod tests {
         };
         assert_eq!(events[0].kind, line("hello"));
         thread.join().unwrap();
+    }
+
+    #[test]
+    fn a_listener_gets_the_backlog_then_each_publication_until_the_end() {
+        let log = EventLog::new();
+        log.publish(line("zero"));
+        log.publish(line("one"));
+        let heard = Arc::new(Mutex::new(Vec::<Vec<u64>>::new()));
+        let into = heard.clone();
+        log.listen(
+            1,
+            Box::new(move |events| {
+                into.lock()
+                    .unwrap()
+                    .push(events.iter().map(|event| event.seq).collect())
+            }),
+        );
+        assert_eq!(log.publish_all([line("two"), line("three")]), 4);
+        assert_eq!(log.publish_all([]), 4);
+        log.publish(TurnEventKind::Ended {
+            status: "completed".into(),
+        });
+        log.close();
+        log.publish(line("after the end"));
+        assert_eq!(*heard.lock().unwrap(), [vec![2], vec![3, 4], vec![5]]);
+        // Listening once it has ended gives what there was, and nothing holds on.
+        let late = Arc::new(Mutex::new(0));
+        let count = late.clone();
+        log.listen(
+            0,
+            Box::new(move |events| *count.lock().unwrap() += events.len()),
+        );
+        assert_eq!(*late.lock().unwrap(), 6);
+        assert_eq!(Arc::strong_count(&late), 1);
     }
 }

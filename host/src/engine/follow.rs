@@ -1,8 +1,10 @@
 //! Follows a turn's raw log as it grows, through the reader, publishing
 //! progress lines and the session id the moment they are known.
 
-use std::fs::File;
+use std::fs::{File, OpenOptions};
 use std::io::Read as _;
+use std::os::unix::fs::OpenOptionsExt as _;
+use std::path::Path;
 
 use super::events::{EventLog, TurnEventKind};
 use crate::parse::TurnParser;
@@ -46,7 +48,7 @@ impl Follower {
     /// is written after it raises a new change event, which pumps again.
     pub fn pump(&mut self) -> anyhow::Result<bool> {
         if self.log.is_none() {
-            match File::open(self.turn.log()) {
+            match open_log(self.turn.log()) {
                 Ok(file) => self.log = Some(file),
                 Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(false),
                 Err(error) => return Err(error.into()),
@@ -83,19 +85,34 @@ impl Follower {
     }
 }
 
+/// Opens a raw log for reading without touching its access time: the log
+/// grows between reads, so each read would otherwise write the file's inode
+/// (relatime updates an access time older than the last change). A file of
+/// another owner cannot be opened so, and is opened plainly.
+fn open_log(path: &Path) -> std::io::Result<File> {
+    let mut options = OpenOptions::new();
+    options.read(true);
+    match options.clone().custom_flags(libc::O_NOATIME).open(path) {
+        Err(error) if error.raw_os_error() == Some(libc::EPERM) => options.open(path),
+        opened => opened,
+    }
+}
+
+/// Publishes what one read gave together, so that listeners and
+/// subscribers take it in one go.
 fn publish(turn: &TurnDir, events: &EventLog, output: Vec<Output>) {
-    for item in output {
-        match item {
-            Output::Progress(line) => {
-                events.publish(TurnEventKind::Progress { line });
-            }
+    let kinds: Vec<TurnEventKind> = output
+        .into_iter()
+        .map(|item| match item {
+            Output::Progress(line) => TurnEventKind::Progress { line },
             Output::Session(session_id) => {
                 // Recorded at once, so a turn that ends without a result still names its session.
                 if let Err(error) = write_private(&turn.session(), session_id.as_bytes()) {
                     tracing::warn!("could not record the session id: {error:#}");
                 }
-                events.publish(TurnEventKind::Session { session_id });
+                TurnEventKind::Session { session_id }
             }
-        }
-    }
+        })
+        .collect();
+    events.publish_all(kinds);
 }

@@ -49,7 +49,7 @@ use crate::sandbox;
 use crate::turn_dir::{Launch, TurnDir, read_json};
 use brief::Note;
 use conversation::Conversation;
-use events::{EventLog, Subscription};
+use events::{EventLog, Listener, Subscription};
 use finish::{Finisher, unreadable_result};
 use follow::Follower;
 use result::TurnResult;
@@ -155,6 +155,12 @@ impl Turn {
     /// A subscriber to the turn's events from the start.
     pub fn subscribe(&self) -> Subscription {
         self.events.subscribe(0)
+    }
+
+    /// Hands `listener` the turn's events from the start, then each as it
+    /// is published (see [`Listener`]).
+    pub fn listen(&self, listener: Listener) {
+        self.events.listen(0, listener);
     }
 
     /// Stops the turn; it ends `cancelled`.

@@ -1,8 +1,7 @@
-//! A followed turn's pump: moves its progress to its run's events until it
-//! ends.
+//! A followed turn's pump: moves its progress to its run's events as the
+//! engine publishes it, then gives the turn's result.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use serde_json::json;
 use tokio::sync::watch;
@@ -10,74 +9,96 @@ use tokio::sync::watch;
 use super::events::{EventName, RunEvents};
 use super::{CallRef, LiveState};
 use crate::engine::Turn;
-use crate::engine::events::{Next, TurnEventKind};
+use crate::engine::events::{TurnEvent, TurnEventKind};
 use crate::engine::result::TurnResult;
 
 /// At most this many lines go in one `tool.progress` event (the spec's poll cap).
 const LINES_PER_EVENT: usize = 60;
 
-/// How long a followed turn's pump waits for its next event before it
-/// waits again: events and the turn's end wake it, so this only bounds one
-/// wait and costs nothing while a turn is silent.
-const EVENT_WAIT: Duration = Duration::from_secs(3600);
-
 /// Moves a turn's events to its run until it ends, and gives its result.
 /// `published`: how many of its progress lines the run already holds (they
 /// are skipped), and whether its end.
+///
+/// The lines are moved on by the engine's thread that read them (a
+/// listener), so no thread wakes for a line; the calling thread only waits
+/// for the end.
 pub(super) fn pump(
     call: &CallRef,
     turn: Turn,
     state: &watch::Sender<LiveState>,
-    events: &RunEvents,
+    events: &Arc<RunEvents>,
     published: (usize, bool),
 ) -> Arc<TurnResult> {
-    let (mut to_skip, ended) = published;
+    let (to_skip, ended) = published;
     let _running = crate::metrics::RunningTurn::start(turn.harness());
-    let mut subscription = turn.subscribe();
-    let mut session_id: Option<String> = None;
-    loop {
-        let batch = match subscription.next(EVENT_WAIT) {
-            Next::Events(batch) => batch,
-            Next::Idle => continue,
-            Next::Closed => break,
-        };
-        let mut lines = Vec::new();
-        for event in batch {
-            match event.kind {
-                TurnEventKind::Progress { .. } if to_skip > 0 => to_skip -= 1,
-                TurnEventKind::Progress { line } => lines.push(line),
-                TurnEventKind::Session { session_id: id } => {
-                    session_id = Some(id.clone());
-                    state.send_modify(|state| state.session_id = Some(id));
-                }
-                TurnEventKind::Ended { .. } => {}
-            }
-        }
-        crate::metrics::progress_lines(turn.harness(), lines.len());
-        for chunk in lines.chunks(LINES_PER_EVENT) {
-            events.publish(
-                EventName::ToolProgress,
-                json!({
-                    "run_id": call.run_id,
-                    "tool_call_id": call.call_id,
-                    "lines": chunk,
-                    "session_id": session_id,
-                }),
-            );
-        }
-    }
+    let mut progress = Progress {
+        call: call.clone(),
+        state: state.clone(),
+        events: events.clone(),
+        lines_counted: crate::metrics::progress_lines(turn.harness()),
+        to_skip,
+        session_id: None,
+    };
+    turn.listen(Box::new(move |batch| progress.forward(batch)));
     let result = Arc::new(turn.wait());
     if !ended {
         crate::metrics::turn_ended(&result.harness, result.status.as_str());
+        let session_id = result
+            .session_id
+            .clone()
+            .or_else(|| state.borrow().session_id.clone());
         events.publish(
             EventName::ToolEnded,
             json!({
                 "run_id": call.run_id,
                 "tool_call_id": call.call_id,
                 "status": result.status.as_str(),
-                "session_id": result.session_id.clone().or(session_id),
+                "session_id": session_id,
             }),
         );
     }
     result
+}
+
+/// What moves one turn's events to its run.
+struct Progress {
+    call: CallRef,
+    state: watch::Sender<LiveState>,
+    events: Arc<RunEvents>,
+    lines_counted: metrics::Counter,
+    /// Progress lines the run holds already, still to pass over.
+    to_skip: usize,
+    session_id: Option<String>,
+}
+
+impl Progress {
+    /// Moves on the events of one publication: its lines together, in
+    /// `tool.progress` events of at most [`LINES_PER_EVENT`].
+    fn forward(&mut self, batch: &[TurnEvent]) {
+        let mut lines = Vec::new();
+        for event in batch {
+            match &event.kind {
+                TurnEventKind::Progress { .. } if self.to_skip > 0 => self.to_skip -= 1,
+                TurnEventKind::Progress { line } => lines.push(line.as_str()),
+                TurnEventKind::Session { session_id } => {
+                    self.session_id = Some(session_id.clone());
+                    self.state
+                        .send_modify(|state| state.session_id = Some(session_id.clone()));
+                }
+                TurnEventKind::Ended { .. } => {}
+            }
+        }
+        self.lines_counted.increment(lines.len() as u64);
+        for chunk in lines.chunks(LINES_PER_EVENT) {
+            self.events.publish(
+                EventName::ToolProgress,
+                json!({
+                    "run_id": self.call.run_id,
+                    "tool_call_id": self.call.call_id,
+                    "lines": chunk,
+                    "session_id": self.session_id,
+                }),
+            );
+        }
+    }
 }
