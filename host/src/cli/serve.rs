@@ -407,7 +407,9 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
             !args.no_webhook_delivery,
         );
         tokio::spawn(webhooks.clone().run());
-        let runs = Arc::new(Runs::new(store.clone(), webhooks));
+        let runs = Arc::new(
+            Runs::new(store.clone(), webhooks).context("starting the run events writer")?,
+        );
         let conductor = Conductor::new(
             store.clone(),
             engine.clone(),

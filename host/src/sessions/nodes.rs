@@ -178,10 +178,10 @@ mod tests {
     }
 
     fn runs_on(store: &Store) -> Arc<Runs> {
-        Arc::new(Runs::new(
-            store.clone(),
-            Webhooks::new(store.clone(), false, false),
-        ))
+        Arc::new(
+            Runs::new(store.clone(), Webhooks::new(store.clone(), false, false))
+                .expect("starting the run events writer"),
+        )
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

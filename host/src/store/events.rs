@@ -30,12 +30,29 @@ pub struct NewEvent<'a> {
 
 impl Store {
     /// Appends `events`, all or none: in one statement, so one trip to the
-    /// database however many there are.
+    /// database however many there are. On SQLite it writes in place (see
+    /// [`Store::writes_in_place`]).
     pub async fn append_events(&self, events: &[NewEvent<'_>]) -> Result<()> {
         if events.is_empty() {
             return Ok(());
         }
         let created_at = now();
+        if let Some(writer) = &self.writer {
+            return writer.write(|transaction| {
+                let mut insert = transaction.prepare_cached(INSERT_EVENT)?;
+                for event in events {
+                    insert.execute(rusqlite::params![
+                        event.account_id,
+                        event.run_id,
+                        event.seq,
+                        event.name,
+                        event.data,
+                        created_at,
+                    ])?;
+                }
+                Ok(())
+            });
+        }
         let statement = insert_events(events.len());
         on_pool!(self, |pool| {
             let mut insert = sqlx::query(&statement);
@@ -53,11 +70,22 @@ impl Store {
         })
     }
 
+    /// Whether [`Store::append_events`] writes on the calling thread,
+    /// blocking it until the write is done (a SQLite store, through its own
+    /// connection): its caller should then be a thread of its own.
+    pub fn writes_in_place(&self) -> bool {
+        self.writer.is_some()
+    }
+
     /// Every stored event of the account's run, in order.
     pub async fn events(&self, account_id: &str, run_id: &str) -> Result<Vec<StoredEvent>> {
         self.events_after(account_id, run_id, 0).await
     }
 }
+
+/// The statement inserting one event, on SQLite's own connection.
+const INSERT_EVENT: &str = "INSERT INTO run_events (account_id, run_id, seq, name, data, created_at) \
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
 
 /// The statement inserting `rows` events, six parameters each (account,
 /// run, number, name, data, creation time).

@@ -31,6 +31,7 @@ mod unknown_events;
 mod usage;
 mod vault;
 mod webhooks;
+mod writer;
 
 use std::path::Path;
 use std::str::FromStr as _;
@@ -78,9 +79,9 @@ pub enum StoreError {
     /// The secrets' folder could not be read or written.
     #[error("secrets: {0}")]
     Vault(String),
-    /// A read on a SQLite store's own connections failed.
+    /// A statement on a SQLite store's own connections failed.
     #[error("database: {0}")]
-    Read(#[from] rusqlite::Error),
+    Direct(#[from] rusqlite::Error),
     /// A stored JSON column could not be read back.
     #[error("a stored value is not valid JSON: {0}")]
     Json(#[from] serde_json::Error),
@@ -98,6 +99,8 @@ pub struct Store {
     pages: std::sync::Arc<page_cache::PageCache>,
     /// A SQLite store's connections for the busiest reads (see [`readers`]).
     readers: Option<std::sync::Arc<readers::Readers>>,
+    /// A SQLite store's connection for the run events writer (see [`writer`]).
+    writer: Option<std::sync::Arc<writer::Writer>>,
 }
 
 /// The connections behind a store: one backend or the other, chosen when
@@ -201,6 +204,7 @@ impl Store {
         sqlx::migrate!("./migrations").run(&pool).await?;
         Ok(Self {
             readers: Some(std::sync::Arc::new(readers::Readers::of(path))),
+            writer: Some(std::sync::Arc::new(writer::Writer::of(path))),
             ..Self::with_pool(Pool::Sqlite(pool), vault::beside(path))?
         })
     }
@@ -226,6 +230,7 @@ impl Store {
             tokens: Default::default(),
             pages: Default::default(),
             readers: None,
+            writer: None,
         })
     }
 

@@ -74,13 +74,14 @@ pub(super) type RunMap = tokio::sync::Mutex<HashMap<RunKey, Arc<RunEvents>>>;
 
 impl Runs {
     /// Runs whose events are stored in `store`. Must be called inside a
-    /// Tokio runtime: a task writes the events.
-    pub fn new(store: Store, webhooks: Webhooks) -> Self {
+    /// Tokio runtime: a task (or a thread, see [`writer::start`]) writes
+    /// the events.
+    pub fn new(store: Store, webhooks: Webhooks) -> std::io::Result<Self> {
         let (writer, queue) = mpsc::unbounded_channel();
         let runs = Arc::new(RunMap::default());
         let numbering = Numbering::of(&store);
-        tokio::spawn(writer::store_events(store.clone(), queue, runs.clone()));
-        Self {
+        writer::start(store.clone(), queue, runs.clone())?;
+        Ok(Self {
             store,
             webhooks,
             turns: Mutex::default(),
@@ -88,7 +89,7 @@ impl Runs {
             numbering,
             writer,
             closing: watch::Sender::new(false),
-        }
+        })
     }
 
     /// Adds an event to the account's run (see [`RunEvents::publish`]),

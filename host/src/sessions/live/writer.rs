@@ -39,14 +39,30 @@ const GATHER: Duration = Duration::from_millis(1);
 /// Events coming this soon after the last batch mean a busy node.
 const BUSY: Duration = Duration::from_millis(20);
 
+/// Starts the writer of `store`'s run events: on a thread of its own when
+/// the store writes in place (its writes block), else as a task.
+pub(super) fn start(
+    store: Store,
+    queue: mpsc::UnboundedReceiver<Job>,
+    runs: Arc<RunMap>,
+) -> std::io::Result<()> {
+    if !store.writes_in_place() {
+        tokio::spawn(store_events(store, queue, runs));
+        return Ok(());
+    }
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()?;
+    std::thread::Builder::new()
+        .name("run-events-writer".to_owned())
+        .spawn(move || runtime.block_on(store_events(store, queue, runs)))?;
+    Ok(())
+}
+
 /// Stores events in the order they were published, as many as wait in one
 /// transaction, then shows them to streams; answers flushes once what came
 /// before them is stored.
-pub(super) async fn store_events(
-    store: Store,
-    mut queue: mpsc::UnboundedReceiver<Job>,
-    runs: Arc<RunMap>,
-) {
+async fn store_events(store: Store, mut queue: mpsc::UnboundedReceiver<Job>, runs: Arc<RunMap>) {
     let mut jobs = Vec::with_capacity(STORE_BATCH);
     let mut batch = Vec::with_capacity(STORE_BATCH);
     let mut flushes = Vec::new();
