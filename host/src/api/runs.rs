@@ -105,7 +105,7 @@ impl EventStream {
                 let sse = Event::default()
                     .id(event.seq.to_string())
                     .event(event.name.as_str())
-                    .data(event.data.to_string());
+                    .data(&*event.data);
                 return Some((Ok(sse), self));
             }
             self.latest.mark_unchanged();

@@ -25,7 +25,7 @@ pub struct NewEvent<'a> {
     /// Its SSE event name.
     pub name: &'a str,
     /// Its data, JSON.
-    pub data: String,
+    pub data: &'a str,
 }
 
 impl Store {
@@ -62,7 +62,7 @@ impl Store {
                     .bind(event.run_id)
                     .bind(event.seq)
                     .bind(event.name)
-                    .bind(&event.data)
+                    .bind(event.data)
                     .bind(&created_at);
             }
             insert.execute(pool).await?;

@@ -67,8 +67,8 @@ pub struct RunEvent {
     pub seq: u64,
     /// What it says.
     pub name: EventName,
-    /// Its data.
-    pub data: Value,
+    /// Its data: JSON text, written once for the database and every stream.
+    pub data: Arc<str>,
 }
 
 /// Who numbers a run's events.
@@ -134,6 +134,7 @@ impl RunEvents {
     /// Adds an event and stores it; streams see it once stored. Numbered
     /// next here, or by the database when other nodes write the run too.
     pub fn publish(&self, name: EventName, data: Value) {
+        let data: Arc<str> = data.to_string().into();
         let mut events = self.lock();
         let numbered = (self.numbering == Numbering::Here).then(|| {
             let seq = events.last().map_or(0, |event| event.seq) + 1;
@@ -228,16 +229,15 @@ impl RunEvents {
     /// and whether its end.
     pub(super) fn published_of(&self, call_id: &str) -> (usize, bool) {
         let events = self.lock();
-        let of_call = events
-            .iter()
-            .filter(|event| event.data["tool_call_id"].as_str() == Some(call_id));
+        let of_call = events.iter().filter_map(|event| {
+            let data: Value = serde_json::from_str(&event.data).ok()?;
+            (data["tool_call_id"].as_str() == Some(call_id)).then_some((event, data))
+        });
         let mut lines = 0;
         let mut ended = false;
-        for event in of_call {
+        for (event, data) in of_call {
             match event.name {
-                EventName::ToolProgress => {
-                    lines += event.data["lines"].as_array().map_or(0, Vec::len)
-                }
+                EventName::ToolProgress => lines += data["lines"].as_array().map_or(0, Vec::len),
                 EventName::ToolEnded => ended = true,
                 _ => {}
             }
@@ -257,7 +257,11 @@ impl RunEvent {
         Some(Self {
             seq: event.seq as u64,
             name,
-            data: serde_json::from_str(&event.data).unwrap_or(Value::Null),
+            data: if serde_json::from_str::<serde::de::IgnoredAny>(&event.data).is_ok() {
+                event.data.into()
+            } else {
+                "null".into()
+            },
         })
     }
 }

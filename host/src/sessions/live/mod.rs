@@ -103,7 +103,7 @@ impl Runs {
             let _ = self.writer.send(Job::Store(Pending {
                 run,
                 name,
-                data,
+                data: data.to_string().into(),
                 numbered: None,
             }));
             return;

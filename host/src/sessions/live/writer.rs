@@ -4,7 +4,6 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
 use tokio::sync::{mpsc, oneshot, watch};
 
 use super::RunMap;
@@ -15,7 +14,8 @@ use crate::store::{NewEvent, RunKey, Store};
 pub(super) struct Pending {
     pub(super) run: RunKey,
     pub(super) name: EventName,
-    pub(super) data: Value,
+    /// Its data, JSON text.
+    pub(super) data: Arc<str>,
     /// Its number and its run's newest stored number (moved on once it is
     /// stored), when this node numbers events.
     pub(super) numbered: Option<(u64, watch::Sender<u64>)>,
@@ -111,7 +111,7 @@ async fn store_numbered(store: &Store, batch: &mut Vec<Pending>) {
                 run_id: &pending.run.run_id,
                 seq: *seq as i64,
                 name: pending.name.as_str(),
-                data: pending.data.to_string(),
+                data: &pending.data,
             })
         })
         .collect();
