@@ -306,7 +306,7 @@ impl Finisher {
                 launch.workdir.display().to_string().as_bytes(),
             )?;
         }
-        if let Err(error) = turn_dir::prune_runs(&self.home, &launch.run) {
+        if let Err(error) = turn_dir::prune_runs_unless_pruning(&self.home, &launch.run) {
             tracing::warn!("could not prune old runs: {error:#}");
         }
         Ok(result)

@@ -21,7 +21,7 @@ mod secrets;
 pub use files::{read_json, write_json, write_private};
 pub use lock::{FileLock, WorktreeLock};
 pub use records::{ConversationLaunch, ExitRecord, Launch, StopReason};
-pub use retention::{RUNS_KEPT, prune_runs};
+pub use retention::{RUNS_KEPT, prune_runs_unless_pruning};
 pub use secrets::{KeptSecrets, forget_secrets, kept_secrets, redact_file};
 
 use std::os::unix::fs::OpenOptionsExt as _;
@@ -107,11 +107,18 @@ impl TurnDir {
     /// Whether the turn is still someone's to finish: it is starting, its
     /// supervisor lives, or its CLI has exited and its result is not written
     /// yet.
+    ///
+    /// Each hand-over is looked at before what it hands over to: the
+    /// starting process lets go of its lock only once the supervisor holds
+    /// its own, and the supervisor lets go of its lock only once the exit is
+    /// recorded. Looked at the other way round, a turn passing from one to
+    /// the next in between would look finished (its run pruned while it
+    /// still ran).
     pub fn is_unfinished(&self) -> bool {
         !self.result().exists()
-            && (self.exit().exists()
+            && (self.is_starting()
                 || FileLock::is_held(&self.supervisor_lock())
-                || self.is_starting())
+                || self.exit().exists())
     }
 
     /// Whether the process starting the turn is still at it (its

@@ -2,6 +2,7 @@
 //! folders and the finished turns whose logs went with them are deleted.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::Context as _;
 
@@ -16,6 +17,29 @@ pub(super) const OWNER_FILE: &str = ".agent";
 
 /// The runs of no agent (`cinch run` in a terminal) are kept together.
 const NO_AGENT: &str = "";
+
+/// Whether a thread of this process is pruning now.
+static PRUNING: AtomicBool = AtomicBool::new(false);
+
+/// Prunes as [`prune_runs`] does, unless another thread of this process is
+/// pruning at this moment. A prune looks at every run folder, so when many
+/// turns end together a prune each would cost the square of their number
+/// (1,000 turns ending: a million looks, which starved the threads moving
+/// the other turns' lines for seconds); one at a time looks for all of them.
+/// What a skipped prune would have deleted goes with the next.
+pub fn prune_runs_unless_pruning(home: &Home, keep: &str) -> anyhow::Result<()> {
+    struct Pruning;
+    impl Drop for Pruning {
+        fn drop(&mut self) {
+            PRUNING.store(false, Ordering::Release);
+        }
+    }
+    if PRUNING.swap(true, Ordering::AcqRel) {
+        return Ok(());
+    }
+    let _pruning = Pruning;
+    prune_runs(home, keep)
+}
 
 /// Deletes the folders of all but each agent's `RUNS_KEPT` most recently
 /// changed runs, never the run `keep` nor one with a turn not finished yet.
