@@ -327,7 +327,10 @@ impl Engine {
         let flag = cancel.clone();
         let thread = std::thread::Builder::new()
             .name(format!("turn-{}", context.launch.turn))
-            .spawn(move || context.run(followed, &flag))?;
+            .spawn(move || {
+                lower_own_priority();
+                context.run(followed, &flag)
+            })?;
         Ok(Turn {
             id: turn
                 .dir()
@@ -362,4 +365,28 @@ pub(crate) fn is_plain_session_id(id: &str) -> bool {
 
 fn checkpoint_ref(run: &str, turn: &str, which: &str) -> String {
     format!("refs/cinch/runs/{run}/tasks/{turn}/{which}")
+}
+
+/// How much less a turn's own thread weighs with the scheduler than the
+/// engine's others (a nice value; 10 weighs about a tenth).
+const TURN_THREAD_NICE: libc::c_int = 10;
+
+/// Lowers the calling thread's priority to [`TURN_THREAD_NICE`]: a turn's
+/// thread does the work of its start and end (checkpoints, the result,
+/// pruning), which can wait a few milliseconds; the watcher's threads moving
+/// every turn's lines should not, and when many turns end together their
+/// threads outnumber them.
+fn lower_own_priority() {
+    // SAFETY: plain system calls on the calling thread's own id; raising
+    // one's own nice value needs no privilege.
+    let lowered = unsafe {
+        let thread = libc::gettid();
+        libc::setpriority(libc::PRIO_PROCESS, thread as libc::id_t, TURN_THREAD_NICE)
+    };
+    if lowered != 0 {
+        tracing::debug!(
+            "could not lower a turn thread's priority: {}",
+            std::io::Error::last_os_error()
+        );
+    }
 }
