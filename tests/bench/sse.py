@@ -111,14 +111,23 @@ class Sampler(threading.Thread):
         """The server's CPU seconds and the lines delivered between the
         first sample after every turn's first tick and the last sample
         before any turn ended."""
-        first_ticks = [c.arrivals_us[0] for c in clients if c.arrivals_us]
-        ends = [c.ended_us for c in clients if c.ended_us]
-        if len(first_ticks) < len(clients) or not ends:
+        window = all_ran(clients)
+        if not window:
             return 0.0, 0
-        inside = [s for s in self.samples if max(first_ticks) <= s[0] <= min(ends)]
+        inside = [s for s in self.samples if window[0] <= s[0] <= window[1]]
         if len(inside) < 2:
             return 0.0, 0
         return inside[-1][1] - inside[0][1], inside[-1][2] - inside[0][2]
+
+
+def all_ran(clients):
+    """From the last turn's first tick to the first turn's end, in
+    microseconds since the epoch; None when there was no such time."""
+    first_ticks = [c.arrivals_us[0] for c in clients if c.arrivals_us]
+    ends = [c.ended_us for c in clients if c.ended_us]
+    if len(first_ticks) < len(clients) or not ends or max(first_ticks) >= min(ends):
+        return None
+    return max(first_ticks), min(ends)
 
 
 def percentile(values, q):
@@ -211,6 +220,13 @@ def main():
         print(f"  latency CLI write -> SSE client: p50 {percentile(latencies, 0.5) / 1000:.2f} ms"
               f"  p99 {percentile(latencies, 0.99) / 1000:.2f} ms"
               f"  max {percentile(latencies, 1.0) / 1000:.2f} ms")
+        window = all_ran(clients) or (0, 0)
+        running = [latency for c in clients
+                   for latency, arrival in zip(c.latencies_us, c.arrivals_us)
+                   if window[0] <= arrival <= window[1]]
+        print(f"  the same, while every turn ran: p50 {percentile(running, 0.5) / 1000:.2f} ms"
+              f"  p99 {percentile(running, 0.99) / 1000:.2f} ms"
+              f"  max {percentile(running, 1.0) / 1000:.2f} ms ({len(running)} lines)")
         print(f"  cinch serve CPU {server_cpu:.2f} s over {wall:.1f} s = "
               f"{server_cpu * 1e6 / max(received, 1):.1f} us a delivered line "
               f"(setting up the sessions included); once all had started "
