@@ -77,6 +77,17 @@ impl Store {
         self.writer.is_some()
     }
 
+    /// Checkpoints the database's log when it is due (a SQLite store; see
+    /// [`Store::writes_in_place`]), blocking the calling thread meanwhile:
+    /// the run events writer calls it once what it stored has been shown.
+    pub fn checkpoint_if_due(&self) {
+        if let Some(writer) = &self.writer
+            && let Err(error) = writer.checkpoint_if_due()
+        {
+            tracing::warn!("checkpointing the database's log: {error}");
+        }
+    }
+
     /// Every stored event of the account's run, in order.
     pub async fn events(&self, account_id: &str, run_id: &str) -> Result<Vec<StoredEvent>> {
         self.events_after(account_id, run_id, 0).await
@@ -208,5 +219,53 @@ impl Store {
         .bind(after)
         .fetch_all(pool)
         .await)?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use super::*;
+
+    #[tokio::test]
+    async fn storing_events_for_long_keeps_the_log_checkpointed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(super::super::DATABASE_FILE);
+        let log = || std::fs::metadata(path.with_extension("db-wal")).map_or(0, |meta| meta.len());
+        let store = Store::open(&path).await.unwrap();
+        let (account, _) = store.create_account("events").await.unwrap();
+        let account_id = account.id.to_string();
+        // An event a millisecond, stored as the run events writer does, for
+        // several times as long as a checkpoint is due after.
+        let started = Instant::now();
+        let (mut commits, mut early) = (0u64, None);
+        while started.elapsed() < Duration::from_secs(4) {
+            commits += 1;
+            let event = NewEvent {
+                account_id: &account_id,
+                run_id: "run",
+                seq: commits as i64,
+                name: "tool.progress",
+                data: r#"{"lines":["a line"]}"#,
+            };
+            store.append_events(&[event]).await.unwrap();
+            store.checkpoint_if_due();
+            if early.is_none() && started.elapsed() > Duration::from_millis(400) {
+                // What a commit adds to the log, before any checkpoint.
+                early = Some(log() as f64 / commits as f64);
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        assert_eq!(
+            store.events(&account_id, "run").await.unwrap().len() as u64,
+            commits
+        );
+        let unchecked = early.unwrap() * commits as f64;
+        assert!(
+            (log() as f64) < unchecked * 0.6,
+            "the log holds {} bytes after {commits} commits, as if never checkpointed ({unchecked:.0})",
+            log()
+        );
     }
 }

@@ -82,6 +82,9 @@ pub enum StoreError {
     /// A statement on a SQLite store's own connections failed.
     #[error("database: {0}")]
     Direct(#[from] rusqlite::Error),
+    /// A thread of the store's own could not be started.
+    #[error("starting a thread of the database's: {0}")]
+    Spawn(std::io::Error),
     /// A stored JSON column could not be read back.
     #[error("a stored value is not valid JSON: {0}")]
     Json(#[from] serde_json::Error),

@@ -96,6 +96,9 @@ async fn store_events(store: Store, mut queue: mpsc::UnboundedReceiver<Job>, run
         for done in flushes.drain(..) {
             let _ = done.send(());
         }
+        if numbering == Numbering::Here {
+            store.checkpoint_if_due();
+        }
     }
 }
 
