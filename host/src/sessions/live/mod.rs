@@ -180,8 +180,9 @@ impl Runs {
         lock(&self.turns).get(turn_id).map(watch::Sender::subscribe)
     }
 
-    /// Follows `turn` on a thread of its own: its progress goes to its run's
-    /// events, its session and result to its live state. A turn followed
+    /// Follows `turn`: its progress goes to its run's events as the engine
+    /// reads it, its session and result to its live state (a thread of its
+    /// own waits for the end). A turn followed
     /// before (by a server since restarted) carries on after what its run
     /// already holds of it; a turn this server follows already (attached
     /// twice at once) is not followed again: the live state is shared.
