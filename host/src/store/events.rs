@@ -39,7 +39,7 @@ impl Store {
         let created_at = now();
         if let Some(writer) = &self.writer {
             return writer.write(|transaction| {
-                let mut insert = transaction.prepare_cached(INSERT_EVENT)?;
+                let mut insert = transaction.prepare_cached(&insert_events(1))?;
                 for event in events {
                     insert.execute(rusqlite::params![
                         event.account_id,
@@ -94,10 +94,6 @@ impl Store {
     }
 }
 
-/// The statement inserting one event, on SQLite's own connection.
-const INSERT_EVENT: &str = "INSERT INTO run_events (account_id, run_id, seq, name, data, created_at) \
-     VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
-
 /// The statement inserting `rows` events, six parameters each (account,
 /// run, number, name, data, creation time).
 fn insert_events(rows: usize) -> String {
@@ -150,7 +146,7 @@ impl Store {
     pub async fn append_numbered_events(
         &self,
         run: &RunKey,
-        events: &[(&str, String)],
+        events: &[(&str, &str)],
     ) -> Result<i64> {
         let created_at = now();
         let notice = serde_json::to_string(run)?;

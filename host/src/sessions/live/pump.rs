@@ -37,7 +37,6 @@ pub(super) fn pump(
         events: events.clone(),
         lines_counted: crate::metrics::progress_lines(turn.harness()),
         to_skip,
-        session_id: None,
     };
     turn.listen(Box::new(move |batch| progress.forward(batch)));
     let result = Arc::new(turn.wait());
@@ -68,7 +67,6 @@ struct Progress {
     lines_counted: metrics::Counter,
     /// Progress lines the run holds already, still to pass over.
     to_skip: usize,
-    session_id: Option<String>,
 }
 
 impl Progress {
@@ -80,15 +78,14 @@ impl Progress {
             match &event.kind {
                 TurnEventKind::Progress { .. } if self.to_skip > 0 => self.to_skip -= 1,
                 TurnEventKind::Progress { line } => lines.push(line.as_str()),
-                TurnEventKind::Session { session_id } => {
-                    self.session_id = Some(session_id.clone());
-                    self.state
-                        .send_modify(|state| state.session_id = Some(session_id.clone()));
-                }
+                TurnEventKind::Session { session_id } => self
+                    .state
+                    .send_modify(|state| state.session_id = Some(session_id.clone())),
                 TurnEventKind::Ended { .. } => {}
             }
         }
         self.lines_counted.increment(lines.len() as u64);
+        let session_id = self.state.borrow().session_id.clone();
         for chunk in lines.chunks(LINES_PER_EVENT) {
             self.events.publish(
                 EventName::ToolProgress,
@@ -96,7 +93,7 @@ impl Progress {
                     "run_id": self.call.run_id,
                     "tool_call_id": self.call.call_id,
                     "lines": chunk,
-                    "session_id": self.session_id,
+                    "session_id": session_id,
                 }),
             );
         }

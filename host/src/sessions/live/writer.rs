@@ -149,9 +149,9 @@ async fn store_numbered(store: &Store, batch: &mut Vec<Pending>) {
 /// transaction, then reads the runs in memory back (which shows them to
 /// streams, with whatever other nodes stored in between).
 async fn store_unnumbered(store: &Store, batch: &mut Vec<Pending>, runs: &RunMap) {
-    let mut by_run: Vec<(RunKey, Vec<(&str, String)>)> = Vec::new();
+    let mut by_run: Vec<(RunKey, Vec<(&str, &str)>)> = Vec::new();
     for pending in batch.iter() {
-        let event = (pending.name.as_str(), pending.data.to_string());
+        let event = (pending.name.as_str(), &*pending.data);
         match by_run.iter_mut().find(|(run, _)| *run == pending.run) {
             Some((_, events)) => events.push(event),
             None => by_run.push((pending.run.clone(), vec![event])),
