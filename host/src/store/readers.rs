@@ -19,8 +19,8 @@ use super::Result;
 /// them go afterwards.
 const KEPT: usize = 8;
 
-/// How long a read waits for the file to be readable (a WAL index being
-/// rebuilt), as sqlx's connections do.
+/// How long a statement waits for the file (a WAL index being rebuilt, or
+/// another connection's write lock), as sqlx's connections do.
 const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// The read-only connections to one SQLite file.
@@ -57,13 +57,16 @@ impl Readers {
     }
 
     fn open(&self) -> rusqlite::Result<Connection> {
-        // NO_MUTEX: a connection is used by one thread at a time (it is
-        // taken out of the pool for the read).
-        let connection = Connection::open_with_flags(
-            &self.path,
-            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )?;
-        connection.busy_timeout(BUSY_TIMEOUT)?;
-        Ok(connection)
+        connect(&self.path, OpenFlags::SQLITE_OPEN_READ_ONLY)
     }
+}
+
+/// A connection of the store's own to the SQLite file at `path`, opened
+/// with `access` (read-only or read-write). NO_MUTEX: each is used by one
+/// thread at a time (a reader is taken out of the pool for its read; the
+/// writer's is behind its lock).
+pub(super) fn connect(path: &Path, access: OpenFlags) -> rusqlite::Result<Connection> {
+    let connection = Connection::open_with_flags(path, access | OpenFlags::SQLITE_OPEN_NO_MUTEX)?;
+    connection.busy_timeout(BUSY_TIMEOUT)?;
+    Ok(connection)
 }

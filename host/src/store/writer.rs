@@ -28,9 +28,6 @@ use rusqlite::{Connection, OpenFlags};
 
 use super::{Result, StoreError};
 
-/// How long a write waits for the file's write lock, as sqlx's connections do.
-const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
-
 /// How often at most the checkpointer is asked to copy the log.
 const CHECKPOINT_EVERY: Duration = Duration::from_millis(200);
 
@@ -112,11 +109,7 @@ impl Writer {
     }
 
     fn connect(&self) -> rusqlite::Result<Connection> {
-        let connection = Connection::open_with_flags(
-            &self.path,
-            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )?;
-        connection.busy_timeout(BUSY_TIMEOUT)?;
+        let connection = super::readers::connect(&self.path, OpenFlags::SQLITE_OPEN_READ_WRITE)?;
         // What the store's own connections are opened with (WAL is the
         // file's, kept by it; these two are each connection's).
         connection.pragma_update(None, "synchronous", "NORMAL")?;
