@@ -220,9 +220,12 @@ fn a_completed_turn_has_its_diff_and_leaves_head_and_index_alone() {
     assert!(
         matches!(&events[0], TurnEventKind::Session { session_id } if session_id == "e0771f6d-6bd9-438b-9a0b-2885249e66ac")
     );
-    assert!(
-        matches!(events.last(), Some(TurnEventKind::Ended { status }) if status == "completed")
-    );
+    assert!(matches!(
+        events.last(),
+        Some(TurnEventKind::Ended {
+            status: Status::Completed
+        })
+    ));
     assert_eq!(
         result.session_id.as_deref(),
         Some("e0771f6d-6bd9-438b-9a0b-2885249e66ac")
@@ -376,6 +379,50 @@ fn a_turn_past_its_timeout_is_stopped_and_says_so() {
         ran >= Duration::from_secs(2) && ran < Duration::from_secs(2) + KILL_GRACE,
         "{ran:?}"
     );
+}
+
+#[test]
+fn a_turn_holds_its_working_tree_even_if_started_before_the_worktree_index() {
+    let world = World::new();
+    world.script(Script {
+        replay: Some(recorded("claude/s1.jsonl")),
+        hang_ms: -1,
+        ..Script::default()
+    });
+    let engine = world.engine();
+    let busy = |brief: &str| {
+        let refusal = engine
+            .start(world.request(brief))
+            .err()
+            .expect("a second turn in a busy working tree is refused")
+            .to_string();
+        assert!(refusal.starts_with("worktree.busy"), "{refusal}");
+    };
+    let running = engine.start(world.request("one")).unwrap();
+    busy("two");
+    // A home as a cinch from before the index leaves it: nothing says which
+    // working tree the running turn holds.
+    let index = world.path("cinch-home/worktrees");
+    std::fs::remove_dir_all(&index).unwrap();
+    busy("three");
+
+    running.cancel();
+    assert_eq!(run_to_end(running).2.status, Status::Cancelled);
+    world.script(Script {
+        replay: Some(recorded("claude/s1.jsonl")),
+        ..Script::default()
+    });
+    let (_, _, result) = run_to_end(engine.start(world.request("four")).unwrap());
+    assert_eq!(result.status, Status::Completed);
+    // Ended turns leave the index.
+    let indexed: Vec<PathBuf> = std::fs::read_dir(&index)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.is_dir())
+        .flat_map(|dir| std::fs::read_dir(dir).unwrap())
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    assert!(indexed.is_empty(), "{indexed:?}");
 }
 
 #[test]

@@ -831,7 +831,7 @@ impl Seen {
                     }
                     None => self.other.push(line.clone()),
                 },
-                TurnEventKind::Ended { status } => self.other.push(status.clone()),
+                TurnEventKind::Ended { status } => self.other.push(status.as_str().to_owned()),
                 TurnEventKind::Session { .. } => {}
             }
         }

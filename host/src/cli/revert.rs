@@ -10,7 +10,8 @@ use crate::checkpoint::{self, Restored};
 use crate::engine::FILES_LISTED;
 use crate::engine::result::TurnResult;
 use crate::home::{Home, create_private_dir};
-use crate::turn_dir::{TurnDir, is_valid_id, read_json, unfinished_in, write_json};
+use crate::turn_dir::worktrees::unfinished_in;
+use crate::turn_dir::{TurnDir, is_valid_id, read_json, write_json};
 
 /// A revert as `cinch revert` keeps it (`reverts/<id>.json` in the home), so
 /// that `cinch revert <id>` undoes it.
@@ -50,7 +51,7 @@ pub fn revert(home: &Home, id: &str, json: bool) -> anyhow::Result<ExitCode> {
         };
         (launch.workdir, launch.run, start)
     };
-    if let Some((_, running)) = unfinished_in(home, &workdir).into_iter().next() {
+    if let Some((_, running)) = unfinished_in(home, &workdir)?.into_iter().next() {
         bail!(
             "turn {} is running in {}: a revert waits until it ends (or `cinch stop {}`)",
             running.turn,

@@ -13,6 +13,8 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use super::result::Status;
+
 /// One event of a turn.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TurnEvent {
@@ -41,8 +43,8 @@ pub enum TurnEventKind {
     },
     /// The turn has ended with this status.
     Ended {
-        /// `completed`, `failed`, ...
-        status: String,
+        /// How it ended.
+        status: Status,
     },
 }
 
@@ -280,7 +282,7 @@ mod tests {
         assert_eq!(log.publish_all([line("two"), line("three")]), 4);
         assert_eq!(log.publish_all([]), 4);
         log.publish(TurnEventKind::Ended {
-            status: "completed".into(),
+            status: Status::Completed,
         });
         log.close();
         log.publish(line("after the end"));

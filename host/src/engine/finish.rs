@@ -16,8 +16,8 @@ use crate::home::Home;
 use crate::redact::Redactor;
 use crate::sandbox;
 use crate::turn_dir::{
-    self, ExitRecord, FileLock, Launch, StopReason, TurnDir, now_ms, read_json, write_json,
-    write_private,
+    self, ExitRecord, FileLock, Launch, StopReason, TurnDir, now_ms, read_json, worktrees,
+    write_json, write_private,
 };
 
 /// How much of the CLI's stderr the driver and the result see.
@@ -57,8 +57,13 @@ impl Finisher {
                 self.hide_secrets();
                 result
             });
+        // A result not written leaves the turn to be finished by the next
+        // start in its working tree, which must find it.
+        if self.turn.result().exists() {
+            worktrees::forget(&self.home, &self.launch.workdir, &self.launch.turn);
+        }
         self.events.publish(TurnEventKind::Ended {
-            status: result.status.as_str().to_owned(),
+            status: result.status,
         });
         self.events.close();
         result

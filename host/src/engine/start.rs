@@ -19,7 +19,8 @@ use crate::probe::{CliStatus, probe};
 use crate::redact::Redactor;
 use crate::sandbox;
 use crate::turn_dir::{
-    self, ConversationLaunch, FileLock, Launch, TurnDir, now_ms, write_json, write_private,
+    self, ConversationLaunch, FileLock, Launch, TurnDir, now_ms, worktrees, write_json,
+    write_private,
 };
 
 impl Engine {
@@ -258,6 +259,7 @@ impl Engine {
             conversation,
         };
         write_json(&turn.launch(), &launch)?;
+        worktrees::record(&self.home, &launch.workdir, &launch.turn)?;
         if launch.conversation.is_some() {
             conversation::write_opening(driver, &driver_turn, &turn)?;
         }
@@ -297,7 +299,7 @@ impl Engine {
     /// has exited but whose result nobody is writing (its follower died) is
     /// finished now, so that its end checkpoint holds only its own work.
     fn clear_the_way(&self, workdir: &Path) -> anyhow::Result<()> {
-        for (turn, launch) in turn_dir::unfinished_in(&self.home, workdir) {
+        for (turn, launch) in worktrees::unfinished_in(&self.home, workdir)? {
             let abandoned = !FileLock::is_held(&turn.supervisor_lock())
                 && !FileLock::is_held(&turn.finish_lock());
             if abandoned {

@@ -47,8 +47,7 @@ impl WorktreeLock {
     pub fn take(home: &Home, workdir: &Path) -> anyhow::Result<Self> {
         let dir = home.root().join("locks");
         create_private_dir(&dir)?;
-        let key = crate::runtime::sha256_hex(workdir.as_os_str().as_encoded_bytes());
-        let path = dir.join(format!("{}.lock", &key[..32]));
+        let path = dir.join(format!("{}.lock", super::worktrees::key(workdir)));
         loop {
             if let Some(lock) = FileLock::try_take(&path)? {
                 return Ok(Self { _lock: lock });

@@ -17,6 +17,7 @@ mod lock;
 mod records;
 mod retention;
 mod secrets;
+pub mod worktrees;
 
 pub use files::{read_json, write_json, write_private};
 pub use lock::{FileLock, WorktreeLock};
@@ -279,16 +280,4 @@ pub fn now_ms() -> u64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|elapsed| elapsed.as_millis() as u64)
         .unwrap_or(0)
-}
-
-/// The turns whose CLI works in `workdir` and which are not finished yet.
-pub fn unfinished_in(home: &Home, workdir: &Path) -> Vec<(TurnDir, Launch)> {
-    let Ok(listing) = std::fs::read_dir(turns_dir(home)) else {
-        return Vec::new();
-    };
-    listing
-        .filter_map(Result::ok)
-        .filter_map(|entry| TurnDir::open(&entry.path()).ok())
-        .filter(|(turn, launch)| launch.workdir == workdir && turn.is_unfinished())
-        .collect()
 }

@@ -1,0 +1,113 @@
+//! Which turns were started in each working tree, so that a start finds the
+//! turns still running in its working tree without reading every turn's
+//! launch record.
+//!
+//! `worktrees/<key>/<turn>` is an empty file for each turn started in the
+//! working tree whose key is `<key>` (the key of its [`WorktreeLock`]). The
+//! start writes it under that lock, once the turn's launch record is
+//! written; it goes once the turn has its result, or its folder has gone.
+//! `worktrees/indexed` says that every turn unfinished when it was written
+//! has its file: a home that a cinch from before this index used is scanned
+//! once, by the first look after the upgrade.
+//!
+//! [`WorktreeLock`]: super::WorktreeLock
+
+use std::io::ErrorKind;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context as _;
+
+use super::{Launch, TurnDir, is_valid_id, turns_dir, write_private};
+use crate::home::{Home, create_private_dir};
+
+/// The marker of a home whose every unfinished turn is indexed.
+const INDEXED: &str = "indexed";
+
+/// The key naming the working tree `workdir` (a canonical path) among the
+/// home's files.
+pub(super) fn key(workdir: &Path) -> String {
+    let digest = crate::runtime::sha256_hex(workdir.as_os_str().as_encoded_bytes());
+    digest[..32].to_owned()
+}
+
+fn index_dir(home: &Home) -> PathBuf {
+    home.root().join("worktrees")
+}
+
+fn worktree_dir(home: &Home, workdir: &Path) -> PathBuf {
+    index_dir(home).join(key(workdir))
+}
+
+/// Notes that turn `turn` works in `workdir`; called by its start, under
+/// the working tree's lock, once its launch record is written.
+pub fn record(home: &Home, workdir: &Path, turn: &str) -> anyhow::Result<()> {
+    let dir = worktree_dir(home, workdir);
+    create_private_dir(&index_dir(home))?;
+    create_private_dir(&dir)?;
+    write_private(&dir.join(turn), b"")
+}
+
+/// Forgets that turn `turn` works in `workdir`: it has its result.
+pub fn forget(home: &Home, workdir: &Path, turn: &str) {
+    remove(&worktree_dir(home, workdir).join(turn));
+}
+
+fn remove(entry: &Path) {
+    match std::fs::remove_file(entry) {
+        Err(error) if error.kind() != ErrorKind::NotFound => {
+            tracing::warn!("could not remove {}: {error}", entry.display());
+        }
+        _ => {}
+    }
+}
+
+/// The turns whose CLI works in `workdir` and which are not finished yet.
+pub fn unfinished_in(home: &Home, workdir: &Path) -> anyhow::Result<Vec<(TurnDir, Launch)>> {
+    index_the_unindexed(home)?;
+    let dir = worktree_dir(home, workdir);
+    let listing = match std::fs::read_dir(&dir) {
+        Ok(listing) => listing,
+        Err(error) if error.kind() == ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(error) => return Err(error).with_context(|| format!("listing {}", dir.display())),
+    };
+    let mut unfinished = Vec::new();
+    for entry in listing.filter_map(Result::ok) {
+        let name = entry.file_name();
+        let Some(id) = name.to_str().filter(|id| is_valid_id(id)) else {
+            continue;
+        };
+        let folder = turns_dir(home).join(id);
+        match TurnDir::open(&folder) {
+            Ok((turn, _)) if turn.result().exists() => remove(&entry.path()),
+            Ok((turn, launch)) => {
+                if launch.workdir == workdir && turn.is_unfinished() {
+                    unfinished.push((turn, launch));
+                }
+            }
+            Err(_) if !folder.exists() => remove(&entry.path()),
+            Err(_) => {}
+        }
+    }
+    Ok(unfinished)
+}
+
+/// Indexes, once per home, the unfinished turns that a cinch from before
+/// the index started: it reads every turn's launch record.
+fn index_the_unindexed(home: &Home) -> anyhow::Result<()> {
+    let marker = index_dir(home).join(INDEXED);
+    if marker.exists() {
+        return Ok(());
+    }
+    if let Ok(listing) = std::fs::read_dir(turns_dir(home)) {
+        let turns = listing
+            .filter_map(Result::ok)
+            .filter_map(|entry| TurnDir::open(&entry.path()).ok());
+        for (turn, launch) in turns {
+            if turn.is_unfinished() {
+                record(home, &launch.workdir, &launch.turn)?;
+            }
+        }
+    }
+    create_private_dir(&index_dir(home))?;
+    write_private(&marker, b"")
+}
