@@ -288,48 +288,15 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::test_store;
+    use crate::store::{test_session, test_store};
 
     /// A new session: its id and its account's.
     async fn a_session(store: &Store) -> SessionRef {
-        let (account, _) = store.create_account("acme").await.unwrap();
-        let agent = store.agents(&account.id, None, 10).await.unwrap().items[0].clone();
-        let task = store
-            .create_task(
-                &account.id,
-                crate::store::NewTask {
-                    title: "t".into(),
-                    environment_id: None,
-                    idle_timeout_seconds: 600,
-                    created_by: agent.id.clone(),
-                    owner: None,
-                },
-            )
-            .await
-            .unwrap();
-        store
-            .create_session(
-                &account.id,
-                crate::store::NewSession {
-                    task_id: task.id,
-                    agent_id: agent.id,
-                    title: "s".into(),
-                    environment_id: None,
-                    branch_name: None,
-                    base_branch: None,
-                    auto_commit: false,
-                    harness: "claude".into(),
-                    vendor: "anthropic".into(),
-                    harness_model: None,
-                    harness_effort: None,
-                },
-            )
-            .await
-            .map(|session| SessionRef {
-                session_id: session.id.into(),
-                account_id: account.id.to_string(),
-            })
-            .unwrap()
+        let session = test_session(store).await;
+        SessionRef {
+            session_id: session.id.to_string(),
+            account_id: session.account_id.to_string(),
+        }
     }
 
     #[tokio::test]

@@ -4,11 +4,12 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::value::RawValue;
+use sqlx::Row as _;
 
 use super::page_cache::{CachedPage, PageKey};
 use super::{
-    Backend, Dialect, Direction, MessageId, Page, Result, Session, SessionId, Store, TaskId,
-    new_id, now, on_pool,
+    Backend, Dialect, Direction, MessageId, Page, Readers, Result, Session, SessionId, Store,
+    TaskId, new_id, now, on_pool,
 };
 use crate::checkpoint::{DiffStat, Restored};
 use crate::engine::result::{TurnResult, TurnUsage};
@@ -513,7 +514,7 @@ impl Store {
         };
         let mut page = PageWriter::new(limit);
         match &self.readers {
-            Some(readers) => readers.read(|connection| {
+            Readers::Sqlite(readers) => readers.read(|connection| {
                 let mut statement = connection.prepare_cached(&page_query(direction))?;
                 let mut rows = statement.query(rusqlite::named_params! {
                     "$1": ids.account_id, "$2": ids.task_id, "$3": ids.session_id,
@@ -536,19 +537,28 @@ impl Store {
                 }
                 Ok(())
             })?,
-            None => {
-                for (id, session_id, task_id, sequence, kind, content, turn, created_at) in
-                    self.page_rows(&ids, direction, limit).await?
-                {
+            Readers::Postgres(readers) => {
+                let query = page_query(direction);
+                let rows = readers
+                    .fetch_all(|| {
+                        sqlx::query(&query)
+                            .bind(ids.account_id)
+                            .bind(ids.task_id)
+                            .bind(ids.session_id)
+                            .bind(ids.cursor)
+                            .bind(i64::from(limit) + 1)
+                    })
+                    .await?;
+                for row in &rows {
                     let place = PagePlace {
-                        id: &id,
-                        session_id: &session_id,
-                        task_id: &task_id,
-                        sequence,
-                        kind: kind.as_str(),
-                        content: &content,
-                        turn: turn.as_deref(),
-                        created_at: &created_at,
+                        id: row.try_get(0)?,
+                        session_id: row.try_get(1)?,
+                        task_id: row.try_get(2)?,
+                        sequence: row.try_get(3)?,
+                        kind: row.try_get(4)?,
+                        content: row.try_get(5)?,
+                        turn: row.try_get(6)?,
+                        created_at: row.try_get(7)?,
                     };
                     if !page.push(&place) {
                         break;
@@ -683,6 +693,44 @@ fn push_json(json: &mut Vec<u8>, value: &impl Serialize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn a_page_is_read_again_once_the_server_has_closed_its_connection() {
+        let (store, _dir) = crate::store::test_store().await;
+        let session = crate::store::test_session(&store).await;
+        for text in ["one", "two", "three"] {
+            store
+                .add_message(&session, MessageKind::User, text, None, true)
+                .await
+                .unwrap();
+        }
+        let page = || {
+            store.messages_json(
+                &session.account_id,
+                &session.task_id,
+                &session.id,
+                Direction::Asc,
+                None,
+                50,
+            )
+        };
+        let before = page().await.unwrap();
+        assert_eq!(before.1, 3, "{}", before.0);
+        assert!(before.0.contains("\"content\":\"three\""), "{}", before.0);
+        if let super::super::Pool::Postgres(pool) = &store.pool {
+            // Every other connection to the database goes: the one the page
+            // was read on, now idle, among them.
+            let closed: Vec<(bool,)> = sqlx::query_as(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+                 WHERE datname = current_database() AND pid <> pg_backend_pid()",
+            )
+            .fetch_all(pool)
+            .await
+            .unwrap();
+            assert!(!closed.is_empty());
+        }
+        assert_eq!(page().await.unwrap(), before);
+    }
 
     #[test]
     fn a_turn_view_is_stored_as_the_turn_object_the_api_shows() {

@@ -22,6 +22,7 @@ mod messages;
 mod nodes;
 mod notify;
 mod page_cache;
+mod pg_readers;
 mod readers;
 mod sessions;
 mod slots;
@@ -35,8 +36,9 @@ mod writer;
 
 use std::path::Path;
 use std::str::FromStr as _;
+use std::sync::Arc;
 
-use sqlx::postgres::{PgPool, PgPoolOptions};
+use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
@@ -100,10 +102,19 @@ pub struct Store {
     vault: vault::Vault,
     tokens: std::sync::Arc<tokens::TokenCache>,
     pages: std::sync::Arc<page_cache::PageCache>,
-    /// A SQLite store's connections for the busiest reads (see [`readers`]).
-    readers: Option<std::sync::Arc<readers::Readers>>,
+    /// The connections of the store's own for the busiest reads.
+    readers: Readers,
     /// A SQLite store's connection for the run events writer (see [`writer`]).
     writer: Option<std::sync::Arc<writer::Writer>>,
+}
+
+/// Connections of the store's own, outside sqlx's pool, for the reads that
+/// are one query: on SQLite (see [`readers`]) or on PostgreSQL (see
+/// [`pg_readers`]).
+#[derive(Clone)]
+enum Readers {
+    Sqlite(Arc<readers::SqliteReaders>),
+    Postgres(Arc<pg_readers::PgReaders>),
 }
 
 /// The connections behind a store: one backend or the other, chosen when
@@ -205,10 +216,10 @@ impl Store {
             .connect_with(options)
             .await?;
         sqlx::migrate!("./migrations").run(&pool).await?;
+        let readers = Readers::Sqlite(Arc::new(readers::SqliteReaders::of(path)));
         Ok(Self {
-            readers: Some(std::sync::Arc::new(readers::Readers::of(path))),
-            writer: Some(std::sync::Arc::new(writer::Writer::of(path))),
-            ..Self::with_pool(Pool::Sqlite(pool), vault::beside(path))?
+            writer: Some(Arc::new(writer::Writer::of(path))),
+            ..Self::with_pool(Pool::Sqlite(pool), readers, vault::beside(path))?
         })
     }
 
@@ -218,21 +229,23 @@ impl Store {
     /// (the migrations hold an advisory lock). Environments' secrets are
     /// kept in the private folder `vault`, never in the database.
     pub async fn open_postgres(url: &str, vault: &Path) -> Result<Self> {
+        let options = PgConnectOptions::from_str(url)?;
         let pool = PgPoolOptions::new()
             .max_connections(16)
-            .connect(url)
+            .connect_with(options.clone())
             .await?;
         sqlx::migrate!("./migrations/postgres").run(&pool).await?;
-        Self::with_pool(Pool::Postgres(pool), vault.to_owned())
+        let readers = Readers::Postgres(Arc::new(pg_readers::PgReaders::of(options)));
+        Self::with_pool(Pool::Postgres(pool), readers, vault.to_owned())
     }
 
-    fn with_pool(pool: Pool, vault: std::path::PathBuf) -> Result<Self> {
+    fn with_pool(pool: Pool, readers: Readers, vault: std::path::PathBuf) -> Result<Self> {
         Ok(Self {
             pool,
             vault: vault::Vault::open(vault)?,
             tokens: Default::default(),
             pages: Default::default(),
-            readers: None,
+            readers,
             writer: None,
         })
     }
@@ -474,6 +487,45 @@ pub(crate) async fn test_store() -> (Store, tempfile::TempDir) {
         _ => Store::open(&dir.path().join(DATABASE_FILE)).await.unwrap(),
     };
     (store, dir)
+}
+
+/// A new session in a new account, as its first agent's, for the unit tests.
+#[cfg(test)]
+pub(crate) async fn test_session(store: &Store) -> Session {
+    let (account, _) = store.create_account("acme").await.unwrap();
+    let agent = store.agents(&account.id, None, 10).await.unwrap().items[0].clone();
+    let task = store
+        .create_task(
+            &account.id,
+            NewTask {
+                title: "t".into(),
+                environment_id: None,
+                idle_timeout_seconds: 600,
+                created_by: agent.id.clone(),
+                owner: None,
+            },
+        )
+        .await
+        .unwrap();
+    store
+        .create_session(
+            &account.id,
+            NewSession {
+                task_id: task.id,
+                agent_id: agent.id,
+                title: "s".into(),
+                environment_id: None,
+                branch_name: None,
+                base_branch: None,
+                auto_commit: false,
+                harness: "claude".into(),
+                vendor: "anthropic".into(),
+                harness_model: None,
+                harness_effort: None,
+            },
+        )
+        .await
+        .unwrap()
 }
 
 #[cfg(test)]

@@ -24,12 +24,12 @@ const KEPT: usize = 8;
 const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// The read-only connections to one SQLite file.
-pub(super) struct Readers {
+pub(super) struct SqliteReaders {
     path: PathBuf,
     idle: Mutex<Vec<Connection>>,
 }
 
-impl Readers {
+impl SqliteReaders {
     /// Readers of the SQLite file at `path`, opened as they are first needed.
     pub(super) fn of(path: &Path) -> Self {
         Self {
