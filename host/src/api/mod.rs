@@ -55,9 +55,14 @@ pub use problem::{FieldError, Problem};
 /// Request bodies are at most this many bytes unless configured otherwise.
 pub const DEFAULT_BODY_LIMIT: usize = 1 << 20;
 
-/// What every handler shares.
+/// What every handler shares. Each request gets a clone: one count to
+/// raise, however many services there are.
 #[derive(Clone)]
-pub struct AppState {
+pub struct AppState(Arc<Services>);
+
+/// The services behind the handlers.
+#[derive(Clone)]
+pub struct Services {
     runs: Arc<Runs>,
     conductor: Arc<Conductor>,
     code_tasks: CodeTasks,
@@ -85,7 +90,7 @@ impl AppState {
         conductor: Arc<Conductor>,
         body_limit: usize,
     ) -> Self {
-        Self {
+        Self(Arc::new(Services {
             code_tasks: CodeTasks::new(
                 store.clone(),
                 engine.clone(),
@@ -105,13 +110,21 @@ impl AppState {
             body_limit,
             answering: Default::default(),
             metrics_token: None,
-        }
+        }))
     }
 
     /// This state requiring `token` as the bearer of `GET /metrics`.
     pub fn with_metrics_token(mut self, token: &str) -> Self {
-        self.metrics_token = Some(token.into());
+        Arc::make_mut(&mut self.0).metrics_token = Some(token.into());
         self
+    }
+}
+
+impl std::ops::Deref for AppState {
+    type Target = Services;
+
+    fn deref(&self) -> &Services {
+        &self.0
     }
 }
 
