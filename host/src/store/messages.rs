@@ -1,6 +1,8 @@
 //! A session's messages: the conversation, in order of delivery. Every
 //! write here forgets the session's cached pages.
 
+use std::sync::LazyLock;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -464,7 +466,7 @@ impl Store {
         direction: Direction,
         limit: u32,
     ) -> Result<Vec<Row>> {
-        Ok(on_pool!(self, |pool| sqlx::query_as(&page_query(
+        Ok(on_pool!(self, |pool| sqlx::query_as(page_query(
             direction
         ))
         .bind(ids.account_id)
@@ -515,7 +517,7 @@ impl Store {
         let mut page = PageWriter::new(limit);
         match &self.readers {
             Readers::Sqlite(readers) => readers.read(|connection| {
-                let mut statement = connection.prepare_cached(&page_query(direction))?;
+                let mut statement = connection.prepare_cached(page_query(direction))?;
                 let mut rows = statement.query(rusqlite::named_params! {
                     "$1": ids.account_id, "$2": ids.task_id, "$3": ids.session_id,
                     "$4": ids.cursor, "$5": i64::from(limit) + 1,
@@ -538,10 +540,9 @@ impl Store {
                 Ok(())
             })?,
             Readers::Postgres(readers) => {
-                let query = page_query(direction);
                 let rows = readers
                     .fetch_all(|| {
-                        sqlx::query(&query)
+                        sqlx::query(page_query(direction))
                             .bind(ids.account_id)
                             .bind(ids.task_id)
                             .bind(ids.session_id)
@@ -551,14 +552,14 @@ impl Store {
                     .await?;
                 for row in &rows {
                     let place = PagePlace {
-                        id: row.try_get(0)?,
-                        session_id: row.try_get(1)?,
-                        task_id: row.try_get(2)?,
-                        sequence: row.try_get(3)?,
-                        kind: row.try_get(4)?,
-                        content: row.try_get(5)?,
-                        turn: row.try_get(6)?,
-                        created_at: row.try_get(7)?,
+                        id: row.try_get_unchecked(0)?,
+                        session_id: row.try_get_unchecked(1)?,
+                        task_id: row.try_get_unchecked(2)?,
+                        sequence: row.try_get_unchecked(3)?,
+                        kind: row.try_get_unchecked(4)?,
+                        content: row.try_get_unchecked(5)?,
+                        turn: row.try_get_unchecked(6)?,
+                        created_at: row.try_get_unchecked(7)?,
                     };
                     if !page.push(&place) {
                         break;
@@ -577,12 +578,21 @@ impl Store {
 /// The statement reading a page of a session's messages in `direction`
 /// (`$1` to `$3`: account, task, session; `$4` the cursor, `$5` how many):
 /// read in the order of the `messages_place` index, so nothing is sorted.
-fn page_query(direction: Direction) -> String {
-    let (compare, order) = bounds(direction);
-    format!(
-        "SELECT {COLUMNS} FROM messages WHERE account_id = $1 AND task_id = $2 \
-         AND session_id = $3 AND {compare} ORDER BY {order} LIMIT $5"
-    )
+/// Written once per direction: the listing is the API's busiest read.
+fn page_query(direction: Direction) -> &'static str {
+    static QUERIES: LazyLock<[String; 2]> = LazyLock::new(|| {
+        [Direction::Asc, Direction::Desc].map(|direction| {
+            let (compare, order) = bounds(direction);
+            format!(
+                "SELECT {COLUMNS} FROM messages WHERE account_id = $1 AND task_id = $2 \
+                 AND session_id = $3 AND {compare} ORDER BY {order} LIMIT $5"
+            )
+        })
+    });
+    match direction {
+        Direction::Asc => &QUERIES[0],
+        Direction::Desc => &QUERIES[1],
+    }
 }
 
 /// Whose page is asked for, and past which message (empty for the first).
