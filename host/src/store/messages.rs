@@ -1,6 +1,7 @@
 //! A session's messages: the conversation, in order of delivery. Every
 //! write here forgets the session's cached pages.
 
+use std::borrow::Cow;
 use std::sync::LazyLock;
 
 use serde::{Deserialize, Serialize};
@@ -620,7 +621,7 @@ struct PagePlace<'a> {
 /// store writes it only from serialized [`TurnView`]s and revert records,
 /// so it is JSON already). The same shape as the API's message view.
 struct PageWriter {
-    json: Vec<u8>,
+    json: String,
     limit: usize,
     count: usize,
     last: Option<String>,
@@ -630,7 +631,9 @@ struct PageWriter {
 impl PageWriter {
     fn new(limit: u32) -> Self {
         Self {
-            json: Vec::with_capacity(1024),
+            // Room for a page of short messages at once: growing a page
+            // copies it over again each time.
+            json: String::with_capacity((limit as usize * 512).min(64 << 10)),
             limit: limit as usize,
             count: 0,
             last: None,
@@ -646,7 +649,7 @@ impl PageWriter {
             return false;
         }
         let json = &mut self.json;
-        json.push(if self.count == 0 { b'[' } else { b',' });
+        json.push(if self.count == 0 { '[' } else { ',' });
         push_strings(
             json,
             &[
@@ -655,8 +658,11 @@ impl PageWriter {
                 (",\"task_id\":", message.task_id),
             ],
         );
-        json.extend_from_slice(b",\"sequence\":");
-        push_json(json, &message.sequence);
+        json.push_str(",\"sequence\":");
+        match message.sequence {
+            Some(sequence) => json.push_str(&sequence.to_string()),
+            None => json.push_str("null"),
+        }
         push_strings(
             json,
             &[
@@ -664,10 +670,10 @@ impl PageWriter {
                 (",\"content\":", message.content),
             ],
         );
-        json.extend_from_slice(b",\"turn\":");
-        json.extend_from_slice(message.turn.unwrap_or("null").as_bytes());
+        json.push_str(",\"turn\":");
+        json.push_str(message.turn.unwrap_or("null"));
         push_strings(json, &[(",\"created_at\":", message.created_at)]);
-        json.push(b'}');
+        json.push('}');
         self.count += 1;
         if self.count == self.limit {
             self.last = Some(message.id.to_owned());
@@ -679,30 +685,65 @@ impl PageWriter {
     /// one's id when another page follows.
     fn finish(mut self) -> CachedPage {
         if self.count == 0 {
-            self.json.push(b'[');
+            self.json.push('[');
         }
-        self.json.push(b']');
-        let json = String::from_utf8(self.json).expect("written from strings and JSON text");
-        (json, self.count, self.last.filter(|_| self.more))
+        self.json.push(']');
+        (self.json, self.count, self.last.filter(|_| self.more))
     }
 }
 
-/// Appends each key (with its punctuation) and its value as JSON.
-fn push_strings(json: &mut Vec<u8>, fields: &[(&str, &str)]) {
+/// Appends each key (with its punctuation) and its value as a JSON string.
+fn push_strings(json: &mut String, fields: &[(&str, &str)]) {
     for (key, value) in fields {
-        json.extend_from_slice(key.as_bytes());
-        push_json(json, value);
+        json.push_str(key);
+        push_json_string(json, value);
     }
 }
 
-/// Appends `value` as JSON.
-fn push_json(json: &mut Vec<u8>, value: &impl Serialize) {
-    serde_json::to_writer(json, value).expect("strings and numbers always serialize");
+/// Appends `value` as a JSON string, escaped as serde_json escapes it.
+/// Written here so that the page stays a `String` as it grows: bytes from
+/// serde_json would be checked for UTF-8 over again once the page is whole.
+fn push_json_string(json: &mut String, value: &str) {
+    json.push('"');
+    let mut plain_from = 0;
+    for (at, byte) in value.bytes().enumerate() {
+        let escaped: Cow<'static, str> = match byte {
+            b'"' => "\\\"".into(),
+            b'\\' => "\\\\".into(),
+            b'\n' => "\\n".into(),
+            b'\r' => "\\r".into(),
+            b'\t' => "\\t".into(),
+            0x08 => "\\b".into(),
+            0x0c => "\\f".into(),
+            0x00..=0x1f => format!("\\u{byte:04x}").into(),
+            _ => continue,
+        };
+        json.push_str(&value[plain_from..at]);
+        json.push_str(&escaped);
+        plain_from = at + 1;
+    }
+    json.push_str(&value[plain_from..]);
+    json.push('"');
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_string_is_escaped_as_serde_json_escapes_it() {
+        let every_ascii: String = (0..0x80u8).map(char::from).collect();
+        for value in [
+            "",
+            "plain",
+            every_ascii.as_str(),
+            "é, 漢字 and 🦀 \"quoted\" \\ back\u{7f}",
+        ] {
+            let mut json = String::new();
+            push_json_string(&mut json, value);
+            assert_eq!(json, serde_json::to_string(value).unwrap());
+        }
+    }
 
     #[tokio::test]
     async fn a_page_is_read_again_once_the_server_has_closed_its_connection() {
