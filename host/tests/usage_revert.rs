@@ -476,21 +476,13 @@ fn a_turn_is_reverted_and_the_revert_undone_over_http() {
     wait_turns(&api, &task, &session, 3);
 }
 
-#[test]
-fn cinch_revert_restores_a_run_turn_and_undoes_itself() {
-    let world = World::new();
-    let repo = world.path("repo");
-    world.script(Script {
-        lines: claude_turn("sess-c", "changed things"),
-        write_files: [("readme.txt".to_owned(), "rewritten\n".to_owned())].into(),
-        delete_files: Vec::new(),
-        ..Script::default()
-    });
+/// Runs a claude turn in the world's repository with `cinch run`; its id.
+fn cinch_run(world: &World, brief: &str) -> String {
     let run = world
         .cinch()
         .args(["run", "--harness", "claude", "--json", "--repo"])
-        .arg(&repo)
-        .arg("Rewrite the readme")
+        .arg(world.path("repo"))
+        .arg(brief)
         .output()
         .unwrap();
     assert!(run.status.success(), "{run:?}");
@@ -501,7 +493,20 @@ fn cinch_revert_restores_a_run_turn_and_undoes_itself() {
             .unwrap(),
     )
     .unwrap();
-    let turn = result["turn"].as_str().unwrap();
+    result["turn"].as_str().unwrap().to_owned()
+}
+
+#[test]
+fn cinch_revert_restores_a_run_turn_and_undoes_itself() {
+    let world = World::new();
+    let repo = world.path("repo");
+    world.script(Script {
+        lines: claude_turn("sess-c", "changed things"),
+        write_files: [("readme.txt".to_owned(), "rewritten\n".to_owned())].into(),
+        delete_files: Vec::new(),
+        ..Script::default()
+    });
+    let turn = &cinch_run(&world, "Rewrite the readme");
     std::fs::write(repo.join("after.txt"), "written after the turn\n").unwrap();
     assert_eq!(
         std::fs::read_to_string(repo.join("readme.txt")).unwrap(),
@@ -543,6 +548,46 @@ fn cinch_revert_restores_a_run_turn_and_undoes_itself() {
     assert!(
         String::from_utf8_lossy(&unknown.stderr).contains("no turn `t-nope`"),
         "{unknown:?}"
+    );
+}
+
+#[test]
+fn cinch_revert_waits_for_a_turn_starting_in_its_work_tree() {
+    let world = World::new();
+    let repo = world.path("repo");
+    world.script(Script {
+        lines: claude_turn("sess-w", "changed things"),
+        write_files: [("readme.txt".to_owned(), "rewritten\n".to_owned())].into(),
+        ..Script::default()
+    });
+    let turn = cinch_run(&world, "Rewrite the readme");
+
+    // A start in the work tree holds its lock from before its checks until
+    // its CLI runs; a revert meanwhile must not restore the tree under it.
+    let home = cinch::home::Home::open(world.path("home")).unwrap();
+    let workdir = repo.canonicalize().unwrap();
+    let starting = cinch::turn_dir::WorktreeLock::take(&home, &workdir).unwrap();
+    let mut revert = world
+        .cinch()
+        .args(["revert", &turn])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    assert!(
+        revert.try_wait().unwrap().is_none(),
+        "the revert did not wait"
+    );
+    assert_eq!(
+        std::fs::read_to_string(repo.join("readme.txt")).unwrap(),
+        "rewritten\n"
+    );
+    drop(starting);
+    assert!(revert.wait().unwrap().success());
+    assert_eq!(
+        std::fs::read_to_string(repo.join("readme.txt")).unwrap(),
+        "hello\n"
     );
 }
 

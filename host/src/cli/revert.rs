@@ -11,7 +11,7 @@ use crate::engine::FILES_LISTED;
 use crate::engine::result::TurnResult;
 use crate::home::{Home, create_private_dir};
 use crate::turn_dir::worktrees::unfinished_in;
-use crate::turn_dir::{TurnDir, is_valid_id, read_json, write_json};
+use crate::turn_dir::{TurnDir, WorktreeLock, is_valid_id, read_json, write_json};
 
 /// A revert as `cinch revert` keeps it (`reverts/<id>.json` in the home), so
 /// that `cinch revert <id>` undoes it.
@@ -51,6 +51,9 @@ pub fn revert(home: &Home, id: &str, json: bool) -> anyhow::Result<ExitCode> {
         };
         (launch.workdir, launch.run, start)
     };
+    // Held until the work tree is restored: a turn starting there meanwhile
+    // waits, and one that started first is found below.
+    let _worktree = WorktreeLock::take(home, &workdir)?;
     if let Some((_, running)) = unfinished_in(home, &workdir)?.into_iter().next() {
         bail!(
             "turn {} is running in {}: a revert waits until it ends (or `cinch stop {}`)",
