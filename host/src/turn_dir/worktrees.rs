@@ -5,7 +5,8 @@
 //! `worktrees/<key>/<turn>` is an empty file for each turn started in the
 //! working tree whose key is `<key>` (the key of its [`WorktreeLock`]). The
 //! start writes it under that lock, once the turn's launch record is
-//! written; it goes once the turn has its result, or its folder has gone.
+//! written; it goes once the turn has its result, and a look that finds its
+//! turn no longer unfinished (gone, or a start that failed) removes it.
 //! `worktrees/indexed` says that every turn unfinished when it was written
 //! has its file: a home that a cinch from before this index used is scanned
 //! once, by the first look after the upgrade.
@@ -61,7 +62,8 @@ fn remove(entry: &Path) {
     }
 }
 
-/// The turns whose CLI works in `workdir` and which are not finished yet.
+/// The turns whose CLI works in `workdir` and which are not finished yet;
+/// the caller holds the working tree's lock.
 pub fn unfinished_in(home: &Home, workdir: &Path) -> anyhow::Result<Vec<(TurnDir, Launch)>> {
     index_the_unindexed(home)?;
     let dir = worktree_dir(home, workdir);
@@ -78,14 +80,14 @@ pub fn unfinished_in(home: &Home, workdir: &Path) -> anyhow::Result<Vec<(TurnDir
         };
         let folder = turns_dir(home).join(id);
         match TurnDir::open(&folder) {
-            Ok((turn, _)) if turn.result().exists() => remove(&entry.path()),
-            Ok((turn, launch)) => {
-                if launch.workdir == workdir && turn.is_unfinished() {
+            Ok((turn, launch)) if turn.is_unfinished() => {
+                if launch.workdir == workdir {
                     unfinished.push((turn, launch));
                 }
             }
-            Err(_) if !folder.exists() => remove(&entry.path()),
-            Err(_) => {}
+            // Ended, gone, or a start that failed before its supervisor ran:
+            // a turn that is not unfinished never is again.
+            _ => remove(&entry.path()),
         }
     }
     Ok(unfinished)
