@@ -768,7 +768,7 @@ mod tests {
         let before = page().await.unwrap();
         assert_eq!(before.1, 3, "{}", before.0);
         assert!(before.0.contains("\"content\":\"three\""), "{}", before.0);
-        if let super::super::Pool::Postgres(pool) = &store.pool {
+        if let crate::store::Pool::Postgres(pool) = &store.pool {
             // Every other connection to the database goes: the one the page
             // was read on, now idle, among them.
             let closed: Vec<(bool,)> = sqlx::query_as(

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 
-use super::{Launch, TurnDir, is_valid_id, turns_dir, write_private};
+use super::{Launch, TurnDir, turns_dir, write_private};
 use crate::home::{Home, create_private_dir};
 
 /// The marker of a home whose every unfinished turn is indexed.
@@ -43,7 +43,6 @@ fn worktree_dir(home: &Home, workdir: &Path) -> PathBuf {
 /// the working tree's lock, once its launch record is written.
 pub fn record(home: &Home, workdir: &Path, turn: &str) -> anyhow::Result<()> {
     let dir = worktree_dir(home, workdir);
-    create_private_dir(&index_dir(home))?;
     create_private_dir(&dir)?;
     write_private(&dir.join(turn), b"")
 }
@@ -75,11 +74,10 @@ pub fn unfinished_in(home: &Home, workdir: &Path) -> anyhow::Result<Vec<(TurnDir
     let mut unfinished = Vec::new();
     for entry in listing.filter_map(Result::ok) {
         let name = entry.file_name();
-        let Some(id) = name.to_str().filter(|id| is_valid_id(id)) else {
+        let Some(id) = name.to_str() else {
             continue;
         };
-        let folder = turns_dir(home).join(id);
-        match TurnDir::open(&folder) {
+        match TurnDir::find(home, id) {
             Ok((turn, launch)) if turn.is_unfinished() => {
                 if launch.workdir == workdir {
                     unfinished.push((turn, launch));
