@@ -145,8 +145,9 @@ fn main() {
             verdict(load.p99 <= 5_000)
         );
         println!(
-            "  {turns} turns at {rate} lines/s: host CPU {:.1} µs a line  (target <= 10 µs at 200 x 50)   {}",
+            "  {turns} turns at {rate} lines/s: host CPU {:.1} µs a line, {:.1} while all ran  (target <= 10 µs at 200 x 50)   {}",
             load.cpu_per_line_us,
+            load.steady_cpu_per_line_us,
             verdict(load.cpu_per_line_us <= 10.0)
         );
     }
@@ -460,8 +461,12 @@ struct Load {
     bad_turns: usize,
     /// Latency CLI write -> subscriber over the whole run, µs.
     p99: u64,
-    /// The host's CPU per line received, following to subscribers, µs.
+    /// The host's CPU per line received, following to subscribers and
+    /// finishing the turns, µs.
     cpu_per_line_us: f64,
+    /// The same while every turn ran: per line only, no turn starting or
+    /// finishing.
+    steady_cpu_per_line_us: f64,
 }
 
 fn bench_load(
@@ -547,6 +552,9 @@ fn bench_load(
     let mut children = ChildrenCpu::default();
     let mut sampled = false;
     let mut all_running = Duration::ZERO;
+    // The host's CPU at the first and the last look with every turn running
+    // (past the first second), and when: the cost of a line alone.
+    let mut steady_cpu: Option<((u64, Duration), (u64, Duration))> = None;
     while followers.iter().any(|follower| !follower.is_finished()) {
         std::thread::sleep(Duration::from_millis(200));
         let running: Vec<&Turn> = turns
@@ -558,6 +566,10 @@ fn bench_load(
             .collect();
         if running.len() == count {
             all_running = wall.elapsed().saturating_sub(started_all);
+            if wall.elapsed() > started_all + Duration::from_secs(1) {
+                let now = (now_us(), own_cpu());
+                steady_cpu = Some((steady_cpu.map_or(now, |(first, _)| first), now));
+            }
         }
         if !sampled
             && running.len() == count
@@ -631,6 +643,21 @@ fn bench_load(
         "     Engine::start's own {:.2} s; following, finishing and the {count} subscribers {:.2} s = {cpu_per_line_us:.1} µs a line",
         start_cpu.as_secs_f64(),
         rest.as_secs_f64(),
+    );
+    let steady_cpu_per_line_us = steady_cpu.map_or(f64::NAN, |(first, last)| {
+        let written: usize = seen
+            .iter()
+            .map(|seen| {
+                seen.written_us
+                    .iter()
+                    .filter(|written| (first.0..last.0).contains(*written))
+                    .count()
+            })
+            .sum();
+        (last.1 - first.1).as_secs_f64() * 1e6 / written.max(1) as f64
+    });
+    println!(
+        "     while all {count} ran (no turn starting or finishing): {steady_cpu_per_line_us:.1} µs a line"
     );
     if let Some(line) = children.describe() {
         println!("   {line}");
@@ -712,6 +739,7 @@ fn bench_load(
         bad_turns,
         p99: latencies(None, false).p99,
         cpu_per_line_us,
+        steady_cpu_per_line_us,
     }
 }
 

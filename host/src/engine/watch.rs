@@ -2,12 +2,12 @@
 //!
 //! A single inotify instance, read by a single thread, holds a watch on each
 //! followed turn's folder and its run's folder. When a turn's raw log grows,
-//! that thread queues the turn for a small pool of readers, which read the
-//! new lines through the turn's follower at once, so a line reaches
-//! subscribers without waking the turn's own thread, and one busy turn does
-//! not hold up the others' lines; when the supervisor records the CLI's exit
-//! or lets go of its lock, it wakes the turn's thread, which sees the turn
-//! through.
+//! that thread reads the new lines through the turn's follower at once, so a
+//! line reaches subscribers without waking the turn's own thread; once it
+//! has spent a moment so, it queues the other grown logs for a small pool of
+//! readers, so that one busy turn does not hold up the others' lines. When
+//! the supervisor records the CLI's exit or lets go of its lock, it wakes
+//! the turn's thread, which sees the turn through.
 //!
 //! The number of followed turns is bounded by inotify *watches* (hundreds of
 //! thousands per user), not by inotify *instances* (128 per user by default).
@@ -22,7 +22,7 @@ use std::os::unix::ffi::OsStrExt as _;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::follow::Follower;
 use crate::sync::lock;
@@ -36,6 +36,10 @@ pub(super) const BACKSTOP_WAKE: Duration = Duration::from_secs(5);
 
 /// The most threads reading logs: as many as there are CPUs, within 2 and 4.
 const MAX_READERS: usize = 4;
+
+/// How long the watcher's thread reads grown logs itself after a read of
+/// events before it hands the rest to the readers.
+const INLINE_READING: Duration = Duration::from_micros(200);
 
 /// The turn-folder files whose change the turn's thread must see at once:
 /// the supervisor's exit record (renamed into place), its lock (closed when
@@ -201,6 +205,7 @@ impl Core {
         // Aligned for `inotify_event`; room for hundreds of events a read.
         let mut buffer = vec![0u64; 8192];
         let mut due: Vec<(Arc<Entry>, Due)> = Vec::new();
+        let mut to_read: Vec<Arc<Entry>> = Vec::new();
         loop {
             let mut fds = [
                 libc::pollfd {
@@ -248,34 +253,40 @@ impl Core {
             let bytes =
                 unsafe { std::slice::from_raw_parts(buffer.as_ptr().cast::<u8>(), read as usize) };
             self.dispatch(bytes, &mut due);
-            // Each turn once per read, however many of its events came. This
-            // thread reads the first itself (no hand-over when one turn is
-            // due, the common case) and queues the rest for the readers.
-            let mut own = None;
-            let mut queue = lock(&self.queue);
-            let mut added = 0;
             for (entry, what) in due.drain(..) {
                 if what.wake {
                     entry.signal.raise();
                 }
                 if what.pump && !entry.queued.swap(true, Ordering::AcqRel) {
-                    if own.is_none() {
-                        own = Some(entry);
-                    } else {
-                        queue.turns.push_back(entry);
-                        added += 1;
-                    }
+                    to_read.push(entry);
                 }
             }
-            drop(queue);
-            match added {
-                0 => {}
-                1 => self.queued.notify_one(),
-                _ => self.queued.notify_all(),
+            self.read_or_queue(&mut to_read);
+        }
+    }
+
+    /// Reads the logs of `to_read` on this thread while that takes less
+    /// than [`INLINE_READING`], and queues the rest for the readers: waking
+    /// a reader for a line or two cost more than reading them, but a burst
+    /// of output must not hold up the other turns' lines.
+    fn read_or_queue(&self, to_read: &mut Vec<Arc<Entry>>) {
+        let began = Instant::now();
+        let mut entries = to_read.drain(..);
+        for entry in entries.by_ref() {
+            entry.read_now();
+            if began.elapsed() >= INLINE_READING {
+                break;
             }
-            if let Some(entry) = own {
-                entry.read_now();
-            }
+        }
+        let mut queue = lock(&self.queue);
+        let queued_before = queue.turns.len();
+        queue.turns.extend(entries);
+        let added = queue.turns.len() - queued_before;
+        drop(queue);
+        match added {
+            0 => {}
+            1 => self.queued.notify_one(),
+            _ => self.queued.notify_all(),
         }
     }
 
