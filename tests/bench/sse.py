@@ -65,7 +65,7 @@ class Stream:
             if not found:
                 return False
             status = head.split(b"\r\n", 1)[0]
-            if b" 200 " not in status + b" ":
+            if status.split(b" ")[1:2] != [b"200"]:
                 raise RuntimeError(f"status line {status!r}")
             self.headers_done, self.buffer = True, rest
         # Chunked framing: a hex size line, the chunk, a CRLF.
@@ -140,7 +140,6 @@ class Client(threading.Thread):
         stream = Stream(sock)
         self.streams.append(stream)
         self.added.put(stream)
-        return stream
 
     def run(self):
         open_streams = 0
