@@ -388,6 +388,13 @@ fn one_turn_at_a_time_in_a_working_tree_and_no_more_than_the_cap() {
             .contains("--max-turns")
     );
     assert_eq!(server.get(&first_path, &token).json()["status"], "running");
+    // The home indexes each running turn under its working tree.
+    let indexed = working_tree_index(&world);
+    assert_eq!(indexed.len(), 2, "{indexed:?}");
+    assert!(
+        indexed.iter().any(|turns| turns.contains(&first_turn)),
+        "{indexed:?}"
+    );
 
     let cancel = server.request("POST", &format!("{first_path}/cancel"), Some(&token), None);
     assert_eq!(cancel.status, 202, "{cancel:?}");
@@ -426,6 +433,35 @@ fn one_turn_at_a_time_in_a_working_tree_and_no_more_than_the_cap() {
     let diff = server.get(&format!("{second_path}/diff"), &token);
     assert!(diff.text.contains("b/b.txt"), "{}", diff.text);
     assert!(!diff.text.contains("a.txt"), "{}", diff.text);
+
+    // Once every turn has ended, the home keeps no lock file and no folder
+    // of the working trees' index: they do not pile up, one per session.
+    assert_eq!(
+        wait_ended(&server, &beside_path, &token)["status"],
+        "cancelled"
+    );
+    assert_eq!(working_tree_index(&world), Vec::<Vec<String>>::new());
+    let locks: Vec<_> = std::fs::read_dir(world.path("home/locks"))
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name())
+        .collect();
+    assert!(locks.is_empty(), "{locks:?}");
+}
+
+/// The turns the home's index lists under each working tree.
+fn working_tree_index(world: &World) -> Vec<Vec<String>> {
+    let mut index = Vec::new();
+    for entry in std::fs::read_dir(world.path("home/worktrees")).unwrap() {
+        let entry = entry.unwrap();
+        if entry.file_type().unwrap().is_dir() {
+            let turns = std::fs::read_dir(entry.path())
+                .unwrap()
+                .map(|turn| turn.unwrap().file_name().into_string().unwrap())
+                .collect();
+            index.push(turns);
+        }
+    }
+    index
 }
 
 #[test]

@@ -6,7 +6,8 @@
 //! working tree whose key is `<key>` (the key of its [`WorktreeLock`]). The
 //! start writes it under that lock, once the turn's launch record is
 //! written; it goes once the turn has its result, and a look that finds its
-//! turn no longer unfinished (gone, or a start that failed) removes it.
+//! turn no longer unfinished (gone, or a start that failed) removes it; the
+//! folder goes with its last file.
 //! `worktrees/indexed` says that every turn unfinished when it was written
 //! has its file: a home that a cinch from before this index used is scanned
 //! once, by the first look after the upgrade.
@@ -43,13 +44,29 @@ fn worktree_dir(home: &Home, workdir: &Path) -> PathBuf {
 /// the working tree's lock, once its launch record is written.
 pub fn record(home: &Home, workdir: &Path, turn: &str) -> anyhow::Result<()> {
     let dir = worktree_dir(home, workdir);
-    create_private_dir(&dir)?;
-    write_private(&dir.join(turn), b"")
+    // The folder goes once its last turn is forgotten, which a turn ending
+    // outside the lock may do between making it and writing into it.
+    for _ in 0..3 {
+        create_private_dir(&dir)?;
+        let written = write_private(&dir.join(turn), b"");
+        if written.is_ok() || dir.exists() {
+            return written;
+        }
+    }
+    anyhow::bail!("{} kept vanishing", dir.display())
 }
 
-/// Forgets that turn `turn` works in `workdir`: it has its result.
+/// Forgets that turn `turn` works in `workdir`: it has its result. The
+/// working tree's folder goes with its last turn.
 pub fn forget(home: &Home, workdir: &Path, turn: &str) {
-    remove(&worktree_dir(home, workdir).join(turn));
+    let dir = worktree_dir(home, workdir);
+    remove(&dir.join(turn));
+    remove_if_empty(&dir);
+}
+
+fn remove_if_empty(dir: &Path) {
+    // Fails, as it should, while the folder holds a turn.
+    let _ = std::fs::remove_dir(dir);
 }
 
 fn remove(entry: &Path) {
@@ -87,6 +104,9 @@ pub fn unfinished_in(home: &Home, workdir: &Path) -> anyhow::Result<Vec<(TurnDir
             // a turn that is not unfinished never is again.
             _ => remove(&entry.path()),
         }
+    }
+    if unfinished.is_empty() {
+        remove_if_empty(&dir);
     }
     Ok(unfinished)
 }
