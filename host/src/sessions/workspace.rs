@@ -254,34 +254,32 @@ fn add_worktree(repository: &Path, plan: &Plan) -> anyhow::Result<()> {
     let dirs = [repository, plan.dir];
     let git = |args: &[&str]| git(plan.tenant, &dirs, repository, args);
     let dir = plan.dir.display().to_string();
-    let branch_exists = git(&[
-        "rev-parse",
-        "--verify",
-        "-q",
-        &format!("refs/heads/{}", plan.branch),
-    ])
-    .is_ok();
-    if branch_exists && plan.rebuild.is_some() {
+    let branch_exists = || {
+        let branch = format!("refs/heads/{}", plan.branch);
+        git(&["rev-parse", "--verify", "-q", &branch]).is_ok()
+    };
+    if plan.rebuild.is_some() && branch_exists() {
         // The node that had it may have left it checked out in a worktree
         // of a repository both reach; that worktree is gone with the node.
-        git(&["worktree", "add", "-q", "--force", &dir, plan.branch])?;
-    } else if branch_exists {
-        git(&["worktree", "add", "-q", &dir, plan.branch])?;
-    } else {
-        // In a clone, the base branch may exist only as the remote's.
-        let base = plan.base_branch.map(|base| {
-            let local = format!("refs/heads/{base}");
-            if git(&["rev-parse", "--verify", "-q", &local]).is_ok() {
-                base.to_owned()
-            } else {
-                format!("origin/{base}")
-            }
-        });
-        let mut args = vec!["worktree", "add", "-q", "-b", plan.branch, &dir];
-        args.extend(base.as_deref());
-        git(&args)?;
+        return git(&["worktree", "add", "-q", "--force", &dir, plan.branch]).map(drop);
     }
-    Ok(())
+    // A new session's branch is new too, so making it comes first: one git
+    // process for most sessions, each of them a sandboxed start.
+    // In a clone, the base branch may exist only as the remote's.
+    let base = plan.base_branch.map(|base| {
+        let local = format!("refs/heads/{base}");
+        if git(&["rev-parse", "--verify", "-q", &local]).is_ok() {
+            base.to_owned()
+        } else {
+            format!("origin/{base}")
+        }
+    });
+    let mut args = vec!["worktree", "add", "-q", "-b", plan.branch, &dir];
+    args.extend(base.as_deref());
+    match git(&args) {
+        Err(_) if branch_exists() => git(&["worktree", "add", "-q", &dir, plan.branch]).map(drop),
+        made => made.map(drop),
+    }
 }
 
 fn run_setup(command: &str, plan: &Plan) -> Result<(), WorkspaceError> {
