@@ -340,6 +340,21 @@ fn setup_commands_run_sandboxed_and_steal_nothing() {
     );
     assert!(!error.contains("cinch_"), "{error}");
 
+    // A setup command reads its own /proc entry, not the server's (its
+    // parent, whose environment holds the model key).
+    let proc_env = b.environment(json!({
+        "name": "b-proc",
+        "repository": path_text(&roots.join("repo")),
+        "setup": ["read own < /proc/$$/status; echo \"own=$own\" >&2; cat /proc/$PPID/environ >&2; exit 4"],
+    }));
+    let (task, session) = start_task(&b, json!({"prompt": "hi", "environment_id": proc_env}));
+    let closed = b.wait_status(&task, &session, "closed");
+    let error = closed["error_message"].as_str().unwrap();
+    assert!(error.contains("exit code 4"), "{error}");
+    assert!(error.contains("own=Name:"), "{error}");
+    assert!(error.contains("Permission denied"), "{error}");
+    assert!(!error.contains(API_KEY), "{error}");
+
     // B may not point an environment anywhere else on the server's disk.
     for (path, rule) in [
         (path_text(&world.path("user-home")), "repository root"),
