@@ -9,6 +9,7 @@ mod serve;
 mod turns;
 
 use std::collections::BTreeMap;
+use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -120,6 +121,17 @@ enum Command {
         /// The turn's folder.
         turn_dir: PathBuf,
     },
+    /// Runs a program inside a sandbox policy (started by cinch itself).
+    #[command(name = "sandboxed", hide = true)]
+    Sandboxed {
+        /// The policy, as JSON.
+        policy: String,
+        /// The program.
+        program: OsString,
+        /// Its arguments.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<OsString>,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -150,6 +162,17 @@ enum AccountCommand {
 /// Runs the command line and returns the process's exit code.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Command::Sandboxed {
+        policy,
+        program,
+        args,
+    } = &cli.command
+    {
+        // Returns only when the policy or the exec failed.
+        let error = crate::sandbox::launch(policy, program, args);
+        eprintln!("cinch sandbox: {error:#}");
+        return ExitCode::from(126);
+    }
     if let Command::Supervise { turn_dir } = &cli.command {
         // Before anything else: the supervisor forks, so no thread may exist yet.
         return match crate::supervisor::run(turn_dir) {
@@ -209,7 +232,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Account {
             command: AccountCommand::Create(args),
         } => serve::account_create(args),
-        Command::Supervise { .. } => {
+        Command::Supervise { .. } | Command::Sandboxed { .. } => {
             unreachable!("handled before logging starts")
         }
     }

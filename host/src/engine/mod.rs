@@ -239,7 +239,7 @@ impl Engine {
     /// Starts the processes cinch runs for a tenant outside turns (setup
     /// commands, git in workspaces) in the same sandbox as its turns.
     pub fn launcher(&self) -> sandbox::Launcher {
-        sandbox::Launcher::new(self.sandbox)
+        sandbox::Launcher::new(self.supervisor_program.clone(), self.sandbox)
     }
 
     /// The configuration in the home's `config.toml`.

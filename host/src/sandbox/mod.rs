@@ -3,31 +3,26 @@
 //! workspace.
 //!
 //! A [`Policy`] names the paths a process may read and write, the TCP ports
-//! it may connect to and its resource [`Limits`]. [`Policy::prepare`] builds
-//! what the kernel needs (the Landlock ruleset, the cgroup files' names) in
-//! the parent; [`Prepared::apply`] then applies it to a freshly forked child
-//! right before `exec`, making system calls only, so that even a child of
-//! the multi-threaded server may run it (the [`Launcher`]). The supervisor
-//! does both in the CLI's child ([`Policy::enforce`]). Landlock scopes
-//! signals and abstract unix sockets to the domain, so nothing inside can
-//! stop, trace or connect to cinch itself or another turn.
+//! it may connect to and its resource [`Limits`]. [`Policy::enforce`] applies
+//! it to the calling process (Landlock, rlimits, cgroups) and is meant for a
+//! freshly forked child right before `exec`: the supervisor calls it in the
+//! CLI's child, and `cinch sandboxed` (the [`Launcher`]) calls it for commands
+//! the multi-threaded server starts. Landlock scopes signals and abstract
+//! unix sockets to the domain, so nothing inside can stop, trace or connect
+//! to cinch itself or another turn.
 
 mod cgroup;
 mod paths;
 mod roots;
 mod support;
 
-use std::ffi::CString;
-use std::os::fd::{FromRawFd as _, OwnedFd};
-use std::os::unix::ffi::OsStrExt as _;
-use std::os::unix::process::CommandExt as _;
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use landlock::{
-    ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, NetPort, PathBeneath,
-    RestrictionStatus, Ruleset, RulesetAttr, RulesetCreated, RulesetCreatedAttr, RulesetStatus,
-    Scope, path_beneath_rules,
+    ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, NetPort, RestrictionStatus, Ruleset,
+    RulesetAttr, RulesetCreatedAttr, RulesetStatus, Scope, path_beneath_rules,
 };
 use serde::{Deserialize, Serialize};
 
@@ -147,12 +142,10 @@ impl Policy {
     /// enforced. Call it in a child between fork and exec (or in a process
     /// about to exec): it cannot be undone.
     pub fn enforce(&self) -> Result<RestrictionStatus, SandboxError> {
-        self.prepare()?.apply()
-    }
-
-    /// Builds the policy's ruleset and everything else that allocates or
-    /// looks up paths, for [`Prepared::apply`] in a child.
-    pub fn prepare(&self) -> Result<Prepared, SandboxError> {
+        for procs in &self.cgroups {
+            std::fs::write(procs, b"0")?;
+        }
+        cgroup::set_rlimits(&self.limits)?;
         let all = AccessFs::from_all(TARGET_ABI);
         let mut ruleset = Ruleset::default()
             .handle_access(all)?
@@ -164,88 +157,29 @@ impl Policy {
                 .handle_access(AccessNet::ConnectTcp)?
                 .set_compatibility(CompatLevel::BestEffort);
         }
+        // The rule for /proc/self binds this very process, which is what
+        // execs next: its children do without (measured: bash, git, rg).
+        let read_only = self
+            .read_only
+            .iter()
+            .map(PathBuf::as_path)
+            .chain([Path::new("/proc/self")]);
         let mut created = ruleset
             .create()?
             .add_rules(path_beneath_rules(&self.read_write, all))?
             .add_rules(path_beneath_rules(
-                &self.read_only,
+                read_only,
                 AccessFs::from_read(TARGET_ABI),
             ))?;
         for port in self.tcp_ports.iter().flatten() {
             created = created.add_rule(NetPort::new(*port, AccessNet::ConnectTcp))?;
         }
-        let cgroup_procs = self
-            .cgroups
-            .iter()
-            .map(|path| CString::new(path.as_os_str().as_bytes()))
-            .collect::<Result<_, _>>()
-            .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
-        Ok(Prepared {
-            ruleset: Some(created),
-            cgroup_procs,
-            limits: self.limits,
-        })
-    }
-}
-
-/// A [`Policy`] ready to apply between fork and exec.
-#[derive(Debug)]
-pub struct Prepared {
-    /// Taken by the (one) apply; a command spawned again forks from the
-    /// parent's copy, which still has it.
-    ruleset: Option<RulesetCreated>,
-    cgroup_procs: Vec<CString>,
-    limits: Limits,
-}
-
-impl Prepared {
-    /// Applies the policy to this process and returns how much the kernel
-    /// enforced; it cannot be undone. Makes system calls only and neither
-    /// allocates nor frees, so it is safe in the child of a multi-threaded
-    /// process, whose other threads may have held the allocator's locks at
-    /// the fork.
-    pub fn apply(&mut self) -> Result<RestrictionStatus, SandboxError> {
-        for procs in &self.cgroup_procs {
-            join_cgroup(procs)?;
-        }
-        cgroup::set_rlimits(&self.limits)?;
-        let Some(ruleset) = self.ruleset.take() else {
-            return Err(SandboxError::NotEnforced);
-        };
-        // /proc/self names the process that opens it: opened here, in the
-        // process about to exec, it is what runs next (its children do
-        // without; measured: bash, git, rg).
-        // SAFETY: a NUL-terminated literal; the descriptor is checked and owned at once.
-        let proc_self =
-            unsafe { libc::open(c"/proc/self".as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
-        if proc_self < 0 {
-            return Err(std::io::Error::last_os_error().into());
-        }
-        // SAFETY: a descriptor just returned to us, owned by nothing else.
-        let proc_self = unsafe { OwnedFd::from_raw_fd(proc_self) };
-        let status = ruleset
-            .add_rule(PathBeneath::new(proc_self, AccessFs::from_read(TARGET_ABI)))?
-            .restrict_self()?;
+        let status = created.restrict_self()?;
         if status.ruleset == RulesetStatus::NotEnforced {
             return Err(SandboxError::NotEnforced);
         }
         Ok(status)
     }
-}
-
-/// Moves this process into the cgroup whose `cgroup.procs` file is `procs`.
-fn join_cgroup(procs: &CString) -> std::io::Result<()> {
-    // SAFETY: a NUL-terminated path; the descriptor is checked and closed here.
-    let fd = unsafe { libc::open(procs.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC) };
-    if fd < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: writes one byte from a literal to the descriptor opened above.
-    let written = unsafe { libc::write(fd, c"0".as_ptr().cast(), 1) };
-    let error = std::io::Error::last_os_error();
-    // SAFETY: closes the descriptor opened above, once.
-    unsafe { libc::close(fd) };
-    if written == 1 { Ok(()) } else { Err(error) }
 }
 
 /// Whether a process's error output tells of something refused to it (the
@@ -263,17 +197,21 @@ pub fn mentions_denial(stderr: &str) -> bool {
 }
 
 /// Starts commands inside a policy from a process that may have threads:
-/// the policy is prepared in the parent and applied in the child.
-#[derive(Debug, Clone, Copy)]
+/// through `cinch sandboxed`, which applies the policy and then execs.
+#[derive(Debug, Clone)]
 pub struct Launcher {
+    program: PathBuf,
     mode: Mode,
 }
 
+/// The hidden subcommand the launcher runs.
+pub const LAUNCH_SUBCOMMAND: &str = "sandboxed";
+
 impl Launcher {
-    /// A launcher running commands sandboxed when `mode` is enforced, and
-    /// as they are otherwise.
-    pub fn new(mode: Mode) -> Self {
-        Self { mode }
+    /// A launcher running `program sandboxed …` (the cinch binary) when `mode`
+    /// is enforced, and commands as they are otherwise.
+    pub fn new(program: PathBuf, mode: Mode) -> Self {
+        Self { program, mode }
     }
 
     /// Whether commands run sandboxed.
@@ -282,30 +220,39 @@ impl Launcher {
     }
 
     /// A command that runs `program` with `args` under `policy`.
-    pub fn command(
-        &self,
-        policy: &Policy,
-        program: &str,
-        args: &[&str],
-    ) -> Result<Command, SandboxError> {
-        let mut command = Command::new(program);
-        command.args(args);
-        if self.mode == Mode::Enforced {
-            let mut prepared = policy.prepare()?;
-            // SAFETY: `apply` makes system calls only (see there); the
-            // failure path writes a literal to stderr, also a system call.
-            unsafe {
-                command.pre_exec(move || {
-                    prepared.apply().map(drop).map_err(|_| {
-                        let message = c"cinch sandbox: the policy could not be applied\n";
-                        libc::write(2, message.as_ptr().cast(), message.count_bytes());
-                        std::io::Error::from_raw_os_error(libc::EPERM)
-                    })
-                });
+    pub fn command(&self, policy: &Policy, program: &str, args: &[&str]) -> Command {
+        match self.mode {
+            Mode::Disabled => {
+                let mut command = Command::new(program);
+                command.args(args);
+                command
+            }
+            Mode::Enforced => {
+                let mut command = Command::new(&self.program);
+                command
+                    .arg(LAUNCH_SUBCOMMAND)
+                    .arg(serde_json::to_string(policy).expect("a policy is plain data"))
+                    .arg(program)
+                    .args(args);
+                command
             }
         }
-        Ok(command)
     }
+}
+
+/// `cinch sandboxed POLICY PROGRAM [ARGS…]`: applies the policy, then execs
+/// the program. Returns only on failure.
+pub fn launch(policy_json: &str, program: &OsString, args: &[OsString]) -> anyhow::Error {
+    use std::os::unix::process::CommandExt as _;
+    let policy: Policy = match serde_json::from_str(policy_json) {
+        Ok(policy) => policy,
+        Err(error) => return anyhow::anyhow!("reading the sandbox policy: {error}"),
+    };
+    if let Err(error) = policy.enforce() {
+        return error.into();
+    }
+    let error = Command::new(program).args(args).exec();
+    anyhow::anyhow!("starting {}: {error}", Path::new(program).display())
 }
 
 #[cfg(test)]
@@ -313,14 +260,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_command_runs_its_own_program() {
-        let policy = Policy::with_system([PathBuf::from("/tmp")]);
-        for mode in [Mode::Enforced, Mode::Disabled] {
-            let command = Launcher::new(mode)
-                .command(&policy, "git", &["status"])
-                .unwrap();
-            assert_eq!(command.get_program(), "git");
-            assert_eq!(command.get_args().collect::<Vec<_>>(), ["status"]);
-        }
+    fn a_policy_survives_the_command_line() {
+        let policy = Policy {
+            tcp_ports: Some(vec![443]),
+            ..Policy::with_system([PathBuf::from("/tmp/w")])
+        };
+        let launcher = Launcher::new(PathBuf::from("/bin/cinch"), Mode::Enforced);
+        let command = launcher.command(&policy, "git", &["status"]);
+        let args: Vec<_> = command.get_args().collect();
+        assert_eq!(args[0], LAUNCH_SUBCOMMAND);
+        let back: Policy = serde_json::from_str(args[1].to_str().unwrap()).unwrap();
+        assert_eq!(back, policy);
+        assert_eq!(&args[2..], ["git", "status"]);
+        let plain = Launcher::new(PathBuf::from("/bin/cinch"), Mode::Disabled).command(
+            &policy,
+            "git",
+            &["status"],
+        );
+        assert_eq!(plain.get_program(), "git");
     }
 }

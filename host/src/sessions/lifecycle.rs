@@ -386,7 +386,7 @@ impl Conductor {
             .filter(|environment| workspace::is_url(&environment.repository))
             .and_then(|environment| workspace::local_path(&environment.repository));
         workspace::Tenant {
-            launcher: self.launcher,
+            launcher: self.launcher.clone(),
             env,
             home: self.agent_home(agent_id),
             read_only: source.map(Path::to_path_buf).into_iter().collect(),

@@ -18,7 +18,7 @@ use anyhow::{Context as _, bail};
 
 use crate::config::SandboxConfig;
 use crate::redact::Redactor;
-use crate::sandbox::{Cgroup, Launcher, Policy, SandboxError};
+use crate::sandbox::{Cgroup, Launcher, Policy};
 use crate::store::RebuiltFrom;
 
 /// How long one setup command may run.
@@ -92,13 +92,7 @@ pub struct Tenant {
 
 impl Tenant {
     /// `program args` in `cwd`, reaching (read-write) only `dirs` and the home.
-    fn command(
-        &self,
-        dirs: &[&Path],
-        cwd: &Path,
-        program: &str,
-        args: &[&str],
-    ) -> Result<Command, SandboxError> {
+    fn command(&self, dirs: &[&Path], cwd: &Path, program: &str, args: &[&str]) -> Command {
         let policy = self.policy(dirs);
         self.command_under(&policy, cwd, program, args)
     }
@@ -109,21 +103,15 @@ impl Tenant {
         policy
     }
 
-    fn command_under(
-        &self,
-        policy: &Policy,
-        cwd: &Path,
-        program: &str,
-        args: &[&str],
-    ) -> Result<Command, SandboxError> {
-        let mut command = self.launcher.command(policy, program, args)?;
+    fn command_under(&self, policy: &Policy, cwd: &Path, program: &str, args: &[&str]) -> Command {
+        let mut command = self.launcher.command(policy, program, args);
         command
             .current_dir(cwd)
             .env_clear()
             .envs(&self.env)
             .env("HOME", &self.home)
             .stdin(Stdio::null());
-        Ok(command)
+        command
     }
 }
 
@@ -305,11 +293,11 @@ fn run_setup(command: &str, plan: &Plan) -> Result<(), WorkspaceError> {
     let name = plan.dir.file_name().unwrap_or_default().to_string_lossy();
     let cgroup = Cgroup::create(&format!("cinch-setup-{name}"), &policy.limits);
     policy.cgroups = cgroup.procs_files();
-    let start = || -> anyhow::Result<(std::process::Child, std::thread::JoinHandle<String>)> {
+    let start = || -> std::io::Result<(std::process::Child, std::thread::JoinHandle<String>)> {
         let (reader, writer) = std::io::pipe()?;
         let child = plan
             .tenant
-            .command_under(&policy, plan.dir, "sh", &["-c", command])?
+            .command_under(&policy, plan.dir, "sh", &["-c", command])
             .env("TMPDIR", plan.tmp_dir)
             .stdout(writer.try_clone()?)
             .stderr(writer)
@@ -318,7 +306,7 @@ fn run_setup(command: &str, plan: &Plan) -> Result<(), WorkspaceError> {
         Ok((child, std::thread::spawn(move || output_tail(reader))))
     };
     let result = start()
-        .map_err(|error| failed(format!("could not start: {error:#}")))
+        .map_err(|error| failed(format!("could not start: {error}")))
         .and_then(|(child, output)| wait_setup(child, output, &failed));
     cgroup.remove();
     result
@@ -423,7 +411,7 @@ fn git(tenant: &Tenant, dirs: &[&Path], cwd: &Path, args: &[&str]) -> anyhow::Re
     let mut full = vec!["-c", "core.hooksPath=/dev/null"];
     full.extend(args);
     let output = tenant
-        .command(dirs, cwd, "git", &full)?
+        .command(dirs, cwd, "git", &full)
         .env("GIT_TERMINAL_PROMPT", "0")
         .output()
         .with_context(|| format!("running git {}", args.join(" ")))?;
