@@ -35,6 +35,14 @@ TICK = ('{"type":"assistant","session_id":"bench","message":{"content":'
         '[{"type":"text","text":"tick {n} {now_us}"}]}}')
 
 
+def machine_cpu():
+    """Busy seconds of every CPU of the machine (all processes, the kernel too)."""
+    with open("/proc/stat") as stat:
+        fields = [int(field) for field in stat.readline().split()[1:]]
+    idle = fields[3] + fields[4]
+    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+
 def process_cpu(pid):
     """User+sys seconds of process `pid`, all its threads."""
     with open(f"/proc/{pid}/stat") as stat:
@@ -259,6 +267,7 @@ def main():
         reader = Client(port, token)
         cpu_before, client_before = process_cpu(server.pid), resource.getrusage(
             resource.RUSAGE_SELF)
+        machine_before = machine_cpu()
         wall = time.time()
         reader.start()
         for n in range(args.sessions):
@@ -269,6 +278,7 @@ def main():
         reader.done_adding = True
         clients = reader.streams
         started = time.time() - wall
+        setup_cpu = machine_cpu() - machine_before
         steady_cpu, steady_from_us = process_cpu(server.pid), time.time_ns() // 1000
         sampler = Sampler(server.pid, clients)
         sampler.start()
@@ -299,6 +309,13 @@ def main():
         running = [latency for c in clients
                    for latency, arrival in zip(c.latencies_us, c.arrivals_us)
                    if window[0] <= arrival <= window[1]]
+        starting = [latency for c in clients
+                    for latency, arrival in zip(c.latencies_us, c.arrivals_us)
+                    if arrival < steady_from_us]
+        print(f"  the same, while the sessions were set up: "
+              f"p50 {percentile(starting, 0.5) / 1000:.2f} ms"
+              f"  p99 {percentile(starting, 0.99) / 1000:.2f} ms ({len(starting)} lines); "
+              f"the machine's CPU meanwhile {setup_cpu:.2f} s, every process included")
         print(f"  the same, while every turn ran: p50 {percentile(running, 0.5) / 1000:.2f} ms"
               f"  p99 {percentile(running, 0.99) / 1000:.2f} ms"
               f"  max {percentile(running, 1.0) / 1000:.2f} ms ({len(running)} lines)")
