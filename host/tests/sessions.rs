@@ -1020,6 +1020,31 @@ fn sessions_on_named_branches_commit_their_turns() {
         !String::from_utf8_lossy(&branches.stdout).contains("fix/"),
         "the source was cloned, not touched"
     );
+
+    // A session named after a branch the repository has already works on
+    // that branch, from its last commit.
+    git(&repo, &["checkout", "-q", "-b", "topic"]);
+    std::fs::write(repo.join("topic.txt"), "on topic\n").unwrap();
+    git(&repo, &["add", "topic.txt"]);
+    git(&repo, &["commit", "-q", "-m", "topic work"]);
+    git(&repo, &["checkout", "-q", "-"]);
+    let local = api.environment(json!({"name": "local", "repository": repo.display().to_string()}));
+    let created = api.post(
+        &format!("/tasks/{task_id}/sessions"),
+        json!({"prompt": "Go on.", "environment_id": local, "branch_name": "topic"}),
+    );
+    assert_eq!(created.status, 201, "{created:?}");
+    let session_id = created.data()["id"].as_str().unwrap().to_owned();
+    let idle = api.wait_status(&task_id, &session_id, "idle");
+    let workspace = PathBuf::from(idle["workspace"].as_str().unwrap());
+    assert_eq!(
+        std::fs::read_to_string(workspace.join("topic.txt")).unwrap(),
+        "on topic\n"
+    );
+    assert_eq!(
+        git_output(&workspace, &["rev-parse", "--abbrev-ref", "HEAD"]).trim(),
+        "topic"
+    );
 }
 
 #[test]
