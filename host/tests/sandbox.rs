@@ -19,6 +19,22 @@ fn second_api<'a>(world: &World, server: &'a Server) -> Api<'a> {
 }
 
 /// Starts a task of `api` and returns (task, session).
+/// Makes environment `name` on `repository` with the one setup `command`,
+/// which must fail, and starts a session on it: the environment's id and
+/// the error its closed session shows.
+fn failed_setup(api: &Api, name: &str, repository: &Path, command: &str) -> (String, String) {
+    let environment = api.environment(json!({
+        "name": name,
+        "repository": path_text(repository),
+        "setup": [command],
+    }));
+    let (task, session) = start_task(api, json!({"prompt": "hi", "environment_id": environment}));
+    let closed = api.wait_status(&task, &session, "closed");
+    assert_eq!(closed["close_reason"], "setup_failure", "{closed:#}");
+    let error = closed["error_message"].as_str().unwrap().to_owned();
+    (environment, error)
+}
+
 fn start_task(api: &Api, body: Value) -> (String, String) {
     let created = api.post("/tasks", body);
     assert_eq!(created.status, 201, "{created:?}");
@@ -323,15 +339,9 @@ fn setup_commands_run_sandboxed_and_steal_nothing() {
     let b = second_api(&world, &server);
 
     // The theft of the issue, word for word, from B's setup command.
-    let b_env = b.environment(json!({
-        "name": "b-env",
-        "repository": path_text(&roots.join("repo")),
-        "setup": ["echo $(cat ../../admin-token) $(cat ../../secrets/*.json) >&2; exit 3"],
-    }));
-    let (task, session) = start_task(&b, json!({"prompt": "hi", "environment_id": b_env}));
-    let closed = b.wait_status(&task, &session, "closed");
-    assert_eq!(closed["close_reason"], "setup_failure", "{closed:#}");
-    let error = closed["error_message"].as_str().unwrap();
+    let repo = roots.join("repo");
+    let steal = "echo $(cat ../../admin-token) $(cat ../../secrets/*.json) >&2; exit 3";
+    let (b_env, error) = failed_setup(&b, "b-env", &repo, steal);
     assert!(error.contains("exit code 3"), "{error}");
     assert!(error.contains("Permission denied"), "{error}");
     assert!(
@@ -342,14 +352,9 @@ fn setup_commands_run_sandboxed_and_steal_nothing() {
 
     // A setup command reads its own /proc entry, not the server's (its
     // parent, whose environment holds the model key).
-    let proc_env = b.environment(json!({
-        "name": "b-proc",
-        "repository": path_text(&roots.join("repo")),
-        "setup": ["read own < /proc/$$/status; echo \"own=$own\" >&2; cat /proc/$PPID/environ >&2; exit 4"],
-    }));
-    let (task, session) = start_task(&b, json!({"prompt": "hi", "environment_id": proc_env}));
-    let closed = b.wait_status(&task, &session, "closed");
-    let error = closed["error_message"].as_str().unwrap();
+    let read_proc = "read own < /proc/$$/status; echo \"own=$own\" >&2; \
+                     cat /proc/$PPID/environ >&2; exit 4";
+    let (_, error) = failed_setup(&b, "b-proc", &repo, read_proc);
     assert!(error.contains("exit code 4"), "{error}");
     assert!(error.contains("own=Name:"), "{error}");
     assert!(error.contains("Permission denied"), "{error}");

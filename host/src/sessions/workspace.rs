@@ -263,8 +263,6 @@ fn add_worktree(repository: &Path, plan: &Plan) -> anyhow::Result<()> {
         // of a repository both reach; that worktree is gone with the node.
         return git(&["worktree", "add", "-q", "--force", &dir, plan.branch]).map(drop);
     }
-    // A new session's branch is new too, so making it comes first: one git
-    // process for most sessions, each of them a sandboxed start.
     // In a clone, the base branch may exist only as the remote's.
     let base = plan.base_branch.map(|base| {
         let local = format!("refs/heads/{base}");
@@ -274,6 +272,8 @@ fn add_worktree(repository: &Path, plan: &Plan) -> anyhow::Result<()> {
             format!("origin/{base}")
         }
     });
+    // A new session's branch is new too, so making it comes first: one git
+    // process (a sandboxed start each) for most sessions.
     let mut args = vec!["worktree", "add", "-q", "-b", plan.branch, &dir];
     args.extend(base.as_deref());
     match git(&args) {
