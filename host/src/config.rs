@@ -99,6 +99,9 @@ pub struct ServeConfig {
     pub retry_seconds: Option<u64>,
     /// Minutes a session waits for a slot before it is closed.
     pub wait_limit_minutes: Option<u64>,
+    /// For tests only: the wait limit in seconds, so that a test need not
+    /// wait minutes; wins over `wait_limit_minutes` (and its flag).
+    pub wait_limit_seconds: Option<u64>,
     /// Minutes one turn may run, 1 to 60.
     pub turn_timeout_minutes: Option<u64>,
     /// Minutes a harness may write nothing before its turn is stopped, 1 to

@@ -9,15 +9,6 @@ use support::{World, claude_turn};
 
 use cinch_fake_cli::Script;
 
-/// The world's operator config with `settings` added to its `[serve]` table.
-fn configure(world: &World, settings: &str) {
-    let config =
-        world
-            .operator_config()
-            .replacen("[serve]\n", &format!("[serve]\n{settings}\n"), 1);
-    std::fs::write(world.path("home/config.toml"), config).unwrap();
-}
-
 /// A claude turn whose lines come `gap_ms` apart, in `lines` lines.
 fn slow_turn(session: &str, lines: usize, gap_ms: u64) -> Script {
     let mut turn = claude_turn(session, "done");
@@ -53,7 +44,7 @@ fn code_task(server: &support::Server, token: &str, run: &str, repo: &str) -> Va
 fn a_harness_that_writes_nothing_is_stopped_by_the_watchdog() {
     let world = World::new();
     // Seconds instead of minutes: the knob for tests.
-    configure(&world, "watchdog_seconds = 3");
+    world.configure("watchdog_seconds = 3");
     let server = world.serve();
     let token = world.admin_token();
     let api = support::Api::new(&server, &token);
@@ -129,7 +120,7 @@ fn a_harness_that_writes_nothing_is_stopped_by_the_watchdog() {
 #[test]
 fn cinch_run_takes_the_configured_watchdog_and_its_own_flag() {
     let world = World::new();
-    configure(&world, "watchdog_seconds = 2");
+    world.configure("watchdog_seconds = 2");
     world.script(slow_turn("s-run", 2, 4_000));
     let run = |extra: &[&str]| {
         let output = world
@@ -689,7 +680,7 @@ fn a_driver_that_fails_is_counted() {
 #[test]
 fn a_sessions_turn_follows_its_environments_watchdog() {
     let world = World::new();
-    configure(&world, "watchdog_seconds = 2");
+    world.configure("watchdog_seconds = 2");
     let server = world.serve();
     let token = world.admin_token();
     let api = support::Api::new(&server, &token);

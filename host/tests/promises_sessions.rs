@@ -300,15 +300,9 @@ fn a_capacity_close_keeps_the_prompt_for_the_resume() {
 #[test]
 fn a_wait_past_its_limit_is_closed_while_the_server_runs() {
     let world = World::new();
-    // Retries are an hour apart: only a sweep can end the one-minute wait.
-    let server = world.serve_with(&[
-        "--max-turns",
-        "1",
-        "--retry-seconds",
-        "3600",
-        "--wait-limit-minutes",
-        "1",
-    ]);
+    world.configure("wait_limit_seconds = 8");
+    // Retries are an hour apart: only a sweep can end the eight-second wait.
+    let server = world.serve_with(&["--max-turns", "1", "--retry-seconds", "3600"]);
     let token = world.admin_token();
     let api = Api::new(&server, &token);
     let record = world.path("out/record.json");
@@ -328,6 +322,10 @@ fn a_wait_past_its_limit_is_closed_while_the_server_runs() {
         std::thread::sleep(Duration::from_millis(500));
     };
     assert_eq!(closed["close_reason"], "resource_exhausted", "{closed:#}");
+    assert!(
+        text(&closed["error_message"]).contains("No turn slot came free in 8 seconds"),
+        "{closed:#}"
+    );
     assert_eq!(closed["waiting_since"], Value::Null);
     assert_prompt_kept(&api, &task, &session);
     resume_with_both(&api, (&busy_task, &busy), &task, &session, &record);

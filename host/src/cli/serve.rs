@@ -330,12 +330,13 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
             .map_or(defaults.retry_interval, |seconds| {
                 Duration::from_secs(seconds.max(1))
             }),
-        wait_limit: args
-            .wait_limit_minutes
-            .or(file.wait_limit_minutes)
-            .map_or(defaults.wait_limit, |minutes| {
-                Duration::from_secs(minutes * 60)
-            }),
+        wait_limit: file
+            .wait_limit_seconds
+            .or(args
+                .wait_limit_minutes
+                .or(file.wait_limit_minutes)
+                .map(|minutes| minutes * 60))
+            .map_or(defaults.wait_limit, Duration::from_secs),
         turn_timeout: turn_timeout_minutes.map_or(defaults.turn_timeout, |minutes| {
             Duration::from_secs(minutes * 60)
         }),

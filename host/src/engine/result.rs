@@ -176,7 +176,7 @@ pub fn no_output_detail(idle_limit_ms: u64) -> String {
 
 /// `ms` in whole minutes, or in seconds when it is not whole minutes (a
 /// limit tests set in seconds, such as `[serve] watchdog_seconds`).
-fn minutes_or_seconds(ms: u64) -> String {
+pub fn minutes_or_seconds(ms: u64) -> String {
     match ms {
         60_000 => "1 minute".to_owned(),
         ms if ms % 60_000 == 0 => format!("{} minutes", ms / 60_000),

@@ -4,6 +4,7 @@
 use super::machine::{Recovery, recovery};
 use super::ownership::Hold;
 use super::*;
+use crate::engine::result::minutes_or_seconds;
 
 impl Conductor {
     /// Picks up after a restart: turns that were running are followed again
@@ -188,19 +189,18 @@ impl Conductor {
             + self.settings.retry_interval
             + self.settings.sweep_interval
             + Duration::from_secs(1);
+        let limit_text = minutes_or_seconds(self.settings.wait_limit.as_millis() as u64);
         let (reason, message) = if waited <= schedule_end.as_secs() as i64 {
             (
                 CloseReason::ResourceExhausted,
                 match self.settings.max_turns_per_account {
                     None => format!(
-                        "No turn slot came free in {} minutes ({} turns may run at once). Your queued messages are kept: send a message to try again with them, or raise the cap with `cinch serve --max-turns`.",
-                        limit / 60,
-                        self.settings.max_turns
+                        "No turn slot came free in {} ({} turns may run at once). Your queued messages are kept: send a message to try again with them, or raise the cap with `cinch serve --max-turns`.",
+                        limit_text, self.settings.max_turns
                     ),
                     Some(per_account) => format!(
-                        "No turn slot came free in {} minutes ({} turns may run at once, {per_account} of them an account's). Your queued messages are kept: send a message to try again with them, or raise the caps with `cinch serve --max-turns` and `--max-turns-per-account`.",
-                        limit / 60,
-                        self.settings.max_turns
+                        "No turn slot came free in {} ({} turns may run at once, {per_account} of them an account's). Your queued messages are kept: send a message to try again with them, or raise the caps with `cinch serve --max-turns` and `--max-turns-per-account`.",
+                        limit_text, self.settings.max_turns
                     ),
                 },
             )
@@ -208,8 +208,8 @@ impl Conductor {
             (
                 CloseReason::WaitingTimeout,
                 format!(
-                    "The wait for a turn slot outlasted its retry schedule ({} minutes; cinch was stopped or could not retry). Your queued messages are kept: send a message to try again with them.",
-                    waited / 60
+                    "The wait for a turn slot outlasted its retry schedule ({}; cinch was stopped or could not retry). Your queued messages are kept: send a message to try again with them.",
+                    how_long_waited(waited)
                 ),
             )
         };
@@ -250,4 +250,11 @@ impl Conductor {
         }
         Ok(())
     }
+}
+
+/// How long a wait of `seconds` lasted, as its close message tells it: in
+/// whole minutes from a minute on, in seconds below.
+fn how_long_waited(seconds: i64) -> String {
+    let ms = seconds.max(0) as u64 * 1000;
+    minutes_or_seconds(if ms >= 60_000 { ms - ms % 60_000 } else { ms })
 }

@@ -165,6 +165,15 @@ impl World {
         )
     }
 
+    /// Writes the operator's config.toml with `settings` (lines of TOML)
+    /// added to its `[serve]` table.
+    pub fn configure(&self, settings: &str) {
+        let config =
+            self.operator_config()
+                .replacen("[serve]\n", &format!("[serve]\n{settings}\n"), 1);
+        std::fs::write(self.path("home/config.toml"), config).unwrap();
+    }
+
     /// Starts `cinch serve` with `extra` arguments.
     pub fn serve_with(&self, extra: &[&str]) -> Server {
         let mut command = self.cinch();
