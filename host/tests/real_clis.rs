@@ -9,7 +9,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use cinch_fake_cli::mcp;
 use cinch_mock_model::{
@@ -472,10 +472,23 @@ fn claude_session_over_http() {
         json!({"message": RESUME_PROMPT}),
     );
     assert_eq!(sent.status, 201, "{sent:?}");
-    let resumed = api.wait(&task_id, &session_id, "idle after s4", |s| {
-        s["status"] == "idle"
-            && assistant(&api.messages(&task_id, &session_id, "").data())["id"] != first["id"]
-    });
+    // The messages are read before the session: the session runs before its
+    // turn's message exists and goes idle after the message has its result,
+    // so idle read after the new message was seen means that turn ended.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let resumed = loop {
+        let latest = assistant(&api.messages(&task_id, &session_id, "").data());
+        let session = api.session(&task_id, &session_id);
+        if latest["id"] != first["id"] && session["status"] == "idle" {
+            break session;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the session never ran s4: {session:#}\n{}",
+            server.log()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
     let second = assistant(&api.messages(&task_id, &session_id, "").data());
     assert_eq!(second["turn"]["status"], "completed", "{second:#}");
     assert!(
