@@ -18,7 +18,6 @@ fn second_api<'a>(world: &World, server: &'a Server) -> Api<'a> {
     Api::new(server, &token)
 }
 
-/// Starts a task of `api` and returns (task, session).
 /// Makes environment `name` on `repository` with the one setup `command`,
 /// which must fail, and starts a session on it: the environment's id and
 /// the error its closed session shows.
@@ -35,6 +34,7 @@ fn failed_setup(api: &Api, name: &str, repository: &Path, command: &str) -> (Str
     (environment, error)
 }
 
+/// Starts a task of `api` and returns (task, session).
 fn start_task(api: &Api, body: Value) -> (String, String) {
     let created = api.post("/tasks", body);
     assert_eq!(created.status, 201, "{created:?}");
@@ -64,6 +64,18 @@ fn probe_outcomes(api: &Api, session: &str, turn: &Value) -> Vec<ProbeOutcome> {
     raw.lines()
         .filter_map(|line| serde_json::from_str::<ProbeOutcome>(line).ok())
         .collect()
+}
+
+/// The nice value of process `pid` (the 19th field of its `stat`).
+fn niceness(pid: u32) -> i32 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let after_name = stat.rsplit(')').next().unwrap();
+    after_name
+        .split_whitespace()
+        .nth(16)
+        .unwrap()
+        .parse()
+        .unwrap()
 }
 
 fn pid_in(path: &Path) -> i32 {
@@ -351,11 +363,14 @@ fn setup_commands_run_sandboxed_and_steal_nothing() {
     assert!(!error.contains("cinch_"), "{error}");
 
     // A setup command reads its own /proc entry, not the server's (its
-    // parent, whose environment holds the model key).
-    let read_proc = "read own < /proc/$$/status; echo \"own=$own\" >&2; \
+    // parent, whose environment holds the model key). It runs ten nice
+    // levels below the server, so that it never holds back running turns.
+    let read_proc = "read own < /proc/$$/status; echo \"own=$own nice=$(nice)\" >&2; \
                      cat /proc/$PPID/environ >&2; exit 4";
     let (_, error) = failed_setup(&b, "b-proc", &repo, read_proc);
     assert!(error.contains("exit code 4"), "{error}");
+    let lowered = (niceness(server.child.id()) + 10).min(19);
+    assert!(error.contains(&format!("nice={lowered}")), "{error}");
     assert!(error.contains("own=Name:"), "{error}");
     assert!(error.contains("Permission denied"), "{error}");
     assert!(!error.contains(API_KEY), "{error}");

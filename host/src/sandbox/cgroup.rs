@@ -169,6 +169,19 @@ pub fn set_rlimits(limits: &Limits) -> std::io::Result<()> {
     set_rlimit(libc::RLIMIT_NOFILE, limits.open_files)
 }
 
+/// Adds `niceness` to this process's nice value.
+pub fn lower_priority(niceness: i32) -> std::io::Result<()> {
+    // nice() may return -1 on success, so only errno tells of a failure.
+    // SAFETY: errno is this thread's; nice changes only this process.
+    unsafe {
+        *libc::__errno_location() = 0;
+        if libc::nice(niceness) == -1 && *libc::__errno_location() != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
 fn set_rlimit(resource: libc::__rlimit_resource_t, wanted: u64) -> std::io::Result<()> {
     let mut current = libc::rlimit {
         rlim_cur: 0,

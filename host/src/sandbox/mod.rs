@@ -84,6 +84,10 @@ pub struct Policy {
     pub limits: Limits,
     /// `cgroup.procs` files the process joins before it is restricted.
     pub cgroups: Vec<PathBuf>,
+    /// Added to the process's nice value: above 0, it yields the CPU to
+    /// cinch's own work (and to turns) whenever both want it.
+    #[serde(default)]
+    pub niceness: i32,
 }
 
 /// Why a policy could not be applied.
@@ -146,6 +150,9 @@ impl Policy {
             std::fs::write(procs, b"0")?;
         }
         cgroup::set_rlimits(&self.limits)?;
+        if self.niceness != 0 {
+            cgroup::lower_priority(self.niceness)?;
+        }
         let all = AccessFs::from_all(TARGET_ABI);
         let mut ruleset = Ruleset::default()
             .handle_access(all)?

@@ -74,6 +74,11 @@ pub struct Rebuild<'a> {
     pub remote: Option<&'a str>,
 }
 
+/// How much a workspace's git and setup commands yield the CPU: a session
+/// being set up must not delay the lines of the turns already running (on 2
+/// cores, 200 sessions' set-up held their lines' p99 at 12-39 ms).
+const WORKSPACE_NICENESS: i32 = 10;
+
 /// How cinch runs processes for one tenant: in the sandbox (through
 /// `launcher`), with exactly `env`, `home` as the agent's home.
 #[derive(Debug, Clone)]
@@ -100,6 +105,7 @@ impl Tenant {
     fn policy(&self, dirs: &[&Path]) -> Policy {
         let mut policy = Policy::for_tenant(dirs, Some(&self.home), &self.config);
         policy.read_only.extend(self.read_only.iter().cloned());
+        policy.niceness = WORKSPACE_NICENESS;
         policy
     }
 
