@@ -127,7 +127,7 @@ fn the_message_list_shows_every_change_at_once_in_sequence_order() {
         &api,
         json!({"title": "Busy", "prompt": "Take your time.", "environment_id": environment}),
     );
-    api.wait_status(&task, &session, "running");
+    api.wait_turn_message(&task, &session);
     let first = messages(&api, &task, &session);
     assert_eq!(
         first.iter().map(|m| text(&m["type"])).collect::<Vec<_>>(),

@@ -772,7 +772,7 @@ fn start_long_turn(
         .as_str()
         .unwrap()
         .to_owned();
-    api.wait_status(&task_id, &session_id, "running");
+    api.wait_turn_message(&task_id, &session_id);
     (task_id, session_id)
 }
 

@@ -619,6 +619,30 @@ impl<'a> Api<'a> {
         self.wait(task, session, status, |s| s["status"] == status)
     }
 
+    /// Waits for the session to run a turn and for that turn's message,
+    /// which the server adds a moment after the session shows as running.
+    pub fn wait_turn_message(&self, task: &str, session: &str) -> Value {
+        self.wait_status(task, session, "running");
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let page = self.messages(task, session, "").data();
+            if let Some(turn) = page
+                .as_array()
+                .unwrap()
+                .iter()
+                .rev()
+                .find(|m| m["type"] == "assistant")
+            {
+                return turn.clone();
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the running session never got its turn's message: {page:#}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     pub fn messages(&self, task: &str, session: &str, query: &str) -> Answer {
         self.get(&format!("/tasks/{task}/sessions/{session}/messages{query}"))
     }
