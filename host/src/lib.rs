@@ -7,7 +7,8 @@
 //! - [`lines`], [`parse`], [`reader`], [`progress`], [`replay`]: reading a
 //!   harness's output through its driver into progress lines and an outcome.
 //! - [`engine`]: a turn's life and the bookkeeping of turns; [`supervisor`]:
-//!   the detached process that owns a turn's CLI; [`turn_dir`]: the turn's
+//!   the detached process that owns a turn's CLI; [`helper`]: the processes
+//!   cinch starts for supervisors and sandboxed commands; [`turn_dir`]: the turn's
 //!   files the two share; [`checkpoint`]: git
 //!   snapshots of the work tree around a turn; [`config`]: `config.toml`.
 //! - [`probe`]: the harness CLIs installed on this machine.
@@ -30,6 +31,7 @@ pub mod config;
 pub mod drivers;
 pub mod engine;
 pub mod harnesses;
+pub mod helper;
 pub mod hex;
 pub mod home;
 pub mod lines;

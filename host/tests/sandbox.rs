@@ -165,6 +165,14 @@ fn a_hostile_harness_of_one_account_reaches_nothing_of_cinchs_or_anothers() {
         std::thread::sleep(std::time::Duration::from_millis(50));
     };
     let a_supervisor = pid_in(&a_turn_dir.join("supervisor.pid"));
+    // The server supervises turns with the small helper installed beside it.
+    let supervisor_exe = std::fs::read_link(format!("/proc/{a_supervisor}/exe")).unwrap();
+    assert_eq!(
+        supervisor_exe.file_name().unwrap(),
+        "cinch-helper",
+        "{}",
+        supervisor_exe.display()
+    );
     let a_agent = only_entry(&home.join("agents"), "");
     let vault = home.join("secrets").join(format!("{a_env}.json"));
     assert!(vault.is_file(), "{}", vault.display());
@@ -501,10 +509,23 @@ fn cinch_run_sandboxes_by_default_and_check_says_so() {
         ],
         ..Script::default()
     });
+    // A cinch installed beside a helper of another version (which would
+    // fail the turn) supervises turns itself, and says why.
+    let alone = world.path("alone/cinch");
+    std::fs::create_dir_all(alone.parent().unwrap()).unwrap();
+    std::fs::copy(env!("CARGO_BIN_EXE_cinch"), &alone).unwrap();
+    let stale = world.path("alone/cinch-helper");
+    std::fs::write(&stale, "#!/bin/sh\necho 0.0.1\n").unwrap();
+    std::fs::set_permissions(&stale, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let installed = Path::new(env!("CARGO_BIN_EXE_cinch"));
     let mut outcomes = Vec::new();
-    for extra in [&[][..], &["--no-sandbox"][..]] {
+    for (cinch, extra) in [
+        (installed, &[][..]),
+        (alone.as_path(), &[][..]),
+        (installed, &["--no-sandbox"][..]),
+    ] {
         let output = world
-            .cinch()
+            .cinch_at(cinch)
             .args(["run", "--harness", "claude", "--repo"])
             .arg(world.path("repo"))
             .args(extra)
@@ -512,6 +533,11 @@ fn cinch_run_sandboxes_by_default_and_check_says_so() {
             .output()
             .unwrap();
         assert!(output.status.success(), "{output:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&output.stderr).contains("another version"),
+            cinch == alone,
+            "{output:?}"
+        );
         let result: Value = serde_json::from_slice(&output.stdout).unwrap();
         let turn = result["turn"].as_str().unwrap().to_owned();
         let log = world
@@ -529,7 +555,10 @@ fn cinch_run_sandboxes_by_default_and_check_says_so() {
             .collect();
         outcomes.push(probes);
     }
-    assert_eq!(outcomes, [vec![false, true], vec![true, true]]);
+    assert_eq!(
+        outcomes,
+        [vec![false, true], vec![false, true], vec![true, true]]
+    );
 
     let check = world.cinch().args(["check", "--json"]).output().unwrap();
     let report: Value = serde_json::from_slice(&check.stdout).unwrap();
@@ -569,4 +598,62 @@ fn a_turn_the_sandbox_breaks_says_so() {
     let detail = result["detail"].as_str().unwrap();
     assert!(detail.contains("EACCES"), "{detail}");
     assert!(detail.contains("cinch's sandbox"), "{detail}");
+}
+
+/// `sandboxed POLICY PROGRAM [ARGS…]`, as the server starts setup commands and
+/// workspace git, works the same in the helper and in cinch itself, and a
+/// helper started wrongly says what it is for.
+#[test]
+fn the_helper_and_cinch_both_run_a_command_inside_a_policy() {
+    let world = World::new();
+    let inside = world.path("inside");
+    std::fs::create_dir_all(&inside).unwrap();
+    std::fs::write(inside.join("mine.txt"), "mine\n").unwrap();
+    std::fs::write(world.path("outside.txt"), "not yours\n").unwrap();
+    let policy =
+        serde_json::to_string(&cinch::sandbox::Policy::with_system([inside.clone()])).unwrap();
+    let script = format!(
+        "cat {}; cat {} || echo refused",
+        path_text(&inside.join("mine.txt")),
+        path_text(&world.path("outside.txt"))
+    );
+    for program in [
+        env!("CARGO_BIN_EXE_cinch-helper"),
+        env!("CARGO_BIN_EXE_cinch"),
+    ] {
+        let output = std::process::Command::new(program)
+            .args(["sandboxed", &policy, "/bin/sh", "-c", &script])
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{program}: {output:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&output.stdout),
+            "mine\nrefused\n",
+            "{program}"
+        );
+        assert!(
+            String::from_utf8_lossy(&output.stderr).contains("Permission denied"),
+            "{program}: {output:?}"
+        );
+
+        let broken = std::process::Command::new(program)
+            .args(["sandboxed", "{not json", "/bin/true"])
+            .output()
+            .unwrap();
+        assert_eq!(broken.status.code(), Some(126), "{program}: {broken:?}");
+        let said = String::from_utf8_lossy(&broken.stderr);
+        assert!(
+            said.contains("cinch sandbox: reading the sandbox policy"),
+            "{program}: {said}"
+        );
+    }
+    let lost = std::process::Command::new(env!("CARGO_BIN_EXE_cinch-helper"))
+        .arg("serve")
+        .output()
+        .unwrap();
+    assert_eq!(lost.status.code(), Some(2), "{lost:?}");
+    assert!(
+        String::from_utf8_lossy(&lost.stderr).contains("started by cinch itself"),
+        "{lost:?}"
+    );
 }

@@ -70,13 +70,8 @@ impl World {
     fn engine_with(&self, env: BTreeMap<String, String>) -> Engine {
         let home = Home::open(self.path("cinch-home")).unwrap();
         let runtime = Runtime::new(Some(self.path("cache")), Limits::default()).unwrap();
-        Engine::new(
-            home,
-            &runtime,
-            PathBuf::from(env!("CARGO_BIN_EXE_cinch")),
-            env,
-        )
-        .unwrap()
+        let helper = cinch::helper::program(Path::new(env!("CARGO_BIN_EXE_cinch")));
+        Engine::new(home, &runtime, helper, env).unwrap()
     }
 
     fn engine(&self) -> Engine {

@@ -85,7 +85,7 @@ fn main() {
     let bin = root.join("bin");
     std::fs::create_dir_all(&bin).unwrap();
     cinch_fake_cli::install(&bin, "codex");
-    let cinch = cinch_binary();
+    let cinch = cinch::helper::program(&cinch_binary());
     let runtime = cinch_tests::runtime(&root.join("cache"));
 
     println!(

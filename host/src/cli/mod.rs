@@ -9,7 +9,6 @@ mod serve;
 mod turns;
 
 use std::collections::BTreeMap;
-use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -115,23 +114,6 @@ enum Command {
         #[command(subcommand)]
         command: AccountCommand,
     },
-    /// Supervises one turn's CLI (started by cinch itself).
-    #[command(hide = true)]
-    Supervise {
-        /// The turn's folder.
-        turn_dir: PathBuf,
-    },
-    /// Runs a program inside a sandbox policy (started by cinch itself).
-    #[command(name = "sandboxed", hide = true)]
-    Sandboxed {
-        /// The policy, as JSON.
-        policy: String,
-        /// The program.
-        program: OsString,
-        /// Its arguments.
-        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-        args: Vec<OsString>,
-    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -161,28 +143,11 @@ enum AccountCommand {
 
 /// Runs the command line and returns the process's exit code.
 pub fn main() -> ExitCode {
+    // Before anything else: a supervisor forks, so no thread may exist yet.
+    if let Some(job) = crate::helper::job(std::env::args_os().skip(1)) {
+        return crate::helper::run(job);
+    }
     let cli = Cli::parse();
-    if let Command::Sandboxed {
-        policy,
-        program,
-        args,
-    } = &cli.command
-    {
-        // Returns only when the policy or the exec failed.
-        let error = crate::sandbox::launch(policy, program, args);
-        eprintln!("cinch sandbox: {error:#}");
-        return ExitCode::from(126);
-    }
-    if let Command::Supervise { turn_dir } = &cli.command {
-        // Before anything else: the supervisor forks, so no thread may exist yet.
-        return match crate::supervisor::run(turn_dir) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(error) => {
-                eprintln!("cinch supervise: {error:#}");
-                ExitCode::FAILURE
-            }
-        };
-    }
     let logs = tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("CINCH_LOG")
@@ -232,9 +197,6 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Account {
             command: AccountCommand::Create(args),
         } => serve::account_create(args),
-        Command::Supervise { .. } | Command::Sandboxed { .. } => {
-            unreachable!("handled before logging starts")
-        }
     }
 }
 
@@ -243,11 +205,12 @@ fn engine() -> anyhow::Result<Engine> {
     engine_in(Home::discover()?, std::env::vars().collect())
 }
 
-/// The engine of `home`, supervising turns with this very binary; harnesses
-/// run with `env` (and the configured secrets).
+/// The engine of `home`, supervising turns with the helper beside this
+/// binary (or this very binary); harnesses run with `env` (and the
+/// configured secrets).
 fn engine_in(home: Home, env: BTreeMap<String, String>) -> anyhow::Result<Engine> {
     let runtime = Runtime::new(Some(home.component_cache_dir()), Limits::default())?;
-    let program = std::env::current_exe()?;
+    let program = crate::helper::program(&std::env::current_exe()?);
     Engine::new(home, &runtime, program, env)
 }
 

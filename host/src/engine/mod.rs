@@ -191,8 +191,9 @@ impl Turn {
 
 impl Engine {
     /// The engine of the home, with its config and drivers. Supervisors are
-    /// started by running `supervisor_program supervise TURN_DIR` (the cinch
-    /// binary itself); harnesses are found on, and run with, `env` (cinch's
+    /// started by running `supervisor_program supervise TURN_DIR`, sandboxed
+    /// commands by `supervisor_program sandboxed …` (see [`crate::helper`]);
+    /// harnesses are found on, and run with, `env` (cinch's
     /// own environment, normally) plus the configured secrets. Turns run in
     /// the sandbox unless [`Engine::with_sandbox`] turns it off.
     pub fn new(

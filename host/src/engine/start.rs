@@ -357,7 +357,7 @@ impl Engine {
         env: &BTreeMap<String, String>,
     ) -> anyhow::Result<()> {
         let status = std::process::Command::new(&self.supervisor_program)
-            .arg("supervise")
+            .arg(crate::helper::SUPERVISE)
             .arg(turn.dir())
             .env_clear()
             .envs(env)

@@ -16,7 +16,7 @@ mod paths;
 mod roots;
 mod support;
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -204,19 +204,18 @@ pub fn mentions_denial(stderr: &str) -> bool {
 }
 
 /// Starts commands inside a policy from a process that may have threads:
-/// through `cinch sandboxed`, which applies the policy and then execs.
+/// through a helper process (see [`crate::helper`]), which applies the policy
+/// and then execs.
 #[derive(Debug, Clone)]
 pub struct Launcher {
     program: PathBuf,
     mode: Mode,
 }
 
-/// The hidden subcommand the launcher runs.
-pub const LAUNCH_SUBCOMMAND: &str = "sandboxed";
-
 impl Launcher {
-    /// A launcher running `program sandboxed …` (the cinch binary) when `mode`
-    /// is enforced, and commands as they are otherwise.
+    /// A launcher running `program sandboxed …` (a helper program, see
+    /// [`crate::helper::program`]) when `mode` is enforced, and commands as
+    /// they are otherwise.
     pub fn new(program: PathBuf, mode: Mode) -> Self {
         Self { program, mode }
     }
@@ -237,7 +236,7 @@ impl Launcher {
             Mode::Enforced => {
                 let mut command = Command::new(&self.program);
                 command
-                    .arg(LAUNCH_SUBCOMMAND)
+                    .arg(crate::helper::SANDBOXED)
                     .arg(serde_json::to_string(policy).expect("a policy is plain data"))
                     .arg(program)
                     .args(args);
@@ -247,10 +246,13 @@ impl Launcher {
     }
 }
 
-/// `cinch sandboxed POLICY PROGRAM [ARGS…]`: applies the policy, then execs
-/// the program. Returns only on failure.
-pub fn launch(policy_json: &str, program: &OsString, args: &[OsString]) -> anyhow::Error {
+/// `sandboxed POLICY PROGRAM [ARGS…]`: applies the policy, then execs the
+/// program. Returns only on failure.
+pub fn launch(policy_json: &OsStr, program: &OsStr, args: &[OsString]) -> anyhow::Error {
     use std::os::unix::process::CommandExt as _;
+    let Some(policy_json) = policy_json.to_str() else {
+        return anyhow::anyhow!("the sandbox policy is not UTF-8 JSON");
+    };
     let policy: Policy = match serde_json::from_str(policy_json) {
         Ok(policy) => policy,
         Err(error) => return anyhow::anyhow!("reading the sandbox policy: {error}"),
@@ -275,7 +277,7 @@ mod tests {
         let launcher = Launcher::new(PathBuf::from("/bin/cinch"), Mode::Enforced);
         let command = launcher.command(&policy, "git", &["status"]);
         let args: Vec<_> = command.get_args().collect();
-        assert_eq!(args[0], LAUNCH_SUBCOMMAND);
+        assert_eq!(args[0], crate::helper::SANDBOXED);
         let back: Policy = serde_json::from_str(args[1].to_str().unwrap()).unwrap();
         assert_eq!(back, policy);
         assert_eq!(&args[2..], ["git", "status"]);

@@ -130,7 +130,12 @@ impl World {
     }
 
     pub fn cinch(&self) -> Command {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_cinch"));
+        self.cinch_at(Path::new(env!("CARGO_BIN_EXE_cinch")))
+    }
+
+    /// [`World::cinch`] with the cinch binary at `program`.
+    pub fn cinch_at(&self, program: &Path) -> Command {
+        let mut command = Command::new(program);
         command
             .env_clear()
             .env(

@@ -1,0 +1,21 @@
+//! `cinch-helper`: the small binary cinch starts for sandboxed commands and
+//! turn supervisors (see the library's `helper` module).
+
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let args: Vec<_> = std::env::args_os().skip(1).collect();
+    if args == [cinch::helper::VERSION_FLAG] {
+        println!("{}", cinch::helper::VERSION);
+        return ExitCode::SUCCESS;
+    }
+    match cinch::helper::job(args.into_iter()) {
+        Some(job) => cinch::helper::run(job),
+        None => {
+            eprintln!(
+                "cinch-helper is started by cinch itself: `cinch-helper sandboxed POLICY PROGRAM [ARGS…]` or `cinch-helper supervise TURN_DIR`"
+            );
+            ExitCode::from(2)
+        }
+    }
+}
