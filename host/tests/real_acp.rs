@@ -14,11 +14,15 @@ use std::process::Command;
 use std::time::{Duration, Instant, SystemTime};
 
 use cinch_mock_model::{
-    Cli, MockServer, RunOutput, S2_ANSWER, S4_RESUMED, Scenario, Turn, cli_bin_dir,
-    run_with_timeout, write_cli_config,
+    Cli, MockServer, RunOutput, Scenario, Turn, cli_bin_dir, new_repo, run_with_timeout,
+    write_cli_config,
 };
 use serde_json::{Value, json};
 use tempfile::TempDir;
+
+mod real;
+
+use real::{assert_s1, assert_s2, assert_s4};
 
 /// cinch's own timeout for every turn, in minutes: qwen and opencode retry a 500 for about 80 s
 /// whatever their settings say, and on a busy machine (2 cores, load 10) opencode took 170 s.
@@ -100,31 +104,7 @@ impl Bench {
 
     /// A fresh git repository with one commit.
     fn repo(&self, name: &str) -> PathBuf {
-        let repo = self.dir.path().join("repos").join(name);
-        fs::create_dir_all(&repo).expect("creating the repository");
-        let readme = repo.join("README.md");
-        fs::write(&readme, "test repo\n").expect("writing README.md");
-        fs::File::options()
-            .write(true)
-            .open(&readme)
-            .and_then(|file| file.set_modified(SystemTime::now() - Duration::from_secs(60)))
-            .expect("backdating README.md");
-        git(&repo, &["init", "-q"]);
-        git(&repo, &["add", "."]);
-        git(
-            &repo,
-            &[
-                "-c",
-                "user.email=t@example.invalid",
-                "-c",
-                "user.name=t",
-                "commit",
-                "-q",
-                "-m",
-                "init",
-            ],
-        );
-        repo
+        new_repo(&self.dir.path().join("repos"), name)
     }
 
     /// Writes the agent's settings for `scenario` into its HOME and returns its environment.
@@ -226,9 +206,9 @@ impl Bench {
             out.code(),
             out.elapsed.as_secs_f64()
         );
-        assert!(!out.timed_out, "cinch did not end: {}", describe(&out));
+        assert!(!out.timed_out, "cinch did not end: {}", out.describe());
         let result = serde_json::from_str(out.stdout.trim())
-            .unwrap_or_else(|e| panic!("{scenario}: no JSON result ({e}): {}", describe(&out)));
+            .unwrap_or_else(|e| panic!("{scenario}: no JSON result ({e}): {}", out.describe()));
         (out, result)
     }
 
@@ -307,26 +287,6 @@ fn search_path() -> String {
         .into_owned()
 }
 
-fn git(repo: &Path, args: &[&str]) -> String {
-    let out = run_with_timeout(
-        Command::new("git").args(args).current_dir(repo),
-        Duration::from_secs(30),
-    )
-    .expect("running git");
-    assert!(out.success(), "git {args:?}: {}", out.stderr);
-    out.stdout
-}
-
-fn describe(out: &RunOutput) -> String {
-    format!(
-        "exit {:?} (timed out: {})\n--- stdout\n{}\n--- stderr\n{}",
-        out.code(),
-        out.timed_out,
-        out.stdout,
-        out.stderr
-    )
-}
-
 /// s1 to s4 of one agent, one after another.
 fn scenarios(agent: Agent) {
     let bench = Bench::new(agent);
@@ -336,39 +296,12 @@ fn scenarios(agent: Agent) {
     let (out, result) = bench.turn("s1", &repo1, PROMPT, None);
     // The agent's session started somewhere within the turn: by its end at the latest.
     let s1_ended = SystemTime::now();
-    assert!(out.success(), "s1: {}", describe(&out));
-    assert_eq!(result["status"], "completed", "s1: {result:#}");
-    assert_eq!(result["harness"], agent.harness(), "s1: {result:#}");
-    assert_eq!(result["final_message"], "done", "s1: {result:#}");
-    assert_eq!(result["files_changed"], json!([]), "s1: {result:#}");
-    let sid = result["session_id"]
-        .as_str()
-        .filter(|sid| !sid.is_empty())
-        .unwrap_or_else(|| panic!("s1: no session id: {result:#}"))
-        .to_owned();
+    let sid = assert_s1(&out, &result, agent.harness());
 
     // s2: the agent's shell tool writes a file; the diff and the checkpoints show it.
     let repo2 = bench.repo("s2");
     let (out, result) = bench.turn("s2", &repo2, SHELL_PROMPT, None);
-    assert!(out.success(), "s2: {}", describe(&out));
-    assert_eq!(result["status"], "completed", "s2: {result:#}");
-    assert_eq!(result["final_message"], S2_ANSWER, "s2: {result:#}");
-    assert_eq!(
-        result["files_changed"],
-        json!([{ "path": "out.txt", "insertions": 1, "deletions": 0, "binary": false }]),
-        "s2: {result:#}"
-    );
-    let start = result["start_checkpoint"]
-        .as_str()
-        .expect("a start checkpoint");
-    let end = result["end_checkpoint"]
-        .as_str()
-        .expect("an end checkpoint");
-    assert_eq!(
-        git(&repo2, &["ls-tree", "--name-only", start]),
-        "README.md\n"
-    );
-    assert_eq!(git(&repo2, &["show", &format!("{end}:out.txt")]), "hello\n");
+    assert_s2(&repo2, &out, &result);
     assert!(
         bench.model_calls("s2") >= 2,
         "s2: the tool's result went back"
@@ -377,7 +310,7 @@ fn scenarios(agent: Agent) {
     // s3: a 401 fails the turn with the agent's own words for it.
     let repo3 = bench.repo("s3");
     let (out, result) = bench.turn("s3", &repo3, PROMPT, None);
-    assert!(!out.success(), "s3: {}", describe(&out));
+    assert!(!out.success(), "s3: {}", out.describe());
     assert_eq!(result["status"], "failed", "s3: {result:#}");
     let detail = result["detail"].as_str().unwrap_or_default();
     assert!(detail.contains(agent.unauthorized()), "s3: {result:#}");
@@ -391,11 +324,7 @@ fn scenarios(agent: Agent) {
         wait_for_the_next_minute(s1_ended);
     }
     let (out, result) = bench.turn("s4", &repo1, RESUME_PROMPT, Some(&sid));
-    assert!(out.success(), "s4: {}", describe(&out));
-    assert_eq!(result["status"], "completed", "s4: {result:#}");
-    assert_eq!(result["session_id"], sid.as_str(), "s4: {result:#}");
-    let message = result["final_message"].as_str().unwrap_or_default();
-    assert!(message.starts_with(S4_RESUMED), "s4: {result:#}");
+    assert_s4(&out, &result, &sid);
     println!(
         "{}: s1 to s4 in {:.1} s",
         agent.harness(),
@@ -423,7 +352,7 @@ fn a_500_fails_the_turn_of_every_agent() {
                     let repo = bench.repo("s3_500");
                     let (out, result) = bench.turn("s3_500", &repo, PROMPT, None);
                     let harness = agent.harness();
-                    assert!(!out.success(), "{harness} s3_500: {}", describe(&out));
+                    assert!(!out.success(), "{harness} s3_500: {}", out.describe());
                     assert_eq!(result["status"], "failed", "{harness} s3_500: {result:#}");
                     assert!(
                         result["detail"].as_str().is_some_and(|d| !d.is_empty()),

@@ -9,17 +9,20 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 use cinch_fake_cli::mcp;
 use cinch_mock_model::{
     Api, Cli, MockServer, RunOutput, S2_ANSWER, S4_RESUMED, SHELL_COMMAND, Scenario, Turn, cli_env,
-    run_with_timeout, write_cli_config,
+    git, new_repo, run_with_timeout, write_cli_config,
 };
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
+mod real;
 mod support;
+
+use real::{assert_s1, assert_s2, assert_s4};
 
 use support::{Server, assistant};
 
@@ -77,34 +80,7 @@ impl Bench {
 
     /// A fresh git repository with one commit.
     fn repo(&self, name: &str) -> PathBuf {
-        let repo = self.dir.path().join("repos").join(name);
-        fs::create_dir_all(&repo).expect("creating the repository");
-        let readme = repo.join("README.md");
-        fs::write(&readme, "test repo\n").expect("writing README.md");
-        // An entry as new as the index is "racily clean": the first `git status` a CLI runs
-        // would hash it again and rewrite the index, which the s2 check must not mistake for
-        // cinch touching it.
-        fs::File::options()
-            .write(true)
-            .open(&readme)
-            .and_then(|file| file.set_modified(SystemTime::now() - Duration::from_secs(60)))
-            .expect("backdating README.md");
-        git(&repo, &["init", "-q"]);
-        git(&repo, &["add", "."]);
-        git(
-            &repo,
-            &[
-                "-c",
-                "user.email=t@example.invalid",
-                "-c",
-                "user.name=t",
-                "commit",
-                "-q",
-                "-m",
-                "init",
-            ],
-        );
-        repo
+        new_repo(&self.dir.path().join("repos"), name)
     }
 
     /// The model flag the CLI needs; codex takes its model from the config the mock writes.
@@ -166,7 +142,7 @@ impl Bench {
             out.elapsed.as_secs_f64()
         );
         self.timings.push((label, out.elapsed));
-        assert!(!out.timed_out, "cinch did not end: {}", describe(&out));
+        assert!(!out.timed_out, "cinch did not end: {}", out.describe());
         out
     }
 
@@ -184,7 +160,7 @@ impl Bench {
         }
         let out = self.cinch_run(scenario, repo, brief, &extra);
         let result = serde_json::from_str(out.stdout.trim())
-            .unwrap_or_else(|e| panic!("{scenario}: no JSON result ({e}): {}", describe(&out)));
+            .unwrap_or_else(|e| panic!("{scenario}: no JSON result ({e}): {}", out.describe()));
         (out, result)
     }
 
@@ -197,27 +173,6 @@ impl Bench {
             .map(|r| (r.api, r.turn))
             .collect()
     }
-}
-
-/// Runs git in `repo` and returns its stdout.
-fn git(repo: &Path, args: &[&str]) -> String {
-    let out = run_with_timeout(
-        Command::new("git").args(args).current_dir(repo),
-        Duration::from_secs(30),
-    )
-    .expect("running git");
-    assert!(out.success(), "git {args:?}: {}", out.stderr);
-    out.stdout
-}
-
-fn describe(out: &RunOutput) -> String {
-    format!(
-        "exit {:?} (timed out: {})\n--- stdout\n{}\n--- stderr\n{}",
-        out.code(),
-        out.timed_out,
-        out.stdout,
-        out.stderr
-    )
 }
 
 /// HEAD, the commit it names, and the index, as bytes.
@@ -253,43 +208,16 @@ fn scenarios(cli: Cli) {
     // s1: a plain answer.
     let repo1 = bench.repo("s1");
     let (out, result) = bench.turn("s1", &repo1, PROMPT, None);
-    assert!(out.success(), "s1: {}", describe(&out));
-    assert_eq!(result["status"], "completed", "s1: {result:#}");
-    assert_eq!(result["harness"], cli.name(), "s1: {result:#}");
-    assert_eq!(result["final_message"], "done", "s1: {result:#}");
+    let sid = assert_s1(&out, &result, cli.name());
     assert_eq!(result["exit_code"], 0, "s1: {result:#}");
-    assert_eq!(result["files_changed"], json!([]), "s1: {result:#}");
-    let sid = result["session_id"]
-        .as_str()
-        .filter(|sid| !sid.is_empty())
-        .unwrap_or_else(|| panic!("s1: no session id: {result:#}"))
-        .to_owned();
     assert_eq!(bench.calls("s1"), [(api, Some(0))]);
 
     // s2: the CLI's shell tool writes a file; the diff shows it, git's own state is untouched.
     let repo2 = bench.repo("s2");
     let before = git_state(&repo2);
     let (out, result) = bench.turn("s2", &repo2, SHELL_PROMPT, None);
-    assert!(out.success(), "s2: {}", describe(&out));
-    assert_eq!(result["status"], "completed", "s2: {result:#}");
-    assert_eq!(result["final_message"], S2_ANSWER, "s2: {result:#}");
-    assert_eq!(
-        result["files_changed"],
-        json!([{ "path": "out.txt", "insertions": 1, "deletions": 0, "binary": false }]),
-        "s2: {result:#}"
-    );
+    assert_s2(&repo2, &out, &result);
     assert_eq!(result["total_files"], 1, "s2: {result:#}");
-    let start = result["start_checkpoint"]
-        .as_str()
-        .expect("a start checkpoint");
-    let end = result["end_checkpoint"]
-        .as_str()
-        .expect("an end checkpoint");
-    assert_eq!(
-        git(&repo2, &["ls-tree", "--name-only", start]),
-        "README.md\n"
-    );
-    assert_eq!(git(&repo2, &["show", &format!("{end}:out.txt")]), "hello\n");
     assert_eq!(
         fs::read_to_string(repo2.join("out.txt")).ok().as_deref(),
         Some("hello\n")
@@ -301,7 +229,7 @@ fn scenarios(cli: Cli) {
     // The same turn as a person sees it: live progress on stderr, the result text on stdout.
     let repo2h = bench.repo("s2-human");
     let out = bench.cinch_run("s2", &repo2h, SHELL_PROMPT, &[]);
-    assert!(out.success(), "s2 (human): {}", describe(&out));
+    assert!(out.success(), "s2 (human): {}", out.describe());
     let lines = progress_lines(&out);
     let (started, tool) = match cli {
         Cli::Claude => ("Claude Code started (claude-sonnet-4-5)", "Bash: "),
@@ -316,32 +244,32 @@ fn scenarios(cli: Cli) {
         lines.first(),
         Some(&started),
         "s2 (human): {}",
-        describe(&out)
+        out.describe()
     );
     assert!(
         lines
             .iter()
             .any(|line| line.starts_with(tool) && line.contains(SHELL_COMMAND)),
         "s2 (human): no {tool}{SHELL_COMMAND} line: {}",
-        describe(&out)
+        out.describe()
     );
     assert!(
         lines.contains(&S2_ANSWER),
         "s2 (human): no final message line: {}",
-        describe(&out)
+        out.describe()
     );
     assert!(
         out.stdout.starts_with("completed · ")
             && out.stdout.contains("out.txt (+1 −0)")
             && out.stdout.contains(S2_ANSWER),
         "s2 (human): {}",
-        describe(&out)
+        out.describe()
     );
 
     // s3: a 401 fails the turn with the CLI's own words for it.
     let repo3 = bench.repo("s3");
     let (out, result) = bench.turn("s3", &repo3, PROMPT, None);
-    assert!(!out.success(), "s3: {}", describe(&out));
+    assert!(!out.success(), "s3: {}", out.describe());
     assert_eq!(result["status"], "failed", "s3: {result:#}");
     let (words, code) = match cli {
         Cli::Claude => ("Invalid API key", 1),
@@ -356,11 +284,7 @@ fn scenarios(cli: Cli) {
 
     // s4: resuming s1's session sends its history again and keeps its id.
     let (out, result) = bench.turn("s4", &repo1, RESUME_PROMPT, Some(&sid));
-    assert!(out.success(), "s4: {}", describe(&out));
-    assert_eq!(result["status"], "completed", "s4: {result:#}");
-    assert_eq!(result["session_id"], sid.as_str(), "s4: {result:#}");
-    let message = result["final_message"].as_str().unwrap_or_default();
-    assert!(message.starts_with(S4_RESUMED), "s4: {result:#}");
+    assert_s4(&out, &result, &sid);
     assert_eq!(bench.calls("s4"), [(api, Some(1))]);
 
     let summary: Vec<String> = bench
@@ -555,9 +479,9 @@ fn mcp_turn(cli: Cli) {
         "Echo something with the cinch MCP server",
         &["--json", "--mcp-servers", &servers_arg],
     );
-    assert!(out.success(), "{}", describe(&out));
+    assert!(out.success(), "{}", out.describe());
     let result: Value = serde_json::from_str(out.stdout.trim())
-        .unwrap_or_else(|e| panic!("no JSON result ({e}): {}", describe(&out)));
+        .unwrap_or_else(|e| panic!("no JSON result ({e}): {}", out.describe()));
     assert_eq!(result["status"], "completed", "{result:#}");
     // The configuration went to the turn's own folder, not into the repository.
     assert_eq!(git(&repo, &["status", "--porcelain"]), "", "{result:#}");
@@ -574,7 +498,7 @@ fn mcp_turn(cli: Cli) {
     assert!(
         marker_text.lines().any(|line| line == "tools/list"),
         "the server was not asked for its tools: {marker_text:?}\n{}",
-        describe(&out)
+        out.describe()
     );
     if calls_tool {
         // The tool is in the request's tools list under the CLI's own name for it.

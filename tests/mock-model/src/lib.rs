@@ -23,6 +23,7 @@
 mod apis;
 mod cli;
 mod http;
+mod repo;
 mod run;
 mod scenario;
 
@@ -37,6 +38,7 @@ use serde_json::Value;
 
 pub use apis::Api;
 pub use cli::{Cli, cli_args, cli_bin_dir, cli_env, session_id, write_cli_config};
+pub use repo::{git, new_repo};
 pub use run::{RunOutput, run_with_timeout};
 pub use scenario::{
     S2_ANSWER, S4_RESUMED, SHELL_COMMAND, SLOW_WAIT, Scenario, Turn, builtin_scenarios,

@@ -42,6 +42,17 @@ impl RunOutput {
     pub fn signal(&self) -> Option<i32> {
         self.status.signal()
     }
+
+    /// How it ended and everything it printed, for a failed assertion.
+    pub fn describe(&self) -> String {
+        format!(
+            "exit {:?} (timed out: {})\n--- stdout\n{}\n--- stderr\n{}",
+            self.code(),
+            self.timed_out,
+            self.stdout,
+            self.stderr
+        )
+    }
 }
 
 /// Runs `cmd` with standard input from /dev/null and its output captured, in a process group

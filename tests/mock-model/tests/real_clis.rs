@@ -12,8 +12,8 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use cinch_mock_model::{
-    Api, Cli, MockServer, RunOutput, S2_ANSWER, S4_RESUMED, cli_args, cli_env, run_with_timeout,
-    session_id, write_cli_config,
+    Api, Cli, MockServer, RunOutput, S2_ANSWER, S4_RESUMED, cli_args, cli_env, new_repo,
+    run_with_timeout, session_id, write_cli_config,
 };
 use serde_json::Value;
 use tempfile::TempDir;
@@ -24,35 +24,6 @@ const RUN_TIMEOUT: Duration = Duration::from_secs(90);
 const PROMPT: &str = "Reply with the word done";
 const SHELL_PROMPT: &str = "Create a file out.txt containing hello, using the shell";
 const RESUME_PROMPT: &str = "What did you answer last time?";
-
-/// A git repository with one commit, as cinch runs turns in.
-fn new_repo(parent: &Path, name: &str) -> std::path::PathBuf {
-    let dir = parent.join(name);
-    fs::create_dir_all(&dir).expect("creating the repository directory");
-    fs::write(dir.join("README.md"), "test repo\n").expect("writing README.md");
-    for args in [
-        &["init", "-q"][..],
-        &["add", "."],
-        &[
-            "-c",
-            "user.email=t@example.invalid",
-            "-c",
-            "user.name=t",
-            "commit",
-            "-q",
-            "-m",
-            "init",
-        ],
-    ] {
-        let out = run_with_timeout(
-            Command::new("git").args(args).current_dir(&dir),
-            Duration::from_secs(30),
-        )
-        .expect("running git");
-        assert!(out.success(), "git {args:?}: {}", out.stderr);
-    }
-    dir
-}
 
 /// One test's CLI, server and HOME.
 struct Bench {
@@ -110,16 +81,6 @@ impl Bench {
             .map(|r| (r.api, r.turn))
             .collect()
     }
-}
-
-fn describe(out: &RunOutput) -> String {
-    format!(
-        "exit {:?} (timed out: {})\n--- stdout\n{}\n--- stderr\n{}",
-        out.code(),
-        out.timed_out,
-        out.stdout,
-        out.stderr
-    )
 }
 
 fn events(out: &RunOutput) -> Vec<Value> {
@@ -190,27 +151,27 @@ fn scenarios(cli: Cli) {
 
     let repo1 = new_repo(repos.path(), "s1");
     let out = bench.run("s1", &repo1, PROMPT, None, RUN_TIMEOUT);
-    assert!(out.success(), "s1: {}", describe(&out));
-    assert_eq!(final_text(cli, &out), "done", "s1: {}", describe(&out));
+    assert!(out.success(), "s1: {}", out.describe());
+    assert_eq!(final_text(cli, &out), "done", "s1: {}", out.describe());
     let sid = session_id(cli, &out.stdout)
-        .unwrap_or_else(|| panic!("s1: no session id: {}", describe(&out)));
+        .unwrap_or_else(|| panic!("s1: no session id: {}", out.describe()));
     assert_eq!(bench.calls("s1"), [(api, Some(0))]);
 
     let repo2 = new_repo(repos.path(), "s2");
     let out = bench.run("s2", &repo2, SHELL_PROMPT, None, RUN_TIMEOUT);
-    assert!(out.success(), "s2: {}", describe(&out));
+    assert!(out.success(), "s2: {}", out.describe());
     assert_eq!(
         fs::read_to_string(repo2.join("out.txt")).ok().as_deref(),
         Some("hello\n"),
         "s2: out.txt: {}",
-        describe(&out)
+        out.describe()
     );
-    assert_eq!(final_text(cli, &out), S2_ANSWER, "s2: {}", describe(&out));
+    assert_eq!(final_text(cli, &out), S2_ANSWER, "s2: {}", out.describe());
     assert_eq!(bench.calls("s2"), [(api, Some(0)), (api, Some(1))]);
 
     let repo3 = new_repo(repos.path(), "s3");
     let out = bench.run("s3", &repo3, PROMPT, None, RUN_TIMEOUT);
-    assert!(!out.success() && !out.timed_out, "s3: {}", describe(&out));
+    assert!(!out.success() && !out.timed_out, "s3: {}", out.describe());
     let error = error_text(cli, &out);
     let expected = match cli {
         Cli::Claude => "Invalid API key",
@@ -220,18 +181,18 @@ fn scenarios(cli: Cli) {
     assert!(
         error.contains(expected),
         "s3: {error:?}: {}",
-        describe(&out)
+        out.describe()
     );
     // Gemini exits with the HTTP status mod 256.
     let code = if cli == Cli::Gemini { 145 } else { 1 };
-    assert_eq!(out.code(), Some(code), "s3: {}", describe(&out));
+    assert_eq!(out.code(), Some(code), "s3: {}", out.describe());
     assert_eq!(bench.calls("s3"), [(api, Some(0))], "s3 was retried");
 
     let out = bench.run("s3_500", &repo3, PROMPT, None, RUN_TIMEOUT);
     assert!(
         !out.success() && !out.timed_out,
         "s3_500: {}",
-        describe(&out)
+        out.describe()
     );
     let error = error_text(cli, &out);
     let expected = match cli {
@@ -243,10 +204,10 @@ fn scenarios(cli: Cli) {
     assert!(
         !error.is_empty() && error.contains(expected),
         "s3_500: {error:?}: {}",
-        describe(&out)
+        out.describe()
     );
     let code = if cli == Cli::Gemini { 244 } else { 1 };
-    assert_eq!(out.code(), Some(code), "s3_500: {}", describe(&out));
+    assert_eq!(out.code(), Some(code), "s3_500: {}", out.describe());
     assert_eq!(
         bench.calls("s3_500"),
         [(api, Some(0))],
@@ -255,18 +216,18 @@ fn scenarios(cli: Cli) {
 
     // Claude and Gemini find sessions by project, so the resume runs where s1 ran.
     let out = bench.run("s4", &repo1, RESUME_PROMPT, Some(&sid), RUN_TIMEOUT);
-    assert!(out.success(), "s4: {}", describe(&out));
+    assert!(out.success(), "s4: {}", out.describe());
     assert_eq!(
         session_id(cli, &out.stdout).as_deref(),
         Some(sid.as_str()),
         "s4: {}",
-        describe(&out)
+        out.describe()
     );
     let text = final_text(cli, &out);
     assert!(
         text.starts_with(S4_RESUMED),
         "s4: {text:?}: {}",
-        describe(&out)
+        out.describe()
     );
     assert_eq!(bench.calls("s4"), [(api, Some(1))]);
 
@@ -301,7 +262,7 @@ fn a_slow_model_call_is_cut_short() {
     let repos = tempfile::tempdir().expect("creating a temporary directory");
     let repo = new_repo(repos.path(), "slow");
     let out = bench.run("slow", &repo, PROMPT, None, Duration::from_secs(5));
-    assert!(out.timed_out, "slow: {}", describe(&out));
+    assert!(out.timed_out, "slow: {}", out.describe());
     assert_eq!(bench.calls("slow"), [(Some(Api::OpenAiResponses), Some(0))]);
     let deadline = Instant::now() + Duration::from_secs(2);
     while bench.server.in_flight() > 0 {
