@@ -459,3 +459,40 @@ fn code_tasks_with_the_fake_cli() {
     let kept = server.get(&path, &token);
     assert_eq!(kept.json()["status"], "cancelled", "{kept:?}");
 }
+
+/// The README's quick start, `cargo run --release -- serve`, runs the server:
+/// the package has a second binary, the helper, so cargo must be told which
+/// one `cargo run` means. Asked of cargo itself rather than by building
+/// again, which would compile cinch with other features.
+#[test]
+fn cargo_run_means_the_cinch_binary() {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let output = std::process::Command::new(cargo)
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--no-deps",
+            "--offline",
+        ])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let metadata: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let package = metadata["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|package| package["name"] == "cinch")
+        .unwrap();
+    let binaries: Vec<&str> = package["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|target| target["kind"] == json!(["bin"]))
+        .map(|target| target["name"].as_str().unwrap())
+        .collect();
+    assert!(binaries.contains(&"cinch-helper"), "{binaries:?}");
+    assert_eq!(package["default_run"], "cinch", "{binaries:?}");
+}
