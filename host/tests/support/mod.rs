@@ -631,14 +631,8 @@ impl<'a> Api<'a> {
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
             let page = self.messages(task, session, "").data();
-            if let Some(turn) = page
-                .as_array()
-                .unwrap()
-                .iter()
-                .rev()
-                .find(|m| m["type"] == "assistant")
-            {
-                return turn.clone();
+            if let Some(turn) = last_assistant(&page) {
+                return turn;
             }
             assert!(
                 Instant::now() < deadline,
@@ -685,12 +679,16 @@ pub fn claude_turn(session: &str, text: &str) -> Vec<Value> {
 
 /// The last assistant message of a page.
 pub fn assistant(messages: &Value) -> Value {
+    last_assistant(messages).unwrap_or_else(|| panic!("no assistant message: {messages:#}"))
+}
+
+/// The last assistant message of a page, if it has one.
+pub fn last_assistant(messages: &Value) -> Option<Value> {
     messages
         .as_array()
         .unwrap()
         .iter()
         .rev()
         .find(|message| message["type"] == "assistant")
-        .unwrap_or_else(|| panic!("no assistant message: {messages:#}"))
-        .clone()
+        .cloned()
 }
