@@ -10,7 +10,8 @@
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
+use std::process::{Command, ExitCode, Output, Stdio};
+use std::time::{Duration, Instant};
 
 /// The helper binary's file name.
 pub const HELPER_BINARY: &str = "cinch-helper";
@@ -100,20 +101,25 @@ pub fn program(cinch: &Path) -> PathBuf {
     if !helper.is_file() {
         return cinch.to_path_buf();
     }
-    match std::process::Command::new(&helper)
-        .arg(VERSION_FLAG)
-        .output()
-    {
-        Ok(output)
+    match version_of(&helper) {
+        Ok(Some(output))
             if output.status.success() && output.stdout.trim_ascii() == VERSION.as_bytes() =>
         {
             helper
         }
-        Ok(output) => {
+        Ok(Some(output)) => {
             tracing::warn!(
                 helper = %helper.display(),
                 said = %String::from_utf8_lossy(&output.stdout).trim(),
                 "not using a cinch-helper of another version than cinch {VERSION}: install both from one build"
+            );
+            cinch.to_path_buf()
+        }
+        Ok(None) => {
+            tracing::warn!(
+                helper = %helper.display(),
+                "not using a cinch-helper that did not say its version within {} s",
+                VERSION_TIMEOUT.as_secs()
             );
             cinch.to_path_buf()
         }
@@ -122,6 +128,33 @@ pub fn program(cinch: &Path) -> PathBuf {
             cinch.to_path_buf()
         }
     }
+}
+
+/// How long a helper may take to print its version: it answers in
+/// milliseconds, and one that hangs must not hang every cinch command.
+const VERSION_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// What `helper --version` printed, or `None` when it had not finished
+/// within [`VERSION_TIMEOUT`] (it is killed then).
+fn version_of(helper: &Path) -> std::io::Result<Option<Output>> {
+    let mut child = Command::new(helper)
+        .arg(VERSION_FLAG)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()?;
+    let deadline = Instant::now() + VERSION_TIMEOUT;
+    // Polled: a version fits in the pipe's buffer, so the helper never
+    // waits for its output to be read before it exits.
+    while child.try_wait()?.is_none() {
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            child.wait()?;
+            return Ok(None);
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    child.wait_with_output().map(Some)
 }
 
 #[cfg(test)]

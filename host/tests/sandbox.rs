@@ -510,19 +510,31 @@ fn cinch_run_sandboxes_by_default_and_check_says_so() {
         ..Script::default()
     });
     // A cinch installed beside a helper of another version (which would
-    // fail the turn) supervises turns itself, and says why.
-    let alone = world.path("alone/cinch");
-    std::fs::create_dir_all(alone.parent().unwrap()).unwrap();
-    std::fs::copy(env!("CARGO_BIN_EXE_cinch"), &alone).unwrap();
-    let stale = world.path("alone/cinch-helper");
-    std::fs::write(&stale, "#!/bin/sh\necho 0.0.1\n").unwrap();
-    std::fs::set_permissions(&stale, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    // fail the turn), or beside one that never answers, supervises turns
+    // itself, and says why.
+    let beside = |folder: &str, helper: &str| {
+        let cinch = world.path(&format!("{folder}/cinch"));
+        std::fs::create_dir_all(cinch.parent().unwrap()).unwrap();
+        std::fs::copy(env!("CARGO_BIN_EXE_cinch"), &cinch).unwrap();
+        let beside = world.path(&format!("{folder}/cinch-helper"));
+        std::fs::write(&beside, helper).unwrap();
+        std::fs::set_permissions(&beside, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        cinch
+    };
+    let stale = beside("stale", "#!/bin/sh\necho 0.0.1\n");
+    let hung = beside("hung", "#!/bin/sh\nexec sleep 600\n");
     let installed = Path::new(env!("CARGO_BIN_EXE_cinch"));
     let mut outcomes = Vec::new();
-    for (cinch, extra) in [
-        (installed, &[][..]),
-        (alone.as_path(), &[][..]),
-        (installed, &["--no-sandbox"][..]),
+    for (cinch, extra, warning) in [
+        (installed, &[][..], None),
+        (stale.as_path(), &[][..], Some("another version")),
+        (
+            hung.as_path(),
+            &[][..],
+            Some("did not say its version within 5 s"),
+        ),
+        (installed, &["--no-sandbox"][..], None),
     ] {
         let output = world
             .cinch_at(cinch)
@@ -533,11 +545,11 @@ fn cinch_run_sandboxes_by_default_and_check_says_so() {
             .output()
             .unwrap();
         assert!(output.status.success(), "{output:?}");
-        assert_eq!(
-            String::from_utf8_lossy(&output.stderr).contains("another version"),
-            cinch == alone,
-            "{output:?}"
-        );
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        match warning {
+            Some(warning) => assert!(stderr.contains(warning), "{output:?}"),
+            None => assert!(!stderr.contains("cinch-helper"), "{output:?}"),
+        }
         let result: Value = serde_json::from_slice(&output.stdout).unwrap();
         let turn = result["turn"].as_str().unwrap().to_owned();
         let log = world
@@ -557,7 +569,12 @@ fn cinch_run_sandboxes_by_default_and_check_says_so() {
     }
     assert_eq!(
         outcomes,
-        [vec![false, true], vec![false, true], vec![true, true]]
+        [
+            vec![false, true],
+            vec![false, true],
+            vec![false, true],
+            vec![true, true]
+        ]
     );
 
     let check = world.cinch().args(["check", "--json"]).output().unwrap();
