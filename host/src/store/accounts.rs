@@ -5,56 +5,62 @@ use super::{
     AccountId, AgentId, Page, Pool, Result, Store, StoreError, new_id, now, on_pool, tokens,
 };
 
-/// An account: everything else belongs to one.
-#[derive(Debug, Clone, sqlx::FromRow)]
-pub struct Account {
-    /// Its id.
-    pub id: AccountId,
-    /// Its name.
-    pub name: String,
-    /// When it was created (RFC 3339).
-    pub created_at: String,
+super::rows::row_struct! {
+    /// An account: everything else belongs to one.
+    #[derive(Debug, Clone)]
+    pub struct Account {
+        /// Its id.
+        pub id: AccountId,
+        /// Its name.
+        pub name: String,
+        /// When it was created (RFC 3339).
+        pub created_at: String,
+    }
 }
 
-/// A person in an account.
-#[derive(Debug, Clone, sqlx::FromRow)]
-pub struct Member {
-    /// Its id.
-    pub id: String,
-    /// The account it belongs to.
-    pub account_id: String,
-    /// Its name, unique in the account.
-    pub name: String,
-    /// `admin` or `member`.
-    pub role: String,
-    /// When it was created (RFC 3339).
-    pub created_at: String,
+super::rows::row_struct! {
+    /// A person in an account.
+    #[derive(Debug, Clone)]
+    pub struct Member {
+        /// Its id.
+        pub id: String,
+        /// The account it belongs to.
+        pub account_id: String,
+        /// Its name, unique in the account.
+        pub name: String,
+        /// `admin` or `member`.
+        pub role: String,
+        /// When it was created (RFC 3339).
+        pub created_at: String,
+    }
 }
 
-/// An execution identity of an account, with its default harness, model,
-/// effort and environment.
-#[derive(Debug, Clone, sqlx::FromRow)]
-pub struct Agent {
-    /// Its id.
-    pub id: AgentId,
-    /// The account it belongs to.
-    pub account_id: AccountId,
-    /// Its name, unique in the account.
-    pub name: String,
-    /// Whether it is the account's connected agent (the default `created_by`).
-    pub connected: bool,
-    /// Whether it may run tasks.
-    pub enabled: bool,
-    /// Its default harness.
-    pub harness: Option<String>,
-    /// Its default model.
-    pub model: Option<String>,
-    /// Its pinned effort (applies to its own harness only).
-    pub effort: Option<String>,
-    /// Its default environment.
-    pub environment_id: Option<String>,
-    /// When it was created (RFC 3339).
-    pub created_at: String,
+super::rows::row_struct! {
+    /// An execution identity of an account, with its default harness, model,
+    /// effort and environment.
+    #[derive(Debug, Clone)]
+    pub struct Agent {
+        /// Its id.
+        pub id: AgentId,
+        /// The account it belongs to.
+        pub account_id: AccountId,
+        /// Its name, unique in the account.
+        pub name: String,
+        /// Whether it is the account's connected agent (the default `created_by`).
+        pub connected: bool,
+        /// Whether it may run tasks.
+        pub enabled: bool,
+        /// Its default harness.
+        pub harness: Option<String>,
+        /// Its default model.
+        pub model: Option<String>,
+        /// Its pinned effort (applies to its own harness only).
+        pub effort: Option<String>,
+        /// Its default environment.
+        pub environment_id: Option<String>,
+        /// When it was created (RFC 3339).
+        pub created_at: String,
+    }
 }
 
 /// An agent's columns, in [`Agent`]'s order.

@@ -4,29 +4,31 @@ use serde::Serialize;
 
 use super::{Result, Store, new_id, now, on_pool};
 
-/// An attachment as stored.
-#[derive(Debug, Clone, sqlx::FromRow)]
-pub struct Attachment {
-    /// Its id.
-    pub id: String,
-    /// Its task.
-    pub task_id: String,
-    /// Its name.
-    pub name: String,
-    /// Where its content came from (a reference; never fetched).
-    pub uri: Option<String>,
-    /// Its content's media type.
-    pub mime_type: Option<String>,
-    /// Inline text content.
-    pub text: Option<String>,
-    /// Base64 content.
-    pub blob: Option<String>,
-    /// `ready` when its content is available, `failed` when not.
-    pub status: AttachmentStatus,
-    /// Why it failed.
-    pub error: Option<String>,
-    /// When it was created (RFC 3339).
-    pub created_at: String,
+super::rows::row_struct! {
+    /// An attachment as stored.
+    #[derive(Debug, Clone)]
+    pub struct Attachment {
+        /// Its id.
+        pub id: String,
+        /// Its task.
+        pub task_id: String,
+        /// Its name.
+        pub name: String,
+        /// Where its content came from (a reference; never fetched).
+        pub uri: Option<String>,
+        /// Its content's media type.
+        pub mime_type: Option<String>,
+        /// Inline text content.
+        pub text: Option<String>,
+        /// Base64 content.
+        pub blob: Option<String>,
+        /// `ready` when its content is available, `failed` when not.
+        pub status: AttachmentStatus,
+        /// Why it failed.
+        pub error: Option<String>,
+        /// When it was created (RFC 3339).
+        pub created_at: String,
+    }
 }
 
 /// Whether an attachment's content is available, stored as its snake_case

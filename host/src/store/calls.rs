@@ -8,25 +8,27 @@ fn saturating_i64(count: u64) -> i64 {
     i64::try_from(count).unwrap_or(i64::MAX)
 }
 
-/// One code-task call: a turn of the engine, in a run, of an account.
-#[derive(Debug, Clone, sqlx::FromRow)]
-pub struct Call {
-    /// The call's id (the spec's `tool_call_id`).
-    pub call_id: String,
-    /// The run it belongs to.
-    pub run_id: String,
-    /// The engine's turn.
-    pub turn_id: String,
-    /// The account whose call it is.
-    pub account_id: String,
-    /// The environment it ran in.
-    pub environment_id: String,
-    /// When it started (RFC 3339).
-    pub created_at: String,
-    /// The node it ran on; none for a call from before nodes were recorded.
-    pub node_id: Option<String>,
-    /// Its result as JSON, once its turn has ended.
-    result: Option<String>,
+super::rows::row_struct! {
+    /// One code-task call: a turn of the engine, in a run, of an account.
+    #[derive(Debug, Clone)]
+    pub struct Call {
+        /// The call's id (the spec's `tool_call_id`).
+        pub call_id: String,
+        /// The run it belongs to.
+        pub run_id: String,
+        /// The engine's turn.
+        pub turn_id: String,
+        /// The account whose call it is.
+        pub account_id: String,
+        /// The environment it ran in.
+        pub environment_id: String,
+        /// When it started (RFC 3339).
+        pub created_at: String,
+        /// The node it ran on; none for a call from before nodes were recorded.
+        pub node_id: Option<String>,
+        /// Its result as JSON, once its turn has ended.
+        result: Option<String>,
+    }
 }
 
 impl Call {

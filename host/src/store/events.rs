@@ -2,15 +2,17 @@
 
 use super::{Result, Store, now, on_pool};
 
-/// One stored event of a run.
-#[derive(Debug, Clone, sqlx::FromRow)]
-pub struct StoredEvent {
-    /// Its number in the run, from 1.
-    pub seq: i64,
-    /// Its SSE event name.
-    pub name: String,
-    /// Its data, JSON.
-    pub data: String,
+super::rows::row_struct! {
+    /// One stored event of a run.
+    #[derive(Debug, Clone)]
+    pub struct StoredEvent {
+        /// Its number in the run, from 1.
+        pub seq: i64,
+        /// Its SSE event name.
+        pub name: String,
+        /// Its data, JSON.
+        pub data: String,
+    }
 }
 
 /// An event to store.

@@ -10,17 +10,19 @@ use std::time::Duration;
 
 use super::{Result, Store, format_time, now, on_pool};
 
-/// A lease as stored.
-#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
-pub struct Lease {
-    /// The session it is for.
-    pub session_id: String,
-    /// The node that holds (or last held) it.
-    pub node_id: String,
-    /// Grows each time the session changes hands.
-    pub generation: i64,
-    /// When it runs out unless renewed; empty once given back.
-    pub expires_at: String,
+super::rows::row_struct! {
+    /// A lease as stored.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct Lease {
+        /// The session it is for.
+        pub session_id: String,
+        /// The node that holds (or last held) it.
+        pub node_id: String,
+        /// Grows each time the session changes hands.
+        pub generation: i64,
+        /// When it runs out unless renewed; empty once given back.
+        pub expires_at: String,
+    }
 }
 
 impl Lease {
@@ -55,26 +57,30 @@ pub enum Claim {
     OwnedBy(String),
 }
 
-/// A session to look at: its id and its account's.
-#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
-pub struct SessionRef {
-    /// The session.
-    pub session_id: String,
-    /// Its account.
-    pub account_id: String,
+super::rows::row_struct! {
+    /// A session to look at: its id and its account's.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct SessionRef {
+        /// The session.
+        pub session_id: String,
+        /// Its account.
+        pub account_id: String,
+    }
 }
 
-/// A waiting session a node took from another to run it.
-#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
-pub struct ClaimedWait {
-    /// The session.
-    pub session_id: String,
-    /// Its account.
-    pub account_id: String,
-    /// The node that held it.
-    pub from_node: String,
-    /// The lease's generation now, the claiming node's.
-    pub generation: i64,
+super::rows::row_struct! {
+    /// A waiting session a node took from another to run it.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct ClaimedWait {
+        /// The session.
+        pub session_id: String,
+        /// Its account.
+        pub account_id: String,
+        /// The node that held it.
+        pub from_node: String,
+        /// The lease's generation now, the claiming node's.
+        pub generation: i64,
+    }
 }
 
 /// The stored time `ttl` from now.

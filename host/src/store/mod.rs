@@ -19,11 +19,13 @@ mod idempotency;
 mod ids;
 mod leases;
 mod messages;
+mod migrations;
 mod nodes;
 mod notify;
 mod page_cache;
 mod pg_readers;
 mod readers;
+mod rows;
 mod sessions;
 mod slots;
 mod tasks;
@@ -215,7 +217,7 @@ impl Store {
             .test_before_acquire(false)
             .connect_with(options)
             .await?;
-        sqlx::migrate!("./migrations").run(&pool).await?;
+        migrations::sqlite().await?.run(&pool).await?;
         let readers = Readers::Sqlite(Arc::new(readers::SqliteReaders::of(path)));
         Ok(Self {
             writer: Some(Arc::new(writer::Writer::of(path))),
@@ -234,7 +236,7 @@ impl Store {
             .max_connections(16)
             .connect_with(options.clone())
             .await?;
-        sqlx::migrate!("./migrations/postgres").run(&pool).await?;
+        migrations::postgres().await?.run(&pool).await?;
         let readers = Readers::Postgres(Arc::new(pg_readers::PgReaders::of(options)));
         Self::with_pool(Pool::Postgres(pool), readers, vault.to_owned())
     }
@@ -385,54 +387,7 @@ impl<T> Page<T> {
     }
 }
 
-/// Stores an enum as the text of its variant's name, on either backend (a
-/// derived `sqlx::Type` would be a named enum type on PostgreSQL). The type
-/// gives its names with `as_str` and lists its variants in `ALL`.
-macro_rules! text_column {
-    ($type:ty) => {
-        impl<DB: sqlx::Database> sqlx::Type<DB> for $type
-        where
-            str: sqlx::Type<DB>,
-        {
-            fn type_info() -> DB::TypeInfo {
-                <str as sqlx::Type<DB>>::type_info()
-            }
-
-            fn compatible(ty: &DB::TypeInfo) -> bool {
-                <str as sqlx::Type<DB>>::compatible(ty)
-            }
-        }
-
-        impl<'q, DB: sqlx::Database> sqlx::Encode<'q, DB> for $type
-        where
-            &'q str: sqlx::Encode<'q, DB>,
-        {
-            fn encode_by_ref(
-                &self,
-                buf: &mut DB::ArgumentBuffer<'q>,
-            ) -> std::result::Result<sqlx::encode::IsNull, sqlx::error::BoxDynError> {
-                <&str as sqlx::Encode<'q, DB>>::encode_by_ref(&self.as_str(), buf)
-            }
-        }
-
-        impl<'r, DB: sqlx::Database> sqlx::Decode<'r, DB> for $type
-        where
-            &'r str: sqlx::Decode<'r, DB>,
-        {
-            fn decode(
-                value: DB::ValueRef<'r>,
-            ) -> std::result::Result<Self, sqlx::error::BoxDynError> {
-                let text = <&str as sqlx::Decode<DB>>::decode(value)?;
-                Self::ALL
-                    .iter()
-                    .find(|variant| variant.as_str() == text)
-                    .copied()
-                    .ok_or_else(|| format!("{text:?} is not a {}", stringify!($type)).into())
-            }
-        }
-    };
-}
-use text_column;
+use rows::text_column;
 
 /// Creates the database `name` on the PostgreSQL server `url` names, owned
 /// by the URL's user (who needs the CREATEDB right, not a superuser's),
@@ -572,8 +527,8 @@ mod tests {
     async fn migrates_twice_on_either_backend() {
         let (store, _dir) = test_store().await;
         let again = match &store.pool {
-            Pool::Sqlite(pool) => sqlx::migrate!("./migrations").run(pool).await,
-            Pool::Postgres(pool) => sqlx::migrate!("./migrations/postgres").run(pool).await,
+            Pool::Sqlite(pool) => migrations::sqlite().await.unwrap().run(pool).await,
+            Pool::Postgres(pool) => migrations::postgres().await.unwrap().run(pool).await,
         };
         again.unwrap();
         store.ping().await.unwrap();

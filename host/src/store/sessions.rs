@@ -9,65 +9,66 @@ use super::{
     UsageTotals, new_id, now, on_pool,
 };
 
-/// A session as stored.
-#[derive(Debug, Clone, sqlx::FromRow)]
-pub struct Session {
-    /// Its id; also the run id of its turns.
-    pub id: SessionId,
-    /// The account it belongs to.
-    pub account_id: AccountId,
-    /// Its task.
-    pub task_id: TaskId,
-    /// The agent it runs as (its harnesses' HOME is that agent's).
-    pub agent_id: AgentId,
-    /// Its title.
-    pub title: String,
-    /// Where it is in its life.
-    pub status: SessionStatus,
-    /// Its environment.
-    pub environment_id: Option<EnvironmentId>,
-    /// The branch its workspace is on.
-    pub branch_name: String,
-    /// The branch that one started from.
-    pub base_branch: Option<String>,
-    /// Whether what a turn changed is committed on the branch.
-    pub auto_commit: bool,
-    /// The harness (a driver's name).
-    pub harness: String,
-    /// Who makes the harness's models.
-    pub vendor: String,
-    /// The model it runs, when not the harness's default.
-    pub harness_model: Option<String>,
-    /// The effort it runs at, when not the harness's default.
-    pub harness_effort: Option<String>,
-    /// The harness's own session id, once reported; later turns resume it.
-    pub harness_session_id: Option<String>,
-    /// The workspace's path, once made.
-    pub workspace: Option<String>,
-    /// The engine turn running now.
-    pub current_turn: Option<String>,
-    /// When the wait for capacity began; only while `waiting`.
-    pub waiting_since: Option<String>,
-    /// Attempts to get capacity so far in this wait.
-    pub retries: i64,
-    /// Why it stopped, or the recovery that left it idle.
-    pub close_reason: Option<CloseReason>,
-    /// What went wrong and what to do next.
-    pub error_message: Option<String>,
-    /// When it last started or ended a turn or took a message.
-    pub last_activity_at: String,
-    /// The node it was taken over from, until its next turn starts: that
-    /// turn starts a new harness session, briefed with the conversation.
-    pub moved_from_node: Option<String>,
-    /// What its work tree was rebuilt from when another node took it over.
-    pub rebuilt_from: Option<RebuiltFrom>,
-    /// When it was created (RFC 3339).
-    pub created_at: String,
-    /// When it last changed (RFC 3339).
-    pub updated_at: String,
-    /// The tokens and cost of its turns.
-    #[sqlx(try_from = "String")]
-    pub usage: UsageTotals,
+super::rows::row_struct! {
+    /// A session as stored.
+    #[derive(Debug, Clone)]
+    pub struct Session {
+        /// Its id; also the run id of its turns.
+        pub id: SessionId,
+        /// The account it belongs to.
+        pub account_id: AccountId,
+        /// Its task.
+        pub task_id: TaskId,
+        /// The agent it runs as (its harnesses' HOME is that agent's).
+        pub agent_id: AgentId,
+        /// Its title.
+        pub title: String,
+        /// Where it is in its life.
+        pub status: SessionStatus,
+        /// Its environment.
+        pub environment_id: Option<EnvironmentId>,
+        /// The branch its workspace is on.
+        pub branch_name: String,
+        /// The branch that one started from.
+        pub base_branch: Option<String>,
+        /// Whether what a turn changed is committed on the branch.
+        pub auto_commit: bool,
+        /// The harness (a driver's name).
+        pub harness: String,
+        /// Who makes the harness's models.
+        pub vendor: String,
+        /// The model it runs, when not the harness's default.
+        pub harness_model: Option<String>,
+        /// The effort it runs at, when not the harness's default.
+        pub harness_effort: Option<String>,
+        /// The harness's own session id, once reported; later turns resume it.
+        pub harness_session_id: Option<String>,
+        /// The workspace's path, once made.
+        pub workspace: Option<String>,
+        /// The engine turn running now.
+        pub current_turn: Option<String>,
+        /// When the wait for capacity began; only while `waiting`.
+        pub waiting_since: Option<String>,
+        /// Attempts to get capacity so far in this wait.
+        pub retries: i64,
+        /// Why it stopped, or the recovery that left it idle.
+        pub close_reason: Option<CloseReason>,
+        /// What went wrong and what to do next.
+        pub error_message: Option<String>,
+        /// When it last started or ended a turn or took a message.
+        pub last_activity_at: String,
+        /// The node it was taken over from, until its next turn starts: that
+        /// turn starts a new harness session, briefed with the conversation.
+        pub moved_from_node: Option<String>,
+        /// What its work tree was rebuilt from when another node took it over.
+        pub rebuilt_from: Option<RebuiltFrom>,
+        /// When it was created (RFC 3339).
+        pub created_at: String,
+        /// When it last changed (RFC 3339).
+        pub updated_at: String,
+        /// The tokens and cost of its turns.
+        pub usage: UsageTotals,
+    }
 }
 
 /// Where a session is in its life, stored as its snake_case name.
@@ -200,17 +201,19 @@ impl RebuiltFrom {
 
 super::text_column!(RebuiltFrom);
 
-/// An idle session and how long it may stay idle.
-#[derive(Debug, Clone, sqlx::FromRow)]
-pub struct IdleSession {
-    /// The session.
-    pub session_id: String,
-    /// Its account.
-    pub account_id: String,
-    /// When it last started or ended a turn or took a message.
-    pub last_activity_at: String,
-    /// Its task's idle timeout.
-    pub idle_timeout_seconds: i64,
+super::rows::row_struct! {
+    /// An idle session and how long it may stay idle.
+    #[derive(Debug, Clone)]
+    pub struct IdleSession {
+        /// The session.
+        pub session_id: String,
+        /// Its account.
+        pub account_id: String,
+        /// When it last started or ended a turn or took a message.
+        pub last_activity_at: String,
+        /// Its task's idle timeout.
+        pub idle_timeout_seconds: i64,
+    }
 }
 
 /// What a new session is made of.

@@ -6,43 +6,44 @@ use super::{
     new_id, now, on_pool,
 };
 
-/// A task as stored, with what its listing shows of its sessions.
-#[derive(Debug, Clone, sqlx::FromRow)]
-pub struct Task {
-    /// Its id.
-    pub id: TaskId,
-    /// The account it belongs to.
-    pub account_id: AccountId,
-    /// Its title.
-    pub title: String,
-    /// The environment its sessions use unless they name another.
-    pub environment_id: Option<EnvironmentId>,
-    /// Seconds an idle session waits for a message before it is closed.
-    pub idle_timeout_seconds: i64,
-    /// The agent it runs as.
-    pub created_by: AgentId,
-    /// That agent's name.
-    pub created_by_name: String,
-    /// The member responsible for it; none when an agent opened it ("needs someone").
-    pub owner: Option<String>,
-    /// That member's name.
-    pub owner_name: Option<String>,
-    /// One line: the last thing the agent said on it, markdown stripped.
-    pub last_message_preview: Option<String>,
-    /// The harness of its newest session.
-    pub harness: Option<String>,
-    /// How many sessions it has.
-    pub session_count: i64,
-    /// The most attempts a session of it waiting for capacity has made;
-    /// `None` when none waits.
-    pub waiting_retries: Option<i64>,
-    /// When it was created (RFC 3339).
-    pub created_at: String,
-    /// When it last changed (RFC 3339).
-    pub updated_at: String,
-    /// The tokens and cost of its sessions' turns.
-    #[sqlx(try_from = "String")]
-    pub usage: UsageTotals,
+super::rows::row_struct! {
+    /// A task as stored, with what its listing shows of its sessions.
+    #[derive(Debug, Clone)]
+    pub struct Task {
+        /// Its id.
+        pub id: TaskId,
+        /// The account it belongs to.
+        pub account_id: AccountId,
+        /// Its title.
+        pub title: String,
+        /// The environment its sessions use unless they name another.
+        pub environment_id: Option<EnvironmentId>,
+        /// Seconds an idle session waits for a message before it is closed.
+        pub idle_timeout_seconds: i64,
+        /// The agent it runs as.
+        pub created_by: AgentId,
+        /// That agent's name.
+        pub created_by_name: String,
+        /// The member responsible for it; none when an agent opened it ("needs someone").
+        pub owner: Option<String>,
+        /// That member's name.
+        pub owner_name: Option<String>,
+        /// One line: the last thing the agent said on it, markdown stripped.
+        pub last_message_preview: Option<String>,
+        /// The harness of its newest session.
+        pub harness: Option<String>,
+        /// How many sessions it has.
+        pub session_count: i64,
+        /// The most attempts a session of it waiting for capacity has made;
+        /// `None` when none waits.
+        pub waiting_retries: Option<i64>,
+        /// When it was created (RFC 3339).
+        pub created_at: String,
+        /// When it last changed (RFC 3339).
+        pub updated_at: String,
+        /// The tokens and cost of its sessions' turns.
+        pub usage: UsageTotals,
+    }
 }
 
 /// What a new task is made of.

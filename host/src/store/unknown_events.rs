@@ -4,19 +4,21 @@
 
 use super::{Result, Store, on_pool};
 
-/// An event type a driver did not know, as seen with one CLI version.
-#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
-pub struct SeenUnknown {
-    /// The driver (harness) that did not know it.
-    pub harness: String,
-    /// The CLI's version; empty when the CLI did not say it.
-    pub cli_version: String,
-    /// The event's type name.
-    pub event_type: String,
-    /// When a turn's end first recorded it (RFC 3339).
-    pub first_seen: String,
-    /// How many such events all turns have seen.
-    pub count: i64,
+super::rows::row_struct! {
+    /// An event type a driver did not know, as seen with one CLI version.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct SeenUnknown {
+        /// The driver (harness) that did not know it.
+        pub harness: String,
+        /// The CLI's version; empty when the CLI did not say it.
+        pub cli_version: String,
+        /// The event's type name.
+        pub event_type: String,
+        /// When a turn's end first recorded it (RFC 3339).
+        pub first_seen: String,
+        /// How many such events all turns have seen.
+        pub count: i64,
+    }
 }
 
 impl Store {

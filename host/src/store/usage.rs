@@ -29,13 +29,8 @@ pub struct UsageTotals {
     pub turns_without_cost: i64,
 }
 
-impl TryFrom<String> for UsageTotals {
-    type Error = serde_json::Error;
-
-    fn try_from(json: String) -> std::result::Result<Self, Self::Error> {
-        serde_json::from_str(&json)
-    }
-}
+// Read from the JSON object's text that `totals_json!` makes.
+super::rows::text_type!(UsageTotals, |json| Ok(serde_json::from_str(json)?));
 
 /// The totals of the calls `c` of a query, as one JSON object's text in
 /// the `sqlite` or `postgres` dialect.
@@ -124,7 +119,7 @@ impl Store {
         let filter = "c.account_id = $1 AND ($2 = '' OR c.created_at >= $2) \
                       AND ($3 = '' OR c.created_at < $3)";
         let totals = TOTALS.get(self.backend());
-        let (total,): (String,) = on_pool!(self, |pool| sqlx::query_as(&format!(
+        let (total,): (UsageTotals,) = on_pool!(self, |pool| sqlx::query_as(&format!(
             "SELECT {totals} FROM code_task_calls c WHERE {filter}"
         ))
         .bind(account_id)
@@ -132,29 +127,24 @@ impl Store {
         .bind(to.unwrap_or(""))
         .fetch_one(pool)
         .await)?;
-        let total = UsageTotals::try_from(total)?;
         let Some(group) = group_by else {
             return Ok((total, Vec::new()));
         };
         let key = group.key();
-        let rows: Vec<(Option<String>, String)> = on_pool!(self, |pool| sqlx::query_as(&format!(
-            "SELECT {key}, {totals} FROM code_task_calls c WHERE {filter} \
+        let rows: Vec<(Option<String>, UsageTotals)> =
+            on_pool!(self, |pool| sqlx::query_as(&format!(
+                "SELECT {key}, {totals} FROM code_task_calls c WHERE {filter} \
              GROUP BY {key} ORDER BY {key}"
-        ))
-        .bind(account_id)
-        .bind(from.unwrap_or(""))
-        .bind(to.unwrap_or(""))
-        .fetch_all(pool)
-        .await)?;
+            ))
+            .bind(account_id)
+            .bind(from.unwrap_or(""))
+            .bind(to.unwrap_or(""))
+            .fetch_all(pool)
+            .await)?;
         let rows = rows
             .into_iter()
-            .map(|(key, totals)| {
-                Ok(UsageRow {
-                    key,
-                    totals: UsageTotals::try_from(totals)?,
-                })
-            })
-            .collect::<Result<Vec<_>>>()?;
+            .map(|(key, totals)| UsageRow { key, totals })
+            .collect();
         Ok((total, rows))
     }
 }

@@ -10,17 +10,19 @@ use super::{Page, Result, Store, StoreError, new_id, now, on_pool};
 /// The vault entry that holds a webhook's signing secret.
 const SECRET_KEY: &str = "signing_secret";
 
-/// Where an account's events are sent.
-#[derive(Debug, Clone, sqlx::FromRow)]
-pub struct Webhook {
-    /// Its id.
-    pub id: String,
-    /// The account whose events it gets.
-    pub account_id: String,
-    /// The URL events are POSTed to.
-    pub url: String,
-    /// When it was made (RFC 3339).
-    pub created_at: String,
+super::rows::row_struct! {
+    /// Where an account's events are sent.
+    #[derive(Debug, Clone)]
+    pub struct Webhook {
+        /// Its id.
+        pub id: String,
+        /// The account whose events it gets.
+        pub account_id: String,
+        /// The URL events are POSTed to.
+        pub url: String,
+        /// When it was made (RFC 3339).
+        pub created_at: String,
+    }
 }
 
 /// Where a delivery stands.
@@ -50,33 +52,35 @@ impl DeliveryState {
 
 super::text_column!(DeliveryState);
 
-/// One event sent (or to be sent) to one webhook.
-#[derive(Debug, Clone, sqlx::FromRow)]
-pub struct Delivery {
-    /// Its id.
-    pub id: String,
-    /// The webhook.
-    pub webhook_id: String,
-    /// The account.
-    pub account_id: String,
-    /// The event's type, e.g. `turn.ended`.
-    pub event: String,
-    /// The body sent, exactly.
-    pub payload: String,
-    /// Where it stands.
-    pub state: DeliveryState,
-    /// Attempts made.
-    pub attempts: i64,
-    /// When the next attempt is due, while pending.
-    pub next_attempt_at: Option<String>,
-    /// The HTTP status of the last attempt, when one answered.
-    pub last_status: Option<i64>,
-    /// Why the last attempt failed, when it did.
-    pub last_error: Option<String>,
-    /// When the event happened (RFC 3339).
-    pub created_at: String,
-    /// When it was answered 2xx.
-    pub delivered_at: Option<String>,
+super::rows::row_struct! {
+    /// One event sent (or to be sent) to one webhook.
+    #[derive(Debug, Clone)]
+    pub struct Delivery {
+        /// Its id.
+        pub id: String,
+        /// The webhook.
+        pub webhook_id: String,
+        /// The account.
+        pub account_id: String,
+        /// The event's type, e.g. `turn.ended`.
+        pub event: String,
+        /// The body sent, exactly.
+        pub payload: String,
+        /// Where it stands.
+        pub state: DeliveryState,
+        /// Attempts made.
+        pub attempts: i64,
+        /// When the next attempt is due, while pending.
+        pub next_attempt_at: Option<String>,
+        /// The HTTP status of the last attempt, when one answered.
+        pub last_status: Option<i64>,
+        /// Why the last attempt failed, when it did.
+        pub last_error: Option<String>,
+        /// When the event happened (RFC 3339).
+        pub created_at: String,
+        /// When it was answered 2xx.
+        pub delivered_at: Option<String>,
+    }
 }
 
 /// A delivery that is due, with where it goes.
