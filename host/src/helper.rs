@@ -130,6 +130,19 @@ pub fn program(cinch: &Path) -> PathBuf {
     }
 }
 
+/// What the program [`program`] chose is, in a line for the operator
+/// (`cinch check`, the server's log).
+pub fn describe(program: &Path) -> String {
+    if program.file_name() == Some(HELPER_BINARY.as_ref()) {
+        format!("{} {VERSION}", program.display())
+    } else {
+        format!(
+            "{} itself, with no {HELPER_BINARY} of its version beside it: sandboxed commands and supervisors start slower (`cargo build --release` builds both)",
+            program.display()
+        )
+    }
+}
+
 /// How long a helper may take to print its version: it answers in
 /// milliseconds, and one that hangs must not hang every cinch command.
 const VERSION_TIMEOUT: Duration = Duration::from_secs(5);

@@ -579,6 +579,19 @@ fn cinch_run_sandboxes_by_default_and_check_says_so() {
 
     let check = world.cinch().args(["check", "--json"]).output().unwrap();
     let report: Value = serde_json::from_slice(&check.stdout).unwrap();
+    // Which program turns start from: the helper beside cinch, or cinch
+    // itself when that helper is of another version.
+    assert_eq!(
+        report["helper"],
+        path_text(&installed.with_file_name("cinch-helper")),
+        "{report:#}"
+    );
+    let stale_check = world.cinch_at(&stale).arg("check").output().unwrap();
+    let stale_text = String::from_utf8_lossy(&stale_check.stdout);
+    assert!(
+        stale_text.contains(&format!("helper: {} itself", stale.display())),
+        "{stale_text}"
+    );
     assert!(
         report["sandbox"]["landlock_abi"].as_i64().unwrap() >= 6,
         "{report:#}"

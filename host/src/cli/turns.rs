@@ -116,13 +116,14 @@ pub fn check(engine: &Engine, name: Option<&str>, json: bool) -> anyhow::Result<
     if json {
         println!(
             "{}",
-            serde_json::json!({"harnesses": reports, "sandbox": sandbox})
+            serde_json::json!({"harnesses": reports, "sandbox": sandbox, "helper": engine.helper()})
         );
     } else {
         println!("sandbox:");
         for line in sandbox.lines() {
             println!("  {line}");
         }
+        println!("  helper: {}", crate::helper::describe(engine.helper()));
         if !sandbox.is_sufficient() {
             println!(
                 "  turns cannot run sandboxed here (Landlock ABI {} or later is needed); `cinch run --no-sandbox` and `cinch serve --no-sandbox` run them unsandboxed",

@@ -253,6 +253,12 @@ impl Engine {
         &self.registry
     }
 
+    /// The program supervisors and sandboxed commands start from (see
+    /// [`crate::helper::program`]).
+    pub fn helper(&self) -> &Path {
+        &self.supervisor_program
+    }
+
     /// cinch's environment with the configured secrets.
     fn base_env(&self) -> BTreeMap<String, String> {
         let mut env = self.env.clone();
