@@ -314,7 +314,8 @@ def main():
         running = arriving(lambda arrival: window[0] <= arrival <= window[1])
         starting = arriving(lambda arrival: arrival < steady_from_us)
         ramping = arriving(lambda arrival: steady_from_us <= arrival < window[0])
-        finishing = arriving(lambda arrival: arrival > window[1])
+        # No window (no moment when every turn ran): no line is after it.
+        finishing = arriving(lambda arrival: window[1] and arrival > window[1])
         print(f"  the same, while the sessions were set up: "
               f"p50 {percentile(starting, 0.5) / 1000:.2f} ms"
               f"  p99 {percentile(starting, 0.99) / 1000:.2f} ms ({len(starting)} lines); "
