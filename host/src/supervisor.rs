@@ -113,10 +113,26 @@ fn detach() -> anyhow::Result<()> {
             if unsafe { libc::setsid() } == -1 {
                 return Err(std::io::Error::last_os_error()).context("setsid");
             }
+            lower_session_priority();
             Ok(())
         }
         _ => std::process::exit(0),
     }
+}
+
+/// How much a turn's session yields the CPU to the rest of the machine (an
+/// autogroup's nice value, see sched(7)).
+const SESSION_NICENESS: &str = "10";
+
+/// Lowers the priority of this new session as a whole. Where the kernel
+/// groups processes by session (its autogroups, on by default), a session
+/// shares the CPU as one, whatever its processes' nice values: every turn's
+/// CLI, in a session of its own, would weigh as much as the whole server
+/// that moves every turn's lines, and two CLIs running builds left the
+/// server a third of the CPU. Raising one's own group's nice value needs no
+/// privilege; without autogroups there is no such group, and nothing to do.
+fn lower_session_priority() {
+    let _ = std::fs::write("/proc/self/autogroup", SESSION_NICENESS);
 }
 
 fn spawn(

@@ -183,6 +183,36 @@ fn read_pid(path: &Path) -> i32 {
 }
 
 #[test]
+fn a_turns_cli_yields_the_cpu_to_the_server_moving_every_turns_lines() {
+    let world = World::new();
+    world.script(Script {
+        replay: Some(recorded("claude/s1.jsonl")),
+        record: Some(world.record()),
+        hang_ms: -1,
+        ..Script::default()
+    });
+    let running = world.engine().start(world.request("hi")).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let record = loop {
+        if let Ok(record) = Record::read_from(&world.record()) {
+            break record;
+        }
+        assert!(Instant::now() < deadline, "the CLI wrote no record");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    running.cancel();
+    assert_eq!(run_to_end(running).2.status, Status::Cancelled);
+
+    // Where the kernel groups processes by session, the CLI's session (the
+    // supervisor's) as a whole weighs less than this one.
+    let own_group = std::fs::read_to_string("/proc/self/autogroup").ok();
+    assert_eq!(record.autogroup.is_some(), own_group.is_some());
+    if let Some(group) = &record.autogroup {
+        assert!(group.ends_with(" nice 10"), "{group}");
+    }
+}
+
+#[test]
 fn a_completed_turn_has_its_diff_and_leaves_head_and_index_alone() {
     let world = World::new();
     world.script(Script {

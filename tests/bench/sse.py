@@ -225,6 +225,9 @@ def main():
     parser.add_argument("--sessions", type=int, default=200)
     parser.add_argument("--rate", type=float, default=10.0)
     parser.add_argument("--seconds", type=int, default=10)
+    parser.add_argument("--busy", type=int, default=0,
+                        help="turns started first whose CLI keeps a CPU busy for the whole run "
+                             "(as CLIs running builds), their events not read")
     args = parser.parse_args()
     release = os.path.abspath(os.path.join(args.target_dir, "release"))
     cinch = os.path.abspath(args.cinch or os.path.join(release, "cinch"))
@@ -263,6 +266,14 @@ def main():
         prefix = f"/v1/accounts/{account}"
         environment = call(base, token, "POST", f"{prefix}/environments",
                            {"name": "bench", "repository": repo})["data"]["id"]
+        if args.busy:
+            busy_script = json.dumps({"busy_ms": (args.seconds + 3) * 1000})
+            busy = call(base, token, "POST", f"{prefix}/environments",
+                        {"name": "busy", "repository": repo,
+                         "env": {"FAKE_CLI_SCRIPT": busy_script}})["data"]["id"]
+            for n in range(args.busy):
+                call(base, token, "POST", f"{prefix}/tasks",
+                     {"prompt": f"Build {n}", "environment_id": busy})
         expected = int(args.rate * args.seconds)
         reader = Client(port, token)
         cpu_before, client_before = process_cpu(server.pid), resource.getrusage(

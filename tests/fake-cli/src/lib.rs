@@ -54,7 +54,8 @@
 //! | `lines_per_second` | number | none | then print `{"type":"tick","n":N}` (N from 1) at this steady rate ... |
 //! | `duration_ms` | integer | `0` | ... for this long (`lines_per_second × duration_ms / 1000` ticks) |
 //! | `tick_line` | string | none | ... each tick printed as this text instead, with `{n}` replaced by N and `{now_us}` by the wall-clock time it is written, in microseconds since the Unix epoch (to measure how long a line takes to reach a follower) |
-//! | `hang_ms` | integer | `0` | after the output, sleep this long; `-1` (any negative) sleeps forever |
+//! | `busy_ms` | integer | `0` | after the output, keep one CPU busy this long (as a CLI running a build) |
+//! | `hang_ms` | integer | `0` | then sleep this long; `-1` (any negative) sleeps forever |
 //! | `exit_code` | integer | `0` | the exit status |
 //!
 //! The steps run in the order of the table. stdout is flushed after every
@@ -138,6 +139,8 @@ pub struct Script {
     /// The text of each tick, with `{n}` and `{now_us}` filled in; none
     /// means `{"type":"tick","n":N}`.
     pub tick_line: Option<String>,
+    /// How long to keep a CPU busy after the output.
+    pub busy_ms: u64,
     /// The sleep after the output; negative is forever.
     pub hang_ms: i64,
     /// The exit status.
@@ -167,6 +170,7 @@ impl Default for Script {
             lines_per_second: None,
             duration_ms: 0,
             tick_line: None,
+            busy_ms: 0,
             hang_ms: 0,
             exit_code: 0,
         }
@@ -211,6 +215,9 @@ pub struct Record {
     pub pgid: i32,
     /// The session id, to check where the supervisor put the harness.
     pub sid: i32,
+    /// Its autogroup (`/proc/self/autogroup`, as `/autogroup-N nice K`),
+    /// where the kernel groups processes by session.
+    pub autogroup: Option<String>,
 }
 
 impl Record {

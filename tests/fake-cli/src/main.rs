@@ -97,6 +97,7 @@ fn run(script: &Script, args: Vec<String>) -> Result<(), String> {
     }
     print_lines(script)?;
     print_ticks(script)?;
+    keep_busy(Duration::from_millis(script.busy_ms));
     match script.hang_ms {
         0 => {}
         ms if ms < 0 => loop {
@@ -105,6 +106,21 @@ fn run(script: &Script, args: Vec<String>) -> Result<(), String> {
         ms => thread::sleep(Duration::from_millis(ms.unsigned_abs())),
     }
     Ok(())
+}
+
+/// Spins on the CPU for `how_long`.
+fn keep_busy(how_long: Duration) {
+    let start = Instant::now();
+    let mut state = 0u64;
+    while start.elapsed() < how_long {
+        for _ in 0..10_000 {
+            state = std::hint::black_box(
+                state
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1),
+            );
+        }
+    }
 }
 
 /// Writes the [`Record`] of this invocation.
@@ -125,6 +141,9 @@ fn record(path: &Path, argv: Vec<String>, stdin: &[u8]) -> Result<(), String> {
         // SAFETY: both calls only read the calling process's ids.
         pgid: unsafe { libc::getpgrp() },
         sid: unsafe { libc::getsid(0) },
+        autogroup: std::fs::read_to_string("/proc/self/autogroup")
+            .ok()
+            .map(|line| line.trim_end().to_owned()),
     };
     let json = serde_json::to_vec_pretty(&rec).map_err(|e| e.to_string())?;
     write_atomically(path, &json)
