@@ -316,30 +316,31 @@ def main():
         print(f"  latency CLI write -> SSE client: p50 {percentile(latencies, 0.5) / 1000:.2f} ms"
               f"  p99 {percentile(latencies, 0.99) / 1000:.2f} ms"
               f"  max {percentile(latencies, 1.0) / 1000:.2f} ms")
-        window = all_ran(clients) or (0, 0)
+        window = all_ran(clients)
 
         def arriving(when):
             return [latency for c in clients
                     for latency, arrival in zip(c.latencies_us, c.arrivals_us) if when(arrival)]
 
-        running = arriving(lambda arrival: window[0] <= arrival <= window[1])
+        def spread(latencies):
+            return (f"p50 {percentile(latencies, 0.5) / 1000:.2f} ms"
+                    f"  p99 {percentile(latencies, 0.99) / 1000:.2f} ms"
+                    f"  max {percentile(latencies, 1.0) / 1000:.2f} ms ({len(latencies)} lines)")
+
         starting = arriving(lambda arrival: arrival < steady_from_us)
-        ramping = arriving(lambda arrival: steady_from_us <= arrival < window[0])
-        # No window (no moment when every turn ran): no line is after it.
-        finishing = arriving(lambda arrival: window[1] and arrival > window[1])
-        print(f"  the same, while the sessions were set up: "
-              f"p50 {percentile(starting, 0.5) / 1000:.2f} ms"
-              f"  p99 {percentile(starting, 0.99) / 1000:.2f} ms ({len(starting)} lines); "
+        print(f"  the same, while the sessions were set up: {spread(starting)}; "
               f"the machine's CPU meanwhile {setup_cpu:.2f} s, every process included")
-        print(f"  the same, from then until every turn had ticked: "
-              f"p50 {percentile(ramping, 0.5) / 1000:.2f} ms"
-              f"  p99 {percentile(ramping, 0.99) / 1000:.2f} ms ({len(ramping)} lines)")
-        print(f"  the same, while every turn ran: p50 {percentile(running, 0.5) / 1000:.2f} ms"
-              f"  p99 {percentile(running, 0.99) / 1000:.2f} ms"
-              f"  max {percentile(running, 1.0) / 1000:.2f} ms ({len(running)} lines)")
-        print(f"  the same, once the first turn had ended: "
-              f"p50 {percentile(finishing, 0.5) / 1000:.2f} ms"
-              f"  p99 {percentile(finishing, 0.99) / 1000:.2f} ms ({len(finishing)} lines)")
+        if window:
+            ramping = arriving(lambda arrival: steady_from_us <= arrival < window[0])
+            running = arriving(lambda arrival: window[0] <= arrival <= window[1])
+            finishing = arriving(lambda arrival: arrival > window[1])
+            print(f"  the same, from then until every turn had ticked: {spread(ramping)}")
+            print(f"  the same, while every turn ran: {spread(running)}")
+            print(f"  the same, once the first turn had ended: {spread(finishing)}")
+        else:
+            after = arriving(lambda arrival: arrival >= steady_from_us)
+            print("  no moment when every turn ran (the first turn ended before the last one "
+                  f"ticked); the same, after the set-up: {spread(after)}")
         print(f"  cinch serve CPU {server_cpu:.2f} s over {wall:.1f} s = "
               f"{server_cpu * 1e6 / max(received, 1):.1f} us a delivered line "
               f"(setting up the sessions included); once all had started "
