@@ -69,7 +69,7 @@ impl World {
 
     fn engine_with(&self, env: BTreeMap<String, String>) -> Engine {
         let home = Home::open(self.path("cinch-home")).unwrap();
-        let runtime = Runtime::new(Some(self.path("cache")), Limits::default()).unwrap();
+        let runtime = Runtime::new(Some(compiled_drivers()), Limits::default()).unwrap();
         let helper = cinch::helper::program(Path::new(env!("CARGO_BIN_EXE_cinch")));
         Engine::new(home, &runtime, helper, env).unwrap()
     }
@@ -941,7 +941,7 @@ fn runs_pruned_while_a_turn_starts_leave_its_folder_alone() {
     std::fs::set_permissions(&gated, std::fs::Permissions::from_mode(0o755)).unwrap();
     let slow = Engine::new(
         Home::open(world.path("cinch-home")).unwrap(),
-        &Runtime::new(Some(world.path("cache")), Limits::default()).unwrap(),
+        &Runtime::new(Some(compiled_drivers()), Limits::default()).unwrap(),
         gated,
         world.env(),
     )
@@ -1002,4 +1002,11 @@ fn init_repo(repo: &Path) {
             "init",
         ],
     );
+}
+
+/// One cache of compiled drivers for every test's engine: each loads the
+/// same built-in drivers, and compiling them takes about a second of CPU.
+/// Entries are named by the component's hash and the engine's settings.
+fn compiled_drivers() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join("compiled-drivers")
 }

@@ -327,6 +327,8 @@ def main():
                     f"  p99 {percentile(latencies, 0.99) / 1000:.2f} ms"
                     f"  max {percentile(latencies, 1.0) / 1000:.2f} ms ({len(latencies)} lines)")
 
+        firsts = [c.latencies_us[0] for c in clients if c.latencies_us]
+        print(f"  the same, each stream's first line: {spread(firsts)}")
         starting = arriving(lambda arrival: arrival < steady_from_us)
         print(f"  the same, while the sessions were set up: {spread(starting)}; "
               f"the machine's CPU meanwhile {setup_cpu:.2f} s, every process included")

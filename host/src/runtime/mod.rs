@@ -124,6 +124,10 @@ impl Runtime {
             .wasm_component_model(true)
             .epoch_interruption(true)
             .cranelift_opt_level(wasmtime::OptLevel::Speed)
+            // Cranelift inlining small functions within a driver: 6-10%
+            // more throughput, for about 3x the compile time (once per
+            // driver and cinch version: compiled drivers are cached).
+            .compiler_inlining(wasmtime::Inlining::Yes)
             .parallel_compilation(true);
         let engine = Engine::new(&config)?;
         start_epoch_ticker(&engine);

@@ -49,6 +49,17 @@ pub fn test_database() -> Option<String> {
     )
 }
 
+/// Points a home's cache of compiled drivers at one cache for every test:
+/// each world's cinch loads the same built-in drivers, and compiling them
+/// takes about a second of CPU. Sharing is safe: an entry is named by the
+/// component's hash and the engine's settings, and written whole or not at
+/// all.
+fn share_compiled_drivers(components: &Path) {
+    let shared = Path::new(env!("CARGO_TARGET_TMPDIR")).join("compiled-drivers");
+    std::fs::create_dir_all(&shared).unwrap();
+    std::os::unix::fs::symlink(&shared, components).unwrap();
+}
+
 impl World {
     pub fn new() -> Self {
         Self::with_database(test_database())
@@ -62,9 +73,10 @@ impl World {
             dir: tempfile::tempdir().unwrap(),
             database,
         };
-        for sub in ["bin", "repo", "user-home", "home", "out"] {
+        for sub in ["bin", "repo", "user-home", "home/cache", "out"] {
             std::fs::create_dir_all(world.path(sub)).unwrap();
         }
+        share_compiled_drivers(&world.path("home/cache/components"));
         cinch_fake_cli::install(&world.path("bin"), "claude");
         committed_repo(&world.path("repo"), "hello\n");
         world.script(Script::default());
