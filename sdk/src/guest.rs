@@ -6,11 +6,10 @@ use std::marker::PhantomData;
 
 use crate::{Driver, Parser as _};
 
-// Parsing a line allocates and frees many small blocks; talc does that
-// faster than the default allocator of wasm32-wasip2 (wasi-libc's dlmalloc),
-// and grows linear memory only through `memory.grow`, which the host caps.
+// Parsing a line allocates and frees many small blocks (see `crate::heap`).
 #[global_allocator]
-static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
+static ALLOCATOR: crate::heap::SingleThreaded<crate::heap::LinearMemory> =
+    crate::heap::SingleThreaded::new(crate::heap::Heap::new(crate::heap::LinearMemory));
 
 #[allow(missing_docs, clippy::all)]
 pub mod bindings {

@@ -23,6 +23,8 @@
 //! run the driver without wasm; for `wasm32-wasip2` it is a component of the
 //! `cinch:driver` contract version [`CONTRACT_VERSION`].
 
+#[cfg(any(target_arch = "wasm32", test))]
+mod heap;
 mod types;
 mod value;
 
