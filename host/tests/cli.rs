@@ -293,3 +293,47 @@ fn driver_test_lists_the_unknown_event_types_it_saw() {
         "{text}"
     );
 }
+
+/// Compiling the drivers into an empty cache takes a few hundred MB of heap
+/// for a moment; a server that starts that way does not keep it.
+#[test]
+fn a_server_that_compiled_the_drivers_gives_the_compilers_memory_back() {
+    use std::io::{BufRead as _, BufReader};
+    let home = tempfile::tempdir().unwrap();
+    let mut server = Command::new(env!("CARGO_BIN_EXE_cinch"))
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .env("CINCH_HOME", home.path())
+        .env("HOME", home.path())
+        .env("PATH", "/usr/bin:/bin")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("starting cinch serve");
+    let mut said = String::new();
+    for line in BufReader::new(server.stderr.take().unwrap()).lines() {
+        let line = line.unwrap();
+        said.push_str(&line);
+        said.push('\n');
+        if line.contains("serving on") {
+            break;
+        }
+    }
+    let status = std::fs::read_to_string(format!("/proc/{}/status", server.id())).unwrap();
+    server.kill().unwrap();
+    server.wait().unwrap();
+    assert!(said.contains("serving on"), "{said}");
+    let resident_kb: u64 = status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or_else(|| panic!("no VmRSS in {status}"));
+    let compiled = std::fs::read_dir(home.path().join("cache/components"))
+        .unwrap()
+        .count();
+    assert_eq!(compiled, 5, "the server compiled the five built-ins");
+    assert!(
+        resident_kb < 200 * 1024,
+        "cinch serve holds {} MB after compiling the drivers",
+        resident_kb / 1024
+    );
+}

@@ -11,23 +11,26 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use anyhow::Context as _;
-use wasmtime::Engine;
 use wasmtime::component::Component;
+use wasmtime::{Config, Engine};
 
 /// Where compiled components are kept; `None` compiles every time.
 pub struct ComponentCache {
     dir: Option<PathBuf>,
     engine_key: String,
+    /// The settings of the engine, for the compiler of each miss.
+    config: Config,
 }
 
 impl ComponentCache {
-    /// A cache in `dir` for components compiled by `engine`.
-    pub fn new(engine: &Engine, dir: Option<PathBuf>) -> Self {
+    /// A cache in `dir` for components run by `engine`, made with `config`.
+    pub fn new(engine: &Engine, config: &Config, dir: Option<PathBuf>) -> Self {
         let mut hasher = DefaultHasher::new();
         engine.precompile_compatibility_hash().hash(&mut hasher);
         Self {
             dir,
             engine_key: format!("{:016x}", hasher.finish()),
+            config: config.clone(),
         }
     }
 
@@ -35,7 +38,9 @@ impl ComponentCache {
     /// from the cache or compiled and cached.
     pub fn load(&self, engine: &Engine, wasm: &[u8], sha256: &str) -> wasmtime::Result<Component> {
         let Some(dir) = &self.dir else {
-            return Component::new(engine, wasm);
+            let compiled = self.compile(wasm)?;
+            // SAFETY: compiled just now, with this engine's settings.
+            return unsafe { Component::deserialize(engine, &compiled) };
         };
         let path = dir.join(format!("{sha256}-{}.cwasm", self.engine_key));
         if path.exists() {
@@ -49,12 +54,27 @@ impl ComponentCache {
                 }
             }
         }
-        let compiled = engine.precompile_component(wasm)?;
+        let compiled = self.compile(wasm)?;
         if let Err(error) = write_atomically(dir, &path, &compiled) {
             tracing::warn!(path = %path.display(), "could not cache a compiled component: {error:#}");
         }
-        // SAFETY: `compiled` was produced just now by this engine.
+        // SAFETY: compiled just now, with this engine's settings.
         unsafe { Component::deserialize(engine, &compiled) }
+    }
+
+    /// `wasm` compiled by an engine of its own, with the same settings (so
+    /// any of them runs the result), dropped once done, and the freed heap
+    /// handed back: an engine keeps what Cranelift compiled with, and glibc
+    /// what was freed. Compiling the built-ins left `cinch serve` holding
+    /// 450 MB without either, 52 MB with both.
+    fn compile(&self, wasm: &[u8]) -> wasmtime::Result<Vec<u8>> {
+        let compiled = Engine::new(&self.config)?.precompile_component(wasm);
+        #[cfg(target_env = "gnu")]
+        // SAFETY: only hands free heap memory back to the system.
+        unsafe {
+            libc::malloc_trim(0);
+        }
+        compiled
     }
 }
 

@@ -135,7 +135,7 @@ impl Runtime {
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
         Ok(Self {
-            cache: ComponentCache::new(&engine, cache_dir),
+            cache: ComponentCache::new(&engine, &config, cache_dir),
             engine,
             linker: Arc::new(linker),
             limits,
