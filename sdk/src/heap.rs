@@ -124,13 +124,7 @@ impl<G: Grow> Heap<G> {
         let Some(needed) = size.checked_add(align) else {
             return null_mut();
         };
-        let pages = needed.div_ceil(PAGE);
-        let grown = self
-            .memory
-            .grow(pages.max(LEAST_GROWTH))
-            .map(|start| (start, pages.max(LEAST_GROWTH)))
-            .or_else(|| Some((self.memory.grow(pages)?, pages)));
-        let Some((start, pages)) = grown else {
+        let Some((start, pages)) = self.grow_for(needed.div_ceil(PAGE)) else {
             return null_mut();
         };
         // Memory grown by anyone else in between (the C library's own
@@ -140,6 +134,17 @@ impl<G: Grow> Heap<G> {
         }
         self.end = start + pages * PAGE;
         self.cut_from_fresh(size, align).unwrap_or(null_mut())
+    }
+
+    /// Grows memory by at least `pages`, by [`LEAST_GROWTH`] when it may:
+    /// where the new pages start, and how many there are.
+    fn grow_for(&mut self, pages: usize) -> Option<(usize, usize)> {
+        if pages < LEAST_GROWTH
+            && let Some(start) = self.memory.grow(LEAST_GROWTH)
+        {
+            return Some((start, LEAST_GROWTH));
+        }
+        Some((self.memory.grow(pages)?, pages))
     }
 
     fn cut_from_fresh(&mut self, size: usize, align: usize) -> Option<*mut u8> {

@@ -313,19 +313,18 @@ def main():
               f"started in {started:.1f} s, wall {wall:.1f} s")
         print(f"  lines: {received} of {expected * args.sessions} received, {lost} lost; "
               f"{sum(not c.in_order for c in clients)} streams out of order; errors {errors[:3]}")
-        print(f"  latency CLI write -> SSE client: p50 {percentile(latencies, 0.5) / 1000:.2f} ms"
-              f"  p99 {percentile(latencies, 0.99) / 1000:.2f} ms"
-              f"  max {percentile(latencies, 1.0) / 1000:.2f} ms")
-        window = all_ran(clients)
-
-        def arriving(when):
-            return [latency for c in clients
-                    for latency, arrival in zip(c.latencies_us, c.arrivals_us) if when(arrival)]
 
         def spread(latencies):
             return (f"p50 {percentile(latencies, 0.5) / 1000:.2f} ms"
                     f"  p99 {percentile(latencies, 0.99) / 1000:.2f} ms"
                     f"  max {percentile(latencies, 1.0) / 1000:.2f} ms ({len(latencies)} lines)")
+
+        def arriving(when):
+            return [latency for c in clients
+                    for latency, arrival in zip(c.latencies_us, c.arrivals_us) if when(arrival)]
+
+        print(f"  latency CLI write -> SSE client: {spread(latencies)}")
+        window = all_ran(clients)
 
         firsts = [c.latencies_us[0] for c in clients if c.latencies_us]
         print(f"  the same, each stream's first line: {spread(firsts)}")

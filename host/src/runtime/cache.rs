@@ -37,17 +37,15 @@ impl ComponentCache {
     /// The component whose bytes are `wasm` (with SHA-256 `sha256`), loaded
     /// from the cache or compiled and cached.
     pub fn load(&self, engine: &Engine, wasm: &[u8], sha256: &str) -> wasmtime::Result<Component> {
-        let Some(dir) = &self.dir else {
-            let compiled = self.compile(wasm)?;
-            // SAFETY: compiled just now, with this engine's settings.
-            return unsafe { Component::deserialize(engine, &compiled) };
-        };
-        let path = dir.join(format!("{sha256}-{}.cwasm", self.engine_key));
-        if path.exists() {
+        let path =
+            (self.dir.as_ref()).map(|dir| dir.join(format!("{sha256}-{}.cwasm", self.engine_key)));
+        if let Some(path) = &path
+            && path.exists()
+        {
             // SAFETY: the file sits in cinch's own home (mode 0700) and was
             // written by `Engine::precompile_component` of an engine with the
             // same compatibility hash, as its name says.
-            match unsafe { Component::deserialize_file(engine, &path) } {
+            match unsafe { Component::deserialize_file(engine, path) } {
                 Ok(component) => return Ok(component),
                 Err(error) => {
                     tracing::warn!(path = %path.display(), "recompiling a cached component that did not load: {error:#}");
@@ -55,7 +53,9 @@ impl ComponentCache {
             }
         }
         let compiled = self.compile(wasm)?;
-        if let Err(error) = write_atomically(dir, &path, &compiled) {
+        if let (Some(dir), Some(path)) = (&self.dir, &path)
+            && let Err(error) = write_atomically(dir, path, &compiled)
+        {
             tracing::warn!(path = %path.display(), "could not cache a compiled component: {error:#}");
         }
         // SAFETY: compiled just now, with this engine's settings.
