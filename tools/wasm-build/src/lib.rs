@@ -19,6 +19,15 @@ pub const TARGET: &str = "wasm32-wasip2";
 /// The cargo profile components are built with (defined in the workspace).
 pub const PROFILE: &str = "driver";
 
+/// The compiler flags components are built with, beyond their profile's.
+///
+/// LLVM inlines much more than its default: a call that stays a call costs
+/// more in a component than natively (Cranelift checks the call deadline and
+/// the stack on every entry, and optimises across no call). With it the
+/// drivers parse 10-15% faster sandboxed, for components about 40% larger;
+/// past 3000 the growth cost more than it saved.
+pub const RUSTFLAGS: &str = "-C llvm-args=-inline-threshold=3000";
+
 /// A component built by [`build`].
 pub struct Built {
     /// The cargo package name.
@@ -58,6 +67,8 @@ pub fn build(packages: &[&str], watch: &[&str]) -> Vec<Built> {
     for variable in ["RUSTFLAGS", "CARGO_ENCODED_RUSTFLAGS", "CARGO_BUILD_TARGET"] {
         command.env_remove(variable);
     }
+    let target_flags = format!("CARGO_TARGET_{}_RUSTFLAGS", TARGET.replace('-', "_"));
+    command.env(target_flags.to_uppercase(), RUSTFLAGS);
     let status = command
         .status()
         .unwrap_or_else(|error| panic!("could not run cargo to build the components: {error}"));
