@@ -31,6 +31,13 @@ impl Redactor {
         Self::new(self.secrets.into_iter().chain(more.iter().cloned()))
     }
 
+    /// Whether `text` holds any of the secrets.
+    pub fn finds_secret(&self, text: &str) -> bool {
+        self.secrets
+            .iter()
+            .any(|secret| text.contains(secret.as_str()))
+    }
+
     /// `text` with every secret masked.
     pub fn redact(&self, text: &str) -> String {
         let mut text = text.to_owned();
@@ -50,6 +57,8 @@ mod tests {
     #[test]
     fn masks_every_occurrence_and_ignores_short_values() {
         let redactor = Redactor::new(["sk-secret-1".to_owned(), "ab".to_owned()]);
+        assert!(redactor.finds_secret("the key: sk-secret-1."));
+        assert!(!redactor.finds_secret("ab, but no key"));
         assert_eq!(
             redactor.redact("key sk-secret-1 and sk-secret-1 ab"),
             "key [redacted] and [redacted] ab"

@@ -710,11 +710,41 @@ fn secrets_are_masked_in_progress_and_results() {
         !result.result_text.contains("deploy-secret-998877")
             && !result.result_text.contains(API_KEY)
     );
+    // The log it leaves holds none either.
+    let log = std::fs::read_to_string(&result.log_path).unwrap();
+    assert!(log.contains("the token is [redacted] and the key is [redacted]"));
+    assert!(!log.contains("deploy-secret-998877") && !log.contains(API_KEY));
     // The harness itself does get the configured secret.
     let record = Record::read_from(&world.record()).unwrap();
     assert_eq!(
         record.env.get("DEPLOY_TOKEN").map(String::as_str),
         Some("deploy-secret-998877")
+    );
+}
+
+#[test]
+fn a_log_without_secrets_is_left_as_the_cli_wrote_it() {
+    use std::os::unix::fs::MetadataExt as _;
+    let world = World::new();
+    world.script(Script {
+        replay: Some(recorded("claude/s2.jsonl")),
+        ..Script::default()
+    });
+    let turn = world.engine().start(world.request("hi")).unwrap();
+    let written = std::fs::metadata(turn.log_path()).unwrap();
+    let (_, _, result) = run_to_end(turn);
+    assert_eq!(result.status, Status::Completed, "{}", result.result_text);
+    let kept = std::fs::metadata(&result.log_path).unwrap();
+    assert_eq!(
+        (kept.dev(), kept.ino()),
+        (written.dev(), written.ino()),
+        "the log was copied over though it held no secret"
+    );
+    let log = std::fs::read_to_string(&result.log_path).unwrap();
+    let replayed = std::fs::read_to_string(recorded("claude/s2.jsonl")).unwrap();
+    assert_eq!(
+        log.lines().collect::<Vec<_>>(),
+        replayed.lines().collect::<Vec<_>>()
     );
 }
 

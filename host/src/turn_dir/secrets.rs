@@ -78,17 +78,33 @@ pub fn forget_secrets(home: &Home, turn: &str) {
 }
 
 /// Masks `redactor`'s secrets in the file at `path`, line by line, in place
-/// (a new file renamed over it, so a reader never sees half of it).
+/// (a new file renamed over it, so a reader never sees half of it). A file
+/// holding none is left as it is: most turns' logs hold no secret, and
+/// rewriting one costs a copy of the whole log and a sync.
 pub fn redact_file(path: &Path, redactor: &crate::redact::Redactor) -> anyhow::Result<()> {
-    use std::io::{BufRead as _, BufReader};
+    use std::io::{BufRead as _, BufReader, Seek as _};
     let file = match File::open(path) {
         Ok(file) => file,
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(()),
         Err(error) => return Err(error).with_context(|| format!("opening {}", path.display())),
     };
     let mut reader = BufReader::new(file);
+    let mut line = Vec::new();
+    let mut holds_secret = false;
+    while !holds_secret {
+        line.clear();
+        let read = reader
+            .read_until(b'\n', &mut line)
+            .with_context(|| format!("reading {}", path.display()))?;
+        if read == 0 {
+            return Ok(());
+        }
+        holds_secret = redactor.finds_secret(&String::from_utf8_lossy(&line));
+    }
+    reader
+        .rewind()
+        .with_context(|| format!("reading {}", path.display()))?;
     replace_private(path, |writer, partial| {
-        let mut line = Vec::new();
         loop {
             line.clear();
             let read = reader
@@ -102,11 +118,10 @@ pub fn redact_file(path: &Path, redactor: &crate::redact::Redactor) -> anyhow::R
                 Ok(text) => redactor.redact(text).into_bytes(),
                 Err(_) => {
                     let text = String::from_utf8_lossy(&line);
-                    let redacted = redactor.redact(&text);
-                    if redacted == text {
-                        line.clone()
+                    if redactor.finds_secret(&text) {
+                        redactor.redact(&text).into_bytes()
                     } else {
-                        redacted.into_bytes()
+                        line.clone()
                     }
                 }
             };
