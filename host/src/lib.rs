@@ -30,6 +30,7 @@ pub mod cli;
 pub mod config;
 pub mod drivers;
 pub mod engine;
+pub mod exit;
 pub mod harnesses;
 pub mod helper;
 pub mod hex;

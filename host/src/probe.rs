@@ -3,7 +3,7 @@
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::runtime::Driver;
 
@@ -67,38 +67,43 @@ pub fn probe(driver: &Driver, info: &cinch_driver_sdk::Info, search_path: &str) 
     }
 }
 
-/// Runs the version command and returns what it printed on stdout and stderr.
+/// Runs the version command and returns what it printed on stdout and
+/// stderr. Both go to one pipe, read as they come on a thread of its own (a
+/// command printing more than a pipe holds would otherwise stall until the
+/// timeout), while this thread sleeps until the command exits.
 fn run_version(path: &Path, args: &[String]) -> Result<String, String> {
-    let mut child = Command::new(path)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|error| format!("could not run it: {error}"))?;
-    let started = Instant::now();
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) if started.elapsed() > VERSION_TIMEOUT => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(format!(
-                    "its version command ran past {} s",
-                    VERSION_TIMEOUT.as_secs()
-                ));
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(10)),
-            Err(error) => return Err(format!("waiting for it: {error}")),
-        }
+    let could_not_run = |error: std::io::Error| format!("could not run it: {error}");
+    let (mut output, sink) = std::io::pipe().map_err(could_not_run)?;
+    let spawned = {
+        let sink_for_stderr = sink.try_clone().map_err(could_not_run)?;
+        Command::new(path)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(sink)
+            .stderr(sink_for_stderr)
+            .spawn()
+        // The command, holding the pipe's write ends, is dropped here: the
+        // output then ends when the version command's does.
     };
-    let mut output = String::new();
-    if let Some(mut stdout) = child.stdout.take() {
-        let _ = stdout.read_to_string(&mut output);
-    }
-    if let Some(mut stderr) = child.stderr.take() {
-        let _ = stderr.read_to_string(&mut output);
-    }
+    let mut child = spawned.map_err(could_not_run)?;
+    let reading = std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = output.read_to_end(&mut bytes);
+        bytes
+    });
+    let status = match crate::exit::wait_for(&mut child, VERSION_TIMEOUT) {
+        Ok(Some(status)) => status,
+        Ok(None) => {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(format!(
+                "its version command ran past {} s",
+                VERSION_TIMEOUT.as_secs()
+            ));
+        }
+        Err(error) => return Err(format!("waiting for it: {error}")),
+    };
+    let output = String::from_utf8_lossy(&reading.join().unwrap_or_default()).into_owned();
     if !status.success() && output.trim().is_empty() {
         return Err(format!("its version command failed ({status})"));
     }

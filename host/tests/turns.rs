@@ -925,6 +925,29 @@ fn cinch_check_reports_cli_version_and_credential() {
 }
 
 #[test]
+fn a_version_command_printing_more_than_a_pipe_holds_is_read_whole() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let world = World::new();
+    world.script(Script::default());
+    // Notices on stderr before the version, far more than a pipe holds.
+    let cli = world.path("bin/claude");
+    std::fs::remove_file(&cli).unwrap();
+    std::fs::write(
+        &cli,
+        "#!/bin/sh\ni=0\nwhile [ $i -lt 2000 ]; do\n  echo 'a notice this CLI prints on every start, at some length' >&2\n  i=$((i + 1))\ndone\necho 'claude 4.5.6'\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&cli, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let output = cinch(&world).args(["check", "claude"]).output().unwrap();
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{text}");
+    assert!(
+        text.contains(" 4.5.6; credential: secret (ANTHROPIC_API_KEY)"),
+        "{text}"
+    );
+}
+
+#[test]
 fn ctrl_c_in_cinch_run_cancels_the_turn_cleanly() {
     let world = World::new();
     let run = spawn_hanging_run(&world);

@@ -8,7 +8,7 @@
 
 use std::fs::File;
 use std::io::Read as _;
-use std::os::fd::{AsRawFd, FromRawFd as _, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::Path;
 use std::time::Duration;
@@ -28,7 +28,7 @@ impl Waker {
     /// `fifo` (made here).
     pub(super) fn new(pid: u32, fifo: &Path) -> Self {
         Self {
-            exit: pidfd(pid),
+            exit: crate::exit::pidfd(pid),
             pokes: open_fifo(fifo)
                 .inspect_err(|error| {
                     tracing::warn!("no wake FIFO at {}: {error}", fifo.display());
@@ -72,13 +72,6 @@ impl Waker {
             drain(pokes);
         }
     }
-}
-
-fn pidfd(pid: u32) -> Option<OwnedFd> {
-    // SAFETY: the pidfd_open syscall with a pid and no flags.
-    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) };
-    // SAFETY: a descriptor the kernel just gave us.
-    (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
 }
 
 /// Makes the FIFO at `path` (unless there is one) and opens it for reading
