@@ -11,7 +11,7 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The helper binary's file name.
 pub const HELPER_BINARY: &str = "cinch-helper";
@@ -156,16 +156,12 @@ fn version_of(helper: &Path) -> std::io::Result<Option<Output>> {
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()?;
-    let deadline = Instant::now() + VERSION_TIMEOUT;
-    // Polled: a version fits in the pipe's buffer, so the helper never
-    // waits for its output to be read before it exits.
-    while child.try_wait()?.is_none() {
-        if Instant::now() >= deadline {
-            let _ = child.kill();
-            child.wait()?;
-            return Ok(None);
-        }
-        std::thread::sleep(Duration::from_millis(1));
+    // Read once it has exited: a version fits in the pipe's buffer, so the
+    // helper never waits for its output to be read before it exits.
+    if crate::exit::wait_for(&mut child, VERSION_TIMEOUT)?.is_none() {
+        let _ = child.kill();
+        child.wait()?;
+        return Ok(None);
     }
     child.wait_with_output().map(Some)
 }

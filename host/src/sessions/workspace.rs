@@ -12,7 +12,7 @@ use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{Arc, LazyLock, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{Context as _, bail};
 
@@ -323,20 +323,16 @@ fn wait_setup(
     output: std::thread::JoinHandle<String>,
     failed: &dyn Fn(String) -> WorkspaceError,
 ) -> Result<(), WorkspaceError> {
-    let started = Instant::now();
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) if started.elapsed() > SETUP_TIMEOUT => {
-                kill_group(&mut child);
-                return Err(failed(format!(
-                    "ran past {} minutes and was stopped",
-                    SETUP_TIMEOUT.as_secs() / 60
-                )));
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
-            Err(error) => return Err(failed(format!("could not be waited for: {error}"))),
+    let status = match crate::exit::wait_for(&mut child, SETUP_TIMEOUT) {
+        Ok(Some(status)) => status,
+        Ok(None) => {
+            kill_group(&mut child);
+            return Err(failed(format!(
+                "ran past {} minutes and was stopped",
+                SETUP_TIMEOUT.as_secs() / 60
+            )));
         }
+        Err(error) => return Err(failed(format!("could not be waited for: {error}"))),
     };
     if status.success() {
         // A service the command started in the background carries on (in
