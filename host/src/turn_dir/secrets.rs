@@ -82,7 +82,7 @@ pub fn forget_secrets(home: &Home, turn: &str) {
 /// holding none is left as it is: most turns' logs hold no secret, and
 /// rewriting one costs a copy of the whole log and a sync.
 pub fn redact_file(path: &Path, redactor: &crate::redact::Redactor) -> anyhow::Result<()> {
-    use std::io::{BufRead as _, BufReader, Seek as _};
+    use std::io::{BufReader, Seek as _};
     let file = match File::open(path) {
         Ok(file) => file,
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(()),
@@ -90,29 +90,19 @@ pub fn redact_file(path: &Path, redactor: &crate::redact::Redactor) -> anyhow::R
     };
     let mut reader = BufReader::new(file);
     let mut line = Vec::new();
-    let mut holds_secret = false;
-    while !holds_secret {
-        line.clear();
-        let read = reader
-            .read_until(b'\n', &mut line)
-            .with_context(|| format!("reading {}", path.display()))?;
-        if read == 0 {
+    loop {
+        if !next_line(&mut reader, &mut line, path)? {
             return Ok(());
         }
-        holds_secret = redactor.finds_secret(&String::from_utf8_lossy(&line));
+        if redactor.finds_secret(&String::from_utf8_lossy(&line)) {
+            break;
+        }
     }
     reader
         .rewind()
         .with_context(|| format!("reading {}", path.display()))?;
     replace_private(path, |writer, partial| {
-        loop {
-            line.clear();
-            let read = reader
-                .read_until(b'\n', &mut line)
-                .with_context(|| format!("reading {}", path.display()))?;
-            if read == 0 {
-                return Ok(());
-            }
+        while next_line(&mut reader, &mut line, path)? {
             // Text that is not UTF-8 is kept byte for byte unless it holds a secret.
             let masked = match std::str::from_utf8(&line) {
                 Ok(text) => redactor.redact(text).into_bytes(),
@@ -129,5 +119,20 @@ pub fn redact_file(path: &Path, redactor: &crate::redact::Redactor) -> anyhow::R
                 .write_all(&masked)
                 .with_context(|| format!("writing {}", partial.display()))?;
         }
+        Ok(())
     })
+}
+
+/// Reads the next line of the file at `path` into `line` (its newline kept);
+/// false at the end.
+fn next_line(
+    reader: &mut impl std::io::BufRead,
+    line: &mut Vec<u8>,
+    path: &Path,
+) -> anyhow::Result<bool> {
+    line.clear();
+    let read = reader
+        .read_until(b'\n', line)
+        .with_context(|| format!("reading {}", path.display()))?;
+    Ok(read > 0)
 }
