@@ -49,21 +49,29 @@ pub fn probe(driver: &Driver, info: &cinch_driver_sdk::Info, search_path: &str) 
     let Some(path) = find_program(&info.program, search_path) else {
         return CliStatus::Missing;
     };
-    let (version, problem) = match run_version(&path, &info.version_args) {
-        Ok(output) => match driver.parse_version(&output) {
-            Ok(Some(version)) => (Some(version), None),
-            Ok(None) => (
-                None,
-                Some("its version command printed no version".to_owned()),
-            ),
-            Err(failure) => (None, Some(failure.to_string())),
-        },
+    let (version, problem) = match read_version(driver, &path, &info.version_args) {
+        Ok(version) => (Some(version), None),
         Err(problem) => (None, Some(problem)),
     };
     CliStatus::Found {
         path,
         version,
         problem,
+    }
+}
+
+/// Runs the CLI at `path` with `version_args` and has `driver` read its
+/// version from what it printed; else says why there is none.
+pub fn read_version(
+    driver: &Driver,
+    path: &Path,
+    version_args: &[String],
+) -> Result<String, String> {
+    let output = run_version(path, version_args)?;
+    match driver.parse_version(&output) {
+        Ok(Some(version)) => Ok(version),
+        Ok(None) => Err("its version command printed no version".to_owned()),
+        Err(failure) => Err(failure.to_string()),
     }
 }
 

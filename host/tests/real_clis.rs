@@ -210,6 +210,18 @@ fn scenarios(cli: Cli) {
     let (out, result) = bench.turn("s1", &repo1, PROMPT, None);
     let sid = assert_s1(&out, &result, cli.name());
     assert_eq!(result["exit_code"], 0, "s1: {result:#}");
+    // Asked for while the turn ran: the version the CLI itself prints.
+    let version = std::process::Command::new(cli.program())
+        .arg("--version")
+        .output()
+        .unwrap();
+    let version = String::from_utf8_lossy(&version.stdout);
+    let recorded = result["cli_version"].as_str().unwrap_or_default();
+    assert!(
+        !recorded.is_empty() && version.contains(recorded),
+        "s1: the result says version {recorded:?}; {} --version says {version:?}",
+        cli.name()
+    );
     assert_eq!(bench.calls("s1"), [(api, Some(0))]);
 
     // s2: the CLI's shell tool writes a file; the diff shows it, git's own state is untouched.

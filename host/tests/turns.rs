@@ -947,6 +947,57 @@ fn a_version_command_printing_more_than_a_pipe_holds_is_read_whole() {
     );
 }
 
+/// The CLI's version is asked for beside the turn, not before it: a start
+/// no longer waits for a slow version command (gemini's takes a second).
+/// Here the version command answers only once the turn's CLI has written a
+/// file, which a start that waited for the version would never let it do.
+#[test]
+fn the_cli_version_is_asked_for_while_the_turn_runs() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let world = World::new();
+    world.script(Script {
+        replay: Some(recorded("claude/s2.jsonl")),
+        write_files: [("turn-started".to_owned(), String::new())].into(),
+        ..Script::default()
+    });
+    let fake = world.path("bin/claude-cli");
+    std::fs::copy(cinch_fake_cli::binary_path(), &fake).unwrap();
+    let cli = world.path("bin/claude");
+    std::fs::remove_file(&cli).unwrap();
+    std::fs::write(
+        &cli,
+        format!(
+            "#!/bin/sh
+case \" $* \" in *' --version '*)
+  i=0
+  while [ ! -e '{}' ]; do
+    i=$((i + 1)); [ $i -gt 250 ] && exit 1
+    sleep 0.02
+  done
+  echo 'claude 4.5.6'; exit 0;;
+esac
+exec '{}' \"$@\"\n",
+            world.repo().join("turn-started").display(),
+            fake.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&cli, std::fs::Permissions::from_mode(0o755)).unwrap();
+
+    let turn = world.engine().start(world.request("go")).unwrap();
+    let launch_file = world
+        .path("cinch-home/turns")
+        .join(turn.id())
+        .join("launch.json");
+    let result = turn.wait();
+    assert_eq!(result.status, Status::Completed, "{result:?}");
+    assert_eq!(result.cli_version.as_deref(), Some("4.5.6"), "{result:?}");
+    // Recorded for whoever reads the turn later (an attach after a restart).
+    let launch: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(launch_file).unwrap()).unwrap();
+    assert_eq!(launch["cli_version"], "4.5.6", "{launch:#}");
+}
+
 #[test]
 fn ctrl_c_in_cinch_run_cancels_the_turn_cleanly() {
     let world = World::new();

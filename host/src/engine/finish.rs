@@ -9,6 +9,7 @@ use super::conversation::{self, Conversation};
 use super::events::{EventLog, TurnEventKind};
 use super::follow::Follower;
 use super::result::{self, ResultText, Status, TurnResult};
+use super::version::VersionProbe;
 use super::watch::Followed;
 use super::{FILES_LISTED, checkpoint_ref, is_plain_session_id, usage};
 use crate::checkpoint;
@@ -28,6 +29,9 @@ pub(super) struct Finisher {
     pub(super) home: Home,
     pub(super) turn: TurnDir,
     pub(super) launch: Launch,
+    /// The CLI's version while its command still runs (a turn this engine
+    /// started); the launch record has it once known.
+    pub(super) version: Option<VersionProbe>,
     pub(super) display_name: String,
     pub(super) program: String,
     pub(super) redactor: Redactor,
@@ -43,9 +47,12 @@ pub(super) enum Ending {
 }
 
 impl Finisher {
-    pub(super) fn run(self, followed: Followed, cancel: &AtomicBool) -> TurnResult {
-        let result = self
-            .watch(&followed, cancel)
+    pub(super) fn run(mut self, followed: Followed, cancel: &AtomicBool) -> TurnResult {
+        let ending = self.watch(&followed, cancel);
+        if let Some(version) = self.version.take() {
+            self.launch.cli_version = version.version();
+        }
+        let result = ending
             .and_then(|ending| self.finish(followed.into_follower(), ending))
             .unwrap_or_else(|error| {
                 let error = self.redactor.redact(&format!("{error:#}"));

@@ -1,8 +1,9 @@
 //! A turn's life, from brief to result, and the bookkeeping of turns.
 //!
-//! [`Engine::start`] resolves the driver and the repository, checks the CLI,
-//! writes the brief, takes the start checkpoint and hands the CLI to a
-//! detached supervisor; it returns at once with a [`Turn`] whose events
+//! [`Engine::start`] resolves the driver and the repository, finds the CLI
+//! (its version is asked for beside the start, see `version`), writes the
+//! brief, takes the start checkpoint and hands the CLI to a detached
+//! supervisor; it returns at once with a [`Turn`] whose events
 //! stream live. The engine's one watcher reads every turn's raw log as it
 //! grows (woken by the file system, not by a timer); the turn's thread, once
 //! the CLI has exited, takes the end checkpoint and writes the result. Another process can [`Engine::attach`]
@@ -23,6 +24,7 @@ pub mod result;
 mod start;
 mod turns;
 mod usage;
+mod version;
 mod watch;
 
 pub use check::CheckReport;
@@ -53,6 +55,7 @@ use events::{EventLog, Listener, Subscription};
 use finish::{Finisher, unreadable_result};
 use follow::Follower;
 use result::TurnResult;
+use version::VersionProbe;
 use watch::{Followed, Signal, Watcher};
 
 /// The timeout when a turn names none.
@@ -290,6 +293,7 @@ impl Engine {
         launch: Launch,
         harness: &Harness<'_>,
         redactor: Redactor,
+        version: Option<VersionProbe>,
     ) -> anyhow::Result<Turn> {
         let info = &harness.info;
         let conversation = match &launch.conversation {
@@ -325,6 +329,7 @@ impl Engine {
             home: self.home.clone(),
             turn: turn.clone(),
             launch,
+            version,
             display_name: info.display_name.clone(),
             program: info.program.clone(),
             conversation,

@@ -10,12 +10,13 @@ use cinch_driver_sdk::{BriefDelivery, ResumeScope};
 
 use super::check::{needs_credential, no_credential};
 use super::harness::{self, Credential};
+use super::version::VersionProbe;
 use super::{
     Engine, MAX_TIMEOUT, Refusal, RefusalCode, StartCheckpointFailed, Turn, TurnRequest, brief,
     checkpoint_ref, conversation, credential_probe, is_valid_session_id,
 };
 use crate::checkpoint;
-use crate::probe::{CliStatus, probe};
+use crate::probe::find_program;
 use crate::redact::Redactor;
 use crate::sandbox;
 use crate::turn_dir::{
@@ -92,17 +93,13 @@ impl Engine {
         let _worktree = turn_dir::WorktreeLock::take(&self.home, &workdir)?;
         self.clear_the_way(&workdir)?;
 
-        let program = match probe(driver, info, self.search_path()) {
-            CliStatus::Missing => {
-                return Err(Refusal::new(
-                    RefusalCode::CliMissing,
-                    format!("{} ({}) is not on PATH", info.program, info.display_name),
-                )
-                .into());
-            }
-            CliStatus::Found { path, version, .. } => (path, version),
+        let Some(program) = find_program(&info.program, self.search_path()) else {
+            return Err(Refusal::new(
+                RefusalCode::CliMissing,
+                format!("{} ({}) is not on PATH", info.program, info.display_name),
+            )
+            .into());
         };
-        let (program, cli_version) = program;
         let config_home = request
             .env
             .get("HOME")
@@ -208,6 +205,8 @@ impl Engine {
             )
             .into());
         }
+        // Asked for beside the rest of the start, which needs no version.
+        let version = VersionProbe::start(driver.clone(), info, program.clone())?;
         let secrets = self.turn_secrets(info, &env, home_dir.as_deref(), &request.secrets);
         let kept = turn_dir::KeptSecrets::keep(&self.home, &turn_id, &secrets)?;
         let start = checkpoint::take(
@@ -251,7 +250,7 @@ impl Engine {
             idle_limit_ms: Some(idle_limit.as_millis() as u64),
             resumed_session: request.session_id.clone(),
             start_checkpoint: Some(start.sha),
-            cli_version,
+            cli_version: None,
             sandbox,
             tmpdir: Some(tmpdir),
             agent: request.agent.clone(),
@@ -259,6 +258,7 @@ impl Engine {
             conversation,
         };
         write_json(&turn.launch(), &launch)?;
+        version.record_in(turn.clone(), launch.clone());
         worktrees::record(&self.home, &launch.workdir, &launch.turn)?;
         if launch.conversation.is_some() {
             conversation::write_opening(driver, &driver_turn, &turn)?;
@@ -267,7 +267,13 @@ impl Engine {
         // The supervisor holds its own lock by now.
         drop(starting);
         kept.until_the_turn_ends();
-        self.follow(turn, launch, &harness, Redactor::new(secrets))
+        self.follow(
+            turn,
+            launch,
+            &harness,
+            Redactor::new(secrets),
+            Some(version),
+        )
     }
 
     /// Every value to mask in what a turn run with `env` shows: the

@@ -97,7 +97,7 @@ impl Engine {
         let (turn, launch) = TurnDir::find(&self.home, turn_id)?;
         let harness = self.registry.harness(&launch.harness)?;
         let redactor = self.redactor_of(&harness.info, turn_id, secrets);
-        self.follow(turn, launch, &harness, redactor)
+        self.follow(turn, launch, &harness, redactor, None)
     }
 
     /// The turn's kept log, read through its driver and redacted.

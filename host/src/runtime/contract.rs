@@ -15,6 +15,7 @@ use super::{v0_1_0, v0_2_0};
 pub const VERSIONS: &[&str] = &["0.1.0", "0.2.0"];
 
 /// A pre-instantiated component, per contract version.
+#[derive(Clone)]
 pub(super) enum Bindings {
     V0_1_0(v0_1_0::Pre<Sandbox>),
     V0_2_0(v0_2_0::Pre<Sandbox>),

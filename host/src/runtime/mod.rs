@@ -249,7 +249,9 @@ fn start_epoch_ticker(engine: &Engine) {
         .expect("spawning the epoch ticker thread");
 }
 
-/// A loaded driver: ready to be instantiated for a turn.
+/// A loaded driver: ready to be instantiated for a turn. A clone shares the
+/// compiled component.
+#[derive(Clone)]
 pub struct Driver {
     info: sdk::Info,
     contract_version: &'static str,

@@ -20,8 +20,9 @@ fn main() {
         .collect();
     let spec = std::env::var(SCRIPT_ENV).ok();
     if asks_version(&args) {
-        // The host checks the CLI's version before it sets a turn up, so a
-        // version answer needs no script; a script that names one wins.
+        // The host asks for the CLI's version with its own environment,
+        // which may name no script, so a version answer needs none; a
+        // script that names one wins.
         let version = match spec.as_deref().map(Script::load) {
             Some(Ok(script)) => script.version,
             Some(Err(why)) => fail(&why),
