@@ -19,8 +19,9 @@
 //! change the size of the third (default 200, 50 and 10; the second
 //! size is 1000 turns at 10 lines a second; the idle turns are measured for
 //! half those seconds),
-//! `CINCH_BENCH_ONLY=latency,checkpoints,load,sandbox,idle` runs only those
-//! named (`idle`: that many turns running silent, the CPU they cost), and
+//! `CINCH_BENCH_ONLY=latency,checkpoints,load,sandbox,retention,idle` runs
+//! only those named (`idle`: that many turns running silent, the CPU they
+//! cost; `retention`: pruning a home that holds many agents' runs), and
 //! `CINCH_BENCH_DUMP=<file>` writes the third's latencies there, a tick a line,
 //! and `CINCH_BENCH_SUBSCRIBERS=threads` gives the third's turns a
 //! subscriber thread each instead of a listener (as `cinch serve` has).
@@ -107,6 +108,7 @@ fn main() {
     if runs("sandbox") && sandbox_mode() == Mode::Enforced {
         bench_sandbox(root, &bin, &cinch, &runtime);
     }
+    let retention = runs("retention").then(|| bench_retention(root, &bin, &cinch, &runtime));
     let idle = runs("idle").then(|| {
         let over = Duration::from_secs(seconds.div_ceil(2));
         bench_idle(root, &bin, &cinch, &runtime, turns, over)
@@ -124,6 +126,12 @@ fn main() {
         println!(
             "  checkpoints vs git   {ratio:>8.2}x     (target <= 1.00x)  {}",
             verdict(ratio <= 1.0)
+        );
+    }
+    if let Some((in_full, in_empty)) = retention {
+        println!(
+            "  a turn's host CPU in a home holding {RETENTION_AGENTS} agents' runs: {:.2}x an empty home's  (no target; its end prunes the home)",
+            in_full.as_secs_f64() / in_empty.as_secs_f64()
         );
     }
     if let Some((host, supervisors)) = idle {
@@ -151,6 +159,15 @@ fn main() {
             verdict(load.cpu_per_line_us <= 10.0)
         );
     }
+}
+
+/// The first tick, its time left out: the one line of a turn that shows
+/// it has started.
+fn first_tick() -> serde_json::Value {
+    TICK_LINE
+        .replace("{n}", "1")
+        .replace("{now_us}", "0")
+        .into()
 }
 
 fn verdict(met: bool) -> &'static str {
@@ -267,12 +284,7 @@ fn bench_idle(
     println!("5. Idle: {count} turns running, each silent after its first line");
     let dir = root.join("idle");
     let script = Script {
-        lines: vec![
-            TICK_LINE
-                .replace("{n}", "1")
-                .replace("{now_us}", "0")
-                .into(),
-        ],
+        lines: vec![first_tick()],
         hang_ms: -1,
         ..Script::default()
     };
@@ -326,6 +338,96 @@ fn bench_idle(
     );
     println!();
     (host, sup)
+}
+
+// ---------------------------------------------------------------------------
+// 6. Retention
+
+/// Agents whose runs fill the home the sixth measures in: each keeps its
+/// [`cinch::turn_dir::RUNS_KEPT`] most recent runs.
+const RETENTION_AGENTS: usize = 50;
+
+/// Fills a home as a team's server holds it in the steady state (every agent
+/// at its quota of kept runs, one turn each), then runs one agent's turns
+/// there and in an empty home, one after the other: a turn's end prunes its
+/// home's runs, which should not cost more in a full home. Returns the
+/// median host CPU of a turn in each, the full home's first.
+fn bench_retention(
+    root: &Path,
+    bin: &Path,
+    cinch: &Path,
+    runtime: &Runtime,
+) -> (Duration, Duration) {
+    let runs = RETENTION_AGENTS * cinch::turn_dir::RUNS_KEPT;
+    println!(
+        "6. Retention: a turn's end in a home holding {RETENTION_AGENTS} agents x {} runs ({runs} turns), and in an empty one",
+        cinch::turn_dir::RUNS_KEPT
+    );
+    let script = Script {
+        lines: vec![first_tick()],
+        ..Script::default()
+    };
+    let agent_turn = |repo: &Path, n: usize| TurnRequest {
+        agent: Some(format!("agent-{:02}", n % RETENTION_AGENTS)),
+        ..request(repo)
+    };
+    let full = root.join("retention-full");
+    let engine = engine_with(&full, bin, cinch, runtime, script.clone());
+    let template = small_repo(&full.join("template"));
+    let next = AtomicUsize::new(0);
+    let filling = Instant::now();
+    std::thread::scope(|scope| {
+        for starter in 0..STARTERS {
+            let repo = full.join(format!("repo{starter}"));
+            copy_dir(&template, &repo);
+            let (engine, next) = (&engine, &next);
+            scope.spawn(move || {
+                loop {
+                    let n = next.fetch_add(1, Ordering::Relaxed);
+                    if n >= runs {
+                        break;
+                    }
+                    let turn = engine.start(agent_turn(&repo, n)).expect("starting a turn");
+                    assert_eq!(turn.wait().status.as_str(), "completed");
+                }
+            });
+        }
+    });
+    let count = |dir: &Path| std::fs::read_dir(dir).map_or(0, Iterator::count);
+    println!(
+        "   filled in {:.1} s: {} run folders, {} turn folders",
+        filling.elapsed().as_secs_f64(),
+        count(&full.join("cinch-home/runs")),
+        count(&full.join("cinch-home/turns")),
+    );
+    let empty = root.join("retention-empty");
+    let empty_engine = engine_with(&empty, bin, cinch, runtime, script);
+    copy_dir(&template, &empty.join("repo0"));
+    // One agent's turns, in each home in turn: a turn's host CPU, all threads.
+    let (mut in_full, mut in_empty) = (Vec::new(), Vec::new());
+    for _ in 0..ROUNDS * 3 {
+        for (engine, dir, cpus) in [
+            (&engine, &full, &mut in_full),
+            (&empty_engine, &empty, &mut in_empty),
+        ] {
+            let cpu = own_cpu();
+            let turn = engine
+                .start(agent_turn(&dir.join("repo0"), 7))
+                .expect("starting a turn");
+            assert_eq!(turn.wait().status.as_str(), "completed");
+            cpus.push(own_cpu() - cpu);
+        }
+    }
+    let (in_full, in_empty) = (median(in_full), median(in_empty));
+    println!(
+        "   a turn of one line, start to result: median {:.2} ms of host CPU in the full home, {:.2} ms in the empty one ({} turns each); {} run folders left in the full one",
+        ms_of(in_full),
+        ms_of(in_empty),
+        ROUNDS * 3,
+        count(&full.join("cinch-home/runs")),
+    );
+    println!();
+    (in_full, in_empty)
 }
 
 // ---------------------------------------------------------------------------

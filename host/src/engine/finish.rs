@@ -318,7 +318,9 @@ impl Finisher {
                 launch.workdir.display().to_string().as_bytes(),
             )?;
         }
-        if let Err(error) = turn_dir::prune_runs_unless_pruning(&self.home, &launch.run) {
+        if let Err(error) =
+            turn_dir::prune_runs_unless_pruning(&self.home, launch.agent.as_deref(), &launch.run)
+        {
             tracing::warn!("could not prune old runs: {error:#}");
         }
         Ok(result)

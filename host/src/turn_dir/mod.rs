@@ -6,8 +6,9 @@
 //! stop request, the FIFO that wakes the supervisor, the events and, once
 //! the turn has ended, its result. The raw
 //! output goes to `runs/<run>/<turn>.harness.jsonl`, kept like a shell log;
-//! a run's folder names the agent whose run it is (`.agent`), and the
-//! folders of each agent's [`RUNS_KEPT`] most recent runs are kept. While a
+//! a run's folder names the agent whose run it is (`.agent`, and an index
+//! of runs by agent, `runs-by-agent/`), and the folders of each agent's
+//! [`RUNS_KEPT`] most recent runs are kept. While a
 //! turn runs, the values to mask in what it shows wait in the secrets folder
 //! (`secrets/turns/<turn>.json`, beside the environments' secrets); once it has
 //! ended its log and stderr are masked in place and that file goes.
@@ -95,6 +96,7 @@ impl TurnDir {
         if let Some(agent) = agent {
             write_private(&run.join(OWNER_FILE), agent.as_bytes())?;
         }
+        retention::index_run(run, agent)?;
         // Pruning finds a run's turns by their logs.
         std::fs::OpenOptions::new()
             .create(true)
