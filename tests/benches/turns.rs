@@ -108,11 +108,11 @@ fn main() {
     if runs("sandbox") && sandbox_mode() == Mode::Enforced {
         bench_sandbox(root, &bin, &cinch, &runtime);
     }
-    let retention = runs("retention").then(|| bench_retention(root, &bin, &cinch, &runtime));
     let idle = runs("idle").then(|| {
         let over = Duration::from_secs(seconds.div_ceil(2));
         bench_idle(root, &bin, &cinch, &runtime, turns, over)
     });
+    let retention = runs("retention").then(|| bench_retention(root, &bin, &cinch, &runtime));
 
     println!("Against the targets");
     if let Some((latency, problem)) = latency {
@@ -128,16 +128,16 @@ fn main() {
             verdict(ratio <= 1.0)
         );
     }
-    if let Some((in_full, in_empty)) = retention {
-        println!(
-            "  a turn's host CPU in a home holding {RETENTION_AGENTS} agents' runs: {:.2}x an empty home's  (no target; its end prunes the home)",
-            in_full.as_secs_f64() / in_empty.as_secs_f64()
-        );
-    }
     if let Some((host, supervisors)) = idle {
         println!(
             "  {turns} silent turns: host {host:.2}% + supervisors {supervisors:.2}% of a core (target < 1%)  {}",
             verdict(host + supervisors < 1.0)
+        );
+    }
+    if let Some((in_full, in_empty)) = retention {
+        println!(
+            "  a turn's host CPU in a home holding {RETENTION_AGENTS} agents' runs: {:.2}x an empty home's  (no target; its end prunes the home)",
+            in_full.as_secs_f64() / in_empty.as_secs_f64()
         );
     }
     if let Some(load) = load {
