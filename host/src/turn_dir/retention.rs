@@ -1,8 +1,8 @@
 //! Run retention: each agent's most recent runs' logs are kept; older run
 //! folders go, and the folders of their turns with them.
 //!
-//! An index of runs by agent (`runs-by-agent/<agent>/<run>`, an empty file
-//! each) lets a turn's end look at its own agent's runs only: looking at
+//! An index of runs by agent (`runs-by-agent/<agent's key>/<run>`, an empty
+//! file each) lets a turn's end look at its own agent's runs only: looking at
 //! every run folder of the home, as a prune did before there was an index,
 //! cost a turn's end 24 ms of CPU in a home holding 50 agents' runs (1,000),
 //! five times what its 500 lines cost.
@@ -65,14 +65,13 @@ fn add_to_index(index: &Path, agent: Option<&str>, run: &str) -> anyhow::Result<
     Ok(())
 }
 
-/// The index's folder name for `agent`: `a` and its name's bytes in hex, so
-/// that any name makes a plain file name; `a` alone for nobody's runs (and
-/// an agent with an empty name, as before the index).
+/// The index's folder name for `agent`: the start of its name's SHA-256 in
+/// hex, so that any name, however long, makes a plain file name. Nobody's
+/// runs go with an agent whose name is empty, as before the index.
 fn agent_key(agent: Option<&str>) -> String {
-    format!(
-        "a{}",
-        crate::hex::encode(agent.unwrap_or_default().as_bytes())
-    )
+    use sha2::Digest as _;
+    let digest = sha2::Sha256::digest(agent.unwrap_or_default().as_bytes());
+    crate::hex::encode(&digest[..16])
 }
 
 /// Prunes as [`prune_runs`] does, unless another thread of this process is
@@ -294,7 +293,7 @@ mod tests {
 
     /// Makes 25 runs of a finished turn each, `run-00` to `run-24`, oldest
     /// first, each `owner`'s run.
-    fn finished_runs(home: &Home, owner: impl Fn(u64) -> Option<&'static str>) {
+    fn finished_runs<'a>(home: &Home, owner: impl Fn(u64) -> Option<&'a str>) {
         for n in 0..25 {
             let run = format!("run-{n:02}");
             let turn = TurnDir::new(home, &run, &format!("turn-{n:02}")).unwrap();
@@ -361,6 +360,16 @@ mod tests {
         assert_eq!(runs(&home).len(), RUNS_KEPT);
         assert!(!turns_dir(&home).join("turn-04").exists());
         assert!(turns_dir(&home).join("turn-05").exists());
+    }
+
+    #[test]
+    fn an_agent_of_any_name_has_its_runs_indexed() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = Home::open(dir.path().join("home")).unwrap();
+        let long = "agent/../with a name longer than a file name may be ".repeat(20);
+        finished_runs(&home, |_| Some(long.as_str()));
+        prune_runs(&home, Some(&long), &[]).unwrap();
+        assert_eq!(runs(&home).len(), RUNS_KEPT);
     }
 
     #[test]
