@@ -132,6 +132,14 @@ fn recorded(name: &str) -> PathBuf {
         .join(name)
 }
 
+/// Writes `script` at `path` (whatever was there goes), executable.
+fn write_script(path: &Path, script: &str) {
+    use std::os::unix::fs::PermissionsExt as _;
+    let _ = std::fs::remove_file(path);
+    std::fs::write(path, script).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
 /// Collects every progress line of a turn, then its result.
 fn run_to_end(turn: Turn) -> (Vec<String>, Vec<TurnEventKind>, TurnResult) {
     let mut subscription = turn.subscribe();
@@ -926,18 +934,13 @@ fn cinch_check_reports_cli_version_and_credential() {
 
 #[test]
 fn a_version_command_printing_more_than_a_pipe_holds_is_read_whole() {
-    use std::os::unix::fs::PermissionsExt as _;
     let world = World::new();
     world.script(Script::default());
     // Notices on stderr before the version, far more than a pipe holds.
-    let cli = world.path("bin/claude");
-    std::fs::remove_file(&cli).unwrap();
-    std::fs::write(
-        &cli,
+    write_script(
+        &world.path("bin/claude"),
         "#!/bin/sh\ni=0\nwhile [ $i -lt 2000 ]; do\n  echo 'a notice this CLI prints on every start, at some length' >&2\n  i=$((i + 1))\ndone\necho 'claude 4.5.6'\n",
-    )
-    .unwrap();
-    std::fs::set_permissions(&cli, std::fs::Permissions::from_mode(0o755)).unwrap();
+    );
     let output = cinch(&world).args(["check", "claude"]).output().unwrap();
     let text = String::from_utf8_lossy(&output.stdout);
     assert!(output.status.success(), "{text}");
@@ -953,7 +956,6 @@ fn a_version_command_printing_more_than_a_pipe_holds_is_read_whole() {
 /// file, which a start that waited for the version would never let it do.
 #[test]
 fn the_cli_version_is_asked_for_while_the_turn_runs() {
-    use std::os::unix::fs::PermissionsExt as _;
     let world = World::new();
     world.script(Script {
         replay: Some(recorded("claude/s2.jsonl")),
@@ -962,11 +964,9 @@ fn the_cli_version_is_asked_for_while_the_turn_runs() {
     });
     let fake = world.path("bin/claude-cli");
     std::fs::copy(cinch_fake_cli::binary_path(), &fake).unwrap();
-    let cli = world.path("bin/claude");
-    std::fs::remove_file(&cli).unwrap();
-    std::fs::write(
-        &cli,
-        format!(
+    write_script(
+        &world.path("bin/claude"),
+        &format!(
             "#!/bin/sh
 case \" $* \" in *' --version '*)
   i=0
@@ -980,9 +980,7 @@ exec '{}' \"$@\"\n",
             world.repo().join("turn-started").display(),
             fake.display()
         ),
-    )
-    .unwrap();
-    std::fs::set_permissions(&cli, std::fs::Permissions::from_mode(0o755)).unwrap();
+    );
 
     let turn = world.engine().start(world.request("go")).unwrap();
     let launch_file = world
@@ -1031,18 +1029,15 @@ fn runs_pruned_while_a_turn_starts_leave_its_folder_alone() {
     let gate = world.path("gate");
     let waiting = world.path("waiting");
     let gated = world.path("gated-supervisor");
-    std::fs::write(
+    write_script(
         &gated,
-        format!(
+        &format!(
             "#!/bin/sh\ntouch '{}'\nwhile [ ! -e '{}' ]; do sleep 0.02; done\nexec '{}' \"$@\"\n",
             waiting.display(),
             gate.display(),
             env!("CARGO_BIN_EXE_cinch")
         ),
-    )
-    .unwrap();
-    use std::os::unix::fs::PermissionsExt as _;
-    std::fs::set_permissions(&gated, std::fs::Permissions::from_mode(0o755)).unwrap();
+    );
     let slow = Engine::new(
         Home::open(world.path("cinch-home")).unwrap(),
         &Runtime::new(Some(compiled_drivers()), Limits::default()).unwrap(),

@@ -34,6 +34,10 @@ use anyhow::Context as _;
 use crate::home::{Home, create_private_dir};
 use retention::OWNER_FILE;
 
+/// How a turn's raw log is named in its run's folder: the turn's id, then
+/// this (pruning finds a run's turns by their logs).
+const LOG_SUFFIX: &str = ".harness.jsonl";
+
 /// Turn and run ids: letters, digits, `_ . -`, so they are safe as file names.
 pub fn is_valid_id(id: &str) -> bool {
     !id.is_empty()
@@ -62,7 +66,7 @@ impl TurnDir {
                 .root()
                 .join("runs")
                 .join(run)
-                .join(format!("{turn}.harness.jsonl")),
+                .join(format!("{turn}{LOG_SUFFIX}")),
         })
     }
 

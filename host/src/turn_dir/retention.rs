@@ -14,7 +14,7 @@ use std::time::SystemTime;
 
 use anyhow::Context as _;
 
-use super::{TurnDir, is_valid_id, turns_dir};
+use super::{LOG_SUFFIX, TurnDir, is_valid_id, turns_dir};
 use crate::home::Home;
 
 /// How many runs' logs are kept for each agent; older run folders are deleted.
@@ -46,10 +46,9 @@ struct Asked {
 /// Records in the index that the run whose folder is `run` (under the
 /// home's `runs`) is `agent`'s; none: nobody's (`cinch run` in a terminal).
 pub(super) fn index_run(run: &Path, agent: Option<&str>) -> anyhow::Result<()> {
-    let (Some(runs), Some(name)) = (run.parent(), run.file_name()) else {
+    let (Some(home), Some(name)) = (run.parent().and_then(Path::parent), run.file_name()) else {
         anyhow::bail!("{} is not a run's folder", run.display());
     };
-    let home = runs.parent().unwrap_or(runs);
     add_to_index(&home.join(INDEX), agent, &name.to_string_lossy())
 }
 
@@ -147,7 +146,7 @@ fn next_asked(root: &Path) -> Option<Vec<Asked>> {
 /// `keep` nor one with a turn not finished yet. A run being finished is one
 /// of its agent's most recent: it takes a place in the count. A folder
 /// already gone (another process pruning at the same moment) is fine.
-pub fn prune_runs(home: &Home, agent: Option<&str>, keep: &[String]) -> anyhow::Result<()> {
+fn prune_runs(home: &Home, agent: Option<&str>, keep: &[String]) -> anyhow::Result<()> {
     build_index(home)?;
     let runs = home.root().join("runs");
     let indexed = home.root().join(INDEX).join(agent_key(agent));
@@ -245,7 +244,7 @@ fn turns_of(home: &Home, run: &Path) -> Vec<TurnDir> {
             let name = entry.file_name();
             let turn = name
                 .to_str()?
-                .strip_suffix(".harness.jsonl")
+                .strip_suffix(LOG_SUFFIX)
                 .filter(|turn| is_valid_id(turn))?;
             Some(TurnDir {
                 dir: turns_dir(home).join(turn),
