@@ -2,8 +2,9 @@
 //!
 //! A single inotify instance, read by a single thread, holds a watch on each
 //! followed turn's folder and its run's folder. When a turn's raw log grows,
-//! that thread reads the new lines through the turn's follower at once, so a
-//! line reaches subscribers without waking the turn's own thread; once it
+//! that thread reads the new lines through the turn's follower at once
+//! (under load, at most every [`COALESCING`], so that one wake takes many
+//! lines), so a line reaches subscribers without waking the turn's own thread; once it
 //! has spent a moment so, it queues the other grown logs for a small pool of
 //! readers, so that one busy turn does not hold up the others' lines. When
 //! the supervisor records the CLI's exit or lets go of its lock, it wakes
@@ -43,6 +44,21 @@ const MAX_READERS: usize = 4;
 /// How long the watcher's thread reads grown logs itself after a read of
 /// events before it hands the rest to the readers.
 const INLINE_READING: Duration = Duration::from_micros(200);
+
+/// While the watcher is busy, the least time between two reads of events:
+/// each wake then takes many turns' lines at once instead of one. At 200
+/// turns × 50 lines a second, waking for every line cost a quarter of the
+/// watcher's CPU in going to sleep and waking up.
+const COALESCING: Duration = Duration::from_millis(1);
+
+/// Turns with grown logs a second above which the watcher is busy: below
+/// it, no line waits for [`COALESCING`] (waking for each costs a few
+/// µs, under 2% of a core at this rate).
+const BUSY_TURNS_PER_SECOND: u32 = 5_000;
+
+/// How long the rate that decides whether the watcher is busy is measured
+/// over.
+const PACE_WINDOW: Duration = Duration::from_millis(20);
 
 /// The turn-folder files whose change the turn's thread must see at once:
 /// the supervisor's exit record (renamed into place), its lock (closed when
@@ -209,6 +225,7 @@ impl Core {
         let mut buffer = vec![0u64; 8192];
         let mut due: Vec<(Arc<Entry>, Due)> = Vec::new();
         let mut to_read: Vec<Arc<Entry>> = Vec::new();
+        let mut pace = Pace::new();
         loop {
             let mut fds = [
                 libc::pollfd {
@@ -241,6 +258,7 @@ impl Core {
             if fds[0].revents == 0 {
                 continue;
             }
+            pace.wait_before_reading();
             // SAFETY: reads into a buffer we own, at most its size in bytes.
             let read = unsafe {
                 libc::read(
@@ -256,6 +274,7 @@ impl Core {
             let bytes =
                 unsafe { std::slice::from_raw_parts(buffer.as_ptr().cast::<u8>(), read as usize) };
             self.dispatch(bytes, &mut due);
+            pace.count(due.len());
             for (entry, what) in due.drain(..) {
                 if what.wake {
                     entry.signal.raise();
@@ -400,6 +419,51 @@ impl Core {
     }
 }
 
+/// When the watcher reads its events: as they come while they come slowly,
+/// at most every [`COALESCING`] while they come fast.
+struct Pace {
+    last_read: Option<Instant>,
+    window_start: Instant,
+    /// Turns due in reads since `window_start`.
+    in_window: u32,
+    busy: bool,
+}
+
+impl Pace {
+    fn new() -> Self {
+        Self {
+            last_read: None,
+            window_start: Instant::now(),
+            in_window: 0,
+            busy: false,
+        }
+    }
+
+    fn wait_before_reading(&mut self) {
+        if let Some(last_read) = self.last_read.filter(|_| self.busy)
+            && let Some(wait) = COALESCING.checked_sub(last_read.elapsed())
+        {
+            std::thread::sleep(wait);
+        }
+        self.last_read = Some(Instant::now());
+    }
+
+    /// Counts the turns a read made due; at the end of a window, decides
+    /// whether the watcher is busy for the next.
+    fn count(&mut self, turns: usize) {
+        self.in_window = self
+            .in_window
+            .saturating_add(u32::try_from(turns).unwrap_or(u32::MAX));
+        let elapsed = self.window_start.elapsed();
+        if elapsed >= PACE_WINDOW {
+            self.busy = f64::from(self.in_window)
+                >= f64::from(BUSY_TURNS_PER_SECOND) * elapsed.as_secs_f64();
+            self.window_start = Instant::now();
+            self.in_window = 0;
+        }
+    }
+}
+
 /// What a turn has to do after a read of events.
 #[derive(Clone, Copy)]
 struct Due {
@@ -522,5 +586,35 @@ impl Followed {
 impl Drop for Followed {
     fn drop(&mut self) {
         self.unregister();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_wait_for_one_another_only_while_turns_grow_fast() {
+        let mut pace = Pace::new();
+        pace.wait_before_reading();
+        std::thread::sleep(PACE_WINDOW);
+        // One turn in a window: slow.
+        pace.count(1);
+        assert!(!pace.busy);
+
+        std::thread::sleep(PACE_WINDOW);
+        // A million in a window of 20 ms (or, on a stalled machine, a few
+        // seconds): fast.
+        pace.count(1_000_000);
+        assert!(pace.busy);
+        pace.wait_before_reading();
+        let read = Instant::now();
+        pace.wait_before_reading();
+        assert!(read.elapsed() >= COALESCING);
+
+        // Quiet again: the next window decides.
+        std::thread::sleep(PACE_WINDOW);
+        pace.count(0);
+        assert!(!pace.busy);
     }
 }
