@@ -17,8 +17,8 @@ use crate::home::Home;
 use crate::redact::Redactor;
 use crate::sandbox;
 use crate::turn_dir::{
-    self, ExitRecord, FileLock, Launch, StopReason, TurnDir, now_ms, read_json, worktrees,
-    write_json, write_private,
+    self, ExitRecord, FileLock, FollowedRun, Launch, StopReason, TurnDir, now_ms, read_json,
+    worktrees, write_json, write_private,
 };
 
 /// How much of the CLI's stderr the driver and the result see.
@@ -38,6 +38,9 @@ pub(super) struct Finisher {
     pub(super) events: EventLog,
     /// The driver session of a conversation turn (an ACP agent).
     pub(super) conversation: Option<Conversation>,
+    /// Keeps prunes off the turn's run until this is dropped, with the
+    /// result written.
+    pub(super) _followed_run: FollowedRun,
 }
 
 /// How the supervisor's watch ended.

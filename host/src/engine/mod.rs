@@ -48,7 +48,7 @@ use crate::reader::LogReader;
 use crate::redact::Redactor;
 use crate::runtime::Runtime;
 use crate::sandbox;
-use crate::turn_dir::{Launch, TurnDir, read_json};
+use crate::turn_dir::{FollowedRun, Launch, TurnDir, read_json};
 use brief::Note;
 use conversation::Conversation;
 use events::{EventLog, Listener, Subscription};
@@ -335,6 +335,7 @@ impl Engine {
             conversation,
             redactor,
             events: events.clone(),
+            _followed_run: FollowedRun::of(&turn),
         };
         let flag = cancel.clone();
         let thread = std::thread::Builder::new()

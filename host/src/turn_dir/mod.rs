@@ -23,7 +23,7 @@ pub mod worktrees;
 pub use files::{read_json, write_json, write_private};
 pub use lock::{FileLock, WorktreeLock};
 pub use records::{ConversationLaunch, ExitRecord, Launch, StopReason};
-pub use retention::{RUNS_KEPT, prune_runs_unless_pruning};
+pub use retention::{FollowedRun, RUNS_KEPT, prune_runs_unless_pruning};
 pub use secrets::{KeptSecrets, forget_secrets, kept_secrets, redact_file};
 
 use std::os::unix::fs::OpenOptionsExt as _;

@@ -7,7 +7,7 @@
 //! cost a turn's end 24 ms of CPU in a home holding 50 agents' runs (1,000),
 //! five times what its 500 lines cost.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::SystemTime;
@@ -35,6 +35,44 @@ const INDEX_BUILT: &str = ".built";
 /// keep (and their agents) of the prunes asked for meanwhile, which that
 /// thread does next.
 static PRUNING: Mutex<BTreeMap<PathBuf, Vec<Asked>>> = Mutex::new(BTreeMap::new());
+
+/// The folders of the runs with a turn this process follows, each with how
+/// many: a prune takes them as unfinished without looking at their turns'
+/// files. With 200 turns of one agent running, those looks (a listing, and
+/// two locks tried, for each run) were a sixth of the host's CPU over the
+/// turns' whole life.
+static FOLLOWED_RUNS: Mutex<BTreeMap<PathBuf, usize>> = Mutex::new(BTreeMap::new());
+
+/// Marks its turn's run as followed by this process until dropped: a prune
+/// neither counts nor deletes it meanwhile. Held from before the turn's end
+/// is watched until after its result is written; a run held a moment too
+/// long is only kept a moment longer.
+pub struct FollowedRun {
+    folder: PathBuf,
+}
+
+impl FollowedRun {
+    /// Marks `turn`'s run as followed.
+    pub fn of(turn: &TurnDir) -> Self {
+        let folder = turn.log().parent().unwrap_or(turn.log()).to_path_buf();
+        *crate::sync::lock(&FOLLOWED_RUNS)
+            .entry(folder.clone())
+            .or_default() += 1;
+        Self { folder }
+    }
+}
+
+impl Drop for FollowedRun {
+    fn drop(&mut self) {
+        let mut followed = crate::sync::lock(&FOLLOWED_RUNS);
+        if let Some(count) = followed.get_mut(&self.folder) {
+            *count -= 1;
+            if *count == 0 {
+                followed.remove(&self.folder);
+            }
+        }
+    }
+}
 
 /// A prune asked for at a turn's end: its agent's runs, keeping its own.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -143,7 +181,8 @@ fn next_asked(root: &Path) -> Option<Vec<Asked>> {
 
 /// Deletes the folders of all but `agent`'s `RUNS_KEPT` most recently
 /// changed runs, and the folders of their turns; never one of the runs
-/// `keep` nor one with a turn not finished yet. A run being finished is one
+/// `keep` nor one with a turn not finished yet, or followed by this process
+/// ([`FollowedRun`]). A run being finished is one
 /// of its agent's most recent: it takes a place in the count. A folder
 /// already gone (another process pruning at the same moment) is fine.
 fn prune_runs(home: &Home, agent: Option<&str>, keep: &[String]) -> anyhow::Result<()> {
@@ -176,15 +215,20 @@ fn prune_runs(home: &Home, agent: Option<&str>, keep: &[String]) -> anyhow::Resu
         return Ok(());
     }
     folders.sort_by(|a, b| b.cmp(a));
+    let followed: BTreeSet<PathBuf> = crate::sync::lock(&FOLLOWED_RUNS).keys().cloned().collect();
     let mut counted = 0;
     for (_, run) in folders {
         if keep.contains(&run) {
             counted += 1;
             continue;
         }
+        // A run with a turn not finished (one this process follows, or one
+        // whose files say so) is neither counted nor deleted.
         let folder = runs.join(&run);
+        if followed.contains(&folder) {
+            continue;
+        }
         let turns = turns_of(home, &folder);
-        // A run with a turn not finished is neither counted nor deleted.
         if turns.iter().any(TurnDir::is_unfinished) {
             continue;
         }
@@ -344,6 +388,27 @@ mod tests {
         assert!(!turns_dir(&home).join("turn-03").exists());
         assert!(!turns_dir(&home).join("turn-04").exists());
         assert!(turns_dir(&home).join("turn-05").exists());
+    }
+
+    #[test]
+    fn a_run_this_process_follows_is_neither_counted_nor_deleted() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = Home::open(dir.path().join("home")).unwrap();
+        finished_runs(&home, |_| None);
+        // The oldest run's turn is followed here, though its files say it
+        // has ended (its result is written before it is let go of).
+        let turn = TurnDir::new(&home, "run-00", "turn-00").unwrap();
+        let followed = FollowedRun::of(&turn);
+        prune_runs(&home, None, &[]).unwrap();
+        assert_eq!(runs(&home).len(), RUNS_KEPT + 1);
+        assert_eq!(runs(&home)[..2], ["run-00", "run-05"]);
+        assert!(turn.dir().exists());
+
+        drop(followed);
+        prune_runs(&home, None, &[]).unwrap();
+        assert_eq!(runs(&home).len(), RUNS_KEPT);
+        assert_eq!(runs(&home)[0], "run-05");
+        assert!(!turn.dir().exists());
     }
 
     #[test]
