@@ -7,7 +7,7 @@
 //! cost a turn's end 24 ms of CPU in a home holding 50 agents' runs (1,000),
 //! five times what its 500 lines cost.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::SystemTime;
@@ -36,40 +36,58 @@ const INDEX_BUILT: &str = ".built";
 /// thread does next.
 static PRUNING: Mutex<BTreeMap<PathBuf, Vec<Asked>>> = Mutex::new(BTreeMap::new());
 
-/// The folders of the runs with a turn this process follows, each with how
-/// many: a prune takes them as unfinished without looking at their turns'
-/// files. With 200 turns of one agent running, those looks (a listing, and
-/// two locks tried, for each run) were a sixth of the host's CPU over the
-/// turns' whole life.
-static FOLLOWED_RUNS: Mutex<BTreeMap<PathBuf, usize>> = Mutex::new(BTreeMap::new());
+/// The runs with a turn this process follows, by the folder holding them
+/// (a home's `runs`), each with how many: a prune takes them as unfinished
+/// without looking at their files. With 200 turns of one agent running,
+/// those looks (each run folder's time, its listing, and two locks tried)
+/// were a sixth of the host's CPU over the turns' whole life.
+static FOLLOWED_RUNS: Mutex<BTreeMap<PathBuf, HashMap<String, usize>>> =
+    Mutex::new(BTreeMap::new());
 
 /// Marks its turn's run as followed by this process until dropped: a prune
 /// neither counts nor deletes it meanwhile. Held from before the turn's end
 /// is watched until after its result is written; a run held a moment too
 /// long is only kept a moment longer.
 pub struct FollowedRun {
-    folder: PathBuf,
+    runs: PathBuf,
+    run: String,
 }
 
 impl FollowedRun {
     /// Marks `turn`'s run as followed.
     pub fn of(turn: &TurnDir) -> Self {
-        let folder = turn.log().parent().unwrap_or(turn.log()).to_path_buf();
+        let folder = turn.log().parent().unwrap_or(turn.log());
+        let followed = Self {
+            runs: folder.parent().unwrap_or(folder).to_path_buf(),
+            run: folder
+                .file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned(),
+        };
         *crate::sync::lock(&FOLLOWED_RUNS)
-            .entry(folder.clone())
+            .entry(followed.runs.clone())
+            .or_default()
+            .entry(followed.run.clone())
             .or_default() += 1;
-        Self { folder }
+        followed
     }
 }
 
 impl Drop for FollowedRun {
     fn drop(&mut self) {
         let mut followed = crate::sync::lock(&FOLLOWED_RUNS);
-        if let Some(count) = followed.get_mut(&self.folder) {
+        let Some(runs) = followed.get_mut(&self.runs) else {
+            return;
+        };
+        if let Some(count) = runs.get_mut(&self.run) {
             *count -= 1;
             if *count == 0 {
-                followed.remove(&self.folder);
+                runs.remove(&self.run);
             }
+        }
+        if runs.is_empty() {
+            followed.remove(&self.runs);
         }
     }
 }
@@ -194,10 +212,21 @@ fn prune_runs(home: &Home, agent: Option<&str>, keep: &[String]) -> anyhow::Resu
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(()),
         Err(error) => return Err(error).with_context(|| format!("listing {}", indexed.display())),
     };
+    // Many turns' ends pruned together keep as many runs.
+    let keep: HashSet<&str> = keep.iter().map(String::as_str).collect();
+    let followed: HashSet<String> = crate::sync::lock(&FOLLOWED_RUNS)
+        .get(&runs)
+        .map(|followed| followed.keys().cloned().collect())
+        .unwrap_or_default();
     let mut folders: Vec<(SystemTime, String)> = Vec::new();
     for entry in listing.filter_map(Result::ok) {
         let run = entry.file_name().to_string_lossy().into_owned();
-        let changed = if keep.contains(&run) {
+        // A run this process follows has a turn not finished: it is neither
+        // counted nor deleted, as one whose files say so below.
+        if followed.contains(&run) && !keep.contains(run.as_str()) {
+            continue;
+        }
+        let changed = if keep.contains(run.as_str()) {
             Ok(SystemTime::now())
         } else {
             runs.join(&run).metadata().and_then(|meta| meta.modified())
@@ -215,20 +244,15 @@ fn prune_runs(home: &Home, agent: Option<&str>, keep: &[String]) -> anyhow::Resu
         return Ok(());
     }
     folders.sort_by(|a, b| b.cmp(a));
-    let followed: BTreeSet<PathBuf> = crate::sync::lock(&FOLLOWED_RUNS).keys().cloned().collect();
     let mut counted = 0;
     for (_, run) in folders {
-        if keep.contains(&run) {
+        if keep.contains(run.as_str()) {
             counted += 1;
             continue;
         }
-        // A run with a turn not finished (one this process follows, or one
-        // whose files say so) is neither counted nor deleted.
         let folder = runs.join(&run);
-        if followed.contains(&folder) {
-            continue;
-        }
         let turns = turns_of(home, &folder);
+        // A run with a turn not finished is neither counted nor deleted.
         if turns.iter().any(TurnDir::is_unfinished) {
             continue;
         }
