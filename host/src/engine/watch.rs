@@ -4,11 +4,11 @@
 //! followed turn's folder and its run's folder. When a turn's raw log grows,
 //! that thread reads the new lines through the turn's follower at once
 //! (under load, at most every [`COALESCING`], so that one wake takes many
-//! lines), so a line reaches subscribers without waking the turn's own thread; once it
-//! has spent a moment so, it queues the other grown logs for a small pool of
-//! readers, so that one busy turn does not hold up the others' lines. When
-//! the supervisor records the CLI's exit or lets go of its lock, it wakes
-//! the turn's thread, which sees the turn through.
+//! lines), so a line reaches subscribers without waking the turn's own
+//! thread; once it has spent a moment so, it queues the other grown logs for
+//! a small pool of readers, so that one busy turn does not hold up the
+//! others' lines. When the supervisor records the CLI's exit or lets go of
+//! its lock, it wakes the turn's thread, which sees the turn through.
 //!
 //! The number of followed turns is bounded by inotify *watches* (hundreds of
 //! thousands per user), not by inotify *instances* (128 per user by default).

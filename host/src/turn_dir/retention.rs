@@ -199,10 +199,10 @@ fn next_asked(root: &Path) -> Option<Vec<Asked>> {
 
 /// Deletes the folders of all but `agent`'s `RUNS_KEPT` most recently
 /// changed runs, and the folders of their turns; never one of the runs
-/// `keep` nor one with a turn not finished yet, or followed by this process
-/// ([`FollowedRun`]). A run being finished is one
-/// of its agent's most recent: it takes a place in the count. A folder
-/// already gone (another process pruning at the same moment) is fine.
+/// `keep` nor one with a turn not finished yet (or followed by this process:
+/// [`FollowedRun`]). A run being finished is one of its agent's most recent:
+/// it takes a place in the count. A folder already gone (another process
+/// pruning at the same moment) is fine.
 fn prune_runs(home: &Home, agent: Option<&str>, keep: &[String]) -> anyhow::Result<()> {
     build_index(home)?;
     let runs = home.root().join("runs");
