@@ -54,7 +54,7 @@ const COALESCING: Duration = Duration::from_millis(1);
 /// Turns with grown logs a second above which the watcher is busy: below
 /// it, no line waits for [`COALESCING`] (waking for each costs a few
 /// µs, under 2% of a core at this rate).
-const BUSY_TURNS_PER_SECOND: u32 = 5_000;
+const BUSY_TURNS_PER_SECOND: f64 = 5_000.0;
 
 /// How long the rate that decides whether the watcher is busy is measured
 /// over.
@@ -425,7 +425,7 @@ struct Pace {
     last_read: Option<Instant>,
     window_start: Instant,
     /// Turns due in reads since `window_start`.
-    in_window: u32,
+    in_window: usize,
     busy: bool,
 }
 
@@ -451,13 +451,10 @@ impl Pace {
     /// Counts the turns a read made due; at the end of a window, decides
     /// whether the watcher is busy for the next.
     fn count(&mut self, turns: usize) {
-        self.in_window = self
-            .in_window
-            .saturating_add(u32::try_from(turns).unwrap_or(u32::MAX));
+        self.in_window = self.in_window.saturating_add(turns);
         let elapsed = self.window_start.elapsed();
         if elapsed >= PACE_WINDOW {
-            self.busy = f64::from(self.in_window)
-                >= f64::from(BUSY_TURNS_PER_SECOND) * elapsed.as_secs_f64();
+            self.busy = self.in_window as f64 >= BUSY_TURNS_PER_SECOND * elapsed.as_secs_f64();
             self.window_start = Instant::now();
             self.in_window = 0;
         }

@@ -4,14 +4,14 @@
 //! `turns/<turn>/` holds what the engine and the supervisor share: the
 //! launch record, the CLI's process group, its stderr, its exit record, the
 //! stop request, the FIFO that wakes the supervisor, the events and, once
-//! the turn has ended, its result. The raw
-//! output goes to `runs/<run>/<turn>.harness.jsonl`, kept like a shell log;
-//! a run's folder names the agent whose run it is (`.agent`, and an index
-//! of runs by agent, `runs-by-agent/`), and the folders of each agent's
-//! [`RUNS_KEPT`] most recent runs are kept. While a
-//! turn runs, the values to mask in what it shows wait in the secrets folder
-//! (`secrets/turns/<turn>.json`, beside the environments' secrets); once it has
-//! ended its log and stderr are masked in place and that file goes.
+//! the turn has ended, its result. The raw output goes to
+//! `runs/<run>/<turn>.harness.jsonl`, kept like a shell log; a run's folder
+//! names the agent whose run it is (`.agent`, and an index of runs by agent,
+//! `runs-by-agent/`), and the folders of each agent's [`RUNS_KEPT`] most
+//! recent runs are kept. While a turn runs, the values to mask in what it
+//! shows wait in the secrets folder (`secrets/turns/<turn>.json`, beside the
+//! environments' secrets); once it has ended its log and stderr are masked
+//! in place and that file goes.
 
 mod files;
 mod lock;
