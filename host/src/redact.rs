@@ -31,6 +31,11 @@ impl Redactor {
         Self::new(self.secrets.into_iter().chain(more.iter().cloned()))
     }
 
+    /// Whether there is no secret to mask.
+    pub fn is_empty(&self) -> bool {
+        self.secrets.is_empty()
+    }
+
     /// Whether `text` holds any of the secrets.
     pub fn finds_secret(&self, text: &str) -> bool {
         self.secrets

@@ -85,6 +85,13 @@ impl<T> Context<T> for Result<T, git2::Error> {
 /// searching parent directories or reading `GIT_DIR` and the like from the
 /// environment, which belong to whatever cinch runs, not to cinch.
 fn open(path: &Path) -> Result<Repository> {
+    static UNCHECKED_CREATION: std::sync::Once = std::sync::Once::new();
+    // A checkpoint's objects point only at objects it has just written or
+    // read (its tree, HEAD's commit), so libgit2 reading each back to check
+    // that it exists, before writing the commit and the ref, is work
+    // for nothing at every turn's start and end. No other code in cinch
+    // creates git objects.
+    UNCHECKED_CREATION.call_once(|| git2::opts::strict_object_creation(false));
     Repository::open(path).map_err(|source| CheckpointError::NotARepository {
         path: path.to_path_buf(),
         source,

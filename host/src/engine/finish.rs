@@ -18,7 +18,7 @@ use crate::redact::Redactor;
 use crate::sandbox;
 use crate::turn_dir::{
     self, ExitRecord, FileLock, FollowedRun, Launch, StopReason, TurnDir, now_ms, read_json,
-    worktrees, write_json, write_private,
+    read_json_if_present, worktrees, write_json, write_private,
 };
 
 /// How much of the CLI's stderr the driver and the result see.
@@ -105,7 +105,7 @@ impl Finisher {
         let mut stop_lines_sent: Option<std::time::Instant> = None;
         loop {
             followed.pump()?;
-            if let Ok(record) = read_json::<ExitRecord>(&self.turn.exit()) {
+            if let Ok(Some(record)) = read_json_if_present::<ExitRecord>(&self.turn.exit()) {
                 return Ok(Ending::Exited(record));
             }
             let cancelled = cancel.load(Ordering::SeqCst) || self.turn.cancel_request().exists();
@@ -140,10 +140,12 @@ impl Finisher {
             }
             if !supervisor.is_alive() {
                 // The supervisor writes its exit record before it lets go of the lock.
-                return Ok(match read_json::<ExitRecord>(&self.turn.exit()) {
-                    Ok(record) => Ending::Exited(record),
-                    Err(_) => Ending::SupervisorGone,
-                });
+                return Ok(
+                    match read_json_if_present::<ExitRecord>(&self.turn.exit()) {
+                        Ok(Some(record)) => Ending::Exited(record),
+                        Ok(None) | Err(_) => Ending::SupervisorGone,
+                    },
+                );
             }
             // A cancelled conversation is stopped when its agent's time to
             // answer the cancel is up, not at the watcher's next backstop.
@@ -157,7 +159,7 @@ impl Finisher {
     /// Writes the result, unless another process already has.
     fn finish(&self, follower: Follower, ending: Ending) -> anyhow::Result<TurnResult> {
         let _lock = loop {
-            if let Ok(existing) = read_json::<TurnResult>(&self.turn.result()) {
+            if let Ok(Some(existing)) = read_json_if_present::<TurnResult>(&self.turn.result()) {
                 return Ok(existing);
             }
             match FileLock::try_take(&self.turn.finish_lock())? {
@@ -165,7 +167,7 @@ impl Finisher {
                 None => std::thread::sleep(Duration::from_millis(50)),
             }
         };
-        if let Ok(existing) = read_json::<TurnResult>(&self.turn.result()) {
+        if let Ok(Some(existing)) = read_json_if_present::<TurnResult>(&self.turn.result()) {
             return Ok(existing);
         }
         let launch = &self.launch;

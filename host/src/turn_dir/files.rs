@@ -11,7 +11,23 @@ use serde::{Serialize, de::DeserializeOwned};
 /// Reads a JSON file.
 pub fn read_json<T: DeserializeOwned>(path: &Path) -> anyhow::Result<T> {
     let text = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-    serde_json::from_slice(&text).with_context(|| format!("parsing {}", path.display()))
+    parse_json(path, &text)
+}
+
+/// Reads a JSON file that may not be written yet: `None` while it is not
+/// there. A turn looks for its exit record and its result each time it
+/// wakes, and an error made for each look would capture a backtrace
+/// wherever `RUST_BACKTRACE` is set.
+pub fn read_json_if_present<T: DeserializeOwned>(path: &Path) -> anyhow::Result<Option<T>> {
+    match std::fs::read(path) {
+        Ok(text) => parse_json(path, &text).map(Some),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(error) => Err(error).with_context(|| format!("reading {}", path.display())),
+    }
+}
+
+fn parse_json<T: DeserializeOwned>(path: &Path, text: &[u8]) -> anyhow::Result<T> {
+    serde_json::from_slice(text).with_context(|| format!("parsing {}", path.display()))
 }
 
 /// Writes a JSON file atomically (a reader never sees half of it), mode 0600.

@@ -20,7 +20,7 @@ mod retention;
 mod secrets;
 pub mod worktrees;
 
-pub use files::{read_json, write_json, write_private};
+pub use files::{read_json, read_json_if_present, write_json, write_private};
 pub use lock::{FileLock, WorktreeLock};
 pub use records::{ConversationLaunch, ExitRecord, Launch, StopReason};
 pub use retention::{FollowedRun, RUNS_KEPT, prune_runs_unless_pruning};

@@ -80,9 +80,13 @@ pub fn forget_secrets(home: &Home, turn: &str) {
 /// Masks `redactor`'s secrets in the file at `path`, line by line, in place
 /// (a new file renamed over it, so a reader never sees half of it). A file
 /// holding none is left as it is: most turns' logs hold no secret, and
-/// rewriting one costs a copy of the whole log and a sync.
+/// rewriting one costs a copy of the whole log and a sync. With no secret to
+/// mask, the file is not even read.
 pub fn redact_file(path: &Path, redactor: &crate::redact::Redactor) -> anyhow::Result<()> {
     use std::io::{BufReader, Seek as _};
+    if redactor.is_empty() {
+        return Ok(());
+    }
     let file = match File::open(path) {
         Ok(file) => file,
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(()),
