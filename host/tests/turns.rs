@@ -996,6 +996,60 @@ exec '{}' \"$@\"\n",
     assert_eq!(launch["cli_version"], "4.5.6", "{launch:#}");
 }
 
+/// An engine asks a CLI for its version once, not at every turn (gemini's
+/// version command costs a second of CPU), and asks again once the CLI's
+/// file has changed: a reinstalled CLI is a new file.
+#[test]
+fn an_engine_asks_each_cli_file_for_its_version_once() {
+    let world = World::new();
+    world.script(Script {
+        replay: Some(recorded("claude/s2.jsonl")),
+        ..Script::default()
+    });
+    let fake = world.path("bin/claude-cli");
+    std::fs::copy(cinch_fake_cli::binary_path(), &fake).unwrap();
+    let asked = world.path("versions-asked");
+    let install = |version: &str| {
+        write_script(
+            &world.path("bin/claude"),
+            &format!(
+                "#!/bin/sh
+case \" $* \" in *' --version '*)
+  echo asked >> '{}'
+  echo 'claude {version}'; exit 0;;
+esac
+exec '{}' \"$@\"\n",
+                asked.display(),
+                fake.display()
+            ),
+        )
+    };
+    let times_asked = || {
+        std::fs::read_to_string(&asked)
+            .unwrap_or_default()
+            .lines()
+            .count()
+    };
+    install("4.5.6");
+    let engine = world.engine();
+    let version_of_a_turn = |engine: &Engine| {
+        let result = engine.start(world.request("go")).unwrap().wait();
+        assert_eq!(result.status, Status::Completed, "{result:?}");
+        result.cli_version.unwrap_or_default()
+    };
+
+    assert_eq!(version_of_a_turn(&engine), "4.5.6");
+    assert_eq!(times_asked(), 1);
+    assert_eq!(version_of_a_turn(&engine), "4.5.6");
+    assert_eq!(times_asked(), 1, "the same CLI was asked again");
+
+    install("4.10.0");
+    assert_eq!(version_of_a_turn(&engine), "4.10.0");
+    assert_eq!(times_asked(), 2);
+    assert_eq!(version_of_a_turn(&engine), "4.10.0");
+    assert_eq!(times_asked(), 2);
+}
+
 #[test]
 fn ctrl_c_in_cinch_run_cancels_the_turn_cleanly() {
     let world = World::new();

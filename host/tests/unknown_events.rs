@@ -169,6 +169,11 @@ fn unknown_events_are_counted_per_turn_and_listed_per_cli_version_with_first_see
     assert_eq!(seen[1]["count"], 2, "{claude:#}");
 
     // A new CLI release that prints the same type: listed under its version.
+    // An upgrade replaces the CLI's files, which is what tells the server to
+    // ask its version again.
+    let cli = world.path("bin/claude");
+    std::fs::remove_file(&cli).unwrap();
+    std::fs::copy(cinch_fake_cli::binary_path(), &cli).unwrap();
     world.script(turn_with_unknown_events("sess-unk", "fake-cli 1.3.0"));
     let sent = api.post(
         &format!("/tasks/{task}/sessions/{session}/messages"),

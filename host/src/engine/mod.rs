@@ -55,7 +55,7 @@ use events::{EventLog, Listener, Subscription};
 use finish::{Finisher, unreadable_result};
 use follow::Follower;
 use result::TurnResult;
-use version::VersionProbe;
+use version::{KnownVersions, VersionProbe};
 use watch::{Followed, Signal, Watcher};
 
 /// The timeout when a turn names none.
@@ -126,6 +126,8 @@ pub struct Engine {
     /// The file-system watcher of every turn this engine follows, started
     /// with the first (none when it could not be).
     watcher: std::sync::Mutex<Option<Watcher>>,
+    /// The versions its turns' CLIs have answered.
+    versions: KnownVersions,
 }
 
 /// A running turn.
@@ -218,6 +220,7 @@ impl Engine {
             sandbox: sandbox::Mode::Enforced,
             watchdog,
             watcher: std::sync::Mutex::default(),
+            versions: KnownVersions::default(),
         })
     }
 

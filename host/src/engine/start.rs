@@ -206,7 +206,7 @@ impl Engine {
             .into());
         }
         // Asked for beside the rest of the start, which needs no version.
-        let version = VersionProbe::start(driver.clone(), info, program.clone())?;
+        let version = VersionProbe::start(driver.clone(), info, program.clone(), &self.versions)?;
         let secrets = self.turn_secrets(info, &env, home_dir.as_deref(), &request.secrets);
         let kept = turn_dir::KeptSecrets::keep(&self.home, &turn_id, &secrets)?;
         let start = checkpoint::take(
@@ -250,7 +250,7 @@ impl Engine {
             idle_limit_ms: Some(idle_limit.as_millis() as u64),
             resumed_session: request.session_id.clone(),
             start_checkpoint: Some(start.sha),
-            cli_version: None,
+            cli_version: version.known().map(str::to_owned),
             sandbox,
             tmpdir: Some(tmpdir),
             agent: request.agent.clone(),
