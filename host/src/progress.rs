@@ -55,7 +55,7 @@ impl ProgressRenderer {
             Event::Plan(entries) => plan_line(entries)?,
             _ => return None,
         };
-        Some(cut(&self.redactor.redact(&line), MAX_CHARS))
+        Some(cut(self.redactor.redact(line), MAX_CHARS))
     }
 
     fn tool_line(&mut self, tool: &ToolUse) -> Option<String> {
@@ -121,17 +121,16 @@ fn plan_line(entries: &[PlanEntry]) -> Option<String> {
 }
 
 /// `text` cut to at most `max` characters, ending in `…` when cut.
-pub fn cut(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        None => text.to_owned(),
-        Some(_) => {
-            let keep = text
-                .char_indices()
-                .nth(max - 1)
-                .map_or(text.len(), |(at, _)| at);
-            format!("{}…", &text[..keep])
-        }
+fn cut(mut text: String, max: usize) -> String {
+    if text.char_indices().nth(max).is_some() {
+        let keep = text
+            .char_indices()
+            .nth(max - 1)
+            .map_or(text.len(), |(at, _)| at);
+        text.truncate(keep);
+        text.push('…');
     }
+    text
 }
 
 #[cfg(test)]

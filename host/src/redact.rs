@@ -43,9 +43,10 @@ impl Redactor {
             .any(|secret| text.contains(secret.as_str()))
     }
 
-    /// `text` with every secret masked.
-    pub fn redact(&self, text: &str) -> String {
-        let mut text = text.to_owned();
+    /// `text` with every secret masked (a `String` given is reused: most
+    /// text holds no secret).
+    pub fn redact(&self, text: impl Into<String>) -> String {
+        let mut text = text.into();
         for secret in &self.secrets {
             if text.contains(secret.as_str()) {
                 text = text.replace(secret.as_str(), MASK);

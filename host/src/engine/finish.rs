@@ -58,7 +58,7 @@ impl Finisher {
         let result = ending
             .and_then(|ending| self.finish(followed.into_follower(), ending))
             .unwrap_or_else(|error| {
-                let error = self.redactor.redact(&format!("{error:#}"));
+                let error = self.redactor.redact(format!("{error:#}"));
                 tracing::error!(turn = %self.launch.turn, "could not read the turn's result: {error}");
                 let result = unreadable_result(&self.turn, &self.launch, &self.display_name);
                 if let Err(error) = write_json(&self.turn.result(), &result) {

@@ -86,7 +86,7 @@ pub fn read(
     Ok(LogView {
         lines,
         lines_truncated,
-        raw: redactor.redact(&String::from_utf8_lossy(&raw)),
+        raw: redactor.redact(String::from_utf8_lossy(&raw)),
         raw_truncated,
         bytes: finished.tally.bytes,
         events: finished.tally.events,

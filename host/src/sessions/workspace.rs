@@ -292,7 +292,7 @@ fn run_setup(command: &str, plan: &Plan) -> Result<(), WorkspaceError> {
     let failed = |why: String| {
         WorkspaceError::Setup(
             plan.redactor
-                .redact(&format!("setup command `{command}` {why}")),
+                .redact(format!("setup command `{command}` {why}")),
         )
     };
     let mut policy = plan.tenant.policy(&[plan.dir, plan.tmp_dir]);

@@ -113,7 +113,7 @@ pub fn redact_file(path: &Path, redactor: &crate::redact::Redactor) -> anyhow::R
                 Err(_) => {
                     let text = String::from_utf8_lossy(&line);
                     if redactor.finds_secret(&text) {
-                        redactor.redact(&text).into_bytes()
+                        redactor.redact(text).into_bytes()
                     } else {
                         line.clone()
                     }
