@@ -234,7 +234,7 @@ impl Watcher {
 impl Core {
     /// Reads events until the watcher is stopped.
     fn run(&self, stop: &OwnedFd) {
-        // Large enough for thousands of events; aligned for inotify_event.
+        // Aligned for `inotify_event`; room for hundreds of events a read.
         let mut buffer = vec![0u64; 8192];
         let mut due: Vec<(Arc<Entry>, Due)> = Vec::new();
         let mut to_read: Vec<Arc<Entry>> = Vec::new();
