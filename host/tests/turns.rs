@@ -996,41 +996,63 @@ exec '{}' \"$@\"\n",
     assert_eq!(launch["cli_version"], "4.5.6", "{launch:#}");
 }
 
+/// A claude CLI whose version command says `claude <version>` after
+/// `delay` (shell `sleep` seconds) and counts the times it was asked;
+/// otherwise the fake CLI, replaying a recorded turn.
+struct CountedCli<'w> {
+    world: &'w World,
+}
+
+impl<'w> CountedCli<'w> {
+    fn install(world: &'w World, version: &str, delay: &str) -> Self {
+        world.script(Script {
+            replay: Some(recorded("claude/s2.jsonl")),
+            ..Script::default()
+        });
+        let fake = world.path("bin/claude-cli");
+        std::fs::copy(cinch_fake_cli::binary_path(), &fake).unwrap();
+        let cli = Self { world };
+        cli.upgrade(version, delay);
+        cli
+    }
+
+    /// Installs the CLI anew, as an upgrade does: a new file.
+    fn upgrade(&self, version: &str, delay: &str) {
+        write_script(
+            &self.world.path("bin/claude"),
+            &format!(
+                "#!/bin/sh
+case \" $* \" in *' --version '*)
+  echo asked >> '{}'
+  sleep {delay}
+  echo 'claude {version}'; exit 0;;
+esac
+exec '{}' \"$@\"\n",
+                self.asked().display(),
+                self.world.path("bin/claude-cli").display()
+            ),
+        );
+    }
+
+    fn asked(&self) -> PathBuf {
+        self.world.path("versions-asked")
+    }
+
+    fn times_asked(&self) -> usize {
+        std::fs::read_to_string(self.asked())
+            .unwrap_or_default()
+            .lines()
+            .count()
+    }
+}
+
 /// An engine asks a CLI for its version once, not at every turn (gemini's
 /// version command costs a second of CPU), and asks again once the CLI's
 /// file has changed: a reinstalled CLI is a new file.
 #[test]
 fn an_engine_asks_each_cli_file_for_its_version_once() {
     let world = World::new();
-    world.script(Script {
-        replay: Some(recorded("claude/s2.jsonl")),
-        ..Script::default()
-    });
-    let fake = world.path("bin/claude-cli");
-    std::fs::copy(cinch_fake_cli::binary_path(), &fake).unwrap();
-    let asked = world.path("versions-asked");
-    let install = |version: &str| {
-        write_script(
-            &world.path("bin/claude"),
-            &format!(
-                "#!/bin/sh
-case \" $* \" in *' --version '*)
-  echo asked >> '{}'
-  echo 'claude {version}'; exit 0;;
-esac
-exec '{}' \"$@\"\n",
-                asked.display(),
-                fake.display()
-            ),
-        )
-    };
-    let times_asked = || {
-        std::fs::read_to_string(&asked)
-            .unwrap_or_default()
-            .lines()
-            .count()
-    };
-    install("4.5.6");
+    let cli = CountedCli::install(&world, "4.5.6", "0");
     let engine = world.engine();
     let version_of_a_turn = |engine: &Engine| {
         let result = engine.start(world.request("go")).unwrap().wait();
@@ -1039,15 +1061,42 @@ exec '{}' \"$@\"\n",
     };
 
     assert_eq!(version_of_a_turn(&engine), "4.5.6");
-    assert_eq!(times_asked(), 1);
+    assert_eq!(cli.times_asked(), 1);
     assert_eq!(version_of_a_turn(&engine), "4.5.6");
-    assert_eq!(times_asked(), 1, "the same CLI was asked again");
+    assert_eq!(cli.times_asked(), 1, "the same CLI was asked again");
 
-    install("4.10.0");
+    cli.upgrade("4.10.0", "0");
     assert_eq!(version_of_a_turn(&engine), "4.10.0");
-    assert_eq!(times_asked(), 2);
+    assert_eq!(cli.times_asked(), 2);
     assert_eq!(version_of_a_turn(&engine), "4.10.0");
-    assert_eq!(times_asked(), 2);
+    assert_eq!(cli.times_asked(), 2);
+}
+
+/// Turns starting while their CLI's version command runs wait for its
+/// answer rather than each running it: a burst of turns (a server taking up
+/// its queued tasks) asks once.
+#[test]
+fn turns_starting_together_ask_their_cli_for_its_version_once() {
+    let world = World::new();
+    let cli = CountedCli::install(&world, "4.5.6", "0.5");
+    let engine = world.engine();
+
+    let turns: Vec<Turn> = (0..3)
+        .map(|n| {
+            let mut request = world.request("go");
+            request.repo = world.path(&format!("repo-{n}"));
+            std::fs::create_dir_all(&request.repo).unwrap();
+            init_repo(&request.repo);
+            engine.start(request).unwrap()
+        })
+        .collect();
+
+    for turn in turns {
+        let result = turn.wait();
+        assert_eq!(result.status, Status::Completed, "{result:?}");
+        assert_eq!(result.cli_version.as_deref(), Some("4.5.6"), "{result:?}");
+    }
+    assert_eq!(cli.times_asked(), 1);
 }
 
 #[test]

@@ -8,12 +8,13 @@
 //! [`VERSION_KEPT`]. A CLI reinstalled or upgraded in place is a changed
 //! file, and asked again; one upgraded behind a launcher that did not change
 //! (a wrapper script that runs another file) is asked again once the time is
-//! up.
+//! up. Turns that start while the command runs wait for its answer rather
+//! than each running it.
 
 use std::collections::HashMap;
 use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, mpsc};
+use std::sync::{Arc, Condvar, Mutex, PoisonError, mpsc};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -28,35 +29,110 @@ use crate::turn_dir::{Launch, TurnDir, write_json};
 /// launcher that did not change shows its new version within a minute.
 const VERSION_KEPT: Duration = Duration::from_secs(60);
 
-/// The versions an engine's CLIs have answered, by the CLI's file.
+/// The versions an engine's CLIs have answered, by the CLI's file, and the
+/// questions under way: turns starting together wait for one answer rather
+/// than each running the command.
 #[derive(Clone, Default)]
 pub(super) struct KnownVersions {
-    by_cli: Arc<Mutex<HashMap<CliFile, Answer>>>,
+    by_cli: Arc<Mutex<HashMap<CliFile, Slot>>>,
 }
 
-struct Answer {
-    version: String,
-    at: Instant,
+enum Slot {
+    Known {
+        version: String,
+        at: Instant,
+    },
+    /// The version command runs; the turns starting meanwhile wait for it.
+    Asking(Arc<Question>),
+}
+
+/// A version command's answer, for the turns waiting for it.
+#[derive(Default)]
+struct Question {
+    /// `None` until answered; then the version, if there was one.
+    answer: Mutex<Option<Option<String>>>,
+    answered: Condvar,
+}
+
+impl Question {
+    fn wait(&self) -> Option<String> {
+        let answer = self
+            .answered
+            .wait_while(lock(&self.answer), |answer| answer.is_none())
+            .unwrap_or_else(PoisonError::into_inner);
+        answer.clone().flatten()
+    }
+
+    fn answer(&self, version: Option<String>) {
+        *lock(&self.answer) = Some(version);
+        self.answered.notify_all();
+    }
+}
+
+/// What a starting turn does for its CLI's version.
+enum Lookup {
+    Known(String),
+    /// Runs the version command, and answers the question with what it says.
+    Ask(Arc<Question>),
+    /// Waits for another turn's question.
+    WaitFor(Arc<Question>),
 }
 
 impl KnownVersions {
-    fn get(&self, cli: &CliFile) -> Option<String> {
-        lock(&self.by_cli)
-            .get(cli)
-            .filter(|answer| answer.at.elapsed() < VERSION_KEPT)
-            .map(|answer| answer.version.clone())
+    fn look_up(&self, cli: &CliFile) -> Lookup {
+        let mut by_cli = lock(&self.by_cli);
+        match by_cli.get(cli) {
+            Some(Slot::Known { version, at }) if at.elapsed() < VERSION_KEPT => {
+                return Lookup::Known(version.clone());
+            }
+            Some(Slot::Asking(question)) => return Lookup::WaitFor(question.clone()),
+            _ => {}
+        }
+        by_cli.retain(|_, slot| match slot {
+            Slot::Known { at, .. } => at.elapsed() < VERSION_KEPT,
+            Slot::Asking(_) => true,
+        });
+        let question = Arc::new(Question::default());
+        by_cli.insert(cli.clone(), Slot::Asking(question.clone()));
+        Lookup::Ask(question)
     }
 
-    fn keep(&self, cli: CliFile, version: String) {
+    /// Keeps the answer about `cli`; with no version, the next turn asks
+    /// again.
+    fn settle(&self, cli: CliFile, version: Option<String>) {
         let mut by_cli = lock(&self.by_cli);
-        by_cli.retain(|_, answer| answer.at.elapsed() < VERSION_KEPT);
-        by_cli.insert(
-            cli,
-            Answer {
-                version,
-                at: Instant::now(),
-            },
-        );
+        match version {
+            Some(version) => {
+                by_cli.insert(
+                    cli,
+                    Slot::Known {
+                        version,
+                        at: Instant::now(),
+                    },
+                );
+            }
+            None => {
+                by_cli.remove(&cli);
+            }
+        }
+    }
+}
+
+/// Settles and answers a question when dropped, with what its asker found:
+/// nothing, if the asker panicked, so that no turn waits for ever.
+struct Answering {
+    known: KnownVersions,
+    cli: Option<CliFile>,
+    question: Arc<Question>,
+    version: Option<String>,
+}
+
+impl Drop for Answering {
+    fn drop(&mut self) {
+        if let Some(cli) = self.cli.take() {
+            self.known.settle(cli, self.version.clone());
+        }
+        self.question.answer(self.version.take());
     }
 }
 
@@ -97,7 +173,7 @@ impl CliFile {
 /// The CLI's version for a turn: known already, or being asked for.
 pub(super) enum VersionProbe {
     Known(String),
-    /// A version command running on a thread of its own.
+    /// Being asked for (or waited for) on a thread of its own.
     Asking {
         thread: JoinHandle<Option<String>>,
         launched: mpsc::SyncSender<(TurnDir, Launch)>,
@@ -107,7 +183,8 @@ pub(super) enum VersionProbe {
 impl VersionProbe {
     /// The version of the harness `info` describes (its CLI at `program`):
     /// as `known` has it, else asked for now, on a thread of its own, with
-    /// `driver` reading the answer, which `known` then keeps.
+    /// `driver` reading the answer, which `known` then keeps (or, while
+    /// another turn asks, that turn's answer).
     pub(super) fn start(
         driver: Driver,
         info: &Info,
@@ -115,24 +192,45 @@ impl VersionProbe {
         known: &KnownVersions,
     ) -> anyhow::Result<Self> {
         let cli = CliFile::of(info, &program);
-        if let Some(version) = cli.as_ref().and_then(|cli| known.get(cli)) {
-            return Ok(Self::Known(version));
+        let lookup = match &cli {
+            Some(cli) => known.look_up(cli),
+            None => Lookup::Ask(Arc::default()),
+        };
+        match lookup {
+            Lookup::Known(version) => Ok(Self::Known(version)),
+            Lookup::WaitFor(question) => Self::on_a_thread(move || question.wait()),
+            Lookup::Ask(question) => {
+                let mut answering = Answering {
+                    known: known.clone(),
+                    cli,
+                    question,
+                    version: None,
+                };
+                let harness = info.name.clone();
+                let version_args = info.version_args.clone();
+                Self::on_a_thread(move || {
+                    answering.version =
+                        crate::probe::read_version(&driver, &program, &version_args)
+                            .inspect_err(|problem| {
+                                tracing::info!(%harness, "the CLI's version is unknown: {problem}")
+                            })
+                            .ok();
+                    answering.version.clone()
+                })
+            }
         }
+    }
+
+    /// Has the version from `version` on a thread of its own, which records
+    /// it in the turn's launch record once that is written.
+    fn on_a_thread(
+        version: impl FnOnce() -> Option<String> + Send + 'static,
+    ) -> anyhow::Result<Self> {
         let (launched, launch_written) = mpsc::sync_channel(1);
-        let harness = info.name.clone();
-        let version_args = info.version_args.clone();
-        let known = known.clone();
         let thread = std::thread::Builder::new()
             .name("cli-version".into())
             .spawn(move || {
-                let version = crate::probe::read_version(&driver, &program, &version_args)
-                    .inspect_err(|problem| {
-                        tracing::info!(%harness, "the CLI's version is unknown: {problem}")
-                    })
-                    .ok();
-                if let (Some(version), Some(cli)) = (&version, cli) {
-                    known.keep(cli, version.clone());
-                }
+                let version = version();
                 // A start that failed before its launch record was written
                 // has nothing to record the version in.
                 if let (Some(version), Ok((turn, launch))) = (&version, launch_written.recv()) {
