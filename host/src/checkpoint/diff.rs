@@ -5,7 +5,7 @@ use std::path::Path;
 
 use git2::{Diff, DiffFindOptions, DiffFormat, Patch, Repository};
 
-use super::{Context as _, Result, commit_tree, open};
+use super::{Context as _, Repo, Result, commit_tree, open};
 
 /// What changed between two checkpoints, as [`diffstat`] counts it: the one
 /// view of a change that turn results, restores and the API all carry, its
@@ -45,33 +45,39 @@ pub struct ChangedFile {
 /// as [`Checkpoint::sha`] has them), listing at most `max_files` files; a
 /// renamed file counts once, under its new path.
 pub fn diffstat(repo: &Path, start_sha: &str, end_sha: &str, max_files: usize) -> Result<DiffStat> {
-    let repo = open(repo)?;
-    let diff = diff_commits(&repo, start_sha, end_sha)?;
+    Repo::open(repo)?.diffstat(start_sha, end_sha, max_files)
+}
 
-    let mut stat = DiffStat::default();
-    for idx in 0..diff.deltas().len() {
-        // A patch loads both sides, which is what tells a binary file. There
-        // is none for a delta the diff skips (an unmodified file, say), which
-        // a diff of two trees does not have.
-        let Some(patch) = Patch::from_diff(&diff, idx).context("reading a change")? else {
-            continue;
-        };
-        stat.total_files += 1;
-        let (_, insertions, deletions) = patch.line_stats().context("counting lines")?;
-        stat.insertions += insertions;
-        stat.deletions += deletions;
-        if stat.files_changed.len() < max_files {
-            let delta = patch.delta();
-            let path = delta.new_file().path().or(delta.old_file().path());
-            stat.files_changed.push(ChangedFile {
-                path: path.map_or_else(String::new, |p| p.to_string_lossy().into_owned()),
-                insertions,
-                deletions,
-                binary: delta.flags().is_binary(),
-            });
+impl Repo {
+    /// [`diffstat`], in this repository.
+    pub fn diffstat(&self, start_sha: &str, end_sha: &str, max_files: usize) -> Result<DiffStat> {
+        let diff = diff_commits(&self.repo, start_sha, end_sha)?;
+
+        let mut stat = DiffStat::default();
+        for idx in 0..diff.deltas().len() {
+            // A patch loads both sides, which is what tells a binary file. There
+            // is none for a delta the diff skips (an unmodified file, say), which
+            // a diff of two trees does not have.
+            let Some(patch) = Patch::from_diff(&diff, idx).context("reading a change")? else {
+                continue;
+            };
+            stat.total_files += 1;
+            let (_, insertions, deletions) = patch.line_stats().context("counting lines")?;
+            stat.insertions += insertions;
+            stat.deletions += deletions;
+            if stat.files_changed.len() < max_files {
+                let delta = patch.delta();
+                let path = delta.new_file().path().or(delta.old_file().path());
+                stat.files_changed.push(ChangedFile {
+                    path: path.map_or_else(String::new, |p| p.to_string_lossy().into_owned()),
+                    insertions,
+                    deletions,
+                    binary: delta.flags().is_binary(),
+                });
+            }
         }
+        Ok(stat)
     }
-    Ok(stat)
 }
 
 /// The unified patch from commit `start_sha` to commit `end_sha`, as

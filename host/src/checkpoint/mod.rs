@@ -10,6 +10,7 @@
 //!   changed between two checkpoints.
 //! - [`restore`] (module `restore`): making the working tree a checkpoint's
 //!   again, undoably.
+//! - [`Repo`]: one opened repository for several of these (a turn's end).
 //!
 //! This module holds what they share: the error type and the repository
 //! look-ups.
@@ -77,6 +78,24 @@ impl<T> Context<T> for Result<T, git2::Error> {
         self.map_err(|source| CheckpointError::Git {
             what: what.into(),
             source,
+        })
+    }
+}
+
+/// A repository opened once for several checkpoint operations: a turn's end
+/// takes its checkpoint and counts what changed since its start with one
+/// (opening a repository reads its configuration files).
+pub struct Repo {
+    repo: Repository,
+    workdir: PathBuf,
+}
+
+impl Repo {
+    /// Opens the repository whose root (or worktree root) is `workdir`.
+    pub fn open(workdir: &Path) -> Result<Self> {
+        Ok(Self {
+            repo: open(workdir)?,
+            workdir: workdir.to_path_buf(),
         })
     }
 }

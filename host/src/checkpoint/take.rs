@@ -6,7 +6,7 @@ use std::path::Path;
 
 use git2::{Commit, ErrorCode, Index, Repository, Signature};
 
-use super::{CheckpointError, Context as _, Result, head_commit, open, scan};
+use super::{CheckpointError, Context as _, Repo, Result, head_commit, scan};
 
 /// The author and committer of every checkpoint, so taking one needs no git
 /// identity configured.
@@ -31,32 +31,39 @@ pub struct Checkpoint {
 /// commit, and there is none while HEAD is unborn. HEAD, the index file and
 /// the working tree are left exactly as they were.
 pub fn take(workdir: &Path, refname: &str, message: &str) -> Result<Checkpoint> {
-    let repo = open(workdir)?;
-    if repo.is_bare() {
-        return Err(CheckpointError::Bare(workdir.to_path_buf()));
+    Repo::open(workdir)?.take(refname, message)
+}
+
+impl Repo {
+    /// [`take`], in this repository.
+    pub fn take(&self, refname: &str, message: &str) -> Result<Checkpoint> {
+        let repo = &self.repo;
+        if repo.is_bare() {
+            return Err(CheckpointError::Bare(self.workdir.clone()));
+        }
+
+        // The handle's index is read from the index file once and lives in this
+        // handle alone; nothing below writes it back.
+        let mut index = repo.index().context("reading the index")?;
+        stage_working_tree(repo, &mut index)?;
+        let tree_id = index.write_tree().context("writing the tree")?;
+        let tree = repo.find_tree(tree_id).context("reading the tree")?;
+
+        let parent = head_commit(repo)?;
+        let parents: Vec<&Commit> = parent.iter().collect();
+        let signature =
+            Signature::now(SIGNATURE_NAME, SIGNATURE_EMAIL).context("making the signature")?;
+        let commit = repo
+            .commit(None, &signature, &signature, message, &tree, &parents)
+            .context("writing the commit")?;
+        repo.reference(refname, commit, true, message)
+            .context(format!("setting {refname}"))?;
+
+        Ok(Checkpoint {
+            sha: commit.to_string(),
+            tree: tree_id.to_string(),
+        })
     }
-
-    // The handle's index is read from the index file once and lives in this
-    // handle alone; nothing below writes it back.
-    let mut index = repo.index().context("reading the index")?;
-    stage_working_tree(&repo, &mut index)?;
-    let tree_id = index.write_tree().context("writing the tree")?;
-    let tree = repo.find_tree(tree_id).context("reading the tree")?;
-
-    let parent = head_commit(&repo)?;
-    let parents: Vec<&Commit> = parent.iter().collect();
-    let signature =
-        Signature::now(SIGNATURE_NAME, SIGNATURE_EMAIL).context("making the signature")?;
-    let commit = repo
-        .commit(None, &signature, &signature, message, &tree, &parents)
-        .context("writing the commit")?;
-    repo.reference(refname, commit, true, message)
-        .context(format!("setting {refname}"))?;
-
-    Ok(Checkpoint {
-        sha: commit.to_string(),
-        tree: tree_id.to_string(),
-    })
 }
 
 /// Brings `index` in line with the working tree, as `git add -A` would:

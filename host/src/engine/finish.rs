@@ -195,18 +195,20 @@ impl Finisher {
         // outcome, not its exit status, says how it went.
         let answered = launch.conversation.is_some() && self.turn.close_stdin().exists();
 
-        let end = checkpoint::take(
-            &launch.workdir,
-            &checkpoint_ref(&launch.run, &launch.turn, "end"),
-            "cinch: end of turn",
-        );
-        let (end_sha, stat) = match (&end, &launch.start_checkpoint) {
-            (Ok(end), Some(start)) => (
-                Some(end.sha.clone()),
-                checkpoint::diffstat(&launch.workdir, start, &end.sha, FILES_LISTED).ok(),
-            ),
-            (Ok(end), None) => (Some(end.sha.clone()), None),
-            (Err(error), _) => {
+        let end = checkpoint::Repo::open(&launch.workdir).and_then(|repo| {
+            let end = repo.take(
+                &checkpoint_ref(&launch.run, &launch.turn, "end"),
+                "cinch: end of turn",
+            )?;
+            let stat = launch
+                .start_checkpoint
+                .as_deref()
+                .and_then(|start| repo.diffstat(start, &end.sha, FILES_LISTED).ok());
+            Ok((end.sha, stat))
+        });
+        let (end_sha, stat) = match end {
+            Ok((sha, stat)) => (Some(sha), stat),
+            Err(error) => {
                 tracing::warn!("could not take the end checkpoint: {error:#}");
                 (None, None)
             }
