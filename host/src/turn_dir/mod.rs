@@ -95,7 +95,7 @@ impl TurnDir {
         create_private_dir(&self.dir)?;
         let starting = FileLock::try_take(&self.starting_lock())?
             .context("another process is starting this turn")?;
-        let run = self.log.parent().expect("a log has a folder");
+        let run = self.run_dir();
         create_private_dir(run)?;
         if let Some(agent) = agent {
             write_private(&run.join(OWNER_FILE), agent.as_bytes())?;
@@ -176,6 +176,11 @@ impl TurnDir {
     /// The raw harness log.
     pub fn log(&self) -> &Path {
         &self.log
+    }
+
+    /// The folder of the turn's run, which holds its log.
+    pub fn run_dir(&self) -> &Path {
+        self.log.parent().expect("a log has a folder")
     }
 
     /// What was started: written by the engine, read by the supervisor.

@@ -56,7 +56,7 @@ pub struct FollowedRun {
 impl FollowedRun {
     /// Marks `turn`'s run as followed.
     pub fn of(turn: &TurnDir) -> Self {
-        let folder = turn.log().parent().unwrap_or(turn.log());
+        let folder = turn.run_dir();
         let followed = Self {
             runs: folder.parent().unwrap_or(folder).to_path_buf(),
             run: folder
