@@ -81,6 +81,12 @@ fn main() {
             rate(log_wasm),
             ratio(log_wasm, log_native),
         );
+        // For `tests/bench/targets.py`.
+        println!(
+            "RESULT driver={name} feed_ratio={:.2} replay_ratio={:.2}",
+            ratio(feed_wasm, feed_native),
+            ratio(log_wasm, log_native),
+        );
     }
 
     println!();

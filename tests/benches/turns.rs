@@ -115,11 +115,18 @@ fn main() {
     let retention = runs("retention").then(|| bench_retention(root, &bin, &cinch, &runtime));
 
     println!("Against the targets");
+    // Each scenario also gives a `RESULT` line of `key=value` pairs, which
+    // `tests/bench/targets.py` reads.
     if let Some((latency, problem)) = latency {
         println!(
             "  progress latency p99 {:>8.2} ms  (target < 10 ms)   {}",
             ms(latency.p99),
             verdict(latency.p99 < 10_000 && problem.is_none())
+        );
+        println!(
+            "RESULT bench=latency p99_ms={:.2} whole={}",
+            ms(latency.p99),
+            problem.is_none()
         );
     }
     if let Some(ratio) = checkpoints {
@@ -127,18 +134,23 @@ fn main() {
             "  checkpoints vs git   {ratio:>8.2}x     (target <= 1.00x)  {}",
             verdict(ratio <= 1.0)
         );
+        println!("RESULT bench=checkpoints ratio={ratio:.2}");
     }
     if let Some((host, supervisors)) = idle {
         println!(
             "  {turns} silent turns: host {host:.2}% + supervisors {supervisors:.2}% of a core (target < 1%)  {}",
             verdict(host + supervisors < 1.0)
         );
+        println!(
+            "RESULT bench=idle turns={turns} host_percent={host:.2} supervisors_percent={supervisors:.2}"
+        );
     }
     if let Some((in_full, in_empty)) = retention {
+        let ratio = in_full.as_secs_f64() / in_empty.as_secs_f64();
         println!(
-            "  a turn's host CPU in a home holding {RETENTION_AGENTS} agents' runs: {:.2}x an empty home's  (no target; its end prunes the home)",
-            in_full.as_secs_f64() / in_empty.as_secs_f64()
+            "  a turn's host CPU in a home holding {RETENTION_AGENTS} agents' runs: {ratio:.2}x an empty home's  (no target; its end prunes the home)",
         );
+        println!("RESULT bench=retention ratio={ratio:.2}");
     }
     if let Some(load) = load {
         println!(
@@ -157,6 +169,16 @@ fn main() {
             load.cpu_per_line_us,
             load.steady_cpu_per_line_us,
             verdict(load.cpu_per_line_us <= 10.0)
+        );
+        println!(
+            "RESULT bench=load turns={turns} rate={rate} lost={} bad_turns={} p99_ms={:.2} cpu_us_per_line={:.1} steady_cpu_us_per_line={:.1} peak_mib={:.1} before_mib={:.1}",
+            load.lost,
+            load.bad_turns,
+            ms(load.p99),
+            load.cpu_per_line_us,
+            load.steady_cpu_per_line_us,
+            load.peak_mib,
+            load.before_mib
         );
     }
 }
@@ -569,6 +591,10 @@ struct Load {
     /// The same while every turn ran: per line only, no turn starting or
     /// finishing.
     steady_cpu_per_line_us: f64,
+    /// Peak resident memory over the run, and resident memory before the
+    /// turns started, MiB.
+    peak_mib: f64,
+    before_mib: f64,
 }
 
 fn bench_load(
@@ -842,6 +868,8 @@ fn bench_load(
         p99: latencies(None, false).p99,
         cpu_per_line_us,
         steady_cpu_per_line_us,
+        peak_mib: peak.unwrap_or(0) as f64 / 1024.0,
+        before_mib: rss_before.unwrap_or(0) as f64 / 1024.0,
     }
 }
 
