@@ -45,9 +45,14 @@ def machine_cpu():
 
 def process_cpu(pid):
     """User+sys seconds of process `pid`, all its threads."""
+    return sum(process_user_system(pid))
+
+
+def process_user_system(pid):
+    """User and system (kernel) seconds of process `pid`, all its threads."""
     with open(f"/proc/{pid}/stat") as stat:
         fields = stat.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return int(fields[11]) / os.sysconf("SC_CLK_TCK"), int(fields[12]) / os.sysconf("SC_CLK_TCK")
 
 
 class Stream:
@@ -186,21 +191,23 @@ class Sampler(threading.Thread):
 
     def run(self):
         while not self.stop:
-            self.samples.append((time.time_ns() // 1000, process_cpu(self.pid),
+            user, system = process_user_system(self.pid)
+            self.samples.append((time.time_ns() // 1000, user + system, system,
                                  sum(client.ticks for client in self.clients)))
             time.sleep(0.5)
 
     def while_all_ran(self, clients):
-        """The server's CPU seconds and the lines delivered between the
-        first sample after every turn's first tick and the last sample
-        before any turn ended."""
+        """The server's CPU seconds, the part of them spent in the kernel,
+        and the lines delivered between the first sample after every turn's
+        first tick and the last sample before any turn ended."""
         window = all_ran(clients)
         if not window:
-            return 0.0, 0
+            return 0.0, 0.0, 0
         inside = [s for s in self.samples if window[0] <= s[0] <= window[1]]
         if len(inside) < 2:
-            return 0.0, 0
-        return inside[-1][1] - inside[0][1], inside[-1][2] - inside[0][2]
+            return 0.0, 0.0, 0
+        first, last = inside[0], inside[-1]
+        return last[1] - first[1], last[2] - first[2], last[3] - first[3]
 
 
 def all_ran(clients):
@@ -297,7 +304,7 @@ def main():
         reader.stop = True
         sampler.stop = True
         sampler.join()
-        running_cpu, running_lines = sampler.while_all_ran(clients)
+        running_cpu, running_system, running_lines = sampler.while_all_ran(clients)
         wall = time.time() - wall
         server_cpu = process_cpu(server.pid) - cpu_before
         steady_cpu = server_cpu - (steady_cpu - cpu_before)
@@ -347,13 +354,16 @@ def main():
               f"(setting up the sessions included); once all had started "
               f"{steady_cpu * 1e6 / max(steady_lines, 1):.1f} us a line "
               f"({steady_lines} lines, finishing the turns included)")
+        running_system_us = running_system * 1e6 / max(running_lines, 1)
         print(f"  while every turn ran (from the last first tick to the first turn's end): "
-              f"{running_cpu * 1e6 / max(running_lines, 1):.1f} us a line "
+              f"{running_cpu * 1e6 / max(running_lines, 1):.1f} us a line, "
+              f"{running_system_us:.1f} of them in the kernel "
               f"({running_lines} lines, {running_cpu:.2f} s of CPU)")
         print(f"  the client's CPU {client_cpu:.2f} s = {100 * client_cpu / wall:.0f}% of a core")
         print(f"RESULT lost={lost} p99_ms={percentile(latencies, 0.99) / 1000:.2f} "
               f"serve_us_per_line={steady_cpu * 1e6 / max(steady_lines, 1):.1f} "
               f"running_us_per_line={running_cpu * 1e6 / max(running_lines, 1):.1f} "
+              f"running_kernel_us_per_line={running_system_us:.1f} "
               "(targets: 0, <= 5 ms, <= 10 us)")
     finally:
         server.terminate()

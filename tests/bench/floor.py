@@ -1,0 +1,217 @@
+#!/usr/bin/env python3
+"""Benchmark: the kernel's own cost of what `cinch serve` must do for one line
+of live progress, each step alone, with no cinch code: the floor under
+`sse.py`'s figure of the server's CPU a line.
+
+    python3 tests/bench/floor.py [--streams 200] [--rate 2000] [--lines 20000]
+
+`sse.py`'s load is 200 sessions at 10 lines a second: 2,000 lines a second,
+each arriving alone, a few hundred microseconds after the last. For each
+line the server at least
+
+1. wakes for it: waiting in poll() on an inotify descriptor that watches the
+   turns' logs, it reads the event, then the new bytes of the log;
+2. stores it as a run event: a row in a table keyed as `run_events` is, in
+   SQLite's write-ahead log, the runs' rows interleaved, two lines to a
+   transaction (about what cinch's writer gathers in its millisecond);
+3. sends it to the session's SSE client over loopback TCP, the client
+   waiting in epoll.
+
+Each step runs in a process of its own, the other end of it in another, at
+the given rate on average, the gaps random as independent streams' are.
+What is measured is the time spent inside the step's system calls (for the
+first and third: each returns at once, so that is the kernel's CPU; the
+wake-up itself is left out, so the first is a floor), and for the second,
+which is as much SQLite's own code as the kernel's, the process's system
+CPU time from getrusage (sampled at the kernel's clock tick, so good to a
+tenth or so). Python's own time is in none of them, beyond a fraction of a
+microsecond.
+Handing a line from one thread to the next inside the server (three threads
+in cinch: the watcher, the events writer, the stream's task) costs a wake-up
+each, not counted here either.
+"""
+
+import argparse
+import ctypes
+import os
+import random
+import resource
+import selectors
+import socket
+import sqlite3
+import struct
+import tempfile
+import time
+
+LINE = (b'{"type":"assistant","session_id":"bench","message":{"content":'
+        b'[{"type":"text","text":"tick 123 1764000000000000"}]}}\n')
+EVENT = (b"id: 123\nevent: progress\ndata: "
+         b'{"seq":123,"kind":"progress","line":"tick 123 1764000000000000"}\n\n')
+
+IN_MODIFY = 0x2
+IN_NONBLOCK = os.O_NONBLOCK
+
+
+def paced(count, rate):
+    """Yields 0..count at `rate` a second on average, sleeping between,
+    the gaps random: even ones would fall in step with the kernel's clock
+    tick, which samples whether a process is in the kernel."""
+    gaps = random.Random(1)
+    for n in range(count):
+        time.sleep(gaps.expovariate(rate))
+        yield n
+
+
+def watcher_step(streams, rate, lines):
+    """Time a line inside the reads of a process woken by inotify for
+    each line appended to one of `streams` logs: the event's, then the
+    line's."""
+    folder = tempfile.mkdtemp(prefix="cinch-floor-")
+    paths = [os.path.join(folder, f"log{n}") for n in range(streams)]
+    for path in paths:
+        open(path, "wb").close()
+    ready_read, ready_write = os.pipe()
+
+    def watch():
+        libc = ctypes.CDLL(None, use_errno=True)
+        inotify = libc.inotify_init1(IN_NONBLOCK)
+        logs = {}
+        for path in paths:
+            watch_id = libc.inotify_add_watch(inotify, path.encode(), IN_MODIFY)
+            logs[watch_id] = os.open(path, os.O_RDONLY)
+        poller = selectors.DefaultSelector()
+        poller.register(inotify, selectors.EVENT_READ)
+        os.write(ready_write, b"x")
+        inside = 0.0
+        seen = 0
+        while seen < lines:
+            poller.select()
+            started = time.perf_counter()
+            try:
+                events = os.read(inotify, 1 << 16)
+            except BlockingIOError:
+                continue
+            finally:
+                inside += time.perf_counter() - started
+            offset = 0
+            while offset < len(events):
+                watch_id, _, _, length = struct.unpack_from("iIII", events, offset)
+                offset += 16 + length
+                started = time.perf_counter()
+                read = os.read(logs[watch_id], 1 << 16)
+                inside += time.perf_counter() - started
+                seen += read.count(b"\n")
+        os.write(ready_write, struct.pack("d", inside))
+
+    pid = os.fork()
+    if pid == 0:
+        try:
+            watch()
+        finally:
+            os._exit(0)
+    os.read(ready_read, 1)
+    writers = [os.open(path, os.O_WRONLY | os.O_APPEND) for path in paths]
+    for n in paced(lines, rate):
+        os.write(writers[n % streams], LINE)
+    spent = struct.unpack("d", os.read(ready_read, 8))[0]
+    os.waitpid(pid, 0)
+    for path in paths:
+        os.unlink(path)
+    os.rmdir(folder)
+    return spent / lines
+
+
+def store_step(streams, lines, per_transaction=2):
+    """System CPU a line of storing lines as rows of a `run_events`-like
+    table in SQLite's write-ahead log, `per_transaction` to a commit, the
+    streams' rows interleaved."""
+    with tempfile.TemporaryDirectory(prefix="cinch-floor-") as folder:
+        db = sqlite3.connect(os.path.join(folder, "events.db"), isolation_level=None)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.execute("CREATE TABLE run_events (account_id TEXT NOT NULL, run_id TEXT NOT NULL, "
+                   "seq INTEGER NOT NULL, name TEXT NOT NULL, data TEXT NOT NULL, "
+                   "created_at TEXT NOT NULL, PRIMARY KEY (account_id, run_id, seq))")
+        account = "acc_01JQ3M8V2K5N7P9R1T3W5Y7Z9B"
+        runs = [f"ses_01JQ3M8V2K5N7P9R1T3W{n:06d}" for n in range(streams)]
+        data = EVENT.decode()
+        start = resource.getrusage(resource.RUSAGE_SELF).ru_stime
+        for first in range(0, lines, per_transaction):
+            db.execute("BEGIN IMMEDIATE")
+            for n in range(first, min(first + per_transaction, lines)):
+                db.execute("INSERT INTO run_events VALUES (?, ?, ?, ?, ?, ?)",
+                           (account, runs[n % streams], n // streams, "progress", data,
+                            "2026-12-05T12:00:00Z"))
+            db.execute("COMMIT")
+        spent = resource.getrusage(resource.RUSAGE_SELF).ru_stime - start
+        db.close()
+    return spent / lines
+
+
+def send_step(streams, rate, lines):
+    """Time a line inside the call sending it to one of `streams`
+    loopback TCP clients, each waiting in epoll."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(streams)
+    port = listener.getsockname()[1]
+
+    def receive():
+        poller = selectors.DefaultSelector()
+        for _ in range(streams):
+            connection = socket.create_connection(("127.0.0.1", port))
+            poller.register(connection, selectors.EVENT_READ)
+        received = 0
+        while received < lines * len(EVENT):
+            for key, _ in poller.select():
+                received += len(key.fileobj.recv(1 << 16))
+
+    pid = os.fork()
+    if pid == 0:
+        try:
+            listener.close()
+            receive()
+        finally:
+            os._exit(0)
+    connections = [listener.accept()[0] for _ in range(streams)]
+    for connection in connections:
+        connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    order = random.Random(2)
+    spent = 0.0
+    for _ in paced(lines, rate):
+        connection = connections[order.randrange(streams)]
+        started = time.perf_counter()
+        connection.sendall(EVENT)
+        spent += time.perf_counter() - started
+    os.waitpid(pid, 0)
+    for connection in connections:
+        connection.close()
+    listener.close()
+    return spent / lines
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--streams", type=int, default=200)
+    parser.add_argument("--rate", type=float, default=2000.0, help="lines a second, in all")
+    parser.add_argument("--lines", type=int, default=20000)
+    args = parser.parse_args()
+    steps = [
+        ("woken by inotify: read the event, the line", watcher_step(args.streams, args.rate, args.lines)),
+        ("store it (SQLite WAL, 2 a transaction)", store_step(args.streams, args.lines)),
+        ("send it over loopback TCP", send_step(args.streams, args.rate, args.lines)),
+    ]
+    print(f"The kernel's CPU a line, each step alone: {args.streams} streams, "
+          f"{args.rate:.0f} lines a second in all, {args.lines} lines")
+    for name, seconds in steps:
+        print(f"  {name:<42} {seconds * 1e6:6.1f} us")
+    total = sum(seconds for _, seconds in steps)
+    print(f"  {'in all':<42} {total * 1e6:6.1f} us")
+    print("RESULT " + " ".join(
+        f"{key}_us={seconds * 1e6:.1f}"
+        for key, seconds in zip(("wake_read", "store", "send"), (s for _, s in steps)))
+        + f" kernel_floor_us={total * 1e6:.1f}")
+
+
+if __name__ == "__main__":
+    main()
