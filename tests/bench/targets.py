@@ -20,6 +20,7 @@ runs: compare builds side by side (each bench says how), not across runs.
 
 import argparse
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -57,9 +58,14 @@ def results(output):
     return found
 
 
+def shown(command):
+    """`command` as printed: a database URL's password left out."""
+    return re.sub(r"(://[^:/@\s]+):[^@\s]+@", r"\1:***@", " ".join(command))
+
+
 def run(title, command, env=None):
     """Runs a bench, showing its output as it comes; returns its RESULT lines."""
-    print(f"\n=== {title}: {' '.join(command)}", flush=True)
+    print(f"\n=== {title}: {shown(command)}", flush=True)
     process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE,
                                stderr=subprocess.STDOUT, text=True)
     output = []
