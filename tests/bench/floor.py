@@ -23,9 +23,11 @@ What is measured is the time spent inside the step's system calls (for the
 first and third: each returns at once, so that is the kernel's CPU; the
 wake-up itself is left out, so the first is a floor), and for the second,
 which is as much SQLite's own code as the kernel's, the process's system
-CPU time from getrusage (sampled at the kernel's clock tick, so good to a
-tenth or so). Python's own time is in none of them, beyond a fraction of a
-microsecond.
+CPU time from getrusage (sampled at the kernel's clock tick, so it stores
+five times the lines, to be good to a tenth or so; SQLite copies its log
+into the database as it fills, as cinch's checkpointer thread does). Python's
+own time is in none of them, beyond a fraction of a microsecond.
+
 Handing a line from one thread to the next inside the server (three threads
 in cinch: the watcher, the events writer, the stream's task) costs a wake-up
 each, not counted here either.
@@ -40,8 +42,10 @@ import selectors
 import socket
 import sqlite3
 import struct
+import sys
 import tempfile
 import time
+import traceback
 
 LINE = (b'{"type":"assistant","session_id":"bench","message":{"content":'
         b'[{"type":"text","text":"tick 123 1764000000000000"}]}}\n')
@@ -62,6 +66,20 @@ def paced(count, rate):
         yield n
 
 
+def in_child(run):
+    """Runs `run` in a child process; its id. The child prints what went
+    wrong, if anything did, before it exits."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            run()
+            os._exit(0)
+        except BaseException:
+            traceback.print_exc()
+            os._exit(1)
+    return pid
+
+
 def watcher_step(streams, rate, lines):
     """Time a line inside the reads of a process woken by inotify for
     each line appended to one of `streams` logs: the event's, then the
@@ -75,9 +93,13 @@ def watcher_step(streams, rate, lines):
     def watch():
         libc = ctypes.CDLL(None, use_errno=True)
         inotify = libc.inotify_init1(IN_NONBLOCK)
+        if inotify < 0:
+            raise OSError(ctypes.get_errno(), "inotify_init1")
         logs = {}
         for path in paths:
             watch_id = libc.inotify_add_watch(inotify, path.encode(), IN_MODIFY)
+            if watch_id < 0:
+                raise OSError(ctypes.get_errno(), f"inotify_add_watch {path}")
             logs[watch_id] = os.open(path, os.O_RDONLY)
         poller = selectors.DefaultSelector()
         poller.register(inotify, selectors.EVENT_READ)
@@ -103,18 +125,23 @@ def watcher_step(streams, rate, lines):
                 seen += read.count(b"\n")
         os.write(ready_write, struct.pack("d", inside))
 
-    pid = os.fork()
-    if pid == 0:
-        try:
-            watch()
-        finally:
-            os._exit(0)
-    os.read(ready_read, 1)
+    def watch_alone():
+        os.close(ready_read)
+        watch()
+
+    pid = in_child(watch_alone)
+    # The child's end only: its exit, however it ends, then reads as the end.
+    os.close(ready_write)
+    if os.read(ready_read, 1) != b"x":
+        sys.exit("the watching process ended before it watched (its error is above)")
     writers = [os.open(path, os.O_WRONLY | os.O_APPEND) for path in paths]
     for n in paced(lines, rate):
         os.write(writers[n % streams], LINE)
-    spent = struct.unpack("d", os.read(ready_read, 8))[0]
+    answer = os.read(ready_read, 8)
     os.waitpid(pid, 0)
+    if len(answer) != 8:
+        sys.exit("the watching process ended before it read every line (its error is above)")
+    spent = struct.unpack("d", answer)[0]
     for path in paths:
         os.unlink(path)
     os.rmdir(folder)
@@ -129,6 +156,9 @@ def store_step(streams, lines, per_transaction=2):
         db = sqlite3.connect(os.path.join(folder, "events.db"), isolation_level=None)
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
+        # The log copied into the database as it fills (SQLite's default):
+        # cinch copies it once a second, on a thread of its own, and that
+        # is the server's CPU too.
         db.execute("CREATE TABLE run_events (account_id TEXT NOT NULL, run_id TEXT NOT NULL, "
                    "seq INTEGER NOT NULL, name TEXT NOT NULL, data TEXT NOT NULL, "
                    "created_at TEXT NOT NULL, PRIMARY KEY (account_id, run_id, seq))")
@@ -166,16 +196,16 @@ def send_step(streams, rate, lines):
             for key, _ in poller.select():
                 received += len(key.fileobj.recv(1 << 16))
 
-    pid = os.fork()
-    if pid == 0:
-        try:
-            listener.close()
-            receive()
-        finally:
-            os._exit(0)
+    def receive_alone():
+        listener.close()
+        receive()
+
+    pid = in_child(receive_alone)
+    # A receiver that failed never connects: waiting for it ends.
+    listener.settimeout(60)
     connections = [listener.accept()[0] for _ in range(streams)]
     for connection in connections:
-        connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        connection.settimeout(None)
     order = random.Random(2)
     spent = 0.0
     for _ in paced(lines, rate):
@@ -198,7 +228,8 @@ def main():
     args = parser.parse_args()
     steps = [
         ("woken by inotify: read the event, the line", watcher_step(args.streams, args.rate, args.lines)),
-        ("store it (SQLite WAL, 2 a transaction)", store_step(args.streams, args.lines)),
+        # Not paced, so quick: more lines for the kernel's tick to sample.
+        ("store it (SQLite WAL, 2 a transaction)", store_step(args.streams, 5 * args.lines)),
         ("send it over loopback TCP", send_step(args.streams, args.rate, args.lines)),
     ]
     print(f"The kernel's CPU a line, each step alone: {args.streams} streams, "
