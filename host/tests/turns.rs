@@ -962,23 +962,16 @@ fn the_cli_version_is_asked_for_while_the_turn_runs() {
         write_files: [("turn-started".to_owned(), String::new())].into(),
         ..Script::default()
     });
-    let fake = world.path("bin/claude-cli");
-    std::fs::copy(cinch_fake_cli::binary_path(), &fake).unwrap();
-    write_script(
-        &world.path("bin/claude"),
+    install_claude_answering_version(
+        &world,
         &format!(
-            "#!/bin/sh
-case \" $* \" in *' --version '*)
-  i=0
+            "i=0
   while [ ! -e '{}' ]; do
     i=$((i + 1)); [ $i -gt 250 ] && exit 1
     sleep 0.02
   done
-  echo 'claude 4.5.6'; exit 0;;
-esac
-exec '{}' \"$@\"\n",
-            world.repo().join("turn-started").display(),
-            fake.display()
+  echo 'claude 4.5.6'",
+            world.repo().join("turn-started").display()
         ),
     );
 
@@ -996,6 +989,28 @@ exec '{}' \"$@\"\n",
     assert_eq!(launch["cli_version"], "4.5.6", "{launch:#}");
 }
 
+/// Installs `bin/claude`: the fake CLI, except that its version command
+/// runs the shell commands `version_command` instead. Each call installs it
+/// anew, as an upgrade does.
+fn install_claude_answering_version(world: &World, version_command: &str) {
+    let fake = world.path("bin/claude-cli");
+    if !fake.exists() {
+        std::fs::copy(cinch_fake_cli::binary_path(), &fake).unwrap();
+    }
+    write_script(
+        &world.path("bin/claude"),
+        &format!(
+            "#!/bin/sh
+case \" $* \" in *' --version '*)
+  {version_command}
+  exit 0;;
+esac
+exec '{}' \"$@\"\n",
+            fake.display()
+        ),
+    );
+}
+
 /// A claude CLI whose version command says `claude <version>` after
 /// `delay` (shell `sleep` seconds) and counts the times it was asked;
 /// otherwise the fake CLI, replaying a recorded turn.
@@ -1009,8 +1024,6 @@ impl<'w> CountedCli<'w> {
             replay: Some(recorded("claude/s2.jsonl")),
             ..Script::default()
         });
-        let fake = world.path("bin/claude-cli");
-        std::fs::copy(cinch_fake_cli::binary_path(), &fake).unwrap();
         let cli = Self { world };
         cli.upgrade(version, delay);
         cli
@@ -1018,18 +1031,13 @@ impl<'w> CountedCli<'w> {
 
     /// Installs the CLI anew, as an upgrade does: a new file.
     fn upgrade(&self, version: &str, delay: &str) {
-        write_script(
-            &self.world.path("bin/claude"),
+        install_claude_answering_version(
+            self.world,
             &format!(
-                "#!/bin/sh
-case \" $* \" in *' --version '*)
-  echo asked >> '{}'
+                "echo asked >> '{}'
   sleep {delay}
-  echo 'claude {version}'; exit 0;;
-esac
-exec '{}' \"$@\"\n",
-                self.asked().display(),
-                self.world.path("bin/claude-cli").display()
+  echo 'claude {version}'",
+                self.asked().display()
             ),
         );
     }

@@ -724,7 +724,8 @@ fn bench_load(
     let wall_time = wall.elapsed();
     let cpu_after = own_cpu();
     let monitor = monitor.stop();
-    let peak = status_kib("VmHWM:");
+    let mib = |kib: Option<u64>| kib.unwrap_or(0) as f64 / 1024.0;
+    let (peak_mib, before_mib) = (mib(status_kib("VmHWM:")), mib(rss_before));
 
     let mut lost = 0;
     let mut bad_turns = 0;
@@ -797,8 +798,8 @@ fn bench_load(
         } else {
             " since the bench started"
         },
-        peak.unwrap_or(0) as f64 / 1024.0,
-        rss_before.unwrap_or(0) as f64 / 1024.0
+        peak_mib,
+        before_mib
     );
     println!(
         "   at most {} threads, {} open files, {} inotify instances in this process",
@@ -868,8 +869,8 @@ fn bench_load(
         p99: latencies(None, false).p99,
         cpu_per_line_us,
         steady_cpu_per_line_us,
-        peak_mib: peak.unwrap_or(0) as f64 / 1024.0,
-        before_mib: rss_before.unwrap_or(0) as f64 / 1024.0,
+        peak_mib,
+        before_mib,
     }
 }
 
