@@ -220,6 +220,19 @@ fn auth_accounts_environments_and_a_restart() {
     ] {
         assert!(openapi["paths"].get(path).is_some(), "{path} missing");
     }
+    // Every operation has an id of its own: generated clients name their
+    // calls (and TypeScript its `operations` type) by it.
+    let mut operation_ids: Vec<&str> = openapi["paths"]
+        .as_object()
+        .unwrap()
+        .values()
+        .flat_map(|item| item.as_object().unwrap().values())
+        .map(|operation| operation["operationId"].as_str().unwrap())
+        .collect();
+    let count = operation_ids.len();
+    operation_ids.sort_unstable();
+    operation_ids.dedup();
+    assert_eq!(operation_ids.len(), count, "an operationId repeats");
 
     // A restart keeps what was acknowledged, and prints no token again.
     drop(server);

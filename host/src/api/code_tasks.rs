@@ -338,6 +338,8 @@ impl From<&TaskView> for Task {
 #[utoipa::path(
     get,
     path = "/api/runs/{run}/tasks/{call}",
+    // Not the handler's name: the sessions API has a `get_task` of its own.
+    operation_id = "get_code_task",
     params(("run" = String, Path, description = "The run"), ("call" = String, Path, description = "The call")),
     responses(
         (status = 200, body = Task),
