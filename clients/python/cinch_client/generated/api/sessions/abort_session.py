@@ -1,0 +1,208 @@
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.envelope_session import EnvelopeSession
+from ...models.problem import Problem
+from ...types import Response
+
+
+def _get_kwargs(
+    account: str,
+    task: str,
+    session: str,
+) -> dict[str, Any]:
+
+    _kwargs: dict[str, Any] = {
+        "method": "post",
+        "url": "/v1/accounts/{account}/tasks/{task}/sessions/{session}/abort".format(
+            account=quote(str(account), safe=""),
+            task=quote(str(task), safe=""),
+            session=quote(str(session), safe=""),
+        ),
+    }
+
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> EnvelopeSession | Problem | None:
+    if response.status_code == 202:
+        response_202 = EnvelopeSession.from_dict(response.json())
+
+        return response_202
+
+    if response.status_code == 401:
+        response_401 = Problem.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 404:
+        response_404 = Problem.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 409:
+        response_409 = Problem.from_dict(response.json())
+
+        return response_409
+
+    if response.status_code == 422:
+        response_422 = Problem.from_dict(response.json())
+
+        return response_422
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[EnvelopeSession | Problem]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    account: str,
+    task: str,
+    session: str,
+    *,
+    client: AuthenticatedClient | Client,
+) -> Response[EnvelopeSession | Problem]:
+    """Interrupts the running turn (it ends `cancelled`) or the wait for a
+    slot, without closing the session; 409 when there is nothing to abort.
+
+    Args:
+        account (str):
+        task (str):
+        session (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[EnvelopeSession | Problem]
+    """
+
+    kwargs = _get_kwargs(
+        account=account,
+        task=task,
+        session=session,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    account: str,
+    task: str,
+    session: str,
+    *,
+    client: AuthenticatedClient | Client,
+) -> EnvelopeSession | Problem | None:
+    """Interrupts the running turn (it ends `cancelled`) or the wait for a
+    slot, without closing the session; 409 when there is nothing to abort.
+
+    Args:
+        account (str):
+        task (str):
+        session (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        EnvelopeSession | Problem
+    """
+
+    return sync_detailed(
+        account=account,
+        task=task,
+        session=session,
+        client=client,
+    ).parsed
+
+
+async def asyncio_detailed(
+    account: str,
+    task: str,
+    session: str,
+    *,
+    client: AuthenticatedClient | Client,
+) -> Response[EnvelopeSession | Problem]:
+    """Interrupts the running turn (it ends `cancelled`) or the wait for a
+    slot, without closing the session; 409 when there is nothing to abort.
+
+    Args:
+        account (str):
+        task (str):
+        session (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[EnvelopeSession | Problem]
+    """
+
+    kwargs = _get_kwargs(
+        account=account,
+        task=task,
+        session=session,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    account: str,
+    task: str,
+    session: str,
+    *,
+    client: AuthenticatedClient | Client,
+) -> EnvelopeSession | Problem | None:
+    """Interrupts the running turn (it ends `cancelled`) or the wait for a
+    slot, without closing the session; 409 when there is nothing to abort.
+
+    Args:
+        account (str):
+        task (str):
+        session (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        EnvelopeSession | Problem
+    """
+
+    return (
+        await asyncio_detailed(
+            account=account,
+            task=task,
+            session=session,
+            client=client,
+        )
+    ).parsed

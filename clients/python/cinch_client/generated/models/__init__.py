@@ -1,0 +1,289 @@
+"""Contains all the data models used in inputs/outputs"""
+
+from .account import Account
+from .agent import Agent
+from .agent_change import AgentChange
+from .agent_change_harness_type_1 import AgentChangeHarnessType1
+from .agent_change_harness_type_2_type_1 import AgentChangeHarnessType2Type1
+from .agent_change_harness_type_3_type_1 import AgentChangeHarnessType3Type1
+from .agent_create import AgentCreate
+from .agent_create_harness_type_1 import AgentCreateHarnessType1
+from .agent_create_harness_type_2_type_1 import AgentCreateHarnessType2Type1
+from .agent_create_harness_type_3_type_1 import AgentCreateHarnessType3Type1
+from .agent_view import AgentView
+from .attachment import Attachment
+from .attachment_create import AttachmentCreate
+from .attachment_status import AttachmentStatus
+from .binding_constraint import BindingConstraint
+from .changed_file import ChangedFile
+from .cli_version_seen import CliVersionSeen
+from .close_reason import CloseReason
+from .code_task import CodeTask
+from .code_task_status import CodeTaskStatus
+from .database_health import DatabaseHealth
+from .delivery_state import DeliveryState
+from .delivery_view import DeliveryView
+from .delivery_view_payload import DeliveryViewPayload
+from .driver_source import DriverSource
+from .driver_view import DriverView
+from .drivers_health import DriversHealth
+from .envelope_agent_view import EnvelopeAgentView
+from .envelope_agent_view_data import EnvelopeAgentViewData
+from .envelope_attachment import EnvelopeAttachment
+from .envelope_attachment_data import EnvelopeAttachmentData
+from .envelope_delivery_view import EnvelopeDeliveryView
+from .envelope_delivery_view_data import EnvelopeDeliveryViewData
+from .envelope_delivery_view_data_payload import EnvelopeDeliveryViewDataPayload
+from .envelope_environment_view import EnvelopeEnvironmentView
+from .envelope_environment_view_data import EnvelopeEnvironmentViewData
+from .envelope_environment_view_data_env import EnvelopeEnvironmentViewDataEnv
+from .envelope_message import EnvelopeMessage
+from .envelope_message_data import EnvelopeMessageData
+from .envelope_message_data_turn_type_0 import EnvelopeMessageDataTurnType0
+from .envelope_resource_contents import EnvelopeResourceContents
+from .envelope_resource_contents_data import EnvelopeResourceContentsData
+from .envelope_server_view import EnvelopeServerView
+from .envelope_server_view_data import EnvelopeServerViewData
+from .envelope_session import EnvelopeSession
+from .envelope_session_data import EnvelopeSessionData
+from .envelope_task_view import EnvelopeTaskView
+from .envelope_task_view_data import EnvelopeTaskViewData
+from .envelope_usage_report import EnvelopeUsageReport
+from .envelope_usage_report_data import EnvelopeUsageReportData
+from .envelope_vec_account import EnvelopeVecAccount
+from .envelope_vec_account_data_item import EnvelopeVecAccountDataItem
+from .envelope_vec_agent_view import EnvelopeVecAgentView
+from .envelope_vec_agent_view_data_item import EnvelopeVecAgentViewDataItem
+from .envelope_vec_attachment import EnvelopeVecAttachment
+from .envelope_vec_attachment_data_item import EnvelopeVecAttachmentDataItem
+from .envelope_vec_delivery_view import EnvelopeVecDeliveryView
+from .envelope_vec_delivery_view_data_item import EnvelopeVecDeliveryViewDataItem
+from .envelope_vec_delivery_view_data_item_payload import (
+    EnvelopeVecDeliveryViewDataItemPayload,
+)
+from .envelope_vec_driver_view import EnvelopeVecDriverView
+from .envelope_vec_driver_view_data_item import EnvelopeVecDriverViewDataItem
+from .envelope_vec_environment_view import EnvelopeVecEnvironmentView
+from .envelope_vec_environment_view_data_item import EnvelopeVecEnvironmentViewDataItem
+from .envelope_vec_environment_view_data_item_env import (
+    EnvelopeVecEnvironmentViewDataItemEnv,
+)
+from .envelope_vec_harness_models import EnvelopeVecHarnessModels
+from .envelope_vec_harness_models_data_item import EnvelopeVecHarnessModelsDataItem
+from .envelope_vec_member import EnvelopeVecMember
+from .envelope_vec_member_data_item import EnvelopeVecMemberDataItem
+from .envelope_vec_message import EnvelopeVecMessage
+from .envelope_vec_message_data_item import EnvelopeVecMessageDataItem
+from .envelope_vec_message_data_item_turn_type_0 import (
+    EnvelopeVecMessageDataItemTurnType0,
+)
+from .envelope_vec_session import EnvelopeVecSession
+from .envelope_vec_session_data_item import EnvelopeVecSessionDataItem
+from .envelope_vec_task_view import EnvelopeVecTaskView
+from .envelope_vec_task_view_data_item import EnvelopeVecTaskViewDataItem
+from .envelope_vec_webhook_view import EnvelopeVecWebhookView
+from .envelope_vec_webhook_view_data_item import EnvelopeVecWebhookViewDataItem
+from .envelope_webhook_view import EnvelopeWebhookView
+from .envelope_webhook_view_data import EnvelopeWebhookViewData
+from .environment_create import EnvironmentCreate
+from .environment_create_env import EnvironmentCreateEnv
+from .environment_create_secrets import EnvironmentCreateSecrets
+from .environment_update import EnvironmentUpdate
+from .environment_update_env import EnvironmentUpdateEnv
+from .environment_update_secrets import EnvironmentUpdateSecrets
+from .environment_view import EnvironmentView
+from .environment_view_env import EnvironmentViewEnv
+from .field_error import FieldError
+from .get_usage_group_by import GetUsageGroupBy
+from .harness_log import HarnessLog
+from .harness_models import HarnessModels
+from .health import Health
+from .health_status import HealthStatus
+from .list_messages_direction import ListMessagesDirection
+from .list_tasks_owner import ListTasksOwner
+from .mcp_server_kind import McpServerKind
+from .mcp_server_spec import McpServerSpec
+from .mcp_server_spec_env_type_0 import McpServerSpecEnvType0
+from .mcp_server_spec_headers_type_0 import McpServerSpecHeadersType0
+from .mcp_server_spec_headers_type_0_additional_property_type_1 import (
+    McpServerSpecHeadersType0AdditionalPropertyType1,
+)
+from .member import Member
+from .message import Message
+from .message_create import MessageCreate
+from .message_kind import MessageKind
+from .message_turn_type_0 import MessageTurnType0
+from .meta import Meta
+from .problem import Problem
+from .rebuilt_from import RebuiltFrom
+from .resource_content import ResourceContent
+from .resource_contents import ResourceContents
+from .revert_create import RevertCreate
+from .run_events_response_200 import RunEventsResponse200
+from .sandbox_health import SandboxHealth
+from .sandbox_view import SandboxView
+from .server_view import ServerView
+from .session import Session
+from .session_change import SessionChange
+from .session_create import SessionCreate
+from .session_events_response_200 import SessionEventsResponse200
+from .session_status import SessionStatus
+from .session_update import SessionUpdate
+from .task import Task
+from .task_create import TaskCreate
+from .task_note import TaskNote
+from .task_request import TaskRequest
+from .task_request_harness import TaskRequestHarness
+from .task_result import TaskResult
+from .task_result_unknown_events import TaskResultUnknownEvents
+from .task_result_usage_type_0 import TaskResultUsageType0
+from .task_status import TaskStatus
+from .task_view import TaskView
+from .unknown_event_seen import UnknownEventSeen
+from .usage_group import UsageGroup
+from .usage_report import UsageReport
+from .usage_row import UsageRow
+from .usage_totals import UsageTotals
+from .webhook_create import WebhookCreate
+from .webhook_view import WebhookView
+
+__all__ = (
+    "Account",
+    "Agent",
+    "AgentChange",
+    "AgentChangeHarnessType1",
+    "AgentChangeHarnessType2Type1",
+    "AgentChangeHarnessType3Type1",
+    "AgentCreate",
+    "AgentCreateHarnessType1",
+    "AgentCreateHarnessType2Type1",
+    "AgentCreateHarnessType3Type1",
+    "AgentView",
+    "Attachment",
+    "AttachmentCreate",
+    "AttachmentStatus",
+    "BindingConstraint",
+    "ChangedFile",
+    "CliVersionSeen",
+    "CloseReason",
+    "CodeTask",
+    "CodeTaskStatus",
+    "DatabaseHealth",
+    "DeliveryState",
+    "DeliveryView",
+    "DeliveryViewPayload",
+    "DriverSource",
+    "DriverView",
+    "DriversHealth",
+    "EnvelopeAgentView",
+    "EnvelopeAgentViewData",
+    "EnvelopeAttachment",
+    "EnvelopeAttachmentData",
+    "EnvelopeDeliveryView",
+    "EnvelopeDeliveryViewData",
+    "EnvelopeDeliveryViewDataPayload",
+    "EnvelopeEnvironmentView",
+    "EnvelopeEnvironmentViewData",
+    "EnvelopeEnvironmentViewDataEnv",
+    "EnvelopeMessage",
+    "EnvelopeMessageData",
+    "EnvelopeMessageDataTurnType0",
+    "EnvelopeResourceContents",
+    "EnvelopeResourceContentsData",
+    "EnvelopeServerView",
+    "EnvelopeServerViewData",
+    "EnvelopeSession",
+    "EnvelopeSessionData",
+    "EnvelopeTaskView",
+    "EnvelopeTaskViewData",
+    "EnvelopeUsageReport",
+    "EnvelopeUsageReportData",
+    "EnvelopeVecAccount",
+    "EnvelopeVecAccountDataItem",
+    "EnvelopeVecAgentView",
+    "EnvelopeVecAgentViewDataItem",
+    "EnvelopeVecAttachment",
+    "EnvelopeVecAttachmentDataItem",
+    "EnvelopeVecDeliveryView",
+    "EnvelopeVecDeliveryViewDataItem",
+    "EnvelopeVecDeliveryViewDataItemPayload",
+    "EnvelopeVecDriverView",
+    "EnvelopeVecDriverViewDataItem",
+    "EnvelopeVecEnvironmentView",
+    "EnvelopeVecEnvironmentViewDataItem",
+    "EnvelopeVecEnvironmentViewDataItemEnv",
+    "EnvelopeVecHarnessModels",
+    "EnvelopeVecHarnessModelsDataItem",
+    "EnvelopeVecMember",
+    "EnvelopeVecMemberDataItem",
+    "EnvelopeVecMessage",
+    "EnvelopeVecMessageDataItem",
+    "EnvelopeVecMessageDataItemTurnType0",
+    "EnvelopeVecSession",
+    "EnvelopeVecSessionDataItem",
+    "EnvelopeVecTaskView",
+    "EnvelopeVecTaskViewDataItem",
+    "EnvelopeVecWebhookView",
+    "EnvelopeVecWebhookViewDataItem",
+    "EnvelopeWebhookView",
+    "EnvelopeWebhookViewData",
+    "EnvironmentCreate",
+    "EnvironmentCreateEnv",
+    "EnvironmentCreateSecrets",
+    "EnvironmentUpdate",
+    "EnvironmentUpdateEnv",
+    "EnvironmentUpdateSecrets",
+    "EnvironmentView",
+    "EnvironmentViewEnv",
+    "FieldError",
+    "GetUsageGroupBy",
+    "HarnessLog",
+    "HarnessModels",
+    "Health",
+    "HealthStatus",
+    "ListMessagesDirection",
+    "ListTasksOwner",
+    "McpServerKind",
+    "McpServerSpec",
+    "McpServerSpecEnvType0",
+    "McpServerSpecHeadersType0",
+    "McpServerSpecHeadersType0AdditionalPropertyType1",
+    "Member",
+    "Message",
+    "MessageCreate",
+    "MessageKind",
+    "MessageTurnType0",
+    "Meta",
+    "Problem",
+    "RebuiltFrom",
+    "ResourceContent",
+    "ResourceContents",
+    "RevertCreate",
+    "RunEventsResponse200",
+    "SandboxHealth",
+    "SandboxView",
+    "ServerView",
+    "Session",
+    "SessionChange",
+    "SessionCreate",
+    "SessionEventsResponse200",
+    "SessionStatus",
+    "SessionUpdate",
+    "Task",
+    "TaskCreate",
+    "TaskNote",
+    "TaskRequest",
+    "TaskRequestHarness",
+    "TaskResult",
+    "TaskResultUnknownEvents",
+    "TaskResultUsageType0",
+    "TaskStatus",
+    "TaskView",
+    "UnknownEventSeen",
+    "UsageGroup",
+    "UsageReport",
+    "UsageRow",
+    "UsageTotals",
+    "WebhookCreate",
+    "WebhookView",
+)

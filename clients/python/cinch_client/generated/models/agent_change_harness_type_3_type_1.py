@@ -1,0 +1,35 @@
+from typing import Literal
+
+AgentChangeHarnessType3Type1 = Literal[
+    "claude",
+    "claude-acp",
+    "codex",
+    "codex-acp",
+    "cursor",
+    "gemini",
+    "gemini-acp",
+    "opencode",
+    "qwen",
+]
+
+AGENT_CHANGE_HARNESS_TYPE_3_TYPE_1_VALUES: set[AgentChangeHarnessType3Type1] = {
+    "claude",
+    "claude-acp",
+    "codex",
+    "codex-acp",
+    "cursor",
+    "gemini",
+    "gemini-acp",
+    "opencode",
+    "qwen",
+}
+
+
+def check_agent_change_harness_type_3_type_1(
+    value: str,
+) -> AgentChangeHarnessType3Type1:
+    if value in AGENT_CHANGE_HARNESS_TYPE_3_TYPE_1_VALUES:
+        return value
+    raise TypeError(
+        f"Unexpected value {value!r}. Expected one of {AGENT_CHANGE_HARNESS_TYPE_3_TYPE_1_VALUES!r}"
+    )

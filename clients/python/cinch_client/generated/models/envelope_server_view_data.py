@@ -1,0 +1,76 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Self, TypeVar
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+if TYPE_CHECKING:
+    from ..models.sandbox_view import SandboxView
+
+
+T = TypeVar("T", bound="EnvelopeServerViewData")
+
+
+@_attrs_define
+class EnvelopeServerViewData:
+    """The server.
+
+    Attributes:
+        sandbox (SandboxView): How tenants' processes are contained.
+        version (str): cinch's version.
+    """
+
+    sandbox: SandboxView
+    version: str
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        sandbox = self.sandbox.to_dict()
+
+        version = self.version
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update(
+            {
+                "sandbox": sandbox,
+                "version": version,
+            }
+        )
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
+        from ..models.sandbox_view import SandboxView
+
+        d = dict(src_dict)
+        sandbox = SandboxView.from_dict(d.pop("sandbox"))
+
+        version = d.pop("version")
+
+        envelope_server_view_data = cls(
+            sandbox=sandbox,
+            version=version,
+        )
+
+        envelope_server_view_data.additional_properties = d
+        return envelope_server_view_data
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

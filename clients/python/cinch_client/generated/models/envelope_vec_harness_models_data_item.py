@@ -1,0 +1,127 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Self, TypeVar, cast
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+from ..types import UNSET, Unset
+
+T = TypeVar("T", bound="EnvelopeVecHarnessModelsDataItem")
+
+
+@_attrs_define
+class EnvelopeVecHarnessModelsDataItem:
+    """
+    Attributes:
+        display_name (str): What people call it.
+        efforts (list[str]): The harness's effort vocabulary.
+        harness (str): The harness, as a request's `harness` names it.
+        models (list[str]): Model ids, exactly as a request's `model` takes them; empty when any id goes.
+        default_effort (None | str | Unset): The effort used when a request names none.
+        default_model (None | str | Unset): The model used when a request names none.
+    """
+
+    display_name: str
+    efforts: list[str]
+    harness: str
+    models: list[str]
+    default_effort: None | str | Unset = UNSET
+    default_model: None | str | Unset = UNSET
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        display_name = self.display_name
+
+        efforts = self.efforts
+
+        harness = self.harness
+
+        models = self.models
+
+        default_effort: None | str | Unset
+        if isinstance(self.default_effort, Unset):
+            default_effort = UNSET
+        else:
+            default_effort = self.default_effort
+
+        default_model: None | str | Unset
+        if isinstance(self.default_model, Unset):
+            default_model = UNSET
+        else:
+            default_model = self.default_model
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update(
+            {
+                "display_name": display_name,
+                "efforts": efforts,
+                "harness": harness,
+                "models": models,
+            }
+        )
+        if default_effort is not UNSET:
+            field_dict["default_effort"] = default_effort
+        if default_model is not UNSET:
+            field_dict["default_model"] = default_model
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
+        d = dict(src_dict)
+        display_name = d.pop("display_name")
+
+        efforts = cast(list[str], d.pop("efforts"))
+
+        harness = d.pop("harness")
+
+        models = cast(list[str], d.pop("models"))
+
+        def _parse_default_effort(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        default_effort = _parse_default_effort(d.pop("default_effort", UNSET))
+
+        def _parse_default_model(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        default_model = _parse_default_model(d.pop("default_model", UNSET))
+
+        envelope_vec_harness_models_data_item = cls(
+            display_name=display_name,
+            efforts=efforts,
+            harness=harness,
+            models=models,
+            default_effort=default_effort,
+            default_model=default_model,
+        )
+
+        envelope_vec_harness_models_data_item.additional_properties = d
+        return envelope_vec_harness_models_data_item
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

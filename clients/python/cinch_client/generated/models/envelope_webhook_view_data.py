@@ -1,0 +1,86 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Self, TypeVar
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+T = TypeVar("T", bound="EnvelopeWebhookViewData")
+
+
+@_attrs_define
+class EnvelopeWebhookViewData:
+    """A webhook as clients see it: its secret never comes back.
+
+    Attributes:
+        account_id (str): The account whose events it gets.
+        created_at (str): When it was made (RFC 3339).
+        id (str): Its id.
+        url (str): Where events are POSTed.
+    """
+
+    account_id: str
+    created_at: str
+    id: str
+    url: str
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        account_id = self.account_id
+
+        created_at = self.created_at
+
+        id = self.id
+
+        url = self.url
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update(
+            {
+                "account_id": account_id,
+                "created_at": created_at,
+                "id": id,
+                "url": url,
+            }
+        )
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
+        d = dict(src_dict)
+        account_id = d.pop("account_id")
+
+        created_at = d.pop("created_at")
+
+        id = d.pop("id")
+
+        url = d.pop("url")
+
+        envelope_webhook_view_data = cls(
+            account_id=account_id,
+            created_at=created_at,
+            id=id,
+            url=url,
+        )
+
+        envelope_webhook_view_data.additional_properties = d
+        return envelope_webhook_view_data
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

@@ -1,0 +1,106 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Self, TypeVar
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+from ..models.health_status import HealthStatus, check_health_status
+
+if TYPE_CHECKING:
+    from ..models.database_health import DatabaseHealth
+    from ..models.drivers_health import DriversHealth
+    from ..models.sandbox_health import SandboxHealth
+
+
+T = TypeVar("T", bound="Health")
+
+
+@_attrs_define
+class Health:
+    """Whether the server can serve.
+
+    Attributes:
+        database (DatabaseHealth): The database's state.
+        drivers (DriversHealth): The drivers' state.
+        sandbox (SandboxHealth): The sandbox's state.
+        status (HealthStatus): The server's state as a whole.
+        version (str): cinch's version.
+    """
+
+    database: DatabaseHealth
+    drivers: DriversHealth
+    sandbox: SandboxHealth
+    status: HealthStatus
+    version: str
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        database = self.database.to_dict()
+
+        drivers = self.drivers.to_dict()
+
+        sandbox = self.sandbox.to_dict()
+
+        status: str = self.status
+
+        version = self.version
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update(
+            {
+                "database": database,
+                "drivers": drivers,
+                "sandbox": sandbox,
+                "status": status,
+                "version": version,
+            }
+        )
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
+        from ..models.database_health import DatabaseHealth
+        from ..models.drivers_health import DriversHealth
+        from ..models.sandbox_health import SandboxHealth
+
+        d = dict(src_dict)
+        database = DatabaseHealth.from_dict(d.pop("database"))
+
+        drivers = DriversHealth.from_dict(d.pop("drivers"))
+
+        sandbox = SandboxHealth.from_dict(d.pop("sandbox"))
+
+        status = check_health_status(d.pop("status"))
+
+        version = d.pop("version")
+
+        health = cls(
+            database=database,
+            drivers=drivers,
+            sandbox=sandbox,
+            status=status,
+            version=version,
+        )
+
+        health.additional_properties = d
+        return health
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

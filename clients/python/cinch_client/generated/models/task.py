@@ -1,0 +1,253 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+from ..models.task_status import TaskStatus, check_task_status
+from ..types import UNSET, Unset
+
+if TYPE_CHECKING:
+    from ..models.usage_totals import UsageTotals
+
+
+T = TypeVar("T", bound="Task")
+
+
+@_attrs_define
+class Task:
+    """A task, with what its listing shows of its sessions.
+
+    Attributes:
+        account_id (str): The account it belongs to.
+        created_at (str): When it was created (RFC 3339).
+        created_by (str): The agent it runs as.
+        created_by_name (str): That agent's name.
+        id (str): Its id.
+        idle_timeout_seconds (int): Seconds an idle session waits for a message before it is closed.
+        session_count (int): How many sessions it has.
+        status (TaskStatus): A task's lifecycle status.
+        title (str): Its title.
+        updated_at (str): When it last changed (RFC 3339).
+        usage (UsageTotals): The tokens and cost of some turns.
+        environment_id (None | str | Unset): The environment its sessions use unless they name another.
+        harness (None | str | Unset): The harness of its newest session.
+        last_message_preview (None | str | Unset): One line: the last thing the agent said on it, markdown stripped.
+        owner (None | str | Unset): The member responsible for it; none when an agent opened it ("needs someone").
+        owner_name (None | str | Unset): That member's name.
+    """
+
+    account_id: str
+    created_at: str
+    created_by: str
+    created_by_name: str
+    id: str
+    idle_timeout_seconds: int
+    session_count: int
+    status: TaskStatus
+    title: str
+    updated_at: str
+    usage: UsageTotals
+    environment_id: None | str | Unset = UNSET
+    harness: None | str | Unset = UNSET
+    last_message_preview: None | str | Unset = UNSET
+    owner: None | str | Unset = UNSET
+    owner_name: None | str | Unset = UNSET
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        account_id = self.account_id
+
+        created_at = self.created_at
+
+        created_by = self.created_by
+
+        created_by_name = self.created_by_name
+
+        id = self.id
+
+        idle_timeout_seconds = self.idle_timeout_seconds
+
+        session_count = self.session_count
+
+        status: str = self.status
+
+        title = self.title
+
+        updated_at = self.updated_at
+
+        usage = self.usage.to_dict()
+
+        environment_id: None | str | Unset
+        if isinstance(self.environment_id, Unset):
+            environment_id = UNSET
+        else:
+            environment_id = self.environment_id
+
+        harness: None | str | Unset
+        if isinstance(self.harness, Unset):
+            harness = UNSET
+        else:
+            harness = self.harness
+
+        last_message_preview: None | str | Unset
+        if isinstance(self.last_message_preview, Unset):
+            last_message_preview = UNSET
+        else:
+            last_message_preview = self.last_message_preview
+
+        owner: None | str | Unset
+        if isinstance(self.owner, Unset):
+            owner = UNSET
+        else:
+            owner = self.owner
+
+        owner_name: None | str | Unset
+        if isinstance(self.owner_name, Unset):
+            owner_name = UNSET
+        else:
+            owner_name = self.owner_name
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update(
+            {
+                "account_id": account_id,
+                "created_at": created_at,
+                "created_by": created_by,
+                "created_by_name": created_by_name,
+                "id": id,
+                "idle_timeout_seconds": idle_timeout_seconds,
+                "session_count": session_count,
+                "status": status,
+                "title": title,
+                "updated_at": updated_at,
+                "usage": usage,
+            }
+        )
+        if environment_id is not UNSET:
+            field_dict["environment_id"] = environment_id
+        if harness is not UNSET:
+            field_dict["harness"] = harness
+        if last_message_preview is not UNSET:
+            field_dict["last_message_preview"] = last_message_preview
+        if owner is not UNSET:
+            field_dict["owner"] = owner
+        if owner_name is not UNSET:
+            field_dict["owner_name"] = owner_name
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
+        from ..models.usage_totals import UsageTotals
+
+        d = dict(src_dict)
+        account_id = d.pop("account_id")
+
+        created_at = d.pop("created_at")
+
+        created_by = d.pop("created_by")
+
+        created_by_name = d.pop("created_by_name")
+
+        id = d.pop("id")
+
+        idle_timeout_seconds = d.pop("idle_timeout_seconds")
+
+        session_count = d.pop("session_count")
+
+        status = check_task_status(d.pop("status"))
+
+        title = d.pop("title")
+
+        updated_at = d.pop("updated_at")
+
+        usage = UsageTotals.from_dict(d.pop("usage"))
+
+        def _parse_environment_id(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        environment_id = _parse_environment_id(d.pop("environment_id", UNSET))
+
+        def _parse_harness(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        harness = _parse_harness(d.pop("harness", UNSET))
+
+        def _parse_last_message_preview(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        last_message_preview = _parse_last_message_preview(
+            d.pop("last_message_preview", UNSET)
+        )
+
+        def _parse_owner(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        owner = _parse_owner(d.pop("owner", UNSET))
+
+        def _parse_owner_name(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        owner_name = _parse_owner_name(d.pop("owner_name", UNSET))
+
+        task = cls(
+            account_id=account_id,
+            created_at=created_at,
+            created_by=created_by,
+            created_by_name=created_by_name,
+            id=id,
+            idle_timeout_seconds=idle_timeout_seconds,
+            session_count=session_count,
+            status=status,
+            title=title,
+            updated_at=updated_at,
+            usage=usage,
+            environment_id=environment_id,
+            harness=harness,
+            last_message_preview=last_message_preview,
+            owner=owner,
+            owner_name=owner_name,
+        )
+
+        task.additional_properties = d
+        return task
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties
