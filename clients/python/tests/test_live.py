@@ -121,6 +121,8 @@ def test_a_task_followed_across_a_cut_connection_its_messages_and_an_aborted_tur
         if event.id == events[-1].id:
             break
     assert whole == events
+    turn_end = next(e for e in events if e.event == "tool.ended")
+    assert turn_end.data["status"] == "completed" and turn_end.data["run_id"] == session
     progress = sum(e.event == "tool.progress" for e in events)
     assert progress >= 30, f"every tool's progress came: {progress}"
 

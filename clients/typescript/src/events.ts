@@ -13,9 +13,12 @@ type Message = components["schemas"]["Message"];
 
 /** A turn's progress lines, as they come. */
 export interface ToolProgress {
+  /** The session's id (its turns' run). */
   run_id: string;
+  /** The turn's call. */
   tool_call_id: string;
   lines: string[];
+  /** The harness's own session id, once it said. */
   session_id?: string | null;
 }
 
@@ -23,6 +26,7 @@ export interface ToolProgress {
 export interface ToolEnded {
   run_id: string;
   tool_call_id: string;
+  /** `completed`, `failed`, `cancelled`, `timed_out`, ... */
   status: string;
   session_id?: string | null;
 }

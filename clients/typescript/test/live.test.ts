@@ -136,6 +136,9 @@ test("a task's events, followed across a cut connection, its messages and an abo
     }
   }
   assert.deepEqual(whole, events);
+  const turnEnd = events.find((e) => e.event === "tool.ended");
+  assert.equal(turnEnd?.event === "tool.ended" && turnEnd.data.status, "completed");
+  assert.equal(turnEnd?.event === "tool.ended" && turnEnd.data.run_id, session);
   const progress = events.filter((e) => e.event === "tool.progress").length;
   assert.ok(progress >= 30, `every tool's progress came: ${progress}`);
 
