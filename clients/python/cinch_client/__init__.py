@@ -20,11 +20,18 @@ from .errors import (
     ValidationError,
 )
 from .events import Event, EventStream
-from .retry import IDEMPOTENCY_HEADER, RetryingTransport, RetryPolicy, new_idempotency_key
+from .retry import (
+    IDEMPOTENCY_HEADER,
+    AsyncRetryingTransport,
+    RetryingTransport,
+    RetryPolicy,
+    new_idempotency_key,
+)
 from .wait import WaitTimeoutError, wait_for_idle
 
 __all__ = [
     "IDEMPOTENCY_HEADER",
+    "AsyncRetryingTransport",
     "BadRequestError",
     "Cinch",
     "ConflictError",

@@ -9,7 +9,7 @@ from urllib.parse import quote
 
 import httpx
 
-from .errors import raise_for_problem
+from .errors import araise_for_problem, raise_for_problem
 from .events import EventStream
 from .generated import AuthenticatedClient
 from .generated.api.accounts import list_accounts
@@ -19,17 +19,18 @@ from .generated.models import EnvelopeSessionData as Session
 from .generated.models import EnvelopeTaskViewData as Task
 from .generated.models import EnvelopeVecSessionDataItem as SessionItem
 from .generated.models import TaskCreate
-from .retry import RetryingTransport, RetryPolicy
+from .retry import AsyncRetryingTransport, RetryingTransport, RetryPolicy
 from .wait import wait_for_idle
 
 
 class Cinch:
     """A cinch server, as one token sees it.
 
-    ``api`` is the generated client every operation takes::
+    ``api`` is the generated client every operation takes, sync or async::
 
         from cinch_client.generated.api.tasks import list_tasks
         tasks = list_tasks.sync(account, client=cinch.api).data
+        tasks = (await list_tasks.asyncio(account, client=cinch.api)).data
     """
 
     def __init__(
@@ -40,19 +41,26 @@ class Cinch:
         retry: RetryPolicy | None = None,
         timeout: float = 30.0,
         transport: httpx.BaseTransport | None = None,
+        async_transport: httpx.AsyncBaseTransport | None = None,
     ):
+        base_url = base_url.rstrip("/")
         self.api = AuthenticatedClient(
-            base_url=base_url.rstrip("/"),
-            token=token,
-            timeout=httpx.Timeout(timeout),
-            raise_on_unexpected_status=True,
-            httpx_args={
-                "transport": RetryingTransport(transport, retry),
-                "event_hooks": {"response": [raise_for_problem]},
-            },
+            base_url=base_url, token=token, timeout=httpx.Timeout(timeout), raise_on_unexpected_status=True
         )
+        # Built here rather than by the generated client, which would give
+        # the async one the sync transport and hook.
+        shared = {"base_url": base_url, "headers": {"Authorization": f"Bearer {token}"},
+                  "timeout": httpx.Timeout(timeout)}
+        self.api.set_httpx_client(httpx.Client(
+            transport=RetryingTransport(transport, retry),
+            event_hooks={"response": [raise_for_problem]}, **shared))
+        self.api.set_async_httpx_client(httpx.AsyncClient(
+            transport=AsyncRetryingTransport(async_transport, retry),
+            event_hooks={"response": [araise_for_problem]}, **shared))
 
     def close(self) -> None:
+        """Closes the sync connections (``await cinch.api.get_async_httpx_client().aclose()``
+        closes the async ones)."""
         self.api.get_httpx_client().close()
 
     def __enter__(self) -> Cinch:

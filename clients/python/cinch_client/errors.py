@@ -93,13 +93,23 @@ def is_problem(response: httpx.Response) -> bool:
     return response.headers.get("content-type", "").startswith("application/problem+json")
 
 
-def raise_for_problem(response: httpx.Response) -> None:
-    """Raises the problem of an answer that is one (an httpx response hook)."""
-    if not is_problem(response):
-        return
-    response.read()
+def _raise(response: httpx.Response) -> None:
     try:
         retry_after: float | None = float(response.headers["retry-after"])
     except (KeyError, ValueError):
         retry_after = None
     raise problem_error(response.json(), retry_after)
+
+
+def raise_for_problem(response: httpx.Response) -> None:
+    """Raises the problem of an answer that is one (an httpx response hook)."""
+    if is_problem(response):
+        response.read()
+        _raise(response)
+
+
+async def araise_for_problem(response: httpx.Response) -> None:
+    """:func:`raise_for_problem` for ``httpx.AsyncClient``."""
+    if is_problem(response):
+        await response.aread()
+        _raise(response)

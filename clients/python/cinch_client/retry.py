@@ -5,6 +5,7 @@ twice: cinch replays the first answer for the same key and body."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 import uuid
 from dataclasses import dataclass
@@ -52,6 +53,11 @@ def _retryable(response: httpx.Response) -> bool:
     return response.status_code == 409 and "retry-after" in response.headers
 
 
+def _give_key(request: httpx.Request) -> None:
+    if request.method == "POST" and IDEMPOTENCY_HEADER not in request.headers:
+        request.headers[IDEMPOTENCY_HEADER] = new_idempotency_key()
+
+
 class RetryingTransport(httpx.BaseTransport):
     """Wraps a transport: POSTs get a key, and requests are retried on a lost
     connection or a retryable answer with the same key."""
@@ -61,8 +67,7 @@ class RetryingTransport(httpx.BaseTransport):
         self._policy = policy or RetryPolicy()
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
-        if request.method == "POST" and IDEMPOTENCY_HEADER not in request.headers:
-            request.headers[IDEMPOTENCY_HEADER] = new_idempotency_key()
+        _give_key(request)
         # Read whole, so that every try sends the same bytes.
         request.read()
         attempt = 0
@@ -84,3 +89,34 @@ class RetryingTransport(httpx.BaseTransport):
 
     def close(self) -> None:
         self._inner.close()
+
+
+class AsyncRetryingTransport(httpx.AsyncBaseTransport):
+    """:class:`RetryingTransport` for ``httpx.AsyncClient``."""
+
+    def __init__(self, inner: httpx.AsyncBaseTransport | None = None, policy: RetryPolicy | None = None):
+        self._inner = inner or httpx.AsyncHTTPTransport()
+        self._policy = policy or RetryPolicy()
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        _give_key(request)
+        await request.aread()
+        attempt = 0
+        while True:
+            last = attempt >= self._policy.retries
+            try:
+                response = await self._inner.handle_async_request(request)
+            except httpx.TransportError:
+                if last:
+                    raise
+                await asyncio.sleep(self._policy.delay(attempt, None))
+                attempt += 1
+                continue
+            if last or not _retryable(response):
+                return response
+            await response.aclose()
+            await asyncio.sleep(self._policy.delay(attempt, response))
+            attempt += 1
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()

@@ -6,6 +6,7 @@ and problems as typed errors."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import time
@@ -169,3 +170,28 @@ def test_a_task_followed_across_a_cut_connection_its_messages_and_an_aborted_tur
         # Deliberately wrong: the repository must be a string.
         create_environment.sync(account, client=api, body=EnvironmentCreate(name="broken", repository=42))
     assert "repository" in [error.field for error in invalid.value.errors]
+
+
+def test_async_calls_keep_their_key_across_a_retry_and_raise_problems(cinch, proxy):
+    api = cinch.api
+    account = cinch.account_id()
+    before = list_environments.sync(account, client=api).data
+
+    async def calls():
+        keys_before = len(proxy.post_keys)
+        proxy.swallow_next_post_answer()
+        created = await create_environment.asyncio(
+            account, client=api,
+            body=EnvironmentCreate(name="sdk-python-async", repository=os.environ["CINCH_TEST_REPO"]),
+        )
+        keys = proxy.post_keys[keys_before:]
+        assert len(keys) == 2 and keys[1] == keys[0], f"one POST and its retry: {keys}"
+        with pytest.raises(NotFoundError):
+            await get_task.asyncio(account, "task_0000000000000000000000000000", client=api)
+        await api.get_async_httpx_client().aclose()
+        return created.data
+
+    environment = asyncio.run(calls())
+    after = list_environments.sync(account, client=api).data
+    assert len(after) == len(before) + 1
+    assert [e.name for e in after if e.id == environment.id] == ["sdk-python-async"]
