@@ -5,6 +5,7 @@ following a session."""
 
 from __future__ import annotations
 
+from typing import Self
 from urllib.parse import quote
 
 import httpx
@@ -49,21 +50,32 @@ class Cinch:
         )
         # Built here rather than by the generated client, which would give
         # the async one the sync transport and hook.
-        shared = {"base_url": base_url, "headers": {"Authorization": f"Bearer {token}"},
-                  "timeout": httpx.Timeout(timeout)}
-        self.api.set_httpx_client(httpx.Client(
-            transport=RetryingTransport(transport, retry),
-            event_hooks={"response": [raise_for_problem]}, **shared))
-        self.api.set_async_httpx_client(httpx.AsyncClient(
-            transport=AsyncRetryingTransport(async_transport, retry),
-            event_hooks={"response": [araise_for_problem]}, **shared))
+        shared = {
+            "base_url": base_url,
+            "headers": {"Authorization": f"Bearer {token}"},
+            "timeout": httpx.Timeout(timeout),
+        }
+        self.api.set_httpx_client(
+            httpx.Client(
+                transport=RetryingTransport(transport, retry),
+                event_hooks={"response": [raise_for_problem]},
+                **shared,
+            )
+        )
+        self.api.set_async_httpx_client(
+            httpx.AsyncClient(
+                transport=AsyncRetryingTransport(async_transport, retry),
+                event_hooks={"response": [araise_for_problem]},
+                **shared,
+            )
+        )
 
     def close(self) -> None:
         """Closes the sync connections (``await cinch.api.get_async_httpx_client().aclose()``
         closes the async ones)."""
         self.api.get_httpx_client().close()
 
-    def __enter__(self) -> Cinch:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *_: object) -> None:

@@ -71,8 +71,11 @@ def _event(fields: _Fields) -> Event:
         data = json.loads(text)
     except ValueError:
         data = text
-    return Event(id=int(fields.id) if fields.id and fields.id.isdigit() else -1,
-                 event=fields.event or "message", data=data)
+    return Event(
+        id=int(fields.id) if fields.id and fields.id.isdigit() else -1,
+        event=fields.event or "message",
+        data=data,
+    )
 
 
 class EventStream:
@@ -129,7 +132,9 @@ class EventStream:
                         response.read()
                         raise httpx.HTTPStatusError(
                             f"the event stream answered {response.status_code}",
-                            request=response.request, response=response)
+                            request=response.request,
+                            response=response,
+                        )
                     # A stream that opened counts as a success, however it ends.
                     connected = True
                     failures = 0

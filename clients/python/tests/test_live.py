@@ -12,6 +12,7 @@ import os
 import time
 
 import pytest
+from proxy import Proxy
 
 from cinch_client import Cinch, ConflictError, NotFoundError, RetryPolicy, ValidationError
 from cinch_client.generated.api.environments import create_environment, list_environments
@@ -25,21 +26,29 @@ from cinch_client.generated.api.sessions import (
 from cinch_client.generated.api.tasks import get_task, list_tasks
 from cinch_client.generated.models import EnvironmentCreate, MessageCreate
 
-from proxy import Proxy
-
 
 def claude_turn(session: str, text: str, tools: int) -> list[dict]:
     """The lines claude prints for a turn that uses ``tools`` tools and answers ``text``."""
     tool_uses = [
-        {"type": "assistant", "session_id": session,
-         "message": {"content": [{"type": "tool_use", "id": f"t{n}", "name": "Bash",
-                                  "input": {"command": f"echo {n}"}}]}}
+        {
+            "type": "assistant",
+            "session_id": session,
+            "message": {
+                "content": [
+                    {"type": "tool_use", "id": f"t{n}", "name": "Bash", "input": {"command": f"echo {n}"}}
+                ]
+            },
+        }
         for n in range(tools)
     ]
     return [
         {"type": "system", "subtype": "init", "session_id": session, "model": "m"},
         *tool_uses,
-        {"type": "assistant", "session_id": session, "message": {"content": [{"type": "text", "text": text}]}},
+        {
+            "type": "assistant",
+            "session_id": session,
+            "message": {"content": [{"type": "text", "text": text}]},
+        },
         {"type": "result", "subtype": "success", "is_error": False, "result": text, "session_id": session},
     ]
 
@@ -71,7 +80,8 @@ def test_a_task_followed_across_a_cut_connection_its_messages_and_an_aborted_tur
     # An environment on the test's repository.
     environments_before = list_environments.sync(account, client=api).data
     environment = create_environment.sync(
-        account, client=api,
+        account,
+        client=api,
         body=EnvironmentCreate(name="sdk-python", repository=os.environ["CINCH_TEST_REPO"]),
     ).data
     environments_after = list_environments.sync(account, client=api).data
@@ -104,7 +114,11 @@ def test_a_task_followed_across_a_cut_connection_its_messages_and_an_aborted_tur
     stream = cinch.events(account, task.id, session, reconnect_delay=0.1, on_reconnect=resumed_after.append)
     for event in stream:
         events.append(event)
-        if event.event == "tool.progress" and cut == 0 and sum(e.event == "tool.progress" for e in events) == 5:
+        if (
+            event.event == "tool.progress"
+            and cut == 0
+            and sum(e.event == "tool.progress" for e in events) == 5
+        ):
             cut = proxy.cut_event_streams()
         ended = ended or event.event == "tool.ended"
         if ended and event.event == "session.updated" and event.data["status"] == "idle":
@@ -153,7 +167,9 @@ def test_a_task_followed_across_a_cut_connection_its_messages_and_an_aborted_tur
     # wait_for_idle does not answer while a message sent to the idle session
     # still waits for its turn.
     next_turn(lines=claude_turn("sdk-py", "Tests added.", 3), line_delay_ms=100)
-    post_message.sync(account, task.id, session, client=api, body=MessageCreate(message="Add the tests again."))
+    post_message.sync(
+        account, task.id, session, client=api, body=MessageCreate(message="Add the tests again.")
+    )
     cinch.wait_for_idle(account, task.id, session, timeout=30, interval=0.02)
     last = list_messages.sync(account, task.id, session, client=api).data[-1]
     assert last.content == "Tests added."
@@ -181,7 +197,8 @@ def test_async_calls_keep_their_key_across_a_retry_and_raise_problems(cinch, pro
         keys_before = len(proxy.post_keys)
         proxy.swallow_next_post_answer()
         created = await create_environment.asyncio(
-            account, client=api,
+            account,
+            client=api,
             body=EnvironmentCreate(name="sdk-python-async", repository=os.environ["CINCH_TEST_REPO"]),
         )
         keys = proxy.post_keys[keys_before:]
