@@ -22,9 +22,10 @@ from cinch_client.generated.api.sessions import (
     list_messages,
     list_sessions,
     post_message,
+    update_session,
 )
 from cinch_client.generated.api.tasks import get_task, list_tasks
-from cinch_client.generated.models import EnvironmentCreate, MessageCreate
+from cinch_client.generated.models import EnvironmentCreate, MessageCreate, SessionUpdate
 
 
 def claude_turn(session: str, text: str, tools: int) -> list[dict]:
@@ -174,6 +175,12 @@ def test_a_task_followed_across_a_cut_connection_its_messages_and_an_aborted_tur
     last = list_messages.sync(account, task.id, session, client=api).data[-1]
     assert last.content == "Tests added."
     assert last.turn["status"] == "completed"
+
+    # A closed session is as idle as it gets: wait_for_idle answers with it.
+    update_session.sync(account, task.id, session, client=api, body=SessionUpdate(status="closed"))
+    closed = cinch.wait_for_idle(account, task.id, session, timeout=5, interval=0.05)
+    assert closed.status == "closed"
+    assert get_session.sync(account, task.id, session, client=api).data.status == "closed"
 
     # Problems are typed errors.
     with pytest.raises(ConflictError) as conflict:

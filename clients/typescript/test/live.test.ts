@@ -194,6 +194,14 @@ test("a task's events, followed across a cut connection, its messages and an abo
   assert.equal(last.content, "Tests added.");
   assert.equal(turnStatus(last), "completed");
 
+  // A closed session is as idle as it gets: waitForIdle answers with it.
+  await api.PATCH("/v1/accounts/{account}/tasks/{task}/sessions/{session}", {
+    params: { path: { account, task: task.id, session } },
+    body: { status: "closed" },
+  });
+  const closed = await cinch.waitForIdle(account, task.id, session, { timeoutMs: 5000, intervalMs: 50 });
+  assert.equal(closed.status, "closed");
+
   // Problems are typed errors.
   await assert.rejects(
     api.POST("/v1/accounts/{account}/tasks/{task}/sessions/{session}/abort", {
