@@ -202,7 +202,10 @@ export async function* followEvents(
               if (Number.isFinite(event.id)) {
                 lastEventId = event.id;
               }
+              // The caller's time with an event is not the stream's silence.
+              clearTimeout(silence);
               yield event;
+              heard();
             }
           }
         } finally {
