@@ -2,7 +2,7 @@
 //! abort and close.
 
 use super::*;
-use crate::store::{AccountId, Direction, Page, SessionId, TaskId};
+use crate::store::{AccountId, Direction, Page, SessionId, TaskId, TurnView};
 
 impl Conductor {
     /// Creates a task as `caller`; with a prompt its first session starts.
@@ -159,6 +159,33 @@ impl Conductor {
             .await?
             .filter(|session| &session.task_id == task_id)
             .ok_or_else(|| SessionError::NotFound("no such session".into()))
+    }
+
+    /// Whether user messages of the session wait for a turn: an idle session
+    /// that has some is about to run, not done.
+    pub async fn has_queued_messages(&self, session: &Session) -> Result<bool> {
+        Ok(!self.store.queued_messages(&session.id).await?.is_empty())
+    }
+
+    /// The session's newest turn, as its assistant message holds it; none
+    /// before its first turn (or past its 200 newest messages).
+    pub async fn last_turn(&self, session: &Session) -> Result<Option<(Message, TurnView)>> {
+        let Some(message) = self
+            .messages_newest_first(session, None)
+            .await?
+            .items
+            .into_iter()
+            .find(|message| message.kind == MessageKind::Assistant)
+        else {
+            return Ok(None);
+        };
+        let turn = match &message.turn {
+            Some(turn) => serde_json::from_str(turn.get()).map_err(|error| {
+                SessionError::Internal(anyhow::anyhow!("a stored turn: {error}"))
+            })?,
+            None => return Ok(None),
+        };
+        Ok(Some((message, turn)))
     }
 
     /// Starts another session under the task, as the task's agent with its
