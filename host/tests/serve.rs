@@ -617,6 +617,32 @@ fn the_mcp_endpoint_needs_a_token_and_keeps_to_its_account() {
         "{result:#}"
     );
 
+    // A follow-up, waited for at once: done means its turn ran, not the
+    // moment its message was handed to a turn that had yet to start.
+    world.script(Script {
+        lines: claude_turn("sess-mcp", "Followed up."),
+        ..Script::default()
+    });
+    let sent = mcp_tool(
+        &server,
+        &token,
+        "send_message",
+        json!({"task_id": task, "message": "Follow up."}),
+    );
+    assert_eq!(sent["isError"], false, "{sent:#}");
+    let waited = mcp_tool(
+        &server,
+        &token,
+        "wait_for_task",
+        json!({"task_id": task, "timeout_seconds": 60}),
+    );
+    assert_eq!(waited["structuredContent"]["done"], true, "{waited:#}");
+    let result = mcp_tool(&server, &token, "get_result", json!({"task_id": task}));
+    assert_eq!(
+        result["structuredContent"]["turn"]["final_message"], "Followed up.",
+        "{result:#}"
+    );
+
     // Another account's token: no environments, and the task is not found,
     // as a tool error; nothing of the task changes.
     let before = api.messages(&task, &session, "").data();

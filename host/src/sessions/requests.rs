@@ -161,10 +161,24 @@ impl Conductor {
             .ok_or_else(|| SessionError::NotFound("no such session".into()))
     }
 
-    /// Whether user messages of the session wait for a turn: an idle session
-    /// that has some is about to run, not done.
-    pub async fn has_queued_messages(&self, session: &Session) -> Result<bool> {
-        Ok(!self.store.queued_messages(&session.id).await?.is_empty())
+    /// The account's session of the task, and whether it has done all it
+    /// was asked: idle or closed with no message waiting for a turn. Read
+    /// under the session's lock, which a turn's start holds from handing it
+    /// the queued messages until the session shows as running, so that
+    /// moment never reads as done. (A turn another node sharing the
+    /// database starts is outside this lock.)
+    pub async fn settled(
+        &self,
+        account_id: &AccountId,
+        task_id: &TaskId,
+        session_id: &SessionId,
+    ) -> Result<(Session, bool)> {
+        let guard = self.session_lock(session_id);
+        let _held = guard.lock().await;
+        let session = self.session(account_id, task_id, session_id).await?;
+        let settled = matches!(session.status, SessionStatus::Idle | SessionStatus::Closed)
+            && self.store.queued_messages(&session.id).await?.is_empty();
+        Ok((session, settled))
     }
 
     /// The session's newest turn, as its assistant message holds it; none

@@ -95,17 +95,8 @@ pub async fn session_of(
     newest.ok_or_else(|| Problem::conflict("that task has no session yet"))
 }
 
-/// Whether the session has nothing left to do: idle or closed, with no
-/// message waiting for a turn.
-pub async fn is_done(app: &AppState, session: &Session) -> Result<bool, Problem> {
-    Ok(
-        matches!(session.status, SessionStatus::Idle | SessionStatus::Closed)
-            && !app.conductor.has_queued_messages(session).await?,
-    )
-}
-
-/// Waits up to `timeout` for `session` to be done: the session as it is
-/// then, and whether it is done.
+/// Waits up to `timeout` for `session` to be done (idle or closed, nothing
+/// queued): the session as it is then, and whether it is done.
 pub async fn wait(
     app: &AppState,
     session: Session,
@@ -114,18 +105,27 @@ pub async fn wait(
     let deadline = Instant::now() + timeout;
     let mut session = session;
     loop {
-        if is_done(app, &session).await? {
-            return Ok((session, true));
+        // A turn being started holds the session's lock for as long as its
+        // checkpoint takes: that counts against the timeout too.
+        let remaining = deadline.saturating_duration_since(Instant::now());
+        let settled = app
+            .conductor
+            .settled(&session.account_id, &session.task_id, &session.id);
+        match tokio::time::timeout(remaining.max(POLL_INTERVAL), settled).await {
+            Ok(settled) => {
+                let (now, done) = settled?;
+                session = now;
+                if done {
+                    return Ok((session, true));
+                }
+            }
+            Err(_) => return Ok((session, false)),
         }
-        let now = Instant::now();
-        if now >= deadline {
+        let remaining = deadline.saturating_duration_since(Instant::now());
+        if remaining.is_zero() {
             return Ok((session, false));
         }
-        tokio::time::sleep(POLL_INTERVAL.min(deadline - now)).await;
-        session = app
-            .conductor
-            .session(&session.account_id, &session.task_id, &session.id)
-            .await?;
+        tokio::time::sleep(POLL_INTERVAL.min(remaining)).await;
     }
 }
 
