@@ -73,6 +73,14 @@ pub struct EnvironmentSummary {
     pub repository: String,
 }
 
+/// What `list_environments` answers.
+#[derive(Debug, Serialize)]
+struct EnvironmentPage {
+    environments: Vec<EnvironmentSummary>,
+    /// Pass as `cursor` for the next page; null on the last.
+    next_cursor: Option<String>,
+}
+
 impl From<Environment> for EnvironmentSummary {
     fn from(environment: Environment) -> Self {
         Self {
@@ -190,12 +198,10 @@ impl Tools {
             .list(&caller.principal.account_id, cursor.as_deref(), 100)
             .await
             .map_err(|error| refusal(error.into()))?;
-        let environments: Vec<EnvironmentSummary> =
-            page.items.into_iter().map(Into::into).collect();
-        answer(&serde_json::json!({
-            "environments": environments,
-            "next_cursor": page.next_cursor,
-        }))
+        answer(&EnvironmentPage {
+            environments: page.items.into_iter().map(Into::into).collect(),
+            next_cursor: page.next_cursor,
+        })
     }
 
     /// Starts a task: a coding agent (the harness) works on the prompt in a
