@@ -669,4 +669,8 @@ fn the_mcp_endpoint_needs_a_token_and_keeps_to_its_account() {
         assert!(text.starts_with("not_found: no such"), "{tool}: {text}");
     }
     assert_eq!(api.messages(&task, &session, "").data(), before);
+    // At CINCH_LOG=info, the MCP SDK's notes on each request stay out of the log.
+    let log = server.log();
+    assert!(log.contains("environment created"), "{log}");
+    assert!(!log.contains("rmcp::"), "{log}");
 }
