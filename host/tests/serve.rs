@@ -509,3 +509,181 @@ fn cargo_run_means_the_cinch_binary() {
     assert!(binaries.contains(&"cinch-helper"), "{binaries:?}");
     assert_eq!(package["default_run"], "cinch", "{binaries:?}");
 }
+
+/// A JSON-RPC request to `/mcp` as `token`: the status, `WWW-Authenticate`
+/// and the answer's JSON.
+fn mcp(server: &Server, token: Option<&str>, method: &str, params: Value) -> (u16, String, Value) {
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+    let mut request = ureq::http::Request::builder()
+        .method("POST")
+        .uri(server.url("/mcp"))
+        .header("Content-Type", "application/json")
+        .header("Accept", "application/json, text/event-stream");
+    if let Some(token) = token {
+        request = request.header("Authorization", format!("Bearer {token}"));
+    }
+    let mut response = agent()
+        .run(request.body(body.to_string().into_bytes()).unwrap())
+        .unwrap();
+    let challenge = response
+        .headers()
+        .get("www-authenticate")
+        .map(|value| value.to_str().unwrap().to_owned())
+        .unwrap_or_default();
+    let text = response.body_mut().read_to_string().unwrap();
+    let json = serde_json::from_str(&text).unwrap_or_else(|_| panic!("not JSON: {text}"));
+    (response.status().as_u16(), challenge, json)
+}
+
+/// A tool's answer (`result` of `tools/call`) as `token`.
+fn mcp_tool(server: &Server, token: &str, tool: &str, arguments: Value) -> Value {
+    let (status, _, answer) = mcp(
+        server,
+        Some(token),
+        "tools/call",
+        json!({"name": tool, "arguments": arguments}),
+    );
+    assert_eq!(status, 200, "{answer:#}");
+    answer["result"].clone()
+}
+
+#[test]
+fn the_mcp_endpoint_needs_a_token_and_keeps_to_its_account() {
+    let world = World::new();
+    let server = world.serve();
+    let token = world.admin_token();
+    let api = Api::new(&server, &token);
+    world.script(Script {
+        lines: claude_turn("sess-mcp", "Hello from the agent."),
+        write_files: [("hello.txt".to_owned(), "hello\n".to_owned())].into(),
+        ..Script::default()
+    });
+    let environment = api.environment(json!({
+        "name": "shop",
+        "repository": world.path("repo").display().to_string(),
+    }));
+    let (task, session) = api.task_on(&environment, "Say hello.");
+    api.wait(&task, &session, "idle after its turn", |s| {
+        s["status"] == "idle" && s["harness_session_id"] == "sess-mcp"
+    });
+    let (_, other_token) = world.second_account();
+
+    // No token, a bad token: 401 before any MCP, saying what to send.
+    for bad in [None, Some("cinch_not-a-token")] {
+        let (status, challenge, problem) = mcp(&server, bad, "tools/list", json!({}));
+        assert_eq!(status, 401, "{problem:#}");
+        assert_eq!(challenge, "Bearer");
+        assert_eq!(problem["status"], 401);
+    }
+    // JSON-RPC, not REST: the API's document does not describe it.
+    let document = server.request("GET", "/openapi.json", None, None).json();
+    assert!(document["paths"].get("/mcp").is_none());
+    assert!(document["paths"].get("/v1/accounts").is_some());
+
+    let (status, _, initialized) = mcp(
+        &server,
+        Some(&token),
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {},
+               "clientInfo": {"name": "serve-test", "version": "1"}}),
+    );
+    assert_eq!(status, 200, "{initialized:#}");
+    assert_eq!(initialized["result"]["serverInfo"]["name"], "cinch");
+    let (_, _, listed) = mcp(&server, Some(&token), "tools/list", json!({}));
+    let mut names: Vec<&str> = listed["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["name"].as_str().unwrap())
+        .collect();
+    names.sort_unstable();
+    assert_eq!(
+        names,
+        [
+            "abort_task",
+            "get_result",
+            "list_environments",
+            "send_message",
+            "start_task",
+            "wait_for_task"
+        ]
+    );
+
+    // The account's token reads its environment and its task's turn.
+    let mine = mcp_tool(&server, &token, "list_environments", json!({}));
+    assert_eq!(mine["isError"], false, "{mine:#}");
+    assert_eq!(
+        mine["structuredContent"]["environments"][0]["id"],
+        json!(environment)
+    );
+    let result = mcp_tool(&server, &token, "get_result", json!({"task_id": task}));
+    assert_eq!(result["isError"], false, "{result:#}");
+    let result = &result["structuredContent"];
+    assert_eq!(result["session_id"], json!(session));
+    assert_eq!(result["turn"]["status"], "completed");
+    assert_eq!(result["turn"]["final_message"], "Hello from the agent.");
+    assert!(
+        result["diff"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("+++ b/hello.txt"),
+        "{result:#}"
+    );
+
+    // A follow-up, waited for at once: done means its turn ran, not the
+    // moment its message was handed to a turn that had yet to start.
+    world.script(Script {
+        lines: claude_turn("sess-mcp", "Followed up."),
+        ..Script::default()
+    });
+    let sent = mcp_tool(
+        &server,
+        &token,
+        "send_message",
+        json!({"task_id": task, "message": "Follow up."}),
+    );
+    assert_eq!(sent["isError"], false, "{sent:#}");
+    let waited = mcp_tool(
+        &server,
+        &token,
+        "wait_for_task",
+        json!({"task_id": task, "timeout_seconds": 60}),
+    );
+    assert_eq!(waited["structuredContent"]["done"], true, "{waited:#}");
+    let result = mcp_tool(&server, &token, "get_result", json!({"task_id": task}));
+    assert_eq!(
+        result["structuredContent"]["turn"]["final_message"], "Followed up.",
+        "{result:#}"
+    );
+
+    // Another account's token: no environments, and the task is not found,
+    // as a tool error; nothing of the task changes.
+    let before = api.messages(&task, &session, "").data();
+    let theirs = mcp_tool(&server, &other_token, "list_environments", json!({}));
+    assert_eq!(theirs["structuredContent"]["environments"], json!([]));
+    for (tool, arguments) in [
+        ("get_result", json!({"task_id": task})),
+        (
+            "wait_for_task",
+            json!({"task_id": task, "timeout_seconds": 1}),
+        ),
+        (
+            "send_message",
+            json!({"task_id": task, "message": "do something else"}),
+        ),
+        (
+            "abort_task",
+            json!({"task_id": task, "session_id": session}),
+        ),
+    ] {
+        let refused = mcp_tool(&server, &other_token, tool, arguments);
+        assert_eq!(refused["isError"], true, "{tool}: {refused:#}");
+        let text = refused["content"][0]["text"].as_str().unwrap();
+        assert!(text.starts_with("not_found: no such"), "{tool}: {text}");
+    }
+    assert_eq!(api.messages(&task, &session, "").data(), before);
+    // At CINCH_LOG=info, the MCP SDK's notes on each request stay out of the log.
+    let log = server.log();
+    assert!(log.contains("environment created"), "{log}");
+    assert!(!log.contains("rmcp::"), "{log}");
+}

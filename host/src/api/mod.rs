@@ -1,7 +1,8 @@
 //! The HTTP server: axum routes under `/v1` (accounts, members, agents,
 //! environments, models, drivers, tasks, sessions, messages, attachments) and `/api` (the code-task API and a run's live
 //! events), bearer auth, problem+json errors and the OpenAPI document
-//! generated from the handlers, `Idempotency-Key` on POST. It holds no
+//! generated from the handlers, `Idempotency-Key` on POST, and cinch's own
+//! MCP endpoint at `/mcp` (see [`mcp_endpoint`]). It holds no
 //! process or git logic and never reaches the store: tasks and sessions go
 //! through the [`Conductor`], the rest through its service in
 //! [`crate::service`].
@@ -19,6 +20,7 @@ mod environments;
 mod extract;
 mod health;
 mod idempotency;
+mod mcp_endpoint;
 mod problem;
 mod runs;
 mod server;
@@ -264,6 +266,7 @@ fn app(state: AppState) -> axum::Router {
             }),
         )
         .merge(crate::web::router())
+        .merge(mcp_endpoint::router(state.clone()))
         .fallback(problem::no_route)
         .method_not_allowed_fallback(problem::no_method)
         .layer(axum::middleware::from_fn_with_state(

@@ -148,11 +148,16 @@ pub fn main() -> ExitCode {
         return crate::helper::run(job);
     }
     let cli = Cli::parse();
+    let asked = std::env::var("CINCH_LOG").unwrap_or_default();
+    let mut filter =
+        tracing_subscriber::EnvFilter::try_from_env("CINCH_LOG").unwrap_or_else(|_| "warn".into());
+    // The MCP SDK notes every /mcp request's start and end at info: warnings
+    // only, unless CINCH_LOG names it.
+    if !asked.contains("rmcp") {
+        filter = filter.add_directive("rmcp=warn".parse().expect("a valid directive"));
+    }
     let logs = tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("CINCH_LOG")
-                .unwrap_or_else(|_| "warn".into()),
-        )
+        .with_env_filter(filter)
         .with_writer(std::io::stderr);
     match cli.log_format {
         LogFormat::Text => logs.init(),

@@ -2,7 +2,7 @@
 //! abort and close.
 
 use super::*;
-use crate::store::{AccountId, Direction, Page, SessionId, TaskId};
+use crate::store::{AccountId, Direction, Page, SessionId, TaskId, TurnView};
 
 impl Conductor {
     /// Creates a task as `caller`; with a prompt its first session starts.
@@ -159,6 +159,47 @@ impl Conductor {
             .await?
             .filter(|session| &session.task_id == task_id)
             .ok_or_else(|| SessionError::NotFound("no such session".into()))
+    }
+
+    /// The account's session of the task, and whether it has done all it
+    /// was asked: idle or closed with no message waiting for a turn. Read
+    /// under the session's lock, which a turn's start holds from handing it
+    /// the queued messages until the session shows as running, so that
+    /// moment never reads as done. (A turn another node sharing the
+    /// database starts is outside this lock.)
+    pub async fn settled(
+        &self,
+        account_id: &AccountId,
+        task_id: &TaskId,
+        session_id: &SessionId,
+    ) -> Result<(Session, bool)> {
+        let guard = self.session_lock(session_id);
+        let _held = guard.lock().await;
+        let session = self.session(account_id, task_id, session_id).await?;
+        let settled = matches!(session.status, SessionStatus::Idle | SessionStatus::Closed)
+            && self.store.queued_messages(&session.id).await?.is_empty();
+        Ok((session, settled))
+    }
+
+    /// The session's newest turn, as its assistant message holds it; none
+    /// before its first turn (or past its 200 newest messages).
+    pub async fn last_turn(&self, session: &Session) -> Result<Option<(Message, TurnView)>> {
+        let Some(message) = self
+            .messages_newest_first(session, None)
+            .await?
+            .items
+            .into_iter()
+            .find(|message| message.kind == MessageKind::Assistant)
+        else {
+            return Ok(None);
+        };
+        let turn = match &message.turn {
+            Some(turn) => serde_json::from_str(turn.get()).map_err(|error| {
+                SessionError::Internal(anyhow::anyhow!("a stored turn: {error}"))
+            })?,
+            None => return Ok(None),
+        };
+        Ok(Some((message, turn)))
     }
 
     /// Starts another session under the task, as the task's agent with its
