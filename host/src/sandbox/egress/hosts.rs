@@ -22,7 +22,7 @@ pub fn check(entry: &str) -> Result<(), String> {
         return Ok(());
     }
     let name = entry.strip_prefix("*.").unwrap_or(entry);
-    if entry.starts_with("*.") && name.is_empty() {
+    if entry == "*" || (entry.starts_with("*.") && name.is_empty()) {
         return Err("a wildcard needs a domain after `*.`, as in *.npmjs.org".to_owned());
     }
     if entry.contains("://") || entry.contains('/') {
