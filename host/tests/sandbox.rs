@@ -825,6 +825,18 @@ fn an_environment_can_limit_egress_to_listed_hosts() {
         2,
         "{lines:#?}"
     );
+    // The log, read back after the turn, has them too.
+    let call = turn["turn"]["call_id"].as_str().unwrap();
+    let log = server.get(&format!("/api/runs/{session}/tasks/{call}/log"), &api.token);
+    let log_lines = log.json()["lines"].clone();
+    let logged: Vec<&str> = log_lines
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .filter(|line| *line == refused)
+        .collect();
+    assert_eq!(logged.len(), 2, "{log_lines:#}");
     let metrics = server.request("GET", "/metrics", None, None).text;
     assert!(
         metrics.contains("cinch_egress_refused_total{harness=\"claude\"} 2"),
