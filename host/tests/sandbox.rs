@@ -843,6 +843,24 @@ fn an_environment_can_limit_egress_to_listed_hosts() {
         "{metrics}"
     );
 
+    // With outbound TCP limited to listed ports too, the proxy's port is one.
+    world.script(Script {
+        lines: claude_turn("e-2", "tried"),
+        probes: vec![http("localhost", true)],
+        ..Script::default()
+    });
+    let both = api.environment(json!({
+        "name": "egress-ports",
+        "repository": path_text(&world.path("repo")),
+        "allowed_hosts": ["localhost"],
+        "allowed_tcp_ports": [9],
+    }));
+    let (task, session) = start_task(&api, json!({"prompt": "hi", "environment_id": both}));
+    let turn = finished_turn(&api, &task, &session);
+    let outcomes = probe_outcomes(&api, &session, &turn);
+    assert!(outcomes.len() == 1 && outcomes[0].allowed, "{outcomes:#?}");
+    assert_eq!(target.hits(), 3);
+
     // A setup command is held to the same hosts: its refusal is in its error.
     let curl = |host: &str| format!("curl -sSf -o /dev/null http://{host}:{}/", target.port);
     let setup = api.environment(json!({
@@ -857,7 +875,7 @@ fn an_environment_can_limit_egress_to_listed_hosts() {
     let error = closed["error_message"].as_str().unwrap();
     assert!(error.contains("exit code 7"), "{error}");
     assert!(error.contains(&refused), "{error}");
-    assert_eq!(target.hits(), 3, "only the listed host's request arrives");
+    assert_eq!(target.hits(), 4, "only the listed host's request arrives");
     let metrics = server.request("GET", "/metrics", None, None).text;
     assert!(
         metrics.contains("cinch_egress_refused_total{harness=\"setup\"} 1"),
