@@ -967,3 +967,54 @@ fn an_unprivileged_user_gets_a_network_of_its_own_too() {
         "{stderr}"
     );
 }
+
+/// The proxy is the turn's, not the server's: a turn started before the
+/// server is killed and started again still reaches its listed host after.
+#[test]
+fn a_turns_way_out_outlives_a_restarted_server() {
+    let world = World::new();
+    let target = HttpTarget::start();
+    let mut server = world.serve();
+    let token = world.admin_token();
+    // The harness waits for the test's word in its HOME, then asks.
+    let ask = format!(
+        "while [ ! -e \"$HOME/go\" ]; do sleep 0.1; done; curl -s -o /dev/null -w '%{{http_code}}' http://localhost:{}/",
+        target.port
+    );
+    world.script(Script {
+        lines: claude_turn("e-r", "asked"),
+        probes: vec![Probe::Run {
+            program: "sh".to_owned(),
+            args: vec!["-c".to_owned(), ask],
+        }],
+        ..Script::default()
+    });
+    let (task, session) = {
+        let api = Api::new(&server, &token);
+        let environment = api.environment(json!({
+            "name": "egress",
+            "repository": path_text(&world.path("repo")),
+            "allowed_hosts": ["localhost"],
+        }));
+        start_task(&api, json!({"prompt": "hi", "environment_id": environment}))
+    };
+    let api = Api::new(&server, &token);
+    api.wait_status(&task, &session, "running");
+    let agent = api.get("/agents").data()[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+
+    server.child.kill().unwrap();
+    server.child.wait().unwrap();
+    server = world.serve();
+    let api = Api::new(&server, &token);
+    std::fs::write(world.path("home/agents").join(&agent).join("go"), "").unwrap();
+    let turn = finished_turn(&api, &task, &session);
+    let outcomes = probe_outcomes(&api, &session, &turn);
+    assert!(
+        outcomes.len() == 1 && outcomes[0].allowed && outcomes[0].detail.contains("200"),
+        "{outcomes:#?}"
+    );
+    assert_eq!(target.hits(), 1);
+}
