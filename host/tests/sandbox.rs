@@ -485,6 +485,12 @@ fn the_server_reports_its_sandbox_and_runs_unsandboxed_only_when_told() {
             assert!(view.data()["sandbox"]["landlock_abi"].as_i64().unwrap() >= 6);
             assert_eq!(view.data()["sandbox"]["filesystem"], true);
         }
+        // This machine makes network namespaces (the egress tests need them).
+        assert_eq!(
+            view.data()["sandbox"]["allowed_hosts"],
+            !no_sandbox,
+            "{view:?}"
+        );
         let (task, session) = start_task(&api, json!({"prompt": "hi"}));
         let turn = finished_turn(&api, &task, &session);
         allowed.push(probe_outcomes(&api, &session, &turn)[0].allowed);
@@ -606,6 +612,10 @@ fn cinch_run_sandboxes_by_default_and_check_says_so() {
     let text = String::from_utf8_lossy(&text.stdout);
     assert!(text.contains("landlock: ABI"), "{text}");
     assert!(text.contains("files: enforced"), "{text}");
+    assert!(
+        text.contains("outbound hosts (when an environment lists them): enforced"),
+        "{text}"
+    );
 }
 
 #[test]

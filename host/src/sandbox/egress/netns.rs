@@ -100,6 +100,31 @@ fn become_proxy(from: &OwnedFd, config: &CString, parent: &CString) -> Error {
     Error::last_os_error()
 }
 
+/// Whether this process may make the network [`confine`] makes: tried in a
+/// child, which makes it and leaves (only system calls after the fork, so
+/// a process with threads may ask).
+pub fn available() -> bool {
+    // SAFETY: the child makes only system calls, then _exits.
+    let child = unsafe { libc::fork() };
+    match child {
+        -1 => false,
+        0 => {
+            // SAFETY: plain system calls in the forked child.
+            unsafe {
+                let plain = libc::geteuid() == 0 && libc::unshare(libc::CLONE_NEWNET) == 0;
+                let made = plain || libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNET) == 0;
+                libc::_exit(if made { 0 } else { 1 })
+            }
+        }
+        pid => {
+            let mut status = 0;
+            // SAFETY: waits for the child just made.
+            let waited = unsafe { libc::waitpid(pid, &mut status, 0) };
+            waited == pid && libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0
+        }
+    }
+}
+
 /// A new network namespace: a plain one when the process may make one (root),
 /// else one inside a new user namespace mapping only its own ids.
 fn enter_namespace() -> std::io::Result<()> {
