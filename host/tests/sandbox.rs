@@ -910,6 +910,21 @@ fn an_environment_can_limit_egress_to_listed_hosts() {
     );
     assert_eq!(opened.status, 200, "{opened:?}");
     assert_eq!(api.get(&path).data()["allowed_hosts"], Value::Null);
+
+    // The API's document says what an entry is.
+    let document = server.request("GET", "/openapi.json", None, None);
+    assert_eq!(document.status, 200, "{document:?}");
+    let schemas = &document.json()["components"]["schemas"];
+    for schema in ["EnvironmentCreate", "EnvironmentUpdate"] {
+        let hosts = &schemas[schema]["properties"]["allowed_hosts"];
+        assert_eq!(hosts["maxItems"], 100, "{schema}: {hosts:#}");
+        assert_eq!(hosts["items"]["type"], "string", "{schema}: {hosts:#}");
+    }
+    assert!(
+        schemas["EnvironmentView"]["properties"]["allowed_hosts"].is_object(),
+        "{:#}",
+        schemas["EnvironmentView"]
+    );
 }
 
 /// A command started as the server starts setup commands, by a user who is
