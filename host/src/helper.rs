@@ -22,6 +22,10 @@ pub const SANDBOXED: &str = "sandboxed";
 /// The subcommand that supervises a turn: `supervise TURN_DIR`.
 pub const SUPERVISE: &str = "supervise";
 
+/// The subcommand that runs a confined network's proxy (see
+/// [`crate::sandbox::egress::netns`]): `egress-proxy EGRESS_JSON PARENT_PID`.
+pub use crate::sandbox::egress::EGRESS_PROXY;
+
 /// The flag the helper prints its version for: cinch uses a helper only of
 /// its own version, since an older one would read a policy written for a
 /// newer cinch without the parts it does not know.
@@ -44,6 +48,14 @@ pub enum Job {
     },
     /// Supervise the turn in this folder.
     Supervise(PathBuf),
+    /// Run the egress proxy of a confined network (its settings, as JSON)
+    /// on the listening socket it was handed.
+    EgressProxy {
+        /// Its settings, as JSON.
+        config: OsString,
+        /// The process it serves, whose end ends it.
+        parent: OsString,
+    },
 }
 
 /// The job the process's arguments (the program name left out) ask for, or
@@ -64,6 +76,12 @@ pub fn job(mut args: impl Iterator<Item = OsString>) -> Option<Job> {
         args.next()
             .is_none()
             .then(|| Job::Supervise(turn_dir.into()))
+    } else if subcommand == EGRESS_PROXY {
+        let config = args.next()?;
+        let parent = args.next()?;
+        args.next()
+            .is_none()
+            .then_some(Job::EgressProxy { config, parent })
     } else {
         None
     }
@@ -82,6 +100,11 @@ pub fn run(job: Job) -> ExitCode {
             let error = crate::sandbox::launch(&policy, &program, &args);
             eprintln!("cinch sandbox: {error:#}");
             ExitCode::from(126)
+        }
+        Job::EgressProxy { config, parent } => {
+            let error = crate::sandbox::egress::run_proxy(&config, &parent);
+            eprintln!("cinch egress proxy: {error:#}");
+            ExitCode::FAILURE
         }
         Job::Supervise(turn_dir) => match crate::supervisor::run(&turn_dir) {
             Ok(()) => ExitCode::SUCCESS,

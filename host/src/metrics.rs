@@ -25,6 +25,9 @@ pub const PROGRESS_LINES: &str = "cinch_progress_lines_total";
 /// Calls into a driver that failed (a panic, a trap, past its time or
 /// memory), by `harness`: the turn went on without its driver.
 pub const DRIVER_FAILURES: &str = "cinch_driver_failures_total";
+/// Requests the egress proxy of a turn refused (a host not in its
+/// environment's `allowed_hosts`), by `harness`; `setup` for setup commands.
+pub const EGRESS_REFUSED: &str = "cinch_egress_refused_total";
 /// HTTP requests' latency in seconds, by `method`, `route` (its template,
 /// `unmatched` for none) and `status`.
 pub const HTTP_REQUEST_SECONDS: &str = "cinch_http_request_duration_seconds";
@@ -62,6 +65,10 @@ pub fn install() -> anyhow::Result<()> {
         DRIVER_FAILURES,
         "Calls into a driver that failed (panic, trap, time or memory), by harness."
     );
+    metrics::describe_counter!(
+        EGRESS_REFUSED,
+        "Requests to hosts not in the environment's allowed_hosts that the egress proxy refused, by harness (setup for setup commands)."
+    );
     metrics::describe_histogram!(
         HTTP_REQUEST_SECONDS,
         metrics::Unit::Seconds,
@@ -94,6 +101,12 @@ pub fn progress_lines(harness: &str) -> metrics::Counter {
 /// Counts a failed call into `harness`'s driver.
 pub fn driver_failed(harness: &str) {
     metrics::counter!(DRIVER_FAILURES, "harness" => harness.to_owned()).increment(1);
+}
+
+/// Counts a request the egress proxy refused to `harness`'s turn (`setup`
+/// for a setup command).
+pub fn egress_refused(harness: &str) {
+    metrics::counter!(EGRESS_REFUSED, "harness" => harness.to_owned()).increment(1);
 }
 
 /// Sets how many sessions wait for a turn slot.

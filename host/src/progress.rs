@@ -121,7 +121,7 @@ fn plan_line(entries: &[PlanEntry]) -> Option<String> {
 }
 
 /// `text` cut to at most `max` characters, ending in `…` when cut.
-fn cut(mut text: String, max: usize) -> String {
+pub fn cut(mut text: String, max: usize) -> String {
     if text.char_indices().nth(max).is_some() {
         let keep = text
             .char_indices()

@@ -35,6 +35,9 @@ const TURN_TIMEOUT_MINUTES: &str = "1";
 const RUN_TIMEOUT: Duration = Duration::from_secs(90);
 
 const PROMPT: &str = "Reply with the word done";
+
+/// Where the mock model listens, as its URLs name it.
+const MOCK_ADDRESS: &str = "127.0.0.1";
 const SHELL_PROMPT: &str = "Create a file out.txt containing hello, using the shell";
 const RESUME_PROMPT: &str = "What did you answer last time?";
 
@@ -44,6 +47,8 @@ struct Bench {
     server: MockServer,
     dir: TempDir,
     timings: Vec<(String, Duration)>,
+    /// How the CLI names the mock model's host (its address unless a test says otherwise).
+    model_host: &'static str,
 }
 
 impl Bench {
@@ -71,6 +76,7 @@ impl Bench {
             server: MockServer::start(scenarios),
             dir,
             timings: Vec::new(),
+            model_host: MOCK_ADDRESS,
         }
     }
 
@@ -96,6 +102,11 @@ impl Bench {
     fn cinch_run(&mut self, scenario: &str, repo: &Path, brief: &str, extra: &[&str]) -> RunOutput {
         let home = self.home();
         write_cli_config(self.cli, &self.server, scenario, &home).expect("writing the CLI config");
+        let codex_config = home.join(".codex/config.toml");
+        if let Ok(config) = fs::read_to_string(&codex_config) {
+            fs::write(&codex_config, config.replace(MOCK_ADDRESS, self.model_host))
+                .expect("naming the model's host in codex's config");
+        }
         let repo_arg = repo.display().to_string();
         let mut args = vec![
             "run",
@@ -113,6 +124,9 @@ impl Bench {
         args.push(brief);
         // cinch runs the harness with its own environment, so the CLI's goes to cinch.
         let mut env = cli_env(self.cli, &self.server, scenario, &home);
+        for (_, value) in &mut env {
+            *value = value.replace(MOCK_ADDRESS, self.model_host);
+        }
         env.push((
             "CINCH_HOME".into(),
             self.dir.path().join("cinch-home").display().to_string(),
@@ -154,10 +168,26 @@ impl Bench {
         brief: &str,
         session: Option<&str>,
     ) -> (RunOutput, Value) {
-        let mut extra = vec!["--json"];
+        let mut extra = vec![];
         if let Some(session) = session {
             extra.extend(["--session", session]);
         }
+        self.json_turn(scenario, repo, brief, &extra)
+    }
+
+    /// `cinch run --json` of [`PROMPT`] with `extra` flags, and the result it printed.
+    fn turn_with(&mut self, scenario: &str, repo: &Path, extra: &[&str]) -> (RunOutput, Value) {
+        self.json_turn(scenario, repo, PROMPT, extra)
+    }
+
+    fn json_turn(
+        &mut self,
+        scenario: &str,
+        repo: &Path,
+        brief: &str,
+        extra: &[&str],
+    ) -> (RunOutput, Value) {
+        let extra = [&["--json"], extra].concat();
         let out = self.cinch_run(scenario, repo, brief, &extra);
         let result = serde_json::from_str(out.stdout.trim())
             .unwrap_or_else(|e| panic!("{scenario}: no JSON result ({e}): {}", out.describe()));
@@ -557,4 +587,62 @@ fn codex_lists_an_mcp_server() {
 #[test]
 fn gemini_calls_an_mcp_server() {
     mcp_turn(Cli::Gemini);
+}
+
+/// s1 with the turn's network limited to the mock model's host, named `localhost`
+/// (`cinch run --allowed-host localhost`): in the turn's own network 127.0.0.1 is its own
+/// loopback, where nothing else listens, so the model's answer can only come through cinch's
+/// egress proxy. The same turn allowed another host only is refused at the proxy and says so.
+fn turn_through_the_egress_proxy(cli: Cli) {
+    let mut bench = Bench::in_target(cli, Vec::new());
+    bench.model_host = "localhost";
+    let repo = bench.repo("egress");
+    let (out, result) = bench.turn_with("s1", &repo, &["--allowed-host", "localhost"]);
+    assert_s1(&out, &result, cli.name());
+    assert_eq!(bench.calls("s1").len(), 1, "{}", out.describe());
+
+    let repo = bench.repo("egress-refused");
+    let out = bench.cinch_run(
+        "s1",
+        &repo,
+        PROMPT,
+        &["--allowed-host", "api.anthropic.com"],
+    );
+    assert!(!out.success(), "{}", out.describe());
+    assert_eq!(
+        bench.calls("s1").len(),
+        1,
+        "the model was reached: {}",
+        out.describe()
+    );
+    let port = bench
+        .server
+        .base_url()
+        .rsplit(':')
+        .next()
+        .unwrap()
+        .to_owned();
+    let refused = format!("warning: egress to localhost:{port} refused");
+    assert!(
+        progress_lines(&out)
+            .iter()
+            .any(|line| line.starts_with(&refused)),
+        "no refusal among the progress lines: {}",
+        out.describe()
+    );
+}
+
+#[test]
+fn claude_reaches_the_model_through_the_egress_proxy() {
+    turn_through_the_egress_proxy(Cli::Claude);
+}
+
+#[test]
+fn codex_reaches_the_model_through_the_egress_proxy() {
+    turn_through_the_egress_proxy(Cli::Codex);
+}
+
+#[test]
+fn gemini_reaches_the_model_through_the_egress_proxy() {
+    turn_through_the_egress_proxy(Cli::Gemini);
 }

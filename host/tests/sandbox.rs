@@ -485,6 +485,12 @@ fn the_server_reports_its_sandbox_and_runs_unsandboxed_only_when_told() {
             assert!(view.data()["sandbox"]["landlock_abi"].as_i64().unwrap() >= 6);
             assert_eq!(view.data()["sandbox"]["filesystem"], true);
         }
+        // This machine makes network namespaces (the egress tests need them).
+        assert_eq!(
+            view.data()["sandbox"]["allowed_hosts"],
+            !no_sandbox,
+            "{view:?}"
+        );
         let (task, session) = start_task(&api, json!({"prompt": "hi"}));
         let turn = finished_turn(&api, &task, &session);
         allowed.push(probe_outcomes(&api, &session, &turn)[0].allowed);
@@ -606,6 +612,10 @@ fn cinch_run_sandboxes_by_default_and_check_says_so() {
     let text = String::from_utf8_lossy(&text.stdout);
     assert!(text.contains("landlock: ABI"), "{text}");
     assert!(text.contains("files: enforced"), "{text}");
+    assert!(
+        text.contains("outbound hosts (when an environment lists them): enforced"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -686,4 +696,350 @@ fn the_helper_and_cinch_both_run_a_command_inside_a_policy() {
         String::from_utf8_lossy(&lost.stderr).contains("started by cinch itself"),
         "{lost:?}"
     );
+}
+
+/// A host for the egress test: an HTTP server answering 200 to anything,
+/// counting its requests.
+struct HttpTarget {
+    port: u16,
+    hits: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl HttpTarget {
+    fn start() -> Self {
+        use std::io::{Read as _, Write as _};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let hits = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counted = hits.clone();
+        std::thread::spawn(move || {
+            for mut stream in listener.incoming().map_while(Result::ok) {
+                let mut head = Vec::new();
+                let mut byte = [0u8; 1];
+                while !head.ends_with(b"\r\n\r\n") && stream.read(&mut byte).unwrap_or(0) == 1 {
+                    head.push(byte[0]);
+                }
+                counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let _ = stream.write_all(
+                    b"HTTP/1.1 200 OK\r\nContent-Length: 7\r\nConnection: close\r\n\r\nreached",
+                );
+            }
+        });
+        Self { port, hits }
+    }
+
+    fn hits(&self) -> usize {
+        self.hits.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+/// A UDP server on 127.0.0.1 answering each datagram (a DNS query with an
+/// address), counting what it got.
+fn udp_answerer(
+    answer: fn(&[u8]) -> Vec<u8>,
+) -> (u16, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    let socket = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let port = socket.local_addr().unwrap().port();
+    let got = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = got.clone();
+    std::thread::spawn(move || {
+        let mut buffer = [0u8; 512];
+        while let Ok((read, from)) = socket.recv_from(&mut buffer) {
+            counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let _ = socket.send_to(&answer(&buffer[..read]), from);
+        }
+    });
+    (port, got)
+}
+
+/// A DNS answer to `query`: its question, and one A record, 192.0.2.7.
+fn dns_answer(query: &[u8]) -> Vec<u8> {
+    let mut answer = query.to_vec();
+    answer[2] = 0x81;
+    answer[3] = 0x80;
+    answer[6..8].copy_from_slice(&[0, 1]);
+    answer.extend_from_slice(&[0xc0, 0x0c, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4, 192, 0, 2, 7]);
+    answer
+}
+
+#[test]
+fn an_environment_can_limit_egress_to_listed_hosts() {
+    let world = World::new();
+    let target = HttpTarget::start();
+    let (udp_port, udp_got) = udp_answerer(<[u8]>::to_vec);
+    let (dns_port, dns_got) = udp_answerer(dns_answer);
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let closed_port = closed.local_addr().unwrap().port();
+    let server = world.serve();
+    let api = Api::new(&server, &world.admin_token());
+    let http = |host: &str, tunnel: bool| Probe::Http {
+        host: host.to_owned(),
+        port: target.port,
+        tunnel,
+    };
+    // The one host is the target by name; by its address it is another.
+    let probes = vec![
+        http("localhost", false),
+        http("localhost", true),
+        http("127.0.0.1", false),
+        http("127.0.0.1", true),
+        Probe::ConnectTcp { port: closed_port },
+        Probe::Udp { port: udp_port },
+        Probe::Dns {
+            port: dns_port,
+            name: "example.com".to_owned(),
+        },
+    ];
+    world.script(Script {
+        lines: claude_turn("e-1", "tried"),
+        probes,
+        ..Script::default()
+    });
+    let environment = api.environment(json!({
+        "name": "egress",
+        "repository": path_text(&world.path("repo")),
+        "allowed_hosts": ["LocalHost."],
+    }));
+    let path = format!("/environments/{environment}");
+    assert_eq!(api.get(&path).data()["allowed_hosts"], json!(["localhost"]));
+    let (task, session) = start_task(&api, json!({"prompt": "hi", "environment_id": environment}));
+    let turn = finished_turn(&api, &task, &session);
+    let outcomes = probe_outcomes(&api, &session, &turn);
+    let allowed: Vec<bool> = outcomes.iter().map(|outcome| outcome.allowed).collect();
+    assert_eq!(
+        allowed,
+        [true, true, false, false, false, false, false],
+        "{outcomes:#?}"
+    );
+    assert!(outcomes[2].detail.contains("403"), "{outcomes:#?}");
+    assert_eq!(target.hits(), 2, "only the listed host's requests arrive");
+    assert_eq!(udp_got.load(std::sync::atomic::Ordering::SeqCst), 0);
+    assert_eq!(dns_got.load(std::sync::atomic::Ordering::SeqCst), 0);
+
+    // Each refusal is a warning among the turn's progress lines, and counted.
+    let refused = format!(
+        "warning: egress to 127.0.0.1:{} refused: the host is not in the environment's allowed_hosts",
+        target.port
+    );
+    let events = server.events(&session, &api.token, None, |events| {
+        events.iter().any(|(_, name, _)| name == "tool.ended")
+    });
+    let lines: Vec<String> = events
+        .iter()
+        .filter(|(_, name, _)| name == "tool.progress")
+        .flat_map(|(_, _, data)| data["lines"].as_array().cloned().unwrap_or_default())
+        .filter_map(|line| line.as_str().map(str::to_owned))
+        .collect();
+    assert_eq!(
+        lines.iter().filter(|line| **line == refused).count(),
+        2,
+        "{lines:#?}"
+    );
+    // The log, read back after the turn, has them too.
+    let call = turn["turn"]["call_id"].as_str().unwrap();
+    let log = server.get(&format!("/api/runs/{session}/tasks/{call}/log"), &api.token);
+    let log_lines = log.json()["lines"].clone();
+    let logged: Vec<&str> = log_lines
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .filter(|line| *line == refused)
+        .collect();
+    assert_eq!(logged.len(), 2, "{log_lines:#}");
+    let metrics = server.request("GET", "/metrics", None, None).text;
+    assert!(
+        metrics.contains("cinch_egress_refused_total{harness=\"claude\"} 2"),
+        "{metrics}"
+    );
+
+    // With outbound TCP limited to listed ports too, the proxy's port is one.
+    world.script(Script {
+        lines: claude_turn("e-2", "tried"),
+        probes: vec![http("localhost", true)],
+        ..Script::default()
+    });
+    let both = api.environment(json!({
+        "name": "egress-ports",
+        "repository": path_text(&world.path("repo")),
+        "allowed_hosts": ["localhost"],
+        "allowed_tcp_ports": [9],
+    }));
+    let (task, session) = start_task(&api, json!({"prompt": "hi", "environment_id": both}));
+    let turn = finished_turn(&api, &task, &session);
+    let outcomes = probe_outcomes(&api, &session, &turn);
+    assert!(outcomes.len() == 1 && outcomes[0].allowed, "{outcomes:#?}");
+    assert_eq!(target.hits(), 3);
+
+    // A setup command is held to the same hosts: its refusal is in its error.
+    let curl = |host: &str| format!("curl -sSf -o /dev/null http://{host}:{}/", target.port);
+    let setup = api.environment(json!({
+        "name": "egress-setup",
+        "repository": path_text(&world.path("repo")),
+        "allowed_hosts": ["localhost"],
+        "setup": [curl("localhost"), format!("{}; exit 7", curl("127.0.0.1"))],
+    }));
+    let (task, session) = start_task(&api, json!({"prompt": "hi", "environment_id": setup}));
+    let closed = api.wait_status(&task, &session, "closed");
+    assert_eq!(closed["close_reason"], "setup_failure", "{closed:#}");
+    let error = closed["error_message"].as_str().unwrap();
+    assert!(error.contains("exit code 7"), "{error}");
+    assert!(error.contains(&refused), "{error}");
+    assert_eq!(target.hits(), 4, "only the listed host's request arrives");
+    let metrics = server.request("GET", "/metrics", None, None).text;
+    assert!(
+        metrics.contains("cinch_egress_refused_total{harness=\"setup\"} 1"),
+        "{metrics}"
+    );
+
+    // A malformed entry is refused with what is wrong; null opens the network.
+    let before = api.get(&path).data();
+    let bad = api.server.patch(
+        &api.path(&path),
+        &api.token,
+        &json!({"allowed_hosts": ["localhost", "https://example.com", "example.com:443"]}),
+    );
+    assert_eq!(bad.status, 422, "{bad:?}");
+    assert_eq!(bad.field_errors(), ["allowed_hosts[1]", "allowed_hosts[2]"]);
+    assert!(bad.text.contains("no scheme"), "{bad:?}");
+    assert_eq!(api.get(&path).data(), before);
+    let opened = api.server.patch(
+        &api.path(&path),
+        &api.token,
+        &json!({"allowed_hosts": null}),
+    );
+    assert_eq!(opened.status, 200, "{opened:?}");
+    assert_eq!(api.get(&path).data()["allowed_hosts"], Value::Null);
+
+    // The API's document says what an entry is.
+    let document = server.request("GET", "/openapi.json", None, None);
+    assert_eq!(document.status, 200, "{document:?}");
+    let schemas = &document.json()["components"]["schemas"];
+    for schema in ["EnvironmentCreate", "EnvironmentUpdate"] {
+        let hosts = &schemas[schema]["properties"]["allowed_hosts"];
+        assert_eq!(hosts["maxItems"], 100, "{schema}: {hosts:#}");
+        assert_eq!(hosts["items"]["type"], "string", "{schema}: {hosts:#}");
+    }
+    assert!(
+        schemas["EnvironmentView"]["properties"]["allowed_hosts"].is_object(),
+        "{:#}",
+        schemas["EnvironmentView"]
+    );
+}
+
+/// A command started as the server starts setup commands, by a user who is
+/// not root (a user namespace makes its network), reaches a listed host
+/// through the proxy and nothing else, and still runs as that user.
+#[test]
+fn an_unprivileged_user_gets_a_network_of_its_own_too() {
+    let target = HttpTarget::start();
+    let policy = cinch::sandbox::Policy {
+        egress: Some(cinch::sandbox::Egress {
+            allowed_hosts: vec!["localhost".to_owned()],
+            refusals: None,
+        }),
+        ..cinch::sandbox::Policy::with_system([])
+    };
+    let policy = serde_json::to_string(&policy).unwrap();
+    let curl = |host: &str, proxy: bool| {
+        format!(
+            "curl -s -o /dev/null -w '%{{http_code}} ' {} http://{host}:{}/;",
+            if proxy { "" } else { "--noproxy '*'" },
+            target.port
+        )
+    };
+    let script = format!(
+        "id -u; {} {} {} echo",
+        curl("localhost", true),
+        curl("127.0.0.1", true),
+        curl("127.0.0.1", false)
+    );
+    // SAFETY: plain syscall.
+    let root = unsafe { libc::geteuid() } == 0;
+    let mut command = if root {
+        let mut command = std::process::Command::new("setpriv");
+        command.args(["--reuid=65534", "--regid=65534", "--clear-groups"]);
+        command.arg(env!("CARGO_BIN_EXE_cinch-helper"));
+        command
+    } else {
+        std::process::Command::new(env!("CARGO_BIN_EXE_cinch-helper"))
+    };
+    let (set, _) = cinch::sandbox::egress::proxy_env();
+    let output = command
+        .args(["sandboxed", &policy, "/bin/sh", "-c", &script])
+        .current_dir("/")
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .envs(set)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{output:?}");
+    let mut lines = stdout.lines();
+    let uid = lines.next().unwrap();
+    if root {
+        assert_eq!(uid, "65534", "{stdout}");
+    } else {
+        assert_ne!(uid, "0", "{stdout}");
+    }
+    let codes: Vec<&str> = lines.next().unwrap().split_whitespace().collect();
+    // The last: no connection at all, straight to an address.
+    assert_eq!(codes, ["200", "403", "000"], "{stdout}\n{stderr}");
+    assert_eq!(target.hits(), 1);
+    assert!(
+        stderr.contains(&format!("egress to 127.0.0.1:{} refused", target.port)),
+        "{stderr}"
+    );
+}
+
+/// The proxy is the turn's, not the server's: a turn started before the
+/// server is killed and started again still reaches its listed host after.
+#[test]
+fn a_turns_way_out_outlives_a_restarted_server() {
+    let world = World::new();
+    let target = HttpTarget::start();
+    let mut server = world.serve();
+    let token = world.admin_token();
+    // The harness waits for the test's word in its HOME, then asks.
+    let ask = format!(
+        "while [ ! -e \"$HOME/go\" ]; do sleep 0.1; done; curl -s -o /dev/null -w '%{{http_code}}' http://localhost:{}/",
+        target.port
+    );
+    world.script(Script {
+        lines: claude_turn("e-r", "asked"),
+        probes: vec![Probe::Run {
+            program: "sh".to_owned(),
+            args: vec!["-c".to_owned(), ask],
+        }],
+        ..Script::default()
+    });
+    let (task, session) = {
+        let api = Api::new(&server, &token);
+        let environment = api.environment(json!({
+            "name": "egress",
+            "repository": path_text(&world.path("repo")),
+            "allowed_hosts": ["localhost"],
+        }));
+        start_task(&api, json!({"prompt": "hi", "environment_id": environment}))
+    };
+    let api = Api::new(&server, &token);
+    api.wait_status(&task, &session, "running");
+    let agent = api.get("/agents").data()[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+
+    server.child.kill().unwrap();
+    server.child.wait().unwrap();
+    server = world.serve();
+    let api = Api::new(&server, &token);
+    std::fs::write(world.path("home/agents").join(&agent).join("go"), "").unwrap();
+    let turn = finished_turn(&api, &task, &session);
+    let outcomes = probe_outcomes(&api, &session, &turn);
+    assert!(
+        outcomes.len() == 1 && outcomes[0].allowed && outcomes[0].detail.contains("200"),
+        "{outcomes:#?}"
+    );
+    assert_eq!(target.hits(), 1);
 }

@@ -106,6 +106,7 @@ impl World {
             env: Default::default(),
             secrets: Vec::new(),
             tcp_ports: None,
+            allowed_hosts: None,
             agent: None,
             mcp_servers: Vec::new(),
         }

@@ -35,6 +35,9 @@ pub struct EnvironmentView {
     pub secret_names: Vec<String>,
     /// The only TCP ports its harnesses may connect to; null: any.
     pub allowed_tcp_ports: Option<Vec<u16>>,
+    /// The only hosts its harnesses and setup commands may reach, through
+    /// cinch's HTTP proxy (names, `*.domain` wildcards, addresses); null: any.
+    pub allowed_hosts: Option<Vec<String>>,
     /// Minutes its harness may write nothing before the turn is stopped
     /// (`timed_out`); null: the server's watchdog.
     pub watchdog_minutes: Option<u32>,
@@ -58,6 +61,7 @@ impl From<Environment> for EnvironmentView {
             env: environment.env,
             secret_names: environment.secrets.into_keys().collect(),
             allowed_tcp_ports: environment.allowed_tcp_ports,
+            allowed_hosts: environment.allowed_hosts,
             watchdog_minutes: environment.watchdog_minutes,
             mcp_servers: environment
                 .mcp_servers
@@ -112,6 +116,51 @@ fn tcp_ports() -> Array {
                 .maximum(Some(65535)),
         )
         .build()
+}
+
+/// Host names, `*.domain` wildcards and IP addresses, or null.
+fn allowed_hosts_schema() -> Array {
+    ArrayBuilder::new()
+        .schema_type(SchemaType::Array(vec![Type::Array, Type::Null]))
+        .max_items(Some(crate::sandbox::egress::hosts::MAX_HOSTS))
+        .items(
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .min_length(Some(1))
+                .max_length(Some(255))
+                .description(Some(
+                    "a host name (api.anthropic.com), a wildcard for the names below a domain (*.npmjs.org) or an IP address; no scheme, port or path",
+                )),
+        )
+        .build()
+}
+
+/// The entries of `allowed_hosts` checked and normalized (lower case, no
+/// final dot); every bad entry is a field error.
+fn allowed_hosts(hosts: Option<Vec<String>>) -> Result<Option<Vec<String>>, ServiceError> {
+    use crate::sandbox::egress::hosts::{MAX_HOSTS, check, normalize};
+    let Some(hosts) = hosts else {
+        return Ok(None);
+    };
+    if hosts.len() > MAX_HOSTS {
+        return Err(ServiceError::Invalid(vec![FieldError::new(
+            "allowed_hosts",
+            format!("at most {MAX_HOSTS} hosts"),
+        )]));
+    }
+    let errors: Vec<FieldError> = hosts
+        .iter()
+        .enumerate()
+        .filter_map(|(index, host)| {
+            check(host)
+                .err()
+                .map(|why| FieldError::new(format!("allowed_hosts[{index}]"), why))
+        })
+        .collect();
+    if !errors.is_empty() {
+        return Err(ServiceError::Invalid(errors));
+    }
+    Ok(Some(hosts.iter().map(|host| normalize(host)).collect()))
 }
 
 /// A header's value: a string, or `{"secret": NAME}` naming one of the
@@ -319,6 +368,14 @@ pub struct EnvironmentCreate {
     /// connections only to these ports (1 to 65535); absent or null: any.
     #[schema(schema_with = tcp_ports)]
     pub allowed_tcp_ports: Option<Vec<u16>>,
+    /// When set, the harness and setup commands run in a network of their
+    /// own whose only way out is cinch's HTTP proxy (`HTTPS_PROXY`,
+    /// `HTTP_PROXY`), which lets through only these hosts: names
+    /// (`api.anthropic.com`), wildcards for the names below a domain
+    /// (`*.npmjs.org`) or IP addresses, at most 100; `[]` lets nothing out.
+    /// Absent or null: the network is open.
+    #[schema(schema_with = allowed_hosts_schema)]
+    pub allowed_hosts: Option<Vec<String>>,
     /// Minutes its harness may write nothing before the turn is stopped
     /// (1 to 60); absent or null: the server's watchdog (10 by default).
     #[schema(minimum = 1, maximum = 60)]
@@ -354,6 +411,10 @@ pub struct EnvironmentUpdate {
     #[serde(default, deserialize_with = "nullable")]
     #[schema(schema_with = tcp_ports)]
     pub allowed_tcp_ports: Option<Option<Vec<u16>>>,
+    /// New allowed hosts, replacing the old; null opens the network again.
+    #[serde(default, deserialize_with = "nullable")]
+    #[schema(schema_with = allowed_hosts_schema)]
+    pub allowed_hosts: Option<Option<Vec<String>>>,
     /// A new watchdog in minutes (1 to 60); null goes back to the server's.
     #[serde(default, deserialize_with = "nullable")]
     #[schema(value_type = Option<u32>, minimum = 1, maximum = 60)]
@@ -369,12 +430,14 @@ impl EnvironmentCreate {
         let secrets = self.secrets.unwrap_or_default();
         let names = secrets.keys().map(String::as_str).collect();
         let mcp_servers = mcp_servers(self.mcp_servers.unwrap_or_default(), &names)?;
+        let allowed_hosts = allowed_hosts(self.allowed_hosts)?;
         Ok(NewEnvironment {
             name: self.name,
             repository: self.repository,
             setup: self.setup.unwrap_or_default(),
             env: self.env.unwrap_or_default(),
             allowed_tcp_ports: self.allowed_tcp_ports,
+            allowed_hosts,
             watchdog_minutes: self.watchdog_minutes,
             mcp_servers,
             secrets,
@@ -413,6 +476,7 @@ impl EnvironmentUpdate {
                 None
             }
         };
+        let allowed_hosts = self.allowed_hosts.map(allowed_hosts).transpose()?;
         Ok(EnvironmentPatch {
             name: self.name,
             repository: self.repository,
@@ -420,6 +484,7 @@ impl EnvironmentUpdate {
             env: self.env,
             secrets,
             allowed_tcp_ports: self.allowed_tcp_ports,
+            allowed_hosts,
             watchdog_minutes: self.watchdog_minutes,
             mcp_servers,
         })

@@ -32,6 +32,8 @@ pub struct SandboxView {
     pub scoped_signals_and_sockets: bool,
     /// Environments may limit outbound TCP to listed ports.
     pub tcp_ports: bool,
+    /// Environments may limit the network to listed hosts (`allowed_hosts`).
+    pub allowed_hosts: bool,
     /// Processes per turn are capped by a cgroup.
     pub process_limit: bool,
     /// Memory per turn is capped by a cgroup.
@@ -66,6 +68,7 @@ pub async fn get_server(
             filesystem: enforced && support.filesystem,
             scoped_signals_and_sockets: enforced && support.scoped_signals_and_sockets,
             tcp_ports: enforced && support.tcp_ports,
+            allowed_hosts: enforced && support.allowed_hosts,
             process_limit: limited(&support.processes),
             memory_limit: limited(&support.memory),
         },

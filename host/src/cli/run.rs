@@ -47,6 +47,11 @@ pub struct Args {
     /// `{"secret": NAME}` takes the variable NAME from your environment.
     #[arg(long = "mcp-servers", value_name = "FILE")]
     mcp_servers: Option<PathBuf>,
+    /// Limits the harness's network to cinch's HTTP proxy, which lets through
+    /// only the hosts given (repeatable; a name, `*.domain` or an IP
+    /// address), as an environment's `allowed_hosts`. Needs the sandbox.
+    #[arg(long = "allowed-host", value_name = "HOST", value_parser = allowed_host)]
+    allowed_hosts: Vec<String>,
     /// Prints one JSON object with the result at the end, nothing else.
     #[arg(long)]
     json: bool,
@@ -112,6 +117,10 @@ pub fn run(engine: &Engine, args: Args) -> anyhow::Result<ExitCode> {
             crate::mcp::HeaderValue::Text(_) => None,
         })
         .collect();
+    anyhow::ensure!(
+        args.allowed_hosts.is_empty() || !args.no_sandbox,
+        "--allowed-host needs the sandbox: leave out --no-sandbox"
+    );
     let turn = engine.start(TurnRequest {
         harness: args.harness,
         repo,
@@ -128,10 +137,17 @@ pub fn run(engine: &Engine, args: Args) -> anyhow::Result<ExitCode> {
         env: Default::default(),
         secrets,
         tcp_ports: None,
+        allowed_hosts: (!args.allowed_hosts.is_empty()).then_some(args.allowed_hosts),
         agent: None,
         mcp_servers,
     })?;
     watch(turn, args.json)
+}
+
+/// An `--allowed-host`, checked and normalized.
+fn allowed_host(entry: &str) -> Result<String, String> {
+    crate::sandbox::egress::hosts::check(entry)?;
+    Ok(crate::sandbox::egress::hosts::normalize(entry))
 }
 
 /// The MCP servers in the JSON file at `path`, checked; a header's secret

@@ -1,5 +1,6 @@
 //! Follows a turn's raw log as it grows, through the reader, publishing
-//! progress lines and the session id the moment they are known.
+//! progress lines and the session id the moment they are known, and what
+//! the turn's egress proxy refused, as warnings.
 
 use std::fs::{File, OpenOptions};
 use std::io::Read as _;
@@ -9,6 +10,8 @@ use std::path::Path;
 use super::events::{EventLog, TurnEventKind};
 use crate::parse::TurnParser;
 use crate::reader::{Finished, LogReader, Output};
+use crate::redact::Redactor;
+use crate::sandbox::egress::RefusalFeed;
 use crate::turn_dir::{TurnDir, write_private};
 
 /// Bytes read from the log per read.
@@ -22,6 +25,36 @@ pub struct Follower {
     events: EventLog,
     buffer: Vec<u8>,
     output: Vec<Output>,
+    refusals: Option<Refusals>,
+}
+
+/// What the turn's egress proxy refuses, as the user reads it.
+pub struct Refusals {
+    /// The proxy's refusals file.
+    pub feed: RefusalFeed,
+    /// Masks secrets in a host name (a secret sent out as one).
+    pub redactor: Redactor,
+    /// The harness, the counter's label.
+    pub harness: String,
+}
+
+impl Refusals {
+    /// Warnings for the refusals added since the last call, each counted.
+    fn lines(&mut self) -> Vec<TurnEventKind> {
+        self.feed
+            .next_refusals()
+            .into_iter()
+            .map(|refusal| {
+                crate::metrics::egress_refused(&self.harness);
+                TurnEventKind::Progress {
+                    line: crate::progress::cut(
+                        self.redactor.redact(refusal.line()),
+                        crate::progress::MAX_CHARS,
+                    ),
+                }
+            })
+            .collect()
+    }
 }
 
 impl Follower {
@@ -30,6 +63,7 @@ impl Follower {
         turn: TurnDir,
         reader: LogReader<Box<dyn TurnParser + Send>>,
         events: EventLog,
+        refusals: Option<Refusals>,
     ) -> Self {
         Self {
             reader,
@@ -38,6 +72,7 @@ impl Follower {
             events,
             buffer: vec![0; READ_CHUNK],
             output: Vec::new(),
+            refusals,
         }
     }
 
@@ -47,6 +82,11 @@ impl Follower {
     /// A read shorter than the buffer is taken as the end for now: whatever
     /// is written after it raises a new change event, which pumps again.
     pub fn pump(&mut self) -> anyhow::Result<bool> {
+        // A refused request is read with the next output of the harness,
+        // which tells of it (an error, a retry) soon after.
+        if let Some(refusals) = self.refusals.as_mut() {
+            self.events.publish_all(refusals.lines());
+        }
         if self.log.is_none() {
             match open_log(self.turn.log()) {
                 Ok(file) => self.log = Some(file),
@@ -74,6 +114,9 @@ impl Follower {
     /// The CLI has exited: reads the log through and returns the outcome.
     pub fn finish(mut self, exit_code: Option<i32>, stderr_tail: &str) -> anyhow::Result<Finished> {
         while self.pump()? {}
+        if let Some(refusals) = self.refusals.as_mut() {
+            self.events.publish_all(refusals.lines());
+        }
         let finished = self.reader.finish(exit_code, stderr_tail, &mut self.output);
         let (turn, events, output) = (self.turn, self.events, std::mem::take(&mut self.output));
         publish(&turn, &events, output);

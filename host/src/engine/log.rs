@@ -9,6 +9,7 @@ use crate::parse::TurnParser;
 use crate::progress::ProgressRenderer;
 use crate::reader::{LogReader, Output};
 use crate::redact::Redactor;
+use crate::sandbox::egress::Refusal;
 
 /// At most this many progress lines are returned.
 pub const MAX_LINES: usize = 2000;
@@ -92,6 +93,21 @@ pub fn read(
         events: finished.tally.events,
         unparsed: finished.tally.unparsed,
     })
+}
+
+/// Adds what the turn's egress proxy refused, as warnings after the
+/// harness's own lines (the raw log does not say where they fell in it).
+pub fn add_refusals(view: &mut LogView, refused: &[Refusal], redactor: &Redactor) {
+    for refusal in refused {
+        if view.lines.len() >= MAX_LINES {
+            view.lines_truncated = true;
+            return;
+        }
+        view.lines.push(crate::progress::cut(
+            redactor.redact(refusal.line()),
+            crate::progress::MAX_CHARS,
+        ));
+    }
 }
 
 fn collect(output: &mut Vec<Output>, lines: &mut Vec<String>, truncated: &mut bool) {

@@ -106,6 +106,10 @@ pub struct TurnRequest {
     /// When set, the harness may open outbound TCP connections only to these
     /// ports (an environment's restriction); otherwise the network is open.
     pub tcp_ports: Option<Vec<u16>>,
+    /// When set, the harness gets a network of its own whose only way out
+    /// is a proxy admitting these hosts (an environment's restriction; see
+    /// [`crate::sandbox::egress`]); otherwise the network is open.
+    pub allowed_hosts: Option<Vec<String>>,
     /// The agent whose run it is: the raw logs of each agent's most recent
     /// runs are kept. None for a turn of nobody's (`cinch run`).
     pub agent: Option<String>,
@@ -314,10 +318,20 @@ impl Engine {
         };
         let renderer = ProgressRenderer::new(&info.display_name, redactor.clone());
         let events = EventLog::new();
+        let refusals = launch
+            .sandbox
+            .as_ref()
+            .and_then(|policy| policy.egress.as_ref()?.refusals.as_deref())
+            .map(|path| follow::Refusals {
+                feed: crate::sandbox::egress::RefusalFeed::new(path),
+                redactor: redactor.clone(),
+                harness: info.name.clone(),
+            });
         let follower = Follower::new(
             turn.clone(),
             LogReader::new(parser, renderer),
             events.clone(),
+            refusals,
         );
         let wake = Arc::new(Signal::default());
         let followed = Followed::new(

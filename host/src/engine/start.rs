@@ -191,7 +191,22 @@ impl Engine {
             "CLAUDE_CODE_TMPDIR".to_owned(),
             tmpdir.display().to_string(),
         );
-        let env = harness::environment(base_env, &self.config, &run, &turn_id, &command);
+        let mut env = harness::environment(base_env, &self.config, &run, &turn_id, &command);
+        let egress = request
+            .allowed_hosts
+            .clone()
+            .filter(|_| self.sandbox == sandbox::Mode::Enforced)
+            .map(|allowed_hosts| sandbox::Egress {
+                allowed_hosts,
+                refusals: Some(turn.egress_refusals()),
+            });
+        if egress.is_some() {
+            let (set, removed) = sandbox::egress::proxy_env();
+            env.extend(set);
+            for name in removed {
+                env.remove(name);
+            }
+        }
         let home_dir = env.get("HOME").map(PathBuf::from);
         if let (Some(profile), Some(home)) = (harness.profile, home_dir.as_deref()) {
             write_home_files(home, &profile.home_files)?;
@@ -232,6 +247,7 @@ impl Engine {
                 .read_only
                 .extend(mcp.files.iter().map(|(path, _)| path.clone()));
             policy.tcp_ports = request.tcp_ports.clone();
+            policy.egress = egress;
             policy
         });
         let launch = Launch {

@@ -113,12 +113,20 @@ impl Engine {
             .driver
             .session()
             .map_err(|error| LogError::Unreadable(std::io::Error::other(format!("{error:#}"))))?;
-        log::read(turn.log(), parser, &harness.info.display_name, &redactor).map_err(|error| {
-            match error.kind() {
+        let mut view = log::read(turn.log(), parser, &harness.info.display_name, &redactor)
+            .map_err(|error| match error.kind() {
                 std::io::ErrorKind::NotFound => LogError::Pruned,
                 _ => LogError::Unreadable(error),
-            }
-        })
+            })?;
+        let refusals = launch
+            .sandbox
+            .as_ref()
+            .and_then(|policy| policy.egress.as_ref()?.refusals.as_deref());
+        if let Some(path) = refusals {
+            let refused = crate::sandbox::egress::RefusalFeed::new(path).next_refusals();
+            log::add_refusals(&mut view, &refused, &redactor);
+        }
+        Ok(view)
     }
 
     /// Asks a running turn to stop; it ends `cancelled`.

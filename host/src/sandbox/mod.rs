@@ -12,6 +12,7 @@
 //! to cinch itself or another turn.
 
 mod cgroup;
+pub mod egress;
 mod paths;
 mod roots;
 mod support;
@@ -29,6 +30,7 @@ use serde::{Deserialize, Serialize};
 use crate::config::SandboxConfig;
 
 pub use cgroup::Cgroup;
+pub use egress::Egress;
 pub use paths::{cli_installation, git_dirs, system_read_only, system_read_write};
 pub use roots::RepositoryRoots;
 pub use support::{CgroupReport, Support, landlock_abi};
@@ -88,6 +90,10 @@ pub struct Policy {
     /// cinch's own work (and to turns) whenever both want it.
     #[serde(default)]
     pub niceness: i32,
+    /// When set, the process gets a network of its own whose only way out
+    /// is a proxy admitting these hosts (see [`egress`]).
+    #[serde(default)]
+    pub egress: Option<Egress>,
 }
 
 /// Why a policy could not be applied.
@@ -104,6 +110,9 @@ pub enum SandboxError {
     /// A limit or cgroup could not be set.
     #[error("the sandbox's limits could not be set: {0}")]
     Limits(#[from] std::io::Error),
+    /// The network of its own (the environment's `allowed_hosts`) could not be made.
+    #[error("the network limited to the environment's allowed_hosts could not be set up: {0}")]
+    Network(std::io::Error),
 }
 
 impl Policy {
@@ -153,6 +162,11 @@ impl Policy {
         if self.niceness != 0 {
             cgroup::lower_priority(self.niceness)?;
         }
+        // Before Landlock: the proxy it starts stays outside the domain,
+        // out of the confined process's reach.
+        if let Some(egress) = &self.egress {
+            egress::confine(egress).map_err(SandboxError::Network)?;
+        }
         let all = AccessFs::from_all(TARGET_ABI);
         let mut ruleset = Ruleset::default()
             .handle_access(all)?
@@ -178,7 +192,13 @@ impl Policy {
                 read_only,
                 AccessFs::from_read(TARGET_ABI),
             ))?;
-        for port in self.tcp_ports.iter().flatten() {
+        // Ports, when listed, hold on the confined network too: the proxy's is one.
+        let proxy = self
+            .tcp_ports
+            .as_ref()
+            .and(self.egress.as_ref())
+            .map(|_| egress::PROXY_PORT);
+        for port in self.tcp_ports.iter().flatten().chain(proxy.as_ref()) {
             created = created.add_rule(NetPort::new(*port, AccessNet::ConnectTcp))?;
         }
         let status = created.restrict_self()?;

@@ -34,6 +34,9 @@ pub struct Support {
     pub tcp_ports: bool,
     /// No signals to, and no abstract unix sockets of, processes outside (ABI 6).
     pub scoped_signals_and_sockets: bool,
+    /// A network of its own whose only way out is the egress proxy, when an
+    /// environment lists `allowed_hosts` (network, or user, namespaces).
+    pub allowed_hosts: bool,
     /// Processes per turn (`pids.max`).
     pub processes: CgroupReport,
     /// Memory per turn.
@@ -73,6 +76,7 @@ impl Support {
             filesystem: abi >= 1,
             tcp_ports: abi >= 4,
             scoped_signals_and_sockets: abi >= 6,
+            allowed_hosts: super::egress::netns::available(),
             processes: report(Controller::Pids),
             memory: report(Controller::Memory),
         }
@@ -111,6 +115,11 @@ impl Support {
                 "outbound TCP ports (when an environment lists them): {}",
                 yes_no(self.tcp_ports)
             ),
+            if self.allowed_hosts {
+                "outbound hosts (when an environment lists them): enforced (a network namespace and cinch's proxy)".to_owned()
+            } else {
+                "outbound hosts (when an environment lists them): NOT enforced (this kernel lets cinch make no network namespace; turns of such an environment fail to start)".to_owned()
+            },
             "open files and core dumps: enforced (rlimits)".to_owned(),
             cgroup(&self.processes, "processes per turn"),
             cgroup(&self.memory, "memory per turn"),

@@ -213,6 +213,7 @@ impl CodeTasks {
             env: turn_env.env,
             secrets: turn_env.secrets,
             tcp_ports: turn_env.tcp_ports,
+            allowed_hosts: turn_env.allowed_hosts,
             idle_limit: turn_env.idle_limit,
             agent: Some(agent_id),
             mcp_servers: turn_env.mcp_servers,

@@ -19,6 +19,8 @@ pub struct TurnEnv {
     pub secrets: Vec<String>,
     /// The ports outbound TCP is limited to, when the environment limits it.
     pub tcp_ports: Option<Vec<u16>>,
+    /// The hosts the network is limited to, when the environment limits it.
+    pub allowed_hosts: Option<Vec<String>>,
     /// The environment's watchdog, when it sets its own.
     pub idle_limit: Option<Duration>,
     /// The environment's MCP servers.
@@ -35,6 +37,7 @@ impl TurnEnv {
             turn_env.env.extend(environment.secrets.clone());
             turn_env.secrets = environment.secrets.values().cloned().collect();
             turn_env.tcp_ports = environment.allowed_tcp_ports.clone();
+            turn_env.allowed_hosts = environment.allowed_hosts.clone();
             turn_env.idle_limit = environment
                 .watchdog_minutes
                 .map(|minutes| Duration::from_secs(u64::from(minutes) * 60));

@@ -391,6 +391,7 @@ impl Conductor {
             home: self.agent_home(agent_id),
             read_only: source.map(Path::to_path_buf).into_iter().collect(),
             config: self.engine.config().sandbox.clone(),
+            allowed_hosts: environment.and_then(|environment| environment.allowed_hosts.clone()),
         }
     }
 

@@ -44,6 +44,7 @@ impl Conductor {
             env: turn_env.env,
             secrets: turn_env.secrets,
             tcp_ports: turn_env.tcp_ports,
+            allowed_hosts: turn_env.allowed_hosts,
             idle_limit: turn_env.idle_limit,
             agent: Some(session.agent_id.to_string()),
             mcp_servers: turn_env.mcp_servers,

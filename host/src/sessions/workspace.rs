@@ -93,6 +93,9 @@ pub struct Tenant {
     pub read_only: Vec<PathBuf>,
     /// The operator's widening and limits.
     pub config: SandboxConfig,
+    /// When set, setup commands reach the network only through a proxy
+    /// admitting these hosts (the environment's `allowed_hosts`).
+    pub allowed_hosts: Option<Vec<String>>,
 }
 
 impl Tenant {
@@ -299,11 +302,31 @@ fn run_setup(command: &str, plan: &Plan) -> Result<(), WorkspaceError> {
     let name = plan.dir.file_name().unwrap_or_default().to_string_lossy();
     let cgroup = Cgroup::create(&format!("cinch-setup-{name}"), &policy.limits);
     policy.cgroups = cgroup.procs_files();
+    // Beside the temporary folder, out of the command's reach.
+    let refusals = plan.tmp_dir.with_extension("egress-refusals.jsonl");
+    let confined = plan.tenant.launcher.mode() == crate::sandbox::Mode::Enforced;
+    policy.egress = plan
+        .tenant
+        .allowed_hosts
+        .clone()
+        .filter(|_| confined)
+        .map(|allowed_hosts| crate::sandbox::Egress {
+            allowed_hosts,
+            refusals: Some(refusals.clone()),
+        });
     let start = || -> std::io::Result<(std::process::Child, std::thread::JoinHandle<String>)> {
         let (reader, writer) = std::io::pipe()?;
-        let child = plan
+        let mut command = plan
             .tenant
-            .command_under(&policy, plan.dir, "sh", &["-c", command])
+            .command_under(&policy, plan.dir, "sh", &["-c", command]);
+        if policy.egress.is_some() {
+            let (set, removed) = crate::sandbox::egress::proxy_env();
+            command.envs(set);
+            for name in removed {
+                command.env_remove(name);
+            }
+        }
+        let child = command
             .env("TMPDIR", plan.tmp_dir)
             .stdout(writer.try_clone()?)
             .stderr(writer)
@@ -315,6 +338,14 @@ fn run_setup(command: &str, plan: &Plan) -> Result<(), WorkspaceError> {
         .map_err(|error| failed(format!("could not start: {error}")))
         .and_then(|(child, output)| wait_setup(child, output, &failed));
     cgroup.remove();
+    if policy.egress.is_some() {
+        // Each refusal is in the command's output too, where its user reads it.
+        let refused = crate::sandbox::egress::RefusalFeed::new(&refusals).next_refusals();
+        for _ in &refused {
+            crate::metrics::egress_refused("setup");
+        }
+        let _ = std::fs::remove_file(&refusals);
+    }
     result
 }
 

@@ -28,6 +28,9 @@ pub struct Environment {
     pub secrets: BTreeMap<String, String>,
     /// When set, the only TCP ports its processes may connect to.
     pub allowed_tcp_ports: Option<Vec<u16>>,
+    /// When set, its processes reach the network only through a proxy
+    /// admitting these hosts (see [`crate::sandbox::egress`]).
+    pub allowed_hosts: Option<Vec<String>>,
     /// Minutes its harness may write nothing before the turn is stopped;
     /// `None`: the server's watchdog.
     pub watchdog_minutes: Option<u32>,
@@ -54,6 +57,8 @@ pub struct NewEnvironment {
     pub secrets: BTreeMap<String, String>,
     /// The only TCP ports its processes may connect to; `None`: any.
     pub allowed_tcp_ports: Option<Vec<u16>>,
+    /// The only hosts its processes may reach, through the proxy; `None`: any.
+    pub allowed_hosts: Option<Vec<String>>,
     /// Its watchdog in minutes; `None`: the server's.
     pub watchdog_minutes: Option<u32>,
     /// MCP servers its harnesses get.
@@ -76,6 +81,8 @@ pub struct EnvironmentPatch {
     pub secrets: BTreeMap<String, Option<String>>,
     /// New allowed ports (`Some(None)` opens the network again).
     pub allowed_tcp_ports: Option<Option<Vec<u16>>>,
+    /// New allowed hosts (`Some(None)` opens the network again).
+    pub allowed_hosts: Option<Option<Vec<String>>>,
     /// A new watchdog (`Some(None)` goes back to the server's).
     pub watchdog_minutes: Option<Option<u32>>,
     /// New MCP servers, replacing the old.
@@ -95,10 +102,12 @@ type Row = (
     Option<String>,
     Option<i64>,
     String,
+    Option<String>,
 );
 
 const COLUMNS: &str = "id, account_id, name, repository, setup_json, env_json, secrets_json, \
-                       created_at, updated_at, tcp_ports_json, watchdog_minutes, mcp_servers_json";
+                       created_at, updated_at, tcp_ports_json, watchdog_minutes, mcp_servers_json, \
+                       allowed_hosts_json";
 
 impl Store {
     /// An environment from its row and its secrets from the vault.
@@ -117,6 +126,7 @@ impl Store {
             ports,
             watchdog,
             mcp_servers,
+            hosts,
         ) = row;
         Ok(Environment {
             secrets: self.vault.read(&id)?,
@@ -127,6 +137,7 @@ impl Store {
             setup: serde_json::from_str(&setup)?,
             env: serde_json::from_str(&env)?,
             allowed_tcp_ports: ports.as_deref().map(serde_json::from_str).transpose()?,
+            allowed_hosts: hosts.as_deref().map(serde_json::from_str).transpose()?,
             watchdog_minutes: watchdog.and_then(|minutes| u32::try_from(minutes).ok()),
             mcp_servers: serde_json::from_str(&mcp_servers)?,
             created_at,
@@ -158,6 +169,7 @@ impl Store {
             env: new.env,
             secrets: new.secrets,
             allowed_tcp_ports: new.allowed_tcp_ports,
+            allowed_hosts: new.allowed_hosts,
             watchdog_minutes: new.watchdog_minutes,
             mcp_servers: new.mcp_servers,
             created_at: created_at.clone(),
@@ -172,11 +184,12 @@ impl Store {
         let statement = if insert {
             "INSERT INTO environments (id, account_id, name, repository, setup_json, env_json, \
              secrets_json, updated_at, tcp_ports_json, watchdog_minutes, mcp_servers_json, \
-             created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $8)"
+             allowed_hosts_json, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, \
+             $12, $8)"
         } else {
             "UPDATE environments SET name = $3, repository = $4, setup_json = $5, env_json = $6, \
              secrets_json = $7, updated_at = $8, tcp_ports_json = $9, watchdog_minutes = $10, \
-             mcp_servers_json = $11 WHERE id = $1 AND account_id = $2"
+             mcp_servers_json = $11, allowed_hosts_json = $12 WHERE id = $1 AND account_id = $2"
         };
         on_pool!(self, |pool| sqlx::query(statement)
             .bind(&environment.id)
@@ -198,6 +211,13 @@ impl Store {
             )
             .bind(environment.watchdog_minutes.map(i64::from))
             .bind(serde_json::to_string(&environment.mcp_servers)?)
+            .bind(
+                environment
+                    .allowed_hosts
+                    .as_ref()
+                    .map(serde_json::to_string)
+                    .transpose()?,
+            )
             .execute(pool)
             .await
             .map(|done| done.rows_affected()))
@@ -277,6 +297,9 @@ impl Store {
         }
         if let Some(ports) = patch.allowed_tcp_ports {
             environment.allowed_tcp_ports = ports;
+        }
+        if let Some(hosts) = patch.allowed_hosts {
+            environment.allowed_hosts = hosts;
         }
         if let Some(watchdog) = patch.watchdog_minutes {
             environment.watchdog_minutes = watchdog;

@@ -203,6 +203,12 @@ impl TurnDir {
         self.dir.join("tmp")
     }
 
+    /// What the egress proxy refused, one JSON line each, when the turn's
+    /// network is limited to its environment's `allowed_hosts`.
+    pub fn egress_refusals(&self) -> PathBuf {
+        self.dir.join("egress-refusals.jsonl")
+    }
+
     /// The CLI's standard error.
     pub fn stderr(&self) -> PathBuf {
         self.dir.join("stderr")

@@ -41,7 +41,7 @@
 //! | `stderr` | string | none | written to stderr at the start, as is |
 //! | `write_files` | object: path → text | `{}` | files written (parents created) relative to the working directory, as the harness editing the repository |
 //! | `delete_files` | array of paths | `[]` | files removed relative to the working directory; one already missing is fine |
-//! | `probes` | array of [`Probe`] | `[]` | attempts to reach things (read, list, write, signal, ptrace, connect to an abstract socket or a TCP port, read a variable, fork many), each printed as a `{"type":"probe",…}` line ([`ProbeOutcome`]) on stdout |
+//! | `probes` | array of [`Probe`] | `[]` | attempts to reach things (read, list, write, signal, ptrace, connect to an abstract socket or a TCP port, an HTTP request through the proxy the environment names, a UDP datagram, a DNS query, read a variable, fork many), each printed as a `{"type":"probe",…}` line ([`ProbeOutcome`]) on stdout |
 //! | `grandchild` | bool | `false` | spawn a copy of itself that ignores SIGTERM and sleeps forever, in the same process group |
 //! | `grandchild_pid_file` | path | none | where the grandchild's pid goes (decimal, written atomically once it already ignores SIGTERM) |
 //! | `grandchild_setsid` | bool | `false` | the grandchild starts its own session instead, escaping the process group |
@@ -83,6 +83,7 @@ use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 
+mod net;
 mod probe;
 pub use probe::{Probe, ProbeOutcome};
 

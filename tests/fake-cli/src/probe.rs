@@ -47,6 +47,30 @@ pub enum Probe {
         /// The port.
         port: u16,
     },
+    /// An HTTP GET of `http://host:port/`, through the proxy `HTTP_PROXY`
+    /// (or, with `tunnel`, a CONNECT to `HTTPS_PROXY`) when it is set, else
+    /// straight to the host: allowed when the host answered 200.
+    Http {
+        /// The host, as the URL names it.
+        host: String,
+        /// Its port.
+        port: u16,
+        /// Through a CONNECT tunnel rather than as a plain proxied request.
+        #[serde(default)]
+        tunnel: bool,
+    },
+    /// Send a UDP datagram to 127.0.0.1 and wait for an answer.
+    Udp {
+        /// The port.
+        port: u16,
+    },
+    /// Ask a DNS server on 127.0.0.1 for a name's IPv4 address.
+    Dns {
+        /// The server's port.
+        port: u16,
+        /// The name.
+        name: String,
+    },
     /// Read an environment variable.
     Env {
         /// Its name.
@@ -124,6 +148,9 @@ impl Probe {
                     Err(error) => (false, error.to_string()),
                 }
             }
+            Probe::Http { host, port, tunnel } => crate::net::http_get(host, *port, *tunnel),
+            Probe::Udp { port } => crate::net::udp_echo(*port),
+            Probe::Dns { port, name } => crate::net::dns_query(*port, name),
             Probe::Env { name } => match std::env::var(name) {
                 Ok(value) => (true, format!("{} characters", value.len())),
                 Err(_) => (false, "not set".to_owned()),
