@@ -1,8 +1,11 @@
 //! Running cinch day to day: the watchdog that stops a harness writing
-//! nothing, the health and metrics routes, the graceful shutdown and the
-//! log format. Each over a real `cinch serve` on loopback, or `cinch run`.
+//! nothing, the health and metrics routes, the graceful shutdown, the log
+//! format and the database going away. Each over a real `cinch serve` on
+//! loopback, or `cinch run`.
 
 mod support;
+
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use support::{World, claude_turn};
@@ -239,6 +242,38 @@ fn healthz_answers_without_a_token_and_says_when_the_database_does_not() {
     let recovered = server.request("GET", "/healthz", None, None);
     assert_eq!(recovered.status, 200, "{recovered:?}");
     assert_eq!(recovered.json()["database"]["reachable"], true);
+}
+
+#[test]
+fn a_write_that_another_sqlite_writer_holds_off_is_503_then_goes_through() {
+    let world = World::new();
+    if world.database.is_some() {
+        return;
+    }
+    let server = world.serve();
+    let token = world.admin_token();
+    let api = support::Api::new(&server, &token);
+    assert_eq!(api.get("/tasks").data(), json!([]));
+    let lock = DatabaseLock::take(&world.path("home/cinch.db"));
+    let started = Instant::now();
+    let held_off = timed(
+        &server,
+        "POST",
+        &api.path("/tasks"),
+        &token,
+        Some(&json!({"title": "Held off"})),
+        None,
+    );
+    assert_eq!(held_off.answer.status, 503, "{:?}", held_off.answer);
+    assert_eq!(held_off.answer.json()["type"], "urn:cinch:unavailable");
+    assert!(held_off.retry_after.is_some());
+    // SQLite's busy wait, then the answer.
+    assert!(started.elapsed() < Duration::from_secs(10));
+    assert_eq!(api.get("/tasks").data(), json!([]), "reads go on");
+    drop(lock);
+    let through = api.post("/tasks", json!({"title": "Held off"}));
+    assert_eq!(through.status, 201, "{through:?}");
+    assert_eq!(api.get("/tasks").data().as_array().unwrap().len(), 1);
 }
 
 #[test]
@@ -715,4 +750,378 @@ fn a_sessions_turn_follows_its_environments_watchdog() {
     let waited = run(&patient);
     assert_eq!(waited["close_reason"], Value::Null, "{waited}");
     assert_eq!(waited["error_message"], Value::Null, "{waited}");
+}
+
+/// A PostgreSQL server of the test's own, which it stops and starts: made
+/// as `.ci/postgres` makes the suite's (as root, it runs as the
+/// unprivileged `cinch-ci`, since PostgreSQL refuses root), and removed
+/// when dropped.
+struct OwnPostgres {
+    dir: tempfile::TempDir,
+    bin: std::path::PathBuf,
+    port: u16,
+    password: String,
+    as_user: Vec<String>,
+}
+
+impl OwnPostgres {
+    fn start() -> Self {
+        let bin = postgres_bin();
+        let dir = tempfile::tempdir().unwrap();
+        let mut as_user = Vec::new();
+        if unsafe { libc::geteuid() } == 0 {
+            let known = std::process::Command::new("id")
+                .arg("cinch-ci")
+                .output()
+                .unwrap();
+            if !known.status.success() {
+                run_checked(std::process::Command::new("useradd").args([
+                    "--system",
+                    "--no-create-home",
+                    "--shell",
+                    "/usr/sbin/nologin",
+                    "cinch-ci",
+                ]));
+            }
+            run_checked(
+                std::process::Command::new("chown")
+                    .arg("cinch-ci")
+                    .arg(dir.path()),
+            );
+            as_user = ["runuser", "-u", "cinch-ci", "--"]
+                .map(String::from)
+                .to_vec();
+        }
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        let password = format!("pw{}", std::process::id());
+        let password_file = dir.path().join("password");
+        std::fs::write(&password_file, format!("{password}\n")).unwrap();
+        std::fs::set_permissions(&password_file, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let cluster = Self {
+            dir,
+            bin,
+            port,
+            password,
+            as_user,
+        };
+        let data = cluster.dir.path().join("data");
+        run_checked(
+            cluster
+                .command("initdb")
+                .arg("-D")
+                .arg(&data)
+                .args(["-U", "postgres", "--auth=scram-sha-256", "--encoding=UTF8"])
+                .arg(format!("--pwfile={}", password_file.display())),
+        );
+        std::fs::remove_file(password_file).unwrap();
+        cluster.resume();
+        cluster
+    }
+
+    fn command(&self, program: &str) -> std::process::Command {
+        let program = self.bin.join(program);
+        let mut command = match self.as_user.split_first() {
+            Some((first, rest)) => {
+                let mut command = std::process::Command::new(first);
+                command.args(rest).arg(program);
+                command
+            }
+            None => std::process::Command::new(program),
+        };
+        command.stdout(std::process::Stdio::null());
+        command
+    }
+
+    fn url(&self) -> String {
+        format!(
+            "postgres://postgres:{}@127.0.0.1:{}/postgres",
+            self.password, self.port
+        )
+    }
+
+    /// Starts the server and waits until it takes connections.
+    fn resume(&self) {
+        let dir = self.dir.path();
+        run_checked(
+            self.command("pg_ctl")
+                .arg("-D")
+                .arg(dir.join("data"))
+                .arg("-l")
+                .arg(dir.join("server.log"))
+                .args(["-w", "start", "-o"])
+                .arg(format!(
+                    "-c listen_addresses=127.0.0.1 -p {} -k {} -c fsync=off",
+                    self.port,
+                    dir.display()
+                )),
+        );
+    }
+
+    /// Stops the server (its connections cut, as an operator's restart does).
+    fn stop(&self) {
+        run_checked(
+            self.command("pg_ctl")
+                .arg("-D")
+                .arg(self.dir.path().join("data"))
+                .args(["-m", "fast", "-w", "stop"]),
+        );
+    }
+}
+
+impl Drop for OwnPostgres {
+    fn drop(&mut self) {
+        let _ = self
+            .command("pg_ctl")
+            .arg("-D")
+            .arg(self.dir.path().join("data"))
+            .args(["-m", "immediate", "-w", "stop"])
+            .stderr(std::process::Stdio::null())
+            .status();
+    }
+}
+
+/// The folder of PostgreSQL's programs: on PATH, or Debian's newest.
+fn postgres_bin() -> std::path::PathBuf {
+    let on_path = std::env::var_os("PATH")
+        .map(|path| std::env::split_paths(&path).collect::<Vec<_>>())
+        .unwrap_or_default()
+        .into_iter()
+        .find(|dir| dir.join("initdb").is_file());
+    on_path.unwrap_or_else(|| {
+        let mut versions: Vec<(u32, std::path::PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
+            .expect("PostgreSQL's programs are neither on PATH nor in /usr/lib/postgresql")
+            .filter_map(Result::ok)
+            .filter_map(|entry| {
+                let version = entry.file_name().to_str()?.parse().ok()?;
+                Some((version, entry.path().join("bin")))
+            })
+            .collect();
+        versions.sort();
+        versions
+            .pop()
+            .expect("no PostgreSQL in /usr/lib/postgresql")
+            .1
+    })
+}
+
+fn run_checked(command: &mut std::process::Command) {
+    let status = command.status().unwrap();
+    assert!(status.success(), "{command:?}: {status}");
+}
+
+/// An answer, how long it took, and its `Retry-After`.
+struct Timed {
+    answer: support::Answer,
+    retry_after: Option<String>,
+    took: Duration,
+}
+
+/// Sends a request with `token` (and `key` as its `Idempotency-Key`) and times it.
+fn timed(
+    server: &support::Server,
+    method: &str,
+    path: &str,
+    token: &str,
+    body: Option<&Value>,
+    key: Option<&str>,
+) -> Timed {
+    let mut request = ureq::http::Request::builder()
+        .method(method)
+        .uri(server.url(path))
+        .header("Authorization", format!("Bearer {token}"))
+        .header("Content-Type", "application/json");
+    if let Some(key) = key {
+        request = request.header("Idempotency-Key", key);
+    }
+    let body = body.map(Value::to_string).unwrap_or_default();
+    let started = Instant::now();
+    let mut response = support::agent()
+        .run(request.body(body.into_bytes()).unwrap())
+        .unwrap();
+    let took = started.elapsed();
+    let header = |name: &str| {
+        response
+            .headers()
+            .get(name)
+            .map(|value| value.to_str().unwrap().to_owned())
+    };
+    let (content_type, retry_after) = (header("content-type"), header("retry-after"));
+    Timed {
+        answer: support::Answer {
+            status: response.status().as_u16(),
+            content_type: content_type.unwrap_or_default(),
+            text: response.body_mut().read_to_string().unwrap(),
+        },
+        retry_after,
+        took,
+    }
+}
+
+#[test]
+fn while_postgresql_is_stopped_every_route_answers_503_at_once_and_works_again_after() {
+    if std::env::var("CINCH_TEST_DATABASE")
+        .unwrap_or_default()
+        .is_empty()
+    {
+        eprintln!("skipped: CINCH_TEST_DATABASE names no PostgreSQL server");
+        return;
+    }
+    let postgres = OwnPostgres::start();
+    let world = World::with_database(Some(postgres.url()));
+    let server = world.serve();
+    let token = world.admin_token();
+    // A token the server has not seen yet: checking it takes the database.
+    let unseen_token = world.agent_token("unseen");
+    let api = support::Api::new(&server, &token);
+    let repository = world.path("repo").display().to_string();
+    let environment = api.environment(json!({"name": "app", "repository": repository}));
+    let (task, session) = api.task_on(&environment, "Say hi.");
+    api.wait_turn_message(&task, &session);
+    api.wait_status(&task, &session, "idle");
+    let account = api.path("");
+    let session_path = format!("{account}/tasks/{task}/sessions/{session}");
+    let tasks = format!("{account}/tasks");
+    let gets = [
+        "/v1/accounts".to_owned(),
+        tasks.clone(),
+        format!("{tasks}/{task}"),
+        format!("{tasks}/{task}/sessions"),
+        session_path.clone(),
+        format!("{session_path}/messages"),
+        format!("{tasks}/{task}/attachments"),
+        format!("{account}/agents"),
+        format!("{account}/members"),
+        format!("{account}/environments"),
+        format!("{account}/environments/{environment}"),
+        format!("{account}/webhooks"),
+        format!("{account}/usage"),
+    ];
+    let writes = [
+        ("POST", tasks.clone(), json!({"title": "While down"})),
+        (
+            "POST",
+            format!("{session_path}/messages"),
+            json!({"message": "Still there?"}),
+        ),
+        (
+            "POST",
+            format!("{account}/environments"),
+            json!({"name": "down", "repository": repository}),
+        ),
+        ("PATCH", session_path.clone(), json!({"status": "closed"})),
+        ("POST", format!("{session_path}/abort"), json!({})),
+    ];
+    for path in &gets {
+        let answer = server.get(path, &token);
+        assert_eq!(answer.status, 200, "{path}: {answer:?}");
+    }
+    let tasks_before = api.get("/tasks").data();
+    let messages_before = api.messages(&task, &session, "").data();
+
+    postgres.stop();
+    let mut answers: Vec<(String, Timed)> = Vec::new();
+    for path in &gets {
+        answers.push((
+            format!("GET {path}"),
+            timed(&server, "GET", path, &token, None, None),
+        ));
+    }
+    answers.push((
+        format!("GET {tasks} (a token not seen yet)"),
+        timed(&server, "GET", &tasks, &unseen_token, None, None),
+    ));
+    for (method, path, body) in &writes {
+        answers.push((
+            format!("{method} {path}"),
+            timed(&server, method, path, &token, Some(body), None),
+        ));
+    }
+    answers.push((
+        format!("POST {tasks} (Idempotency-Key)"),
+        timed(
+            &server,
+            "POST",
+            &tasks,
+            &token,
+            Some(&json!({"title": "Keyed"})),
+            Some("while-down-1"),
+        ),
+    ));
+    let report: Vec<String> = answers
+        .iter()
+        .map(|(what, timed)| format!("{what}: {} in {:?}", timed.answer.status, timed.took))
+        .collect();
+    eprintln!("while PostgreSQL is stopped:\n{}", report.join("\n"));
+    for (what, timed) in &answers {
+        let answer = &timed.answer;
+        assert_eq!(answer.status, 503, "{what}: {answer:?}");
+        assert_eq!(answer.content_type, "application/problem+json", "{what}");
+        assert_eq!(answer.json()["type"], "urn:cinch:unavailable", "{what}");
+        assert!(timed.retry_after.is_some(), "{what}: no Retry-After");
+        assert!(
+            timed.took < Duration::from_secs(3),
+            "{what} took {:?}",
+            timed.took
+        );
+    }
+    let health = server.request("GET", "/healthz", None, None);
+    assert_eq!(health.status, 503, "{health:?}");
+    assert_eq!(health.json()["database"]["reachable"], false);
+
+    // Back without a restart of cinch, and nothing was written meanwhile.
+    postgres.resume();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while server.request("GET", "/healthz", None, None).status != 200 {
+        assert!(Instant::now() < deadline, "no recovery: {}", server.log());
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    for path in &gets {
+        let answer = server.get(path, &token);
+        assert_eq!(answer.status, 200, "{path}: {answer:?}");
+    }
+    assert_eq!(api.get("/tasks").data(), tasks_before);
+    assert_eq!(api.messages(&task, &session, "").data(), messages_before);
+    assert_eq!(server.get(&tasks, &unseen_token).status, 200);
+    let keyed = timed(
+        &server,
+        "POST",
+        &tasks,
+        &token,
+        Some(&json!({"title": "Keyed"})),
+        Some("while-down-1"),
+    );
+    assert_eq!(keyed.answer.status, 201, "{:?}", keyed.answer);
+    let sent = api.post(
+        &format!("/tasks/{task}/sessions/{session}/messages"),
+        json!({"message": "Back?"}),
+    );
+    assert_eq!(sent.status, 201, "{sent:?}");
+    // The session runs its turn: the message and the turn's answer.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let before = messages_before.as_array().unwrap().len();
+    while api
+        .messages(&task, &session, "")
+        .data()
+        .as_array()
+        .unwrap()
+        .len()
+        < before + 2
+    {
+        assert!(
+            Instant::now() < deadline,
+            "no turn after the outage: {}",
+            server.log()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(
+        api.get("/tasks").data().as_array().unwrap().len(),
+        tasks_before.as_array().unwrap().len() + 1
+    );
 }

@@ -612,3 +612,149 @@ fn a_server_stopped_by_sigterm_records_the_answer_its_client_left() {
     assert_eq!(answer.json()["status"], "completed", "{}", answer.text);
     assert_eq!(turns_of_run(&world, "run-term"), 1, "the request ran twice");
 }
+
+/// Sends a keyed POST over a raw connection and closes it `after` the last
+/// byte went out, whether or not the answer came meanwhile.
+fn post_and_close(
+    server: &Server,
+    path: &str,
+    token: &str,
+    key: &str,
+    body: &str,
+    after: Duration,
+) {
+    let mut stream = TcpStream::connect(server.base.trim_start_matches("http://")).unwrap();
+    stream.set_nodelay(true).unwrap();
+    let request = format!(
+        "POST {path} HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {token}\r\n\
+         Content-Type: application/json\r\nIdempotency-Key: {key}\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).unwrap();
+    // Spun rather than slept: a sleep overshoots by more than the window.
+    let sent = Instant::now();
+    while sent.elapsed() < after {
+        std::hint::spin_loop();
+    }
+    let _ = stream.shutdown(std::net::Shutdown::Both);
+}
+
+/// Stops `server` with SIGTERM and returns how long it took to exit.
+fn stop_with_sigterm(server: Server) -> Duration {
+    let mut server = server;
+    let started = Instant::now();
+    let stopped = std::process::Command::new("kill")
+        .args(["-TERM", &server.child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(stopped.success());
+    while server.child.try_wait().unwrap().is_none() {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "cinch serve did not stop"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    started.elapsed()
+}
+
+#[test]
+fn keys_whose_clients_hang_up_at_any_moment_end_created_exactly_once() {
+    let world = World::new();
+    let server = world.serve();
+    let token = world.admin_token();
+    let api = Api::new(&server, &token);
+    assert_eq!(api.get("/tasks?limit=200").data(), json!([]));
+    let path = api.path("/tasks");
+
+    // The whole window: hang-ups from at once to 3 ms after the request
+    // went out, every 250 us, in rounds.
+    let delays: Vec<Duration> = (0..=12)
+        .map(|step| Duration::from_micros(step * 250))
+        .collect();
+    let keys: Vec<(String, String)> = (0..10)
+        .flat_map(|round| delays.iter().map(move |delay| (round, *delay)))
+        .enumerate()
+        .map(|(index, (round, delay))| {
+            let key = format!("hang-up-{round}-{}us", delay.as_micros());
+            let body = json!({ "title": format!("hang-up {index}") }).to_string();
+            post_and_close(&server, &path, &token, &key, &body, delay);
+            (key, body)
+        })
+        .collect();
+
+    // Retried normally, each key gets its task, the first request's or the
+    // retry's, and none stays in flight past a moment.
+    let in_flight_limit = Duration::from_secs(5);
+    let started = Instant::now();
+    let mut created: Vec<Option<String>> = vec![None; keys.len()];
+    let mut stranded = Vec::new();
+    while created.iter().any(Option::is_none) {
+        stranded.clear();
+        for ((key, body), id) in keys.iter().zip(created.iter_mut()) {
+            if id.is_some() {
+                continue;
+            }
+            let answer = keyed_post(&server, &path, &token, key, body);
+            match answer.status {
+                201 => *id = Some(answer.json()["data"]["id"].as_str().unwrap().to_owned()),
+                409 => {
+                    assert_eq!(answer.retry_after.as_deref(), Some("1"), "{}", answer.text);
+                    stranded.push(key.clone());
+                }
+                other => panic!("{key}: {other} {}", answer.text),
+            }
+        }
+        if started.elapsed() > in_flight_limit {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(
+        stranded.is_empty(),
+        "{} of {} keys still in flight {in_flight_limit:?} after their clients hung up: {stranded:?}",
+        stranded.len(),
+        keys.len()
+    );
+    let created: Vec<String> = created.into_iter().map(Option::unwrap).collect();
+    let listed = api.get("/tasks?limit=200").data();
+    let mut listed: Vec<(String, String)> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|task| {
+            (
+                task["title"].as_str().unwrap().to_owned(),
+                task["id"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    listed.sort();
+    let mut expected: Vec<(String, String)> = created
+        .iter()
+        .enumerate()
+        .map(|(index, id)| (format!("hang-up {index}"), id.clone()))
+        .collect();
+    expected.sort();
+    assert_eq!(listed, expected, "each key must make exactly one task");
+
+    // Nothing is left for SIGTERM to wait for, and after a restart every key
+    // replays its task: none claims that the server stopped while answering it.
+    let stopping = stop_with_sigterm(server);
+    assert!(
+        stopping < Duration::from_secs(5),
+        "SIGTERM took {stopping:?}: it waited for keys nobody answers"
+    );
+    let server = world.serve();
+    for ((key, body), id) in keys.iter().zip(&created) {
+        let again = keyed_post(&server, &path, &token, key, body);
+        assert_eq!(again.status, 201, "{key}: {}", again.text);
+        assert!(again.replayed, "{key}");
+        assert_eq!(again.json()["data"]["id"], id.as_str(), "{key}");
+    }
+    let api = Api::new(&server, &token);
+    assert_eq!(
+        api.get("/tasks?limit=200").data().as_array().unwrap().len(),
+        keys.len()
+    );
+}

@@ -3,16 +3,19 @@
 //! while the first is still being answered, a 409 with `Retry-After`. Keys
 //! are the account's and kept at least 24 hours.
 //!
-//! The first request's work runs detached from its connection: a client that
-//! goes away does not stop it, and its answer is recorded for the retry. A key
-//! that a stopped server was answering is never run again, since its effect
-//! may exist: it answers 409 saying so.
+//! Everything after the body is read runs detached from the connection (the
+//! claim of the key, the work, the recorded answer, the key handed back): a
+//! client that goes away at any moment stops none of it, so a key is never
+//! left held by a request that is gone. An answer the database cannot take
+//! at once (it is down) is recorded when it is back, the key held meanwhile.
+//! A key that a stopped server was answering is never run again, since its
+//! effect may exist: it answers 409 saying so.
 
 use std::collections::HashSet;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use axum::body::{Body, to_bytes};
+use axum::body::{Body, Bytes, to_bytes};
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
@@ -23,7 +26,8 @@ use tokio::sync::watch;
 
 use super::AppState;
 use super::problem::Problem;
-use crate::store::KeyState;
+use crate::service::ServiceError;
+use crate::store::{KeyState, StoreError};
 
 /// The header.
 const HEADER: &str = "idempotency-key";
@@ -33,6 +37,11 @@ const MAX_KEY_LEN: usize = 255;
 
 /// What a 409 for a key in flight tells the client to wait, in seconds.
 const RETRY_AFTER_SECONDS: u64 = 1;
+
+/// How long a key's answer is tried again while the database cannot take
+/// it, and how often.
+const SETTLE_LIMIT: Duration = Duration::from_secs(60);
+const SETTLE_RETRY: Duration = Duration::from_millis(500);
 
 /// The keys this process is answering, so that a key the database holds
 /// without an answer is told apart: in flight here, or left by a server
@@ -44,18 +53,17 @@ pub struct Answering {
 }
 
 impl Answering {
-    /// Takes `key` of `account` for this process; false when it already answers it.
-    fn take(&self, account: &str, key: &str) -> bool {
-        let mut keys = self.keys.lock().expect("the key set is never poisoned");
-        let taken = keys.insert((account.to_owned(), key.to_owned()));
+    /// Takes `key` of `account` for this process until the guard is dropped;
+    /// `None` when it already answers it.
+    fn take(self: &Arc<Self>, account: &str, key: &str) -> Option<Held> {
+        let held = (account.to_owned(), key.to_owned());
+        let mut keys = crate::sync::lock(&self.keys);
+        let taken = keys.insert(held.clone());
         self.count.send_replace(keys.len());
-        taken
-    }
-
-    fn give_back(&self, account: &str, key: &str) {
-        let mut keys = self.keys.lock().expect("the key set is never poisoned");
-        keys.remove(&(account.to_owned(), key.to_owned()));
-        self.count.send_replace(keys.len());
+        taken.then(|| Held {
+            answering: self.clone(),
+            key: held,
+        })
     }
 
     /// Waits up to `limit` for every request being answered to record its
@@ -71,6 +79,21 @@ impl Answering {
                 *self.count.borrow()
             );
         }
+    }
+}
+
+/// A key this process answers, handed back when dropped: on every way out
+/// of answering it, a panic's included.
+struct Held {
+    answering: Arc<Answering>,
+    key: (String, String),
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        let mut keys = crate::sync::lock(&self.answering.keys);
+        keys.remove(&self.key);
+        self.answering.count.send_replace(keys.len());
     }
 }
 
@@ -116,19 +139,38 @@ async fn keyed(
         .await
         .map_err(|error| Problem::internal(&error).into_response())?;
     let fingerprint = fingerprint(&parts.method, &parts.uri, &bytes);
-    if !app.answering.take(account, &key) {
+    let request = Request::from_parts(parts, Body::from(bytes));
+    // From the claim on, in a task of its own: hyper drops this future when
+    // the client hangs up, which must neither strand a claimed key nor stop
+    // the work it was claimed for.
+    let app = app.clone();
+    let account = account.to_owned();
+    let first = tokio::spawn(async move {
+        first_or_recorded(&app, &account, &key, &fingerprint, request, next).await
+    });
+    first
+        .await
+        .map_err(|error| Problem::internal(&error).into_response())?
+}
+
+/// Claims `key` and answers `request`, recording its answer; or the answer
+/// the key already holds.
+async fn first_or_recorded(
+    app: &AppState,
+    account: &str,
+    key: &str,
+    fingerprint: &str,
+    request: Request,
+    next: Next,
+) -> Result<Response, Response> {
+    let Some(held) = app.answering.take(account, key) else {
         return Err(in_flight());
-    }
-    let state = match app.keys.claim(account, &key, &fingerprint).await {
-        Ok(state) => state,
-        Err(error) => {
-            app.answering.give_back(account, &key);
-            return Err(Problem::from(error).into_response());
-        }
     };
-    if state != KeyState::Claimed {
-        app.answering.give_back(account, &key);
-    }
+    let state = app
+        .keys
+        .claim(account, key, fingerprint)
+        .await
+        .map_err(|error| Problem::from(error).into_response())?;
     match state {
         KeyState::Claimed => {}
         KeyState::Answered {
@@ -152,68 +194,97 @@ async fn keyed(
             .into_response());
         }
     }
-    // Detached, so that the work and its recorded answer do not depend on
-    // the client staying connected; the handler in its own task, so that
-    // even its panic lets go of the key.
-    let work = tokio::spawn(next.run(Request::from_parts(parts, Body::from(bytes))));
-    let app = app.clone();
-    let account = account.to_owned();
-    let answered = tokio::spawn(async move {
-        let answer = answer(&app, &account, &key, work).await;
-        app.answering.give_back(&account, &key);
-        answer
-    });
-    match answered.await {
-        Ok(response) => Ok(response),
-        Err(error) => Err(Problem::internal(&error).into_response()),
-    }
+    // The handler in its own task, so that even its panic lets go of the key.
+    let work = tokio::spawn(next.run(request));
+    let (response, outcome) = answer(work).await;
+    settle(app, held, outcome).await;
+    Ok(response)
 }
 
-/// The handler's answer, recorded for `key` (or the key let go of, when
-/// the server failed: a retry then runs again).
-async fn answer(
-    app: &AppState,
-    account: &str,
-    key: &str,
-    work: tokio::task::JoinHandle<Response>,
-) -> Response {
+/// What a key keeps once its first request has its answer.
+enum Outcome {
+    /// The answer, for retries to replay.
+    Record {
+        status: u16,
+        content_type: Option<String>,
+        body: Bytes,
+    },
+    /// Nothing (the server failed): a retry runs again.
+    Release,
+}
+
+/// The handler's answer, and what its key is to keep of it.
+async fn answer(work: tokio::task::JoinHandle<Response>) -> (Response, Outcome) {
     let response = match work.await {
         Ok(response) => response,
-        Err(error) => {
-            release(app, account, key).await;
-            return Problem::internal(&error).into_response();
-        }
+        Err(error) => return (Problem::internal(&error).into_response(), Outcome::Release),
     };
     let (parts, body) = response.into_parts();
     let bytes = match to_bytes(body, usize::MAX).await {
         Ok(bytes) => bytes,
-        Err(error) => {
-            release(app, account, key).await;
-            return Problem::internal(&error).into_response();
+        Err(error) => return (Problem::internal(&error).into_response(), Outcome::Release),
+    };
+    let outcome = if parts.status.is_server_error() {
+        Outcome::Release
+    } else {
+        Outcome::Record {
+            status: parts.status.as_u16(),
+            content_type: parts
+                .headers
+                .get(header::CONTENT_TYPE)
+                .and_then(|value| value.to_str().ok())
+                .map(str::to_owned),
+            body: bytes.clone(),
         }
     };
-    if parts.status.is_server_error() {
-        release(app, account, key).await;
-    } else {
-        let content_type = parts
-            .headers
-            .get(header::CONTENT_TYPE)
-            .and_then(|value| value.to_str().ok());
-        if let Err(error) = app
-            .keys
-            .answer(account, key, parts.status.as_u16(), content_type, &bytes)
-            .await
-        {
-            tracing::error!(key = %key, "recording an idempotent answer: {error}");
-        }
-    }
-    Response::from_parts(parts, Body::from(bytes))
+    (Response::from_parts(parts, Body::from(bytes)), outcome)
 }
 
-async fn release(app: &AppState, account: &str, key: &str) {
-    if let Err(error) = app.keys.release(account, key).await {
-        tracing::error!(key = %key, "letting go of an idempotency key: {error}");
+/// Stores `outcome` for the key `held`. When the database cannot take it
+/// now, tries again in the background for up to [`SETTLE_LIMIT`] while
+/// this process goes on holding the key: a retry meanwhile is told to wait,
+/// not that the server stopped.
+async fn settle(app: &AppState, held: Held, outcome: Outcome) {
+    match store(app, &held, &outcome).await {
+        Ok(()) => {}
+        Err(ServiceError::Store(StoreError::Unavailable(_))) => {
+            let app = app.clone();
+            tokio::spawn(async move {
+                let deadline = tokio::time::Instant::now() + SETTLE_LIMIT;
+                loop {
+                    tokio::time::sleep(SETTLE_RETRY).await;
+                    match store(&app, &held, &outcome).await {
+                        Ok(()) => return,
+                        Err(error) if tokio::time::Instant::now() >= deadline => {
+                            return settle_failed(&held, &error);
+                        }
+                        Err(_) => {}
+                    }
+                }
+            });
+        }
+        Err(error) => settle_failed(&held, &error),
     }
+}
+
+async fn store(app: &AppState, held: &Held, outcome: &Outcome) -> Result<(), ServiceError> {
+    let (account, key) = &held.key;
+    match outcome {
+        Outcome::Record {
+            status,
+            content_type,
+            body,
+        } => {
+            app.keys
+                .answer(account, key, *status, content_type.as_deref(), body)
+                .await
+        }
+        Outcome::Release => app.keys.release(account, key).await,
+    }
+}
+
+fn settle_failed(held: &Held, error: &ServiceError) {
+    tracing::error!(key = %held.key.1, "recording what became of an idempotent request: {error}");
 }
 
 /// The recorded answer, marked as replayed.
@@ -243,14 +314,13 @@ fn is_valid_key(key: &str) -> bool {
 }
 
 fn in_flight() -> Response {
-    let mut response = Problem::conflict(
-        "a request with this Idempotency-Key is still being answered; retry after a moment",
-    )
-    .into_response();
-    response
-        .headers_mut()
-        .insert(header::RETRY_AFTER, HeaderValue::from(RETRY_AFTER_SECONDS));
-    response
+    Problem {
+        retry_after: Some(RETRY_AFTER_SECONDS),
+        ..Problem::conflict(
+            "a request with this Idempotency-Key is still being answered; retry after a moment",
+        )
+    }
+    .into_response()
 }
 
 /// What makes two requests the same: method, path and query, and the body

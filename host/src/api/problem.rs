@@ -26,7 +26,14 @@ pub struct Problem {
     pub detail: String,
     /// The fields at fault, when the request's content is.
     pub errors: Vec<FieldError>,
+    /// Seconds to wait before trying again, sent as `Retry-After`.
+    #[serde(skip)]
+    pub retry_after: Option<u64>,
 }
+
+/// What a 503 tells the client to wait, in seconds: about as long as the
+/// server gives the database to lend a connection.
+const UNAVAILABLE_RETRY_SECONDS: u64 = 2;
 
 impl Problem {
     /// A problem of `status` with code `code` (the type's last part).
@@ -37,6 +44,7 @@ impl Problem {
             status: status.as_u16(),
             detail: detail.into(),
             errors: Vec::new(),
+            retry_after: None,
         }
     }
 
@@ -73,6 +81,34 @@ impl Problem {
         Self::invalid(vec![FieldError::new(field, message)])
     }
 
+    /// 503 with `Retry-After`: the database cannot answer now; the cause is
+    /// logged, not told.
+    pub fn unavailable(error: &dyn std::fmt::Display) -> Self {
+        tracing::warn!("answering 503: {error}");
+        Self {
+            retry_after: Some(UNAVAILABLE_RETRY_SECONDS),
+            ..Self::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "unavailable",
+                "the database cannot answer now; retry after the time Retry-After gives",
+            )
+        }
+    }
+
+    /// 500, or 503 when the failure is the database's being unreachable
+    /// (somewhere in `error`'s causes); the cause is logged, not told.
+    pub fn internal_or_unavailable(error: &anyhow::Error) -> Self {
+        let unavailable = error
+            .chain()
+            .filter_map(|cause| cause.downcast_ref::<StoreError>())
+            .any(|cause| matches!(cause, StoreError::Unavailable(_)));
+        if unavailable {
+            Self::unavailable(&format!("{error:#}"))
+        } else {
+            Self::internal(&format!("{error:#}"))
+        }
+    }
+
     /// 500; the cause is logged, not told.
     pub fn internal(error: &dyn std::fmt::Display) -> Self {
         tracing::error!("internal error: {error:#}");
@@ -87,11 +123,17 @@ impl Problem {
 impl IntoResponse for Problem {
     fn into_response(self) -> Response {
         let status = StatusCode::from_u16(self.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let retry_after = self.retry_after;
         let mut response = (status, axum::Json(self)).into_response();
         response.headers_mut().insert(
             header::CONTENT_TYPE,
             HeaderValue::from_static("application/problem+json"),
         );
+        if let Some(seconds) = retry_after {
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+        }
         response
     }
 }
@@ -104,6 +146,7 @@ impl From<StoreError> for Problem {
                 ..Self::conflict(message)
             },
             StoreError::Missing(message) => Self::not_found(message),
+            unavailable @ StoreError::Unavailable(_) => Self::unavailable(&unavailable),
             other => Self::internal(&other),
         }
     }
@@ -116,7 +159,7 @@ impl From<SessionError> for Problem {
             SessionError::NotFound(message) => Self::not_found(message),
             SessionError::Conflict(message) => Self::conflict(message),
             SessionError::Store(error) => error.into(),
-            SessionError::Internal(error) => Self::internal(&format!("{error:#}")),
+            SessionError::Internal(error) => Self::internal_or_unavailable(&error),
         }
     }
 }
@@ -127,7 +170,7 @@ impl From<ServiceError> for Problem {
             ServiceError::Invalid(errors) => Self::invalid(errors),
             ServiceError::NotFound(what) => Self::not_found(what),
             ServiceError::Store(error) => error.into(),
-            ServiceError::Internal(error) => Self::internal(&format!("{error:#}")),
+            ServiceError::Internal(error) => Self::internal_or_unavailable(&error),
         }
     }
 }
@@ -158,7 +201,7 @@ impl From<CodeTaskError> for Problem {
                 Self::new(StatusCode::NOT_FOUND, "log.elsewhere", detail)
             }
             CodeTaskError::Store(error) => error.into(),
-            CodeTaskError::Internal(error) => Self::internal(&format!("{error:#}")),
+            CodeTaskError::Internal(error) => Self::internal_or_unavailable(&error),
         }
     }
 }

@@ -73,7 +73,7 @@ pub async fn stream(
         .runs
         .events(account_id, run)
         .await
-        .map_err(|error| Problem::internal(&error))?;
+        .map_err(|error| Problem::internal_or_unavailable(&error))?;
     let stream = EventStream {
         latest: events.latest(),
         closing: app.runs.closing(),

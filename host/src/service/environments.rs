@@ -90,7 +90,7 @@ impl Environments {
         };
         self.conductor
             .check_repository(account_id, path)
-            .await
+            .await?
             .map_err(|why| ServiceError::invalid_field("repository", why))
     }
 }

@@ -296,6 +296,12 @@ impl Conductor {
         {
             self.check_repository(&session.account_id, path)
                 .await
+                .map_err(|error| {
+                    workspace::WorkspaceError::Repository(format!(
+                        "environment {}'s repository could not be checked: {error}",
+                        environment.name
+                    ))
+                })?
                 .map_err(|why| {
                     workspace::WorkspaceError::Repository(format!(
                         "environment {}'s repository is refused: {why}",
@@ -398,19 +404,18 @@ impl Conductor {
     /// Whether an environment of `account_id` may use the local repository
     /// at `path` (as a path or a `file://` URL): it must exist, lie under one of the operator's repository
     /// roots (anywhere, for the first account, when there are none), and
-    /// neither hold nor lie inside cinch's home. The reason when not.
+    /// neither hold nor lie inside cinch's home. The reason when not; the
+    /// store's error when it could not be told.
     pub async fn check_repository(
         &self,
         account_id: &str,
         path: &Path,
-    ) -> std::result::Result<(), String> {
-        let first = self
-            .store
-            .first_account_id()
-            .await
-            .map_err(|error| format!("cinch could not check it: {error}"))?;
-        crate::sandbox::RepositoryRoots::new(&self.settings.repository_roots, self.home.root())
-            .admits(path, first.as_deref() == Some(account_id))
+    ) -> std::result::Result<std::result::Result<(), String>, crate::store::StoreError> {
+        let first = self.store.first_account_id().await?;
+        Ok(
+            crate::sandbox::RepositoryRoots::new(&self.settings.repository_roots, self.home.root())
+                .admits(path, first.as_deref() == Some(account_id)),
+        )
     }
 
     pub(super) async fn close_with(

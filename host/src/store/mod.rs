@@ -30,6 +30,7 @@ mod sessions;
 mod slots;
 mod tasks;
 mod tokens;
+mod unavailable;
 mod unknown_events;
 mod usage;
 mod vault;
@@ -70,7 +71,11 @@ pub const DATABASE_FILE: &str = "cinch.db";
 pub enum StoreError {
     /// The database failed or refused a statement.
     #[error("database: {0}")]
-    Database(#[from] sqlx::Error),
+    Database(sqlx::Error),
+    /// The database cannot answer now (see [`unavailable`]); a retry may
+    /// succeed once it is back.
+    #[error("the database cannot answer: {0}")]
+    Unavailable(Box<dyn std::error::Error + Send + Sync>),
     /// The schema could not be brought up to date.
     #[error("migrating the database: {0}")]
     Migrate(#[from] sqlx::migrate::MigrateError),
@@ -85,13 +90,40 @@ pub enum StoreError {
     Vault(String),
     /// A statement on a SQLite store's own connections failed.
     #[error("database: {0}")]
-    Direct(#[from] rusqlite::Error),
+    Direct(rusqlite::Error),
     /// A thread of the store's own could not be started.
     #[error("starting a thread of the database's: {0}")]
     Spawn(std::io::Error),
     /// A stored JSON column could not be read back.
     #[error("a stored value is not valid JSON: {0}")]
     Json(#[from] serde_json::Error),
+}
+
+/// The longest a PostgreSQL statement waits for a connection, a new one
+/// included: past it the database is taken as unable to answer (stopped,
+/// unreachable, or every connection busy), and the caller is told so at
+/// once rather than after sqlx's 30 seconds of retries.
+const CONNECTION_WAIT: std::time::Duration = std::time::Duration::from_millis(1500);
+
+/// How long a node starting waits for its PostgreSQL server to take
+/// connections (one started beside it may still be starting).
+const START_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Connects once to the server `options` name, again and again for up to
+/// [`START_WAIT`] while it cannot answer yet.
+async fn wait_for_server(options: &PgConnectOptions) -> Result<()> {
+    use sqlx::{ConnectOptions as _, Connection as _};
+    let deadline = tokio::time::Instant::now() + START_WAIT;
+    loop {
+        match options.connect().await.map_err(StoreError::from) {
+            Ok(connection) => return Ok(connection.close().await?),
+            Err(StoreError::Unavailable(error)) if tokio::time::Instant::now() < deadline => {
+                tracing::info!("waiting for PostgreSQL: {error}");
+                tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+            }
+            Err(error) => return Err(error),
+        }
+    }
 }
 
 /// The result of a store operation.
@@ -232,8 +264,10 @@ impl Store {
     /// kept in the private folder `vault`, never in the database.
     pub async fn open_postgres(url: &str, vault: &Path) -> Result<Self> {
         let options = PgConnectOptions::from_str(url)?;
+        wait_for_server(&options).await?;
         let pool = PgPoolOptions::new()
             .max_connections(16)
+            .acquire_timeout(CONNECTION_WAIT)
             .connect_with(options.clone())
             .await?;
         migrations::postgres().await?.run(&pool).await?;

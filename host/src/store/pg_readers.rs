@@ -66,7 +66,9 @@ impl PgReaders {
                 ),
             }
         }
-        let mut connection = self.options.connect().await?;
+        let mut connection = tokio::time::timeout(super::CONNECTION_WAIT, self.options.connect())
+            .await
+            .map_err(|_| sqlx::Error::PoolTimedOut)??;
         let rows = query().fetch_all(&mut connection).await?;
         self.keep(connection);
         Ok(rows)
