@@ -528,6 +528,18 @@ fn rotating_the_secrets_key_seals_every_secret_again_and_turns_still_get_them() 
     assert_eq!(before.len(), 2, "{before:?}");
     let home_key = world.path("home/secrets.key");
     let old_key = std::fs::read_to_string(&home_key).unwrap();
+    if world.database.is_none() {
+        // A first start with no key made one, private, and said where.
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = std::fs::metadata(&home_key).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        assert!(
+            server.log().contains("made the secrets key"),
+            "{}",
+            server.log()
+        );
+        assert_eq!(old_key.trim().len(), 64);
+    }
     drop(server);
 
     // A current key that is not the database's changes nothing.

@@ -77,6 +77,8 @@ pub(super) use read_sealed;
 /// returns from the function when the database's key is no longer the one
 /// they were sealed with. The key's row is read first, sharing its lock: a
 /// rotation waits for this transaction, or this one for the rotation.
+/// `$unlocked` is evaluated only when there is something to seal, so that a
+/// store given no key still writes owners without secrets.
 macro_rules! put_sealed {
     ($tx:expr, $dialect:expr, $unlocked:expr, $owner:expr, $sealed:expr) => {
         if !$sealed.is_empty() {
