@@ -217,7 +217,7 @@ impl Webhooks {
 
     async fn attempt(&self, due: DueDelivery) {
         let delivery = &due.delivery;
-        let secret = match self.inner.store.webhook_secret(&delivery.webhook_id) {
+        let secret = match self.inner.store.webhook_secret(&delivery.webhook_id).await {
             Ok(secret) => secret,
             Err(error) => {
                 tracing::error!(delivery = %delivery.id, "a webhook's secret: {error}");

@@ -1093,3 +1093,135 @@ fn takeover_time_after_kill_9() {
         times[9]
     );
 }
+
+// Secrets across nodes: sealed in the database with the key every node is
+// given, so that whichever node runs a turn gives it the environment's
+// secrets, and every node reads the same names.
+
+#[test]
+fn a_secret_set_through_one_node_reaches_a_turn_another_node_runs_sealed() {
+    let Some([first, second]) = shared_worlds::<2>() else {
+        return;
+    };
+    let one = first.serve();
+    let two = second.serve();
+    let token = first.admin_token();
+    let on_one = Api::new(&one, &token);
+    let on_two = Api::new(&two, &token);
+    let environment = on_one.environment(json!({
+        "name": "shop",
+        "repository": first.path("repo").display().to_string(),
+        "setup": ["true"],
+        "secrets": {"DEPLOY_TOKEN": SECRET},
+    }));
+    let path = format!("/environments/{environment}");
+    let names = |api: &Api| api.get(&path).data()["secret_names"].clone();
+    assert_eq!(names(&on_one), json!(["DEPLOY_TOKEN"]));
+    assert_eq!(
+        names(&on_two),
+        json!(["DEPLOY_TOKEN"]),
+        "node two reads the names"
+    );
+
+    // A change of another field through node two keeps the secret.
+    let patched = two.patch(&on_two.path(&path), &token, &json!({"setup": []}));
+    assert_eq!(patched.status, 200, "{patched:?}");
+    assert_eq!(patched.data()["secret_names"], json!(["DEPLOY_TOKEN"]));
+    assert_eq!(patched.data()["setup"], json!([]));
+    assert_eq!(names(&on_one), json!(["DEPLOY_TOKEN"]));
+    assert_eq!(on_one.get(&path).data()["setup"], json!([]));
+
+    // A task created on node two runs there with the secret, and what the
+    // harness says of it is masked on both nodes.
+    let said = format!("The token is {SECRET}.");
+    script_everywhere(
+        &[&first, &second],
+        "secret-turn",
+        Script {
+            lines: claude_turn("sess-s", &said),
+            ..Script::default()
+        },
+    );
+    let (task, session) = on_two.task_on(&environment, "Deploy");
+    on_two.wait_status(&task, &session, "idle");
+    assert_eq!(ran_on(&[&first, &second], "secret-turn"), 1);
+    let record = read_record(&second, "secret-turn");
+    assert_eq!(record["env"]["DEPLOY_TOKEN"], SECRET);
+    for api in [&on_one, &on_two] {
+        let messages = api.messages(&task, &session, "").data();
+        let reply = assistant(&messages)["content"].as_str().unwrap().to_owned();
+        assert_eq!(reply, "The token is [redacted].");
+    }
+
+    // The database holds it sealed only, and no file of either home holds it.
+    let sealed = first.query_text("SELECT owner_id, name, sealed FROM secrets");
+    assert_eq!(sealed.len(), 1, "{sealed:?}");
+    assert_eq!(
+        sealed[0][..2],
+        [environment.clone(), "DEPLOY_TOKEN".to_owned()]
+    );
+    assert!(!sealed[0][2].contains(SECRET));
+    assert!(!first.database_text().contains(SECRET));
+    for world in [&first, &second] {
+        assert_eq!(
+            world.home_files_holding(SECRET),
+            Vec::<std::path::PathBuf>::new()
+        );
+    }
+}
+
+#[test]
+fn a_node_without_the_secrets_key_or_with_another_refuses_to_start() {
+    let Some([first, second]) = shared_worlds::<2>() else {
+        return;
+    };
+    let one = first.serve();
+    let token = first.admin_token();
+    Api::new(&one, &token).environment(json!({
+        "name": "shop",
+        "repository": first.path("repo").display().to_string(),
+        "secrets": {"DEPLOY_TOKEN": SECRET},
+    }));
+
+    // Without a key, it says which is missing and how to give it.
+    std::fs::remove_file(second.path("home/secrets.key")).unwrap();
+    let stderr = second.refused_start(&[], &[]);
+    assert!(
+        stderr.contains("sealed with a key this node was not given")
+            && stderr.contains("--secrets-key-file")
+            && stderr.contains("CINCH_SECRETS_KEY"),
+        "{stderr}"
+    );
+    assert!(
+        !second.path("home/secrets.key").exists(),
+        "it made no key of its own"
+    );
+
+    // With another key, in a file or in the variable, it says so.
+    let other = second.path("other.key");
+    std::fs::write(&other, format!("{}\n", "ab".repeat(32))).unwrap();
+    let other_file = ["--secrets-key-file", other.to_str().unwrap()];
+    let stderr = second.refused_start(&other_file, &[]);
+    assert!(
+        stderr.contains("is not the one this database's secrets are sealed with")
+            && stderr.contains(other.to_str().unwrap()),
+        "{stderr}"
+    );
+    let stderr = second.refused_start(&[], &[("CINCH_SECRETS_KEY", &"cd".repeat(32))]);
+    assert!(
+        stderr.contains("the secrets key from CINCH_SECRETS_KEY is not the one"),
+        "{stderr}"
+    );
+    let stderr = second.refused_start(&["--secrets-key-file", "/nonexistent/key"], &[]);
+    assert!(stderr.contains("/nonexistent/key"), "{stderr}");
+    std::fs::write(&other, "not a key\n").unwrap();
+    let stderr = second.refused_start(&other_file, &[]);
+    assert!(stderr.contains("64 hex digits"), "{stderr}");
+
+    // With the key, it starts and reads the secret's name.
+    let key = second.path("shared.key");
+    std::fs::write(&key, SHARED_SECRETS_KEY).unwrap();
+    let two = second.serve_with(&["--secrets-key-file", key.to_str().unwrap()]);
+    let environments = Api::new(&two, &token).get("/environments").data();
+    assert_eq!(environments[0]["secret_names"], json!(["DEPLOY_TOKEN"]));
+}

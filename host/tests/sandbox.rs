@@ -174,8 +174,8 @@ fn a_hostile_harness_of_one_account_reaches_nothing_of_cinchs_or_anothers() {
         supervisor_exe.display()
     );
     let a_agent = only_entry(&home.join("agents"), "");
-    let vault = home.join("secrets").join(format!("{a_env}.json"));
-    assert!(vault.is_file(), "{}", vault.display());
+    let secrets_key = home.join("secrets.key");
+    assert!(secrets_key.is_file(), "{}", secrets_key.display());
     let a_log = only_entry(&home.join("runs").join(&a_session), ".harness.jsonl");
     let server_pid = server.child.id() as i32;
 
@@ -189,7 +189,7 @@ fn a_hostile_harness_of_one_account_reaches_nothing_of_cinchs_or_anothers() {
     // Account B's harness tries everything.
     let denied = vec![
         Probe::Read {
-            path: path_text(&vault),
+            path: path_text(&secrets_key),
         },
         Probe::List {
             path: path_text(&home.join("secrets")),

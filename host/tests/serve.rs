@@ -687,3 +687,240 @@ fn the_mcp_endpoint_needs_a_token_and_keeps_to_its_account() {
     assert!(log.contains("environment created"), "{log}");
     assert!(!log.contains("rmcp::"), "{log}");
 }
+
+/// A turn of a task on `environment` that records the harness's
+/// invocation: the variables it ran with.
+fn turn_env(world: &World, api: &Api, environment: &str, record: &str) -> Value {
+    let path = world.path(&format!("out/{record}.json"));
+    world.script(Script {
+        lines: claude_turn("sess-k", "Done."),
+        record: Some(path.clone()),
+        ..Script::default()
+    });
+    let (task, session) = api.task_on(environment, "Deploy");
+    api.wait_status(&task, &session, "idle");
+    let record: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    record["env"].clone()
+}
+
+#[test]
+fn rotating_the_secrets_key_seals_every_secret_again_and_turns_still_get_them() {
+    let world = World::new();
+    let server = world.serve();
+    let token = world.admin_token();
+    let api = Api::new(&server, &token);
+    let environment = api.environment(json!({
+        "name": "shop",
+        "repository": world.path("repo").display().to_string(),
+        "secrets": {"DEPLOY_TOKEN": SECRET, "OTHER_TOKEN": "other-secret-value"},
+    }));
+    let sealed = || world.query_text("SELECT owner_id, name, sealed FROM secrets ORDER BY name");
+    let before = sealed();
+    assert_eq!(before.len(), 2, "{before:?}");
+    let home_key = world.path("home/secrets.key");
+    let old_key = std::fs::read_to_string(&home_key).unwrap();
+    if world.database.is_none() {
+        // A first start with no key made one, private, and said where.
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = std::fs::metadata(&home_key).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        assert!(
+            server.log().contains("made the secrets key"),
+            "{}",
+            server.log()
+        );
+        assert_eq!(old_key.trim().len(), 64);
+    }
+    drop(server);
+
+    // A current key that is not the database's changes nothing.
+    let new_key = "a1".repeat(32);
+    std::fs::write(world.path("new.key"), format!("{new_key}\n")).unwrap();
+    let rotate = |current: &[&str]| {
+        world
+            .cinch()
+            .args(["secrets", "rotate-key", "--new-key-file"])
+            .arg(world.path("new.key"))
+            .arg("--home")
+            .arg(world.path("home"))
+            .args(current)
+            .output()
+            .unwrap()
+    };
+    std::fs::write(world.path("wrong.key"), "b2".repeat(32)).unwrap();
+    let wrong = rotate(&[
+        "--secrets-key-file",
+        world.path("wrong.key").to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&wrong.stderr);
+    assert!(!wrong.status.success(), "{wrong:?}");
+    assert!(
+        stderr.contains("is not the one this database's secrets are sealed with"),
+        "{stderr}"
+    );
+    assert_eq!(sealed(), before);
+
+    // With the home's key: every value sealed again, and the home's key file
+    // holds the new key.
+    let rotated = rotate(&[]);
+    let stdout = String::from_utf8_lossy(&rotated.stdout);
+    assert!(rotated.status.success(), "{rotated:?}");
+    assert!(stdout.contains("sealed 2 secrets again"), "{stdout}");
+    let after = sealed();
+    assert_eq!(after.len(), 2);
+    for (old, new) in before.iter().zip(&after) {
+        assert_eq!(old[..2], new[..2]);
+        assert_ne!(old[2], new[2], "{} sealed again", new[1]);
+        assert!(!new[2].contains(SECRET) && !new[2].contains("other-secret-value"));
+    }
+    assert_eq!(std::fs::read_to_string(&home_key).unwrap().trim(), new_key);
+
+    // The old key no longer opens the database.
+    std::fs::write(world.path("old.key"), &old_key).unwrap();
+    let stderr = world.refused_start(
+        &[
+            "--secrets-key-file",
+            world.path("old.key").to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert!(
+        stderr.contains("is not the one this database's secrets are sealed with"),
+        "{stderr}"
+    );
+
+    // A node with the new key gives turns the secrets.
+    let server = world.serve();
+    let api = Api::new(&server, &token);
+    let env = turn_env(&world, &api, &environment, "after-rotation");
+    assert_eq!(env["DEPLOY_TOKEN"], SECRET);
+    assert_eq!(env["OTHER_TOKEN"], "other-secret-value");
+}
+
+#[test]
+fn the_secret_files_of_an_older_version_move_into_the_database_once() {
+    let world = World::new();
+    let server = world.serve();
+    let token = world.admin_token();
+    let api = Api::new(&server, &token);
+    let environment = api.environment(json!({
+        "name": "shop",
+        "repository": world.path("repo").display().to_string(),
+    }));
+    drop(server);
+
+    // What an older version left in the home: an environment's file, one
+    // half written, one of an environment since deleted, and a running
+    // turn's values to mask, which stay.
+    let vault = world.path("home/secrets");
+    std::fs::create_dir_all(vault.join("turns")).unwrap();
+    let file = vault.join(format!("{environment}.json"));
+    std::fs::write(&file, json!({"LEGACY_TOKEN": SECRET}).to_string()).unwrap();
+    let partial = vault.join(format!("{environment}.partial"));
+    std::fs::write(&partial, json!({"LEGACY_TOKEN": SECRET}).to_string()).unwrap();
+    let orphan = vault.join("env_0123456789abcdef0123456789a.json");
+    std::fs::write(&orphan, json!({"GONE": SECRET}).to_string()).unwrap();
+    let turn = vault.join("turns/turn_0123456789abcdef0123456789a.json");
+    std::fs::write(&turn, "[\"masked-while-it-runs\"]").unwrap();
+
+    let server = world.serve();
+    let api = Api::new(&server, &token);
+    assert!(server.log().contains("moved 1 secrets from 1 files in"));
+    let read = api.get(&format!("/environments/{environment}"));
+    assert_eq!(
+        read.data()["secret_names"],
+        json!(["LEGACY_TOKEN"]),
+        "{read:?}"
+    );
+    for gone in [&file, &partial, &orphan] {
+        assert!(!gone.exists(), "{} stayed", gone.display());
+    }
+    assert!(turn.exists());
+    let sealed = world.query_text("SELECT owner_id, name, sealed FROM secrets");
+    assert_eq!(sealed.len(), 1, "{sealed:?}");
+    assert_eq!(
+        sealed[0][..2],
+        [environment.clone(), "LEGACY_TOKEN".to_owned()]
+    );
+    assert!(!world.database_text().contains(SECRET));
+    assert_eq!(
+        world.home_files_holding(SECRET),
+        Vec::<std::path::PathBuf>::new()
+    );
+    let env = turn_env(&world, &api, &environment, "imported");
+    assert_eq!(env["LEGACY_TOKEN"], SECRET);
+
+    // A restart finds nothing more to import and keeps what was.
+    drop(server);
+    let server = world.serve();
+    assert!(!server.log().contains("moved"), "{}", server.log());
+    let read = Api::new(&server, &token).get(&format!("/environments/{environment}"));
+    assert_eq!(read.data()["secret_names"], json!(["LEGACY_TOKEN"]));
+    assert_eq!(
+        world.query_text("SELECT owner_id, name, sealed FROM secrets"),
+        sealed
+    );
+}
+
+#[test]
+fn an_environment_and_its_secrets_are_stored_together_or_not_at_all() {
+    let world = World::new();
+    let server = world.serve();
+    let token = world.admin_token();
+    let api = Api::new(&server, &token);
+    let body = |name: &str| {
+        json!({
+            "name": name,
+            "repository": world.path("repo").display().to_string(),
+            "secrets": {"DEPLOY_TOKEN": SECRET},
+        })
+    };
+
+    // No file of the home is written: a folder that cannot be written
+    // where secret files once went changes nothing.
+    let folder = world.path("home/secrets");
+    let _ = std::fs::remove_dir_all(&folder);
+    std::fs::write(&folder, "not a folder").unwrap();
+    let created = api.post("/environments", body("first"));
+    assert_eq!(created.status, 201, "{created:?}");
+    assert_eq!(created.data()["secret_names"], json!(["DEPLOY_TOKEN"]));
+    std::fs::remove_file(&folder).unwrap();
+
+    // The database refuses the secret's row, as a full disk would: the
+    // environment is not stored either, and the same request, once the
+    // fault is gone, creates it.
+    let (inject, heal) = match world.database {
+        None => (
+            "CREATE TRIGGER no_room BEFORE INSERT ON secrets \
+             BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END",
+            "DROP TRIGGER no_room",
+        ),
+        Some(_) => (
+            "CREATE FUNCTION no_room() RETURNS trigger LANGUAGE plpgsql AS \
+             $$ BEGIN RAISE EXCEPTION 'could not extend file: No space left on device'; END $$; \
+             CREATE TRIGGER no_room BEFORE INSERT ON secrets FOR EACH ROW EXECUTE FUNCTION no_room()",
+            "DROP TRIGGER no_room ON secrets",
+        ),
+    };
+    world.execute_sql(inject);
+    let refused = api.post("/environments", body("second"));
+    assert!(refused.status >= 500, "{refused:?}");
+    assert!(!refused.text.contains(SECRET));
+    let names = || -> Vec<Value> {
+        api.get("/environments")
+            .data()
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["name"].clone())
+            .collect()
+    };
+    assert_eq!(names(), [json!("first")]);
+    world.execute_sql(heal);
+    let retried = api.post("/environments", body("second"));
+    assert_eq!(retried.status, 201, "{retried:?}");
+    assert_eq!(retried.data()["secret_names"], json!(["DEPLOY_TOKEN"]));
+    assert_eq!(names(), [json!("first"), json!("second")]);
+    let sealed = world.query_text("SELECT name FROM secrets");
+    assert_eq!(sealed.len(), 2, "{sealed:?}");
+}

@@ -277,17 +277,21 @@ fn a_task_runs_a_session_that_answers_follow_ups() {
         assert!(!text.contains(SECRET));
     }
 
-    // Nor is it in the database: its value lives in a private file in the home.
+    // Nor is it in the database in clear, nor in any file of the home: the
+    // database holds it sealed, bound to its environment and name.
     let database = world.database_text();
     assert!(database.contains(&environment), "no database found");
     assert!(!database.contains(SECRET));
-    let vault = world
-        .path("home/secrets")
-        .join(format!("{environment}.json"));
-    use std::os::unix::fs::PermissionsExt as _;
+    let sealed = world.query_text("SELECT owner_id, name, sealed FROM secrets");
+    assert_eq!(sealed.len(), 1, "{sealed:?}");
     assert_eq!(
-        std::fs::metadata(&vault).unwrap().permissions().mode() & 0o777,
-        0o600
+        sealed[0][..2],
+        [environment.clone(), "DEPLOY_TOKEN".to_owned()]
+    );
+    assert!(!sealed[0][2].contains(SECRET) && sealed[0][2].len() > 2 * SECRET.len());
+    assert_eq!(
+        world.home_files_holding(SECRET),
+        Vec::<std::path::PathBuf>::new()
     );
 
     // Attachments: listed, their contents in ResourceContents shape.

@@ -5,6 +5,7 @@ mod drivers;
 mod revert;
 mod run;
 mod scaffold;
+mod secrets;
 mod serve;
 mod turns;
 
@@ -114,6 +115,18 @@ enum Command {
         #[command(subcommand)]
         command: AccountCommand,
     },
+    /// Manages the key environments' and webhooks' secrets are sealed with.
+    Secrets {
+        #[command(subcommand)]
+        command: SecretsCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum SecretsCommand {
+    /// Seals every stored secret again under a new key, in one transaction;
+    /// then restart every node with the new key.
+    RotateKey(secrets::RotateArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -202,6 +215,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Account {
             command: AccountCommand::Create(args),
         } => serve::account_create(args),
+        Command::Secrets {
+            command: SecretsCommand::RotateKey(args),
+        } => secrets::rotate_key(args),
     }
 }
 

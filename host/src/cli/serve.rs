@@ -101,6 +101,9 @@ pub struct ServeArgs {
     /// every tenant can then read everything cinch can.
     #[arg(long)]
     no_sandbox: bool,
+    /// The key secrets are sealed with in the database.
+    #[command(flatten)]
+    secrets_key: super::secrets::KeyArgs,
 }
 
 #[derive(Debug, clap::Args)]
@@ -134,7 +137,7 @@ pub struct AccountArgs {
     database: Option<String>,
 }
 
-fn home(dir: Option<PathBuf>) -> anyhow::Result<Home> {
+pub(super) fn home(dir: Option<PathBuf>) -> anyhow::Result<Home> {
     match dir {
         Some(dir) => Home::open(dir),
         None => Home::discover(),
@@ -150,8 +153,8 @@ pub(super) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 
 /// The store of `home`: the database `--database` names, else the one
 /// `[serve] database` in its config.toml names, else its SQLite file.
-async fn open_store(home: &Home, database: Option<String>) -> anyhow::Result<Store> {
-    open(home, &configured(home, database)?).await
+pub(super) async fn open_store(home: &Home, database: Option<String>) -> anyhow::Result<Store> {
+    open(&configured(home, database)?).await
 }
 
 /// The store [`open_store`] opens, or `None` when it is a SQLite file that
@@ -162,7 +165,7 @@ pub(super) async fn open_existing_store(
 ) -> anyhow::Result<Option<Store>> {
     match configured(home, database)? {
         Database::Sqlite(path) if !path.exists() => Ok(None),
-        database => open(home, &database).await.map(Some),
+        database => open(&database).await.map(Some),
     }
 }
 
@@ -189,6 +192,17 @@ enum Database {
 }
 
 impl Database {
+    /// Where versions before secrets were kept in the database kept a
+    /// node's secret files: beside a SQLite file, in the home otherwise.
+    fn old_vault(&self, home: &Home) -> PathBuf {
+        match self {
+            Self::Sqlite(path) => path.parent().unwrap_or(Path::new(".")).join("secrets"),
+            Self::Postgres(_) => home.root().join("secrets"),
+        }
+    }
+}
+
+impl Database {
     /// The database a `--database` value names; the home's SQLite file
     /// without one.
     fn choose(home: &Home, value: Option<String>) -> anyhow::Result<Self> {
@@ -210,12 +224,11 @@ impl Database {
     }
 }
 
-/// Opens the store in `database`; a PostgreSQL store keeps environments'
-/// secrets in the home's vault.
-async fn open(home: &Home, database: &Database) -> anyhow::Result<Store> {
+/// Opens the store in `database`.
+async fn open(database: &Database) -> anyhow::Result<Store> {
     match database {
         Database::Sqlite(path) => open_database(path).await,
-        Database::Postgres(url) => Store::open_postgres(url, &home.root().join("secrets"))
+        Database::Postgres(url) => Store::open_postgres(url)
             .await
             .with_context(|| format!("opening {}", without_password(url))),
     }
@@ -389,7 +402,14 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let engine = Arc::new(engine);
     crate::metrics::install()?;
     runtime()?.block_on(async {
-        let mut store = open(&home, &database).await?;
+        let store = open(&database).await?;
+        let mut store = super::secrets::unlock_for_serve(
+            store,
+            &home,
+            &args.secrets_key,
+            &database.old_vault(&home),
+        )
+        .await?;
         if let Some(mib) = file.page_cache_mib {
             store = store.with_page_cache(mib << 20);
         }

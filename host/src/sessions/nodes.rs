@@ -166,12 +166,11 @@ mod tests {
         let name = format!("cinch_unit_{}", crate::store::random_hex(8).unwrap());
         let url = create_postgres_database(&server, &name).await.unwrap();
         let dir = tempfile::tempdir().unwrap();
-        let one = Store::open_postgres(&url, &dir.path().join("one"))
-            .await
-            .unwrap();
-        let two = Store::open_postgres(&url, &dir.path().join("two"))
-            .await
-            .unwrap();
+        let key = crate::store::SecretsKey::generate().unwrap();
+        let one = Store::open_postgres(&url).await.unwrap();
+        let one = one.unlock_secrets(&key).await.unwrap();
+        let two = Store::open_postgres(&url).await.unwrap();
+        let two = two.unlock_secrets(&key).await.unwrap();
         one.bootstrap().await.unwrap();
         let account = one.find_account(None).await.unwrap().id.to_string();
         Some((one, two, account, dir))

@@ -3,13 +3,15 @@
 
 use std::collections::BTreeMap;
 
+use super::secrets::{forget_sealed, open_all, put_sealed, read_sealed};
 use super::{
     AccountId, EnvironmentId, Page, Result, Store, StoreError, is_unique_violation, now, on_pool,
 };
 use crate::mcp::McpServer;
 
-/// An environment as stored. Its secrets' values live in the store's vault,
-/// not the database; nothing that answers a client or writes a log reads them.
+/// An environment as stored. Its secrets' values are sealed in the database
+/// and opened when it is read; nothing that answers a client or writes a
+/// log reads them.
 #[derive(Debug, Clone)]
 pub struct Environment {
     /// Its id.
@@ -109,41 +111,39 @@ const COLUMNS: &str = "id, account_id, name, repository, setup_json, env_json, s
                        created_at, updated_at, tcp_ports_json, watchdog_minutes, mcp_servers_json, \
                        allowed_hosts_json";
 
-impl Store {
-    /// An environment from its row and its secrets from the vault.
-    fn environment_of(&self, row: Row) -> Result<Environment> {
-        // The column holds only the secrets' names.
-        let (
-            id,
-            account_id,
-            name,
-            repository,
-            setup,
-            env,
-            _names,
-            created_at,
-            updated_at,
-            ports,
-            watchdog,
-            mcp_servers,
-            hosts,
-        ) = row;
-        Ok(Environment {
-            secrets: self.vault.read(&id)?,
-            id: id.into(),
-            account_id: account_id.into(),
-            name,
-            repository,
-            setup: serde_json::from_str(&setup)?,
-            env: serde_json::from_str(&env)?,
-            allowed_tcp_ports: ports.as_deref().map(serde_json::from_str).transpose()?,
-            allowed_hosts: hosts.as_deref().map(serde_json::from_str).transpose()?,
-            watchdog_minutes: watchdog.and_then(|minutes| u32::try_from(minutes).ok()),
-            mcp_servers: serde_json::from_str(&mcp_servers)?,
-            created_at,
-            updated_at,
-        })
-    }
+/// An environment from its row and its secrets.
+fn environment_of(row: Row, secrets: BTreeMap<String, String>) -> Result<Environment> {
+    // The row's column holds only the secrets' names.
+    let (
+        id,
+        account_id,
+        name,
+        repository,
+        setup,
+        env,
+        _names,
+        created_at,
+        updated_at,
+        ports,
+        watchdog,
+        mcp_servers,
+        hosts,
+    ) = row;
+    Ok(Environment {
+        secrets,
+        id: id.into(),
+        account_id: account_id.into(),
+        name,
+        repository,
+        setup: serde_json::from_str(&setup)?,
+        env: serde_json::from_str(&env)?,
+        allowed_tcp_ports: ports.as_deref().map(serde_json::from_str).transpose()?,
+        allowed_hosts: hosts.as_deref().map(serde_json::from_str).transpose()?,
+        watchdog_minutes: watchdog.and_then(|minutes| u32::try_from(minutes).ok()),
+        mcp_servers: serde_json::from_str(&mcp_servers)?,
+        created_at,
+        updated_at,
+    })
 }
 
 fn taken(name: &str) -> StoreError {
@@ -152,46 +152,12 @@ fn taken(name: &str) -> StoreError {
     ))
 }
 
-impl Store {
-    /// Stores a new environment of `account_id`.
-    pub async fn create_environment(
-        &self,
-        account_id: &str,
-        new: NewEnvironment,
-    ) -> Result<Environment> {
-        let created_at = now();
-        let environment = Environment {
-            id: EnvironmentId::generate()?,
-            account_id: account_id.into(),
-            name: new.name,
-            repository: new.repository,
-            setup: new.setup,
-            env: new.env,
-            secrets: new.secrets,
-            allowed_tcp_ports: new.allowed_tcp_ports,
-            allowed_hosts: new.allowed_hosts,
-            watchdog_minutes: new.watchdog_minutes,
-            mcp_servers: new.mcp_servers,
-            created_at: created_at.clone(),
-            updated_at: created_at,
-        };
-        self.write_environment(&environment, true).await?;
-        Ok(environment)
-    }
-
-    /// Inserts `environment`, or updates the row with its id.
-    async fn write_environment(&self, environment: &Environment, insert: bool) -> Result<()> {
-        let statement = if insert {
-            "INSERT INTO environments (id, account_id, name, repository, setup_json, env_json, \
-             secrets_json, updated_at, tcp_ports_json, watchdog_minutes, mcp_servers_json, \
-             allowed_hosts_json, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, \
-             $12, $8)"
-        } else {
-            "UPDATE environments SET name = $3, repository = $4, setup_json = $5, env_json = $6, \
-             secrets_json = $7, updated_at = $8, tcp_ports_json = $9, watchdog_minutes = $10, \
-             mcp_servers_json = $11, allowed_hosts_json = $12 WHERE id = $1 AND account_id = $2"
-        };
-        on_pool!(self, |pool| sqlx::query(statement)
+/// `$environment`'s row written by `$statement` (the insert or the update
+/// below) in the transaction `$tx`; a name taken in the account is refused.
+macro_rules! write_row {
+    ($tx:expr, $statement:expr, $environment:expr) => {{
+        let environment: &Environment = $environment;
+        sqlx::query($statement)
             .bind(&environment.id)
             .bind(&environment.account_id)
             .bind(&environment.name)
@@ -218,14 +184,112 @@ impl Store {
                     .map(serde_json::to_string)
                     .transpose()?,
             )
-            .execute(pool)
+            .execute(&mut *$tx)
             .await
-            .map(|done| done.rows_affected()))
-        .map_err(|error| match is_unique_violation(&error) {
-            true => taken(&environment.name),
-            false => error.into(),
-        })?;
-        self.vault.write(&environment.id, &environment.secrets)
+            .map_err(|error| match is_unique_violation(&error) {
+                true => taken(&environment.name),
+                false => error.into(),
+            })?
+    }};
+}
+
+const INSERT: &str = "INSERT INTO environments (id, account_id, name, repository, setup_json, \
+     env_json, secrets_json, updated_at, tcp_ports_json, watchdog_minutes, mcp_servers_json, \
+     allowed_hosts_json, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $8)";
+
+const UPDATE: &str = "UPDATE environments SET name = $3, repository = $4, setup_json = $5, \
+     env_json = $6, secrets_json = $7, updated_at = $8, tcp_ports_json = $9, \
+     watchdog_minutes = $10, mcp_servers_json = $11, allowed_hosts_json = $12 WHERE id = $1 AND account_id = $2";
+
+/// Applies `patch` to `environment`; the names of the secrets it removes.
+fn apply(environment: &mut Environment, patch: EnvironmentPatch) -> Vec<String> {
+    if let Some(name) = patch.name {
+        environment.name = name;
+    }
+    if let Some(repository) = patch.repository {
+        environment.repository = repository;
+    }
+    if let Some(setup) = patch.setup {
+        environment.setup = setup;
+    }
+    if let Some(env) = patch.env {
+        environment.env = env;
+    }
+    if let Some(ports) = patch.allowed_tcp_ports {
+        environment.allowed_tcp_ports = ports;
+    }
+    if let Some(hosts) = patch.allowed_hosts {
+        environment.allowed_hosts = hosts;
+    }
+    if let Some(watchdog) = patch.watchdog_minutes {
+        environment.watchdog_minutes = watchdog;
+    }
+    if let Some(servers) = patch.mcp_servers {
+        environment.mcp_servers = servers;
+    }
+    let mut removed = Vec::new();
+    for (name, value) in patch.secrets {
+        match value {
+            Some(value) => {
+                environment.secrets.insert(name, value);
+            }
+            None => {
+                if environment.secrets.remove(&name).is_some() {
+                    removed.push(name);
+                }
+            }
+        }
+    }
+    environment.updated_at = now();
+    removed
+}
+
+impl Store {
+    /// Stores a new environment of `account_id`: its row and its secrets
+    /// in one transaction, so that a failure leaves neither.
+    pub async fn create_environment(
+        &self,
+        account_id: &str,
+        new: NewEnvironment,
+    ) -> Result<Environment> {
+        let created_at = now();
+        let environment = Environment {
+            id: EnvironmentId::generate()?,
+            account_id: account_id.into(),
+            name: new.name,
+            repository: new.repository,
+            setup: new.setup,
+            env: new.env,
+            secrets: new.secrets,
+            allowed_tcp_ports: new.allowed_tcp_ports,
+            allowed_hosts: new.allowed_hosts,
+            watchdog_minutes: new.watchdog_minutes,
+            mcp_servers: new.mcp_servers,
+            created_at: created_at.clone(),
+            updated_at: created_at,
+        };
+        let sealed = match environment.secrets.is_empty() {
+            true => Vec::new(),
+            false => self
+                .unlocked()?
+                .seal_all(&environment.id, &environment.secrets)?,
+        };
+        let dialect = self.dialect();
+        on_pool!(self, |pool| {
+            let mut tx = pool.begin_with(dialect.begin_write).await?;
+            write_row!(tx, INSERT, &environment);
+            put_sealed!(tx, dialect, self.unlocked()?, &environment.id, &sealed);
+            tx.commit().await?;
+        });
+        Ok(environment)
+    }
+
+    /// The environment of `row`, its secrets read and opened.
+    async fn environment_with_secrets(&self, row: Row) -> Result<Environment> {
+        let id = &row.0;
+        let sealed = on_pool!(self, |pool| read_sealed!(pool, id))?;
+        let secrets = open_all(self.secrets.as_deref(), id, sealed)?;
+        environment_of(row, secrets)
     }
 
     /// The account's environment with this id.
@@ -237,7 +301,10 @@ impl Store {
         .bind(id)
         .fetch_optional(pool)
         .await)?;
-        row.map(|row| self.environment_of(row)).transpose()
+        match row {
+            Some(row) => Ok(Some(self.environment_with_secrets(row).await?)),
+            None => Ok(None),
+        }
     }
 
     /// A page of the account's environments, oldest first, after `cursor`.
@@ -256,11 +323,13 @@ impl Store {
         .bind(i64::from(limit) + 1)
         .fetch_all(pool)
         .await)?;
-        let rows = rows
-            .into_iter()
-            .map(|row| self.environment_of(row))
-            .collect::<Result<Vec<_>>>()?;
-        Ok(Page::from_rows(rows, limit, |environment| &environment.id))
+        let mut environments = Vec::with_capacity(rows.len());
+        for row in rows {
+            environments.push(self.environment_with_secrets(row).await?);
+        }
+        Ok(Page::from_rows(environments, limit, |environment| {
+            &environment.id
+        }))
     }
 
     /// Every environment of the account, by name.
@@ -273,65 +342,73 @@ impl Store {
         .await)?)
     }
 
-    /// Applies `patch` to the account's environment `id`; `None` when there is none.
+    /// Applies `patch` to the account's environment `id`, its row and its
+    /// secrets in one transaction; `None` when there is none.
     pub async fn update_environment(
         &self,
         account_id: &str,
         id: &str,
         patch: EnvironmentPatch,
     ) -> Result<Option<Environment>> {
-        let Some(mut environment) = self.environment(account_id, id).await? else {
-            return Ok(None);
+        let dialect = self.dialect();
+        let sealed = match patch.secrets.values().any(Option::is_some) {
+            true => self.unlocked()?.seal_all(
+                id,
+                patch
+                    .secrets
+                    .iter()
+                    .filter_map(|(name, value)| Some((name, value.as_ref()?))),
+            )?,
+            false => Vec::new(),
         };
-        if let Some(name) = patch.name {
-            environment.name = name;
-        }
-        if let Some(repository) = patch.repository {
-            environment.repository = repository;
-        }
-        if let Some(setup) = patch.setup {
-            environment.setup = setup;
-        }
-        if let Some(env) = patch.env {
-            environment.env = env;
-        }
-        if let Some(ports) = patch.allowed_tcp_ports {
-            environment.allowed_tcp_ports = ports;
-        }
-        if let Some(hosts) = patch.allowed_hosts {
-            environment.allowed_hosts = hosts;
-        }
-        if let Some(watchdog) = patch.watchdog_minutes {
-            environment.watchdog_minutes = watchdog;
-        }
-        if let Some(servers) = patch.mcp_servers {
-            environment.mcp_servers = servers;
-        }
-        for (name, value) in patch.secrets {
-            match value {
-                Some(value) => environment.secrets.insert(name, value),
-                None => environment.secrets.remove(&name),
+        on_pool!(self, |pool| {
+            let mut tx = pool.begin_with(dialect.begin_write).await?;
+            let row: Option<Row> = sqlx::query_as(&format!(
+                "SELECT {COLUMNS} FROM environments WHERE account_id = $1 AND id = $2{}",
+                dialect.for_update
+            ))
+            .bind(account_id)
+            .bind(id)
+            .fetch_optional(&mut *tx)
+            .await?;
+            let Some(row) = row else {
+                return Ok(None);
             };
-        }
-        environment.updated_at = now();
-        self.write_environment(&environment, false).await?;
-        Ok(Some(environment))
+            let stored = read_sealed!(&mut *tx, id)?;
+            let mut environment =
+                environment_of(row, open_all(self.secrets.as_deref(), id, stored)?)?;
+            let removed = apply(&mut environment, patch);
+            write_row!(tx, UPDATE, &environment);
+            put_sealed!(tx, dialect, self.unlocked()?, id, &sealed);
+            for name in removed {
+                sqlx::query("DELETE FROM secrets WHERE owner_id = $1 AND name = $2")
+                    .bind(id)
+                    .bind(name)
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            tx.commit().await?;
+            Ok(Some(environment))
+        })
     }
 
-    /// Deletes the account's environment `id`; whether there was one.
+    /// Deletes the account's environment `id` with its secrets; whether
+    /// there was one.
     pub async fn delete_environment(&self, account_id: &str, id: &str) -> Result<bool> {
-        let done = on_pool!(self, |pool| sqlx::query(
-            "DELETE FROM environments WHERE account_id = $1 AND id = $2"
-        )
-        .bind(account_id)
-        .bind(id)
-        .execute(pool)
-        .await
-        .map(|done| done.rows_affected()))?;
-        if done == 0 {
-            return Ok(false);
-        }
-        self.vault.remove(id)?;
-        Ok(true)
+        let dialect = self.dialect();
+        let done = on_pool!(self, |pool| {
+            let mut tx = pool.begin_with(dialect.begin_write).await?;
+            let done = sqlx::query("DELETE FROM environments WHERE account_id = $1 AND id = $2")
+                .bind(account_id)
+                .bind(id)
+                .execute(&mut *tx)
+                .await?;
+            if done.rows_affected() > 0 {
+                forget_sealed!(tx, id);
+            }
+            tx.commit().await?;
+            done.rows_affected()
+        });
+        Ok(done > 0)
     }
 }

@@ -1,7 +1,7 @@
 //! Persistence: accounts, members, agents, tokens, environments, tasks,
 //! sessions, messages, attachments, code-task calls (with their usage,
-//! rolled up), the event types drivers did not know, runs' events and
-//! idempotency keys: in a SQLite file in cinch's home (the default, one
+//! rolled up), the event types drivers did not know, runs' events,
+//! idempotency keys and secrets (sealed, see [`sealing`]): in a SQLite file in cinch's home (the default, one
 //! machine), or in PostgreSQL (several nodes over one database).
 //!
 //! The schema (`host/migrations/` for SQLite, `host/migrations/postgres/`
@@ -22,10 +22,13 @@ mod messages;
 mod migrations;
 mod nodes;
 mod notify;
+mod old_vault;
 mod page_cache;
 mod pg_readers;
 mod readers;
 mod rows;
+mod sealing;
+mod secrets;
 mod sessions;
 mod slots;
 mod tasks;
@@ -33,7 +36,6 @@ mod tokens;
 mod unavailable;
 mod unknown_events;
 mod usage;
-mod vault;
 mod webhooks;
 mod writer;
 
@@ -56,6 +58,8 @@ pub use ids::{AccountId, AgentId, EnvironmentId, MessageId, SessionId, TaskId};
 pub use leases::{Claim, ClaimedWait, Lease, SessionRef, TakenFrom};
 pub use messages::{Message, MessageKind, RevertView, TurnOutcome, TurnState, TurnView};
 pub use notify::{Listener, Notice, SessionWake};
+pub use sealing::{SecretsKey, SecretsKeyError};
+pub use secrets::Imported;
 pub use sessions::{CloseReason, IdleSession, NewSession, RebuiltFrom, Session, SessionStatus};
 pub use tasks::{NewTask, Task};
 pub use tokens::{Principal, TokenFor, TokenOwner};
@@ -85,9 +89,12 @@ pub enum StoreError {
     /// What a command named does not exist.
     #[error("{0}")]
     Missing(String),
-    /// The secrets' folder could not be read or written.
-    #[error("secrets: {0}")]
-    Vault(String),
+    /// The secrets key is missing or wrong, or a secret does not open.
+    #[error(transparent)]
+    SecretsKey(sealing::SecretsKeyError),
+    /// The secret files of older versions could not be imported.
+    #[error("importing the old secret files: {0}")]
+    OldVault(String),
     /// A statement on a SQLite store's own connections failed.
     #[error("database: {0}")]
     Direct(rusqlite::Error),
@@ -133,7 +140,8 @@ pub type Result<T> = std::result::Result<T, StoreError>;
 #[derive(Clone)]
 pub struct Store {
     pool: Pool,
-    vault: vault::Vault,
+    /// The key secrets are sealed with, once given ([`Store::unlock_secrets`]).
+    secrets: Option<Arc<secrets::Unlocked>>,
     tokens: std::sync::Arc<tokens::TokenCache>,
     pages: std::sync::Arc<page_cache::PageCache>,
     /// The connections of the store's own for the busiest reads.
@@ -184,6 +192,9 @@ struct Dialect {
     /// nodes' transactions wait for it on PostgreSQL; SQLite's write lock
     /// already holds every row.
     for_update: &'static str,
+    /// Ends a SELECT of a row the transaction relies on without changing
+    /// it: a transaction changing it waits on PostgreSQL.
+    for_share: &'static str,
     /// Run in a writing transaction, fails when the database takes no
     /// writes (a PostgreSQL standby); SQLite's write lock already tells.
     check_writable: Option<&'static str>,
@@ -196,6 +207,7 @@ struct Dialect {
 const SQLITE: Dialect = Dialect {
     begin_write: "BEGIN IMMEDIATE",
     for_update: "",
+    for_share: "",
     check_writable: None,
     skip_locked: "",
 };
@@ -203,6 +215,7 @@ const SQLITE: Dialect = Dialect {
 const POSTGRES: Dialect = Dialect {
     begin_write: "BEGIN",
     for_update: " FOR UPDATE",
+    for_share: " FOR SHARE",
     check_writable: Some("SET TRANSACTION READ WRITE"),
     skip_locked: " FOR UPDATE OF l SKIP LOCKED",
 };
@@ -231,8 +244,7 @@ impl<T> PerBackend<T> {
 
 impl Store {
     /// Opens (creating when missing) the SQLite file at `path` in WAL mode
-    /// and applies the migrations; environments' secrets are kept in the
-    /// private folder `secrets` beside it, never in the database.
+    /// and applies the migrations.
     pub async fn open(path: &Path) -> Result<Self> {
         let options = SqliteConnectOptions::from_str("sqlite:")?
             .filename(path)
@@ -253,16 +265,15 @@ impl Store {
         let readers = Readers::Sqlite(Arc::new(readers::SqliteReaders::of(path)));
         Ok(Self {
             writer: Some(Arc::new(writer::Writer::of(path))),
-            ..Self::with_pool(Pool::Sqlite(pool), readers, vault::beside(path))?
+            ..Self::with_pool(Pool::Sqlite(pool), readers)
         })
     }
 
     /// Connects to the PostgreSQL database at `url` (`postgres://user:password@host/db`)
     /// and applies the migrations, as the user the URL names: the database's
     /// owner needs no other rights. Nodes that start together take turns
-    /// (the migrations hold an advisory lock). Environments' secrets are
-    /// kept in the private folder `vault`, never in the database.
-    pub async fn open_postgres(url: &str, vault: &Path) -> Result<Self> {
+    /// (the migrations hold an advisory lock).
+    pub async fn open_postgres(url: &str) -> Result<Self> {
         let options = PgConnectOptions::from_str(url)?;
         wait_for_server(&options).await?;
         let pool = PgPoolOptions::new()
@@ -272,18 +283,18 @@ impl Store {
             .await?;
         migrations::postgres().await?.run(&pool).await?;
         let readers = Readers::Postgres(Arc::new(pg_readers::PgReaders::of(options)));
-        Self::with_pool(Pool::Postgres(pool), readers, vault.to_owned())
+        Ok(Self::with_pool(Pool::Postgres(pool), readers))
     }
 
-    fn with_pool(pool: Pool, readers: Readers, vault: std::path::PathBuf) -> Result<Self> {
-        Ok(Self {
+    fn with_pool(pool: Pool, readers: Readers) -> Self {
+        Self {
             pool,
-            vault: vault::Vault::open(vault)?,
+            secrets: None,
             tokens: Default::default(),
             pages: Default::default(),
             readers,
             writer: None,
-        })
+        }
     }
 
     /// The same store with a page cache of at most `max_bytes` of message
@@ -469,13 +480,12 @@ pub(crate) async fn test_store() -> (Store, tempfile::TempDir) {
         Ok(server) if !server.is_empty() => {
             let name = format!("cinch_unit_{}", random_hex(8).unwrap());
             let url = create_postgres_database(&server, &name).await.unwrap();
-            Store::open_postgres(&url, &dir.path().join("secrets"))
-                .await
-                .unwrap()
+            Store::open_postgres(&url).await.unwrap()
         }
         _ => Store::open(&dir.path().join(DATABASE_FILE)).await.unwrap(),
     };
-    (store, dir)
+    let key = SecretsKey::generate().unwrap();
+    (store.unlock_secrets(&key).await.unwrap(), dir)
 }
 
 /// A new session in a new account, as its first agent's, for the unit tests.

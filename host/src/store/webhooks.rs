@@ -1,13 +1,12 @@
-//! Webhooks and their deliveries. A webhook's signing secret is kept in the
-//! vault under the webhook's id; the database holds its URL only.
-
-use std::collections::BTreeMap;
+//! Webhooks and their deliveries. A webhook's signing secret is one of the
+//! sealed secrets (see [`super::secrets`]), owned by the webhook's id.
 
 use serde::Serialize;
 
+use super::secrets::{forget_sealed, open_all, put_sealed, read_sealed};
 use super::{Page, Result, Store, StoreError, new_id, now, on_pool};
 
-/// The vault entry that holds a webhook's signing secret.
+/// The name of a webhook's signing secret among its secrets.
 const SECRET_KEY: &str = "signing_secret";
 
 super::rows::row_struct! {
@@ -132,20 +131,24 @@ impl Store {
             url: url.to_owned(),
             created_at: now(),
         };
-        self.vault.write(
-            &webhook.id,
-            &BTreeMap::from([(SECRET_KEY.to_owned(), secret.to_owned())]),
-        )?;
-        on_pool!(self, |pool| sqlx::query(
-            "INSERT INTO webhooks (id, account_id, url, created_at) VALUES ($1, $2, $3, $4)",
-        )
-        .bind(&webhook.id)
-        .bind(&webhook.account_id)
-        .bind(&webhook.url)
-        .bind(&webhook.created_at)
-        .execute(pool)
-        .await
-        .map(|done| done.rows_affected()))?;
+        let unlocked = self.unlocked()?;
+        let sealed =
+            unlocked.seal_all(&webhook.id, [(&SECRET_KEY.to_owned(), &secret.to_owned())])?;
+        let dialect = self.dialect();
+        on_pool!(self, |pool| {
+            let mut tx = pool.begin_with(dialect.begin_write).await?;
+            sqlx::query(
+                "INSERT INTO webhooks (id, account_id, url, created_at) VALUES ($1, $2, $3, $4)",
+            )
+            .bind(&webhook.id)
+            .bind(&webhook.account_id)
+            .bind(&webhook.url)
+            .bind(&webhook.created_at)
+            .execute(&mut *tx)
+            .await?;
+            put_sealed!(tx, dialect, unlocked, &webhook.id, &sealed);
+            tx.commit().await?;
+        });
         Ok(webhook)
     }
 
@@ -189,22 +192,23 @@ impl Store {
                 .bind(id)
                 .execute(&mut *tx)
                 .await?;
+            if done.rows_affected() > 0 {
+                forget_sealed!(tx, id);
+            }
             tx.commit().await?;
             done.rows_affected()
         });
-        if done == 0 {
-            return Ok(false);
-        }
-        self.vault.remove(id)?;
-        Ok(true)
+        Ok(done > 0)
     }
 
     /// The webhook's signing secret.
-    pub fn webhook_secret(&self, webhook_id: &str) -> Result<String> {
-        self.vault
-            .read(webhook_id)?
+    pub async fn webhook_secret(&self, webhook_id: &str) -> Result<String> {
+        let sealed = on_pool!(self, |pool| read_sealed!(pool, webhook_id))?;
+        open_all(self.secrets.as_deref(), webhook_id, sealed)?
             .remove(SECRET_KEY)
-            .ok_or_else(|| StoreError::Vault(format!("webhook {webhook_id} has no secret")))
+            .ok_or_else(|| {
+                StoreError::Missing(format!("webhook {webhook_id} has no signing secret"))
+            })
     }
 
     /// Queues `payload` (an event of type `event`) for every webhook of the

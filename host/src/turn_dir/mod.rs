@@ -9,9 +9,8 @@
 //! names the agent whose run it is (`.agent`, and an index of runs by agent,
 //! `runs-by-agent/`), and the folders of each agent's [`RUNS_KEPT`] most
 //! recent runs are kept. While a turn runs, the values to mask in what it
-//! shows wait in the secrets folder (`secrets/turns/<turn>.json`, beside the
-//! environments' secrets); once it has ended its log and stderr are masked
-//! in place and that file goes.
+//! shows wait in the secrets folder (`secrets/turns/<turn>.json`); once it
+//! has ended its log and stderr are masked in place and that file goes.
 
 mod files;
 mod lock;

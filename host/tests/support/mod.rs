@@ -12,6 +12,10 @@ use serde_json::Value;
 
 pub const API_KEY: &str = "sk-test-key-0123456789";
 pub const SECRET: &str = "s3cret-value-never-shown";
+/// The secrets key of every world on a PostgreSQL database: nodes sharing
+/// one need the same key, as an operator gives them.
+pub const SHARED_SECRETS_KEY: &str =
+    "5ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7";
 
 /// A temp world: cinch's home, a repository, the fake CLI on a bin folder,
 /// and the database: the home's SQLite file, or, when
@@ -77,6 +81,13 @@ impl World {
             std::fs::create_dir_all(world.path(sub)).unwrap();
         }
         share_compiled_drivers(&world.path("home/cache/components"));
+        if world.database.is_some() {
+            std::fs::write(
+                world.path("home/secrets.key"),
+                format!("{SHARED_SECRETS_KEY}\n"),
+            )
+            .unwrap();
+        }
         cinch_fake_cli::install(&world.path("bin"), "claude");
         committed_repo(&world.path("repo"), "hello\n");
         world.script(Script::default());
@@ -125,6 +136,84 @@ impl World {
             }
             text
         })
+    }
+
+    /// Runs `statements` (`;`-separated SQL) on the world's database, as
+    /// its operator could: how a test injects a fault into it.
+    pub fn execute_sql(&self, statements: &str) {
+        use sqlx::Connection as _;
+        use sqlx::Executor as _;
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            match &self.database {
+                Some(url) => {
+                    let mut connection = sqlx::PgConnection::connect(url).await.unwrap();
+                    connection.execute(statements).await.unwrap();
+                }
+                None => {
+                    let url = format!("sqlite:{}", self.path("home/cinch.db").display());
+                    let mut connection = sqlx::SqliteConnection::connect(&url).await.unwrap();
+                    connection.execute(statements).await.unwrap();
+                }
+            }
+        });
+    }
+
+    /// The rows `query` selects from the world's database, each column
+    /// read as text.
+    pub fn query_text(&self, query: &str) -> Vec<Vec<String>> {
+        use sqlx::Connection as _;
+        use sqlx::Row as _;
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            match &self.database {
+                Some(url) => {
+                    let mut connection = sqlx::PgConnection::connect(url).await.unwrap();
+                    let rows = sqlx::query(query).fetch_all(&mut connection).await.unwrap();
+                    rows.iter()
+                        .map(|row| (0..row.len()).map(|at| row.get(at)).collect())
+                        .collect()
+                }
+                None => {
+                    let url = format!("sqlite:{}", self.path("home/cinch.db").display());
+                    let mut connection = sqlx::SqliteConnection::connect(&url).await.unwrap();
+                    let rows = sqlx::query(query).fetch_all(&mut connection).await.unwrap();
+                    rows.iter()
+                        .map(|row| (0..row.len()).map(|at| row.get(at)).collect())
+                        .collect()
+                }
+            }
+        })
+    }
+
+    /// Every file under the world's home (its cache of compiled drivers,
+    /// shared by all worlds, aside) that holds `text`.
+    pub fn home_files_holding(&self, text: &str) -> Vec<PathBuf> {
+        fn walk(dir: &Path, text: &[u8], found: &mut Vec<PathBuf>) {
+            for entry in std::fs::read_dir(dir).unwrap() {
+                let path = entry.unwrap().path();
+                let meta = std::fs::symlink_metadata(&path).unwrap();
+                if meta.is_dir() {
+                    walk(&path, text, found);
+                } else if meta.is_file()
+                    && std::fs::read(&path)
+                        .unwrap()
+                        .windows(text.len())
+                        .any(|window| window == text)
+                {
+                    found.push(path);
+                }
+            }
+        }
+        let mut found = Vec::new();
+        walk(&self.path("home"), text.as_bytes(), &mut found);
+        found
     }
 
     pub fn path(&self, sub: &str) -> PathBuf {
@@ -199,6 +288,38 @@ impl World {
             .arg(self.path("home"))
             .args(extra);
         Server::start(command, self.dir.path())
+    }
+
+    /// Runs `cinch serve` with `extra` arguments and variables `vars`,
+    /// expecting it to refuse to start: its stderr.
+    pub fn refused_start(&self, extra: &[&str], vars: &[(&str, &str)]) -> String {
+        let world = self;
+        let mut command = world.cinch();
+        command
+            .envs(vars.iter().copied())
+            .args(["serve", "--home"])
+            .arg(world.path("home"))
+            .args(["--listen", "127.0.0.1:0"])
+            .args(extra)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped());
+        let mut child = command.spawn().unwrap();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            if Instant::now() > deadline {
+                child.kill().unwrap();
+                child.wait().unwrap();
+                panic!("cinch serve started, and should have refused");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        let mut stderr = String::new();
+        std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+        assert!(!status.success(), "{stderr}");
+        stderr
     }
 
     pub fn admin_token(&self) -> String {
