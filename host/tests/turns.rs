@@ -108,6 +108,7 @@ impl World {
             tcp_ports: None,
             agent: None,
             mcp_servers: Vec::new(),
+            trace_parent: None,
         }
     }
 }

@@ -1316,6 +1316,7 @@ fn request(repo: &Path) -> TurnRequest {
         tcp_ports: None,
         agent: None,
         mcp_servers: Vec::new(),
+        trace_parent: None,
     }
 }
 

@@ -20,6 +20,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 use sha2::{Digest as _, Sha256};
 use tokio::sync::watch;
+use tracing::Instrument as _;
 
 use super::AppState;
 use super::problem::Problem;
@@ -155,7 +156,11 @@ async fn keyed(
     // Detached, so that the work and its recorded answer do not depend on
     // the client staying connected; the handler in its own task, so that
     // even its panic lets go of the key.
-    let work = tokio::spawn(next.run(Request::from_parts(parts, Body::from(bytes))));
+    // In the request's span (if traced), though it may outlive the request.
+    let work = tokio::spawn(
+        next.run(Request::from_parts(parts, Body::from(bytes)))
+            .instrument(tracing::Span::current()),
+    );
     let app = app.clone();
     let account = account.to_owned();
     let answered = tokio::spawn(async move {

@@ -130,6 +130,7 @@ pub fn run(engine: &Engine, args: Args) -> anyhow::Result<ExitCode> {
         tcp_ports: None,
         agent: None,
         mcp_servers,
+        trace_parent: None,
     })?;
     watch(turn, args.json)
 }

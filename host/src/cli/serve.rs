@@ -101,6 +101,25 @@ pub struct ServeArgs {
     /// every tenant can then read everything cinch can.
     #[arg(long)]
     no_sandbox: bool,
+    /// Exports traces over OTLP/HTTP (protobuf) to the collector at this
+    /// address, `http://host:4318`: a span per request, per turn and per
+    /// step of a turn. Off without it.
+    #[arg(long, env = "OTEL_EXPORTER_OTLP_ENDPOINT")]
+    otlp_endpoint: Option<String>,
+    /// Lets spans carry the brief and the final message (masked of
+    /// secrets); without it no span holds a prompt's or an answer's text.
+    #[arg(long)]
+    otlp_include_content: bool,
+}
+
+impl ServeArgs {
+    /// What the options ask of traces.
+    pub(super) fn traces(&self) -> crate::telemetry::Traces {
+        crate::telemetry::Traces {
+            endpoint: self.otlp_endpoint.clone(),
+            include_content: self.otlp_include_content,
+        }
+    }
 }
 
 #[derive(Debug, clap::Args)]

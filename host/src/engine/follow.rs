@@ -22,14 +22,21 @@ pub struct Follower {
     events: EventLog,
     buffer: Vec<u8>,
     output: Vec<Output>,
+    /// The span of the driver's parsing, entered while it parses.
+    parsing: tracing::Span,
+    /// Bytes and reads parsed, for that span.
+    bytes: u64,
+    reads: u64,
 }
 
 impl Follower {
-    /// A follower of `turn`'s log that publishes to `events`.
+    /// A follower of `turn`'s log that publishes to `events`, its parsing
+    /// recorded in `parsing`.
     pub fn new(
         turn: TurnDir,
         reader: LogReader<Box<dyn TurnParser + Send>>,
         events: EventLog,
+        parsing: tracing::Span,
     ) -> Self {
         Self {
             reader,
@@ -38,6 +45,9 @@ impl Follower {
             events,
             buffer: vec![0; READ_CHUNK],
             output: Vec::new(),
+            parsing,
+            bytes: 0,
+            reads: 0,
         }
     }
 
@@ -62,7 +72,10 @@ impl Follower {
                 break;
             }
             any = true;
-            self.reader.push(&self.buffer[..read], &mut self.output);
+            self.parsing
+                .in_scope(|| self.reader.push(&self.buffer[..read], &mut self.output));
+            self.bytes += read as u64;
+            self.reads += 1;
             self.publish();
             if read < self.buffer.len() {
                 break;
@@ -74,7 +87,13 @@ impl Follower {
     /// The CLI has exited: reads the log through and returns the outcome.
     pub fn finish(mut self, exit_code: Option<i32>, stderr_tail: &str) -> anyhow::Result<Finished> {
         while self.pump()? {}
-        let finished = self.reader.finish(exit_code, stderr_tail, &mut self.output);
+        let finished = self
+            .parsing
+            .in_scope(|| self.reader.finish(exit_code, stderr_tail, &mut self.output));
+        self.parsing
+            .record("cinch.parse.bytes", crate::telemetry::integer(self.bytes));
+        self.parsing
+            .record("cinch.parse.reads", crate::telemetry::integer(self.reads));
         let (turn, events, output) = (self.turn, self.events, std::mem::take(&mut self.output));
         publish(&turn, &events, output);
         Ok(finished)

@@ -21,6 +21,7 @@ pub mod harness;
 pub mod log;
 mod refusal;
 pub mod result;
+mod spans;
 mod start;
 mod turns;
 mod usage;
@@ -112,6 +113,10 @@ pub struct TurnRequest {
     /// MCP servers the harness gets (an environment's), rendered for it by
     /// [`crate::mcp::deliver`]; a harness that cannot take them is refused.
     pub mcp_servers: Vec<crate::mcp::McpServer>,
+    /// The W3C `traceparent` of the span the turn belongs under (the
+    /// request that asked for it), when traces are exported; the turn's
+    /// span starts a trace of its own without one.
+    pub trace_parent: Option<String>,
 }
 
 /// cinch's engine: drivers, configuration and the turns under its home.
@@ -297,6 +302,7 @@ impl Engine {
         harness: &Harness<'_>,
         redactor: Redactor,
         version: Option<VersionProbe>,
+        span: tracing::Span,
     ) -> anyhow::Result<Turn> {
         let info = &harness.info;
         let conversation = match &launch.conversation {
@@ -314,10 +320,20 @@ impl Engine {
         };
         let renderer = ProgressRenderer::new(&info.display_name, redactor.clone());
         let events = EventLog::new();
+        // One span for all of the driver's parsing: its busy time is the sum.
+        let parsing = tracing::info_span!(
+            target: crate::telemetry::TARGET,
+            parent: &span,
+            "cinch.parse",
+            otel.name = "driver parse",
+            cinch.parse.bytes = tracing::field::Empty,
+            cinch.parse.reads = tracing::field::Empty,
+        );
         let follower = Follower::new(
             turn.clone(),
             LogReader::new(parser, renderer),
             events.clone(),
+            parsing,
         );
         let wake = Arc::new(Signal::default());
         let followed = Followed::new(
@@ -338,6 +354,7 @@ impl Engine {
             conversation,
             redactor,
             events: events.clone(),
+            span,
             _followed_run: FollowedRun::of(&turn),
         };
         let flag = cancel.clone();
