@@ -96,6 +96,9 @@ where
         .with_tracer(provider.tracer("cinch"))
         .with_location(false)
         .with_threads(false)
+        // cinch hands contexts on explicitly; activating one on every entry
+        // (the parsing span is entered per read of a turn's log) would cost.
+        .with_context_activation(false)
         .with_filter(tracing_subscriber::filter::filter_fn(|metadata| {
             metadata.target() == TARGET
         }));

@@ -852,7 +852,8 @@ fn traces_reach_an_otlp_collector_joined_to_the_caller_the_harness_and_webhooks(
         .find(|span| span.name == "driver parse")
         .unwrap();
     assert!(parse.attribute("cinch.parse.bytes").as_i64().unwrap() > 0);
-    assert!(parse.attribute("busy_ns").as_i64().unwrap() > 0);
+    assert!(parse.attribute("cinch.parse.reads").as_i64().unwrap() > 0);
+    assert!(parse.attribute("cinch.parse.busy_ns").as_i64().unwrap() > 0);
     let spawn = steps.iter().find(|span| span.name == "spawn").unwrap();
     assert_eq!(spawn.attribute("cinch.sandboxed"), true);
 

@@ -5,6 +5,7 @@ use std::fs::{File, OpenOptions};
 use std::io::Read as _;
 use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 use super::events::{EventLog, TurnEventKind};
 use crate::parse::TurnParser;
@@ -22,11 +23,15 @@ pub struct Follower {
     events: EventLog,
     buffer: Vec<u8>,
     output: Vec<Output>,
-    /// The span of the driver's parsing, entered while it parses.
+    /// The span of all of the driver's parsing, from the first read to the
+    /// outcome; it is never entered (a read is too short a step for that
+    /// to be cheap), and records the sums.
     parsing: tracing::Span,
-    /// Bytes and reads parsed, for that span.
+    /// Bytes and reads parsed, and the time the driver took on them: kept
+    /// only while the span is recorded.
     bytes: u64,
     reads: u64,
+    busy: Duration,
 }
 
 impl Follower {
@@ -48,6 +53,7 @@ impl Follower {
             parsing,
             bytes: 0,
             reads: 0,
+            busy: Duration::ZERO,
         }
     }
 
@@ -72,10 +78,7 @@ impl Follower {
                 break;
             }
             any = true;
-            self.parsing
-                .in_scope(|| self.reader.push(&self.buffer[..read], &mut self.output));
-            self.bytes += read as u64;
-            self.reads += 1;
+            self.parse(read);
             self.publish();
             if read < self.buffer.len() {
                 break;
@@ -87,16 +90,34 @@ impl Follower {
     /// The CLI has exited: reads the log through and returns the outcome.
     pub fn finish(mut self, exit_code: Option<i32>, stderr_tail: &str) -> anyhow::Result<Finished> {
         while self.pump()? {}
-        let finished = self
-            .parsing
-            .in_scope(|| self.reader.finish(exit_code, stderr_tail, &mut self.output));
-        self.parsing
-            .record("cinch.parse.bytes", crate::telemetry::integer(self.bytes));
-        self.parsing
-            .record("cinch.parse.reads", crate::telemetry::integer(self.reads));
+        let began = (!self.parsing.is_disabled()).then(Instant::now);
+        let finished = self.reader.finish(exit_code, stderr_tail, &mut self.output);
+        if let Some(began) = began {
+            self.busy += began.elapsed();
+            let integer = crate::telemetry::integer;
+            self.parsing
+                .record("cinch.parse.bytes", integer(self.bytes));
+            self.parsing
+                .record("cinch.parse.reads", integer(self.reads));
+            let busy = integer(self.busy.as_nanos().try_into().unwrap_or(u64::MAX));
+            self.parsing.record("cinch.parse.busy_ns", busy);
+        }
         let (turn, events, output) = (self.turn, self.events, std::mem::take(&mut self.output));
         publish(&turn, &events, output);
         Ok(finished)
+    }
+
+    /// Feeds the driver the `read` bytes just read.
+    fn parse(&mut self, read: usize) {
+        if self.parsing.is_disabled() {
+            self.reader.push(&self.buffer[..read], &mut self.output);
+            return;
+        }
+        let began = Instant::now();
+        self.reader.push(&self.buffer[..read], &mut self.output);
+        self.busy += began.elapsed();
+        self.bytes += read as u64;
+        self.reads += 1;
     }
 
     fn publish(&mut self) {

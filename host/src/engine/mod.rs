@@ -320,7 +320,7 @@ impl Engine {
         };
         let renderer = ProgressRenderer::new(&info.display_name, redactor.clone());
         let events = EventLog::new();
-        // One span for all of the driver's parsing: its busy time is the sum.
+        // One span for all of the driver's parsing, with its sums.
         let parsing = tracing::info_span!(
             target: crate::telemetry::TARGET,
             parent: &span,
@@ -328,6 +328,7 @@ impl Engine {
             otel.name = "driver parse",
             cinch.parse.bytes = tracing::field::Empty,
             cinch.parse.reads = tracing::field::Empty,
+            cinch.parse.busy_ns = tracing::field::Empty,
         );
         let follower = Follower::new(
             turn.clone(),
