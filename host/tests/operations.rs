@@ -914,4 +914,37 @@ fn traces_reach_an_otlp_collector_joined_to_the_caller_the_harness_and_webhooks(
     assert!(input.contains("PROMPT-9c4d"), "{input}");
     let output = second.attribute("gen_ai.output.messages").as_str().unwrap();
     assert!(output.contains("renamed again"), "{output}");
+
+    // A code task's turn belongs under its request too.
+    let repo = world.path("repo").display().to_string();
+    api.environment(json!({"name": "app", "repository": repo}));
+    let code_trace = "0af7651916cd43dd8448eb211c80319c";
+    let ended = support::agent()
+        .post(&server.url("/api/runs/run-traced/tasks?wait=true"))
+        .header("Authorization", &format!("Bearer {token}"))
+        .header(
+            "traceparent",
+            &format!("00-{code_trace}-b7ad6b7169203331-01"),
+        )
+        .send_json(json!({"brief": "Work.", "harness": "claude", "repo": "app"}))
+        .unwrap();
+    assert_eq!(ended.status(), 201);
+    // Its request ends after its turn, answered with the result.
+    let spans = collector.wait_for("the code task's turn and request", |spans| {
+        ended_turns(spans).len() == 3
+            && spans
+                .iter()
+                .any(|span| span.name == "POST /api/runs/{run}/tasks")
+    });
+    let request = spans
+        .iter()
+        .find(|span| span.name == "POST /api/runs/{run}/tasks")
+        .unwrap_or_else(|| panic!("no span of the code task's request: {spans:#?}"));
+    assert_eq!(request.trace_id, code_trace);
+    let turn = ended_turns(&spans)[2];
+    assert_eq!(
+        (turn.trace_id.as_str(), turn.parent_span_id.as_str()),
+        (code_trace, request.span_id.as_str())
+    );
+    assert_eq!(turn.attribute("cinch.run.id"), "run-traced");
 }
