@@ -20,7 +20,8 @@
 //!   the engine (workspaces, capacity, live events); [`service`]: code tasks
 //!   and what sessions and code tasks share; [`api`]: the HTTP server on
 //!   them.
-//! - [`metrics`]: counters and latencies for `GET /metrics`.
+//! - [`metrics`]: counters and latencies for `GET /metrics`; [`telemetry`]:
+//!   traces exported over OpenTelemetry.
 //! - [`web`]: the browser app, embedded.
 //! - [`cli`]: the `cinch` command.
 
@@ -52,6 +53,7 @@ pub mod sessions;
 pub mod store;
 pub mod supervisor;
 pub mod sync;
+pub mod telemetry;
 pub mod turn_dir;
 pub mod web;
 pub mod webhooks;

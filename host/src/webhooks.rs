@@ -18,6 +18,7 @@ use hmac::{Hmac, Mac as _};
 use serde::Serialize;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
+use tracing::Instrument as _;
 
 use crate::store::{Attempt, DueDelivery, SessionStatus, Store, now, random_hex};
 
@@ -225,6 +226,20 @@ impl Webhooks {
             }
         };
         let allow_private = self.inner.allow_private;
+        let span = tracing::info_span!(
+            target: crate::telemetry::TARGET,
+            parent: None,
+            "webhook.delivery",
+            otel.name = %format!("POST webhook {}", delivery.event),
+            otel.kind = "client",
+            otel.status_code = tracing::field::Empty,
+            cinch.webhook.event = %delivery.event,
+            cinch.webhook.delivery = %delivery.id,
+            http.request.method = "POST",
+            http.response.status_code = tracing::field::Empty,
+        );
+        // The receiver's own work joins the delivery's trace.
+        let traceparent = crate::telemetry::traceparent(&span);
         let (url, body, id, event) = (
             due.url.clone(),
             delivery.payload.clone(),
@@ -232,10 +247,29 @@ impl Webhooks {
             delivery.event.clone(),
         );
         let sent = tokio::task::spawn_blocking(move || {
-            send(&url, &body, &secret, &id, &event, allow_private)
+            let traceparent = traceparent.as_deref();
+            send(
+                &url,
+                &body,
+                &secret,
+                &id,
+                &event,
+                traceparent,
+                allow_private,
+            )
         })
+        .instrument(span.clone())
         .await
         .unwrap_or_else(|error| Err((None, format!("the attempt stopped: {error}"))));
+        match &sent {
+            Ok(status) | Err((Some(status), _)) => {
+                span.record("http.response.status_code", i64::from(*status));
+            }
+            Err((None, _)) => {}
+        }
+        if sent.is_err() {
+            span.record("otel.status_code", "ERROR");
+        }
         let attempt = match sent {
             Ok(status) => Attempt::Delivered(status),
             Err((status, error)) => match next_attempt(&delivery.created_at, delivery.attempts) {
@@ -286,13 +320,15 @@ fn next_attempt(created_at: &str, attempts: i64) -> Option<String> {
     })
 }
 
-/// POSTs `body`, signed; the status when 2xx, else the status (if any) and why.
+/// POSTs `body`, signed, with `traceparent` when traced; the status when
+/// 2xx, else the status (if any) and why.
 fn send(
     url: &str,
     body: &str,
     secret: &str,
     delivery: &str,
     event: &str,
+    traceparent: Option<&str>,
     allow_private: bool,
 ) -> Result<u16, (Option<u16>, String)> {
     if !allow_private {
@@ -305,13 +341,17 @@ fn send(
         .max_redirects(0)
         .build()
         .into();
-    let response = agent
+    let mut request = agent
         .post(url)
         .header("Content-Type", "application/json")
         .header("User-Agent", concat!("cinch/", env!("CARGO_PKG_VERSION")))
         .header("X-Cinch-Event", event)
         .header("X-Cinch-Delivery", delivery)
-        .header("X-Cinch-Signature", signature(secret, timestamp, body))
+        .header("X-Cinch-Signature", signature(secret, timestamp, body));
+    if let Some(traceparent) = traceparent {
+        request = request.header("traceparent", traceparent);
+    }
+    let response = request
         .send(body)
         .map_err(|error| (None, error.to_string()))?;
     let status = response.status().as_u16();

@@ -1,8 +1,9 @@
 //! Running cinch day to day: the watchdog that stops a harness writing
-//! nothing, the health and metrics routes, the graceful shutdown, the log
-//! format and the database going away. Each over a real `cinch serve` on
+//! nothing, the health and metrics routes, traces to an OTLP collector, the
+//! graceful shutdown, the log format and the database going away. Each over a real `cinch serve` on
 //! loopback, or `cinch run`.
 
+mod otlp;
 mod support;
 
 use std::time::{Duration, Instant};
@@ -1124,4 +1125,233 @@ fn while_postgresql_is_stopped_every_route_answers_503_at_once_and_works_again_a
         api.get("/tasks").data().as_array().unwrap().len(),
         tasks_before.as_array().unwrap().len() + 1
     );
+
+/// `cinch serve` exporting its traces to `collector`, with `extra` options;
+/// the exporter sends its batches every 50 ms instead of every 5 s.
+fn traced_server(world: &World, collector: &otlp::Collector, extra: &[&str]) -> support::Server {
+    let mut command = world.cinch();
+    command
+        .args(["serve", "--home"])
+        .arg(world.path("home"))
+        .args(["--otlp-endpoint", &collector.url, "--webhook-allow-private"])
+        .args(extra)
+        .env("OTEL_BSP_SCHEDULE_DELAY", "50");
+    support::Server::start(command, world.dir.path())
+}
+
+/// A claude turn that used tokens and cost money.
+fn costly_turn(session: &str, text: &str) -> Vec<Value> {
+    let mut turn = claude_turn(session, text);
+    let result = turn.last_mut().unwrap();
+    result["usage"] = json!({"input_tokens": 1200, "output_tokens": 345});
+    result["total_cost_usd"] = json!(0.0125);
+    turn
+}
+
+/// The turn spans that have ended, oldest first.
+fn ended_turns(spans: &[otlp::Span]) -> Vec<&otlp::Span> {
+    spans
+        .iter()
+        .filter(|span| span.name == "invoke_agent claude")
+        .filter(|span| span.attributes.contains_key("cinch.turn.status"))
+        .collect()
+}
+
+#[test]
+fn traces_reach_an_otlp_collector_joined_to_the_caller_the_harness_and_webhooks() {
+    let world = World::new();
+    let collector = otlp::Collector::start();
+    let record = world.path("out/record.json");
+    world.script(Script {
+        lines: costly_turn("o-1", "renamed"),
+        record: Some(record.clone()),
+        ..Script::default()
+    });
+    let server = traced_server(&world, &collector, &[]);
+    let token = world.admin_token();
+    let api = support::Api::new(&server, &token);
+    let hook = api.post(
+        "/webhooks",
+        json!({"url": format!("{}/hooks", collector.url), "secret": "whsec-0123456789abcdef"}),
+    );
+    assert_eq!(hook.status, 201, "{hook:?}");
+
+    // The caller's trace, as a traced client sends it.
+    let (trace, caller) = ("4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7");
+    let prompt = "Rename the widget, says prompt PROMPT-1b7e";
+    let mut created = support::agent()
+        .post(&server.url(&api.path("/tasks")))
+        .header("Authorization", &format!("Bearer {token}"))
+        .header("traceparent", &format!("00-{trace}-{caller}-01"))
+        .send_json(json!({"prompt": prompt}))
+        .unwrap();
+    assert_eq!(created.status(), 201);
+    let task: Value = created.body_mut().read_json().unwrap();
+    let task = task["data"]["id"].as_str().unwrap().to_owned();
+    let session = api.first_session(&task)["id"].as_str().unwrap().to_owned();
+    api.wait_status(&task, &session, "idle");
+
+    let spans = collector.wait_for("the turn's end and its webhook's delivery", |spans| {
+        ended_turns(spans).len() == 1
+            && spans
+                .iter()
+                .any(|span| span.name == "POST webhook turn.ended")
+    });
+    assert!(spans.iter().all(|span| span.service == "cinch"));
+    // The request continues the caller's trace.
+    let request = spans
+        .iter()
+        .find(|span| span.name == "POST /v1/accounts/{account}/tasks")
+        .unwrap_or_else(|| panic!("no span of the request: {spans:#?}"));
+    assert_eq!(
+        (request.trace_id.as_str(), request.parent_span_id.as_str()),
+        (trace, caller)
+    );
+    assert_eq!(request.kind, 2, "a server span");
+    assert_eq!(request.attribute("http.request.method"), "POST");
+    assert_eq!(
+        request.attribute("http.route"),
+        "/v1/accounts/{account}/tasks"
+    );
+    assert_eq!(request.attribute("http.response.status_code"), 201);
+
+    // The session's work tree, then its turn, under the request.
+    let children_of = |parent: &otlp::Span| -> Vec<&otlp::Span> {
+        spans
+            .iter()
+            .filter(|span| span.parent_span_id == parent.span_id)
+            .collect()
+    };
+    let under_request: Vec<&str> = children_of(request)
+        .iter()
+        .map(|span| span.name.as_str())
+        .collect();
+    assert!(under_request.contains(&"worktree"), "{under_request:?}");
+    let turn = ended_turns(&spans)[0];
+    assert_eq!(turn.trace_id, trace);
+    assert_eq!(turn.parent_span_id, request.span_id);
+    assert_eq!(turn.attribute("gen_ai.operation.name"), "invoke_agent");
+    assert_eq!(turn.attribute("gen_ai.system"), "claude");
+    assert_eq!(turn.attribute("gen_ai.response.model"), "m");
+    assert_eq!(turn.attribute("gen_ai.conversation.id"), "o-1");
+    assert_eq!(turn.attribute("gen_ai.usage.input_tokens"), 1200);
+    assert_eq!(turn.attribute("gen_ai.usage.output_tokens"), 345);
+    assert_eq!(turn.attribute("cinch.cost_usd"), 0.0125);
+    assert_eq!(turn.attribute("cinch.turn.status"), "completed");
+    assert_eq!(turn.attribute("cinch.run.id"), session.as_str());
+    // Its steps, each a child of the turn.
+    let steps = children_of(turn);
+    let mut names: Vec<&str> = steps.iter().map(|span| span.name.as_str()).collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "checkpoint end",
+            "checkpoint start",
+            "driver parse",
+            "spawn",
+            "worktree"
+        ],
+        "{steps:#?}"
+    );
+    let parse = steps
+        .iter()
+        .find(|span| span.name == "driver parse")
+        .unwrap();
+    assert!(parse.attribute("cinch.parse.bytes").as_i64().unwrap() > 0);
+    assert!(parse.attribute("cinch.parse.reads").as_i64().unwrap() > 0);
+    assert!(parse.attribute("cinch.parse.busy_ns").as_i64().unwrap() > 0);
+    let spawn = steps.iter().find(|span| span.name == "spawn").unwrap();
+    assert_eq!(spawn.attribute("cinch.sandboxed"), true);
+
+    // The harness got the turn's span as its parent.
+    let record: Value = serde_json::from_str(&std::fs::read_to_string(&record).unwrap()).unwrap();
+    assert_eq!(
+        record["env"]["TRACEPARENT"],
+        format!("00-{trace}-{}-01", turn.span_id)
+    );
+
+    // The webhook's delivery carries its span's context.
+    let delivered = collector.posts_to("/hooks");
+    let ended = delivered
+        .iter()
+        .find(|post| post.headers["x-cinch-event"] == "turn.ended")
+        .unwrap();
+    let delivery = spans
+        .iter()
+        .find(|span| span.name == "POST webhook turn.ended")
+        .unwrap();
+    assert_eq!(delivery.kind, 3, "a client span");
+    assert_eq!(delivery.attribute("http.response.status_code"), 200);
+    assert_eq!(
+        ended.headers["traceparent"],
+        format!("00-{}-{}-01", delivery.trace_id, delivery.span_id)
+    );
+
+    // No attribute holds the prompt, the answer or a secret.
+    let text_of = |spans: &[otlp::Span]| -> String {
+        spans
+            .iter()
+            .flat_map(|span| span.attributes.values())
+            .map(Value::to_string)
+            .collect()
+    };
+    let everything = text_of(&spans);
+    for hidden in ["PROMPT-1b7e", "renamed", support::API_KEY, &token] {
+        assert!(!everything.contains(hidden), "{hidden} in {spans:#?}");
+    }
+
+    // Asked to, the spans carry the brief and the answer.
+    drop(server);
+    let server = traced_server(&world, &collector, &["--otlp-include-content"]);
+    world.script(Script {
+        lines: costly_turn("o-1", "renamed again"),
+        ..Script::default()
+    });
+    let api = support::Api::new(&server, &token);
+    let path = format!("/tasks/{task}/sessions/{session}/messages");
+    let posted = api.post(&path, json!({"message": "Once more, PROMPT-9c4d"}));
+    assert_eq!(posted.status, 201, "{posted:?}");
+    api.wait_status(&task, &session, "idle");
+    let spans = collector.wait_for("the second turn's end", |spans| {
+        ended_turns(spans).len() == 2
+    });
+    let second = ended_turns(&spans)[1];
+    let input = second.attribute("gen_ai.input.messages").as_str().unwrap();
+    assert!(input.contains("PROMPT-9c4d"), "{input}");
+    let output = second.attribute("gen_ai.output.messages").as_str().unwrap();
+    assert!(output.contains("renamed again"), "{output}");
+
+    // A code task's turn belongs under its request too.
+    let repo = world.path("repo").display().to_string();
+    api.environment(json!({"name": "app", "repository": repo}));
+    let code_trace = "0af7651916cd43dd8448eb211c80319c";
+    let ended = support::agent()
+        .post(&server.url("/api/runs/run-traced/tasks?wait=true"))
+        .header("Authorization", &format!("Bearer {token}"))
+        .header(
+            "traceparent",
+            &format!("00-{code_trace}-b7ad6b7169203331-01"),
+        )
+        .send_json(json!({"brief": "Work.", "harness": "claude", "repo": "app"}))
+        .unwrap();
+    assert_eq!(ended.status(), 201);
+    // Its request ends after its turn, answered with the result.
+    let spans = collector.wait_for("the code task's turn and request", |spans| {
+        ended_turns(spans).len() == 3
+            && spans
+                .iter()
+                .any(|span| span.name == "POST /api/runs/{run}/tasks")
+    });
+    let request = spans
+        .iter()
+        .find(|span| span.name == "POST /api/runs/{run}/tasks")
+        .unwrap_or_else(|| panic!("no span of the code task's request: {spans:#?}"));
+    assert_eq!(request.trace_id, code_trace);
+    let turn = ended_turns(&spans)[2];
+    assert_eq!(
+        (turn.trace_id.as_str(), turn.parent_span_id.as_str()),
+        (code_trace, request.span_id.as_str())
+    );
+    assert_eq!(turn.attribute("cinch.run.id"), "run-traced");
 }

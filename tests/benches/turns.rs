@@ -19,9 +19,10 @@
 //! change the size of the third (default 200, 50 and 10; the second
 //! size is 1000 turns at 10 lines a second; the idle turns are measured for
 //! half those seconds),
-//! `CINCH_BENCH_ONLY=latency,checkpoints,load,sandbox,retention,idle` runs
-//! only those named (`idle`: that many turns running silent, the CPU they
-//! cost; `retention`: pruning a home that holds many agents' runs), and
+//! `CINCH_BENCH_ONLY=latency,checkpoints,load,sandbox,retention,idle,tracing`
+//! runs only those named (`idle`: that many turns running silent, the CPU they
+//! cost; `retention`: pruning a home that holds many agents' runs;
+//! `tracing`: turns with their spans exported over OTLP and without), and
 //! `CINCH_BENCH_DUMP=<file>` writes the third's latencies there, a tick a line,
 //! and `CINCH_BENCH_SUBSCRIBERS=threads` gives the third's turns a
 //! subscriber thread each instead of a listener (as `cinch serve` has).
@@ -113,6 +114,8 @@ fn main() {
         bench_idle(root, &bin, &cinch, &runtime, turns, over)
     });
     let retention = runs("retention").then(|| bench_retention(root, &bin, &cinch, &runtime));
+    // Last: it installs the process's one subscriber.
+    let tracing = runs("tracing").then(|| bench_tracing(root, &bin, &cinch, &runtime));
 
     println!("Against the targets");
     // Each scenario also gives a `RESULT` line of `key=value` pairs, which
@@ -151,6 +154,20 @@ fn main() {
             "  a turn's host CPU in a home holding {RETENTION_AGENTS} agents' runs: {ratio:.2}x an empty home's  (no target; its end prunes the home)",
         );
         println!("RESULT bench=retention ratio={ratio:.2}");
+    }
+    if let Some(tracing) = tracing {
+        println!(
+            "  a turn's host CPU with its spans exported: {:.2}x without  (no target)",
+            tracing.cpu_ratio
+        );
+        println!(
+            "RESULT bench=tracing cpu_ratio={:.3} start_ms_on={:.2} start_ms_off={:.2} wall_ms_on={:.2} wall_ms_off={:.2}",
+            tracing.cpu_ratio,
+            ms(tracing.start_on),
+            ms(tracing.start_off),
+            ms(tracing.wall_on),
+            ms(tracing.wall_off)
+        );
     }
     if let Some(load) = load {
         println!(
@@ -450,6 +467,179 @@ fn bench_retention(
     );
     println!();
     (in_full, in_empty)
+}
+
+// ---------------------------------------------------------------------------
+// 7. Tracing's cost
+
+/// What exporting a turn's spans costs, in medians (µs) but for the ratio.
+struct TracingCost {
+    /// The host's CPU for a traced turn, the exporter's share included,
+    /// over an untraced one's.
+    cpu_ratio: f64,
+    start_on: u64,
+    start_off: u64,
+    wall_on: u64,
+    wall_off: u64,
+}
+
+/// Short turns one after another, their spans exported over OTLP (to a
+/// collector on loopback that takes them and drops them) and not,
+/// alternating so that both see the same machine: the start, the turn's
+/// wall time and the host's CPU for it. The exporter sends its batches from
+/// a thread of its own every few seconds, so its CPU is counted apart and
+/// shared among the traced turns.
+fn bench_tracing(root: &Path, bin: &Path, cinch: &Path, runtime: &Runtime) -> TracingCost {
+    use tracing_subscriber::Layer as _;
+    use tracing_subscriber::filter::LevelFilter;
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
+    const ROUNDS: usize = 30;
+    const RATE: f64 = 1000.0;
+    const MS: u64 = 300;
+    let lines = (RATE * MS as f64 / 1000.0) as u64;
+    println!(
+        "7. Tracing's cost: {ROUNDS} turns of {lines} lines each, their spans exported over OTLP and not, alternating"
+    );
+    let collector = Collector::start();
+    let traces = cinch::telemetry::Traces {
+        endpoint: Some(collector.url.clone()),
+        include_content: false,
+    };
+    let (exporter, layer) = cinch::telemetry::exporter(&traces)
+        .expect("the exporter")
+        .expect("an endpoint");
+    // Off, no subscriber wants the spans, as in a server without the option.
+    let (switch, handle) = tracing_subscriber::reload::Layer::new(LevelFilter::OFF);
+    tracing_subscriber::registry()
+        .with(layer.with_filter(switch))
+        .init();
+    let dir = root.join("tracing");
+    let engine = engine(&dir, bin, cinch, runtime, RATE, MS);
+    let repo = small_repo(&dir.join("repo"));
+    let (mut starts, mut walls, mut cpus) = ([vec![], vec![]], [vec![], vec![]], [vec![], vec![]]);
+    // A first round, not counted, does what happens once (the exporter's
+    // first connection, the first spans' allocations).
+    for round in 0..=ROUNDS {
+        for (which, traced) in [true, false].into_iter().enumerate() {
+            let level = if traced {
+                LevelFilter::TRACE
+            } else {
+                LevelFilter::OFF
+            };
+            handle.reload(level).expect("switching the exporter");
+            let cpu = own_cpu();
+            let began = Instant::now();
+            let turn = engine.start(request(&repo)).expect("starting the turn");
+            if round > 0 {
+                starts[which].push(began.elapsed().as_micros() as u64);
+            }
+            let result = turn.wait();
+            assert_eq!(
+                result.status.as_str(),
+                "completed",
+                "{}",
+                result.result_text
+            );
+            if round == 0 {
+                continue;
+            }
+            walls[which].push(began.elapsed().as_micros() as u64);
+            cpus[which].push((own_cpu() - cpu).as_micros() as u64);
+        }
+    }
+    // What the exporter's thread spent during the turns is in their CPU;
+    // what it still has to send is the traced turns' too.
+    let cpu = own_cpu();
+    drop(exporter);
+    let flush = (own_cpu() - cpu).as_micros() as u64;
+    let cpu_medians = cpus.clone().map(|times| Percentiles::of(times).p50);
+    let [cpu_on, cpu_off] = [
+        cpus[0].iter().sum::<u64>() + flush,
+        cpus[1].iter().sum::<u64>(),
+    ]
+    .map(|total| total / ROUNDS as u64);
+    let [start_on, start_off] = starts.map(|times| Percentiles::of(times).p50);
+    let [wall_on, wall_off] = walls.map(|times| Percentiles::of(times).p50);
+    let (exports, bytes) = collector.received();
+    println!(
+        "   start (median): traced {:.2} ms, untraced {:.2} ms; turn wall time (median): traced {:.2} ms, untraced {:.2} ms",
+        ms(start_on),
+        ms(start_off),
+        ms(wall_on),
+        ms(wall_off),
+    );
+    println!(
+        "   host CPU a turn, mean (the exporter's included): traced {:.2} ms, untraced {:.2} ms: {:+.1} µs, {:.3}x",
+        ms(cpu_on),
+        ms(cpu_off),
+        cpu_on as f64 - cpu_off as f64,
+        cpu_on as f64 / cpu_off.max(1) as f64
+    );
+    println!(
+        "   host CPU a turn, median: traced {:.2} ms, untraced {:.2} ms: {:+.1} µs; {exports} exports, {bytes} bytes of spans",
+        ms(cpu_medians[0]),
+        ms(cpu_medians[1]),
+        cpu_medians[0] as f64 - cpu_medians[1] as f64,
+    );
+    assert!(exports > 0, "no spans reached the collector");
+    println!();
+    TracingCost {
+        cpu_ratio: cpu_on as f64 / cpu_off.max(1) as f64,
+        start_on,
+        start_off,
+        wall_on,
+        wall_off,
+    }
+}
+
+/// An OTLP/HTTP collector on loopback that answers 200 and counts what it
+/// was sent.
+struct Collector {
+    url: String,
+    received: Arc<Mutex<(usize, usize)>>,
+}
+
+impl Collector {
+    fn start() -> Self {
+        use std::io::{BufRead as _, Read as _, Write as _};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a loopback port");
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let received: Arc<Mutex<(usize, usize)>> = Arc::default();
+        let counts = received.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { continue };
+                let mut reader = std::io::BufReader::new(stream.try_clone().unwrap());
+                let mut length = 0;
+                let mut line = String::new();
+                while reader.read_line(&mut line).is_ok_and(|read| read > 2) {
+                    if let Some((name, value)) = line.trim_end().split_once(": ")
+                        && name.eq_ignore_ascii_case("content-length")
+                    {
+                        length = value.parse().unwrap_or(0);
+                    }
+                    line.clear();
+                }
+                let mut body = vec![0; length];
+                if reader.read_exact(&mut body).is_ok() {
+                    let mut counts = counts.lock().unwrap();
+                    counts.0 += 1;
+                    counts.1 += length;
+                }
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+                );
+            }
+        });
+        Self { url, received }
+    }
+
+    /// Exports and bytes received so far.
+    fn received(&self) -> (usize, usize) {
+        *self.received.lock().unwrap()
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -1316,6 +1506,7 @@ fn request(repo: &Path) -> TurnRequest {
         tcp_ports: None,
         agent: None,
         mcp_servers: Vec::new(),
+        trace_parent: None,
     }
 }
 

@@ -23,6 +23,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 use sha2::{Digest as _, Sha256};
 use tokio::sync::watch;
+use tracing::Instrument as _;
 
 use super::AppState;
 use super::problem::Problem;
@@ -145,9 +146,10 @@ async fn keyed(
     // the work it was claimed for.
     let app = app.clone();
     let account = account.to_owned();
-    let first = tokio::spawn(async move {
-        first_or_recorded(&app, &account, &key, &fingerprint, request, next).await
-    });
+    let first = tokio::spawn(
+        async move { first_or_recorded(&app, &account, &key, &fingerprint, request, next).await }
+            .instrument(tracing::Span::current()),
+    );
     first
         .await
         .map_err(|error| Problem::internal(&error).into_response())?
@@ -195,7 +197,8 @@ async fn first_or_recorded(
         }
     }
     // The handler in its own task, so that even its panic lets go of the key.
-    let work = tokio::spawn(next.run(request));
+    // In the request's span (if traced), though it may outlive the request.
+    let work = tokio::spawn(next.run(request).instrument(tracing::Span::current()));
     let (response, outcome) = answer(work).await;
     settle(app, held, outcome).await;
     Ok(response)

@@ -26,6 +26,7 @@ mod runs;
 mod server;
 pub mod sessions;
 pub mod tasks;
+mod trace;
 mod usage;
 mod validate;
 mod webhooks;
@@ -256,7 +257,7 @@ fn app(state: AppState) -> axum::Router {
     let (router, mut api) = routes(state.clone());
     document::name_harnesses(&mut api, &state.drivers.registry().names());
     let api = Arc::new(api);
-    router
+    let router = router
         // The document describes the API, not any account's data: it is public.
         .route(
             "/openapi.json",
@@ -278,7 +279,12 @@ fn app(state: AppState) -> axum::Router {
             body::read_whole,
         ))
         .layer(DefaultBodyLimit::max(body_limit))
-        .layer(axum::middleware::from_fn(crate::metrics::track_http))
+        .layer(axum::middleware::from_fn(crate::metrics::track_http));
+    if crate::telemetry::exporting() {
+        router.layer(axum::middleware::from_fn(trace::layer))
+    } else {
+        router
+    }
 }
 
 /// How long a stopping server waits for the idempotent requests it is

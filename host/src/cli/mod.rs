@@ -161,21 +161,18 @@ pub fn main() -> ExitCode {
         return crate::helper::run(job);
     }
     let cli = Cli::parse();
-    let asked = std::env::var("CINCH_LOG").unwrap_or_default();
-    let mut filter =
-        tracing_subscriber::EnvFilter::try_from_env("CINCH_LOG").unwrap_or_else(|_| "warn".into());
-    // The MCP SDK notes every /mcp request's start and end at info: warnings
-    // only, unless CINCH_LOG names it.
-    if !asked.contains("rmcp") {
-        filter = filter.add_directive("rmcp=warn".parse().expect("a valid directive"));
-    }
-    let logs = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr);
-    match cli.log_format {
-        LogFormat::Text => logs.init(),
-        LogFormat::Json => logs.json().init(),
-    }
+    let traces = match &cli.command {
+        Command::Serve(args) => args.traces(),
+        _ => crate::telemetry::Traces::default(),
+    };
+    // Sends the buffered spans when dropped, after the command.
+    let _exporter = match init_logs(cli.log_format, &traces) {
+        Ok(exporter) => exporter,
+        Err(error) => {
+            eprintln!("cinch: {error:#}");
+            return ExitCode::FAILURE;
+        }
+    };
     match run(cli) {
         Ok(code) => code,
         Err(error) => {
@@ -183,6 +180,46 @@ pub fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// Installs cinch's logs on stderr in `format`, and the trace exporter
+/// when `traces` names a collector.
+fn init_logs(
+    format: LogFormat,
+    traces: &crate::telemetry::Traces,
+) -> anyhow::Result<Option<crate::telemetry::Exporter>> {
+    use tracing_subscriber::Layer as _;
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
+    let mut level = tracing_subscriber::EnvFilter::try_from_env("CINCH_LOG")
+        .unwrap_or_else(|_| "warn".into())
+        // The spans for the exporter are not log lines, whatever the level.
+        .add_directive(
+            format!("{}=off", crate::telemetry::TARGET)
+                .parse()
+                .expect("a valid directive"),
+        );
+    // The MCP SDK notes every /mcp request's start and end at info: warnings
+    // only, unless CINCH_LOG names it.
+    if !std::env::var("CINCH_LOG").unwrap_or_default().contains("rmcp") {
+        level = level.add_directive("rmcp=warn".parse().expect("a valid directive"));
+    }
+    let logs = match format {
+        LogFormat::Text => tracing_subscriber::fmt::layer()
+            .with_writer(std::io::stderr)
+            .boxed(),
+        LogFormat::Json => tracing_subscriber::fmt::layer()
+            .json()
+            .with_writer(std::io::stderr)
+            .boxed(),
+    };
+    let logs = logs.with_filter(level);
+    let (exporter, traces) = crate::telemetry::exporter(traces)?.unzip();
+    tracing_subscriber::registry()
+        .with(logs)
+        .with(traces)
+        .init();
+    Ok(exporter)
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {

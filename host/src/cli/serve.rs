@@ -104,6 +104,25 @@ pub struct ServeArgs {
     /// The key secrets are sealed with in the database.
     #[command(flatten)]
     secrets_key: super::secrets::KeyArgs,
+    /// Exports traces over OTLP/HTTP (protobuf) to the collector at this
+    /// address, `http://host:4318`: a span per request, per turn and per
+    /// step of a turn. Off without it.
+    #[arg(long, env = "OTEL_EXPORTER_OTLP_ENDPOINT")]
+    otlp_endpoint: Option<String>,
+    /// Lets spans carry the brief and the final message (masked of
+    /// secrets); without it no span holds a prompt's or an answer's text.
+    #[arg(long)]
+    otlp_include_content: bool,
+}
+
+impl ServeArgs {
+    /// What the options ask of traces.
+    pub(super) fn traces(&self) -> crate::telemetry::Traces {
+        crate::telemetry::Traces {
+            endpoint: self.otlp_endpoint.clone(),
+            include_content: self.otlp_include_content,
+        }
+    }
 }
 
 #[derive(Debug, clap::Args)]

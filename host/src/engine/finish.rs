@@ -11,7 +11,7 @@ use super::follow::Follower;
 use super::result::{self, ResultText, Status, TurnResult};
 use super::version::VersionProbe;
 use super::watch::Followed;
-use super::{FILES_LISTED, checkpoint_ref, is_plain_session_id, usage};
+use super::{FILES_LISTED, checkpoint_ref, is_plain_session_id, spans, usage};
 use crate::checkpoint;
 use crate::home::Home;
 use crate::redact::Redactor;
@@ -38,6 +38,8 @@ pub(super) struct Finisher {
     pub(super) events: EventLog,
     /// The driver session of a conversation turn (an ACP agent).
     pub(super) conversation: Option<Conversation>,
+    /// The turn's span (see [`super::spans`]), entered while this runs.
+    pub(super) span: tracing::Span,
     /// Keeps prunes off the turn's run until this is dropped, with the
     /// result written.
     pub(super) _followed_run: FollowedRun,
@@ -51,6 +53,8 @@ pub(super) enum Ending {
 
 impl Finisher {
     pub(super) fn run(mut self, followed: Followed, cancel: &AtomicBool) -> TurnResult {
+        let span = self.span.clone();
+        let _in_turn = span.enter();
         let ending = self.watch(&followed, cancel);
         if let Some(version) = self.version.take() {
             self.launch.cli_version = version.version();
@@ -72,6 +76,7 @@ impl Finisher {
         if self.turn.result().exists() {
             worktrees::forget(&self.home, &self.launch.workdir, &self.launch.turn);
         }
+        spans::ended(&span, &result);
         self.events.publish(TurnEventKind::Ended {
             status: result.status,
         });
@@ -195,16 +200,24 @@ impl Finisher {
         // outcome, not its exit status, says how it went.
         let answered = launch.conversation.is_some() && self.turn.close_stdin().exists();
 
-        let end = checkpoint::Repo::open(&launch.workdir).and_then(|repo| {
-            let end = repo.take(
-                &checkpoint_ref(&launch.run, &launch.turn, "end"),
-                "cinch: end of turn",
-            )?;
-            let stat = launch
-                .start_checkpoint
-                .as_deref()
-                .and_then(|start| repo.diffstat(start, &end.sha, FILES_LISTED).ok());
-            Ok((end.sha, stat))
+        let end_span = tracing::info_span!(
+            target: crate::telemetry::TARGET,
+            "cinch.checkpoint",
+            otel.name = "checkpoint end",
+            cinch.checkpoint = "end",
+        );
+        let end = end_span.in_scope(|| {
+            checkpoint::Repo::open(&launch.workdir).and_then(|repo| {
+                let end = repo.take(
+                    &checkpoint_ref(&launch.run, &launch.turn, "end"),
+                    "cinch: end of turn",
+                )?;
+                let stat = launch
+                    .start_checkpoint
+                    .as_deref()
+                    .and_then(|start| repo.diffstat(start, &end.sha, FILES_LISTED).ok());
+                Ok((end.sha, stat))
+            })
         });
         let (end_sha, stat) = match end {
             Ok((sha, stat)) => (Some(sha), stat),

@@ -6,6 +6,7 @@ use std::fs::{File, OpenOptions};
 use std::io::Read as _;
 use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 use super::events::{EventLog, TurnEventKind};
 use crate::parse::TurnParser;
@@ -26,6 +27,15 @@ pub struct Follower {
     buffer: Vec<u8>,
     output: Vec<Output>,
     refusals: Option<Refusals>,
+    /// The span of all of the driver's parsing, from the first read to the
+    /// outcome; it is never entered (a read is too short a step for that
+    /// to be cheap), and records the sums.
+    parsing: tracing::Span,
+    /// Bytes and reads parsed, and the time the driver took on them: kept
+    /// only while the span is recorded.
+    bytes: u64,
+    reads: u64,
+    busy: Duration,
 }
 
 /// What the turn's egress proxy refuses, as the user reads it.
@@ -58,12 +68,14 @@ impl Refusals {
 }
 
 impl Follower {
-    /// A follower of `turn`'s log that publishes to `events`.
+    /// A follower of `turn`'s log that publishes to `events`, its parsing
+    /// recorded in `parsing`.
     pub fn new(
         turn: TurnDir,
         reader: LogReader<Box<dyn TurnParser + Send>>,
         events: EventLog,
         refusals: Option<Refusals>,
+        parsing: tracing::Span,
     ) -> Self {
         Self {
             reader,
@@ -73,6 +85,10 @@ impl Follower {
             buffer: vec![0; READ_CHUNK],
             output: Vec::new(),
             refusals,
+            parsing,
+            bytes: 0,
+            reads: 0,
+            busy: Duration::ZERO,
         }
     }
 
@@ -102,7 +118,7 @@ impl Follower {
                 break;
             }
             any = true;
-            self.reader.push(&self.buffer[..read], &mut self.output);
+            self.parse(read);
             self.publish();
             if read < self.buffer.len() {
                 break;
@@ -117,10 +133,34 @@ impl Follower {
         if let Some(refusals) = self.refusals.as_mut() {
             self.events.publish_all(refusals.lines());
         }
+        let began = (!self.parsing.is_disabled()).then(Instant::now);
         let finished = self.reader.finish(exit_code, stderr_tail, &mut self.output);
+        if let Some(began) = began {
+            self.busy += began.elapsed();
+            let integer = crate::telemetry::integer;
+            self.parsing
+                .record("cinch.parse.bytes", integer(self.bytes));
+            self.parsing
+                .record("cinch.parse.reads", integer(self.reads));
+            let busy = integer(self.busy.as_nanos().try_into().unwrap_or(u64::MAX));
+            self.parsing.record("cinch.parse.busy_ns", busy);
+        }
         let (turn, events, output) = (self.turn, self.events, std::mem::take(&mut self.output));
         publish(&turn, &events, output);
         Ok(finished)
+    }
+
+    /// Feeds the driver the `read` bytes just read.
+    fn parse(&mut self, read: usize) {
+        if self.parsing.is_disabled() {
+            self.reader.push(&self.buffer[..read], &mut self.output);
+            return;
+        }
+        let began = Instant::now();
+        self.reader.push(&self.buffer[..read], &mut self.output);
+        self.busy += began.elapsed();
+        self.bytes += read as u64;
+        self.reads += 1;
     }
 
     fn publish(&mut self) {

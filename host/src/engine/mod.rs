@@ -21,6 +21,7 @@ pub mod harness;
 pub mod log;
 mod refusal;
 pub mod result;
+mod spans;
 mod start;
 mod turns;
 mod usage;
@@ -116,6 +117,10 @@ pub struct TurnRequest {
     /// MCP servers the harness gets (an environment's), rendered for it by
     /// [`crate::mcp::deliver`]; a harness that cannot take them is refused.
     pub mcp_servers: Vec<crate::mcp::McpServer>,
+    /// The W3C `traceparent` of the span the turn belongs under (the
+    /// request that asked for it), when traces are exported; the turn's
+    /// span starts a trace of its own without one.
+    pub trace_parent: Option<String>,
 }
 
 /// cinch's engine: drivers, configuration and the turns under its home.
@@ -301,6 +306,7 @@ impl Engine {
         harness: &Harness<'_>,
         redactor: Redactor,
         version: Option<VersionProbe>,
+        span: tracing::Span,
     ) -> anyhow::Result<Turn> {
         let info = &harness.info;
         let conversation = match &launch.conversation {
@@ -327,11 +333,22 @@ impl Engine {
                 redactor: redactor.clone(),
                 harness: info.name.clone(),
             });
+        // One span for all of the driver's parsing, with its sums.
+        let parsing = tracing::info_span!(
+            target: crate::telemetry::TARGET,
+            parent: &span,
+            "cinch.parse",
+            otel.name = "driver parse",
+            cinch.parse.bytes = tracing::field::Empty,
+            cinch.parse.reads = tracing::field::Empty,
+            cinch.parse.busy_ns = tracing::field::Empty,
+        );
         let follower = Follower::new(
             turn.clone(),
             LogReader::new(parser, renderer),
             events.clone(),
             refusals,
+            parsing,
         );
         let wake = Arc::new(Signal::default());
         let followed = Followed::new(
@@ -352,6 +369,7 @@ impl Engine {
             conversation,
             redactor,
             events: events.clone(),
+            span,
             _followed_run: FollowedRun::of(&turn),
         };
         let flag = cancel.clone();

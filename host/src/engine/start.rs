@@ -7,9 +7,11 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 use cinch_driver_sdk::{BriefDelivery, ResumeScope};
+use tracing::Span;
 
 use super::check::{needs_credential, no_credential};
 use super::harness::{self, Credential};
+use super::spans;
 use super::version::VersionProbe;
 use super::{
     Engine, MAX_TIMEOUT, Refusal, RefusalCode, StartCheckpointFailed, Turn, TurnRequest, brief,
@@ -19,6 +21,7 @@ use crate::checkpoint;
 use crate::probe::find_program;
 use crate::redact::Redactor;
 use crate::sandbox;
+use crate::telemetry::{self, TARGET};
 use crate::turn_dir::{
     self, ConversationLaunch, FileLock, Launch, TurnDir, now_ms, worktrees, write_json,
     write_private,
@@ -29,6 +32,16 @@ impl Engine {
     /// tree runs one turn at a time: while another runs there, the start is
     /// refused ([`RefusalCode::WorktreeBusy`]).
     pub fn start(&self, request: TurnRequest) -> anyhow::Result<Turn> {
+        let span = spans::turn(&request.harness, request.trace_parent.as_deref());
+        let started = span.in_scope(|| self.start_in(request, &span));
+        if let Err(error) = &started {
+            spans::not_started(&span, error);
+        }
+        started
+    }
+
+    /// [`Engine::start`] in the turn's `span`.
+    fn start_in(&self, request: TurnRequest, span: &Span) -> anyhow::Result<Turn> {
         let harness = self.registry.harness(&request.harness)?;
         let driver = harness.driver;
         let info = &harness.info;
@@ -82,16 +95,22 @@ impl Engine {
             )
             .into());
         }
-        let workdir = self.resume_dir(
-            &info.name,
-            info.resume,
-            request.session_id.as_deref(),
-            &repo,
-        );
-        // Held until the supervisor runs (it holds its own lock by then), so
-        // that a second start in this working tree finds the first one.
-        let _worktree = turn_dir::WorktreeLock::take(&self.home, &workdir)?;
-        self.clear_the_way(&workdir)?;
+        let (workdir, _worktree) =
+            tracing::info_span!(target: TARGET, "cinch.worktree", otel.name = "worktree")
+                .in_scope(|| -> anyhow::Result<_> {
+                    let workdir = self.resume_dir(
+                        &info.name,
+                        info.resume,
+                        request.session_id.as_deref(),
+                        &repo,
+                    );
+                    // Held until the supervisor runs (it holds its own lock by
+                    // then), so that a second start in this working tree finds
+                    // the first one.
+                    let lock = turn_dir::WorktreeLock::take(&self.home, &workdir)?;
+                    self.clear_the_way(&workdir)?;
+                    Ok((workdir, lock))
+                })?;
 
         let Some(program) = find_program(&info.program, self.search_path()) else {
             return Err(Refusal::new(
@@ -207,6 +226,10 @@ impl Engine {
                 env.remove(name);
             }
         }
+        // A CLI that speaks OpenTelemetry joins the turn's trace.
+        if let Some(traceparent) = telemetry::traceparent(span) {
+            env.insert("TRACEPARENT".to_owned(), traceparent);
+        }
         let home_dir = env.get("HOME").map(PathBuf::from);
         if let (Some(profile), Some(home)) = (harness.profile, home_dir.as_deref()) {
             write_home_files(home, &profile.home_files)?;
@@ -224,11 +247,23 @@ impl Engine {
         let version = VersionProbe::start(driver.clone(), info, program.clone(), &self.versions)?;
         let secrets = self.turn_secrets(info, &env, home_dir.as_deref(), &request.secrets);
         let kept = turn_dir::KeptSecrets::keep(&self.home, &turn_id, &secrets)?;
-        let start = checkpoint::take(
-            &workdir,
-            &checkpoint_ref(&run, &turn_id, "start"),
-            "cinch: start of turn",
+        let redactor = Redactor::new(secrets);
+        spans::started(span, &turn_id, &run, model_run.as_deref(), || {
+            redactor.redact(driver_turn.brief.as_str())
+        });
+        let start = tracing::info_span!(
+            target: TARGET,
+            "cinch.checkpoint",
+            otel.name = "checkpoint start",
+            cinch.checkpoint = "start",
         )
+        .in_scope(|| {
+            checkpoint::take(
+                &workdir,
+                &checkpoint_ref(&run, &turn_id, "start"),
+                "cinch: start of turn",
+            )
+        })
         .map_err(|error| StartCheckpointFailed(error.into()))?;
         remove_managed_config(&workdir, &info.managed_config)?;
         let sandbox = (self.sandbox == sandbox::Mode::Enforced).then(|| {
@@ -279,7 +314,13 @@ impl Engine {
         if launch.conversation.is_some() {
             conversation::write_opening(driver, &driver_turn, &turn)?;
         }
-        self.spawn_supervisor(&turn, &env)?;
+        tracing::info_span!(
+            target: TARGET,
+            "cinch.spawn",
+            otel.name = "spawn",
+            cinch.sandboxed = launch.sandbox.is_some(),
+        )
+        .in_scope(|| self.spawn_supervisor(&turn, &env))?;
         // The supervisor holds its own lock by now.
         drop(starting);
         kept.until_the_turn_ends();
@@ -287,8 +328,9 @@ impl Engine {
             turn,
             launch,
             &harness,
-            Redactor::new(secrets),
+            redactor,
             Some(version),
+            span.clone(),
         )
     }
 

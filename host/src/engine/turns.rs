@@ -97,7 +97,15 @@ impl Engine {
         let (turn, launch) = TurnDir::find(&self.home, turn_id)?;
         let harness = self.registry.harness(&launch.harness)?;
         let redactor = self.redactor_of(&harness.info, turn_id, secrets);
-        self.follow(turn, launch, &harness, redactor, None)
+        // A turn followed again has no span: its own ended with its first follower.
+        self.follow(
+            turn,
+            launch,
+            &harness,
+            redactor,
+            None,
+            tracing::Span::none(),
+        )
     }
 
     /// The turn's kept log, read through its driver and redacted.

@@ -217,6 +217,8 @@ impl CodeTasks {
             idle_limit: turn_env.idle_limit,
             agent: Some(agent_id),
             mcp_servers: turn_env.mcp_servers,
+            // The request's span: the turn belongs under it.
+            trace_parent: crate::telemetry::traceparent(&tracing::Span::current()),
         };
 
         // A code task's turn counts against the cap on turns at once, as a session's does.

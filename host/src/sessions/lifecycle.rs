@@ -6,6 +6,7 @@ use super::ownership::Hold;
 use super::*;
 use crate::service::turn_env::TurnEnv;
 use crate::store::RebuiltFrom;
+use tracing::Instrument as _;
 
 /// Which cap on turns at once a session waits behind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -17,13 +18,18 @@ pub(super) enum SlotCap {
 }
 
 impl Conductor {
-    /// Moves the session forward in the background.
+    /// Moves the session forward in the background; what it does belongs
+    /// in the trace of the caller's span (a request's), if traced.
     pub(super) fn kick(self: &Arc<Self>, account_id: &str, session_id: &str, wake: Wake) {
         let this = self.clone();
         let account_id = account_id.to_owned();
         let session_id = session_id.to_owned();
+        let trace = crate::telemetry::traceparent(&tracing::Span::current());
         tokio::spawn(async move {
-            if let Err(error) = this.advance(&account_id, &session_id, wake).await {
+            if let Err(error) = this
+                .advance(&account_id, &session_id, wake, trace.as_deref())
+                .await
+            {
                 tracing::error!(session = %session_id, "moving the session on failed: {error}");
             }
         });
@@ -37,6 +43,7 @@ impl Conductor {
         account_id: &str,
         session_id: &str,
         wake: Wake,
+        trace: Option<&str>,
     ) -> Result<()> {
         let guard = self.session_lock(session_id);
         loop {
@@ -73,7 +80,7 @@ impl Conductor {
                     // Setup commands can take minutes: a close must not wait for them.
                     drop(held);
                     let booted = match claimed {
-                        Ok(environment) => self.finish_boot(&session, environment).await,
+                        Ok(environment) => self.finish_boot(&session, environment, trace).await,
                         Err(error) => Err(error),
                     };
                     lock(&self.booting).remove(session_id);
@@ -108,7 +115,7 @@ impl Conductor {
             }
             let environment = self.environment_of(&session).await?;
             return match self
-                .start_turn(&mut session, environment.as_ref(), &queued)
+                .start_turn(&mut session, environment.as_ref(), &queued, trace)
                 .await
             {
                 Ok(()) => Ok(()),
@@ -139,8 +146,25 @@ impl Conductor {
         &self,
         session: &Session,
         environment: Option<Environment>,
+        trace: Option<&str>,
     ) -> Result<bool> {
-        let booted = self.boot(session, environment.as_ref()).await;
+        let span = tracing::info_span!(
+            target: crate::telemetry::TARGET,
+            parent: None,
+            "cinch.worktree",
+            otel.name = "worktree",
+            otel.status_code = tracing::field::Empty,
+            cinch.rebuilt = session.moved_from_node.is_some(),
+        );
+        crate::telemetry::continue_trace(&span, trace);
+        let booted = self
+            .boot(session, environment.as_ref())
+            .instrument(span.clone())
+            .await;
+        if booted.is_err() {
+            span.record("otel.status_code", "ERROR");
+        }
+        drop(span);
         let guard = self.session_lock(&session.id);
         let _held = guard.lock().await;
         let Some(mut session) = self.store.session(&session.account_id, &session.id).await? else {

@@ -17,6 +17,7 @@ impl Conductor {
         session: &mut Session,
         environment: Option<&Environment>,
         queued: &[Message],
+        trace_parent: Option<&str>,
     ) -> Result<()> {
         let mut brief = queued
             .iter()
@@ -48,6 +49,7 @@ impl Conductor {
             idle_limit: turn_env.idle_limit,
             agent: Some(session.agent_id.to_string()),
             mcp_servers: turn_env.mcp_servers,
+            trace_parent: trace_parent.map(str::to_owned),
         };
         for message in queued {
             if let Some(message) = self.store.deliver_message(&message.id).await? {
