@@ -25,6 +25,10 @@ pub const PROGRESS_LINES: &str = "cinch_progress_lines_total";
 /// Calls into a driver that failed (a panic, a trap, past its time or
 /// memory), by `harness`: the turn went on without its driver.
 pub const DRIVER_FAILURES: &str = "cinch_driver_failures_total";
+/// Bytes cinch may still write on the disk of its home.
+pub const HOME_FREE_BYTES: &str = "cinch_home_disk_free_bytes";
+/// The size in bytes of the disk of cinch's home.
+pub const HOME_SIZE_BYTES: &str = "cinch_home_disk_size_bytes";
 /// HTTP requests' latency in seconds, by `method`, `route` (its template,
 /// `unmatched` for none) and `status`.
 pub const HTTP_REQUEST_SECONDS: &str = "cinch_http_request_duration_seconds";
@@ -57,6 +61,14 @@ pub fn install() -> anyhow::Result<()> {
         "Turns the server follows that have not ended, by harness."
     );
     metrics::describe_gauge!(SESSIONS_WAITING, "Sessions waiting for a turn slot.");
+    metrics::describe_gauge!(
+        HOME_FREE_BYTES,
+        "Bytes cinch may still write on the disk of its home."
+    );
+    metrics::describe_gauge!(
+        HOME_SIZE_BYTES,
+        "The size of the disk of cinch's home, in bytes."
+    );
     metrics::describe_counter!(PROGRESS_LINES, "Progress lines of turns, by harness.");
     metrics::describe_counter!(
         DRIVER_FAILURES,
@@ -99,6 +111,12 @@ pub fn driver_failed(harness: &str) {
 /// Sets how many sessions wait for a turn slot.
 pub fn sessions_waiting(count: usize) {
     metrics::gauge!(SESSIONS_WAITING).set(count as f64);
+}
+
+/// Sets the disk gauges to `space`.
+pub fn disk_space(space: &crate::disk::Space) {
+    metrics::gauge!(HOME_FREE_BYTES).set(space.free_bytes as f64);
+    metrics::gauge!(HOME_SIZE_BYTES).set(space.total_bytes as f64);
 }
 
 /// Counts a followed turn as running until dropped.
