@@ -1249,3 +1249,60 @@ fn a_full_disk_is_said_where_the_turn_is_read_and_in_the_health_and_then_passes(
     let turn = support::assistant(&api.messages(&task, &session, "").data());
     assert_eq!(turn["turn"]["status"], "completed", "{turn:#}");
 }
+
+#[test]
+fn a_turn_that_ended_while_the_database_disk_was_full_is_recorded_once_there_is_room() {
+    let world = World::new();
+    if world.database.is_some() {
+        // PostgreSQL keeps its data elsewhere: the test above covers it.
+        return;
+    }
+    // The SQLite database in the home, on the disk that fills.
+    let home = world.path("home");
+    let components = std::fs::read_link(home.join("cache/components")).unwrap();
+    let Some(_disk) = Tmpfs::mount(&home, 64) else {
+        eprintln!("SKIPPED: mounting a small disk for cinch's home needs root (CI runs as root)");
+        return;
+    };
+    std::fs::create_dir_all(home.join("cache")).unwrap();
+    std::os::unix::fs::symlink(&components, home.join("cache/components")).unwrap();
+    world.configure("min_free_disk_mib = 16");
+    world.script(slow_turn("s-disk", 6, 400));
+    let server = world.serve();
+    let token = world.admin_token();
+    let api = support::Api::new(&server, &token);
+    let repo = world.path("repo").display().to_string();
+    let environment = api.environment(json!({"name": "small", "repository": repo}));
+    let (task, session) = api.task_on(&environment, "Work.");
+    api.wait_turn_message(&task, &session);
+    let ballast = home.join("ballast");
+    fill(&ballast);
+    let full = server.request("GET", "/healthz", None, None);
+    assert_eq!(full.status, 503, "{full:?}");
+    assert_eq!(full.json()["disk"]["state"], "full", "{full:?}");
+    // The turn ends (two seconds of lines) while nothing can be recorded.
+    std::thread::sleep(std::time::Duration::from_secs(4));
+    assert_eq!(api.session(&task, &session)["status"], "running");
+
+    std::fs::remove_file(&ballast).unwrap();
+    let ended = api.wait(&task, &session, "its turn's end, recorded", |session| {
+        session["status"] != "running"
+    });
+    let said = ended["error_message"].as_str().unwrap_or_default();
+    assert!(said.contains("no space left on device"), "{ended:#}");
+    let turn = support::assistant(&api.messages(&task, &session, "").data());
+    let detail = turn["turn"]["result"]["detail"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(detail.contains("no space left on device"), "{turn:#}");
+    world.script(slow_turn("s-disk", 3, 10));
+    let posted = api.post(
+        &format!("/tasks/{task}/sessions/{session}/messages"),
+        json!({"message": "Again."}),
+    );
+    assert_eq!(posted.status, 201, "{posted:?}");
+    let done = api.wait(&task, &session, "its next turn's end", |session| {
+        session["status"] == "idle" && session["error_message"].is_null()
+    });
+    assert_eq!(done["close_reason"], Value::Null, "{done:#}");
+}
