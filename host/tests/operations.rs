@@ -1094,13 +1094,24 @@ fn stalled_event_readers_hold_little_are_cut_off_and_resume_exactly_once() {
         assert!(ended, "a stalled reader was not cut off");
         sent_before_cut.push(sent);
     }
-    std::thread::sleep(std::time::Duration::from_millis(500));
+    // Closed on the server's side too, soon after.
+    let closing = std::time::Instant::now();
+    while open_files(pid) > files_before + 5 && closing.elapsed().as_secs() < 10 {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
     let memory_after = resident_kib(pid);
     let files_after = open_files(pid);
     eprintln!(
         "after they were cut off: {memory_after} KiB, {files_after} open files ({files_before} before)"
     );
-    assert!(files_after <= files_before + 5, "{files_after} open files");
+    assert!(
+        files_after <= files_before + 5,
+        "{files_after} open files: {:?}",
+        std::fs::read_dir(format!("/proc/{pid}/fd"))
+            .unwrap()
+            .filter_map(|entry| std::fs::read_link(entry.ok()?.path()).ok())
+            .collect::<Vec<_>>()
+    );
     drop(stalled);
 
     // One resumes where its stream was cut, and gets every event once, in order.
@@ -1181,8 +1192,9 @@ fn a_full_disk_is_said_where_the_turn_is_read_and_in_the_health_and_then_passes(
     std::fs::create_dir_all(home.join("cache")).unwrap();
     std::os::unix::fs::symlink(&components, home.join("cache/components")).unwrap();
     world.configure("min_free_disk_mib = 16");
-    // A turn that writes a few lines over two seconds, its result last.
-    world.script(slow_turn("s-disk", 6, 400));
+    // A turn that writes a few lines over five seconds, its result last:
+    // time enough to fill the disk before it ends, however loaded the machine.
+    world.script(slow_turn("s-disk", 11, 500));
     // The database elsewhere (PostgreSQL's, or a SQLite file beside the
     // home), as the README advises: it records what went wrong.
     let database = world.path("cinch.db").display().to_string();
@@ -1267,7 +1279,7 @@ fn a_turn_that_ended_while_the_database_disk_was_full_is_recorded_once_there_is_
     std::fs::create_dir_all(home.join("cache")).unwrap();
     std::os::unix::fs::symlink(&components, home.join("cache/components")).unwrap();
     world.configure("min_free_disk_mib = 16");
-    world.script(slow_turn("s-disk", 6, 400));
+    world.script(slow_turn("s-disk", 11, 500));
     let server = world.serve();
     let token = world.admin_token();
     let api = support::Api::new(&server, &token);
@@ -1280,8 +1292,8 @@ fn a_turn_that_ended_while_the_database_disk_was_full_is_recorded_once_there_is_
     let full = server.request("GET", "/healthz", None, None);
     assert_eq!(full.status, 503, "{full:?}");
     assert_eq!(full.json()["disk"]["state"], "full", "{full:?}");
-    // The turn ends (two seconds of lines) while nothing can be recorded.
-    std::thread::sleep(std::time::Duration::from_secs(4));
+    // The turn ends (five seconds of lines) while nothing can be recorded.
+    std::thread::sleep(std::time::Duration::from_secs(7));
     assert_eq!(api.session(&task, &session)["status"], "running");
 
     std::fs::remove_file(&ballast).unwrap();
