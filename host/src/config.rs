@@ -130,6 +130,17 @@ pub struct ServeConfig {
     pub checkpoint_remote: Option<String>,
     /// Where the other nodes reach this one.
     pub advertise_url: Option<String>,
+    /// Seconds a client has to send a request's head (and, on a kept-alive
+    /// connection, its next request's).
+    pub header_timeout_seconds: Option<u64>,
+    /// Seconds an answer waits for its client to read before the
+    /// connection is closed.
+    pub idle_timeout_seconds: Option<u64>,
+    /// Connections served at once, at most.
+    pub max_connections: Option<usize>,
+    /// Free space in cinch's home, in MiB, below which `/healthz` says the
+    /// disk is low.
+    pub min_free_disk_mib: Option<u64>,
 }
 
 impl ServeConfig {

@@ -12,7 +12,8 @@
 //!   files the two share; [`checkpoint`]: git
 //!   snapshots of the work tree around a turn; [`config`]: `config.toml`.
 //! - [`probe`]: the harness CLIs installed on this machine.
-//! - [`home`], [`redact`]: cinch's state directory; masking secrets.
+//! - [`home`], [`redact`]: cinch's state directory; masking secrets;
+//!   [`disk`]: the room left under the home.
 //! - [`mcp`]: an environment's MCP servers as each harness takes them.
 //! - [`webhooks`]: signed POSTs of an account's events, retried.
 //! - [`hex`], [`sync`]: lowercase hex; locks that outlive a panic.
@@ -29,6 +30,7 @@ pub mod api;
 pub mod checkpoint;
 pub mod cli;
 pub mod config;
+pub mod disk;
 pub mod drivers;
 pub mod engine;
 pub mod exit;

@@ -28,6 +28,10 @@ pub const DRIVER_FAILURES: &str = "cinch_driver_failures_total";
 /// Requests the egress proxy of a turn refused (a host not in its
 /// environment's `allowed_hosts`), by `harness`; `setup` for setup commands.
 pub const EGRESS_REFUSED: &str = "cinch_egress_refused_total";
+/// Bytes cinch may still write on the disk of its home.
+pub const HOME_FREE_BYTES: &str = "cinch_home_disk_free_bytes";
+/// The size in bytes of the disk of cinch's home.
+pub const HOME_SIZE_BYTES: &str = "cinch_home_disk_size_bytes";
 /// HTTP requests' latency in seconds, by `method`, `route` (its template,
 /// `unmatched` for none) and `status`.
 pub const HTTP_REQUEST_SECONDS: &str = "cinch_http_request_duration_seconds";
@@ -60,6 +64,14 @@ pub fn install() -> anyhow::Result<()> {
         "Turns the server follows that have not ended, by harness."
     );
     metrics::describe_gauge!(SESSIONS_WAITING, "Sessions waiting for a turn slot.");
+    metrics::describe_gauge!(
+        HOME_FREE_BYTES,
+        "Bytes cinch may still write on the disk of its home."
+    );
+    metrics::describe_gauge!(
+        HOME_SIZE_BYTES,
+        "The size of the disk of cinch's home, in bytes."
+    );
     metrics::describe_counter!(PROGRESS_LINES, "Progress lines of turns, by harness.");
     metrics::describe_counter!(
         DRIVER_FAILURES,
@@ -112,6 +124,12 @@ pub fn egress_refused(harness: &str) {
 /// Sets how many sessions wait for a turn slot.
 pub fn sessions_waiting(count: usize) {
     metrics::gauge!(SESSIONS_WAITING).set(count as f64);
+}
+
+/// Sets the disk gauges to `space`.
+pub fn disk_space(space: &crate::disk::Space) {
+    metrics::gauge!(HOME_FREE_BYTES).set(space.free_bytes as f64);
+    metrics::gauge!(HOME_SIZE_BYTES).set(space.total_bytes as f64);
 }
 
 /// Counts a followed turn as running until dropped.

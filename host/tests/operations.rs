@@ -1355,3 +1355,618 @@ fn traces_reach_an_otlp_collector_joined_to_the_caller_the_harness_and_webhooks(
     );
     assert_eq!(turn.attribute("cinch.run.id"), "run-traced");
 }
+
+/// The server process's resident memory, in KiB.
+fn resident_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap()
+}
+
+/// The clients' connections the server process holds open: its sockets
+/// whose local end is the server's port (the listening one aside). Its
+/// database connections, which a PostgreSQL pool opens as it needs them,
+/// are not counted.
+fn client_connections(server: &support::Server) -> usize {
+    let port = server
+        .base
+        .rsplit(':')
+        .next()
+        .unwrap()
+        .parse::<u16>()
+        .unwrap();
+    let mut inodes = std::collections::HashSet::new();
+    for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+        let Ok(text) = std::fs::read_to_string(table) else {
+            continue;
+        };
+        for line in text.lines().skip(1) {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            let local_port = fields[1].rsplit(':').next().unwrap();
+            let listening = fields[3] == "0A";
+            if u16::from_str_radix(local_port, 16) == Ok(port) && !listening {
+                inodes.insert(format!("socket:[{}]", fields[9]));
+            }
+        }
+    }
+    std::fs::read_dir(format!("/proc/{}/fd", server.child.id()))
+        .unwrap()
+        .filter_map(|entry| std::fs::read_link(entry.ok()?.path()).ok())
+        .filter(|target| inodes.contains(target.to_string_lossy().as_ref()))
+        .count()
+}
+
+/// A connection to `server` whose socket holds at most about
+/// `receive_buffer` bytes its reader has not read: a stalled reader's
+/// kernel keeps little, so what piles up is the server's.
+fn connect(server: &support::Server, receive_buffer: Option<i32>) -> std::net::TcpStream {
+    use std::os::fd::FromRawFd as _;
+    let address: std::net::SocketAddrV4 =
+        server.base.trim_start_matches("http://").parse().unwrap();
+    // SAFETY: a new socket, set up and connected by its descriptor, then owned.
+    unsafe {
+        let fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
+        assert!(fd >= 0, "{}", std::io::Error::last_os_error());
+        if let Some(size) = receive_buffer {
+            libc::setsockopt(
+                fd,
+                libc::SOL_SOCKET,
+                libc::SO_RCVBUF,
+                (&raw const size).cast(),
+                size_of::<i32>() as libc::socklen_t,
+            );
+        }
+        let to = libc::sockaddr_in {
+            sin_family: libc::AF_INET as libc::sa_family_t,
+            sin_port: address.port().to_be(),
+            sin_addr: libc::in_addr {
+                s_addr: u32::from(*address.ip()).to_be(),
+            },
+            sin_zero: [0; 8],
+        };
+        let connected = libc::connect(
+            fd,
+            (&raw const to).cast(),
+            size_of::<libc::sockaddr_in>() as libc::socklen_t,
+        );
+        let stream = std::net::TcpStream::from_raw_fd(fd);
+        assert_eq!(connected, 0, "{}", std::io::Error::last_os_error());
+        stream
+    }
+}
+
+/// Whether the server closed `stream`: what it sent is read (and dropped)
+/// without waiting, then an end or an error means closed.
+fn closed_by_server(stream: &mut std::net::TcpStream) -> bool {
+    use std::io::Read as _;
+    stream.set_nonblocking(true).unwrap();
+    let mut buffer = [0u8; 16 << 10];
+    loop {
+        match stream.read(&mut buffer) {
+            Ok(0) => return true,
+            Ok(_) => {}
+            Err(error) if error.kind() == std::io::ErrorKind::WouldBlock => return false,
+            Err(_) => return true,
+        }
+    }
+}
+
+/// Median and slowest of `rounds` answers to `GET path`, each on a new
+/// connection, in milliseconds.
+fn latency(server: &support::Server, path: &str, token: Option<&str>, rounds: usize) -> (f64, f64) {
+    let mut took: Vec<f64> = (0..rounds)
+        .map(|_| {
+            let started = std::time::Instant::now();
+            let answer = server.request("GET", path, token, None);
+            assert_eq!(answer.status, 200, "{answer:?}\n{}", server.log());
+            started.elapsed().as_secs_f64() * 1000.0
+        })
+        .collect();
+    took.sort_by(f64::total_cmp);
+    (took[rounds / 2], took[rounds - 1])
+}
+
+#[test]
+fn clients_sending_their_headers_slowly_are_cut_off_while_others_are_served() {
+    let world = World::new();
+    world.configure("header_timeout_seconds = 4");
+    let server = world.serve();
+    let token = world.admin_token();
+    let health_before = latency(&server, "/healthz", None, 20);
+    let accounts_before = latency(&server, "/v1/accounts", Some(&token), 20);
+
+    // 200 clients trickle a request's head, a byte a second: 40 seconds' worth.
+    use std::io::Write as _;
+    let head = format!(
+        "GET /v1/accounts HTTP/1.1\r\nHost: cinch\r\nX-Slow: {}\r\n\r\n",
+        "s".repeat(4)
+    );
+    let started = std::time::Instant::now();
+    let mut slow: Vec<(std::net::TcpStream, Option<std::time::Duration>)> =
+        (0..200).map(|_| (connect(&server, None), None)).collect();
+    let mut sent = 0;
+    let mut health_during = None;
+    let mut accounts_during = None;
+    while slow.iter().any(|(_, cut)| cut.is_none()) && started.elapsed().as_secs() < 20 {
+        for (stream, cut) in slow.iter_mut().filter(|(_, cut)| cut.is_none()) {
+            let gone = closed_by_server(stream)
+                || (sent < head.len() && stream.write_all(&head.as_bytes()[sent..=sent]).is_err());
+            if gone {
+                *cut = Some(started.elapsed());
+            }
+        }
+        sent += 1;
+        if health_during.is_none() && started.elapsed().as_secs() >= 1 {
+            // While every slow client still holds its connection.
+            health_during = Some(latency(&server, "/healthz", None, 20));
+            accounts_during = Some(latency(&server, "/v1/accounts", Some(&token), 20));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1000));
+    }
+    let cut: Vec<f64> = slow
+        .iter()
+        .map(|(_, cut)| cut.map_or(f64::INFINITY, |cut| cut.as_secs_f64()))
+        .collect();
+    let latest = cut.iter().copied().fold(0.0, f64::max);
+    let earliest = cut.iter().copied().fold(f64::INFINITY, f64::min);
+    eprintln!(
+        "slow headers: 200 cut off between {earliest:.1} and {latest:.1} s (header timeout 4 s, {sent} bytes of {} sent)",
+        head.len()
+    );
+    assert!(
+        latest <= 7.0,
+        "slow clients were not all cut off within the header timeout: {cut:?}"
+    );
+    assert!(
+        earliest >= 3.0,
+        "cut off before the header timeout: {cut:?}"
+    );
+    let (health_during, accounts_during) = (health_during.unwrap(), accounts_during.unwrap());
+    eprintln!(
+        "latency (median, slowest ms) without slow clients: /healthz {health_before:.1?}, /v1/accounts {accounts_before:.1?}; with 200 hanging: /healthz {health_during:.1?}, /v1/accounts {accounts_during:.1?}"
+    );
+    assert!(health_during.1 < 1000.0 && accounts_during.1 < 1000.0);
+    assert_eq!(
+        client_connections(&server),
+        0,
+        "connections held after the slow clients were cut off"
+    );
+}
+
+#[test]
+fn connections_past_the_cap_are_refused_at_once_and_healthz_still_answers() {
+    let world = World::new();
+    world.configure("max_connections = 20\nheader_timeout_seconds = 30");
+    let server = world.serve();
+    // 150 clients that connect and send nothing: 20 are served, 64 more
+    // get a moment to send a request, the rest are told to come back.
+    use std::io::Read as _;
+    let mut idle: Vec<std::net::TcpStream> = (0..150).map(|_| connect(&server, None)).collect();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let mut refused = 0;
+    for stream in &mut idle {
+        stream.set_nonblocking(true).unwrap();
+        let mut answer = Vec::new();
+        let _ = stream.read_to_end(&mut answer);
+        let answer = String::from_utf8_lossy(&answer);
+        if !answer.is_empty() {
+            assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
+            assert!(answer.contains("retry-after: 1"), "{answer}");
+            assert!(
+                answer.contains("urn:cinch:too_many_connections"),
+                "{answer}"
+            );
+            refused += 1;
+        }
+    }
+    assert_eq!(
+        refused,
+        150 - 20 - 64,
+        "connections past the cap and its overflow"
+    );
+    let held = client_connections(&server);
+    assert!(
+        held <= 20 + 64,
+        "{held} connections held for 150 idle clients"
+    );
+    // Past the cap, a connection gets two seconds for its request: then a
+    // health probe is served, the cap's 20 idle clients still connected.
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    let started = std::time::Instant::now();
+    let health = server.request("GET", "/healthz", None, None);
+    assert_eq!(health.status, 200, "{health:?}");
+    eprintln!(
+        "past the cap: {refused} of 150 refused at once, {held} connections held, /healthz in {:.1} ms",
+        started.elapsed().as_secs_f64() * 1000.0
+    );
+    let still_held = idle
+        .iter_mut()
+        .map(closed_by_server)
+        .filter(|closed| !closed)
+        .count();
+    assert_eq!(
+        still_held, 20,
+        "the cap's connections wait for their header timeout"
+    );
+}
+
+/// A tick of the fake CLI as claude writes an assistant message: one
+/// progress line each.
+const TICK: &str = r#"{"type":"assistant","session_id":"s-long","message":{"content":[{"type":"text","text":"tick {n} of a long turn, a line of some length as harnesses write them"}]}}"#;
+
+/// Sends a request for the SSE stream at `path` on `stream`.
+fn ask_events(
+    stream: &mut std::net::TcpStream,
+    path: &str,
+    token: &str,
+    last_event_id: Option<u64>,
+) {
+    use std::io::Write as _;
+    let resume = last_event_id.map_or(String::new(), |id| format!("Last-Event-ID: {id}\r\n"));
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: cinch\r\nAuthorization: Bearer {token}\r\n{resume}\r\n"
+    )
+    .unwrap();
+}
+
+/// The ids of the whole events in what a stream sent (an event cut off
+/// midway, without its closing blank line, does not count).
+fn event_ids(sent: &[u8]) -> Vec<u64> {
+    let text = String::from_utf8_lossy(sent);
+    let body = text.split_once("\r\n\r\n").map_or("", |(_, body)| body);
+    // Chunked: the events' lines, between chunk sizes.
+    let mut ids = Vec::new();
+    let mut id = None;
+    let mut data = false;
+    for line in body.split('\n') {
+        let line = line.trim_end_matches('\r');
+        if let Some(value) = line.strip_prefix("id:") {
+            id = value.trim().parse().ok();
+        } else if line.starts_with("data:") {
+            data = true;
+        } else if line.is_empty() {
+            if let (Some(seen), true) = (id.take(), data) {
+                ids.push(seen);
+            }
+            data = false;
+        }
+    }
+    ids
+}
+
+/// Reads `stream` until it ends or sends nothing for `quiet`.
+fn read_until_quiet(
+    stream: &mut std::net::TcpStream,
+    quiet: std::time::Duration,
+) -> (Vec<u8>, bool) {
+    use std::io::Read as _;
+    stream.set_nonblocking(false).unwrap();
+    stream.set_read_timeout(Some(quiet)).unwrap();
+    let mut sent = Vec::new();
+    let mut buffer = [0u8; 64 << 10];
+    loop {
+        match stream.read(&mut buffer) {
+            Ok(0) => return (sent, true),
+            Ok(read) => sent.extend_from_slice(&buffer[..read]),
+            Err(error)
+                if matches!(
+                    error.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                return (sent, false);
+            }
+            Err(_) => return (sent, true),
+        }
+    }
+}
+
+#[test]
+fn stalled_event_readers_hold_little_are_cut_off_and_resume_exactly_once() {
+    let world = World::new();
+    world.configure("idle_timeout_seconds = 20");
+    // A turn of 30,000 lines, a few to an event as they come.
+    world.script(Script {
+        lines: vec![claude_turn("s-long", "done")[0].clone()],
+        lines_per_second: Some(3000.0),
+        duration_ms: 10_000,
+        tick_line: Some(TICK.to_owned()),
+        ..Script::default()
+    });
+    let server = world.serve();
+    let token = world.admin_token();
+    let api = support::Api::new(&server, &token);
+    let repo = world.path("repo").display().to_string();
+    let environment = api.environment(json!({"name": "long", "repository": repo}));
+    let (task, session) = api.task_on(&environment, "Talk at length.");
+    api.wait(&task, &session, "its long turn's end", |session| {
+        session["status"] == "idle" || session["status"] == "closed"
+    });
+    let path = api.path(&format!("/tasks/{task}/sessions/{session}/events"));
+    let quiet = std::time::Duration::from_millis(1500);
+    let whole = {
+        let mut reader = connect(&server, None);
+        ask_events(&mut reader, &path, &token, None);
+        event_ids(&read_until_quiet(&mut reader, quiet).0)
+    };
+    assert!(whole.len() > 5_000, "{} events", whole.len());
+    assert!(whole.windows(2).all(|pair| pair[0] < pair[1]));
+
+    let pid = server.child.id();
+    let memory_before = resident_kib(pid);
+    let readers = 300;
+    let mut stalled: Vec<std::net::TcpStream> = (0..readers)
+        .map(|_| {
+            let mut reader = connect(&server, Some(4096));
+            ask_events(&mut reader, &path, &token, None);
+            reader
+        })
+        .collect();
+    // Every reader has been answered (300 requests at once take seconds
+    // to authenticate), then sent what its socket takes, and no more.
+    let opened = std::time::Instant::now();
+    for reader in &mut stalled {
+        reader.set_nonblocking(true).unwrap();
+        while !reader.peek(&mut [0u8; 1]).is_ok_and(|read| read > 0) {
+            assert!(opened.elapsed().as_secs() < 60, "a stream never started");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+    eprintln!(
+        "{readers} streams started in {:.1} s",
+        opened.elapsed().as_secs_f64()
+    );
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    let memory_stalled = resident_kib(pid);
+    let health = latency(&server, "/healthz", None, 20);
+    let per_reader = (memory_stalled.saturating_sub(memory_before)) as f64 / readers as f64;
+    eprintln!(
+        "stalled readers: {} events of history; server {memory_before} KiB before, {memory_stalled} KiB with {readers} stalled ({per_reader:.0} KiB each); /healthz meanwhile (median, slowest ms) {health:.1?}",
+        whole.len()
+    );
+    // A stream that copied the whole history into its queue held 32 bytes
+    // an event, for each reader.
+    let copied = (whole.len() * 32) as f64 / 1024.0;
+    assert!(
+        per_reader < copied / 2.0,
+        "{per_reader:.0} KiB held by each stalled reader (the whole history's copy: {copied:.0} KiB)"
+    );
+    assert!(health.1 < 2000.0);
+
+    // None reads for the idle timeout: each is cut off, and what it was
+    // sent ends before the end of the history.
+    std::thread::sleep(std::time::Duration::from_secs(20));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let mut sent_before_cut = Vec::new();
+    for reader in &mut stalled {
+        let (sent, ended) = read_until_quiet(
+            reader,
+            deadline
+                .saturating_duration_since(std::time::Instant::now())
+                .max(std::time::Duration::from_millis(10)),
+        );
+        assert!(ended, "a stalled reader was not cut off");
+        sent_before_cut.push(sent);
+    }
+    // Closed on the server's side too, soon after.
+    let closing = std::time::Instant::now();
+    while client_connections(&server) > 0 && closing.elapsed().as_secs() < 10 {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let memory_after = resident_kib(pid);
+    eprintln!("after they were cut off: {memory_after} KiB");
+    assert_eq!(
+        client_connections(&server),
+        0,
+        "connections held after the readers were cut off"
+    );
+    drop(stalled);
+
+    // One resumes where its stream was cut, and gets every event once, in order.
+    let first = event_ids(&sent_before_cut[0]);
+    assert!(
+        !first.is_empty() && first.len() < whole.len(),
+        "{} events",
+        first.len()
+    );
+    let mut resumed = connect(&server, None);
+    ask_events(&mut resumed, &path, &token, first.last().copied());
+    let rest = event_ids(&read_until_quiet(&mut resumed, quiet).0);
+    let together: Vec<u64> = first.iter().chain(&rest).copied().collect();
+    assert_eq!(together.len(), whole.len());
+    assert!(
+        together == whole,
+        "the resumed stream lost or repeated events"
+    );
+}
+
+/// A small file system mounted over a folder until dropped (root only).
+struct Tmpfs(std::path::PathBuf);
+
+impl Tmpfs {
+    /// Mounts `mib` MiB of tmpfs at `dir`; none when this process may not.
+    fn mount(dir: &std::path::Path, mib: u64) -> Option<Self> {
+        // SAFETY: geteuid reads the process's effective user.
+        if unsafe { libc::geteuid() } != 0 {
+            return None;
+        }
+        let mounted = std::process::Command::new("mount")
+            .args([
+                "-t",
+                "tmpfs",
+                "-o",
+                &format!("size={mib}m,mode=0700"),
+                "tmpfs",
+            ])
+            .arg(dir)
+            .status()
+            .unwrap();
+        assert!(mounted.success(), "mount tmpfs at {}", dir.display());
+        Some(Self(dir.to_owned()))
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg("-l")
+            .arg(&self.0)
+            .status();
+    }
+}
+
+/// Writes zeros to `path` until the disk is full.
+fn fill(path: &std::path::Path) {
+    use std::io::Write as _;
+    let mut file = std::fs::File::create(path).unwrap();
+    let block = vec![0u8; 1 << 20];
+    while file.write_all(&block).is_ok() {}
+    let small = [0u8; 4096];
+    while file.write_all(&small).is_ok() {}
+    let _ = file.sync_all();
+}
+
+#[test]
+fn a_full_disk_is_said_where_the_turn_is_read_and_in_the_health_and_then_passes() {
+    let world = World::new();
+    // cinch's home on a disk of its own, 64 MiB: the compiled drivers stay
+    // outside it (a link to the tests' shared cache), as in every world.
+    let home = world.path("home");
+    let components = std::fs::read_link(home.join("cache/components")).unwrap();
+    let Some(_disk) = Tmpfs::mount(&home, 64) else {
+        eprintln!("SKIPPED: mounting a small disk for cinch's home needs root (CI runs as root)");
+        return;
+    };
+    std::fs::create_dir_all(home.join("cache")).unwrap();
+    std::os::unix::fs::symlink(&components, home.join("cache/components")).unwrap();
+    world.configure("min_free_disk_mib = 16");
+    // A turn that writes a few lines over five seconds, its result last:
+    // time enough to fill the disk before it ends, however loaded the machine.
+    world.script(slow_turn("s-disk", 11, 500));
+    // The database elsewhere (PostgreSQL's, or a SQLite file beside the
+    // home), as the README advises: it records what went wrong.
+    let database = world.path("cinch.db").display().to_string();
+    let server = match world.database {
+        Some(_) => world.serve(),
+        None => world.serve_with(&["--database", &database]),
+    };
+    let token = world.admin_token();
+    let api = support::Api::new(&server, &token);
+    let health = server.request("GET", "/healthz", None, None);
+    assert_eq!(health.status, 200, "{health:?}");
+    assert_eq!(health.json()["status"], "ok", "{health:?}");
+    assert_eq!(health.json()["disk"]["state"], "ok", "{health:?}");
+    assert_eq!(health.json()["disk"]["total_bytes"], 64 << 20, "{health:?}");
+    let page = metrics_page(&server);
+    assert_eq!(
+        sample(&page, "cinch_home_disk_size_bytes", &[]),
+        Some(f64::from(64 << 20)),
+        "{page}"
+    );
+    let free = sample(&page, "cinch_home_disk_free_bytes", &[]).unwrap();
+    assert!(free > f64::from(16 << 20), "{page}");
+
+    let repo = world.path("repo").display().to_string();
+    let environment = api.environment(json!({"name": "small", "repository": repo}));
+    let (task, session) = api.task_on(&environment, "Work.");
+    api.wait_turn_message(&task, &session);
+    // The disk fills while the turn runs: its result cannot be written.
+    let ballast = home.join("ballast");
+    fill(&ballast);
+    let full = server.request("GET", "/healthz", None, None);
+    assert_eq!(full.status, 503, "{full:?}");
+    assert_eq!(full.json()["status"], "unavailable", "{full:?}");
+    assert_eq!(full.json()["disk"]["state"], "full", "{full:?}");
+    let page = metrics_page(&server);
+    let free = sample(&page, "cinch_home_disk_free_bytes", &[]).unwrap();
+    assert!(free < f64::from(1 << 20), "{page}");
+    let ended = api.wait(&task, &session, "its turn's end", |session| {
+        session["status"] != "running"
+    });
+    let said = ended["error_message"].as_str().unwrap_or_default();
+    assert!(said.contains("no space left on device"), "{ended:#}");
+    let turn = support::assistant(&api.messages(&task, &session, "").data());
+    let detail = turn["turn"]["result"]["detail"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(detail.contains("no space left on device"), "{turn:#}");
+
+    // Room again: the next turn runs, and the health says so.
+    std::fs::remove_file(&ballast).unwrap();
+    let health = server.request("GET", "/healthz", None, None);
+    assert_eq!(health.status, 200, "{health:?}");
+    assert_eq!(health.json()["disk"]["state"], "ok", "{health:?}");
+    world.script(slow_turn("s-disk", 3, 10));
+    let posted = api.post(
+        &format!("/tasks/{task}/sessions/{session}/messages"),
+        json!({"message": "Again."}),
+    );
+    assert_eq!(posted.status, 201, "{posted:?}");
+    let done = api.wait(&task, &session, "its next turn's end", |session| {
+        session["status"] == "idle" && session["error_message"].is_null()
+    });
+    assert_eq!(done["close_reason"], Value::Null, "{done:#}");
+    let turn = support::assistant(&api.messages(&task, &session, "").data());
+    assert_eq!(turn["turn"]["status"], "completed", "{turn:#}");
+}
+
+#[test]
+fn a_turn_that_ended_while_the_database_disk_was_full_is_recorded_once_there_is_room() {
+    let world = World::new();
+    if world.database.is_some() {
+        // PostgreSQL keeps its data elsewhere: the test above covers it.
+        return;
+    }
+    // The SQLite database in the home, on the disk that fills.
+    let home = world.path("home");
+    let components = std::fs::read_link(home.join("cache/components")).unwrap();
+    let Some(_disk) = Tmpfs::mount(&home, 64) else {
+        eprintln!("SKIPPED: mounting a small disk for cinch's home needs root (CI runs as root)");
+        return;
+    };
+    std::fs::create_dir_all(home.join("cache")).unwrap();
+    std::os::unix::fs::symlink(&components, home.join("cache/components")).unwrap();
+    world.configure("min_free_disk_mib = 16");
+    world.script(slow_turn("s-disk", 11, 500));
+    let server = world.serve();
+    let token = world.admin_token();
+    let api = support::Api::new(&server, &token);
+    let repo = world.path("repo").display().to_string();
+    let environment = api.environment(json!({"name": "small", "repository": repo}));
+    let (task, session) = api.task_on(&environment, "Work.");
+    api.wait_turn_message(&task, &session);
+    let ballast = home.join("ballast");
+    fill(&ballast);
+    let full = server.request("GET", "/healthz", None, None);
+    assert_eq!(full.status, 503, "{full:?}");
+    assert_eq!(full.json()["disk"]["state"], "full", "{full:?}");
+    // The turn ends (five seconds of lines) while nothing can be recorded.
+    std::thread::sleep(std::time::Duration::from_secs(7));
+    assert_eq!(api.session(&task, &session)["status"], "running");
+
+    std::fs::remove_file(&ballast).unwrap();
+    let ended = api.wait(&task, &session, "its turn's end, recorded", |session| {
+        session["status"] != "running"
+    });
+    let said = ended["error_message"].as_str().unwrap_or_default();
+    assert!(said.contains("no space left on device"), "{ended:#}");
+    let turn = support::assistant(&api.messages(&task, &session, "").data());
+    let detail = turn["turn"]["result"]["detail"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(detail.contains("no space left on device"), "{turn:#}");
+    world.script(slow_turn("s-disk", 3, 10));
+    let posted = api.post(
+        &format!("/tasks/{task}/sessions/{session}/messages"),
+        json!({"message": "Again."}),
+    );
+    assert_eq!(posted.status, 201, "{posted:?}");
+    let done = api.wait(&task, &session, "its next turn's end", |session| {
+        session["status"] == "idle" && session["error_message"].is_null()
+    });
+    assert_eq!(done["close_reason"], Value::Null, "{done:#}");
+}

@@ -1504,6 +1504,7 @@ fn request(repo: &Path) -> TurnRequest {
         env: Default::default(),
         secrets: Vec::new(),
         tcp_ports: None,
+        allowed_hosts: None,
         agent: None,
         mcp_servers: Vec::new(),
         trace_parent: None,

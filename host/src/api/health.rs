@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use super::AppState;
 use super::problem::Problem;
+use crate::disk::DiskState;
 
 /// Whether the server can serve.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
@@ -23,6 +24,8 @@ pub struct Health {
     pub drivers: DriversHealth,
     /// How turns are contained.
     pub sandbox: SandboxHealth,
+    /// The disk of cinch's home.
+    pub disk: DiskHealth,
 }
 
 /// The server's state as a whole.
@@ -31,7 +34,10 @@ pub struct Health {
 pub enum HealthStatus {
     /// It serves.
     Ok,
-    /// It cannot serve: the database does not answer.
+    /// It serves, but the disk of its home is low: turns fail once it fills.
+    Degraded,
+    /// It cannot serve: the database does not answer, or the disk of its
+    /// home is full.
     Unavailable,
 }
 
@@ -40,6 +46,19 @@ pub enum HealthStatus {
 pub struct DatabaseHealth {
     /// It took (and let go of) its write lock within two seconds.
     pub reachable: bool,
+}
+
+/// The disk of cinch's home, where turns, workspaces and (by default) the
+/// database are kept.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct DiskHealth {
+    /// How it stands: `low` below the configured minimum
+    /// (`[serve] min_free_disk_mib`), `full` below 1 MiB.
+    pub state: DiskState,
+    /// Bytes cinch may still write there; null when it could not be measured.
+    pub free_bytes: Option<u64>,
+    /// Its size in bytes; null when it could not be measured.
+    pub total_bytes: Option<u64>,
 }
 
 /// The drivers' state.
@@ -66,20 +85,21 @@ pub struct SandboxHealth {
     path = "/healthz",
     security(()),
     responses(
-        (status = 200, body = Health, description = "The server serves"),
-        (status = 503, body = Health, description = "The database does not answer"),
+        (status = 200, body = Health, description = "The server serves (`degraded`: its disk is low)"),
+        (status = 503, body = Health, description = "The database does not answer, or the disk of cinch's home is full"),
     ),
     tag = "operations"
 )]
 pub async fn healthz(State(app): State<AppState>) -> (StatusCode, axum::Json<Health>) {
     let reachable = app.probes.database_answers().await;
-    let status = if reachable {
-        HealthStatus::Ok
-    } else {
-        HealthStatus::Unavailable
+    let (space, disk) = app.probes.disk();
+    let status = match (reachable, disk) {
+        (false, _) | (_, DiskState::Full) => HealthStatus::Unavailable,
+        (true, DiskState::Low | DiskState::Unknown) => HealthStatus::Degraded,
+        (true, DiskState::Ok) => HealthStatus::Ok,
     };
     let code = match status {
-        HealthStatus::Ok => StatusCode::OK,
+        HealthStatus::Ok | HealthStatus::Degraded => StatusCode::OK,
         HealthStatus::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
     };
     let health = Health {
@@ -90,6 +110,11 @@ pub async fn healthz(State(app): State<AppState>) -> (StatusCode, axum::Json<Hea
         sandbox: SandboxHealth {
             enforced: app.probes.sandbox_enforced(),
             landlock_abi: crate::sandbox::landlock_abi(),
+        },
+        disk: DiskHealth {
+            state: disk,
+            free_bytes: space.map(|space| space.free_bytes),
+            total_bytes: space.map(|space| space.total_bytes),
         },
     };
     (code, axum::Json(health))
@@ -114,7 +139,7 @@ fn drivers(registry: &crate::drivers::Registry) -> DriversHealth {
 
 /// cinch's metrics in Prometheus's text format: turns ended by harness and
 /// status, running turns and waiting sessions, progress lines, driver
-/// failures and HTTP latency by route. Open unless the server was started
+/// failures, HTTP latency by route and the room on the home's disk. Open unless the server was started
 /// with `--metrics-token`, then that token as a bearer.
 #[utoipa::path(
     get,
@@ -135,6 +160,8 @@ pub async fn metrics(State(app): State<AppState>, headers: HeaderMap) -> Result<
             ));
         }
     }
+    // Measured now, so that the gauges say how the disk stands at the scrape.
+    app.probes.disk();
     match app.probes.sessions_waiting().await {
         Ok(waiting) => crate::metrics::sessions_waiting(waiting),
         Err(error) => tracing::warn!("metrics: counting the waiting sessions: {error}"),

@@ -14,6 +14,7 @@ mod accounts;
 pub mod agents;
 mod body;
 mod code_tasks;
+pub mod connections;
 mod document;
 pub mod drivers;
 mod environments;
@@ -25,6 +26,7 @@ mod problem;
 mod runs;
 mod server;
 pub mod sessions;
+mod stall;
 pub mod tasks;
 mod trace;
 mod usage;
@@ -114,6 +116,13 @@ impl AppState {
             answering: Default::default(),
             metrics_token: None,
         }))
+    }
+
+    /// This state counting the home's disk low under `bytes` free.
+    pub fn with_disk_low_below(mut self, bytes: u64) -> Self {
+        let services = Arc::make_mut(&mut self.0);
+        services.probes = services.probes.clone().with_disk_low_below(bytes);
+        self
     }
 
     /// This state requiring `token` as the bearer of `GET /metrics`.
@@ -291,20 +300,23 @@ fn app(state: AppState) -> axum::Router {
 /// answering to record their answers.
 const ANSWER_DRAIN: std::time::Duration = std::time::Duration::from_secs(10);
 
-/// Serves `state` on `listener` until Ctrl-C or SIGTERM; live event streams
-/// end then, so that the shutdown does not wait on them, and idempotent
-/// requests whose clients went away get to record their answers.
-pub async fn serve(listener: tokio::net::TcpListener, state: AppState) -> std::io::Result<()> {
+/// Serves `state` on `listener` within `limits` until Ctrl-C or SIGTERM;
+/// live event streams end then, so that the shutdown does not wait on
+/// them, and idempotent requests whose clients went away get to record
+/// their answers.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    state: AppState,
+    limits: connections::Limits,
+) {
     let runs = state.runs.clone();
     let answering = state.answering.clone();
-    axum::serve(listener, app(state))
-        .with_graceful_shutdown(async move {
-            shutdown_signal().await;
-            runs.close();
-        })
-        .await?;
+    connections::serve(listener, app(state), limits, async move {
+        shutdown_signal().await;
+        runs.close();
+    })
+    .await;
     answering.drain(ANSWER_DRAIN).await;
-    Ok(())
 }
 
 async fn shutdown_signal() {

@@ -19,6 +19,11 @@ use crate::sessions::live::{RunEvent, RunEvents};
 /// How often an idle SSE stream sends a comment to keep proxies from closing it.
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
 
+/// Events a stream takes from its run at a time: the next batch once the
+/// client has been sent this one. A client too slow to read them is cut off
+/// by the connection's idle timeout and resumes with `Last-Event-ID`.
+const BATCH: usize = 64;
+
 /// The run's live events: `tool.progress` (`run_id`, `tool_call_id`,
 /// `lines`, `session_id`) and `tool.ended` (`run_id`, `tool_call_id`,
 /// `status`, `session_id`), each with its number as `id`; after a
@@ -109,7 +114,7 @@ impl EventStream {
                 return Some((Ok(sse), self));
             }
             self.latest.mark_unchanged();
-            self.pending.extend(self.events.after(self.position));
+            self.pending.extend(self.events.after(self.position, BATCH));
             if self.pending.is_empty() {
                 tokio::select! {
                     changed = self.latest.changed() => {

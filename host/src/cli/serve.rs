@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 
+use crate::api::connections::Limits;
 use crate::api::{AppState, DEFAULT_BODY_LIMIT};
 use crate::config::Config;
 use crate::engine::harness::passed_env;
@@ -330,6 +331,7 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let home = home(args.home)?;
     let config = Config::load(&home.root().join("config.toml"))?;
     let file = config.serve;
+    let limits = connection_limits(&file)?;
     let listen = match (args.listen, &file.listen) {
         (Some(listen), _) => listen,
         (None, Some(text)) => text.parse().with_context(|| {
@@ -487,7 +489,11 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
             listener.local_addr()?
         );
         let shared = store.is_shared();
-        let mut state = AppState::new(store, engine, runs, conductor.clone(), body_limit);
+        let mut state = AppState::new(store, engine, runs, conductor.clone(), body_limit)
+            .with_disk_low_below(
+                file.min_free_disk_mib
+                    .map_or(crate::disk::DEFAULT_LOW_BELOW_BYTES, |mib| mib << 20),
+            );
         if let Some(token) = args.metrics_token.as_deref() {
             anyhow::ensure!(
                 !token.trim().is_empty(),
@@ -495,7 +501,7 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
             );
             state = state.with_metrics_token(token.trim());
         }
-        crate::api::serve(listener, state).await?;
+        crate::api::serve(listener, state, limits).await;
         if shared {
             // Other nodes go on: what runs here finishes or moves to them.
             eprintln!(
@@ -506,6 +512,43 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         }
         Ok(ExitCode::SUCCESS)
     })
+}
+
+/// The limits on clients' connections: `[serve]`'s, defaults where unset.
+/// Raises the open-file limit first, which the default cap follows.
+fn connection_limits(file: &crate::config::ServeConfig) -> anyhow::Result<Limits> {
+    let defaults = Limits::for_open_files(crate::api::connections::raise_open_file_limit());
+    let seconds = |value: Option<u64>, name: &str, default: Duration| match value {
+        None => Ok(default),
+        Some(seconds @ 1..=3600) => Ok(Duration::from_secs(seconds)),
+        Some(seconds) => Err(anyhow::anyhow!(
+            "[serve] {name} in config.toml: 1 to 3600 seconds, not {seconds}"
+        )),
+    };
+    let limits = Limits {
+        header_timeout: seconds(
+            file.header_timeout_seconds,
+            "header_timeout_seconds",
+            defaults.header_timeout,
+        )?,
+        idle_timeout: seconds(
+            file.idle_timeout_seconds,
+            "idle_timeout_seconds",
+            defaults.idle_timeout,
+        )?,
+        max_connections: file.max_connections.unwrap_or(defaults.max_connections),
+    };
+    anyhow::ensure!(
+        limits.max_connections > 0,
+        "[serve] max_connections in config.toml: at least 1"
+    );
+    tracing::info!(
+        header_timeout_s = limits.header_timeout.as_secs(),
+        idle_timeout_s = limits.idle_timeout.as_secs(),
+        max_connections = limits.max_connections,
+        "connection limits"
+    );
+    Ok(limits)
 }
 
 /// The sandbox turns run in: enforced unless the operator said

@@ -62,9 +62,11 @@ impl Finisher {
         let result = ending
             .and_then(|ending| self.finish(followed.into_follower(), ending))
             .unwrap_or_else(|error| {
+                let detail = result::unreadable_detail(&error);
                 let error = self.redactor.redact(format!("{error:#}"));
                 tracing::error!(turn = %self.launch.turn, "could not read the turn's result: {error}");
-                let result = unreadable_result(&self.turn, &self.launch, &self.display_name);
+                let result =
+                    unreadable_result(&self.turn, &self.launch, &self.display_name, detail);
                 if let Err(error) = write_json(&self.turn.result(), &result) {
                     tracing::warn!(turn = %self.launch.turn, "could not write the result either: {error:#}");
                 }
@@ -434,9 +436,15 @@ pub(super) fn read_tail(path: &Path, max: u64) -> String {
     String::from_utf8_lossy(&bytes).into_owned()
 }
 
-/// The result of a turn whose result could not be read: `interrupted`, with
-/// what its files still tell (its session, its exit code).
-pub(super) fn unreadable_result(turn: &TurnDir, launch: &Launch, display_name: &str) -> TurnResult {
+/// The result of a turn whose result could not be read: `interrupted`,
+/// saying why (`detail`), with what its files still tell (its session, its
+/// exit code).
+pub(super) fn unreadable_result(
+    turn: &TurnDir,
+    launch: &Launch,
+    display_name: &str,
+    detail: &str,
+) -> TurnResult {
     let session_id = std::fs::read_to_string(turn.session())
         .ok()
         .map(|id| id.trim().to_owned())
@@ -452,7 +460,7 @@ pub(super) fn unreadable_result(turn: &TurnDir, launch: &Launch, display_name: &
         session_id: session_id.as_deref(),
         duration_ms,
         diffstat: "no files changed",
-        detail: Some(result::UNREADABLE_DETAIL),
+        detail: Some(detail),
         final_message: None,
         log: &log_path,
     }
@@ -467,7 +475,7 @@ pub(super) fn unreadable_result(turn: &TurnDir, launch: &Launch, display_name: &
         result_text,
         model: launch.model.clone(),
         cli_version: launch.cli_version.clone(),
-        ..TurnResult::unreadable(launch.turn.clone(), log_path)
+        ..TurnResult::interrupted(launch.turn.clone(), log_path, detail)
     }
 }
 

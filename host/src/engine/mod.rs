@@ -192,7 +192,12 @@ impl Turn {
                 tracing::error!(turn = %self.id, "the thread following the turn panicked");
                 let launch: Option<Launch> = read_json(&self.dir.launch()).ok();
                 match launch {
-                    Some(launch) => unreadable_result(&self.dir, &launch, &launch.harness),
+                    Some(launch) => unreadable_result(
+                        &self.dir,
+                        &launch,
+                        &launch.harness,
+                        result::UNREADABLE_DETAIL,
+                    ),
                     None => TurnResult::unreadable(
                         self.id.clone(),
                         self.dir.log().display().to_string(),
@@ -256,6 +261,11 @@ impl Engine {
     /// commands, git in workspaces) in the same sandbox as its turns.
     pub fn launcher(&self) -> sandbox::Launcher {
         sandbox::Launcher::new(self.supervisor_program.clone(), self.sandbox)
+    }
+
+    /// cinch's home, where turns keep their files.
+    pub fn home(&self) -> &Home {
+        &self.home
     }
 
     /// The configuration in the home's `config.toml`.

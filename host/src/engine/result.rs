@@ -194,6 +194,21 @@ pub const GONE_DETAIL: &str = "The harness's state is gone: the machine restarte
 /// The detail text of a turn whose result could not be read.
 pub const UNREADABLE_DETAIL: &str = "The harness exited, and its result could not be read.";
 
+/// The detail text of a turn whose result could not be saved: cinch's home
+/// is out of room.
+pub const DISK_FULL_DETAIL: &str = "The harness exited, but cinch could not save its result: no space left on device in cinch's home. Free some space, then send a message to carry on.";
+
+/// The detail text of a turn whose result could not be read or saved
+/// because of `error`: a full disk is said plainly, with what to do; other
+/// causes (which name the server's files) stay in the server's log.
+pub fn unreadable_detail(error: &anyhow::Error) -> &'static str {
+    if crate::disk::is_full(error) {
+        DISK_FULL_DETAIL
+    } else {
+        UNREADABLE_DETAIL
+    }
+}
+
 /// The detail text of a turn whose CLI did not stop.
 pub fn not_stopped_detail(log: &str) -> String {
     format!("The harness did not stop and may still be running; its log is {log}.")

@@ -1,10 +1,12 @@
 //! The server's health as operators probe it: whether the database
-//! answers, and how many sessions wait for capacity.
+//! answers, the room left on the disk of cinch's home, and how many
+//! sessions wait for capacity.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use super::ServiceError;
+use crate::disk::{DiskState, Space};
 use crate::engine::Engine;
 use crate::sandbox::Mode;
 use crate::store::{SessionStatus, Store};
@@ -17,12 +19,42 @@ const DATABASE_ANSWER: Duration = Duration::from_secs(2);
 pub struct Probes {
     store: Store,
     engine: Arc<Engine>,
+    /// Free bytes under which the home's disk counts as low.
+    disk_low_below: u64,
 }
 
 impl Probes {
     /// Probes of `store` and of how `engine` runs turns.
     pub fn new(store: Store, engine: Arc<Engine>) -> Self {
-        Self { store, engine }
+        Self {
+            store,
+            engine,
+            disk_low_below: crate::disk::DEFAULT_LOW_BELOW_BYTES,
+        }
+    }
+
+    /// These probes counting the home's disk low under `bytes` free.
+    pub fn with_disk_low_below(mut self, bytes: u64) -> Self {
+        self.disk_low_below = bytes;
+        self
+    }
+
+    /// The room on the disk of cinch's home, and how it stands; also set as
+    /// the metrics' gauges. A disk that cannot be measured is logged.
+    pub fn disk(&self) -> (Option<Space>, DiskState) {
+        match Space::of(self.engine.home().root()) {
+            Ok(space) => {
+                crate::metrics::disk_space(&space);
+                (Some(space), space.state(self.disk_low_below))
+            }
+            Err(error) => {
+                tracing::error!(
+                    "health: measuring the room in {}: {error}",
+                    self.engine.home().root().display()
+                );
+                (None, DiskState::Unknown)
+            }
+        }
     }
 
     /// Whether turns run in the sandbox.

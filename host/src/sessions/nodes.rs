@@ -285,7 +285,7 @@ mod tests {
         // Both nodes' streams hold what is stored.
         for events in &held {
             let seen: Vec<(u64, String)> = events
-                .after(0)
+                .after(0, usize::MAX)
                 .iter()
                 .map(|event| (event.seq, event.data.to_string()))
                 .collect();

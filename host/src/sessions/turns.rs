@@ -7,6 +7,13 @@ use crate::engine::result::Status;
 use crate::service::turn_env::TurnEnv;
 use crate::store::{AttachmentStatus, TurnOutcome, TurnState, TurnView};
 
+/// The first pause before recording a turn's end again, when the database
+/// could not; it doubles up to [`FINISH_RETRY_MOST`].
+const FINISH_RETRY_FIRST: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// The longest pause between two attempts to record a turn's end.
+const FINISH_RETRY_MOST: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// The most of the conversation, in bytes, the first brief on a node that
 /// took a session over carries.
 pub const CONTINUATION_LIMIT: usize = 32 * 1024;
@@ -269,11 +276,25 @@ impl Conductor {
                 Ok(state) => state.outcome.clone().expect("waited for it"),
                 Err(_) => Err("the turn's follower went away".to_owned()),
             };
-            if let Err(error) = this
-                .finish_turn(&account_id, &session_id, message, outcome)
-                .await
-            {
-                tracing::error!(session = %session_id, "finishing the turn failed: {error}");
+            // A database that cannot write (its disk is full, it is down)
+            // is waited out: the turn's end is recorded once it can.
+            let mut pause = FINISH_RETRY_FIRST;
+            loop {
+                match this
+                    .finish_turn(&account_id, &session_id, message.clone(), outcome.clone())
+                    .await
+                {
+                    Ok(()) => break,
+                    Err(SessionError::Store(error)) => {
+                        tracing::error!(session = %session_id, "finishing the turn failed, trying again in {} s: {error}", pause.as_secs());
+                        tokio::time::sleep(pause).await;
+                        pause = (pause * 2).min(FINISH_RETRY_MOST);
+                    }
+                    Err(error) => {
+                        tracing::error!(session = %session_id, "finishing the turn failed: {error}");
+                        break;
+                    }
+                }
             }
             this.kick(&account_id, &session_id, Wake::Progress);
             this.kick_waiting().await;

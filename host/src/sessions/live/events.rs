@@ -203,13 +203,16 @@ impl RunEvents {
         Arc::strong_count(self) == 1 && quiet
     }
 
-    /// The stored events after number `seq`.
-    pub fn after(&self, seq: u64) -> Vec<RunEvent> {
+    /// The stored events after number `seq`, at most `limit` of them: a
+    /// stream takes its next batch as its client drains the last, so that
+    /// what it holds stays small however long the run's history.
+    pub fn after(&self, seq: u64, limit: usize) -> Vec<RunEvent> {
         let stored = *self.stored.borrow();
         let events = self.lock();
         let start = events.partition_point(|event| event.seq <= seq);
         let end = events.partition_point(|event| event.seq <= stored);
-        events[start..end.max(start)].to_vec()
+        let end = end.max(start).min(start.saturating_add(limit));
+        events[start..end].to_vec()
     }
 
     /// The newest stored event's number, watched.
