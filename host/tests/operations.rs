@@ -1,6 +1,7 @@
 //! Running cinch day to day: the watchdog that stops a harness writing
 //! nothing, the health and metrics routes, traces to an OTLP collector, the
-//! graceful shutdown, the log format and the database going away. Each over a real `cinch serve` on
+//! graceful shutdown, the log format, the database going away, slow and
+//! stalled clients and a full disk. Each over a real `cinch serve` on
 //! loopback, or `cinch run`.
 
 mod otlp;
@@ -1125,6 +1126,7 @@ fn while_postgresql_is_stopped_every_route_answers_503_at_once_and_works_again_a
         api.get("/tasks").data().as_array().unwrap().len(),
         tasks_before.as_array().unwrap().len() + 1
     );
+}
 
 /// `cinch serve` exporting its traces to `collector`, with `extra` options;
 /// the exporter sends its batches every 50 ms instead of every 5 s.
