@@ -201,7 +201,10 @@ fn init_logs(
         );
     // The MCP SDK notes every /mcp request's start and end at info: warnings
     // only, unless CINCH_LOG names it.
-    if !std::env::var("CINCH_LOG").unwrap_or_default().contains("rmcp") {
+    if !std::env::var("CINCH_LOG")
+        .unwrap_or_default()
+        .contains("rmcp")
+    {
         level = level.add_directive("rmcp=warn".parse().expect("a valid directive"));
     }
     let logs = match format {
