@@ -150,7 +150,7 @@ export interface paths {
         /**
          * cinch's metrics in Prometheus's text format: turns ended by harness and
          *     status, running turns and waiting sessions, progress lines, driver
-         *     failures and HTTP latency by route. Open unless the server was started
+         *     failures, HTTP latency by route and the room on the home's disk. Open unless the server was started
          *     with `--metrics-token`, then that token as a bearer.
          */
         get: operations["metrics"];
@@ -840,6 +840,32 @@ export interface components {
             webhook_id: string;
         };
         /**
+         * @description The disk of cinch's home, where turns, workspaces and (by default) the
+         *     database are kept.
+         */
+        DiskHealth: {
+            /**
+             * Format: int64
+             * @description Bytes cinch may still write there; null when it could not be measured.
+             */
+            free_bytes?: number | null;
+            /**
+             * @description How it stands: `low` below the configured minimum
+             *     (`[serve] min_free_disk_mib`), `full` below 1 MiB.
+             */
+            state: components["schemas"]["DiskState"];
+            /**
+             * Format: int64
+             * @description Its size in bytes; null when it could not be measured.
+             */
+            total_bytes?: number | null;
+        };
+        /**
+         * @description How the disk stands.
+         * @enum {string}
+         */
+        DiskState: "ok" | "low" | "full" | "unknown";
+        /**
          * @description Where a driver comes from.
          * @enum {string}
          */
@@ -949,6 +975,11 @@ export interface components {
             data: {
                 /** @description The account it belongs to. */
                 account_id: string;
+                /**
+                 * @description The only hosts its harnesses and setup commands may reach, through
+                 *     cinch's HTTP proxy (names, `*.domain` wildcards, addresses); null: any.
+                 */
+                allowed_hosts?: string[] | null;
                 /** @description The only TCP ports its harnesses may connect to; null: any. */
                 allowed_tcp_ports?: number[] | null;
                 /** @description When it was created (RFC 3339). */
@@ -1240,6 +1271,11 @@ export interface components {
             data: {
                 /** @description The account it belongs to. */
                 account_id: string;
+                /**
+                 * @description The only hosts its harnesses and setup commands may reach, through
+                 *     cinch's HTTP proxy (names, `*.domain` wildcards, addresses); null: any.
+                 */
+                allowed_hosts?: string[] | null;
                 /** @description The only TCP ports its harnesses may connect to; null: any. */
                 allowed_tcp_ports?: number[] | null;
                 /** @description When it was created (RFC 3339). */
@@ -1446,6 +1482,7 @@ export interface components {
         };
         /** @description A new environment. */
         EnvironmentCreate: {
+            allowed_hosts?: string[] | null;
             allowed_tcp_ports?: number[] | null;
             env?: {
                 [key: string]: string;
@@ -1473,6 +1510,7 @@ export interface components {
         };
         /** @description Changes to an environment; absent fields stay as they are. */
         EnvironmentUpdate: {
+            allowed_hosts?: string[] | null;
             allowed_tcp_ports?: number[] | null;
             env?: {
                 [key: string]: string;
@@ -1498,6 +1536,11 @@ export interface components {
         EnvironmentView: {
             /** @description The account it belongs to. */
             account_id: string;
+            /**
+             * @description The only hosts its harnesses and setup commands may reach, through
+             *     cinch's HTTP proxy (names, `*.domain` wildcards, addresses); null: any.
+             */
+            allowed_hosts?: string[] | null;
             /** @description The only TCP ports its harnesses may connect to; null: any. */
             allowed_tcp_ports?: number[] | null;
             /** @description When it was created (RFC 3339). */
@@ -1575,6 +1618,8 @@ export interface components {
         Health: {
             /** @description The database. */
             database: components["schemas"]["DatabaseHealth"];
+            /** @description The disk of cinch's home. */
+            disk: components["schemas"]["DiskHealth"];
             /** @description The drivers, built-in and plugins. */
             drivers: components["schemas"]["DriversHealth"];
             /** @description How turns are contained. */
@@ -1588,7 +1633,7 @@ export interface components {
          * @description The server's state as a whole.
          * @enum {string}
          */
-        HealthStatus: "ok" | "unavailable";
+        HealthStatus: "ok" | "degraded" | "unavailable";
         /**
          * @description The kind of a server, as clients write it in `type`.
          * @enum {string}
@@ -1730,6 +1775,8 @@ export interface components {
         };
         /** @description How tenants' processes are contained. */
         SandboxView: {
+            /** @description Environments may limit the network to listed hosts (`allowed_hosts`). */
+            allowed_hosts: boolean;
             /** @description Whether they run sandboxed; false only under `--no-sandbox`. */
             enforced: boolean;
             /** @description Files beyond the workspace, agent home and TMPDIR are out of reach. */
@@ -2531,7 +2578,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The server serves */
+            /** @description The server serves (`degraded`: its disk is low) */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2540,7 +2587,7 @@ export interface operations {
                     "application/json": components["schemas"]["Health"];
                 };
             };
-            /** @description The database does not answer */
+            /** @description The database does not answer, or the disk of cinch's home is full */
             503: {
                 headers: {
                     [name: string]: unknown;

@@ -24,6 +24,8 @@ from .database_health import DatabaseHealth
 from .delivery_state import DeliveryState
 from .delivery_view import DeliveryView
 from .delivery_view_payload import DeliveryViewPayload
+from .disk_health import DiskHealth
+from .disk_state import DiskState
 from .driver_source import DriverSource
 from .driver_view import DriverView
 from .drivers_health import DriversHealth
@@ -172,6 +174,8 @@ __all__ = (
     "DeliveryState",
     "DeliveryView",
     "DeliveryViewPayload",
+    "DiskHealth",
+    "DiskState",
     "DriverSource",
     "DriverView",
     "DriversHealth",

@@ -24,6 +24,7 @@ class EnvironmentCreate:
         name (str): Letters, digits and `_ . -`, at most 100 characters, not only dots; unique in the account.
         repository (str): An absolute local path, or a git URL (`https://`, `http://`, `ssh://`, `git://`, `file://`,
             `git@host:path`).
+        allowed_hosts (list[str] | None | Unset):
         allowed_tcp_ports (list[int] | None | Unset):
         env (EnvironmentCreateEnv | Unset):
         mcp_servers (list[McpServerSpec] | None | Unset): MCP servers its harnesses get (at most 20): claude, codex and
@@ -37,6 +38,7 @@ class EnvironmentCreate:
 
     name: str
     repository: str
+    allowed_hosts: list[str] | None | Unset = UNSET
     allowed_tcp_ports: list[int] | None | Unset = UNSET
     env: EnvironmentCreateEnv | Unset = UNSET
     mcp_servers: list[McpServerSpec] | None | Unset = UNSET
@@ -48,6 +50,15 @@ class EnvironmentCreate:
         name = self.name
 
         repository = self.repository
+
+        allowed_hosts: list[str] | None | Unset
+        if isinstance(self.allowed_hosts, Unset):
+            allowed_hosts = UNSET
+        elif isinstance(self.allowed_hosts, list):
+            allowed_hosts = self.allowed_hosts
+
+        else:
+            allowed_hosts = self.allowed_hosts
 
         allowed_tcp_ports: list[int] | None | Unset
         if isinstance(self.allowed_tcp_ports, Unset):
@@ -101,6 +112,8 @@ class EnvironmentCreate:
                 "repository": repository,
             }
         )
+        if allowed_hosts is not UNSET:
+            field_dict["allowed_hosts"] = allowed_hosts
         if allowed_tcp_ports is not UNSET:
             field_dict["allowed_tcp_ports"] = allowed_tcp_ports
         if env is not UNSET:
@@ -126,6 +139,23 @@ class EnvironmentCreate:
         name = d.pop("name")
 
         repository = d.pop("repository")
+
+        def _parse_allowed_hosts(data: object) -> list[str] | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, list):
+                    raise TypeError()
+                allowed_hosts_type_0 = cast(list[str], data)
+
+                return allowed_hosts_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(list[str] | None | Unset, data)
+
+        allowed_hosts = _parse_allowed_hosts(d.pop("allowed_hosts", UNSET))
 
         def _parse_allowed_tcp_ports(data: object) -> list[int] | None | Unset:
             if data is None:
@@ -211,6 +241,7 @@ class EnvironmentCreate:
         environment_create = cls(
             name=name,
             repository=repository,
+            allowed_hosts=allowed_hosts,
             allowed_tcp_ports=allowed_tcp_ports,
             env=env,
             mcp_servers=mcp_servers,

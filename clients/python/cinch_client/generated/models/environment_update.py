@@ -21,6 +21,7 @@ class EnvironmentUpdate:
     """Changes to an environment; absent fields stay as they are.
 
     Attributes:
+        allowed_hosts (list[str] | None | Unset):
         allowed_tcp_ports (list[int] | None | Unset):
         env (EnvironmentUpdateEnv | Unset):
         mcp_servers (list[McpServerSpec] | None | Unset): New MCP servers, replacing the old (`[]` removes them all).
@@ -31,6 +32,7 @@ class EnvironmentUpdate:
         watchdog_minutes (int | None | Unset): A new watchdog in minutes (1 to 60); null goes back to the server's.
     """
 
+    allowed_hosts: list[str] | None | Unset = UNSET
     allowed_tcp_ports: list[int] | None | Unset = UNSET
     env: EnvironmentUpdateEnv | Unset = UNSET
     mcp_servers: list[McpServerSpec] | None | Unset = UNSET
@@ -41,6 +43,15 @@ class EnvironmentUpdate:
     watchdog_minutes: int | None | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
+        allowed_hosts: list[str] | None | Unset
+        if isinstance(self.allowed_hosts, Unset):
+            allowed_hosts = UNSET
+        elif isinstance(self.allowed_hosts, list):
+            allowed_hosts = self.allowed_hosts
+
+        else:
+            allowed_hosts = self.allowed_hosts
+
         allowed_tcp_ports: list[int] | None | Unset
         if isinstance(self.allowed_tcp_ports, Unset):
             allowed_tcp_ports = UNSET
@@ -100,6 +111,8 @@ class EnvironmentUpdate:
         field_dict: dict[str, Any] = {}
 
         field_dict.update({})
+        if allowed_hosts is not UNSET:
+            field_dict["allowed_hosts"] = allowed_hosts
         if allowed_tcp_ports is not UNSET:
             field_dict["allowed_tcp_ports"] = allowed_tcp_ports
         if env is not UNSET:
@@ -126,6 +139,23 @@ class EnvironmentUpdate:
         from ..models.mcp_server_spec import McpServerSpec
 
         d = dict(src_dict)
+
+        def _parse_allowed_hosts(data: object) -> list[str] | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, list):
+                    raise TypeError()
+                allowed_hosts_type_0 = cast(list[str], data)
+
+                return allowed_hosts_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(list[str] | None | Unset, data)
+
+        allowed_hosts = _parse_allowed_hosts(d.pop("allowed_hosts", UNSET))
 
         def _parse_allowed_tcp_ports(data: object) -> list[int] | None | Unset:
             if data is None:
@@ -227,6 +257,7 @@ class EnvironmentUpdate:
         watchdog_minutes = _parse_watchdog_minutes(d.pop("watchdog_minutes", UNSET))
 
         environment_update = cls(
+            allowed_hosts=allowed_hosts,
             allowed_tcp_ports=allowed_tcp_ports,
             env=env,
             mcp_servers=mcp_servers,

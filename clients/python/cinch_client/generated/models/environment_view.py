@@ -32,6 +32,8 @@ class EnvironmentView:
         secret_names (list[str]): The names of its secrets; their values are never returned.
         setup (list[str]): Commands run to set a workspace up, in order.
         updated_at (str): When it last changed (RFC 3339).
+        allowed_hosts (list[str] | None | Unset): The only hosts its harnesses and setup commands may reach, through
+            cinch's HTTP proxy (names, `*.domain` wildcards, addresses); null: any.
         allowed_tcp_ports (list[int] | None | Unset): The only TCP ports its harnesses may connect to; null: any.
         watchdog_minutes (int | None | Unset): Minutes its harness may write nothing before the turn is stopped
             (`timed_out`); null: the server's watchdog.
@@ -47,6 +49,7 @@ class EnvironmentView:
     secret_names: list[str]
     setup: list[str]
     updated_at: str
+    allowed_hosts: list[str] | None | Unset = UNSET
     allowed_tcp_ports: list[int] | None | Unset = UNSET
     watchdog_minutes: int | None | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
@@ -74,6 +77,15 @@ class EnvironmentView:
         setup = self.setup
 
         updated_at = self.updated_at
+
+        allowed_hosts: list[str] | None | Unset
+        if isinstance(self.allowed_hosts, Unset):
+            allowed_hosts = UNSET
+        elif isinstance(self.allowed_hosts, list):
+            allowed_hosts = self.allowed_hosts
+
+        else:
+            allowed_hosts = self.allowed_hosts
 
         allowed_tcp_ports: list[int] | None | Unset
         if isinstance(self.allowed_tcp_ports, Unset):
@@ -106,6 +118,8 @@ class EnvironmentView:
                 "updated_at": updated_at,
             }
         )
+        if allowed_hosts is not UNSET:
+            field_dict["allowed_hosts"] = allowed_hosts
         if allowed_tcp_ports is not UNSET:
             field_dict["allowed_tcp_ports"] = allowed_tcp_ports
         if watchdog_minutes is not UNSET:
@@ -144,6 +158,23 @@ class EnvironmentView:
 
         updated_at = d.pop("updated_at")
 
+        def _parse_allowed_hosts(data: object) -> list[str] | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, list):
+                    raise TypeError()
+                allowed_hosts_type_0 = cast(list[str], data)
+
+                return allowed_hosts_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(list[str] | None | Unset, data)
+
+        allowed_hosts = _parse_allowed_hosts(d.pop("allowed_hosts", UNSET))
+
         def _parse_allowed_tcp_ports(data: object) -> list[int] | None | Unset:
             if data is None:
                 return data
@@ -181,6 +212,7 @@ class EnvironmentView:
             secret_names=secret_names,
             setup=setup,
             updated_at=updated_at,
+            allowed_hosts=allowed_hosts,
             allowed_tcp_ports=allowed_tcp_ports,
             watchdog_minutes=watchdog_minutes,
         )

@@ -10,6 +10,7 @@ from ..models.health_status import HealthStatus, check_health_status
 
 if TYPE_CHECKING:
     from ..models.database_health import DatabaseHealth
+    from ..models.disk_health import DiskHealth
     from ..models.drivers_health import DriversHealth
     from ..models.sandbox_health import SandboxHealth
 
@@ -23,6 +24,8 @@ class Health:
 
     Attributes:
         database (DatabaseHealth): The database's state.
+        disk (DiskHealth): The disk of cinch's home, where turns, workspaces and (by default) the
+            database are kept.
         drivers (DriversHealth): The drivers' state.
         sandbox (SandboxHealth): The sandbox's state.
         status (HealthStatus): The server's state as a whole.
@@ -30,6 +33,7 @@ class Health:
     """
 
     database: DatabaseHealth
+    disk: DiskHealth
     drivers: DriversHealth
     sandbox: SandboxHealth
     status: HealthStatus
@@ -38,6 +42,8 @@ class Health:
 
     def to_dict(self) -> dict[str, Any]:
         database = self.database.to_dict()
+
+        disk = self.disk.to_dict()
 
         drivers = self.drivers.to_dict()
 
@@ -52,6 +58,7 @@ class Health:
         field_dict.update(
             {
                 "database": database,
+                "disk": disk,
                 "drivers": drivers,
                 "sandbox": sandbox,
                 "status": status,
@@ -64,11 +71,14 @@ class Health:
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
         from ..models.database_health import DatabaseHealth
+        from ..models.disk_health import DiskHealth
         from ..models.drivers_health import DriversHealth
         from ..models.sandbox_health import SandboxHealth
 
         d = dict(src_dict)
         database = DatabaseHealth.from_dict(d.pop("database"))
+
+        disk = DiskHealth.from_dict(d.pop("disk"))
 
         drivers = DriversHealth.from_dict(d.pop("drivers"))
 
@@ -80,6 +90,7 @@ class Health:
 
         health = cls(
             database=database,
+            disk=disk,
             drivers=drivers,
             sandbox=sandbox,
             status=status,

@@ -1,8 +1,9 @@
 from typing import Literal
 
-HealthStatus = Literal["ok", "unavailable"]
+HealthStatus = Literal["degraded", "ok", "unavailable"]
 
 HEALTH_STATUS_VALUES: set[HealthStatus] = {
+    "degraded",
     "ok",
     "unavailable",
 }

@@ -14,6 +14,7 @@ class SandboxView:
     """How tenants' processes are contained.
 
     Attributes:
+        allowed_hosts (bool): Environments may limit the network to listed hosts (`allowed_hosts`).
         enforced (bool): Whether they run sandboxed; false only under `--no-sandbox`.
         filesystem (bool): Files beyond the workspace, agent home and TMPDIR are out of reach.
         landlock_abi (int): The kernel's Landlock ABI (0: none).
@@ -23,6 +24,7 @@ class SandboxView:
         tcp_ports (bool): Environments may limit outbound TCP to listed ports.
     """
 
+    allowed_hosts: bool
     enforced: bool
     filesystem: bool
     landlock_abi: int
@@ -33,6 +35,8 @@ class SandboxView:
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
+        allowed_hosts = self.allowed_hosts
+
         enforced = self.enforced
 
         filesystem = self.filesystem
@@ -51,6 +55,7 @@ class SandboxView:
         field_dict.update(self.additional_properties)
         field_dict.update(
             {
+                "allowed_hosts": allowed_hosts,
                 "enforced": enforced,
                 "filesystem": filesystem,
                 "landlock_abi": landlock_abi,
@@ -66,6 +71,8 @@ class SandboxView:
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
         d = dict(src_dict)
+        allowed_hosts = d.pop("allowed_hosts")
+
         enforced = d.pop("enforced")
 
         filesystem = d.pop("filesystem")
@@ -81,6 +88,7 @@ class SandboxView:
         tcp_ports = d.pop("tcp_ports")
 
         sandbox_view = cls(
+            allowed_hosts=allowed_hosts,
             enforced=enforced,
             filesystem=filesystem,
             landlock_abi=landlock_abi,

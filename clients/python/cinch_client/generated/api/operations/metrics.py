@@ -54,7 +54,7 @@ def sync_detailed(
 ) -> Response[Problem | str]:
     """cinch's metrics in Prometheus's text format: turns ended by harness and
     status, running turns and waiting sessions, progress lines, driver
-    failures and HTTP latency by route. Open unless the server was started
+    failures, HTTP latency by route and the room on the home's disk. Open unless the server was started
     with `--metrics-token`, then that token as a bearer.
 
     Raises:
@@ -80,7 +80,7 @@ def sync(
 ) -> Problem | str | None:
     """cinch's metrics in Prometheus's text format: turns ended by harness and
     status, running turns and waiting sessions, progress lines, driver
-    failures and HTTP latency by route. Open unless the server was started
+    failures, HTTP latency by route and the room on the home's disk. Open unless the server was started
     with `--metrics-token`, then that token as a bearer.
 
     Raises:
@@ -102,7 +102,7 @@ async def asyncio_detailed(
 ) -> Response[Problem | str]:
     """cinch's metrics in Prometheus's text format: turns ended by harness and
     status, running turns and waiting sessions, progress lines, driver
-    failures and HTTP latency by route. Open unless the server was started
+    failures, HTTP latency by route and the room on the home's disk. Open unless the server was started
     with `--metrics-token`, then that token as a bearer.
 
     Raises:
@@ -126,7 +126,7 @@ async def asyncio(
 ) -> Problem | str | None:
     """cinch's metrics in Prometheus's text format: turns ended by harness and
     status, running turns and waiting sessions, progress lines, driver
-    failures and HTTP latency by route. Open unless the server was started
+    failures, HTTP latency by route and the room on the home's disk. Open unless the server was started
     with `--metrics-token`, then that token as a bearer.
 
     Raises:
