@@ -50,6 +50,7 @@ pub mod redact;
 pub mod replay;
 pub mod runtime;
 pub mod sandbox;
+pub mod sealing;
 pub mod service;
 pub mod sessions;
 pub mod store;

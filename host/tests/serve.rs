@@ -862,6 +862,111 @@ fn the_secret_files_of_an_older_version_move_into_the_database_once() {
     );
 }
 
+/// While a turn runs, the values its output is masked with wait in the home
+/// sealed under the node's secrets key: no file holds the environment's
+/// secret. A server killed and started again opens them and still masks
+/// what the turn shows afterwards.
+#[test]
+fn a_running_turns_secrets_wait_sealed_and_a_restarted_server_still_masks_them() {
+    let world = World::new();
+    let server = world.serve();
+    let token = world.admin_token();
+    let api = Api::new(&server, &token);
+    api.environment(json!({
+        "name": "shop",
+        "repository": world.path("repo").display().to_string(),
+        "secrets": {"DEPLOY_TOKEN": SECRET},
+    }));
+    // The secret comes out only after a pause long enough for a restart.
+    world.script(Script {
+        lines: vec![
+            json!({"type": "system", "subtype": "init", "session_id": "s-kept", "model": "m"}),
+            json!({"type": "assistant", "session_id": "s-kept",
+                   "message": {"content": [{"type": "text", "text": format!("deploying with {SECRET}")}]}}),
+        ],
+        line_delay_ms: 6000,
+        hang_ms: 60_000,
+        ..Script::default()
+    });
+    let started = server.post(
+        "/api/runs/run-k/tasks",
+        &token,
+        &json!({"brief": "Deploy.", "harness": "claude", "repo": "shop"}),
+    );
+    assert_eq!(started.status, 201, "{started:?}");
+    let call = started.json()["call_id"].as_str().unwrap().to_owned();
+    let path = format!("/api/runs/run-k/tasks/{call}");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while server.get(&path, &token).json()["session_id"] != "s-kept" {
+        assert!(
+            Instant::now() < deadline,
+            "the turn never named its session"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+
+    // Running: the values to mask are kept, sealed.
+    let kept: Vec<_> = std::fs::read_dir(world.path("home/secrets/turns"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert_eq!(
+        world.home_files_holding(SECRET),
+        Vec::<std::path::PathBuf>::new()
+    );
+    assert!(
+        std::fs::read_to_string(&kept[0])
+            .unwrap()
+            .contains("\"sealed\"")
+    );
+
+    // Killed (SIGKILL) and started again: the turn, still running, is
+    // followed again and what it shows next is masked.
+    drop(server);
+    let server = world.serve();
+    assert_eq!(server.get(&path, &token).json()["status"], "running");
+    let shows_the_message = |events: &[(u64, String, Value)]| {
+        events
+            .iter()
+            .any(|(_, _, data)| data.to_string().contains("deploying with"))
+    };
+    let events = server.events("run-k", &token, None, shows_the_message);
+    let shown: Vec<String> = events.iter().map(|(_, _, data)| data.to_string()).collect();
+    assert!(
+        shown
+            .iter()
+            .any(|data| data.contains("deploying with [redacted]")),
+        "{shown:#?}"
+    );
+    assert!(
+        !shown.iter().any(|data| data.contains(SECRET)),
+        "{shown:#?}"
+    );
+    let log = server.get(&format!("{path}/log"), &token);
+    assert_eq!(log.status, 200, "{log:?}");
+    assert!(
+        log.text.contains("deploying with [redacted]"),
+        "{}",
+        log.text
+    );
+    assert!(!log.text.contains(SECRET));
+
+    // Once it has ended, the kept values are gone and nothing holds the secret.
+    let cancel = server.request("POST", &format!("{path}/cancel"), Some(&token), None);
+    assert_eq!(cancel.status, 202, "{cancel:?}");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while server.get(&path, &token).json()["status"] == "running" {
+        assert!(Instant::now() < deadline, "the cancelled turn did not end");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(!kept[0].exists(), "{} stayed", kept[0].display());
+    assert_eq!(
+        world.home_files_holding(SECRET),
+        Vec::<std::path::PathBuf>::new()
+    );
+}
+
 #[test]
 fn an_environment_and_its_secrets_are_stored_together_or_not_at_all() {
     let world = World::new();

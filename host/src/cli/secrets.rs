@@ -122,13 +122,14 @@ async fn unlock(store: Store, key: &SecretsKey, source: &Source) -> anyhow::Resu
 /// node is given, else its home's, else a new one made in its home when the
 /// database has none yet. A database whose secrets are sealed with a key
 /// the node lacks, or with another key, is refused. The secret files of
-/// older versions in `old_vault` are then imported.
+/// older versions in `old_vault` are then imported. The key comes back with
+/// the store: the engine seals with it too.
 pub(super) async fn unlock_for_serve(
     store: Store,
     home: &Home,
     args: &KeyArgs,
     old_vault: &Path,
-) -> anyhow::Result<Store> {
+) -> anyhow::Result<(Store, SecretsKey)> {
     let (key, source) = match given_key(home, args)? {
         Some(given) => given,
         None => {
@@ -173,7 +174,7 @@ pub(super) async fn unlock_for_serve(
             imported.orphans
         );
     }
-    Ok(store)
+    Ok((store, key))
 }
 
 /// `cinch secrets rotate-key`'s options.

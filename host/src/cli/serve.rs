@@ -17,6 +17,7 @@ use crate::sandbox::{Mode, Support};
 use crate::sessions::live::Runs;
 use crate::sessions::{Conductor, Settings};
 use crate::store::{DATABASE_FILE, Store, TokenFor};
+use crate::turn_dir::SecretsSeal;
 use crate::webhooks::Webhooks;
 
 /// Where the first start writes the admin's token, in the home.
@@ -420,17 +421,18 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     if let Some(minutes) = args.watchdog_minutes {
         engine = engine.with_watchdog(Duration::from_secs(minutes * 60));
     }
-    let engine = Arc::new(engine);
     crate::metrics::install()?;
     runtime()?.block_on(async {
         let store = open(&database).await?;
-        let mut store = super::secrets::unlock_for_serve(
+        let (mut store, secrets_key) = super::secrets::unlock_for_serve(
             store,
             &home,
             &args.secrets_key,
             &database.old_vault(&home),
         )
         .await?;
+        // A running turn's values to mask wait on disk sealed like the database's secrets.
+        let engine = Arc::new(engine.with_secrets_seal(SecretsSeal::new(&secrets_key)));
         if let Some(mib) = file.page_cache_mib {
             store = store.with_page_cache(mib << 20);
         }

@@ -49,7 +49,7 @@ use crate::reader::LogReader;
 use crate::redact::Redactor;
 use crate::runtime::Runtime;
 use crate::sandbox;
-use crate::turn_dir::{FollowedRun, Launch, TurnDir, read_json};
+use crate::turn_dir::{FollowedRun, Launch, SecretsSeal, TurnDir, read_json};
 use brief::Note;
 use conversation::Conversation;
 use events::{EventLog, Listener, Subscription};
@@ -137,6 +137,9 @@ pub struct Engine {
     watcher: std::sync::Mutex<Option<Watcher>>,
     /// The versions its turns' CLIs have answered.
     versions: KnownVersions,
+    /// What seals the values a running turn's output is masked with while
+    /// they wait on disk; in clear without one.
+    secrets_seal: Option<SecretsSeal>,
 }
 
 /// A running turn.
@@ -235,6 +238,7 @@ impl Engine {
             watchdog,
             watcher: std::sync::Mutex::default(),
             versions: KnownVersions::default(),
+            secrets_seal: None,
         })
     }
 
@@ -243,6 +247,13 @@ impl Engine {
     /// says, else [`DEFAULT_WATCHDOG`]).
     pub fn with_watchdog(mut self, idle_limit: Duration) -> Self {
         self.watchdog = idle_limit;
+        self
+    }
+
+    /// This engine sealing with `seal` the values a running turn's output is
+    /// masked with, which wait on disk until the turn ends.
+    pub fn with_secrets_seal(mut self, seal: SecretsSeal) -> Self {
+        self.secrets_seal = Some(seal);
         self
     }
 

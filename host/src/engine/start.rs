@@ -246,7 +246,12 @@ impl Engine {
         // Asked for beside the rest of the start, which needs no version.
         let version = VersionProbe::start(driver.clone(), info, program.clone(), &self.versions)?;
         let secrets = self.turn_secrets(info, &env, home_dir.as_deref(), &request.secrets);
-        let kept = turn_dir::KeptSecrets::keep(&self.home, &turn_id, &secrets)?;
+        let kept = turn_dir::KeptSecrets::keep(
+            &self.home,
+            self.secrets_seal.as_ref(),
+            &turn_id,
+            &secrets,
+        )?;
         let redactor = Redactor::new(secrets);
         spans::started(span, &turn_id, &run, model_run.as_deref(), || {
             redactor.redact(driver_turn.brief.as_str())

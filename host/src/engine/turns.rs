@@ -200,7 +200,11 @@ impl Engine {
     /// configured secrets and credentials in cinch's environment, and `more`.
     fn redactor_of(&self, info: &cinch_driver_sdk::Info, turn: &str, more: &[String]) -> Redactor {
         harness::redactor(info, &self.config, &self.base_env())
-            .with(&turn_dir::kept_secrets(&self.home, turn))
+            .with(&turn_dir::kept_secrets(
+                &self.home,
+                self.secrets_seal.as_ref(),
+                turn,
+            ))
             .with(more)
     }
 }

@@ -48,6 +48,7 @@ use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
 
+pub use crate::sealing::{SecretsKey, SecretsKeyError};
 pub use accounts::{Account, Agent, AgentSettings, Member};
 pub use attachments::{Attachment, AttachmentStatus, NewAttachment};
 pub use calls::Call;
@@ -58,7 +59,6 @@ pub use ids::{AccountId, AgentId, EnvironmentId, MessageId, SessionId, TaskId};
 pub use leases::{Claim, ClaimedWait, Lease, SessionRef, TakenFrom};
 pub use messages::{Message, MessageKind, RevertView, TurnOutcome, TurnState, TurnView};
 pub use notify::{Listener, Notice, SessionWake};
-pub use sealing::{SecretsKey, SecretsKeyError};
 pub use secrets::Imported;
 pub use sessions::{CloseReason, IdleSession, NewSession, RebuiltFrom, Session, SessionStatus};
 pub use tasks::{NewTask, Task};
@@ -91,7 +91,7 @@ pub enum StoreError {
     Missing(String),
     /// The secrets key is missing or wrong, or a secret does not open.
     #[error(transparent)]
-    SecretsKey(sealing::SecretsKeyError),
+    SecretsKey(crate::sealing::SecretsKeyError),
     /// The secret files of older versions could not be imported.
     #[error("importing the old secret files: {0}")]
     OldVault(String),

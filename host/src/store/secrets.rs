@@ -7,8 +7,9 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::sealing::{Sealer, SecretsKey, SecretsKeyError};
+use super::sealing::Sealer;
 use super::{Result, Store, StoreError, old_vault, on_pool};
+use crate::sealing::{SecretsKey, SecretsKeyError};
 
 /// A store's key, checked against the database's.
 pub(super) struct Unlocked {
@@ -89,7 +90,7 @@ macro_rules! put_sealed {
             .fetch_one(&mut *$tx)
             .await?;
             if !$unlocked.is_current(&stored) {
-                return Err($crate::store::sealing::SecretsKeyError::Rotated.into());
+                return Err($crate::sealing::SecretsKeyError::Rotated.into());
             }
         }
         for (name, sealed) in $sealed {

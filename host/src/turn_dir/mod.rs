@@ -9,8 +9,9 @@
 //! names the agent whose run it is (`.agent`, and an index of runs by agent,
 //! `runs-by-agent/`), and the folders of each agent's [`RUNS_KEPT`] most
 //! recent runs are kept. While a turn runs, the values to mask in what it
-//! shows wait in the secrets folder (`secrets/turns/<turn>.json`); once it
-//! has ended its log and stderr are masked in place and that file goes.
+//! shows wait in the secrets folder (`secrets/turns/<turn>.json`, sealed
+//! under the node's secrets key when the engine has one); once it has ended
+//! its log and stderr are masked in place and that file goes.
 
 mod files;
 mod lock;
@@ -23,7 +24,7 @@ pub use files::{read_json, read_json_if_present, write_json, write_private};
 pub use lock::{FileLock, WorktreeLock};
 pub use records::{ConversationLaunch, ExitRecord, Launch, StopReason};
 pub use retention::{FollowedRun, RUNS_KEPT, prune_runs_unless_pruning};
-pub use secrets::{KeptSecrets, forget_secrets, kept_secrets, redact_file};
+pub use secrets::{KeptSecrets, SecretsSeal, forget_secrets, kept_secrets, redact_file};
 
 use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::{Path, PathBuf};
