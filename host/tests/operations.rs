@@ -976,6 +976,10 @@ fn while_postgresql_is_stopped_every_route_answers_503_at_once_and_works_again_a
     }
     let postgres = OwnPostgres::start();
     let world = World::with_database(Some(postgres.url()));
+    world.script(Script {
+        lines: claude_turn("sess-down", "Hi."),
+        ..Script::default()
+    });
     let server = world.serve();
     let token = world.admin_token();
     // A token the server has not seen yet: checking it takes the database.
@@ -984,8 +988,11 @@ fn while_postgresql_is_stopped_every_route_answers_503_at_once_and_works_again_a
     let repository = world.path("repo").display().to_string();
     let environment = api.environment(json!({"name": "app", "repository": repository}));
     let (task, session) = api.task_on(&environment, "Say hi.");
-    api.wait_turn_message(&task, &session);
-    api.wait_status(&task, &session, "idle");
+    // The turn's end, not its start: a turn this short may run and end
+    // between two looks at the session.
+    api.wait(&task, &session, "idle after its turn", |s| {
+        s["status"] == "idle" && s["harness_session_id"] == "sess-down"
+    });
     let account = api.path("");
     let session_path = format!("{account}/tasks/{task}/sessions/{session}");
     let tasks = format!("{account}/tasks");
