@@ -129,8 +129,8 @@ pub fn seen(
     database: Option<String>,
     json: bool,
 ) -> anyhow::Result<ExitCode> {
-    let rows = super::serve::runtime()?.block_on(async {
-        let Some(store) = super::serve::open_existing_store(home, database).await? else {
+    let rows = super::database::runtime()?.block_on(async {
+        let Some(store) = super::database::open_existing_store(home, database).await? else {
             return anyhow::Ok(Vec::new());
         };
         store

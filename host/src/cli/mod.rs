@@ -1,5 +1,6 @@
 //! The `cinch` command line.
 
+mod database;
 mod driver_test;
 mod drivers;
 mod revert;

@@ -197,10 +197,10 @@ pub struct RotateArgs {
 /// Seals every secret of the database again under a new key, in one
 /// transaction. A home key file that held the old key gets the new one.
 pub fn rotate_key(args: RotateArgs) -> anyhow::Result<ExitCode> {
-    let home = super::serve::home(args.home)?;
+    let home = super::database::home(args.home)?;
     let new = read_key_file(&args.new_key_file)?;
-    super::serve::runtime()?.block_on(async {
-        let store = super::serve::open_store(&home, args.database).await?;
+    super::database::runtime()?.block_on(async {
+        let store = super::database::open_store(&home, args.database).await?;
         let Some((old, source)) = given_key(&home, &args.key)? else {
             anyhow::bail!("no secrets key to rotate from: {}", how_to_give(&home));
         };
