@@ -1330,6 +1330,9 @@ fn a_sessions_changes_are_committed_and_pushed_to_its_local_repository() {
     let blank = api.post(&path("commit"), json!({"message": "  "}));
     assert_eq!(blank.status, 422, "{blank:?}");
     assert_eq!(blank.field_errors(), ["message"]);
+    let nul = api.post(&path("commit"), json!({"message": "a\u{0}b"}));
+    assert_eq!(nul.status, 422, "{nul:?}");
+    assert_eq!(nul.field_errors(), ["message"]);
     let committed = api.post(
         &path("commit"),
         json!({"message": "Fix the greeting\n\nIt says hello to the world."}),

@@ -94,6 +94,12 @@ impl Conductor {
                 "the commit message is blank: say what the change does",
             ));
         }
+        if message.contains('\0') {
+            return Err(invalid(
+                "message",
+                "the commit message holds a NUL character, which git cannot store",
+            ));
+        }
         if message.chars().count() > MESSAGE_MAX_CHARS {
             return Err(invalid(
                 "message",
@@ -172,7 +178,14 @@ impl Conductor {
             checked?;
         }
         let tenant = self.tenant(&session.agent_id, Some(&environment));
-        let redactor = Redactor::new(environment.secrets.values().cloned());
+        // git may repeat the URL, with a password in it, in what it says.
+        let redactor = Redactor::new(
+            environment
+                .secrets
+                .values()
+                .cloned()
+                .chain(url_password(&environment.repository)),
+        );
         let repository = environment.repository.clone();
         let branch = session.branch_name.clone();
         let pushed_as = target.unwrap_or(&branch).to_owned();
@@ -239,6 +252,15 @@ fn work_tree(session: &Session) -> Result<PathBuf> {
     Ok(dir)
 }
 
+/// The password of a `scheme://user:password@host/…` URL, when it has one.
+fn url_password(repository: &str) -> Option<String> {
+    let (_, rest) = repository.split_once("://")?;
+    let authority = rest.split('/').next()?;
+    let (userinfo, _) = authority.rsplit_once('@')?;
+    let (_, password) = userinfo.split_once(':')?;
+    (!password.is_empty()).then(|| password.to_owned())
+}
+
 /// `repository` without a `user:password@` part.
 fn without_credentials(repository: &str) -> String {
     let Some((scheme, rest)) = repository.split_once("://") else {
@@ -253,7 +275,7 @@ fn without_credentials(repository: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::without_credentials;
+    use super::{url_password, without_credentials};
 
     #[test]
     fn credentials_stay_out_of_the_answer() {
@@ -262,6 +284,11 @@ mod tests {
             "https://github.com/a/b.git"
         );
         assert_eq!(without_credentials("/srv/repo"), "/srv/repo");
+        assert_eq!(
+            url_password("https://x:tok@github.com/a/b.git").as_deref(),
+            Some("tok")
+        );
+        assert_eq!(url_password("https://github.com/a/b.git"), None);
         assert_eq!(
             without_credentials("git@github.com:a/b.git"),
             "git@github.com:a/b.git"
