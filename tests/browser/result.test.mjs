@@ -8,6 +8,8 @@
 //   CINCH_CHROMIUM, CINCH_PROFILE the browser and a fresh profile folder
 //   CINCH_SCREENSHOTS             where screenshots go (their paths are printed)
 //   CINCH_REPO                    the repository of the environment "result"
+//   CINCH_FORGE_REPO              the bare repository that https://github.com/acme/widget.git
+//                                 stands for (the agent's git config sends the URL there)
 // Run it through `cargo test -p cinch --test app`.
 
 import assert from "node:assert/strict";
@@ -52,10 +54,14 @@ async function eventually(what, check, timeout = 30_000) {
   }
 }
 
-/** git in the source repository: its output, or null when it fails. */
+/** git in the source repository (or `repo`): its output, or null when it fails. */
 function git(...args) {
+  return gitIn(REPO, ...args);
+}
+
+function gitIn(repo, ...args) {
   try {
-    return execFileSync("git", ["-C", REPO, ...args], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
+    return execFileSync("git", ["-C", repo, ...args], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
   } catch {
     return null;
   }
@@ -141,6 +147,28 @@ try {
   });
   await page.getByRole("navigation", { name: "Sessions" }).getByRole("link").nth(1).waitFor();
   ok("New session starts another session on the task, with the agent's harness");
+
+  // A session on a github.com repository: Push shows the link that opens a pull request.
+  const forge = await api("POST", `${accountPath}/environments`, { name: "widget", repository: "https://github.com/acme/widget.git" });
+  const forgeTask = await api("POST", `${accountPath}/tasks`, { prompt: "Write the notes", environment_id: forge.id });
+  const [forgeSession] = await api("GET", `${accountPath}/tasks/${forgeTask.id}/sessions`);
+  await eventually("the forge session's turn to end", async () => {
+    const now = await api("GET", `${accountPath}/tasks/${forgeTask.id}/sessions/${forgeSession.id}`);
+    assert(!now.close_reason, `the turn went wrong: ${now.error_message}`);
+    return now.status === "idle" && now.harness_session_id;
+  });
+  await page.goto(`${BASE}/#/tasks/${forgeTask.id}/sessions/${forgeSession.id}`);
+  await eventually("the drafted message", async () => (await message.inputValue()) !== "");
+  await page.getByRole("button", { name: "Commit" }).click();
+  await result.getByRole("status").filter({ hasText: "Committed " }).waitFor();
+  await page.getByRole("button", { name: "Push" }).click();
+  const link = result.getByRole("link", { name: "Open a pull request" });
+  await link.waitFor();
+  const head = gitIn(env("CINCH_FORGE_REPO"), "symbolic-ref", "--short", "HEAD").trim();
+  assert.equal(await link.getAttribute("href"),
+    `https://github.com/acme/widget/compare/${head}...${forgeSession.branch_name}?expand=1`);
+  assert.equal(gitIn(env("CINCH_FORGE_REPO"), "show", `${forgeSession.branch_name}:notes.txt`), "step one\nstep two\n");
+  ok("on a github.com remote, Push pushes there and links to a new pull request");
 
   // The one failure is the test's own: the second Commit's 409.
   const unexpected = problems.filter((text) => !text.includes("status of 409"));
