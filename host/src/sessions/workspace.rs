@@ -304,6 +304,7 @@ fn add_worktree(repository: &Path, plan: &Plan) -> anyhow::Result<()> {
 }
 
 fn run_setup(command: &str, plan: &Plan) -> Result<(), WorkspaceError> {
+    // `command` names the builder below; the log takes the command's text.
     let command_line = command;
     let failed = |why: String| {
         WorkspaceError::Setup(
@@ -440,9 +441,14 @@ impl SetupLog {
         use std::io::{BufRead as _, Write as _};
         let mut tail = std::collections::VecDeque::new();
         let mut written = 0;
-        for line in std::io::BufReader::new(reader).lines() {
-            let Ok(line) = line else { break };
-            let line = self.redactor.redact(line);
+        let mut reader = std::io::BufReader::new(reader);
+        let mut bytes = Vec::new();
+        // Read to the end whatever it prints (not UTF-8 included): a pipe
+        // left full would stall the command.
+        while matches!(reader.read_until(b'\n', &mut bytes), Ok(read) if read > 0) {
+            let text = String::from_utf8_lossy(&bytes);
+            let line = self.redactor.redact(text.trim_end_matches(['\n', '\r']));
+            bytes.clear();
             if written < SETUP_LOG_CAP {
                 written += line.len() + 1;
                 let _ = writeln!(self.file, "{line}");
