@@ -1598,6 +1598,24 @@ fn a_failures_headline_is_the_line_that_explains_it() {
         &other_token,
     );
     assert_eq!(foreign.status, 404, "{foreign:?}");
+    // Output that is not UTF-8 is read on, to the line that explains.
+    let bytes = api.environment(json!({"name": "bytes", "repository": repo,
+        "setup": ["printf 'a \\377 byte\\n'; echo 'error: the build broke'; exit 3"]}));
+    let (task, session) = api.task_on(&bytes, "Build");
+    let closed = api.wait_status(&task, &session, "closed");
+    let error = closed["error_message"].as_str().unwrap();
+    assert!(
+        error.contains("failed with exit code 3: error: the build broke"),
+        "{error}"
+    );
+    let log = api.get(&format!("/tasks/{task}/sessions/{session}/setup-log"));
+    assert!(
+        log.text
+            .contains("a \u{fffd} byte\nerror: the build broke\n"),
+        "{}",
+        log.text
+    );
+
     let (first, _) = api.task_on(&environment, "No setup here");
     let first_session = api.first_session(&first)["id"].as_str().unwrap().to_owned();
     let none = api.get(&format!(
