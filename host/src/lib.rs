@@ -13,6 +13,7 @@
 //!   snapshots of the work tree around a turn; [`config`]: `config.toml`.
 //! - [`probe`]: the harness CLIs installed on this machine.
 //! - [`home`], [`redact`]: cinch's state directory; masking secrets;
+//!   [`headline`]: the line of a failure's output that explains it;
 //!   [`disk`]: the room left under the home.
 //! - [`mcp`]: an environment's MCP servers as each harness takes them.
 //! - [`webhooks`]: signed POSTs of an account's events, retried.
@@ -35,6 +36,7 @@ pub mod drivers;
 pub mod engine;
 pub mod exit;
 pub mod harnesses;
+pub mod headline;
 pub mod helper;
 pub mod hex;
 pub mod home;

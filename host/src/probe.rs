@@ -50,7 +50,9 @@ pub fn probe(driver: &Driver, info: &cinch_driver_sdk::Info, search_path: &str) 
         return CliStatus::Missing;
     };
     let (version, problem) = match read_version(driver, &path, &info.version_args) {
-        Ok(version) => (Some(version), None),
+        // Many ACP agents answer a version command with nothing a driver
+        // reads: they run all the same, so that is no problem.
+        Ok(version) => (version, None),
         Err(problem) => (None, Some(problem)),
     };
     CliStatus::Found {
@@ -61,18 +63,17 @@ pub fn probe(driver: &Driver, info: &cinch_driver_sdk::Info, search_path: &str) 
 }
 
 /// Runs the CLI at `path` with `version_args` and has `driver` read its
-/// version from what it printed; else says why there is none.
+/// version from what it printed (`None` when it printed none); else says
+/// why the command failed.
 pub fn read_version(
     driver: &Driver,
     path: &Path,
     version_args: &[String],
-) -> Result<String, String> {
+) -> Result<Option<String>, String> {
     let output = run_version(path, version_args)?;
-    match driver.parse_version(&output) {
-        Ok(Some(version)) => Ok(version),
-        Ok(None) => Err("its version command printed no version".to_owned()),
-        Err(failure) => Err(failure.to_string()),
-    }
+    driver
+        .parse_version(&output)
+        .map_err(|failure| failure.to_string())
 }
 
 /// Runs the version command and returns what it printed on stdout and

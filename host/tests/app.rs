@@ -261,3 +261,72 @@ fn the_app_in_a_browser() {
         server.log()
     );
 }
+
+/// Getting a session's result out in the app: `tests/browser/result.test.mjs`
+/// reads the session's branch, commits with the drafted message, pushes under
+/// another name and finds the branch in the source repository, then starts a
+/// second session on the task; on a github.com remote, Push shows the link
+/// that opens a pull request.
+#[test]
+fn the_result_out_in_a_browser() {
+    let chromium = PathBuf::from(
+        std::env::var_os("CINCH_CHROMIUM").unwrap_or_else(|| "/usr/bin/chromium".into()),
+    );
+    check_prerequisites(&chromium);
+    let world = World::new();
+    std::fs::create_dir_all(world.path("browser-profile")).unwrap();
+    let mut lines = vec![init()];
+    lines.extend(answer("Wrote the notes\n\nThey list every step."));
+    world.script(Script {
+        lines,
+        write_files: [("notes.txt".to_owned(), "step one\nstep two\n".to_owned())].into(),
+        ..Script::default()
+    });
+    // github.com's repository is a bare one here: the agent's git config
+    // sends its URL to it (the tests reach no network).
+    let bare = world.path("out/widget.git");
+    let cloned = Command::new("git")
+        .args(["clone", "-q", "--bare"])
+        .arg(world.path("repo"))
+        .arg(&bare)
+        .status()
+        .unwrap();
+    assert!(cloned.success());
+    let server = world.serve();
+    let token = world.admin_token();
+    let account = server.get("/v1/accounts", &token).data()[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let agents = server.get(&format!("/v1/accounts/{account}/agents"), &token);
+    let agent_home = world
+        .path("home/agents")
+        .join(agents.data()[0]["id"].as_str().unwrap());
+    std::fs::create_dir_all(&agent_home).unwrap();
+    std::fs::write(
+        agent_home.join(".gitconfig"),
+        format!(
+            "[url \"file://{}\"]\n\tinsteadOf = https://github.com/acme/widget.git\n",
+            bare.display()
+        ),
+    )
+    .unwrap();
+    let screenshots = screenshot_dir();
+    std::fs::create_dir_all(&screenshots).unwrap();
+    let status = Command::new("node")
+        .arg(browser_dir().join("result.test.mjs"))
+        .env("CINCH_FORGE_REPO", &bare)
+        .env("CINCH_URL", &server.base)
+        .env("CINCH_TOKEN", &token)
+        .env("CINCH_CHROMIUM", &chromium)
+        .env("CINCH_PROFILE", world.path("browser-profile"))
+        .env("CINCH_SCREENSHOTS", &screenshots)
+        .env("CINCH_REPO", world.path("repo"))
+        .status()
+        .unwrap();
+    assert!(
+        status.success(),
+        "the browser test failed ({status}); its output is above\n--- cinch serve ---\n{}",
+        server.log()
+    );
+}

@@ -1288,3 +1288,339 @@ fn the_server_follows_every_running_turn_on_one_inotify_instance() {
         assert_eq!(turn["turn"]["status"], "cancelled", "{turn:#}");
     }
 }
+
+/// `git show <object>` in `repo`: its output, or `None` when git fails.
+fn git_show(repo: &Path, object: &str) -> Option<String> {
+    let output = Command::new("git")
+        .arg("-C")
+        .arg(repo)
+        .args(["show", object])
+        .output()
+        .unwrap();
+    output
+        .status
+        .success()
+        .then(|| String::from_utf8(output.stdout).unwrap())
+}
+
+#[test]
+fn a_sessions_changes_are_committed_and_pushed_to_its_local_repository() {
+    let world = World::new();
+    let server = world.serve();
+    let token = world.admin_token();
+    let api = Api::new(&server, &token);
+    let repo = world.path("repo");
+    world.script(Script {
+        lines: claude_turn("sess-out", "Fixed the greeting."),
+        write_files: [("greeting.txt".to_owned(), "hello, world\n".to_owned())].into(),
+        ..Script::default()
+    });
+    let environment = api.environment(json!({"name": "local", "repository": repo}));
+    let (task, session) = api.task_on(&environment, "Fix the greeting");
+    let idle = api.wait(&task, &session, "its turn", |s| {
+        s["status"] == "idle" && s["harness_session_id"] == "sess-out"
+    });
+    let branch = idle["branch_name"].as_str().unwrap().to_owned();
+    let path = |rest: &str| format!("/tasks/{task}/sessions/{session}/{rest}");
+
+    // The turn's change is only in the work tree: the source repository's
+    // branch is still at the base.
+    assert_eq!(git_show(&repo, &format!("{branch}:greeting.txt")), None);
+
+    let blank = api.post(&path("commit"), json!({"message": "  "}));
+    assert_eq!(blank.status, 422, "{blank:?}");
+    assert_eq!(blank.field_errors(), ["message"]);
+    let nul = api.post(&path("commit"), json!({"message": "a\u{0}b"}));
+    assert_eq!(nul.status, 422, "{nul:?}");
+    assert_eq!(nul.field_errors(), ["message"]);
+    let committed = api.post(
+        &path("commit"),
+        json!({"message": "Fix the greeting\n\nIt says hello to the world."}),
+    );
+    assert_eq!(committed.status, 201, "{committed:?}");
+    let commit = committed.data();
+    assert_eq!(commit["branch"], branch.as_str());
+    assert_eq!(
+        git_output(&repo, &["rev-parse", &branch]).trim(),
+        commit["commit"].as_str().unwrap()
+    );
+    assert_eq!(
+        git_show(&repo, &format!("{branch}:greeting.txt")).as_deref(),
+        Some("hello, world\n")
+    );
+    assert_eq!(
+        git_output(&repo, &["log", "-1", "--format=%s", &branch]).trim(),
+        "Fix the greeting"
+    );
+    let again = api.post(&path("commit"), json!({"message": "Again"}));
+    assert_eq!(again.status, 409, "{again:?}");
+    assert!(again.text.contains("nothing to commit"), "{again:?}");
+
+    // Pushed under a name of the user's own: `git branch` there shows it.
+    let bad = api.post(&path("push"), json!({"branch": "two words"}));
+    assert_eq!(bad.status, 422, "{bad:?}");
+    assert_eq!(bad.field_errors(), ["branch"]);
+    assert!(!git_output(&repo, &["branch", "--list"]).contains("feature/greeting"));
+    let pushed = api.post(&path("push"), json!({"branch": "feature/greeting"}));
+    assert_eq!(pushed.status, 200, "{pushed:?}");
+    let pushed = pushed.data();
+    assert_eq!(pushed["branch"], branch.as_str());
+    assert_eq!(pushed["pushed_as"], "feature/greeting");
+    assert_eq!(
+        pushed["pull_request_url"],
+        Value::Null,
+        "a local repository has no forge"
+    );
+    assert_eq!(pushed["uncommitted_changes"], false);
+    assert!(git_output(&repo, &["branch", "--list"]).contains("feature/greeting"));
+    assert_eq!(
+        git_show(&repo, "feature/greeting:greeting.txt").as_deref(),
+        Some("hello, world\n")
+    );
+
+    // Neither while a turn runs.
+    world.script(Script {
+        lines: claude_turn("sess-out", "slow"),
+        write_files: [("later.txt".to_owned(), "later\n".to_owned())].into(),
+        hang_ms: 60_000,
+        ..Script::default()
+    });
+    let sent = api.post(&path("messages"), json!({"message": "Take your time"}));
+    assert_eq!(sent.status, 201, "{sent:?}");
+    api.wait_status(&task, &session, "running");
+    for (action, body) in [
+        ("commit", json!({"message": "Too soon"})),
+        ("push", json!({})),
+    ] {
+        let busy = api.post(&path(action), body);
+        assert_eq!(busy.status, 409, "{action}: {busy:?}");
+        assert!(busy.text.contains("waits until no turn runs"), "{busy:?}");
+    }
+    assert_eq!(git_show(&repo, &format!("{branch}:later.txt")), None);
+    let aborted = api.post(&path("abort"), json!({}));
+    assert_eq!(aborted.status, 202, "{aborted:?}");
+    api.wait_status(&task, &session, "idle");
+
+    // Another account's token reaches none of it.
+    let (other, other_token) = world.second_account();
+    let foreign = server.post(
+        &format!("/v1/accounts/{other}/tasks/{task}/sessions/{session}/commit"),
+        &other_token,
+        &json!({"message": "Not mine"}),
+    );
+    assert_eq!(foreign.status, 404, "{foreign:?}");
+}
+
+#[test]
+fn a_branch_pushed_to_a_forge_remote_links_to_a_pull_request() {
+    let world = World::new();
+    // github.com's repository is a bare one here: the agent's git config
+    // sends its URL to it (the tests reach no network).
+    let bare = world.path("out/widget.git");
+    git(
+        &world.path("out"),
+        &[
+            "clone",
+            "-q",
+            "--bare",
+            &world.path("repo").display().to_string(),
+            &bare.display().to_string(),
+        ],
+    );
+    let server = world.serve();
+    let token = world.admin_token();
+    let api = Api::new(&server, &token);
+    let agent = api.get("/agents").data()[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let agent_home = world.path("home/agents").join(agent);
+    std::fs::create_dir_all(&agent_home).unwrap();
+    let remote = "https://github.com/acme/widget.git";
+    std::fs::write(
+        agent_home.join(".gitconfig"),
+        format!(
+            "[url \"file://{}\"]\n\tinsteadOf = {remote}\n",
+            bare.display()
+        ),
+    )
+    .unwrap();
+    world.script(Script {
+        lines: claude_turn("sess-pr", "Added the changelog."),
+        write_files: [("CHANGELOG.md".to_owned(), "# 1.0\n".to_owned())].into(),
+        ..Script::default()
+    });
+    let environment = api.environment(json!({"name": "widget", "repository": remote}));
+    let (task, session) = api.task_on(&environment, "Add a changelog");
+    let idle = api.wait(&task, &session, "its turn", |s| {
+        s["status"] == "idle" && s["harness_session_id"] == "sess-pr"
+    });
+    assert_eq!(idle["close_reason"], Value::Null, "{idle:#}");
+    let branch = idle["branch_name"].as_str().unwrap().to_owned();
+    let path = |rest: &str| format!("/tasks/{task}/sessions/{session}/{rest}");
+    let default = git_output(&bare, &["symbolic-ref", "--short", "HEAD"]);
+    let default = default.trim();
+
+    // Pushed before the commit: the branch is there, at the base, and the
+    // answer says the change stayed behind.
+    let early = api.post(&path("push"), json!({}));
+    assert_eq!(early.status, 200, "{early:?}");
+    assert_eq!(early.data()["uncommitted_changes"], true);
+    assert_eq!(git_show(&bare, &format!("{branch}:CHANGELOG.md")), None);
+
+    let committed = api.post(&path("commit"), json!({"message": "Add a changelog"}));
+    assert_eq!(committed.status, 201, "{committed:?}");
+    let pushed = api.post(&path("push"), json!({}));
+    assert_eq!(pushed.status, 200, "{pushed:?}");
+    let pushed = pushed.data();
+    assert_eq!(pushed["pushed_as"], branch.as_str());
+    assert_eq!(pushed["repository"], remote);
+    assert_eq!(pushed["uncommitted_changes"], false);
+    assert_eq!(
+        pushed["pull_request_url"],
+        format!("https://github.com/acme/widget/compare/{default}...{branch}?expand=1")
+    );
+    assert!(git_output(&bare, &["branch", "--list"]).contains(&branch));
+    assert_eq!(
+        git_show(&bare, &format!("{branch}:CHANGELOG.md")).as_deref(),
+        Some("# 1.0\n")
+    );
+}
+
+#[test]
+fn a_failures_headline_is_the_line_that_explains_it() {
+    let world = World::new();
+    cinch_fake_cli::install(&world.path("bin"), "gemini");
+    std::fs::write(
+        world.path("home/config.toml"),
+        world.operator_config().replace(
+            "\"ANTHROPIC_API_KEY\"]",
+            "\"ANTHROPIC_API_KEY\", \"GEMINI_API_KEY\"]",
+        ),
+    )
+    .unwrap();
+    let mut serve = world.cinch();
+    serve
+        .env("GEMINI_API_KEY", "gemini-test-key-0123456789")
+        .args(["serve", "--home"])
+        .arg(world.path("home"));
+    let server = Server::start(serve, world.dir.path());
+    let token = world.admin_token();
+    let api = Api::new(&server, &token);
+    let repo = world.path("repo");
+
+    // Gemini refusing an untrusted folder, as recorded: its banner lines
+    // come first, the reason last.
+    world.script(Script {
+        stderr: Some(std::fs::read_to_string(recorded("gemini/s1_untrusted.stderr")).unwrap()),
+        exit_code: 55,
+        ..Script::default()
+    });
+    let environment = api.environment(json!({"name": "local", "repository": repo}));
+    let created = api.post(
+        "/tasks",
+        json!({"prompt": "Say done", "environment_id": environment, "harness": "gemini"}),
+    );
+    assert_eq!(created.status, 201, "{created:?}");
+    let task = created.data()["id"].as_str().unwrap().to_owned();
+    let session = api.first_session(&task)["id"].as_str().unwrap().to_owned();
+    let failed = api.wait(&task, &session, "a failed turn", |s| {
+        s["close_reason"] == "turn_failure"
+    });
+    let cause = "Gemini CLI is not running in a trusted directory.";
+    let error = failed["error_message"].as_str().unwrap();
+    assert!(
+        error.starts_with(&format!("The last turn failed: {cause}")),
+        "{error}"
+    );
+    assert!(!error.contains("YOLO"), "{error}");
+    let turn = assistant(&api.messages(&task, &session, "").data())["turn"].clone();
+    let headline = turn["result"]["headline"].as_str().unwrap();
+    assert!(headline.starts_with(cause), "{turn:#}");
+    assert!(
+        turn["result"]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("YOLO mode"),
+        "the detail keeps the stderr's tail: {turn:#}"
+    );
+
+    // npm failing in a setup command: the sentence after its code, not its
+    // usage text nor the log file in the agent's home it points at.
+    std::fs::write(
+        repo.join("package.json"),
+        "{\"name\": \"x\", \"version\": \"1.0.0\"}\n",
+    )
+    .unwrap();
+    git(&repo, &["add", "package.json"]);
+    git(
+        &repo,
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-qm",
+            "package",
+        ],
+    );
+    let npm = api.environment(json!({"name": "npm", "repository": repo, "setup": ["npm ci"]}));
+    let (task, session) = api.task_on(&npm, "Install");
+    let closed = api.wait_status(&task, &session, "closed");
+    assert_eq!(closed["close_reason"], "setup_failure", "{closed:#}");
+    let error = closed["error_message"].as_str().unwrap();
+    let cause = error
+        .find("can only install with an existing package-lock.json")
+        .unwrap_or_else(|| panic!("{error}"));
+    assert!(
+        error[..cause].contains("failed with exit code 1: "),
+        "{error}"
+    );
+    assert!(error.contains("EUSAGE"), "{error}");
+    assert!(!error.contains("A complete log of this run"), "{error}");
+
+    // The whole output is the session's setup log, for its account only.
+    let log_path = format!("/tasks/{task}/sessions/{session}/setup-log");
+    let log = api.get(&log_path);
+    assert_eq!(log.status, 200, "{log:?}");
+    assert!(log.text.starts_with("$ npm ci\n"), "{}", log.text);
+    for line in [
+        "code EUSAGE",
+        "Clean install a project",
+        "A complete log of this run",
+    ] {
+        assert!(log.text.contains(line), "{line}: {}", log.text);
+    }
+    let (other, other_token) = world.second_account();
+    let foreign = server.get(
+        &format!("/v1/accounts/{other}/tasks/{task}/sessions/{session}/setup-log"),
+        &other_token,
+    );
+    assert_eq!(foreign.status, 404, "{foreign:?}");
+    // Output that is not UTF-8 is read on, to the line that explains.
+    let bytes = api.environment(json!({"name": "bytes", "repository": repo,
+        "setup": ["printf 'a \\377 byte\\n'; echo 'error: the build broke'; exit 3"]}));
+    let (task, session) = api.task_on(&bytes, "Build");
+    let closed = api.wait_status(&task, &session, "closed");
+    let error = closed["error_message"].as_str().unwrap();
+    assert!(
+        error.contains("failed with exit code 3: error: the build broke"),
+        "{error}"
+    );
+    let log = api.get(&format!("/tasks/{task}/sessions/{session}/setup-log"));
+    assert!(
+        log.text
+            .contains("a \u{fffd} byte\nerror: the build broke\n"),
+        "{}",
+        log.text
+    );
+
+    let (first, _) = api.task_on(&environment, "No setup here");
+    let first_session = api.first_session(&first)["id"].as_str().unwrap().to_owned();
+    let none = api.get(&format!(
+        "/tasks/{first}/sessions/{first_session}/setup-log"
+    ));
+    assert_eq!(none.status, 404, "{none:?}");
+    assert!(none.text.contains("no setup log"), "{none:?}");
+}

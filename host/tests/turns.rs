@@ -1222,3 +1222,126 @@ fn init_repo(repo: &Path) {
 fn compiled_drivers() -> PathBuf {
     Path::new(env!("CARGO_TARGET_TMPDIR")).join("compiled-drivers")
 }
+
+#[test]
+fn cinch_run_from_a_subdirectory_runs_the_only_harness_at_the_repositorys_top() {
+    let world = World::new();
+    world.script(Script {
+        replay: Some(recorded("claude/s1.jsonl")),
+        write_files: [("made.txt".to_owned(), "made\n".to_owned())].into(),
+        ..Script::default()
+    });
+    let sub = world.repo().join("src/deep");
+    std::fs::create_dir_all(&sub).unwrap();
+    let run = cinch(&world)
+        .current_dir(&sub)
+        .args(["run", "Make a file"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{run:?}");
+    assert!(
+        stderr.contains("harness: claude (the only one installed)"),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(world.repo().join("made.txt")).unwrap(),
+        "made\n",
+        "the harness ran at the repository's top"
+    );
+    assert!(!sub.join("made.txt").exists());
+
+    // With two installed, it asks which.
+    cinch_fake_cli::install(&world.path("bin"), "codex");
+    let run = cinch(&world)
+        .current_dir(&sub)
+        .args(["run", "Make a file"])
+        .output()
+        .unwrap();
+    assert!(!run.status.success(), "{run:?}");
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        stderr
+            .contains("several harnesses are installed (claude, codex): choose one with --harness"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn listings_end_quietly_when_their_reader_stops_reading() {
+    use std::os::unix::process::ExitStatusExt as _;
+    let world = World::new();
+    world.script(Script {
+        replay: Some(recorded("claude/s2.jsonl")),
+        ..Script::default()
+    });
+    let run = cinch(&world)
+        .args(["run", "--harness", "claude", "--repo"])
+        .arg(world.repo())
+        .arg("Go")
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{run:?}");
+    let turn = turns_json(&world)[0]["turn"].as_str().unwrap().to_owned();
+    for args in [
+        vec!["turns"],
+        vec!["log", &turn],
+        vec!["drivers"],
+        vec!["check"],
+    ] {
+        // `cinch turns | head -0`: the reader is gone before the first line.
+        let mut child = cinch(&world)
+            .args(&args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let output = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert_eq!(
+            output.status.signal(),
+            Some(13),
+            "{args:?} ends by SIGPIPE, as `ls` does: {:?} {stderr}",
+            output.status
+        );
+    }
+}
+
+#[test]
+fn a_harness_that_reports_no_version_is_not_a_problem() {
+    let world = World::new();
+    // An ACP agent whose version command prints nothing.
+    cinch_fake_cli::install(&world.path("bin"), "my-acp");
+    let config = world.path("cinch-home/config.toml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str("\n[harness.my-acp]\ndriver = \"acp\"\nprogram = \"my-acp\"\n");
+    std::fs::write(&config, text).unwrap();
+    world.script(Script {
+        version: String::new(),
+        ..Script::default()
+    });
+    let output = cinch(&world).args(["check", "my-acp"]).output().unwrap();
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{text}");
+    let line = text
+        .lines()
+        .find(|line| line.starts_with("my-acp: "))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(line.contains("(no version reported)"), "{line}");
+    assert!(
+        !text.contains("cannot run") && !text.contains("unknown"),
+        "{text}"
+    );
+    let drivers = cinch(&world).arg("drivers").output().unwrap();
+    let drivers = String::from_utf8_lossy(&drivers.stdout);
+    let row = drivers
+        .lines()
+        .find(|line| line.starts_with("my-acp "))
+        .unwrap_or_else(|| panic!("{drivers}"));
+    assert!(
+        row.contains("(no version reported)") && !row.contains("printed no version"),
+        "{row}"
+    );
+}

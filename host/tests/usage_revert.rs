@@ -404,6 +404,14 @@ fn a_turn_is_reverted_and_the_revert_undone_over_http() {
     assert_eq!(reverted.status, 201, "{reverted:?}");
     let revert = reverted.data();
     assert_eq!(revert["type"], "revert");
+    // It says which turn, as the conversation shows it.
+    let content = revert["content"].as_str().unwrap();
+    assert!(
+        content.starts_with(&format!(
+            "Reverted the work tree to the start of turn {second_turn} (Claude Code: \"Now v2\")."
+        )),
+        "{content}"
+    );
     assert_eq!(revert["turn"]["reverted_turn_id"], second_turn.as_str());
     let undone = &revert["turn"]["result"]["commits_undone"];
     assert_eq!(undone.as_array().unwrap().len(), 1, "{revert:#}");
@@ -436,6 +444,13 @@ fn a_turn_is_reverted_and_the_revert_undone_over_http() {
     let revert_id = revert["turn"]["turn_id"].as_str().unwrap();
     let redone = api.post(&revert_path, json!({"turn_id": revert_id}));
     assert_eq!(redone.status, 201, "{redone:?}");
+    let content = redone.data()["content"].as_str().unwrap().to_owned();
+    assert!(
+        content.starts_with(&format!(
+            "Reverted the work tree to the start of revert {revert_id}, undoing it."
+        )),
+        "{content}"
+    );
     assert_eq!(
         redone.data()["turn"]["result"]["commits_redone"][0]["sha"],
         second_commit.trim()
@@ -533,7 +548,18 @@ fn cinch_revert_restores_a_run_turn_and_undoes_itself() {
         .output()
         .unwrap();
     assert!(undo.status.success(), "{undo:?}");
-    assert!(String::from_utf8_lossy(&undo.stdout).contains("undo it with `cinch revert revert_"));
+    let said = String::from_utf8_lossy(&undo.stdout);
+    assert!(
+        said.contains("undo it with `cinch revert revert_"),
+        "{said}"
+    );
+    assert!(
+        said.contains(&format!(
+            "to the start of revert {} (undoing it: back to before turn {turn} was reverted)",
+            record["turn_id"].as_str().unwrap()
+        )),
+        "{said}"
+    );
     assert_eq!(
         std::fs::read_to_string(repo.join("readme.txt")).unwrap(),
         "rewritten\n"
@@ -541,6 +567,15 @@ fn cinch_revert_restores_a_run_turn_and_undoes_itself() {
     assert_eq!(
         std::fs::read_to_string(repo.join("after.txt")).unwrap(),
         "written after the turn\n"
+    );
+
+    // Said in words, a revert names the turn, its harness and when it ran.
+    let again = world.cinch().args(["revert", turn]).output().unwrap();
+    assert!(again.status.success(), "{again:?}");
+    let said = String::from_utf8_lossy(&again.stdout);
+    assert!(
+        said.contains(&format!("to the start of turn {turn} (claude, started ")),
+        "{said}"
     );
 
     let unknown = world.cinch().args(["revert", "t-nope"]).output().unwrap();

@@ -15,6 +15,7 @@ pub mod agents;
 mod body;
 mod code_tasks;
 pub mod connections;
+mod delivery;
 mod document;
 pub mod drivers;
 mod environments;
@@ -237,6 +238,9 @@ fn routes(state: AppState) -> (axum::Router, utoipa::openapi::OpenApi) {
         .routes(routes!(sessions::get_session, sessions::update_session))
         .routes(routes!(sessions::abort_session))
         .routes(routes!(sessions::revert_session))
+        .routes(routes!(delivery::commit_session))
+        .routes(routes!(delivery::push_session))
+        .routes(routes!(delivery::setup_log))
         .routes(routes!(sessions::post_message, sessions::list_messages))
         .routes(routes!(sessions::session_events))
         .routes(routes!(code_tasks::start_task))

@@ -94,7 +94,8 @@ fn cli_cell(driver: &crate::runtime::Driver, info: &cinch_driver_sdk::Info) -> S
             version,
             problem,
         } => {
-            let version = version.unwrap_or_else(|| "version unknown".into());
+            // ACP agents often have no version command: not a fault.
+            let version = version.unwrap_or_else(|| "(no version reported)".into());
             match problem {
                 Some(problem) => format!("{} {version} ({problem})", path.display()),
                 None => format!("{} {version}", path.display()),

@@ -227,6 +227,9 @@ fn init_logs(
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    if cli.command.prints_a_listing() {
+        end_quietly_when_the_reader_leaves();
+    }
     match cli.command {
         Command::Drivers { seen: false, .. } => drivers::list(&Context::open()?),
         Command::Drivers {
@@ -260,6 +263,33 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             command: SecretsCommand::RotateKey(args),
         } => secrets::rotate_key(args),
     }
+}
+
+impl Command {
+    /// Whether the command only prints what it read, at length: one whose
+    /// reader may stop reading early (`cinch turns | head`).
+    fn prints_a_listing(&self) -> bool {
+        matches!(
+            self,
+            Self::Drivers { .. }
+                | Self::Driver {
+                    command: DriverCommand::Test(_)
+                }
+                | Self::Check { .. }
+                | Self::Turns { .. }
+                | Self::Log { .. }
+        )
+    }
+}
+
+/// Lets a closed standard output end the process as it ends `ls` or `git
+/// log`, quietly, instead of a panic in `println!`: Rust ignores SIGPIPE,
+/// so a write to a pipe whose reader left fails, and `println!` panics on a
+/// failed write.
+fn end_quietly_when_the_reader_leaves() {
+    // SAFETY: restoring a signal's default action, before any thread of
+    // this command writes to stdout.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
 }
 
 /// The engine of cinch's home, supervising turns with this very binary.

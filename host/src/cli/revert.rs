@@ -8,10 +8,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::checkpoint::{self, Restored};
 use crate::engine::FILES_LISTED;
-use crate::engine::result::TurnResult;
+use crate::engine::result::{TurnResult, human_duration};
 use crate::home::{Home, create_private_dir};
 use crate::turn_dir::worktrees::unfinished_in;
-use crate::turn_dir::{TurnDir, WorktreeLock, is_valid_id, read_json, write_json};
+use crate::turn_dir::{TurnDir, WorktreeLock, is_valid_id, now_ms, read_json, write_json};
 
 /// A revert as `cinch revert` keeps it (`reverts/<id>.json` in the home), so
 /// that `cinch revert <id>` undoes it.
@@ -38,9 +38,18 @@ pub fn revert(home: &Home, id: &str, json: bool) -> anyhow::Result<ExitCode> {
     );
     let records = home.root().join("reverts");
     let record_path = records.join(format!("{id}.json"));
-    let (workdir, run, target) = if record_path.exists() {
+    let (workdir, run, target, what) = if record_path.exists() {
         let record: RevertRecord = read_json(&record_path)?;
-        (record.workdir, record.run, record.result.start_checkpoint)
+        let what = format!(
+            "the start of revert {id} (undoing it: back to before turn {} was reverted)",
+            record.reverted_turn_id
+        );
+        (
+            record.workdir,
+            record.run,
+            record.result.start_checkpoint,
+            what,
+        )
     } else {
         let (turn, launch) = TurnDir::find(home, id)?;
         let Ok(result) = read_json::<TurnResult>(&turn.result()) else {
@@ -49,7 +58,13 @@ pub fn revert(home: &Home, id: &str, json: bool) -> anyhow::Result<ExitCode> {
         let Some(start) = result.start_checkpoint.or(launch.start_checkpoint) else {
             bail!("turn {id} has no start checkpoint to go back to");
         };
-        (launch.workdir, launch.run, start)
+        let ago = human_duration(now_ms().saturating_sub(launch.started_at_ms));
+        let what = format!(
+            "the start of turn {id} ({}, started {ago} ago, {})",
+            launch.harness,
+            result.status.as_str()
+        );
+        (launch.workdir, launch.run, start, what)
     };
     // Held until the work tree is restored: a turn starting there meanwhile
     // waits, and one that started first is found below.
@@ -87,7 +102,7 @@ pub fn revert(home: &Home, id: &str, json: bool) -> anyhow::Result<ExitCode> {
     }
     let result = &record.result;
     println!(
-        "reverted {} to the start of {id}: {} file(s) changed, +{} \u{2212}{}",
+        "reverted {} to {what}: {} file(s) changed, +{} \u{2212}{}",
         record.workdir.display(),
         result.changes.total_files,
         result.changes.insertions,

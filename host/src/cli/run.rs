@@ -16,10 +16,12 @@ use crate::engine::{Engine, Turn, TurnRequest};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The harness: a driver's name (see `cinch drivers`).
+    /// The harness: a driver's name (see `cinch drivers`) [default: the
+    /// only one whose CLI is installed].
     #[arg(long)]
-    harness: String,
-    /// The repository to work in (default: the current directory).
+    harness: Option<String>,
+    /// The repository to work in (default: the one the current directory
+    /// is in; from a subdirectory, its top).
     #[arg(long)]
     repo: Option<PathBuf>,
     /// The model, when not the harness's default.
@@ -97,9 +99,19 @@ pub fn run(engine: &Engine, args: Args) -> anyhow::Result<ExitCode> {
             })
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
-    let repo = match args.repo {
+    let repo = top_of_repository(match args.repo {
         Some(repo) => repo,
         None => std::env::current_dir()?,
+    });
+    let harness = match args.harness {
+        Some(harness) => harness,
+        None => {
+            let only = only_installed_harness(engine)?;
+            if !args.json {
+                eprintln!("harness: {only} (the only one installed)");
+            }
+            only
+        }
     };
     let mcp_servers = match &args.mcp_servers {
         Some(path) => read_mcp_servers(path)?,
@@ -122,7 +134,7 @@ pub fn run(engine: &Engine, args: Args) -> anyhow::Result<ExitCode> {
         "--allowed-host needs the sandbox: leave out --no-sandbox"
     );
     let turn = engine.start(TurnRequest {
-        harness: args.harness,
+        harness,
         repo,
         brief,
         notes,
@@ -143,6 +155,38 @@ pub fn run(engine: &Engine, args: Args) -> anyhow::Result<ExitCode> {
         trace_parent: None,
     })?;
     watch(turn, args.json)
+}
+
+/// The top of the git work tree `dir` is in, so that a turn started from a
+/// subdirectory works on the whole repository; `dir` itself when it is in
+/// none (the turn is then refused with `repo.invalid`).
+fn top_of_repository(dir: PathBuf) -> PathBuf {
+    git2::Repository::discover(&dir)
+        .ok()
+        .and_then(|repository| repository.workdir().map(std::path::Path::to_path_buf))
+        .map(|top| top.canonicalize().unwrap_or(top))
+        .unwrap_or(dir)
+}
+
+/// The harness to run when none was named: the only one whose CLI is
+/// installed here.
+fn only_installed_harness(engine: &Engine) -> anyhow::Result<String> {
+    let mut installed = Vec::new();
+    for name in engine.registry().names() {
+        if engine.check(name)?.path.is_some() {
+            installed.push(name.to_owned());
+        }
+    }
+    match installed.as_slice() {
+        [only] => Ok(only.clone()),
+        [] => anyhow::bail!(
+            "no harness's CLI is installed (see `cinch check`): install one, or name it with --harness"
+        ),
+        several => anyhow::bail!(
+            "several harnesses are installed ({}): choose one with --harness",
+            several.join(", ")
+        ),
+    }
 }
 
 /// An `--allowed-host`, checked and normalized.

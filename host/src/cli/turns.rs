@@ -133,7 +133,8 @@ pub fn check(engine: &Engine, name: Option<&str>, json: bool) -> anyhow::Result<
         for report in &reports {
             let cli = match (&report.path, &report.version) {
                 (Some(path), Some(version)) => format!("{} {version}", path.display()),
-                (Some(path), None) => format!("{} (version unknown)", path.display()),
+                // ACP agents often have no version command: not a fault.
+                (Some(path), None) => format!("{} (no version reported)", path.display()),
                 (None, _) => "not installed".to_owned(),
             };
             println!(

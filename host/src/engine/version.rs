@@ -214,7 +214,8 @@ impl VersionProbe {
                             .inspect_err(|problem| {
                                 tracing::info!(%harness, "the CLI's version is unknown: {problem}")
                             })
-                            .ok();
+                            .ok()
+                            .flatten();
                     answering.version.clone()
                 })
             }

@@ -344,12 +344,15 @@ impl Conductor {
         let branch = session.branch_name.clone();
         let base = session.base_branch.clone();
         let tmp_dir = self.home.root().join("tmp").join(session.id.as_str());
+        let setup_log = self.setup_log_path(&session.id);
         let _permit = self.boots.acquire().await;
         let result = tokio::task::spawn_blocking(move || {
             for private in [&tenant.home, &tmp_dir] {
                 crate::home::create_private_dir(private)
                     .map_err(|error| workspace::WorkspaceError::Repository(format!("{error:#}")))?;
             }
+            // Each boot's setup log is its own.
+            let _ = std::fs::remove_file(&setup_log);
             if rebuilding && dir.exists() {
                 // Left from when this node last had the session: stale.
                 std::fs::remove_dir_all(&dir).map_err(|error| {
@@ -367,6 +370,7 @@ impl Conductor {
                 base_branch: base.as_deref(),
                 setup: &setup,
                 tmp_dir: &tmp_dir,
+                setup_log: &setup_log,
                 tenant: &tenant,
                 redactor: &redactor,
                 rebuild: rebuilding.then_some(workspace::Rebuild {

@@ -88,7 +88,12 @@ pub(super) fn after_turn(outcome: Result<&TurnResult, &str>) -> AfterTurn {
         CloseReason::TurnFailure,
         format!(
             "The last turn {what}: {}. The transcript is kept; send a message to try again.",
-            result.detail.as_deref().unwrap_or("no detail")
+            result
+                .detail
+                .as_deref()
+                .and_then(crate::headline::pick)
+                .as_deref()
+                .unwrap_or("no detail")
         ),
     )
 }

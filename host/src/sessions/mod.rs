@@ -16,6 +16,8 @@
 pub mod attachments;
 mod background;
 mod base_branch;
+mod delivery;
+mod forge;
 mod lifecycle;
 pub mod live;
 mod machine;
@@ -29,6 +31,7 @@ mod turns;
 pub mod views;
 pub mod workspace;
 
+pub use delivery::{Committed, Pushed};
 pub use ownership::NODE_LOST_DETAIL;
 
 use std::collections::{BTreeMap, HashMap, HashSet};

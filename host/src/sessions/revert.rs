@@ -74,7 +74,7 @@ impl Conductor {
             SessionError::Internal(anyhow::anyhow!("reverting the work tree: {error}"))
         })?;
 
-        let mut content = format!("Reverted the work tree to the start of turn {turn_id}.");
+        let mut content = format!("Reverted the work tree to {}.", reverted(&message, turn_id));
         if !restored.commits_undone.is_empty() {
             let shas: Vec<&str> = restored
                 .commits_undone
@@ -103,5 +103,22 @@ impl Conductor {
         session.last_activity_at = crate::store::now();
         self.save(&mut session).await?;
         Ok(message)
+    }
+}
+
+/// The turn or revert `message` records, as a revert names it: a turn by
+/// its harness and the first line of its brief, as the conversation shows
+/// it, and its id.
+fn reverted(message: &Message, turn_id: &str) -> String {
+    match (message.kind, message.turn_view()) {
+        (MessageKind::Assistant, Some(view)) => format!(
+            "the start of turn {turn_id} ({}: \"{}\")",
+            view.harness_display_name,
+            super::title_from(&view.brief)
+        ),
+        (MessageKind::Revert, _) => {
+            format!("the start of revert {turn_id}, undoing it")
+        }
+        _ => format!("the start of turn {turn_id}"),
     }
 }

@@ -24,8 +24,17 @@ use crate::store::RebuiltFrom;
 /// How long one setup command may run.
 const SETUP_TIMEOUT: Duration = Duration::from_secs(10 * 60);
 
-/// How much of a failing setup command's output its error shows.
-const OUTPUT_TAIL_LINES: usize = 5;
+/// How many of a setup command's last output lines are kept to find the
+/// one its error shows.
+const OUTPUT_TAIL_LINES: usize = 200;
+
+/// How many of its last lines a failing setup command's error shows,
+/// after the one that explains.
+const ERROR_TAIL_LINES: usize = 5;
+
+/// How much of one setup command's output its log keeps; past it the
+/// output is read and dropped.
+const SETUP_LOG_CAP: usize = 1 << 20;
 
 /// Why a workspace could not be made.
 #[derive(Debug, thiserror::Error)]
@@ -55,6 +64,9 @@ pub struct Plan<'a> {
     pub setup: &'a [String],
     /// A private temporary folder for the setup commands (their `TMPDIR`).
     pub tmp_dir: &'a Path,
+    /// Where the setup commands' whole output goes (redacted), each after
+    /// a `$ <command>` line.
+    pub setup_log: &'a Path,
     /// How the tenant's processes run.
     pub tenant: &'a Tenant,
     /// Masks secrets in a setup command's output.
@@ -292,6 +304,8 @@ fn add_worktree(repository: &Path, plan: &Plan) -> anyhow::Result<()> {
 }
 
 fn run_setup(command: &str, plan: &Plan) -> Result<(), WorkspaceError> {
+    // `command` names the builder below; the log takes the command's text.
+    let command_line = command;
     let failed = |why: String| {
         WorkspaceError::Setup(
             plan.redactor
@@ -332,7 +346,8 @@ fn run_setup(command: &str, plan: &Plan) -> Result<(), WorkspaceError> {
             .stderr(writer)
             .process_group(0)
             .spawn()?;
-        Ok((child, std::thread::spawn(move || output_tail(reader))))
+        let log = SetupLog::open(plan.setup_log, command_line, plan.redactor.clone())?;
+        Ok((child, std::thread::spawn(move || log.follow(reader))))
     };
     let result = start()
         .map_err(|error| failed(format!("could not start: {error}")))
@@ -375,7 +390,18 @@ fn wait_setup(
     let code = status
         .code()
         .map_or_else(|| "a signal".to_owned(), |code| format!("exit code {code}"));
-    Err(failed(format!("failed with {code}: {output}")))
+    let Some(cause) = crate::headline::pick(&output) else {
+        return Err(failed(format!("failed with {code} and no output")));
+    };
+    let tail = crate::headline::last_meaningful(&output, ERROR_TAIL_LINES);
+    let tail = if tail.len() > 1 || tail.first() != Some(&cause) {
+        format!("; its last lines: {}", tail.join(" | "))
+    } else {
+        String::new()
+    };
+    Err(failed(format!(
+        "failed with {code}: {cause}{tail} (the session's setup log has its whole output)"
+    )))
 }
 
 /// Kills what is left of a setup command's process group and reaps it.
@@ -385,25 +411,64 @@ fn kill_group(child: &mut std::process::Child) {
     let _ = child.wait();
 }
 
-/// The last lines a command printed, joined on one line.
-fn output_tail(reader: impl std::io::Read) -> String {
-    use std::io::BufRead as _;
-    let mut tail = std::collections::VecDeque::new();
-    for line in std::io::BufReader::new(reader).lines() {
-        let Ok(line) = line else { break };
-        if line.trim().is_empty() {
-            continue;
+/// A setup command's output on its way to the setup log.
+struct SetupLog {
+    file: std::fs::File,
+    redactor: Redactor,
+}
+
+impl SetupLog {
+    /// Opens the log for appending (mode 0600) and writes the command's line.
+    fn open(path: &Path, command: &str, redactor: Redactor) -> std::io::Result<Self> {
+        use std::io::Write as _;
+        use std::os::unix::fs::OpenOptionsExt as _;
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)?;
         }
-        if tail.len() == OUTPUT_TAIL_LINES {
-            tail.pop_front();
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .mode(0o600)
+            .open(path)?;
+        writeln!(file, "$ {}", redactor.redact(command))?;
+        Ok(Self { file, redactor })
+    }
+
+    /// Copies the command's output into the log, redacted, up to
+    /// [`SETUP_LOG_CAP`] bytes; returns its last lines, to find the one
+    /// that explains a failure.
+    fn follow(mut self, reader: impl std::io::Read) -> String {
+        use std::io::{BufRead as _, Write as _};
+        let mut tail = std::collections::VecDeque::new();
+        let mut written = 0;
+        let mut reader = std::io::BufReader::new(reader);
+        let mut bytes = Vec::new();
+        // Read to the end whatever it prints (not UTF-8 included): a pipe
+        // left full would stall the command.
+        while matches!(reader.read_until(b'\n', &mut bytes), Ok(read) if read > 0) {
+            let text = String::from_utf8_lossy(&bytes);
+            let line = self.redactor.redact(text.trim_end_matches(['\n', '\r']));
+            bytes.clear();
+            if written < SETUP_LOG_CAP {
+                written += line.len() + 1;
+                let _ = writeln!(self.file, "{line}");
+                if written >= SETUP_LOG_CAP {
+                    let _ = writeln!(self.file, "[output past 1 MiB not kept]");
+                }
+            }
+            if tail.len() == OUTPUT_TAIL_LINES {
+                tail.pop_front();
+            }
+            tail.push_back(line);
         }
-        tail.push_back(line);
+        Vec::from(tail).join("\n")
     }
-    if tail.is_empty() {
-        "no output".to_owned()
-    } else {
-        Vec::from(tail).join(" | ")
-    }
+}
+
+/// Whether the workspace has changes no commit holds.
+pub fn has_changes(tenant: &Tenant, dir: &Path) -> anyhow::Result<bool> {
+    let status = git(tenant, &[dir], dir, &["status", "--porcelain"])?;
+    Ok(!status.trim().is_empty())
 }
 
 /// Commits everything the turn changed in the workspace on its branch;
@@ -414,7 +479,7 @@ pub fn commit_changes(
     message: &str,
 ) -> anyhow::Result<Option<String>> {
     let git = |args: &[&str]| git(tenant, &[dir], dir, args);
-    if git(&["status", "--porcelain"])?.trim().is_empty() {
+    if !has_changes(tenant, dir)? {
         return Ok(None);
     }
     git(&["add", "-A"])?;
@@ -435,6 +500,55 @@ fn commit_as_cinch(tenant: &Tenant, dir: &Path, args: &[&str]) -> anyhow::Result
     ];
     command.extend(args);
     git(tenant, &[dir], dir, &command).map(drop)
+}
+
+/// Pushes the workspace `dir`'s branch `branch` to the environment's
+/// `repository` (a local path, or a git URL the workspace was cloned from),
+/// named `target` there. A local repository already holds the session's
+/// branch (the workspace is its worktree): only another name is pushed.
+/// Returns the repository's default branch, when it tells one.
+pub fn push_branch(
+    tenant: &Tenant,
+    dir: &Path,
+    repository: &str,
+    branch: &str,
+    target: &str,
+) -> anyhow::Result<Option<String>> {
+    let refspec = format!("refs/heads/{branch}:refs/heads/{target}");
+    match local_path(repository).filter(|_| !is_url(repository)) {
+        Some(source) => {
+            let dirs = [dir, source];
+            if target != branch {
+                let source = source.display().to_string();
+                git(tenant, &dirs, dir, &["push", "-q", &source, &refspec])?;
+            }
+            let head = git(
+                tenant,
+                &dirs,
+                source,
+                &["symbolic-ref", "-q", "--short", "HEAD"],
+            );
+            Ok(head.ok().map(|name| name.trim().to_owned()))
+        }
+        None => {
+            // A `file://` remote is written to; any other is reached over the network.
+            let remote_dir = local_path(repository).filter(|path| path.exists());
+            let dirs: Vec<&Path> = std::iter::once(dir).chain(remote_dir).collect();
+            // To the URL, not `origin`: the clone's remote-tracking refs are
+            // not the tenant's to write.
+            git(tenant, &dirs, dir, &["push", "-q", repository, &refspec])?;
+            let head = git(
+                tenant,
+                &dirs,
+                dir,
+                &["symbolic-ref", "-q", "--short", "refs/remotes/origin/HEAD"],
+            );
+            Ok(head.ok().and_then(|name| {
+                let name = name.trim();
+                name.strip_prefix("origin/").map(str::to_owned)
+            }))
+        }
+    }
 }
 
 /// Runs git in `cwd` for the tenant, reaching `dirs`; its stdout, or an

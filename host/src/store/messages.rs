@@ -86,6 +86,9 @@ pub struct TurnOutcome {
     pub changes: DiffStat,
     /// What explains the status, when something does.
     pub detail: Option<String>,
+    /// The one line of `detail` that says what went wrong (not a banner
+    /// the CLI printed before it), for a failure's headline.
+    pub headline: Option<String>,
     /// The harness's final message (redacted).
     pub final_message: Option<String>,
     /// The commit before the turn.
@@ -115,6 +118,7 @@ impl From<&TurnResult> for TurnOutcome {
             duration_ms: Some(result.duration_ms),
             changes: result.changes.clone(),
             detail: result.detail.clone(),
+            headline: result.detail.as_deref().and_then(crate::headline::pick),
             final_message: result.final_message.clone(),
             start_checkpoint: result.start_checkpoint.clone(),
             end_checkpoint: result.end_checkpoint.clone(),

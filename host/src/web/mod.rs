@@ -46,6 +46,8 @@ static ASSETS: &[Asset] = &[
     asset!("tasks.js", JS),
     asset!("new-task.js", JS),
     asset!("task.js", JS),
+    asset!("result.js", JS),
+    asset!("new-session.js", JS),
 ];
 
 /// Each asset's entity tag, a hash of its bytes: the files are not

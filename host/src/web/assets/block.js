@@ -307,10 +307,11 @@ function muted(text) {
   return h("p", { class: "muted", text });
 }
 
-/** The first line of what cut the turn short: its detail, else its exit code. */
+/** What cut the turn short: the line of its detail that explains, else its exit code. */
 function errorLine(turn) {
   const result = turn.result;
   if (!result) return "";
+  if (result.headline) return result.headline;
   if (result.detail) return firstLine(result.detail);
   return result.exit_code != null ? `The harness exited with code ${result.exit_code}.` : "";
 }

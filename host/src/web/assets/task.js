@@ -6,6 +6,8 @@ import { accountPath, v1, v1All } from "./api.js";
 import { CodeTaskBlock } from "./block.js";
 import { announce, diffstat, duration, firstLine, h, reconcile, totals } from "./dom.js";
 import { follow } from "./events.js";
+import { newSession } from "./new-session.js";
+import { ResultPanel } from "./result.js";
 
 /** Internal message types, shown as one muted line each. */
 const INTERNAL = { "queue-operation": "Queue", attachment: "Attachment", "ai-title": "Title" };
@@ -75,6 +77,9 @@ class TaskPage {
     this.closeButton = h("button", { type: "button", text: "Close session", onclick: () => this.close() });
     this.sessionHeading = h("h2", {});
     this.sessionFacts = h("p", { class: "muted session-facts" });
+    this.result = this.session && new ResultPanel({ path: (rest) => this.sessionPath(rest), messages: () => this.messages.values() });
+    const taskPath = accountPath(`/tasks/${encodeURIComponent(this.taskId)}`);
+    const opened = (session) => { location.hash = this.sessionHash(session); };
 
     document.title = `${task.title || "Untitled task"} — cinch`;
     const owner = task.owner_name ?? "needs someone";
@@ -87,13 +92,14 @@ class TaskPage {
           h("span", { class: `chip status-${task.status}`, text: task.status }), ` · ${owner} · by ${task.created_by_name ?? "an agent"}`),
         this.taskUsage),
       h("div", { class: "task-body" },
-        h("nav", { class: "session-nav", "aria-label": "Sessions" }, h("h2", { text: "Sessions" }), this.sessionList),
+        h("nav", { class: "session-nav", "aria-label": "Sessions" }, h("h2", { text: "Sessions" }), this.sessionList, newSession(taskPath, opened)),
         this.session
           ? h("section", { class: "session", "aria-labelledby": "session-heading" },
             h("header", { class: "session-head" },
               h("div", {}, this.sessionHeading, this.sessionFacts),
               h("div", { class: "actions" }, this.connection, this.abortButton, this.closeButton)),
             this.alert,
+            this.result.element,
             this.conversation,
             this.composer())
           : h("p", { class: "muted", text: "This task has no session yet." })),
@@ -135,6 +141,7 @@ class TaskPage {
     for (const block of this.blocks.values()) block.setRevertable(!BUSY.has(session.status));
     this.abortButton.disabled = !ABORTABLE.has(session.status);
     this.closeButton.disabled = session.status === "closed";
+    this.result.update(session);
   }
 
   composer() {
@@ -215,6 +222,8 @@ class TaskPage {
       this.nodes.set(message.id, fresh);
     }
     this.place();
+    // A turn's final message drafts the commit message.
+    this.result.update(this.session);
   }
 
   node(message, seed) {
