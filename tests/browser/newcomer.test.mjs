@@ -256,7 +256,7 @@ async function run() {
   const broken = await api("POST", `/accounts/${account}/environments`, {
     name: "broken-setup",
     repository: REPO,
-    setup: ["echo 'npm warn deprecated left-pad@1.0.0'; echo 'npm error 404 Not Found - GET https://registry.example/nope' >&2; echo 'npm error A complete log of this run can be found in: /home/agent/.npm/_logs/debug.log'; exit 1"],
+    setup: ["for n in 1 2 3 4 5 6; do echo \"npm http fetch step $n\"; done; echo 'npm warn deprecated left-pad@1.0.0'; echo 'npm error 404 Not Found - GET https://registry.example/nope' >&2; echo 'npm error A complete log of this run can be found in: /home/agent/.npm/_logs/debug.log'; exit 1"],
   });
   assert.equal(broken.status, 201, broken.text);
   await nav.getByRole("link", { name: "New task" }).click();
@@ -272,11 +272,24 @@ async function run() {
   assert.match(await page.locator(".session-facts").innerText(), /^failed · /);
   const headline = page.locator(".failure-headline");
   assert.equal(await headline.innerText(), "npm error 404 Not Found - GET https://registry.example/nope");
-  assert.match(await page.locator(".failure-what").innerText(), /^A setup command failed: `echo .*` failed with exit code 1\.$/);
+  assert.match(await page.locator(".failure-what").innerText(), /^A setup command failed: `for n in .*` failed with exit code 1\.$/);
   await page.getByText("Setup log").click();
+  // The whole output, from the setup-log route: the error message keeps its last five lines only.
+  await page.locator(".setup-log[data-whole]").waitFor();
   const setupLog = await page.locator(".setup-log").innerText();
+  assert.match(setupLog, /^\$ for n in 1 2 3 4 5 6; do/);
+  assert.match(setupLog, /npm http fetch step 1\n/);
   assert.match(setupLog, /npm warn deprecated left-pad@1\.0\.0/);
   assert.match(setupLog, /npm error A complete log of this run/);
+  const failedSetup = (await api("GET", `/accounts/${account}/tasks`)).json.data.find((task) => task.title === "Setup that fails");
+  const sessions = (await api("GET", `/accounts/${account}/tasks/${failedSetup.id}/sessions`)).json.data;
+  assert.doesNotMatch(sessions[0].error_message, /step 1/, "the message keeps the tail only");
+  const overHttp = await fetch(`${BASE}/v1/accounts/${account}/tasks/${failedSetup.id}/sessions/${sessions[0].id}/setup-log`,
+    { headers: { Authorization: `Bearer ${TOKEN}` } });
+  assert.equal(overHttp.status, 200);
+  assert.equal((await overHttp.text()).trimEnd(), setupLog);
+  const noToken = await fetch(`${BASE}/v1/accounts/${account}/tasks/${failedSetup.id}/sessions/${sessions[0].id}/setup-log`);
+  assert.equal(noToken.status, 401);
   await screenshot("newcomer-setup-failed.png", page.locator("main"));
   ok("a failed setup reads failed, its headline the line that explains, its log one click away");
 

@@ -26,6 +26,7 @@ mod problem;
 mod runs;
 mod server;
 pub mod sessions;
+mod setup_log;
 mod stall;
 pub mod tasks;
 mod tokens;
@@ -240,6 +241,7 @@ fn routes(state: AppState) -> (axum::Router, utoipa::openapi::OpenApi) {
         .routes(routes!(sessions::get_session, sessions::update_session))
         .routes(routes!(sessions::abort_session))
         .routes(routes!(sessions::revert_session))
+        .routes(routes!(setup_log::setup_log))
         .routes(routes!(sessions::post_message, sessions::list_messages))
         .routes(routes!(sessions::session_events))
         .routes(routes!(code_tasks::start_task))

@@ -301,6 +301,7 @@ impl Conductor {
         environment: Option<&Environment>,
     ) -> std::result::Result<(PathBuf, Option<RebuiltFrom>), workspace::WorkspaceError> {
         let dir = self.workspace_dir(&session.id);
+        let setup_log = self.setup_log_path(&session.id);
         let checkpoint = match &session.moved_from_node {
             Some(_) => self
                 .last_end_checkpoint(session)
@@ -369,6 +370,7 @@ impl Conductor {
                 tmp_dir: &tmp_dir,
                 tenant: &tenant,
                 redactor: &redactor,
+                setup_log: &setup_log,
                 rebuild: rebuilding.then_some(workspace::Rebuild {
                     run: &run,
                     checkpoint: checkpoint.as_deref(),

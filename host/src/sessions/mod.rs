@@ -296,6 +296,34 @@ impl Conductor {
         self.home.root().join("workspaces").join(session_id)
     }
 
+    /// Where the output of a session's failed setup command is kept.
+    fn setup_log_path(&self, session_id: &str) -> PathBuf {
+        self.home
+            .root()
+            .join("workspaces")
+            .join(format!("{session_id}.setup.log"))
+    }
+
+    /// The setup log of the account's session `session_id` of task
+    /// `task_id`: the output of the setup command that failed, masked; none
+    /// when no setup command of it failed on this node.
+    pub async fn setup_log(
+        &self,
+        account_id: &crate::store::AccountId,
+        task_id: &crate::store::TaskId,
+        session_id: &crate::store::SessionId,
+    ) -> Result<Option<String>> {
+        let session = self.session(account_id, task_id, session_id).await?;
+        let path = self.setup_log_path(&session.id);
+        match tokio::fs::read(&path).await {
+            Ok(bytes) => Ok(Some(String::from_utf8_lossy(&bytes).into_owned())),
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(error) => Err(SessionError::Internal(
+                anyhow::Error::from(error).context(format!("reading {}", path.display())),
+            )),
+        }
+    }
+
     /// The binding constraint of a task whose session waits.
     pub fn binding_constraint(&self, task: &Task) -> Option<BindingConstraint> {
         task.waiting_retries.map(|retries| BindingConstraint {

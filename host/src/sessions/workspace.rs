@@ -27,6 +27,11 @@ const SETUP_TIMEOUT: Duration = Duration::from_secs(10 * 60);
 /// How much of a failing setup command's output its error shows.
 const OUTPUT_TAIL_LINES: usize = 5;
 
+/// How much of a failing setup command's output its setup log keeps: its
+/// last lines, each cut to [`SETUP_LOG_LINE_CHARS`].
+const SETUP_LOG_LINES: usize = 2000;
+const SETUP_LOG_LINE_CHARS: usize = 2000;
+
 /// Why a workspace could not be made.
 #[derive(Debug, thiserror::Error)]
 pub enum WorkspaceError {
@@ -59,6 +64,9 @@ pub struct Plan<'a> {
     pub tenant: &'a Tenant,
     /// Masks secrets in a setup command's output.
     pub redactor: &'a Redactor,
+    /// Where a failing setup command's output is kept, masked, for the
+    /// session's setup log.
+    pub setup_log: &'a Path,
     /// Set when the workspace was another node's: how to make it again here.
     pub rebuild: Option<Rebuild<'a>>,
 }
@@ -169,6 +177,8 @@ pub fn create(plan: &Plan) -> Result<Option<RebuiltFrom>, WorkspaceError> {
         }
     }
     let rebuilt = rebuild_files(plan).map_err(repository_failed)?;
+    // A log of an earlier boot's failure tells nothing of this one.
+    let _ = std::fs::remove_file(plan.setup_log);
     for command in plan.setup {
         run_setup(command, plan)?;
     }
@@ -314,29 +324,36 @@ fn run_setup(command: &str, plan: &Plan) -> Result<(), WorkspaceError> {
             allowed_hosts,
             refusals: Some(refusals.clone()),
         });
-    let start = || -> std::io::Result<(std::process::Child, std::thread::JoinHandle<String>)> {
-        let (reader, writer) = std::io::pipe()?;
-        let mut command = plan
-            .tenant
-            .command_under(&policy, plan.dir, "sh", &["-c", command]);
-        if policy.egress.is_some() {
-            let (set, removed) = crate::sandbox::egress::proxy_env();
-            command.envs(set);
-            for name in removed {
-                command.env_remove(name);
+    let start =
+        || -> std::io::Result<(std::process::Child, std::thread::JoinHandle<SetupOutput>)> {
+            let (reader, writer) = std::io::pipe()?;
+            let mut command = plan
+                .tenant
+                .command_under(&policy, plan.dir, "sh", &["-c", command]);
+            if policy.egress.is_some() {
+                let (set, removed) = crate::sandbox::egress::proxy_env();
+                command.envs(set);
+                for name in removed {
+                    command.env_remove(name);
+                }
             }
+            let child = command
+                .env("TMPDIR", plan.tmp_dir)
+                .stdout(writer.try_clone()?)
+                .stderr(writer)
+                .process_group(0)
+                .spawn()?;
+            Ok((child, std::thread::spawn(move || read_output(reader))))
+        };
+    let keep = |output: &str| {
+        let log = plan.redactor.redact(format!("$ {command}\n{output}"));
+        if let Err(error) = std::fs::write(plan.setup_log, log) {
+            tracing::warn!(path = %plan.setup_log.display(), "keeping the setup log: {error}");
         }
-        let child = command
-            .env("TMPDIR", plan.tmp_dir)
-            .stdout(writer.try_clone()?)
-            .stderr(writer)
-            .process_group(0)
-            .spawn()?;
-        Ok((child, std::thread::spawn(move || output_tail(reader))))
     };
     let result = start()
         .map_err(|error| failed(format!("could not start: {error}")))
-        .and_then(|(child, output)| wait_setup(child, output, &failed));
+        .and_then(|(child, output)| wait_setup(child, output, &failed, &keep));
     cgroup.remove();
     if policy.egress.is_some() {
         // Each refusal is in the command's output too, where its user reads it.
@@ -349,10 +366,13 @@ fn run_setup(command: &str, plan: &Plan) -> Result<(), WorkspaceError> {
     result
 }
 
+/// Waits for a setup command; when it fails, `keep`s its output (for the
+/// setup log) and says why with the output's tail.
 fn wait_setup(
     mut child: std::process::Child,
-    output: std::thread::JoinHandle<String>,
+    output: std::thread::JoinHandle<SetupOutput>,
     failed: &dyn Fn(String) -> WorkspaceError,
+    keep: &dyn Fn(&str),
 ) -> Result<(), WorkspaceError> {
     let status = match crate::exit::wait_for(&mut child, SETUP_TIMEOUT) {
         Ok(Some(status)) => status,
@@ -372,10 +392,11 @@ fn wait_setup(
     }
     kill_group(&mut child);
     let output = output.join().unwrap_or_default();
+    keep(&output.kept);
     let code = status
         .code()
         .map_or_else(|| "a signal".to_owned(), |code| format!("exit code {code}"));
-    Err(failed(format!("failed with {code}: {output}")))
+    Err(failed(format!("failed with {code}: {}", output.tail)))
 }
 
 /// Kills what is left of a setup command's process group and reaps it.
@@ -385,12 +406,26 @@ fn kill_group(child: &mut std::process::Child) {
     let _ = child.wait();
 }
 
-/// The last lines a command printed, joined on one line.
-fn output_tail(reader: impl std::io::Read) -> String {
+/// What a setup command printed: the last lines joined on one line (its
+/// error's), and the last [`SETUP_LOG_LINES`] as printed (its setup log's).
+#[derive(Debug, Default)]
+struct SetupOutput {
+    tail: String,
+    kept: String,
+}
+
+fn read_output(reader: impl std::io::Read) -> SetupOutput {
     use std::io::BufRead as _;
     let mut tail = std::collections::VecDeque::new();
+    let mut kept = std::collections::VecDeque::new();
+    let mut dropped = 0usize;
     for line in std::io::BufReader::new(reader).lines() {
         let Ok(line) = line else { break };
+        if kept.len() == SETUP_LOG_LINES {
+            kept.pop_front();
+            dropped += 1;
+        }
+        kept.push_back(line.chars().take(SETUP_LOG_LINE_CHARS).collect::<String>());
         if line.trim().is_empty() {
             continue;
         }
@@ -399,10 +434,21 @@ fn output_tail(reader: impl std::io::Read) -> String {
         }
         tail.push_back(line);
     }
-    if tail.is_empty() {
-        "no output".to_owned()
-    } else {
-        Vec::from(tail).join(" | ")
+    let mut log = String::new();
+    if dropped > 0 {
+        log.push_str(&format!("({dropped} earlier lines left out)\n"));
+    }
+    for line in kept {
+        log.push_str(&line);
+        log.push('\n');
+    }
+    SetupOutput {
+        tail: if tail.is_empty() {
+            "no output".to_owned()
+        } else {
+            Vec::from(tail).join(" | ")
+        },
+        kept: log,
     }
 }
 

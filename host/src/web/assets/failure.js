@@ -52,10 +52,11 @@ const SETUP = /^setup command `([^`]*)` ([^:]*): ([\s\S]*)$/;
 /**
  * The failure panel of a failed session: its cause as the headline (from
  * `turnDetail`, its failed turn's detail, when there is one), what failed
- * in small print, and for a setup failure its output (the lines the
- * session's error message keeps). Null for a session that did not fail.
+ * in small print, and for a setup failure its setup log: the whole output
+ * `setupLog()` fetches, the lines the session's error message keeps until
+ * then (or when the server has none). Null for a session that did not fail.
  */
-export function sessionFailure(session, turnDetail) {
+export function sessionFailure(session, { turnDetail, setupLog }) {
   const reason = REASONS[session.close_reason];
   if (!reason) return null;
   const message = session.error_message ?? "";
@@ -69,6 +70,14 @@ export function sessionFailure(session, turnDetail) {
   if (setup) {
     const output = h("pre", { class: "setup-log", text: lines(setup[3]).join("\n") });
     panel.append(h("details", { class: "setup-output" }, h("summary", { text: "Setup log" }), output));
+    setupLog().then(
+      (text) => {
+        if (!text.trim()) return;
+        output.textContent = text.trimEnd();
+        output.dataset.whole = "true";
+      },
+      () => {}, // the message's lines stay
+    );
   } else if (message && lines(message).length > 1) {
     panel.append(h("details", {}, h("summary", { text: "The whole message" }), h("pre", { class: "setup-log", text: message })));
   }

@@ -2,7 +2,7 @@
 // turn's reply under its block, a composer for follow-ups, Abort and Close,
 // Revert on each turn's block, and what the task and the session cost so far.
 
-import { accountPath, v1, v1All } from "./api.js";
+import { accountPath, call, v1, v1All } from "./api.js";
 import { CodeTaskBlock } from "./block.js";
 import { announce, diffstat, duration, firstLine, h, reconcile, totals } from "./dom.js";
 import { follow } from "./events.js";
@@ -138,7 +138,8 @@ class TaskPage {
       facts.push(Number.isNaN(since) ? "waiting for capacity" : `waiting for capacity for ${duration(Date.now() - since)}`);
     }
     if (session.close_reason) facts.push(`closed: ${session.close_reason.replaceAll("_", " ")}`);
-    if (session.error_message) facts.push(session.error_message);
+    // A failed session's message is its failure panel's.
+    if (session.error_message && sessionState(session) !== "failed") facts.push(session.error_message);
     const sessionSpent = totals(session.usage);
     if (sessionSpent) facts.push(sessionSpent);
     this.sessionFacts.textContent = facts.join(" · ");
@@ -158,7 +159,8 @@ class TaskPage {
     const key = JSON.stringify([session.id, session.close_reason, session.error_message, turnDetail]);
     if (this.failure.dataset.key === key) return;
     this.failure.dataset.key = key;
-    const panel = sessionFailure(session, turnDetail);
+    const setupLog = () => call(`/v1${this.sessionPath("/setup-log")}`, { text: true });
+    const panel = sessionFailure(session, { turnDetail, setupLog });
     this.failure.replaceChildren(...(panel ? [panel] : []));
   }
 
