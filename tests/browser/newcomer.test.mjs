@@ -204,6 +204,8 @@ async function run() {
   await tree.waitFor();
   assert.deepEqual(await tree.locator(".tree-folder-name").allInnerTexts(), ["src/"]);
   assert.deepEqual(await tree.locator(".tree-file-name").allInnerTexts(), ["config.js", "greet.js", "NOTES.md"]);
+  assert.deepEqual(await view.locator(".diff-file").evaluateAll((nodes) => nodes.map((node) => node.dataset.path)),
+    ["src/config.js", "src/greet.js", "NOTES.md"], "the files follow the tree");
   await tree.getByRole("button", { name: /greet\.js/ }).click();
   const greet = view.locator('.diff-file[data-path="src/greet.js"]');
   assert(await greet.evaluate((node) => node === document.activeElement), "the tree's button brings the file to the keyboard");

@@ -112,8 +112,22 @@ export function diffView(load) {
   return element;
 }
 
-/** The tree beside the files. */
-function layout(files, state, id) {
+/** Paths in the tree's order: at each level, folders first, then by name. */
+function treeOrder(a, b) {
+  const left = a.path.split("/");
+  const right = b.path.split("/");
+  for (let at = 0; at < Math.min(left.length, right.length); at += 1) {
+    const leftFolder = at < left.length - 1;
+    const rightFolder = at < right.length - 1;
+    if (leftFolder !== rightFolder) return leftFolder ? -1 : 1;
+    if (left[at] !== right[at]) return left[at].localeCompare(right[at]);
+  }
+  return left.length - right.length;
+}
+
+/** The tree beside the files, which follow it in its order. */
+function layout(unordered, state, id) {
+  const files = [...unordered].sort(treeOrder);
   const sections = files.map((file, index) => fileSection(file, state, `${id}-file-${index}`));
   const tree = fileTree(files, sections);
   return [h("div", { class: "diff-columns" }, tree, h("div", { class: "diff-files" }, sections))];
@@ -177,6 +191,11 @@ function lineText(marker, text, language) {
   return [marker, ...highlight(text, language)];
 }
 
+/** A line number, shown by CSS from its attribute: it is no part of the line's text. */
+function number(n) {
+  return h("span", { class: "ln", "data-n": n ?? "", "aria-hidden": "true" });
+}
+
 /** One column of lines, each with its marker (`+`, `-`, ` `) and both numbers. */
 function unified(file, state, language) {
   const lines = [];
@@ -184,14 +203,11 @@ function unified(file, state, language) {
     if (state.scope === "hunks") lines.push(h("span", { class: "diff-hunk", text: hunk.header }));
     for (const line of hunk.lines) {
       const marker = { add: "+", del: "-", context: " ", note: "" }[line.kind];
-      lines.push(h("span", {
-        class: `diff-${line.kind}`,
-        "data-old": line.oldLine ?? "",
-        "data-new": line.newLine ?? "",
-      }, line.kind === "note" ? line.text : lineText(marker, line.text, language)));
+      lines.push(h("span", { class: `diff-${line.kind}` },
+        line.kind === "note" ? line.text : [number(line.oldLine), number(line.newLine), ...lineText(marker, line.text, language)]));
     }
   }
-  return h("pre", { class: "diff numbered" }, lines);
+  return h("pre", { class: "diff" }, lines);
 }
 
 /** The old lines on the left, the new on the right; a removed line faces the line added in its place. */
