@@ -339,6 +339,24 @@ src/lib.rs (+3 −1)
         assert_eq!(patch, git(&root, &["diff", "-M", &start, &end]));
     }
 
+    #[test]
+    fn whole_files_is_git_diff_with_every_line_as_context() {
+        let long: String = (1..=30).map(|n| format!("line {n}\n")).collect();
+        let (_dir, root) = repo_with(&[("long.txt", &long), ("short.txt", "a\nb\n")]);
+        let (start, end) = start_and_end(&root, |root| {
+            write(root, "long.txt", long.replace("line 20\n", "line twenty\n"));
+            write(root, "short.txt", "a\nB\n");
+            write(root, "new.txt", "new\n");
+        });
+
+        let whole = diff(&root, &start, &end, DiffContext::WholeFiles).unwrap();
+
+        assert_eq!(whole, git(&root, &["diff", "-M", "-U100000", &start, &end]));
+        assert!(whole.contains("@@ -1,30 +1,30 @@\n line 1\n"), "{whole}");
+        let hunks = diff(&root, &start, &end, DiffContext::Hunks).unwrap();
+        assert!(!hunks.contains(" line 1\n"), "{hunks}");
+    }
+
     // The API's `ChangedFile` before it became this one, kept to prove that
     // the document did not change.
     mod api {
