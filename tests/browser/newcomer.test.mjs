@@ -63,6 +63,13 @@ async function eventually(what, check, timeout = 30_000) {
   }
 }
 
+/** Fails when the page scrolls sideways: its content is wider than the window. */
+async function noSideways(what) {
+  const { scroll, client } = await page.evaluate(() =>
+    ({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth }));
+  assert(scroll <= client, `${what}: the page scrolls sideways (${scroll}px wide in a ${client}px window)`);
+}
+
 async function screenshot(name, locator) {
   const file = path.join(SHOTS, name);
   if (locator) await locator.screenshot({ path: file, animations: "disabled" });
@@ -247,6 +254,26 @@ async function run() {
   assert.equal(await config.locator(".diff-hunk").count(), 0, "no hunk header in a whole file");
   await screenshot("newcomer-diff-whole.png", view);
   ok("Diff: the whole file, side by side and unified");
+
+  // At a phone's width the Diff view stacks its tree above the files and nothing scrolls sideways.
+  await page.setViewportSize({ width: 375, height: 740 });
+  await view.getByRole("button", { name: "Side by side" }).click();
+  await config.locator(".diff-split").waitFor();
+  await noSideways("the Diff view side by side");
+  const treeBox = await tree.boundingBox();
+  const filesBox = await view.locator(".diff-files").boundingBox();
+  assert(treeBox.y + treeBox.height <= filesBox.y + 1, "the tree stands above the files");
+  await view.getByRole("button", { name: "Unified" }).click();
+  await noSideways("the Diff view unified");
+  await nav.getByRole("link", { name: "Environments" }).click();
+  await page.getByRole("button", { name: "New environment" }).click();
+  await page.getByLabel("Secret value").waitFor();
+  await noSideways("New environment");
+  await page.setViewportSize({ width: 1200, height: 900 });
+  await page.goBack();
+  await page.goBack();
+  await page.getByRole("heading", { name: "Greetings", level: 1 }).waitFor();
+  ok("at 375px the Diff view and New environment fit: no sideways scrolling");
 
   // The list reads it at a glance.
   await nav.getByRole("link", { name: "Tasks" }).click();
