@@ -176,8 +176,32 @@ async function run() {
   assert.equal(await page.getByLabel("New value for DEPLOY_TOKEN").inputValue(), "");
   assert(!(await page.content()).includes(SECRET_VALUE), "the page holds no secret value");
   await screenshot("newcomer-environment-edit.png", page.locator("main"));
-  await page.getByRole("link", { name: "← Environments" }).click();
   ok("the edit form lists the secret by name, its value nowhere on the page");
+
+  // Edit: a second secret, a new value for the first, a host list; then the second removed again.
+  await page.getByLabel("New value for DEPLOY_TOKEN").fill(`${SECRET_VALUE}-2`);
+  await page.getByRole("button", { name: "Add a secret" }).click();
+  assert(await page.getByLabel("Secret name").evaluate((node) => node === document.activeElement), "the new row takes the focus");
+  await page.getByLabel("Secret name").fill("NPM_TOKEN");
+  await page.getByLabel("Secret value").fill("npm-secret-value-77");
+  await page.getByLabel("Limit the network to the allowed hosts").check();
+  await page.getByLabel("Allowed hosts", { exact: true }).fill("registry.npmjs.org\n*.example.com");
+  await page.getByRole("button", { name: "Save environment" }).click();
+  await page.getByRole("heading", { name: "Environments", level: 1 }).waitFor();
+  await page.locator(".settings-row", { hasText: "2 secrets" }).waitFor();
+  let edited = await api("GET", `/accounts/${account}/environments/${made.id}`);
+  assert.deepEqual(edited.json.data.secret_names, ["DEPLOY_TOKEN", "NPM_TOKEN"]);
+  assert.deepEqual(edited.json.data.allowed_hosts, ["registry.npmjs.org", "*.example.com"]);
+  assert(!edited.text.includes(SECRET_VALUE) && !edited.text.includes("npm-secret-value-77"), "no value in the answer");
+  await page.locator(".settings-row", { hasText: "my-project" }).getByRole("link", { name: "my-project" }).click();
+  await page.getByRole("button", { name: "Remove the secret NPM_TOKEN" }).click();
+  await page.getByLabel("Limit the network to the allowed hosts").uncheck();
+  await page.getByRole("button", { name: "Save environment" }).click();
+  await page.locator(".settings-row", { hasText: "1 secret · 1 setup command · network: open" }).waitFor();
+  edited = await api("GET", `/accounts/${account}/environments/${made.id}`);
+  assert.deepEqual(edited.json.data.secret_names, ["DEPLOY_TOKEN"]);
+  assert.equal(edited.json.data.allowed_hosts, null);
+  ok("edit: a secret added and given a new value, hosts limited; then the secret removed and the network opened");
 
   // A task in it: its state changes live, running then waiting for a message.
   fs.writeFileSync(env("CINCH_FAKE_SCRIPT"), env("CINCH_SCRIPT_CHANGE"));
