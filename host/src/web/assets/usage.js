@@ -60,7 +60,8 @@ function count(n) {
 /** "$1.23" and, when some turns had no known cost, how many. */
 function dollars(totals) {
   const amount = `$${totals.cost_usd < 1 ? totals.cost_usd.toFixed(4) : totals.cost_usd.toFixed(2)}`;
-  return totals.turns_without_cost ? `${amount} (${totals.turns_without_cost} turns unpriced)` : amount;
+  const unpriced = totals.turns_without_cost;
+  return unpriced ? `${amount} (${unpriced} turn${unpriced === 1 ? "" : "s"} unpriced)` : amount;
 }
 
 function summary(totals) {
