@@ -25,15 +25,15 @@ pub enum PeerAnswer<T> {
 pub enum CallPart {
     /// Its harness log (JSON, as the log route answers).
     Log,
-    /// Its diff (text).
-    Diff,
+    /// Its diff (text), with this much context.
+    Diff(crate::checkpoint::DiffContext),
 }
 
 impl CallPart {
-    fn route(self) -> &'static str {
+    fn route(self) -> String {
         match self {
-            Self::Log => "log",
-            Self::Diff => "diff",
+            Self::Log => "log".to_owned(),
+            Self::Diff(context) => format!("diff?context={}", context.as_str()),
         }
     }
 }

@@ -330,3 +330,98 @@ fn the_result_out_in_a_browser() {
         server.log()
     );
 }
+
+/// The settings file of the newcomer's repository: twelve lines, the
+/// tenth of which the turn changes, so a hunk leaves its start out.
+fn settings_file(retries: u32) -> String {
+    (1..=12)
+        .map(|n| match n {
+            10 => format!("export const retries = {retries};\n"),
+            _ => format!("// line {n} of the settings\n"),
+        })
+        .collect()
+}
+
+/// The fake CLI's scripts of the newcomer's turns: one that changes a file,
+/// adds two (one in a folder) and answers; one that fails as a CLI with a
+/// wrong key does, before any event, its cause after a line of chatter.
+fn newcomer_scripts() -> [(&'static str, String); 2] {
+    let mut lines = vec![init(), tool_use("n1", "cat src/config.js")];
+    lines.push(tool_use("n2", "sed -i s/3/5/ src/config.js"));
+    lines.extend(answer("I raised the retries to 5 and added greet()."));
+    let change = Script {
+        lines,
+        line_delay_ms: 700,
+        write_files: [
+            ("src/config.js".to_owned(), settings_file(5)),
+            (
+                "src/greet.js".to_owned(),
+                "export function greet(name) {\n  return \"hello, \" + name; // a greeting for a name\n}\n"
+                    .to_owned(),
+            ),
+            ("NOTES.md".to_owned(), "# Notes\n\nRetries are 5 now.\n".to_owned()),
+        ]
+        .into(),
+        ..Script::default()
+    };
+    // Nothing on stdout: the turn's detail is the stderr's tail.
+    let fail = Script {
+        stderr: Some(
+            "YOLO mode is enabled. All tool calls will be automatically approved.\n\
+             Error: 401 Unauthorized: invalid x-api-key\n"
+                .to_owned(),
+        ),
+        exit_code: 1,
+        ..Script::default()
+    };
+    [("CINCH_SCRIPT_CHANGE", change), ("CINCH_SCRIPT_FAIL", fail)]
+        .map(|(name, script)| (name, serde_json::to_string(&script).unwrap()))
+}
+
+/// A newcomer's path in the app alone (`tests/browser/newcomer.test.mjs`):
+/// an environment with a secret made in the app (read back over HTTP: its
+/// name, not its value), a task in it whose state changes live, the Diff
+/// view (tree, side by side, whole file, highlighting), a failed setup and
+/// a failed turn reading "failed" with their cause, Agents, Tokens, Usage.
+#[test]
+fn a_newcomers_path_in_the_app() {
+    let chromium = PathBuf::from(
+        std::env::var_os("CINCH_CHROMIUM").unwrap_or_else(|| "/usr/bin/chromium".into()),
+    );
+    check_prerequisites(&chromium);
+    let world = World::new();
+    std::fs::create_dir_all(world.path("browser-profile")).unwrap();
+    let repo = world.path("repo");
+    std::fs::create_dir_all(repo.join("src")).unwrap();
+    std::fs::write(repo.join("src/config.js"), settings_file(3)).unwrap();
+    support::git(&repo, &["add", "."]);
+    support::git(
+        &repo,
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-qm",
+            "settings",
+        ],
+    );
+    let server = world.serve();
+    let token = world.admin_token();
+    let screenshots = screenshot_dir();
+    std::fs::create_dir_all(&screenshots).unwrap();
+    let mut node = Command::new("node");
+    node.arg(browser_dir().join("newcomer.test.mjs"))
+        .env("CINCH_URL", &server.base)
+        .env("CINCH_TOKEN", &token)
+        .env("CINCH_CHROMIUM", &chromium)
+        .env("CINCH_PROFILE", world.path("browser-profile"))
+        .env("CINCH_SCREENSHOTS", &screenshots)
+        .env("CINCH_FAKE_SCRIPT", world.script_path())
+        .env("CINCH_REPO", &repo);
+    for (name, script) in newcomer_scripts() {
+        node.env(name, script);
+    }
+    run_node(node, &server);
+}

@@ -1029,3 +1029,132 @@ fn an_environment_and_its_secrets_are_stored_together_or_not_at_all() {
     let sealed = world.query_text("SELECT name FROM secrets");
     assert_eq!(sealed.len(), 2, "{sealed:?}");
 }
+
+/// `/v1/accounts/{a}/tokens`: a member makes a token for themselves or an
+/// agent (its text answered once), lists the account's tokens (never their
+/// text), revokes their own or an agent's (refused at once, however recently
+/// it was seen) but not another member's; agents' tokens and other accounts
+/// get nothing.
+#[test]
+fn tokens_are_made_listed_and_revoked_within_their_account() {
+    let world = World::new();
+    let server = world.serve();
+    let admin = world.admin_token();
+    let account = server.get("/v1/accounts", &admin).data()[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let tokens = format!("/v1/accounts/{account}/tokens");
+    let listed = |token: &str| -> Vec<Value> {
+        let answer = server.get(&tokens, token);
+        assert_eq!(answer.status, 200, "{answer:?}");
+        assert!(
+            !answer.text.contains("cinch_"),
+            "a listing holds no token's text: {answer:?}"
+        );
+        answer.data().as_array().unwrap().clone()
+    };
+    let before = listed(&admin);
+    assert_eq!(before.len(), 1, "{before:?}");
+    assert_eq!(before[0]["owner_kind"], "member");
+    assert_eq!(before[0]["owner_name"], "admin");
+
+    // One for the caller: its text once, and it works.
+    let made = server.post(&tokens, &admin, &json!({}));
+    assert_eq!(made.status, 201, "{made:?}");
+    let mine = made.data();
+    let secret = mine["secret"].as_str().unwrap().to_owned();
+    assert!(secret.starts_with("cinch_"), "{mine}");
+    assert!(mine["id"].as_str().unwrap().starts_with("tok_"), "{mine}");
+    assert_eq!(mine["owner_name"], "admin");
+    assert_eq!(server.get("/v1/accounts", &secret).status, 200);
+    assert_eq!(listed(&admin).len(), 2);
+
+    // One for the connected agent; none for an agent of nobody's.
+    let agent = server
+        .get(&format!("/v1/accounts/{account}/agents"), &admin)
+        .data()[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let agents = server.post(&tokens, &admin, &json!({"agent_id": agent}));
+    assert_eq!(agents.status, 201, "{agents:?}");
+    assert_eq!(agents.data()["owner_kind"], "agent");
+    let agent_secret = agents.data()["secret"].as_str().unwrap().to_owned();
+    let unknown = server.post(&tokens, &admin, &json!({"agent_id": "agt_nope"}));
+    assert_eq!(unknown.status, 422, "{unknown:?}");
+    assert_eq!(unknown.field_errors(), ["agent_id"]);
+    assert_eq!(listed(&admin).len(), 3);
+
+    // An agent's token manages no tokens; another account sees none of these.
+    assert_eq!(server.get(&tokens, &agent_secret).status, 403);
+    let (_, other) = world.second_account();
+    assert_eq!(server.get(&tokens, &other).status, 404);
+    let mine_path = format!("{tokens}/{}", mine["id"].as_str().unwrap());
+    assert_eq!(
+        server
+            .request("DELETE", &mine_path, Some(&other), None)
+            .status,
+        404
+    );
+    assert_eq!(server.get("/v1/accounts", &secret).status, 200);
+
+    // Another member's token is theirs to revoke.
+    let output = world
+        .cinch()
+        .args([
+            "token",
+            "create",
+            "--member",
+            "bob",
+            "--account",
+            &account,
+            "--home",
+        ])
+        .arg(world.path("home"))
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let bob = String::from_utf8(output.stdout).unwrap().trim().to_owned();
+    let bobs = listed(&admin)
+        .into_iter()
+        .find(|token| token["owner_name"] == "bob")
+        .unwrap();
+    let bobs_path = format!("{tokens}/{}", bobs["id"].as_str().unwrap());
+    let refused = server.request("DELETE", &bobs_path, Some(&admin), None);
+    assert_eq!(refused.status, 403, "{refused:?}");
+    assert_eq!(server.get("/v1/accounts", &bob).status, 200);
+
+    // Revoked: refused at once, though the server saw it valid a moment ago.
+    assert_eq!(
+        server
+            .request("DELETE", &mine_path, Some(&admin), None)
+            .status,
+        204
+    );
+    assert_eq!(server.get("/v1/accounts", &secret).status, 401);
+    assert_eq!(
+        server
+            .request("DELETE", &mine_path, Some(&admin), None)
+            .status,
+        404
+    );
+    assert_eq!(
+        server
+            .request("DELETE", &format!("{tokens}/tok_zz"), Some(&admin), None)
+            .status,
+        404
+    );
+    assert_eq!(
+        listed(&admin).len(),
+        3,
+        "admin's, the agent's and bob's are left"
+    );
+    assert_eq!(
+        server
+            .request("DELETE", &bobs_path, Some(&bob), None)
+            .status,
+        204
+    );
+    assert_eq!(server.get("/v1/accounts", &bob).status, 401);
+}

@@ -667,7 +667,7 @@ fn setup_and_repository_failures_close_the_session() {
     let failing = api.environment(json!({
         "name": "failing",
         "repository": world.path("repo").display().to_string(),
-        "setup": ["echo preparing", "echo broken >&2; exit 3"],
+        "setup": ["echo preparing", format!("for n in 1 2 3 4 5 6 7; do echo line $n; done; echo using {SECRET}; echo broken >&2; exit 3")],
         "secrets": {"SETUP_SECRET": SECRET},
     }));
     let task = api
@@ -682,6 +682,34 @@ fn setup_and_repository_failures_close_the_session() {
         error.contains("exit code 3") && error.contains("broken"),
         "{error}"
     );
+    // Its setup log: every command's whole output, masked; the error
+    // message keeps the last lines only.
+    assert!(!error.contains("line 1 "), "{error}");
+    let log_path = api.path(&format!(
+        "/tasks/{task_id}/sessions/{}/setup-log",
+        session["id"].as_str().unwrap()
+    ));
+    let log = server.get(&log_path, &token);
+    assert_eq!(log.status, 200, "{log:?}");
+    assert!(log.content_type.starts_with("text/plain"), "{log:?}");
+    assert!(
+        log.text.starts_with("$ echo preparing\npreparing\n") && log.text.contains("$ for n in 1 2 3"),
+        "{}",
+        log.text
+    );
+    assert!(
+        log.text.contains("line 1\nline 2\n") && log.text.contains("broken\n"),
+        "{}",
+        log.text
+    );
+    assert!(
+        !log.text.contains(SECRET) && log.text.contains("using [redacted]"),
+        "{}",
+        log.text
+    );
+    assert_eq!(server.request("GET", &log_path, None, None).status, 401);
+    let (_, other) = world.second_account();
+    assert_eq!(server.get(&log_path, &other).status, 404);
 
     // A folder that is no repository (one that does not exist is refused
     // when the environment is made).
@@ -697,6 +725,15 @@ fn setup_and_repository_failures_close_the_session() {
     let session = api.first_session(task_id);
     let closed = api.wait_status(task_id, session["id"].as_str().unwrap(), "closed");
     assert_eq!(closed["close_reason"], "vm_failure");
+    // No setup command failed: no setup log.
+    let none = server.get(
+        &api.path(&format!(
+            "/tasks/{task_id}/sessions/{}/setup-log",
+            session["id"].as_str().unwrap()
+        )),
+        &token,
+    );
+    assert_eq!(none.status, 404, "{none:?}");
 
     // A close while setup commands run answers at once; the workspace made
     // meanwhile is kept, and a message later resumes in it.

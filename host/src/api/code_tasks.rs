@@ -386,12 +386,22 @@ pub async fn cancel_task(
     Ok((StatusCode::ACCEPTED, axum::Json(Task::from(&view))))
 }
 
+/// How much of each changed file a diff shows.
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct DiffParams {
+    /// `hunks` (the default): three lines around each change; `whole_files`:
+    /// every line of each changed file, for a whole-file view.
+    #[param(inline)]
+    pub context: Option<crate::checkpoint::DiffContext>,
+}
+
 /// The unified diff of what the task changed: from its start checkpoint to
 /// its end checkpoint. 409 while it runs.
 #[utoipa::path(
     get,
     path = "/api/runs/{run}/tasks/{call}/diff",
-    params(("run" = String, Path, description = "The run"), ("call" = String, Path, description = "The call")),
+    params(("run" = String, Path, description = "The run"), ("call" = String, Path, description = "The call"), DiffParams),
     responses(
         (status = 200, body = String, content_type = "text/x-diff"),
         (status = 401, body = Problem, content_type = "application/problem+json"),
@@ -404,11 +414,19 @@ pub async fn task_diff(
     State(app): State<AppState>,
     caller: Caller,
     Path((run, call)): Path<(String, String)>,
+    Query(params): Query<DiffParams>,
     headers: axum::http::HeaderMap,
 ) -> Result<Response, Problem> {
+    let context = params.context.unwrap_or_default();
     let diff = app
         .code_tasks
-        .diff(&caller.0.account_id, &run, &call, forward_as(&headers))
+        .diff(
+            &caller.0.account_id,
+            &run,
+            &call,
+            context,
+            forward_as(&headers),
+        )
         .await?;
     Ok(([(header::CONTENT_TYPE, "text/x-diff; charset=utf-8")], diff).into_response())
 }

@@ -29,6 +29,7 @@ mod server;
 pub mod sessions;
 mod stall;
 pub mod tasks;
+mod tokens;
 mod trace;
 mod usage;
 mod validate;
@@ -218,6 +219,8 @@ fn routes(state: AppState) -> (axum::Router, utoipa::openapi::OpenApi) {
         .routes(routes!(accounts::list_members))
         .routes(routes!(agents::list_agents, agents::create_agent))
         .routes(routes!(agents::update_agent))
+        .routes(routes!(tokens::create_token, tokens::list_tokens))
+        .routes(routes!(tokens::revoke_token))
         .routes(routes!(accounts::list_models))
         .routes(routes!(drivers::list_drivers))
         .routes(routes!(server::get_server))

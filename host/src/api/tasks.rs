@@ -41,6 +41,11 @@ pub struct Task {
     pub harness: Option<String>,
     /// How many sessions it has.
     pub session_count: i64,
+    /// The status of its newest session; null before it has one. With
+    /// `session_close_reason`, what the app derives its task's state from.
+    pub session_status: Option<store::SessionStatus>,
+    /// Why its newest session closed, or the failure that left it idle.
+    pub session_close_reason: Option<store::CloseReason>,
     /// When it was created (RFC 3339).
     pub created_at: String,
     /// When it last changed (RFC 3339).
@@ -65,6 +70,8 @@ impl From<store::Task> for Task {
             last_message_preview: row.last_message_preview,
             harness: row.harness,
             session_count: row.session_count,
+            session_status: row.session_status,
+            session_close_reason: row.session_close_reason,
             created_at: row.created_at,
             updated_at: row.updated_at,
             usage: row.usage,

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use git2::{Diff, DiffFindOptions, DiffFormat, Patch, Repository};
+use git2::{Diff, DiffFindOptions, DiffFormat, DiffOptions, Patch, Repository};
 
 use super::{Context as _, Repo, Result, commit_tree, open};
 
@@ -80,12 +80,40 @@ impl Repo {
     }
 }
 
+/// How much of the unchanged text around a change a diff shows.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DiffContext {
+    /// Three lines each side of a change, as `git diff` shows them.
+    #[default]
+    Hunks,
+    /// Every line of each changed file: one hunk per file, the whole file.
+    WholeFiles,
+}
+
+impl DiffContext {
+    /// Its name in a query string.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Hunks => "hunks",
+            Self::WholeFiles => "whole_files",
+        }
+    }
+}
+
+/// More lines than any text file cinch diffs: a hunk that spans the file.
+const WHOLE_FILE_LINES: u32 = 1 << 30;
+
 /// The unified patch from commit `start_sha` to commit `end_sha`, as
-/// `git diff -M <start> <end>` prints it. Bytes that are not UTF-8 become
-/// U+FFFD.
-pub fn diff(repo: &Path, start_sha: &str, end_sha: &str) -> Result<String> {
+/// `git diff -M <start> <end>` prints it (with `-U<huge>` for
+/// [`DiffContext::WholeFiles`]). Bytes that are not UTF-8 become U+FFFD.
+pub fn diff(repo: &Path, start_sha: &str, end_sha: &str, context: DiffContext) -> Result<String> {
     let repo = open(repo)?;
-    let diff = diff_commits(&repo, start_sha, end_sha)?;
+    let mut options = DiffOptions::new();
+    if context == DiffContext::WholeFiles {
+        options.context_lines(WHOLE_FILE_LINES);
+    }
+    let diff = diff_commits_with(&repo, start_sha, end_sha, &mut options)?;
 
     let mut text = Vec::new();
     diff.print(DiffFormat::Patch, |_, _, line| {
@@ -133,10 +161,20 @@ pub fn render_diffstat(stat: &DiffStat) -> String {
 
 /// The changes from one commit's tree to another's, renames found.
 fn diff_commits<'r>(repo: &'r Repository, start_sha: &str, end_sha: &str) -> Result<Diff<'r>> {
+    diff_commits_with(repo, start_sha, end_sha, &mut DiffOptions::new())
+}
+
+/// [`diff_commits`] with `options` (how much context).
+fn diff_commits_with<'r>(
+    repo: &'r Repository,
+    start_sha: &str,
+    end_sha: &str,
+    options: &mut DiffOptions,
+) -> Result<Diff<'r>> {
     let start = commit_tree(repo, start_sha)?;
     let end = commit_tree(repo, end_sha)?;
     let mut diff = repo
-        .diff_tree_to_tree(Some(&start), Some(&end), None)
+        .diff_tree_to_tree(Some(&start), Some(&end), Some(options))
         .context("comparing the checkpoints")?;
     diff.find_similar(Some(DiffFindOptions::new().renames(true)))
         .context("finding renames")?;
@@ -241,7 +279,7 @@ mod tests {
 
         assert_eq!(stat, DiffStat::default());
         assert_eq!(render_diffstat(&stat), "no files changed");
-        assert_eq!(diff(&root, &start, &end).unwrap(), "");
+        assert_eq!(diff(&root, &start, &end, DiffContext::Hunks).unwrap(), "");
     }
 
     #[test]
@@ -296,9 +334,27 @@ src/lib.rs (+3 −1)
             fs::remove_file(root.join("gone.txt")).unwrap();
         });
 
-        let patch = diff(&root, &start, &end).unwrap();
+        let patch = diff(&root, &start, &end, DiffContext::Hunks).unwrap();
 
         assert_eq!(patch, git(&root, &["diff", "-M", &start, &end]));
+    }
+
+    #[test]
+    fn whole_files_is_git_diff_with_every_line_as_context() {
+        let long: String = (1..=30).map(|n| format!("line {n}\n")).collect();
+        let (_dir, root) = repo_with(&[("long.txt", &long), ("short.txt", "a\nb\n")]);
+        let (start, end) = start_and_end(&root, |root| {
+            write(root, "long.txt", long.replace("line 20\n", "line twenty\n"));
+            write(root, "short.txt", "a\nB\n");
+            write(root, "new.txt", "new\n");
+        });
+
+        let whole = diff(&root, &start, &end, DiffContext::WholeFiles).unwrap();
+
+        assert_eq!(whole, git(&root, &["diff", "-M", "-U100000", &start, &end]));
+        assert!(whole.contains("@@ -1,30 +1,30 @@\n line 1\n"), "{whole}");
+        let hunks = diff(&root, &start, &end, DiffContext::Hunks).unwrap();
+        assert!(!hunks.contains(" line 1\n"), "{hunks}");
     }
 
     // The API's `ChangedFile` before it became this one, kept to prove that

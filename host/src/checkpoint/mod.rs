@@ -27,7 +27,7 @@ mod take;
 #[cfg(test)]
 mod test_repo;
 
-pub use diff::{ChangedFile, DiffStat, diff, diffstat, render_diffstat};
+pub use diff::{ChangedFile, DiffContext, DiffStat, diff, diffstat, render_diffstat};
 pub use restore::{CommitSummary, Restored, restore};
 pub use take::{Checkpoint, take};
 

@@ -1,8 +1,8 @@
 //! Accounts: who a token is, the account it belongs to, with its usage,
-//! and its members.
+//! its members, and its tokens (made, listed, revoked).
 
 use super::ServiceError;
-use crate::store::{Account, Member, Page, Principal, Store, UsageTotals};
+use crate::store::{Account, Member, Page, Principal, Store, TokenInfo, TokenOwner, UsageTotals};
 
 /// An account and the tokens and cost of all its turns.
 #[derive(Debug)]
@@ -48,4 +48,72 @@ impl Accounts {
     ) -> Result<Page<Member>, ServiceError> {
         Ok(self.store.members(account_id, cursor, limit).await?)
     }
+
+    /// A new token of the account's agent `agent_id`, or of `caller`
+    /// itself when none is named: its text (shown this once) and its listing.
+    pub async fn issue_token(
+        &self,
+        caller: &Principal,
+        agent_id: Option<&str>,
+    ) -> Result<(String, TokenInfo), ServiceError> {
+        let owner = match agent_id {
+            None => caller.owner.clone(),
+            Some(agent_id) => {
+                self.store
+                    .agent(&caller.account_id, agent_id)
+                    .await?
+                    .ok_or_else(|| {
+                        ServiceError::invalid_field(
+                            "agent_id",
+                            "no agent of this account has that id",
+                        )
+                    })?;
+                TokenOwner::Agent(agent_id.to_owned())
+            }
+        };
+        Ok(self.store.issue_token(&caller.account_id, &owner).await?)
+    }
+
+    /// The account's tokens, oldest first.
+    pub async fn tokens(&self, account_id: &str) -> Result<Vec<TokenInfo>, ServiceError> {
+        Ok(self.store.tokens_of(account_id).await?)
+    }
+
+    /// Revokes the account's token `id`: the caller's own or an agent's
+    /// (another member's token is that member's to revoke). `Ok(None)` when
+    /// there is no such token.
+    pub async fn revoke_token(
+        &self,
+        caller: &Principal,
+        id: &str,
+    ) -> Result<Option<TokenInfo>, TokenRefusal> {
+        let tokens = self
+            .store
+            .tokens_of(&caller.account_id)
+            .await
+            .map_err(ServiceError::from)?;
+        let Some(token) = tokens.into_iter().find(|token| token.id == id) else {
+            return Ok(None);
+        };
+        if matches!(&token.owner, TokenOwner::Member(member) if caller.owner != TokenOwner::Member(member.clone()))
+        {
+            return Err(TokenRefusal::OthersToken);
+        }
+        Ok(self
+            .store
+            .revoke_token(&caller.account_id, id)
+            .await
+            .map_err(ServiceError::from)?)
+    }
+}
+
+/// Why a token is not revoked.
+#[derive(Debug, thiserror::Error)]
+pub enum TokenRefusal {
+    /// It is another member's.
+    #[error("that token is another member's: only they can revoke it")]
+    OthersToken,
+    /// The store failed.
+    #[error(transparent)]
+    Service(#[from] ServiceError),
 }

@@ -347,6 +347,7 @@ impl CodeTasks {
         account_id: &str,
         run: &str,
         call: &str,
+        context: crate::checkpoint::DiffContext,
         forward_as: Option<&str>,
     ) -> Result<String, CodeTaskError> {
         let call = self.find_call(account_id, run, call).await?;
@@ -361,11 +362,15 @@ impl CodeTasks {
         };
         let repository = PathBuf::from(&result.repository);
         let local =
-            blocking(move || Ok(crate::checkpoint::diff(&repository, &start, &end)?)).await?;
+            blocking(move || Ok(crate::checkpoint::diff(&repository, &start, &end, context)?))
+                .await?;
         match local {
             Ok(diff) => Ok(diff),
             // Its repository (or the checkpoints in it) is on the node that ran it.
-            Err(error) => match self.ask_its_node(&call, CallPart::Diff, forward_as).await {
+            Err(error) => match self
+                .ask_its_node(&call, CallPart::Diff(context), forward_as)
+                .await
+            {
                 Some(Ok(PeerAnswer::Found(diff))) => Ok(diff),
                 _ => Err(CodeTaskError::Internal(error)),
             },

@@ -62,7 +62,7 @@ pub use notify::{Listener, Notice, SessionWake};
 pub use secrets::Imported;
 pub use sessions::{CloseReason, IdleSession, NewSession, RebuiltFrom, Session, SessionStatus};
 pub use tasks::{NewTask, Task};
-pub use tokens::{Principal, TokenFor, TokenOwner};
+pub use tokens::{Principal, TokenFor, TokenInfo, TokenOwner};
 pub use unknown_events::SeenUnknown;
 pub use usage::{UsageGroup, UsageRow, UsageTotals};
 pub use webhooks::{Attempt, Delivery, DeliveryState, DueDelivery, Webhook};

@@ -2,8 +2,8 @@
 
 use super::usage::{totals_json, usage_of};
 use super::{
-    AccountId, AgentId, EnvironmentId, Page, PerBackend, Result, Store, TaskId, UsageTotals,
-    new_id, now, on_pool,
+    AccountId, AgentId, CloseReason, EnvironmentId, Page, PerBackend, Result, SessionStatus, Store,
+    TaskId, UsageTotals, new_id, now, on_pool,
 };
 
 super::rows::row_struct! {
@@ -34,6 +34,10 @@ super::rows::row_struct! {
         pub harness: Option<String>,
         /// How many sessions it has.
         pub session_count: i64,
+        /// The status of its newest session.
+        pub session_status: Option<SessionStatus>,
+        /// Why its newest session closed, or the recovery that left it idle.
+        pub session_close_reason: Option<CloseReason>,
         /// The most attempts a session of it waiting for capacity has made;
         /// `None` when none waits.
         pub waiting_retries: Option<i64>,
@@ -69,6 +73,9 @@ macro_rules! select {
     t.owner, m.name AS owner_name, t.last_message_preview, \
     (SELECT s.harness FROM sessions s WHERE s.task_id = t.id ORDER BY s.id DESC LIMIT 1) AS harness, \
     (SELECT COUNT(*) FROM sessions s WHERE s.task_id = t.id) AS session_count, \
+    (SELECT s.status FROM sessions s WHERE s.task_id = t.id ORDER BY s.id DESC LIMIT 1) AS session_status, \
+    (SELECT s.close_reason FROM sessions s WHERE s.task_id = t.id ORDER BY s.id DESC LIMIT 1) \
+        AS session_close_reason, \
     (SELECT MAX(s.retries) FROM sessions s WHERE s.task_id = t.id AND s.status = 'waiting') \
         AS waiting_retries, \
     t.created_at, t.updated_at, ",

@@ -60,6 +60,30 @@ macro_rules! issue {
 }
 pub(super) use issue;
 
+/// A token as listed: its id and owner, never its text.
+#[derive(Debug, Clone)]
+pub struct TokenInfo {
+    /// `tok_` and the first 16 hex digits of its hash: enough to name it,
+    /// nothing that helps guess it.
+    pub id: String,
+    /// Whom it acts for.
+    pub owner: TokenOwner,
+    /// That member's or agent's name.
+    pub owner_name: String,
+    /// When it was made (RFC 3339).
+    pub created_at: String,
+}
+
+/// The prefix of a token's id.
+const ID_PREFIX: &str = "tok_";
+/// How many hex digits of its hash a token's id keeps.
+const ID_DIGITS: usize = 16;
+
+/// A token's id, from its stored hash.
+fn id_of(hash: &str) -> String {
+    format!("{ID_PREFIX}{}", &hash[..ID_DIGITS.min(hash.len())])
+}
+
 /// Whom a new token is for, by name.
 #[derive(Debug, Clone)]
 pub enum TokenFor<'a> {
@@ -121,6 +145,96 @@ impl Store {
         })
     }
 
+    /// A new token for `owner` (a member or an agent of `account_id`, by
+    /// id): its text, and how it is listed.
+    pub async fn issue_token(
+        &self,
+        account_id: &str,
+        owner: &TokenOwner,
+    ) -> Result<(String, TokenInfo)> {
+        let token = on_pool!(self, |pool| {
+            let mut tx = pool.begin().await?;
+            let token = issue!(tx, account_id, owner);
+            tx.commit().await?;
+            Ok::<_, StoreError>(token)
+        })?;
+        let id = id_of(&hash(&token));
+        let info = self
+            .tokens_of(account_id)
+            .await?
+            .into_iter()
+            .find(|info| info.id == id)
+            .expect("the token was just stored");
+        Ok((token, info))
+    }
+
+    /// The account's tokens, oldest first.
+    pub async fn tokens_of(&self, account_id: &str) -> Result<Vec<TokenInfo>> {
+        type Row = (
+            String,
+            Option<String>,
+            Option<String>,
+            Option<String>,
+            String,
+        );
+        let rows: Vec<Row> = on_pool!(self, |pool| sqlx::query_as(
+            "SELECT t.hash, t.member_id, t.agent_id, COALESCE(m.name, a.name), t.created_at \
+             FROM tokens t LEFT JOIN members m ON m.id = t.member_id \
+             LEFT JOIN agents a ON a.id = t.agent_id \
+             WHERE t.account_id = $1 ORDER BY t.created_at, t.hash"
+        )
+        .bind(account_id)
+        .fetch_all(pool)
+        .await)?;
+        Ok(rows
+            .into_iter()
+            .filter_map(|(hash, member, agent, name, created_at)| {
+                let owner = match (member, agent) {
+                    (Some(member), None) => TokenOwner::Member(member),
+                    (None, Some(agent)) => TokenOwner::Agent(agent),
+                    _ => return None,
+                };
+                Some(TokenInfo {
+                    id: id_of(&hash),
+                    owner,
+                    owner_name: name.unwrap_or_default(),
+                    created_at,
+                })
+            })
+            .collect())
+    }
+
+    /// Deletes the account's token `id`; it stops working here at once
+    /// (other nodes trust a token they saw for up to a minute). Returns
+    /// the token as it was, none when the account has no such token.
+    pub async fn revoke_token(&self, account_id: &str, id: &str) -> Result<Option<TokenInfo>> {
+        let Some(digits) = id.strip_prefix(ID_PREFIX).filter(|digits| {
+            digits.len() == ID_DIGITS && digits.bytes().all(|byte| byte.is_ascii_hexdigit())
+        }) else {
+            return Ok(None);
+        };
+        let Some(info) = self
+            .tokens_of(account_id)
+            .await?
+            .into_iter()
+            .find(|info| info.id == id)
+        else {
+            return Ok(None);
+        };
+        let pattern = format!("{}%", digits.to_ascii_lowercase());
+        let hashes: Vec<(String,)> = on_pool!(self, |pool| sqlx::query_as(
+            "DELETE FROM tokens WHERE account_id = $1 AND hash LIKE $2 RETURNING hash"
+        )
+        .bind(account_id)
+        .bind(&pattern)
+        .fetch_all(pool)
+        .await)?;
+        for (hash,) in hashes {
+            self.tokens.forget(&hash);
+        }
+        Ok(Some(info))
+    }
+
     /// Who `token` acts for, when it is a token of this store.
     pub async fn authenticate(&self, token: &str) -> Result<Option<Principal>> {
         let hash = hash(token);
@@ -169,6 +283,10 @@ impl TokenCache {
         seen.get(hash)
             .filter(|(_, at)| at.elapsed() < TOKEN_CACHE_TTL)
             .map(|(principal, _)| principal.clone())
+    }
+
+    fn forget(&self, hash: &str) {
+        crate::sync::lock(&self.seen).remove(hash);
     }
 
     fn put(&self, hash: String, principal: Principal) {

@@ -33,6 +33,7 @@ const JS: &str = "text/javascript; charset=utf-8";
 static ASSETS: &[Asset] = &[
     asset!("index.html", "text/html; charset=utf-8"),
     asset!("app.css", "text/css; charset=utf-8"),
+    asset!("screens.css", "text/css; charset=utf-8"),
     asset!("favicon.svg", "image/svg+xml"),
     asset!("app.js", JS),
     asset!("api.js", JS),
@@ -48,6 +49,15 @@ static ASSETS: &[Asset] = &[
     asset!("task.js", JS),
     asset!("result.js", JS),
     asset!("new-session.js", JS),
+    asset!("status.js", JS),
+    asset!("failure.js", JS),
+    asset!("form.js", JS),
+    asset!("environments.js", JS),
+    asset!("agents.js", JS),
+    asset!("tokens.js", JS),
+    asset!("usage.js", JS),
+    asset!("diff.js", JS),
+    asset!("highlight.js", JS),
 ];
 
 /// Each asset's entity tag, a hash of its bytes: the files are not

@@ -1,12 +1,17 @@
 // The app's shell: sign-in, sign-out and the routes, kept in the URL's hash
-// (#/tasks, #/new, #/tasks/<id>, #/tasks/<id>/sessions/<id>) so the server
-// serves one page.
+// (#/tasks, #/new, #/tasks/<id>, #/tasks/<id>/sessions/<id>, #/environments,
+// #/environments/new, #/environments/<id>, #/agents, #/tokens, #/usage) so
+// the server serves one page.
 
 import { UNAUTHORIZED, session, signIn, signOut } from "./api.js";
 import { h } from "./dom.js";
+import { showAgents } from "./agents.js";
+import { showEnvironment, showEnvironments } from "./environments.js";
 import { showNewTask } from "./new-task.js";
 import { showTask } from "./task.js";
 import { showTasks } from "./tasks.js";
+import { showTokens } from "./tokens.js";
+import { showUsage } from "./usage.js";
 
 const main = document.getElementById("main");
 const nav = document.getElementById("nav");
@@ -17,6 +22,12 @@ const ROUTES = [
   [/^#\/new$/, () => showNewTask(main, navigate)],
   [/^#\/tasks\/([^/]+)(?:\/sessions\/([^/]+))?$/, (task, sid) =>
     showTask(main, decodeURIComponent(task), sid && decodeURIComponent(sid))],
+  [/^#\/environments\/?$/, () => showEnvironments(main, navigate)],
+  [/^#\/environments\/new$/, () => showEnvironment(main, navigate, null)],
+  [/^#\/environments\/([^/]+)$/, (id) => showEnvironment(main, navigate, decodeURIComponent(id))],
+  [/^#\/agents$/, () => showAgents(main)],
+  [/^#\/tokens$/, () => showTokens(main)],
+  [/^#\/usage$/, () => showUsage(main)],
 ];
 
 function navigate(hash) {

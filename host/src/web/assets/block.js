@@ -8,7 +8,9 @@
 // (`reply.element`, which the conversation places after the block).
 
 import { call } from "./api.js";
-import { ago, cost, diffstat, duration, firstLine, h, shortSha, tokens } from "./dom.js";
+import { ago, cost, diffstat, duration, h, shortSha, tokens } from "./dom.js";
+import { diffView } from "./diff.js";
+import { cause } from "./failure.js";
 import { logo } from "./logos.js";
 import { Reply } from "./reply.js";
 import { tabs } from "./tabs.js";
@@ -52,7 +54,7 @@ export class CodeTaskBlock {
     this.lines = [];
     this.turn = null;
     this.log = null; // the harness log's promise, once asked for
-    this.diff = null; // the diff's promise, once asked for
+    this.diff = null; // the Diff view, once opened
     this.seeded = null; // the log's first line, while the shown lines came from the log
     this.build();
     this.update(message);
@@ -237,15 +239,9 @@ export class CodeTaskBlock {
     const result = this.turn.result;
     if (!result) return panel.replaceChildren(muted("The diff shows once the turn has ended."));
     if (!result.end_checkpoint) return panel.replaceChildren(muted("This turn has no end checkpoint, so no diff."));
-    panel.replaceChildren(muted("Loading the diff…"));
-    this.diff ??= call(`${this.taskPath()}/diff`, { text: true });
-    this.diff.then(
-      (text) => panel.replaceChildren(...(text.trim() ? diffFiles(text) : [muted("No changes.")])),
-      (error) => {
-        this.diff = null;
-        panel.replaceChildren(h("p", { class: "problem", text: `Couldn't load the diff: ${error.message}` }));
-      },
-    );
+    // One view per ended turn: it keeps its layout and what it loaded.
+    this.diff ??= diffView((context) => call(`${this.taskPath()}/diff?context=${context}`, { text: true }));
+    panel.replaceChildren(this.diff);
   }
 
   renderLog(panel) {
@@ -312,7 +308,7 @@ function errorLine(turn) {
   const result = turn.result;
   if (!result) return "";
   if (result.headline) return result.headline;
-  if (result.detail) return firstLine(result.detail);
+  if (result.detail) return cause(result.detail);
   return result.exit_code != null ? `The harness exited with code ${result.exit_code}.` : "";
 }
 
@@ -347,33 +343,6 @@ function changes(result) {
       ? muted(`… ${result.total_files - result.files_changed.length} more files`)
       : null,
   );
-}
-
-/** A unified diff as one section per file, its lines coloured. */
-function diffFiles(text) {
-  const files = [];
-  for (const line of text.replace(/\n$/, "").split("\n")) {
-    if (line.startsWith("diff --git ") || !files.length) {
-      files.push({ path: line.replace(/^diff --git a\/(.*) b\/.*$/, "$1"), lines: [], added: 0, removed: 0 });
-      if (line.startsWith("diff --git ")) continue;
-    }
-    const file = files.at(-1);
-    if (line.startsWith("+++ ") && line !== "+++ /dev/null") file.path = line.slice(6);
-    else if (line.startsWith("--- ") && line !== "--- /dev/null" && !file.path) file.path = line.slice(6);
-    if (/^(index |--- |\+\+\+ |new file|deleted file|similarity|rename |old mode|new mode)/.test(line)) continue;
-    let kind = "context";
-    if (line.startsWith("@@")) kind = "hunk";
-    else if (line.startsWith("+")) (kind = "add"), (file.added += 1);
-    else if (line.startsWith("-")) (kind = "del"), (file.removed += 1);
-    file.lines.push(h("span", { class: `diff-${kind}`, text: line }));
-  }
-  return files.map((file) =>
-    h(
-      "section",
-      { class: "diff-file" },
-      h("h4", {}, h("code", { text: file.path }), h("span", { class: "muted", text: ` +${file.added} −${file.removed}` })),
-      h("pre", { class: "diff" }, file.lines),
-    ));
 }
 
 /** The harness log: its steps as progress lines, or its raw events as JSON. */

@@ -8,6 +8,10 @@ export function showNewTask(main, navigate) {
   const prompt = h("textarea", { id: "task-prompt", name: "prompt", rows: 6, required: true });
   const title = h("input", { id: "task-title", name: "title", type: "text", autocomplete: "off" });
   const environment = h("select", { id: "task-environment", name: "environment" });
+  const noEnvironment = h("p", { class: "muted hint", hidden: true },
+    "No environment yet: the agent works in an empty scratch repository. ",
+    h("a", { href: "#/environments/new", text: "New environment" }),
+    " puts it in your repository.");
   const harness = h("select", { id: "task-harness", name: "harness" });
   const model = h("select", { id: "task-model", name: "model" });
   const effort = h("select", { id: "task-effort", name: "effort" });
@@ -55,6 +59,7 @@ export function showNewTask(main, navigate) {
   field("Prompt", prompt, "The whole task: the harness sees nothing else."),
   field("Title", title, "Optional."),
   field("Environment", environment),
+  noEnvironment,
   h("div", { class: "row" }, field("Harness", harness), field("Model", model), field("Effort", effort)),
   problem,
   h("div", { class: "form-actions" }, submit, h("a", { href: "#/tasks", text: "Cancel" })));
@@ -68,6 +73,7 @@ export function showNewTask(main, navigate) {
       models = harnesses;
       options(environment, [["", "The agent's environment"], ...environments.map((env) => [env.id, `${env.name} — ${env.repository}`])],
         environments.length === 1 ? environments[0].id : "");
+      noEnvironment.hidden = environments.length > 0;
       options(harness, harnesses.map((entry) => [entry.harness, entry.display_name]), "claude");
       harnessChanged();
     },

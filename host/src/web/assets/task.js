@@ -2,12 +2,14 @@
 // turn's reply under its block, a composer for follow-ups, Abort and Close,
 // Revert on each turn's block, and what the task and the session cost so far.
 
-import { accountPath, v1, v1All } from "./api.js";
+import { accountPath, call, v1, v1All } from "./api.js";
 import { CodeTaskBlock } from "./block.js";
 import { announce, diffstat, duration, firstLine, h, reconcile, totals } from "./dom.js";
 import { follow } from "./events.js";
 import { newSession } from "./new-session.js";
 import { ResultPanel } from "./result.js";
+import { sessionFailure } from "./failure.js";
+import { sessionState, stateChip, stateLabel, taskState } from "./status.js";
 
 /** Internal message types, shown as one muted line each. */
 const INTERNAL = { "queue-operation": "Queue", attachment: "Attachment", "ai-title": "Title" };
@@ -80,6 +82,8 @@ class TaskPage {
     this.result = this.session && new ResultPanel({ path: (rest) => this.sessionPath(rest), messages: () => this.messages.values() });
     const taskPath = accountPath(`/tasks/${encodeURIComponent(this.taskId)}`);
     const opened = (session) => { location.hash = this.sessionHash(session); };
+    this.taskChip = h("span", { class: "task-state" });
+    this.failure = h("div", { class: "failure-slot" });
 
     document.title = `${task.title || "Untitled task"} — cinch`;
     const owner = task.owner_name ?? "needs someone";
@@ -89,7 +93,7 @@ class TaskPage {
       h("header", { class: "task-head" },
         h("h1", { text: task.title || "Untitled task" }),
         h("p", { class: "muted" },
-          h("span", { class: `chip status-${task.status}`, text: task.status }), ` · ${owner} · by ${task.created_by_name ?? "an agent"}`),
+          this.taskChip, ` · ${owner} · by ${task.created_by_name ?? "an agent"}`),
         this.taskUsage),
       h("div", { class: "task-body" },
         h("nav", { class: "session-nav", "aria-label": "Sessions" }, h("h2", { text: "Sessions" }), this.sessionList, newSession(taskPath, opened)),
@@ -98,6 +102,7 @@ class TaskPage {
             h("header", { class: "session-head" },
               h("div", {}, this.sessionHeading, this.sessionFacts),
               h("div", { class: "actions" }, this.connection, this.abortButton, this.closeButton)),
+            this.failure,
             this.alert,
             this.result.element,
             this.conversation,
@@ -117,24 +122,30 @@ class TaskPage {
           "aria-current": current ? "page" : null,
         },
         h("span", { class: "session-title", text: session.title || "Session" }),
-        h("span", { class: `chip status-${session.status}`, text: session.status }),
+        stateChip(sessionState(session)),
         h("span", { class: "muted", text: engine(session) })));
     }));
     // The task's total is its sessions', which the live events keep current.
     const spent = totals(sumUsage(this.sessions.map((session) => session.usage)));
     this.taskUsage.textContent = spent ? `This task so far: ${spent}` : "";
     this.taskUsage.hidden = !spent;
+    const newest = this.sessions.at(-1);
+    this.taskChip.replaceChildren(stateChip(taskState({
+      owner: this.task.owner, session_status: newest?.status, session_close_reason: newest?.close_reason,
+    })));
     if (!this.session) return;
     const session = this.session;
     this.sessionHeading.textContent = session.title || "Session";
-    const facts = [session.status, engine(session)];
+    this.renderFailure(session);
+    const facts = [stateLabel(sessionState(session)), engine(session)];
     if (session.status === "waiting") {
       // Null is an unknown wait, not a short one.
       const since = Date.parse(session.waiting_since);
       facts.push(Number.isNaN(since) ? "waiting for capacity" : `waiting for capacity for ${duration(Date.now() - since)}`);
     }
     if (session.close_reason) facts.push(`closed: ${session.close_reason.replaceAll("_", " ")}`);
-    if (session.error_message) facts.push(session.error_message);
+    // A failed session's message is its failure panel's.
+    if (session.error_message && sessionState(session) !== "failed") facts.push(session.error_message);
     const sessionSpent = totals(session.usage);
     if (sessionSpent) facts.push(sessionSpent);
     this.sessionFacts.textContent = facts.join(" · ");
@@ -142,6 +153,22 @@ class TaskPage {
     this.abortButton.disabled = !ABORTABLE.has(session.status);
     this.closeButton.disabled = session.status === "closed";
     this.result.update(session);
+  }
+
+  /**
+   * The failure panel of a failed session, made again only when its failure
+   * changes. A failed turn's own detail (its block's) says more than the
+   * session's message, which keeps its first line.
+   */
+  renderFailure(session) {
+    const last = [...this.blocks.values()].at(-1)?.turn;
+    const turnDetail = last?.status !== "completed" ? last?.result?.detail : null;
+    const key = JSON.stringify([session.id, session.close_reason, session.error_message, turnDetail]);
+    if (this.failure.dataset.key === key) return;
+    this.failure.dataset.key = key;
+    const setupLog = () => call(`/v1${this.sessionPath("/setup-log")}`, { text: true });
+    const panel = sessionFailure(session, { turnDetail, setupLog });
+    this.failure.replaceChildren(...(panel ? [panel] : []));
   }
 
   composer() {
@@ -216,10 +243,12 @@ class TaskPage {
     const node = this.nodes.get(message.id);
     if (node?.block && message.turn) {
       node.block.update(message);
+      this.renderFailure(this.session);
     } else {
       const fresh = this.node(message, seed);
       node?.element.replaceWith(fresh.element);
       this.nodes.set(message.id, fresh);
+      if (fresh.block) this.renderFailure(this.session);
     }
     this.place();
     // A turn's final message drafts the commit message.

@@ -3,6 +3,7 @@
 import { accountPath, call } from "./api.js";
 import { ago, h, reconcile } from "./dom.js";
 import { logo } from "./logos.js";
+import { stateChip, taskState } from "./status.js";
 
 /** The list refreshes this often while it is shown: there is no account-wide stream. */
 const REFRESH_MS = 5000;
@@ -30,7 +31,7 @@ export function showTasks(main) {
 
   /** The row of `task`, the one already shown when nothing in it changed. */
   const rowOf = (task) => {
-    const key = JSON.stringify([task.title, task.status, task.last_message_preview, task.owner_name, task.harness, task.updated_at, task.binding_constraint]);
+    const key = JSON.stringify([task.title, task.status, task.last_message_preview, task.owner_name, task.harness, task.updated_at, task.binding_constraint, task.session_status, task.session_close_reason]);
     const known = rows.get(task.id);
     if (known?.key === key) return known.element;
     const element = row(task);
@@ -82,7 +83,7 @@ function row(task) {
       h("span", { class: "task-line" },
         task.harness ? logo(task.harness) : null,
         h("span", { class: "task-title", text: task.title || "Untitled task" }),
-        h("span", { class: `chip status-${task.status}`, text: task.status })),
+        stateChip(taskState(task))),
       // No preview yet: no second line, rather than a placeholder.
       task.last_message_preview ? h("span", { class: "task-preview", text: task.last_message_preview }) : null,
       h("span", { class: "task-meta muted" },
