@@ -1,5 +1,6 @@
 //! The `cinch` command line.
 
+mod credentials_report;
 mod driver_test;
 mod drivers;
 mod revert;

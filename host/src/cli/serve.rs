@@ -418,6 +418,7 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let tenant_env = passed_env(std::env::vars(), &file.pass_env);
     let mut engine = super::engine_in(home.clone(), tenant_env.clone())?.with_sandbox(sandbox);
     tracing::info!(helper = %crate::helper::describe(engine.helper()), "helper");
+    super::credentials_report::report(&engine, &std::env::vars().collect());
     if let Some(minutes) = args.watchdog_minutes {
         engine = engine.with_watchdog(Duration::from_secs(minutes * 60));
     }
