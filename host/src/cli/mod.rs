@@ -104,7 +104,7 @@ enum Command {
         /// The turn's id.
         turn: String,
     },
-    /// Serves the HTTP API: accounts, environments, code tasks, live events.
+    /// Serves the HTTP API and the app: accounts, environments, tasks, jobs, live events.
     Serve(serve::ServeArgs),
     /// Makes bearer tokens for the API.
     Token {

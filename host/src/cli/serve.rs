@@ -91,7 +91,7 @@ pub struct ServeArgs {
     #[arg(long, env = "CINCH_DRAIN_GRACE")]
     drain_grace: Option<u64>,
     /// Where the other nodes reach this one, for what only it holds (the
-    /// harness logs of the code tasks it ran) [default: http://<listen>, unless
+    /// harness logs of the jobs it ran) [default: http://<listen>, unless
     /// it listens on every address].
     #[arg(long, env = "CINCH_ADVERTISE_URL")]
     advertise_url: Option<String>,
@@ -483,7 +483,7 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
                     .await
                     .context("recording where this node answers")?,
                 None => tracing::warn!(
-                    "this node listens on every address and has no --advertise-url: other nodes cannot fetch the harness logs of the code tasks it runs"
+                    "this node listens on every address and has no --advertise-url: other nodes cannot fetch the harness logs of the jobs it runs"
                 ),
             }
         }
