@@ -17,8 +17,7 @@
 //! host writes `close-stdin` (the CLI then has [`CLOSE_GRACE`] before its
 //! group is ended). The pipe is the supervisor's, so a host that dies and comes back
 //! finds the conversation where it left it. A one-way turn's `close-stdin`
-//! (its driver saw that the CLI cannot succeed) ends its group the same
-//! [`CLOSE_SETTLE`] plus [`CLOSE_GRACE`] after it is written.
+//! (its driver saw that the CLI cannot succeed) ends its group at once.
 //!
 //! It sleeps until something happens: the CLI's exit (a pidfd), a poke on
 //! the turn's `wake` FIFO (whoever writes a stop request, a line to forward
@@ -262,7 +261,12 @@ fn supervise(mut child: std::process::Child, launch: &Launch, turn: &TurnDir) ->
                     soonest(limit - quiet);
                     None
                 });
-            let close_ends = CLOSE_SETTLE + CLOSE_GRACE;
+            // A one-way turn has no stdin to flush: its CLI goes at once.
+            let close_ends = if channel.is_some() {
+                CLOSE_SETTLE + CLOSE_GRACE
+            } else {
+                Duration::ZERO
+            };
             let closed_long_enough = close_asked_at.is_some_and(|at| at.elapsed() >= close_ends);
             if let Some(reason) = reason {
                 let _ = turn.request_stop(reason);

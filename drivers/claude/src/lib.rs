@@ -129,8 +129,11 @@ pub struct ClaudeParser {
     reported_error: Option<String>,
     /// What the `result` line said.
     result: Option<TurnResult>,
-    /// The API refused the credential: Claude Code would retry that for
-    /// minutes without a way to succeed, so the turn's answer is in.
+    /// Refusals of the credential in a row.
+    refusals: u32,
+    /// The API refused the credential again after Claude Code had its
+    /// chance to refresh it: it would retry for minutes without a way to
+    /// succeed, so the turn's answer is in.
     refused: Option<String>,
 }
 
@@ -267,7 +270,7 @@ impl Parser for ClaudeParser {
         }
     }
 
-    /// Done at the first refused credential (see [`ClaudeParser::refused`]):
+    /// Done once the credential is refused for good (see [`ClaudeParser::refused`]):
     /// the host then ends the CLI instead of waiting out its retries.
     fn feed(&mut self, lines: &[String]) -> Fed {
         let mut events = Vec::with_capacity(lines.len());
@@ -339,11 +342,21 @@ impl ClaudeParser {
         self.note_session(value, out);
         match subtype {
             "api_retry" if self.refused.is_none() && is_refused_credential(value) => {
+                self.refusals += 1;
+                // The first refusal may be an expired login or a key helper's
+                // stale key, which Claude Code renews before it asks again.
+                if self.refusals < REFUSALS_TO_END {
+                    out.push(Event::Warning(retry_notice(value)));
+                    return;
+                }
                 let refusal = refusal_text(value);
                 self.refused = Some(refusal.clone());
                 out.push(Event::Error(refusal));
             }
-            "api_retry" => out.push(Event::Warning(retry_notice(value))),
+            "api_retry" => {
+                self.refusals = 0;
+                out.push(Event::Warning(retry_notice(value)));
+            }
             "init"
             | "status"
             | "thinking_tokens"
@@ -563,6 +576,10 @@ fn subtype_text(subtype: &str) -> String {
     }
 }
 
+/// Refusals of the credential in a row that end the turn: the second, since
+/// Claude Code renews a login's token or a key helper's key after the first.
+const REFUSALS_TO_END: u32 = 2;
+
 /// HTTP's status for a refused credential.
 const UNAUTHORIZED: u64 = 401;
 
@@ -590,7 +607,7 @@ fn refusal_text(value: &Line) -> String {
         .map(|status| format!(", HTTP {status}"))
         .unwrap_or_default();
     format!(
-        "API error: {word}{status}: the model's API refused the credential (the API key or login). Claude Code retries that for minutes, so the turn ends at the first refusal: check the key this turn was given."
+        "API error: {word}{status}: the model's API refused the credential (the API key or login). Claude Code retries that for minutes, so the turn ends once it is refused again: check the key this turn was given."
     )
 }
 
