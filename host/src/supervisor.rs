@@ -16,7 +16,8 @@
 //! order, as the file grows, and closes the pipe [`CLOSE_SETTLE`] after the
 //! host writes `close-stdin` (the CLI then has [`CLOSE_GRACE`] before its
 //! group is ended). The pipe is the supervisor's, so a host that dies and comes back
-//! finds the conversation where it left it.
+//! finds the conversation where it left it. A one-way turn's `close-stdin`
+//! (its driver saw that the CLI cannot succeed) ends its group at once.
 //!
 //! It sleeps until something happens: the CLI's exit (a pidfd), a poke on
 //! the turn's `wake` FIFO (whoever writes a stop request, a line to forward
@@ -232,11 +233,13 @@ fn supervise(mut child: std::process::Child, launch: &Launch, turn: &TurnDir) ->
             Ok(None) => {}
             Err(_) => break None,
         }
+        // The host has the turn's answer: a conversation's, or a one-way
+        // turn's driver that saw the CLI cannot succeed (a refused key).
+        if close_asked_at.is_none() && turn.close_stdin().exists() {
+            close_asked_at = Some(Instant::now());
+        }
         if let Some(channel) = channel.as_mut() {
             channel.forward();
-            if close_asked_at.is_none() && turn.close_stdin().exists() {
-                close_asked_at = Some(Instant::now());
-            }
             if close_asked_at.is_some_and(|at| at.elapsed() >= CLOSE_SETTLE) {
                 channel.close_when_flushed();
             }
@@ -258,7 +261,12 @@ fn supervise(mut child: std::process::Child, launch: &Launch, turn: &TurnDir) ->
                     soonest(limit - quiet);
                     None
                 });
-            let close_ends = CLOSE_SETTLE + CLOSE_GRACE;
+            // A one-way turn has no stdin to flush: its CLI goes at once.
+            let close_ends = if channel.is_some() {
+                CLOSE_SETTLE + CLOSE_GRACE
+            } else {
+                Duration::ZERO
+            };
             let closed_long_enough = close_asked_at.is_some_and(|at| at.elapsed() >= close_ends);
             if let Some(reason) = reason {
                 let _ = turn.request_stop(reason);

@@ -425,3 +425,50 @@ fn a_newcomers_path_in_the_app() {
     }
     run_node(node, &server);
 }
+
+/// New task's key note (`tests/browser/credentials.test.mjs`): on a server whose turns get no
+/// model key of their own, it says so for a task on an environment without one, adds the key
+/// the user types as that environment's secret, and the task then runs.
+#[test]
+fn new_task_offers_to_add_the_missing_key() {
+    let chromium = PathBuf::from(
+        std::env::var_os("CINCH_CHROMIUM").unwrap_or_else(|| "/usr/bin/chromium".into()),
+    );
+    check_prerequisites(&chromium);
+    let world = World::new();
+    std::fs::create_dir_all(world.path("browser-profile")).unwrap();
+    // The model key stays the operator's: turns get it only from their environment.
+    let config = world
+        .operator_config()
+        .replace(", \"ANTHROPIC_API_KEY\"", "");
+    std::fs::write(world.path("home/config.toml"), config).unwrap();
+    world.script(Script {
+        lines: support::claude_turn("s-key", "Hello."),
+        ..Script::default()
+    });
+    let server = world.serve();
+    let token = world.admin_token();
+    let account = server.get("/v1/accounts", &token).data()[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let created = server.post(
+        &format!("/v1/accounts/{account}/environments"),
+        &token,
+        &json!({"name": "bare", "repository": world.path("repo")}),
+    );
+    assert_eq!(created.status, 201, "{created:?}");
+    let environment = created.data()["id"].as_str().unwrap().to_owned();
+
+    let screenshots = screenshot_dir();
+    std::fs::create_dir_all(&screenshots).unwrap();
+    let mut node = Command::new("node");
+    node.arg(browser_dir().join("credentials.test.mjs"))
+        .env("CINCH_URL", &server.base)
+        .env("CINCH_TOKEN", &token)
+        .env("CINCH_CHROMIUM", &chromium)
+        .env("CINCH_PROFILE", world.path("browser-profile"))
+        .env("CINCH_SCREENSHOTS", &screenshots)
+        .env("CINCH_ENVIRONMENT", &environment);
+    run_node(node, &server);
+}

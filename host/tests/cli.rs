@@ -337,3 +337,46 @@ fn a_server_that_compiled_the_drivers_gives_the_compilers_memory_back() {
         resident_kb / 1024
     );
 }
+
+/// `cinch check` of every harness exits non-zero when none can run, and says so; once one
+/// can, it succeeds and says what `cinch serve`'s turns of it would get, which is not the
+/// shell's key.
+#[test]
+fn check_fails_when_no_harness_can_run() {
+    let home = tempfile::tempdir().unwrap();
+    // No agent CLI on /usr/bin:/bin.
+    let none = cinch(home.path(), &["check"]);
+    assert_eq!(none.status.code(), Some(1), "{}", stdout(&none));
+    assert!(
+        stderr(&none).contains("no harness can run here"),
+        "{}",
+        stderr(&none)
+    );
+
+    let bin = tempfile::tempdir().unwrap();
+    cinch_fake_cli::install(bin.path(), "claude");
+    let one = Command::new(env!("CARGO_BIN_EXE_cinch"))
+        .arg("check")
+        .env("CINCH_HOME", home.path())
+        .env("PATH", format!("{}:/usr/bin:/bin", bin.path().display()))
+        .env("ANTHROPIC_API_KEY", "sk-in-this-shell")
+        .output()
+        .unwrap();
+    let text = stdout(&one);
+    assert!(one.status.success(), "{text}{}", stderr(&one));
+    let claude = text
+        .lines()
+        .skip_while(|line| !line.starts_with("claude:"))
+        .take(2)
+        .collect::<Vec<_>>();
+    assert!(
+        claude[0].contains("credential: secret (ANTHROPIC_API_KEY)"),
+        "{claude:?}"
+    );
+    assert!(
+        claude[1].contains(
+            "cinch serve's turns: only what their environment gives (ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN as an environment secret)"
+        ),
+        "{claude:?}"
+    );
+}

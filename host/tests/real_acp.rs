@@ -79,6 +79,8 @@ struct Bench {
     agent: Agent,
     server: MockServer,
     dir: TempDir,
+    /// The agent keeps its own retry settings (the tests' settings turn retries off).
+    own_retries: bool,
 }
 
 impl Bench {
@@ -92,7 +94,12 @@ impl Bench {
             "s5",
             vec![Turn::shell("sleep 30"), Turn::text("slept")],
         )]);
-        Bench { agent, server, dir }
+        Bench {
+            agent,
+            server,
+            dir,
+            own_retries: false,
+        }
     }
 
     /// The agent's HOME for `scenario`: each scenario its own, so that one's settings never
@@ -128,16 +135,16 @@ impl Bench {
                 set("GEMINI_CLI_TRUST_WORKSPACE", "true");
             }
             Agent::Qwen => {
-                write_json(
-                    &home.join(".qwen/settings.json"),
-                    &json!({
-                        "security": {"auth": {"selectedType": "openai"}},
-                        "general": {"enableAutoUpdate": false},
-                        "privacy": {"usageStatisticsEnabled": false},
-                        "telemetry": {"enabled": false},
-                        "model": {"generationConfig": {"maxRetries": 0}},
-                    }),
-                );
+                let mut settings = json!({
+                    "security": {"auth": {"selectedType": "openai"}},
+                    "general": {"enableAutoUpdate": false},
+                    "privacy": {"usageStatisticsEnabled": false},
+                    "telemetry": {"enabled": false},
+                });
+                if !self.own_retries {
+                    settings["model"] = json!({"generationConfig": {"maxRetries": 0}});
+                }
+                write_json(&home.join(".qwen/settings.json"), &settings);
                 set("OPENAI_API_KEY", "sk-mock");
                 set("OPENAI_BASE_URL", &format!("{url}/v1"));
                 set("OPENAI_MODEL", "mock-model");
@@ -366,6 +373,29 @@ fn a_500_fails_the_turn_of_every_agent() {
             thread.join().expect("an s3_500 thread");
         }
     });
+}
+
+/// A refused key, with qwen's own retry settings: the turn fails within seconds of what a
+/// plain answer costs (on a loaded machine starting cinch and the agent alone takes a while),
+/// with the agent's words for it, and the model was asked once. (claude-acp cannot do as
+/// much: claude-agent-acp keeps Claude Code's ten retries of a 401 to itself.)
+#[test]
+fn a_refused_key_ends_a_qwen_turn_at_once() {
+    let mut bench = Bench::new(Agent::Qwen);
+    bench.own_retries = true;
+    let (answered, _) = bench.turn("s1", &bench.repo("s1"), PROMPT, None);
+    let (out, result) = bench.turn("s3", &bench.repo("s3"), PROMPT, None);
+    assert_eq!(result["status"], "failed", "{result:#}");
+    let detail = result["detail"].as_str().unwrap_or_default();
+    assert!(detail.contains(Agent::Qwen.unauthorized()), "{result:#}");
+    let extra = out.elapsed.saturating_sub(answered.elapsed);
+    assert!(
+        extra < Duration::from_secs(20),
+        "a refused key took {:.1} s, {:.1} s more than a plain answer",
+        out.elapsed.as_secs_f64(),
+        extra.as_secs_f64()
+    );
+    assert_eq!(bench.model_calls("s3"), 1, "the model was asked again");
 }
 
 #[test]

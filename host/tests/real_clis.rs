@@ -49,6 +49,8 @@ struct Bench {
     timings: Vec<(String, Duration)>,
     /// How the CLI names the mock model's host (its address unless a test says otherwise).
     model_host: &'static str,
+    /// Variables of [`cli_env`] the CLI does not get (a setting a test wants at its default).
+    unset: Vec<&'static str>,
 }
 
 impl Bench {
@@ -77,6 +79,7 @@ impl Bench {
             dir,
             timings: Vec::new(),
             model_host: MOCK_ADDRESS,
+            unset: Vec::new(),
         }
     }
 
@@ -124,6 +127,7 @@ impl Bench {
         args.push(brief);
         // cinch runs the harness with its own environment, so the CLI's goes to cinch.
         let mut env = cli_env(self.cli, &self.server, scenario, &home);
+        env.retain(|(name, _)| !self.unset.contains(&name.as_str()));
         for (_, value) in &mut env {
             *value = value.replace(MOCK_ADDRESS, self.model_host);
         }
@@ -335,6 +339,37 @@ fn scenarios(cli: Cli) {
         .map(|(label, elapsed)| format!("{label} {:.1}s", elapsed.as_secs_f64()))
         .collect();
     println!("{cli}: {}", summary.join(", "));
+}
+
+/// A refused API key ends a claude turn at the first refusal: with its default retries
+/// Claude Code asks again ten times, for about three minutes, before it gives up. The turn
+/// fails within seconds of what a CLI that gives up at once costs (measured first, with
+/// retries off: on a loaded machine starting cinch and claude alone takes a while), with the
+/// CLI's own word for the error, and the model was not asked ten more times.
+#[test]
+fn a_refused_key_ends_a_claude_turn_at_once() {
+    let mut bench = Bench::new(Cli::Claude);
+    let repo = bench.repo("s3");
+    let (at_once, result) = bench.turn("s3", &repo, PROMPT, None);
+    assert_eq!(result["status"], "failed", "{result:#}");
+    bench.unset = vec!["CLAUDE_CODE_MAX_RETRIES"];
+    let asked_before = bench.calls("s3").len();
+    let (out, result) = bench.turn("s3", &repo, PROMPT, None);
+    assert_eq!(result["status"], "failed", "{result:#}");
+    let detail = result["detail"].as_str().unwrap_or_default();
+    assert!(
+        detail.contains("API error: authentication_failed, HTTP 401"),
+        "{result:#}"
+    );
+    let extra = out.elapsed.saturating_sub(at_once.elapsed);
+    assert!(
+        extra < Duration::from_secs(20),
+        "a refused key took {:.1} s, {:.1} s more than a CLI that gives up at once",
+        out.elapsed.as_secs_f64(),
+        extra.as_secs_f64()
+    );
+    let calls = bench.calls("s3").len() - asked_before;
+    assert!(calls < 4, "the model was asked {calls} times");
 }
 
 #[test]

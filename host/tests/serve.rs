@@ -1158,3 +1158,146 @@ fn tokens_are_made_listed_and_revoked_within_their_account() {
     );
     assert_eq!(server.get("/v1/accounts", &bob).status, 401);
 }
+
+/// The claude entry of `GET /v1/models`: its `credential`.
+fn claude_credential(api: &Api) -> Value {
+    let models = api.server.get("/v1/models", &api.token);
+    assert_eq!(models.status, 200, "{models:?}");
+    models
+        .data()
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|entry| entry["harness"] == "claude")
+        .unwrap()["credential"]
+        .clone()
+}
+
+/// A server's turn gets a key only as its environment's secret, from `[secrets]` or by
+/// `[serve] pass_env`, never from the server's own environment as such: the server says so
+/// per harness at its start and in `GET /v1/models`, and a turn without one fails naming
+/// those ways (before, it said "set ANTHROPIC_API_KEY, or log in with `claude`", which a
+/// server's operator had done).
+#[test]
+fn a_servers_turns_get_a_key_only_the_ways_it_names() {
+    let world = World::new();
+    // The operator passes on the fake CLI's script, not the model key.
+    let config = world
+        .operator_config()
+        .replace(", \"ANTHROPIC_API_KEY\"", "");
+    std::fs::write(world.path("home/config.toml"), &config).unwrap();
+    let mut serve = world.cinch();
+    serve
+        .env_remove("ANTHROPIC_API_KEY")
+        .args(["serve", "--home"])
+        .arg(world.path("home"));
+    let server = Server::start(serve, world.dir.path());
+    let token = world.admin_token();
+    let api = Api::new(&server, &token);
+    let log = server.log();
+    assert!(
+        log.contains("claude: turns have a credential only from their environment's secrets; to give one: add ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN as a secret of the task's environment"),
+        "{log}"
+    );
+    assert!(!log.contains("is set where cinch serve started"), "{log}");
+    let credential = claude_credential(&api);
+    assert_eq!(credential["available"], false, "{credential:#}");
+    assert_eq!(credential["source"], Value::Null);
+    assert_eq!(
+        credential["variables"],
+        json!(["ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN"])
+    );
+    let ways = credential["how_to_add"].as_array().unwrap();
+    assert!(
+        ways[0]
+            .as_str()
+            .unwrap()
+            .contains("secret of the task's environment")
+    );
+    assert!(ways[1].as_str().unwrap().contains("under [secrets]"));
+    assert!(
+        ways[2]
+            .as_str()
+            .unwrap()
+            .contains("pass_env = [\"ANTHROPIC_API_KEY\"]")
+    );
+
+    // A task on an environment without the key fails, naming the ways.
+    let bare = api.environment(json!({
+        "name": "bare", "repository": world.path("repo").display().to_string(),
+    }));
+    let (task, session) = api.task_on(&bare, "Deploy");
+    let failed = api.wait(&task, &session, "a refused turn", |s| {
+        s["close_reason"] == "turn_failure"
+    });
+    let error = failed["error_message"].as_str().unwrap();
+    assert!(error.contains("harness.no_credential"), "{error}");
+    assert!(
+        error.contains("a server turn gets only what cinch gives it")
+            && error.contains("secret of the task's environment")
+            && error.contains("under [secrets]")
+            && error.contains("pass_env"),
+        "{error}"
+    );
+    assert!(
+        !error.contains("or log in with `claude` (it writes"),
+        "{error}"
+    );
+
+    // The key as the environment's secret reaches the turn.
+    let keyed = api.environment(json!({
+        "name": "keyed", "repository": world.path("repo").display().to_string(),
+        "secrets": {"ANTHROPIC_API_KEY": "sk-from-the-environment"},
+    }));
+    let env = turn_env(&world, &api, &keyed, "environment-secret");
+    assert_eq!(env["ANTHROPIC_API_KEY"], "sk-from-the-environment");
+    drop(server);
+
+    // The key in the server's environment, not passed on: the start names it.
+    let server = Server::start(
+        {
+            let mut serve = world.cinch();
+            serve.args(["serve", "--home"]).arg(world.path("home"));
+            serve
+        },
+        world.dir.path(),
+    );
+    let log = server.log();
+    assert!(
+        log.contains("(ANTHROPIC_API_KEY is set where cinch serve started, but a turn gets none of the server's variables unless [serve] pass_env lists it)"),
+        "{log}"
+    );
+    let api = Api::new(&server, &token);
+    assert_eq!(claude_credential(&api)["available"], false);
+    drop(server);
+
+    // Passed on by pass_env: every turn has it, and the server says where it comes from.
+    std::fs::write(world.path("home/config.toml"), world.operator_config()).unwrap();
+    let server = world.serve();
+    let log = server.log();
+    assert!(
+        log.contains("claude: every turn has a credential: ANTHROPIC_API_KEY, passed on from the server's environment by [serve] pass_env"),
+        "{log}"
+    );
+    let api = Api::new(&server, &token);
+    let credential = claude_credential(&api);
+    assert_eq!(credential["available"], true, "{credential:#}");
+    assert_eq!(credential["source"], "pass_env");
+    assert_eq!(credential["variable"], "ANTHROPIC_API_KEY");
+    let env = turn_env(&world, &api, &bare, "pass-env");
+    assert_eq!(env["ANTHROPIC_API_KEY"], API_KEY);
+    drop(server);
+
+    // From [secrets]: the same, named so.
+    std::fs::write(
+        world.path("home/config.toml"),
+        format!("{config}\n[secrets]\nANTHROPIC_API_KEY = \"sk-from-the-config\"\n"),
+    )
+    .unwrap();
+    let server = world.serve();
+    let api = Api::new(&server, &token);
+    let credential = claude_credential(&api);
+    assert_eq!(credential["source"], "server_secrets", "{credential:#}");
+    let env = turn_env(&world, &api, &bare, "server-secrets");
+    assert_eq!(env["ANTHROPIC_API_KEY"], "sk-from-the-config");
+}

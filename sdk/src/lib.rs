@@ -105,8 +105,10 @@ pub trait Parser {
     }
 
     /// A batch of lines: their events, and for a conversation the lines to
-    /// write back. A driver that only reads never replies and is never done
-    /// (the CLI's exit ends its turn).
+    /// write back. A driver that only reads never replies, and is done only
+    /// when its CLI carries on with no way to succeed (a refused API key it
+    /// would retry for minutes): the host then ends the CLI. Otherwise the
+    /// CLI's exit ends its turn.
     fn feed(&mut self, lines: &[String]) -> Fed {
         let mut events = Vec::with_capacity(lines.len());
         for line in lines {

@@ -16,7 +16,7 @@ use serde::Deserialize;
 use cinch_driver_sdk::json::{self, str_at};
 use cinch_driver_sdk::session::SessionId;
 use cinch_driver_sdk::{
-    BriefDelivery, Command, Driver, Event, Info, LoginProbe, Outcome, Parser, ResumeScope,
+    BriefDelivery, Command, Driver, Event, Fed, Info, LoginProbe, Outcome, Parser, ResumeScope,
     SkipReason, ToolPhase, ToolUse, Turn, Usage, Value, export_driver, loose, text,
 };
 
@@ -129,6 +129,12 @@ pub struct ClaudeParser {
     reported_error: Option<String>,
     /// What the `result` line said.
     result: Option<TurnResult>,
+    /// Refusals of the credential in a row.
+    refusals: u32,
+    /// The API refused the credential again after Claude Code had its
+    /// chance to refresh it: it would retry for minutes without a way to
+    /// succeed, so the turn's answer is in.
+    refused: Option<String>,
 }
 
 /// A tool call that has started.
@@ -264,6 +270,20 @@ impl Parser for ClaudeParser {
         }
     }
 
+    /// Done once the credential is refused for good (see [`ClaudeParser::refused`]):
+    /// the host then ends the CLI instead of waiting out its retries.
+    fn feed(&mut self, lines: &[String]) -> Fed {
+        let mut events = Vec::with_capacity(lines.len());
+        for line in lines {
+            self.line(line, &mut events);
+        }
+        Fed {
+            events,
+            replies: Vec::new(),
+            done: self.refused.is_some(),
+        }
+    }
+
     fn finish(&mut self, exit_code: Option<i32>, stderr_tail: &str) -> Outcome {
         let (turn_failed, turn_error, final_message, usage) = match &self.result {
             Some(result) => (
@@ -277,7 +297,7 @@ impl Parser for ClaudeParser {
             // is all there is.
             None => (
                 true,
-                self.reported_error.clone(),
+                self.refused.clone().or_else(|| self.reported_error.clone()),
                 self.last_text.clone(),
                 None,
             ),
@@ -321,7 +341,22 @@ impl ClaudeParser {
         }
         self.note_session(value, out);
         match subtype {
-            "api_retry" => out.push(Event::Warning(retry_notice(value))),
+            "api_retry" if self.refused.is_none() && is_refused_credential(value) => {
+                self.refusals += 1;
+                // The first refusal may be an expired login or a key helper's
+                // stale key, which Claude Code renews before it asks again.
+                if self.refusals < REFUSALS_TO_END {
+                    out.push(Event::Warning(retry_notice(value)));
+                    return;
+                }
+                let refusal = refusal_text(value);
+                self.refused = Some(refusal.clone());
+                out.push(Event::Error(refusal));
+            }
+            "api_retry" => {
+                self.refusals = 0;
+                out.push(Event::Warning(retry_notice(value)));
+            }
             "init"
             | "status"
             | "thinking_tokens"
@@ -539,6 +574,41 @@ fn subtype_text(subtype: &str) -> String {
         "" | "success" => "the turn ended in error".into(),
         other => other.replace('_', " "),
     }
+}
+
+/// Refusals of the credential in a row that end the turn: the second, since
+/// Claude Code renews a login's token or a key helper's key after the first.
+const REFUSALS_TO_END: u32 = 2;
+
+/// HTTP's status for a refused credential.
+const UNAUTHORIZED: u64 = 401;
+
+/// Claude Code's word for an API error caused by the credential.
+const AUTHENTICATION_FAILED: &str = "authentication_failed";
+
+/// Whether a retry is of a request the API refused for its credential.
+fn is_refused_credential(value: &Line) -> bool {
+    value.error_status.0 == Some(UNAUTHORIZED)
+        || value.error.get().and_then(Value::as_str) == Some(AUTHENTICATION_FAILED)
+}
+
+/// A refused credential as the turn's error: Claude Code's own word for it
+/// and the status, and why the turn ends at once.
+fn refusal_text(value: &Line) -> String {
+    let word = value
+        .error
+        .get()
+        .and_then(Value::as_str)
+        .filter(|word| !word.is_empty())
+        .unwrap_or(AUTHENTICATION_FAILED);
+    let status = value
+        .error_status
+        .0
+        .map(|status| format!(", HTTP {status}"))
+        .unwrap_or_default();
+    format!(
+        "API error: {word}{status}: the model's API refused the credential (the API key or login). Claude Code retries that for minutes, so the turn ends once it is refused again: check the key this turn was given."
+    )
 }
 
 /// `system/api_retry` as one line: `API retry 2/10: overloaded (HTTP 529)`.

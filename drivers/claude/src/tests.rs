@@ -250,6 +250,36 @@ fn api_retry_is_a_warning() {
 }
 
 #[test]
+fn a_credential_refused_twice_ends_the_turn() {
+    // claude 2.1.197 against a 401, with its default ten retries.
+    let lines: Vec<String> = [
+        r#"{"type":"system","subtype":"init","session_id":"s","model":"claude-sonnet-4-5"}"#,
+        r#"{"type":"system","subtype":"api_retry","attempt":1,"max_retries":10,"retry_delay_ms":601.4,"error_status":401,"error":"authentication_failed","session_id":"s"}"#,
+        r#"{"type":"system","subtype":"api_retry","attempt":2,"max_retries":10,"retry_delay_ms":1117.1,"error_status":401,"error":"authentication_failed","session_id":"s"}"#,
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    let mut parser = ClaudeParser::default();
+    let fed = parser.feed(&lines[..2]);
+    // The first may be a login's token Claude Code renews.
+    assert!(!fed.done, "refused once");
+    let fed = parser.feed(&lines[2..]);
+    assert!(fed.done, "the answer is in at the second refusal");
+    let [Event::Error(error)] = fed.events.as_slice() else {
+        panic!("{:?}", fed.events);
+    };
+    assert!(error.contains("authentication_failed, HTTP 401"), "{error}");
+    // The host ends the CLI: a signal, no result line.
+    let outcome = parser.finish(None, "");
+    assert!(outcome.is_error);
+    assert_eq!(outcome.error.as_deref(), Some(error.as_str()));
+    // Any other retry is a notice, and the turn goes on.
+    let mut parser = ClaudeParser::default();
+    let fed = parser.feed(&[r#"{"type":"system","subtype":"api_retry","attempt":1,"max_retries":10,"error_status":529,"error":"overloaded","session_id":"s"}"#.to_owned()]);
+    assert!(!fed.done);
+}
+
+#[test]
 fn no_output_and_a_non_zero_exit_gives_stderr_as_the_error() {
     // Recorded s1_root_without_IS_SANDBOX.
     let stderr = "--dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons\n";

@@ -6,6 +6,7 @@ use serde::Serialize;
 use super::extract::{Caller, PageParams, Query};
 use super::problem::Problem;
 use super::{AppState, Envelope};
+use crate::engine::server_credential::ServerCredential;
 use crate::service::accounts::AccountWithUsage;
 use crate::store::{self, UsageTotals};
 
@@ -122,6 +123,9 @@ pub struct HarnessModels {
     pub efforts: Vec<String>,
     /// The effort used when a request names none.
     pub default_effort: Option<String>,
+    /// Whether this server's turns of the harness have a credential of the
+    /// server's own, or need one from their environment's secrets.
+    pub credential: ServerCredential,
 }
 
 /// Each harness's models and efforts.
@@ -143,13 +147,16 @@ pub async fn list_models(
         .registry()
         .infos()
         .into_iter()
-        .map(|info| HarnessModels {
-            harness: info.name.clone(),
-            display_name: info.display_name.clone(),
-            models: info.models.clone(),
-            default_model: info.default_model.clone(),
-            efforts: info.efforts.clone(),
-            default_effort: info.default_effort.clone(),
+        .filter_map(|info| {
+            Some(HarnessModels {
+                harness: info.name.clone(),
+                display_name: info.display_name.clone(),
+                models: info.models.clone(),
+                default_model: info.default_model.clone(),
+                efforts: info.efforts.clone(),
+                default_effort: info.default_effort.clone(),
+                credential: app.drivers.server_credential(&info.name)?,
+            })
         })
         .collect();
     Envelope::of(models)

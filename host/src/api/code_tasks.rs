@@ -1,4 +1,4 @@
-//! The code-task API: start a turn in one of the account's environments,
+//! The jobs API (the spec's code-task API): start a turn in one of the account's environments,
 //! read its status and result, cancel it, its diff and its harness log.
 
 use std::time::Duration;
@@ -20,7 +20,7 @@ use crate::service::code_tasks::{CodeTaskError, NewTask, TaskView};
 /// How long a client refused for capacity should wait before it tries again.
 const CAPACITY_RETRY_SECONDS: u64 = 10;
 
-/// A code task to start.
+/// A job to start: one turn, without a task or session.
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TaskRequest {
@@ -105,7 +105,7 @@ pub struct WaitParams {
     pub wait: bool,
 }
 
-/// Where a code task is: running, or how it ended.
+/// Where a job is: running, or how it ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum CodeTaskStatus {
@@ -135,7 +135,7 @@ impl From<Status> for CodeTaskStatus {
     }
 }
 
-/// A code task: its call, its status and, once it has ended, its result.
+/// A job: its call, its status and, once it has ended, its result.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 #[schema(as = CodeTask)]
 pub struct Task {
@@ -157,7 +157,7 @@ pub struct Task {
     pub result: Option<TaskResult>,
 }
 
-/// How a code task ended, with the spec's metadata.
+/// How a job ended, with the spec's metadata.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct TaskResult {
     /// The harness's driver.
@@ -232,7 +232,7 @@ impl TaskResult {
     }
 }
 
-/// Starts a code task: a turn of `harness` in the environment's repository.
+/// Starts a job: one turn of `harness` in the environment's repository.
 /// With `?wait=true` the answer comes once the turn has ended, with its result.
 #[utoipa::path(
     post,
@@ -334,7 +334,7 @@ impl From<&TaskView> for Task {
     }
 }
 
-/// A code task's status and, once it has ended, its result.
+/// A job's status and, once it has ended, its result.
 #[utoipa::path(
     get,
     path = "/api/runs/{run}/tasks/{call}",
@@ -360,7 +360,7 @@ pub async fn get_task(
     Ok(axum::Json(Task::from(&view)))
 }
 
-/// Stops a running code task: SIGTERM to the harness, SIGKILL 10 s later; it
+/// Stops a running job: SIGTERM to the harness, SIGKILL 10 s later; it
 /// ends `cancelled`. 409 when it has already ended.
 #[utoipa::path(
     post,

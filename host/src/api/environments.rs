@@ -23,7 +23,7 @@ pub struct EnvironmentView {
     pub id: String,
     /// The account it belongs to.
     pub account_id: String,
-    /// Its name, unique in the account (the code-task API's `repo`).
+    /// Its name, unique in the account (the jobs API's `repo`).
     pub name: String,
     /// A local path or a git URL to clone.
     pub repository: String,

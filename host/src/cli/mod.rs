@@ -1,5 +1,6 @@
 //! The `cinch` command line.
 
+mod credentials_report;
 mod database;
 mod driver_test;
 mod drivers;
@@ -104,7 +105,7 @@ enum Command {
         /// The turn's id.
         turn: String,
     },
-    /// Serves the HTTP API: accounts, environments, code tasks, live events.
+    /// Serves the HTTP API and the app: accounts, environments, tasks, jobs, live events.
     Serve(serve::ServeArgs),
     /// Makes bearer tokens for the API.
     Token {

@@ -93,7 +93,7 @@ pub struct ServeArgs {
     #[arg(long, env = "CINCH_DRAIN_GRACE")]
     drain_grace: Option<u64>,
     /// Where the other nodes reach this one, for what only it holds (the
-    /// harness logs of the code tasks it ran) [default: http://<listen>, unless
+    /// harness logs of the jobs it ran) [default: http://<listen>, unless
     /// it listens on every address].
     #[arg(long, env = "CINCH_ADVERTISE_URL")]
     advertise_url: Option<String>,
@@ -309,6 +309,7 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let tenant_env = passed_env(std::env::vars(), &file.pass_env);
     let mut engine = super::engine_in(home.clone(), tenant_env.clone())?.with_sandbox(sandbox);
     tracing::info!(helper = %crate::helper::describe(engine.helper()), "helper");
+    super::credentials_report::report(&engine, &std::env::vars().collect());
     if let Some(minutes) = args.watchdog_minutes {
         engine = engine.with_watchdog(Duration::from_secs(minutes * 60));
     }
@@ -373,7 +374,7 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
                     .await
                     .context("recording where this node answers")?,
                 None => tracing::warn!(
-                    "this node listens on every address and has no --advertise-url: other nodes cannot fetch the harness logs of the code tasks it runs"
+                    "this node listens on every address and has no --advertise-url: other nodes cannot fetch the harness logs of the jobs it runs"
                 ),
             }
         }

@@ -4,6 +4,7 @@ use std::process::ExitCode;
 
 use crate::engine::Engine;
 use crate::engine::result::{CostSource, TurnUsage, human_duration};
+use crate::engine::server_credential::{CredentialSource, ServerCredential};
 use crate::turn_dir::now_ms;
 
 /// Lists the turns, newest first.
@@ -143,13 +144,44 @@ pub fn check(engine: &Engine, name: Option<&str>, json: bool) -> anyhow::Result<
             );
             if let Some(problem) = &report.problem {
                 println!("  cannot run: {problem}");
+            } else {
+                println!("  {}", server_turns(&report.server_credential));
             }
         }
     }
-    let ready = name.is_none() || reports.iter().all(|report| report.problem.is_none());
+    let runnable = reports.iter().filter(|report| report.problem.is_none());
+    let ready = match name {
+        Some(_) => reports.iter().all(|report| report.problem.is_none()),
+        None => runnable.count() > 0,
+    };
+    if !ready && name.is_none() {
+        eprintln!(
+            "cinch: no harness can run here: install one's CLI and give it a credential (see each `cannot run` above)"
+        );
+    }
     Ok(if ready {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// What `cinch serve`'s turns of a harness get for a credential, in a line.
+fn server_turns(credential: &ServerCredential) -> String {
+    match (credential.source, credential.variable.as_deref()) {
+        (Some(CredentialSource::ServerSecrets), Some(variable)) => {
+            format!("cinch serve's turns: {variable} from [secrets]")
+        }
+        (Some(CredentialSource::PassEnv), Some(variable)) => {
+            format!("cinch serve's turns: {variable}, passed on by [serve] pass_env")
+        }
+        (Some(_), _) => "cinch serve's turns: no key needed".to_owned(),
+        (None, _) if credential.variables.is_empty() => {
+            "cinch serve's turns: only a login made in the agent's home".to_owned()
+        }
+        (None, _) => format!(
+            "cinch serve's turns: only what their environment gives ({} as an environment secret), unless [secrets] or [serve] pass_env gives it",
+            credential.variables.join(" or ")
+        ),
+    }
 }

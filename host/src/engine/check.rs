@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::harness::{self, Credential};
+use super::server_credential::ServerCredential;
 use super::{Engine, credential_probe};
 use crate::probe::{CliStatus, probe};
 
@@ -24,6 +25,9 @@ pub struct CheckReport {
     pub credential: Credential,
     /// What keeps it from running, if anything.
     pub problem: Option<String>,
+    /// What a `cinch serve` started here would give its turns: they get
+    /// none of the shell's variables unless `[serve] pass_env` lists them.
+    pub server_credential: ServerCredential,
 }
 
 impl Engine {
@@ -58,6 +62,7 @@ impl Engine {
             version,
             credential,
             problem,
+            server_credential: self.server_credential_with(name, &self.env)?,
         })
     }
 }

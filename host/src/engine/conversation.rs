@@ -144,12 +144,7 @@ impl TurnParser for ConversationParser {
         }
         if fed.done && !inner.done {
             inner.done = true;
-            match write_private(&inner.turn.close_stdin(), b"") {
-                Ok(()) => inner.turn.wake_supervisor(),
-                Err(error) => {
-                    tracing::warn!("could not ask the supervisor to close stdin: {error:#}")
-                }
-            }
+            ask_to_end(&inner.turn);
         }
         Ok(Fed {
             replies: Vec::new(),
@@ -164,6 +159,15 @@ impl TurnParser for ConversationParser {
     ) -> Result<Outcome, DriverFailure> {
         let mut inner = self.0.inner.lock().unwrap_or_else(PoisonError::into_inner);
         inner.session.finish(exit_code, stderr_tail)
+    }
+}
+
+/// Asks the turn's supervisor to end its CLI, whose answer is in: it closes
+/// the CLI's stdin, when it holds it, and ends the CLI a little later.
+pub(super) fn ask_to_end(turn: &TurnDir) {
+    match write_private(&turn.close_stdin(), b"") {
+        Ok(()) => turn.wake_supervisor(),
+        Err(error) => tracing::warn!("could not ask the supervisor to end the CLI: {error:#}"),
     }
 }
 

@@ -10,6 +10,7 @@
 //! to a turn still running; a turn whose supervisor is gone ends
 //! `interrupted`. The engine knows nothing of HTTP.
 
+mod answered;
 pub mod brief;
 mod check;
 pub mod conversation;
@@ -21,6 +22,7 @@ pub mod harness;
 pub mod log;
 mod refusal;
 pub mod result;
+pub mod server_credential;
 mod spans;
 mod start;
 mod turns;
@@ -341,7 +343,10 @@ impl Engine {
         };
         let parser: Box<dyn TurnParser + Send> = match &conversation {
             Some(conversation) => Box::new(conversation.parser()),
-            None => Box::new(harness.driver.session()?),
+            None => Box::new(answered::OneWay::new(
+                harness.driver.session()?,
+                turn.clone(),
+            )),
         };
         let renderer = ProgressRenderer::new(&info.display_name, redactor.clone());
         let events = EventLog::new();

@@ -15,7 +15,7 @@ use super::spans;
 use super::version::VersionProbe;
 use super::{
     Engine, MAX_TIMEOUT, Refusal, RefusalCode, StartCheckpointFailed, Turn, TurnRequest, brief,
-    checkpoint_ref, conversation, credential_probe, is_valid_session_id,
+    checkpoint_ref, conversation, credential_probe, is_valid_session_id, server_credential,
 };
 use crate::checkpoint;
 use crate::probe::find_program;
@@ -237,11 +237,12 @@ impl Engine {
         if harness::credential(info, &env, home_dir.as_deref()) == Credential::None
             && needs_credential(info)
         {
-            return Err(Refusal::new(
-                RefusalCode::NoCredential,
-                no_credential(info, home_dir.as_deref()),
-            )
-            .into());
+            // A server's turn (an agent's) gets only what cinch gives it.
+            let detail = match &request.agent {
+                Some(_) => server_credential::no_credential(info),
+                None => no_credential(info, home_dir.as_deref()),
+            };
+            return Err(Refusal::new(RefusalCode::NoCredential, detail).into());
         }
         // Asked for beside the rest of the start, which needs no version.
         let version = VersionProbe::start(driver.clone(), info, program.clone(), &self.versions)?;

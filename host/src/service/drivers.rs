@@ -6,6 +6,7 @@ use std::sync::Arc;
 use super::ServiceError;
 use crate::drivers::Registry;
 use crate::engine::Engine;
+use crate::engine::server_credential::ServerCredential;
 use crate::store::{SeenUnknown, Store};
 
 /// The drivers service.
@@ -24,6 +25,12 @@ impl Drivers {
     /// The drivers and harnesses turns run on.
     pub fn registry(&self) -> &Registry {
         self.engine.registry()
+    }
+
+    /// Whether this server's turns of the harness `name` have a credential
+    /// of the server's own; none for a harness the registry does not have.
+    pub fn server_credential(&self, name: &str) -> Option<ServerCredential> {
+        self.engine.server_credential(name).ok()
     }
 
     /// Every event type turns met that their driver did not know, by

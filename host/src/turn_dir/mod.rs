@@ -262,8 +262,9 @@ impl TurnDir {
         self.dir.join("stdin.jsonl")
     }
 
-    /// Written by the host once a conversation's answer has arrived: the
-    /// supervisor closes the CLI's stdin and, after a short grace, ends it.
+    /// Written by the host once a turn's answer has arrived: the supervisor
+    /// closes the CLI's stdin (a conversation's) and, after a short grace,
+    /// ends it.
     pub fn close_stdin(&self) -> PathBuf {
         self.dir.join("close-stdin")
     }

@@ -46,6 +46,7 @@ static ASSETS: &[Asset] = &[
     asset!("tabs.js", JS),
     asset!("tasks.js", JS),
     asset!("new-task.js", JS),
+    asset!("credentials.js", JS),
     asset!("task.js", JS),
     asset!("result.js", JS),
     asset!("new-session.js", JS),

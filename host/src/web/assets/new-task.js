@@ -3,6 +3,7 @@
 
 import { accountPath, v1, v1All } from "./api.js";
 import { h } from "./dom.js";
+import { credentialNote } from "./credentials.js";
 
 export function showNewTask(main, navigate) {
   const prompt = h("textarea", { id: "task-prompt", name: "prompt", rows: 6, required: true });
@@ -18,6 +19,16 @@ export function showNewTask(main, navigate) {
   const submit = h("button", { type: "submit", class: "primary", text: "Start task" });
   const problem = h("p", { class: "problem", role: "alert", hidden: true });
   let models = [];
+  let environments = [];
+  const credential = credentialNote();
+  const credentialChanged = () => credential.update(
+    models.find((entry) => entry.harness === harness.value),
+    environments.find((env) => env.id === environment.value),
+    (updated) => {
+      environments = environments.map((env) => (env.id === updated.id ? updated : env));
+      credentialChanged();
+    });
+  environment.addEventListener("change", credentialChanged);
 
   const field = (label, control, hint) =>
     h("div", { class: "field" }, h("label", { for: control.id, text: label }), control, hint ? h("p", { class: "muted hint", text: hint }) : null);
@@ -31,6 +42,7 @@ export function showNewTask(main, navigate) {
     const choices = (values) => (values?.length ? values.map((value) => [value, value]) : [["", "The harness's default"]]);
     options(model, choices(chosen?.models), chosen?.default_model);
     options(effort, choices(chosen?.efforts), chosen?.default_effort);
+    credentialChanged();
   };
   harness.addEventListener("change", harnessChanged);
 
@@ -61,6 +73,7 @@ export function showNewTask(main, navigate) {
   field("Environment", environment),
   noEnvironment,
   h("div", { class: "row" }, field("Harness", harness), field("Model", model), field("Effort", effort)),
+  credential.element,
   problem,
   h("div", { class: "form-actions" }, submit, h("a", { href: "#/tasks", text: "Cancel" })));
 
@@ -69,7 +82,8 @@ export function showNewTask(main, navigate) {
   prompt.focus();
 
   Promise.all([v1All(accountPath("/environments")), v1("/models")]).then(
-    ([environments, harnesses]) => {
+    ([listed, harnesses]) => {
+      environments = listed;
       models = harnesses;
       options(environment, [["", "The agent's environment"], ...environments.map((env) => [env.id, `${env.name} — ${env.repository}`])],
         environments.length === 1 ? environments[0].id : "");
