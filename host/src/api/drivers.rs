@@ -30,6 +30,14 @@ pub struct DriverView {
     pub contract_version: String,
     /// Whether it is built into cinch or a plugin the operator installed.
     pub source: DriverSource,
+    /// Where a pinned plugin came from: a file's path or an OCI reference;
+    /// null for a built-in or an unpinned plugin file.
+    pub origin: Option<String>,
+    /// Its version: a pinned plugin's (its OCI version or tag), cinch's for
+    /// a built-in; null when unknown.
+    pub version: Option<String>,
+    /// The component's digest, `sha256:HEX`: what a turn's result names.
+    pub digest: String,
     /// Per CLI version its turns ran, the event types it did not know,
     /// oldest sighting first; empty when it has known every event.
     pub cli_versions: Vec<CliVersionSeen>,
@@ -82,14 +90,14 @@ pub async fn list_drivers(
     _caller: Caller,
 ) -> Result<axum::Json<Envelope<Vec<DriverView>>>, Problem> {
     let seen = app.drivers.unknown_events().await?;
-    let drivers = app
-        .drivers
-        .registry()
+    let registry = app.drivers.registry();
+    let drivers = registry
         .entries()
         .iter()
         .filter_map(|entry| Some((entry, entry.driver.as_ref().ok()?)))
         .map(|(entry, driver)| {
             let info = driver.info();
+            let used = registry.driver_used(driver);
             DriverView {
                 name: info.name.clone(),
                 display_name: info.display_name.clone(),
@@ -97,8 +105,14 @@ pub async fn list_drivers(
                 contract_version: driver.contract_version().to_owned(),
                 source: match entry.source {
                     Source::Builtin => DriverSource::Builtin,
-                    Source::Plugin(_) => DriverSource::Plugin,
+                    Source::Plugin(_) | Source::Pinned(_) => DriverSource::Plugin,
                 },
+                origin: match &entry.source {
+                    Source::Pinned(pin) => Some(pin.source.clone()),
+                    Source::Builtin | Source::Plugin(_) => None,
+                },
+                version: used.version,
+                digest: used.digest,
                 cli_versions: by_version(seen.iter().filter(|row| row.harness == info.name)),
             }
         })

@@ -106,7 +106,7 @@ pub async fn healthz(State(app): State<AppState>) -> (StatusCode, axum::Json<Hea
         status,
         version: env!("CARGO_PKG_VERSION").to_owned(),
         database: DatabaseHealth { reachable },
-        drivers: drivers(app.drivers.registry()),
+        drivers: drivers(&app.drivers.registry()),
         sandbox: SandboxHealth {
             enforced: app.probes.sandbox_enforced(),
             landlock_abi: crate::sandbox::landlock_abi(),

@@ -433,6 +433,10 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         .await?;
         // A running turn's values to mask wait on disk sealed like the database's secrets.
         let engine = Arc::new(engine.with_secrets_seal(SecretsSeal::new(&secrets_key)));
+        // `cinch driver add|remove|rollback` on this home takes effect for new turns.
+        engine
+            .watch_drivers()
+            .context("starting the plugins' watch")?;
         if let Some(mib) = file.page_cache_mib {
             store = store.with_page_cache(mib << 20);
         }

@@ -21,8 +21,8 @@ impl Drivers {
         Self { store, engine }
     }
 
-    /// The drivers and harnesses turns run on.
-    pub fn registry(&self) -> &Registry {
+    /// The drivers and harnesses turns run on now.
+    pub fn registry(&self) -> Arc<Registry> {
         self.engine.registry()
     }
 
