@@ -478,18 +478,23 @@ fn signatures_are_openssh_ones_and_required_when_configured() {
     assert!(row.contains("is not signed"), "{listed}");
 }
 
+/// What GET /v1/drivers says of claude.
+fn serving(server: &support::Server, token: &str) -> Value {
+    let drivers = server.get("/v1/drivers", token).json();
+    drivers["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|driver| driver["name"] == "claude")
+        .cloned()
+        .unwrap()
+}
+
 /// Polls GET /v1/drivers until claude's digest is `expected`; how long it took.
 fn until_serving(server: &support::Server, token: &str, expected: &str) -> Duration {
     let started = Instant::now();
     loop {
-        let drivers = server.get("/v1/drivers", token).json();
-        let claude = drivers["data"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|driver| driver["name"] == "claude")
-            .cloned()
-            .unwrap();
+        let claude = serving(server, token);
         if claude["digest"] == expected {
             return started.elapsed();
         }
@@ -522,7 +527,7 @@ fn a_running_server_swaps_drivers_live_and_rolls_back() {
     let v2_file = write(&world, "claude-v2.wasm", &v2);
     ok(&run(world.cinch().args(["driver", "add"]).arg(&v1_file)));
     support::committed_repo(&world.path("repo2"), "two\n");
-    let server = world.serve();
+    let server = world.serve_with(&["--operator-token", OPERATOR]);
     let token = world.admin_token();
     let api = support::Api::new(&server, &token);
     for (name, repo) in [("one", "repo"), ("two", "repo2")] {
@@ -614,8 +619,40 @@ fn a_running_server_swaps_drivers_live_and_rolls_back() {
         .iter()
         .find(|driver| driver.name == "claude")
         .unwrap();
-    until_serving(&server, &token, &format!("sha256:{}", builtin.sha256));
+    let builtin = format!("sha256:{}", builtin.sha256);
+    until_serving(&server, &token, &builtin);
+
+    // Over HTTP, with the operator's token: in force as soon as answered.
+    let registry = Registry::start();
+    let v3 = marked(&claude_component(), "v3");
+    let v3_file = write(&world, "claude-v3.wasm", &v3);
+    let tag = registry.oci("drivers/claude:3");
+    ok(&run(world
+        .cinch()
+        .args(["driver", "publish"])
+        .arg(&v3_file)
+        .arg(&tag)));
+    let body = json!({"source": tag});
+    let by_account = server.post("/v1/drivers", &token, &body);
+    assert_eq!(by_account.status, 401, "{by_account:?}");
+    let bad = server.post("/v1/drivers", OPERATOR, &json!({"source": "https://x/y"}));
+    assert_eq!(bad.status, 422, "{bad:?}");
+    assert_eq!(serving(&server, &token)["digest"], builtin);
+    let added = server.post("/v1/drivers", OPERATOR, &body);
+    assert_eq!(added.status, 201, "{added:?}");
+    assert_eq!(added.data()["digest"], digest(&v3));
+    assert_eq!(added.data()["version"], "3");
+    assert_eq!(serving(&server, &token)["digest"], digest(&v3));
+    assert_eq!(lock(&world)["drivers"]["claude"]["digest"], digest(&v3));
+    let removed = server.request("DELETE", "/v1/drivers/claude", Some(OPERATOR), None);
+    assert_eq!(removed.status, 204, "{removed:?}");
+    assert_eq!(serving(&server, &token)["digest"], builtin);
+    let again = server.request("DELETE", "/v1/drivers/claude", Some(OPERATOR), None);
+    assert_eq!(again.status, 404, "{again:?}");
 }
+
+/// The operator token the live-swap test's server takes plugin changes with.
+const OPERATOR: &str = "operator-token-of-the-test";
 
 /// An OCI image layout folder (as `skopeo`, `oras` and `wkg` read them)
 /// holding `component` in the Wasm OCI Artifact layout, tagged `tag`.

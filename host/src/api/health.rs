@@ -177,7 +177,7 @@ pub async fn metrics(State(app): State<AppState>, headers: HeaderMap) -> Result<
 }
 
 /// Compares two secrets in time that depends on their lengths only.
-fn same_secret(given: &[u8], expected: &[u8]) -> bool {
+pub(super) fn same_secret(given: &[u8], expected: &[u8]) -> bool {
     given.len() == expected.len()
         && given
             .iter()

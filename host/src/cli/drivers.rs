@@ -230,18 +230,7 @@ pub fn add(context: &Context, args: AddArgs) -> anyhow::Result<ExitCode> {
     let candidate = if args.source.starts_with(reference::SCHEME) {
         let reference = Reference::parse(&args.source)?;
         let mut client = args.registry.client(&reference)?;
-        let pulled = client.pull(&reference)?;
-        Candidate {
-            version: pulled
-                .annotations
-                .get(oci::VERSION_ANNOTATION)
-                .cloned()
-                .or_else(|| reference.tag.clone()),
-            signature: pulled.annotations.get(oci::SIGNATURE_ANNOTATION).cloned(),
-            manifest: Some(pulled.manifest_digest),
-            component: pulled.component,
-            source: args.source.clone(),
-        }
+        Candidate::pull(&reference, &mut client)?
     } else {
         let file = Path::new(&args.source);
         let component =

@@ -78,6 +78,10 @@ pub struct ServeArgs {
     /// are open to anyone who reaches the server.
     #[arg(long, env = "CINCH_METRICS_TOKEN")]
     metrics_token: Option<String>,
+    /// The bearer token `POST`/`DELETE /v1/drivers` require (plugins are
+    /// the server's, not an account's); without one they are refused.
+    #[arg(long, env = "CINCH_OPERATOR_TOKEN", hide_env_values = true)]
+    operator_token: Option<String>,
     /// This node's id, unique among the nodes sharing the database
     /// [default: the id kept in the home's `node-id`, made on first start].
     #[arg(long, env = "CINCH_NODE_ID")]
@@ -506,6 +510,13 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
                 "--metrics-token: give a token, or leave the option out to keep the metrics open"
             );
             state = state.with_metrics_token(token.trim());
+        }
+        if let Some(token) = args.operator_token.as_deref() {
+            anyhow::ensure!(
+                token.trim().len() >= 16,
+                "--operator-token: give a token of 16 characters or more, or leave the option out to refuse plugin changes over HTTP"
+            );
+            state = state.with_operator_token(token.trim());
         }
         crate::api::serve(listener, state, limits).await;
         if shared {

@@ -1,12 +1,14 @@
-//! Puts plugin changes in force on a running engine: a thread looks at the
-//! home's drivers.lock and plugins folder every [`INTERVAL`] and, when they
-//! changed, loads the drivers again for the turns that start from then on.
+//! Plugin changes on a running engine: made through it (the API's), or
+//! made by `cinch driver` on its home, which a thread notices by looking at
+//! the home's drivers.lock and plugins folder every [`INTERVAL`]. Either way
+//! the drivers are loaded again for the turns that start from then on.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Weak};
 use std::time::{Duration, SystemTime};
 
 use super::Engine;
+use crate::plugins::{Candidate, Installed, Pin, Plugins};
 
 /// How often the plugins are looked at: a `driver add` is in force for new
 /// turns within this (plus the load of the new component).
@@ -42,6 +44,31 @@ fn fingerprint(plugins_dir: &Path) -> Fingerprint {
 }
 
 impl Engine {
+    /// The home's plugins.
+    pub fn plugins(&self) -> Plugins {
+        Plugins::in_dir(&self.home.plugins_dir())
+    }
+
+    /// Installs `candidate` as [`Plugins::install`] does, under the
+    /// config's signature policy, and puts it in force at once.
+    pub fn install_plugin(&self, candidate: Candidate, update: bool) -> anyhow::Result<Installed> {
+        let policy = self.config.drivers.policy()?;
+        let _changing = crate::sync::lock(&self.plugin_changes);
+        let installed = self
+            .plugins()
+            .install(&self.runtime, &policy, candidate, update)?;
+        self.reload_drivers()?;
+        Ok(installed)
+    }
+
+    /// Removes plugin `name` and puts the change in force at once.
+    pub fn remove_plugin(&self, name: &str) -> anyhow::Result<Option<Pin>> {
+        let _changing = crate::sync::lock(&self.plugin_changes);
+        let removed = self.plugins().remove(name)?;
+        self.reload_drivers()?;
+        Ok(removed)
+    }
+
     /// Starts the thread that reloads the drivers when the plugins change;
     /// it ends with the engine.
     pub fn watch_drivers(self: &Arc<Self>) -> std::io::Result<()> {

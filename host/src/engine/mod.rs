@@ -133,6 +133,9 @@ pub struct Engine {
     registry: std::sync::RwLock<Arc<Registry>>,
     /// What loads drivers again when the plugins change.
     runtime: Runtime,
+    /// Held while a plugin change made through the engine reads and writes
+    /// drivers.lock.
+    plugin_changes: std::sync::Mutex<()>,
     supervisor_program: PathBuf,
     env: BTreeMap<String, String>,
     sandbox: sandbox::Mode,
@@ -237,6 +240,7 @@ impl Engine {
             config,
             registry: std::sync::RwLock::new(Arc::new(registry)),
             runtime: runtime.clone(),
+            plugin_changes: std::sync::Mutex::default(),
             supervisor_program,
             env,
             sandbox: sandbox::Mode::Enforced,

@@ -73,6 +73,29 @@ pub struct Candidate {
     pub signature: Option<String>,
 }
 
+impl Candidate {
+    /// The component `reference` names, pulled through `client` with every
+    /// digest checked; its version from the manifest's version annotation,
+    /// else the tag; its signature from the manifest's annotation.
+    pub fn pull(
+        reference: &reference::Reference,
+        client: &mut oci::Client,
+    ) -> Result<Self, oci::RegistryError> {
+        let pulled = client.pull(reference)?;
+        Ok(Self {
+            version: pulled
+                .annotations
+                .get(oci::VERSION_ANNOTATION)
+                .cloned()
+                .or_else(|| reference.tag.clone()),
+            signature: pulled.annotations.get(oci::SIGNATURE_ANNOTATION).cloned(),
+            manifest: Some(pulled.manifest_digest),
+            component: pulled.component,
+            source: reference.to_string(),
+        })
+    }
+}
+
 /// What [`Plugins::install`] did.
 pub enum Installed {
     /// The plugin is now pinned to the candidate.
