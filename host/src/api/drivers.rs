@@ -190,8 +190,15 @@ pub struct DriverPinned {
     pub unchanged: bool,
 }
 
-/// Checks the request carries the operator's token.
+/// Checks the request carries the operator's token: none is 401, as on
+/// every route; a server with no operator token refuses the change (403).
 fn operator(app: &AppState, headers: &HeaderMap) -> Result<(), Problem> {
+    let unauthorized = || {
+        Problem::unauthorized(
+            "plugin changes take the server's operator token: Authorization: Bearer <token>",
+        )
+    };
+    let given = super::extract::bearer(headers).ok_or_else(unauthorized)?;
     let Some(expected) = &app.operator_token else {
         return Err(Problem::new(
             StatusCode::FORBIDDEN,
@@ -199,11 +206,8 @@ fn operator(app: &AppState, headers: &HeaderMap) -> Result<(), Problem> {
             "plugin changes over HTTP are off on this server: start cinch serve with --operator-token (or use `cinch driver` on its home)",
         ));
     };
-    let given = super::extract::bearer(headers).unwrap_or_default();
     if !super::health::same_secret(given.as_bytes(), expected.as_bytes()) {
-        return Err(Problem::unauthorized(
-            "plugin changes take the server's operator token: Authorization: Bearer <token>",
-        ));
+        return Err(unauthorized());
     }
     Ok(())
 }
