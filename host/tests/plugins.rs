@@ -23,6 +23,12 @@ struct Registry {
 
 impl Registry {
     fn start() -> Self {
+        Self::start_with(None)
+    }
+
+    /// A registry asking for basic credentials `user`:`password` when given
+    /// (its htpasswd file's bcrypt hash made by Python's crypt).
+    fn start_with(user: Option<(&str, &str)>) -> Self {
         let program = Path::new("/usr/bin/docker-registry");
         assert!(
             program.exists(),
@@ -35,14 +41,30 @@ impl Registry {
             .unwrap()
             .port();
         let config = dir.path().join("config.yml");
-        std::fs::write(
-            &config,
-            format!(
-                "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: {}\n  delete:\n    enabled: true\nhttp:\n  addr: 127.0.0.1:{port}\n",
-                dir.path().join("storage").display()
-            ),
-        )
-        .unwrap();
+        let mut settings = format!(
+            "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: {}\n  delete:\n    enabled: true\nhttp:\n  addr: 127.0.0.1:{port}\n",
+            dir.path().join("storage").display()
+        );
+        if let Some((user, password)) = user {
+            let hashed = Command::new("python3")
+                .args([
+                    "-W",
+                    "ignore",
+                    "-c",
+                    "import crypt, sys; print(crypt.crypt(sys.argv[1], crypt.mksalt(crypt.METHOD_BLOWFISH)))",
+                    password,
+                ])
+                .output()
+                .unwrap();
+            let hashed = ok(&hashed);
+            let htpasswd = dir.path().join("htpasswd");
+            std::fs::write(&htpasswd, format!("{user}:{}", hashed.trim())).unwrap();
+            settings.push_str(&format!(
+                "auth:\n  htpasswd:\n    realm: cinch-test\n    path: {}\n",
+                htpasswd.display()
+            ));
+        }
+        std::fs::write(&config, settings).unwrap();
         let child = Command::new(program)
             .arg("serve")
             .arg(&config)
@@ -52,10 +74,7 @@ impl Registry {
             .unwrap();
         let registry = Self { child, port, dir };
         let deadline = Instant::now() + Duration::from_secs(20);
-        while ureq::get(&format!("{}/v2/", registry.http()))
-            .call()
-            .is_err()
-        {
+        while std::net::TcpStream::connect(("127.0.0.1", registry.port)).is_err() {
             assert!(Instant::now() < deadline, "the registry did not start");
             std::thread::sleep(Duration::from_millis(50));
         }
@@ -756,4 +775,48 @@ fn a_third_party_client_interoperates_both_ways() {
         blob(manifest["layers"][0]["digest"].as_str().unwrap()),
         ours
     );
+}
+
+#[test]
+fn registry_credentials_come_from_the_docker_config_or_the_flag() {
+    let world = World::new();
+    let registry = Registry::start_with(Some(("publisher", "s3cret-pass")));
+    let component = marked(&claude_component(), "private");
+    let file = write(&world, "private.wasm", &component);
+    let tag = registry.oci("private/claude:1");
+    let publish = || {
+        let mut command = world.cinch();
+        command.args(["driver", "publish"]).arg(&file).arg(&tag);
+        command
+    };
+    // No credentials: refused, saying how to give them.
+    let anonymous = refused(&run(&mut publish()));
+    assert!(
+        anonymous.contains("asks for credentials") && anonymous.contains("docker login"),
+        "{anonymous}"
+    );
+    // A wrong password: refused.
+    let wrong = refused(&run(publish()
+        .args(["--username", "publisher"])
+        .env("CINCH_REGISTRY_PASSWORD", "not-it")));
+    assert!(wrong.contains("asks for credentials"), "{wrong}");
+    // The flag, the password from the environment.
+    let published = ok(&run(publish()
+        .args(["--username", "publisher"])
+        .env("CINCH_REGISTRY_PASSWORD", "s3cret-pass")));
+    assert!(published.trim().starts_with("sha256:"), "{published}");
+    // Pulling: none, then ~/.docker/config.json's `auths`, as docker login writes it.
+    let anonymous = refused(&run(world.cinch().args(["driver", "add", &tag])));
+    assert!(anonymous.contains("asks for credentials"), "{anonymous}");
+    let docker = world.path("user-home/.docker");
+    std::fs::create_dir_all(&docker).unwrap();
+    use base64::Engine as _;
+    let auth = base64::engine::general_purpose::STANDARD.encode("publisher:s3cret-pass");
+    std::fs::write(
+        docker.join("config.json"),
+        json!({"auths": {format!("127.0.0.1:{}", registry.port): {"auth": auth}}}).to_string(),
+    )
+    .unwrap();
+    let added = ok(&run(world.cinch().args(["driver", "add", &tag])));
+    assert!(added.contains(&digest(&component)), "{added}");
 }
