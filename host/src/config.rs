@@ -45,6 +45,34 @@ pub struct Config {
     /// What sandboxed processes may reach beyond their own folders.
     #[serde(default)]
     pub sandbox: SandboxConfig,
+    /// What plugin drivers must be to load.
+    #[serde(default)]
+    pub drivers: DriversConfig,
+}
+
+/// `[drivers]`: the keys plugin signatures are trusted from, and whether
+/// an unsigned plugin loads.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DriversConfig {
+    /// OpenSSH public key lines (`ssh-ed25519 AAAA… comment`) whose
+    /// signatures (namespace `cinch-driver`) are trusted.
+    #[serde(default)]
+    pub trusted_keys: Vec<String>,
+    /// Refuse a plugin with no trusted signature.
+    #[serde(default)]
+    pub require_signature: bool,
+}
+
+impl DriversConfig {
+    /// The signature policy these settings make, its keys checked.
+    pub fn policy(&self) -> anyhow::Result<crate::plugins::SignaturePolicy> {
+        crate::plugins::signature::check_trusted_keys(&self.trusted_keys)?;
+        Ok(crate::plugins::SignaturePolicy {
+            trusted_keys: self.trusted_keys.clone(),
+            require_signature: self.require_signature,
+        })
+    }
 }
 
 /// Widening and limits of the sandbox, for every turn and setup command.

@@ -1,6 +1,7 @@
 //! Which drivers there are: the built-in ones embedded in the binary and the
-//! plugins installed under cinch's home. A plugin with a built-in's name
-//! replaces the built-in.
+//! plugins installed under cinch's home: those pinned in its drivers.lock
+//! (see [`crate::plugins`]) and loose component files. A plugin with a
+//! built-in's name replaces the built-in; a pinned one, a loose file's.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -8,6 +9,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context as _;
 
 use crate::harnesses::{Harness, Profile};
+use crate::plugins::{Pin, PinError, Plugins, SignaturePolicy, signature::SignatureError};
 use crate::runtime::{Driver, LoadError, Runtime};
 
 /// A driver component compiled into the binary.
@@ -28,15 +30,18 @@ pub const BUILTIN: &[BuiltinDriver] = include!(concat!(env!("OUT_DIR"), "/builti
 pub enum Source {
     /// Embedded in the cinch binary.
     Builtin,
-    /// A plugin file.
+    /// A plugin file installed without a pin.
     Plugin(PathBuf),
+    /// A plugin pinned in the drivers lock.
+    Pinned(Box<Pin>),
 }
 
 impl fmt::Display for Source {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Source::Builtin => f.write_str("built-in"),
-            Source::Plugin(path) => write!(f, "{}", path.display()),
+            Source::Plugin(path) => write!(f, "{} (not pinned)", path.display()),
+            Source::Pinned(pin) => write!(f, "{} ({})", pin.source, pin.digest),
         }
     }
 }
@@ -48,7 +53,21 @@ pub struct Entry {
     /// Where it came from.
     pub source: Source,
     /// The loaded driver, or why it did not load.
-    pub driver: Result<Driver, LoadError>,
+    pub driver: Result<Driver, PluginError>,
+}
+
+/// Why a driver was not loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum PluginError {
+    /// The component is not a driver this cinch runs.
+    #[error(transparent)]
+    Load(#[from] LoadError),
+    /// A pinned plugin's bytes are not the ones pinned.
+    #[error(transparent)]
+    Pin(#[from] PinError),
+    /// Its signature is missing or does not verify.
+    #[error(transparent)]
+    Signature(#[from] SignatureError),
 }
 
 /// Every driver, by name, and the harness profiles on them.
@@ -68,11 +87,21 @@ pub struct UnknownDriver {
 }
 
 impl Registry {
-    /// Loads the built-in drivers and the plugins in `plugins_dir`. A plugin
-    /// that fails to load is kept as an entry with its error.
+    /// Loads the built-in drivers and the plugins in `plugins_dir`, with no
+    /// signature required. A plugin that fails to load is kept as an entry
+    /// with its error.
     pub fn load(runtime: &Runtime, plugins_dir: Option<&Path>) -> anyhow::Result<Self> {
+        Self::load_with(runtime, plugins_dir, &SignaturePolicy::default())
+    }
+
+    /// [`Registry::load`], plugins' signatures checked under `policy`.
+    pub fn load_with(
+        runtime: &Runtime,
+        plugins_dir: Option<&Path>,
+        policy: &SignaturePolicy,
+    ) -> anyhow::Result<Self> {
         let mut entries = match plugins_dir {
-            Some(dir) => load_plugins(runtime, dir)?,
+            Some(dir) => load_plugins(runtime, &Plugins::in_dir(dir), policy)?,
             None => Vec::new(),
         };
         for builtin in BUILTIN {
@@ -83,7 +112,9 @@ impl Registry {
             entries.push(Entry {
                 name: builtin.name.to_owned(),
                 source: Source::Builtin,
-                driver: runtime.load(&origin, builtin.wasm, Some(builtin.sha256)),
+                driver: runtime
+                    .load(&origin, builtin.wasm, Some(builtin.sha256))
+                    .map_err(PluginError::from),
             });
         }
         entries.sort_by(|a, b| a.name.cmp(&b.name));
@@ -170,6 +201,26 @@ impl Registry {
         })
     }
 
+    /// Which component `driver` (one of this registry's) is: its name, its
+    /// pin's version (cinch's own for a built-in) and its digest.
+    pub fn driver_used(&self, driver: &Driver) -> crate::turn_dir::DriverUsed {
+        let name = driver.info().name.clone();
+        let version = self
+            .entries
+            .iter()
+            .find(|entry| entry.name == name)
+            .and_then(|entry| match &entry.source {
+                Source::Builtin => Some(env!("CARGO_PKG_VERSION").to_owned()),
+                Source::Pinned(pin) => pin.version.clone(),
+                Source::Plugin(_) => None,
+            });
+        crate::turn_dir::DriverUsed {
+            name,
+            version,
+            digest: format!("sha256:{}", driver.sha256()),
+        }
+    }
+
     /// Every entry, by name.
     pub fn entries(&self) -> &[Entry] {
         &self.entries
@@ -212,10 +263,21 @@ impl Registry {
     }
 }
 
-fn load_plugins(runtime: &Runtime, dir: &Path) -> anyhow::Result<Vec<Entry>> {
+fn load_plugins(
+    runtime: &Runtime,
+    plugins: &Plugins,
+    policy: &SignaturePolicy,
+) -> anyhow::Result<Vec<Entry>> {
+    let lock = plugins.lock()?;
+    let mut entries: Vec<Entry> = lock
+        .drivers
+        .iter()
+        .map(|(name, locked)| load_pinned(runtime, plugins, name, &locked.pin, policy))
+        .collect();
+    let dir = plugins.dir();
     let listing = match std::fs::read_dir(dir) {
         Ok(listing) => listing,
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(entries),
         Err(error) => return Err(error).with_context(|| format!("reading {}", dir.display())),
     };
     let mut paths: Vec<PathBuf> = listing
@@ -224,10 +286,45 @@ fn load_plugins(runtime: &Runtime, dir: &Path) -> anyhow::Result<Vec<Entry>> {
         .filter(|path| path.extension().is_some_and(|ext| ext == "wasm"))
         .collect();
     paths.sort();
-    Ok(paths
-        .into_iter()
-        .map(|path| load_plugin(runtime, path))
-        .collect())
+    for path in paths {
+        let mut entry = load_plugin(runtime, path);
+        if lock.drivers.contains_key(&entry.name) {
+            continue;
+        }
+        // A loose file has no signature: refused when one is required.
+        if entry.driver.is_ok()
+            && let Err(error) = policy.check(&entry.source.to_string(), &[], None)
+        {
+            entry.driver = Err(error.into());
+        }
+        entries.push(entry);
+    }
+    Ok(entries)
+}
+
+/// Loads plugin `name` as `pin` pins it: its kept bytes checked against the
+/// pin's digest, its signature against `policy`.
+fn load_pinned(
+    runtime: &Runtime,
+    plugins: &Plugins,
+    name: &str,
+    pin: &Pin,
+    policy: &SignaturePolicy,
+) -> Entry {
+    let driver = plugins
+        .pinned_bytes(name, pin)
+        .map_err(PluginError::from)
+        .and_then(|bytes| {
+            let what = format!("plugin `{name}` ({})", pin.source);
+            policy.check(&what, &bytes, pin.signature.as_deref())?;
+            let hex = pin.digest.trim_start_matches("sha256:");
+            Ok(runtime.load(&what, &bytes, Some(hex))?)
+        });
+    Entry {
+        name: name.to_owned(),
+        source: Source::Pinned(Box::new(pin.clone())),
+        driver,
+    }
 }
 
 /// Loads the plugin at `path`.
@@ -241,7 +338,8 @@ pub fn load_plugin(runtime: &Runtime, path: PathBuf) -> Entry {
             origin: path.display().to_string(),
             cause: error.to_string(),
         })
-        .and_then(|wasm| runtime.load(&path.display().to_string(), &wasm, None));
+        .and_then(|wasm| runtime.load(&path.display().to_string(), &wasm, None))
+        .map_err(PluginError::from);
     Entry {
         name: driver
             .as_ref()

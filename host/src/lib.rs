@@ -45,6 +45,7 @@ pub mod mcp;
 pub mod metrics;
 pub mod parse;
 pub mod peers;
+pub mod plugins;
 pub mod probe;
 pub mod progress;
 pub mod reader;

@@ -63,7 +63,8 @@ fn a_new_driver_builds_tests_installs_and_runs() {
 
     let added = run(cinch(&home).arg("driver").arg("add").arg(&wasm));
     assert!(String::from_utf8_lossy(&added.stdout).contains("installed driver `my-cli`"));
-    assert!(home.join("drivers/my-cli.wasm").is_file());
+    let lock = std::fs::read_to_string(home.join("drivers.lock")).unwrap();
+    assert!(lock.contains("\"my-cli\""), "{lock}");
 
     let listed = run(cinch(&home).arg("drivers"));
     let listing = String::from_utf8_lossy(&listed.stdout).into_owned();
@@ -72,7 +73,7 @@ fn a_new_driver_builds_tests_installs_and_runs() {
         .find(|line| line.starts_with("my-cli "))
         .expect(&listing);
     assert!(
-        row.contains("0.2.0") && row.contains("drivers/my-cli.wasm"),
+        row.contains("0.2.0") && row.contains("cinch_driver_my_cli.wasm (sha256:"),
         "{row}"
     );
 

@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use cinch::drivers::{Registry, Source, load_plugin};
+use cinch::drivers::{PluginError, Registry, Source, load_plugin};
 use cinch::runtime::{FailureCause, Limits, LoadError, Runtime};
 use cinch_tests::test_drivers::{FAULTY_WASM, FUTURE_WASM};
 
@@ -119,9 +119,9 @@ fn a_component_for_another_contract_version_is_refused_by_name() {
     let runtime = runtime(&cache);
     let entry = load_plugin(&runtime, FUTURE_WASM.into());
     match entry.driver {
-        Err(LoadError::UnsupportedContract {
+        Err(PluginError::Load(LoadError::UnsupportedContract {
             found, supported, ..
-        }) => {
+        })) => {
             assert_eq!(found, "9.0.0");
             assert_eq!(supported, "0.1.0, 0.2.0");
         }
@@ -143,7 +143,10 @@ fn files_that_are_not_components_are_refused() {
     for path in [junk, core_module, missing] {
         let entry = load_plugin(&runtime, path.clone());
         let error = entry.driver.err().expect("should not load");
-        assert!(matches!(error, LoadError::NotAComponent { .. }), "{error}");
+        assert!(
+            matches!(error, PluginError::Load(LoadError::NotAComponent { .. })),
+            "{error}"
+        );
         let text = error.to_string();
         assert!(
             text.contains(&path.display().to_string())

@@ -204,6 +204,9 @@ pub struct TaskResult {
     pub unknown_events: std::collections::BTreeMap<String, u64>,
     /// Lines of the output that were not JSON.
     pub not_json_lines: u64,
+    /// The driver component the turn ran on: its name, version and digest;
+    /// null for a turn of an older cinch.
+    pub driver: Option<crate::turn_dir::DriverUsed>,
 }
 
 impl TaskResult {
@@ -228,6 +231,7 @@ impl TaskResult {
             cli_version: result.cli_version.clone(),
             unknown_events: result.unknown_events.clone(),
             not_json_lines: result.not_json_lines,
+            driver: result.driver.clone(),
         }
     }
 }

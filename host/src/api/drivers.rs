@@ -1,6 +1,9 @@
 //! `GET /v1/drivers`: the server's drivers and, per CLI version, the event
 //! types each did not know: the early warning that a CLI release changed its
-//! output.
+//! output. `POST /v1/drivers` and `DELETE /v1/drivers/{name}`: the
+//! operator's plugin changes, in force for new turns at once; they take the
+//! server's operator token (`--operator-token`), not an account's, since a
+//! driver serves every account.
 //!
 //! Drivers are the server's, not an account's, so the seen-list is
 //! server-wide: a CLI that changed its output changed it for everyone. It
@@ -8,13 +11,16 @@
 //! [`crate::reader::type_name`]), CLI versions, when each was first seen and
 //! how often; never which account, turn or line it came from.
 
-use axum::extract::State;
-use serde::Serialize;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use serde::{Deserialize, Serialize};
 
-use super::extract::Caller;
+use super::extract::{Caller, Json};
 use super::problem::Problem;
 use super::{AppState, Envelope};
 use crate::drivers::Source;
+use crate::plugins::Installed;
+use crate::service::drivers::PluginChangeError;
 use crate::store::SeenUnknown;
 
 /// A driver the server has loaded.
@@ -30,6 +36,14 @@ pub struct DriverView {
     pub contract_version: String,
     /// Whether it is built into cinch or a plugin the operator installed.
     pub source: DriverSource,
+    /// Where a pinned plugin came from: a file's path or an OCI reference;
+    /// null for a built-in or an unpinned plugin file.
+    pub origin: Option<String>,
+    /// Its version: a pinned plugin's (its OCI version or tag), cinch's for
+    /// a built-in; null when unknown.
+    pub version: Option<String>,
+    /// The component's digest, `sha256:HEX`: what a turn's result names.
+    pub digest: String,
     /// Per CLI version its turns ran, the event types it did not know,
     /// oldest sighting first; empty when it has known every event.
     pub cli_versions: Vec<CliVersionSeen>,
@@ -82,14 +96,14 @@ pub async fn list_drivers(
     _caller: Caller,
 ) -> Result<axum::Json<Envelope<Vec<DriverView>>>, Problem> {
     let seen = app.drivers.unknown_events().await?;
-    let drivers = app
-        .drivers
-        .registry()
+    let registry = app.drivers.registry();
+    let drivers = registry
         .entries()
         .iter()
         .filter_map(|entry| Some((entry, entry.driver.as_ref().ok()?)))
         .map(|(entry, driver)| {
             let info = driver.info();
+            let used = registry.driver_used(driver);
             DriverView {
                 name: info.name.clone(),
                 display_name: info.display_name.clone(),
@@ -97,8 +111,14 @@ pub async fn list_drivers(
                 contract_version: driver.contract_version().to_owned(),
                 source: match entry.source {
                     Source::Builtin => DriverSource::Builtin,
-                    Source::Plugin(_) => DriverSource::Plugin,
+                    Source::Plugin(_) | Source::Pinned(_) => DriverSource::Plugin,
                 },
+                origin: match &entry.source {
+                    Source::Pinned(pin) => Some(pin.source.clone()),
+                    Source::Builtin | Source::Plugin(_) => None,
+                },
+                version: used.version,
+                digest: used.digest,
                 cli_versions: by_version(seen.iter().filter(|row| row.harness == info.name)),
             }
         })
@@ -137,4 +157,138 @@ pub fn by_version<'a>(rows: impl Iterator<Item = &'a SeenUnknown>) -> Vec<CliVer
                 .collect(),
         })
         .collect()
+}
+
+/// A plugin to install from an OCI registry.
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DriverAdd {
+    /// `oci://HOST[:PORT]/REPO:TAG` or `oci://HOST[:PORT]/REPO@sha256:DIGEST`.
+    pub source: String,
+    /// Take what the source gives now even though it is not what it gave
+    /// when the plugin was added (a tag that moved).
+    #[serde(default)]
+    pub update: bool,
+}
+
+/// A plugin as it is now pinned.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct DriverPinned {
+    /// The driver's name.
+    pub name: String,
+    /// Its version, when its source tells one.
+    pub version: Option<String>,
+    /// The contract version it implements.
+    pub contract_version: String,
+    /// The component's digest, `sha256:HEX`.
+    pub digest: String,
+    /// Where it came from.
+    pub origin: String,
+    /// The digest it replaced; null when it replaced no pin.
+    pub replaced: Option<String>,
+    /// Whether it was pinned to these very bytes already.
+    pub unchanged: bool,
+}
+
+/// Checks the request carries the operator's token: none is 401, as on
+/// every route; a server with no operator token refuses the change (403).
+fn operator(app: &AppState, headers: &HeaderMap) -> Result<(), Problem> {
+    let unauthorized = || {
+        Problem::unauthorized(
+            "plugin changes take the server's operator token: Authorization: Bearer <token>",
+        )
+    };
+    let given = super::extract::bearer(headers).ok_or_else(unauthorized)?;
+    let Some(expected) = &app.operator_token else {
+        return Err(Problem::new(
+            StatusCode::FORBIDDEN,
+            "forbidden",
+            "plugin changes over HTTP are off on this server: start cinch serve with --operator-token (or use `cinch driver` on its home)",
+        ));
+    };
+    if !super::health::same_secret(given.as_bytes(), expected.as_bytes()) {
+        return Err(unauthorized());
+    }
+    Ok(())
+}
+
+impl From<PluginChangeError> for Problem {
+    fn from(error: PluginChangeError) -> Self {
+        match &error {
+            PluginChangeError::Refused(_) => Problem::invalid_field("source", error.to_string()),
+            PluginChangeError::Moved(_) => Problem::conflict(error.to_string()),
+            PluginChangeError::NotInstalled(_) => Problem::not_found(error.to_string()),
+        }
+    }
+}
+
+/// Installs a plugin from an OCI registry (every digest checked, the
+/// component loaded first, its signature checked as config.toml says); new
+/// turns run on it at once, running ones finish on the component they
+/// started with.
+#[utoipa::path(
+    post,
+    path = "/v1/drivers",
+    request_body = DriverAdd,
+    responses(
+        (status = 201, body = Envelope<DriverPinned>),
+        (status = 401, body = Problem, content_type = "application/problem+json"),
+        (status = 403, body = Problem, content_type = "application/problem+json", description = "The server takes no plugin changes over HTTP"),
+        (status = 409, body = Problem, content_type = "application/problem+json", description = "The source moved since it was added; send update"),
+        (status = 422, body = Problem, content_type = "application/problem+json"),
+    ),
+    tag = "drivers"
+)]
+pub async fn add_driver(
+    State(app): State<AppState>,
+    headers: HeaderMap,
+    Json(add): Json<DriverAdd>,
+) -> Result<(StatusCode, axum::Json<Envelope<DriverPinned>>), Problem> {
+    operator(&app, &headers)?;
+    let (driver, pin, replaced, unchanged) = match app.drivers.add(add.source, add.update).await? {
+        Installed::Pinned {
+            driver,
+            pin,
+            replaced,
+        } => (driver, pin, replaced.map(|old| old.digest), false),
+        Installed::Unchanged { driver, pin } => (driver, pin, None, true),
+    };
+    Ok((
+        StatusCode::CREATED,
+        Envelope::of(DriverPinned {
+            name: driver.info().name.clone(),
+            version: pin.version,
+            contract_version: pin.contract,
+            digest: pin.digest,
+            origin: pin.source,
+            replaced,
+            unchanged,
+        }),
+    ))
+}
+
+/// Removes a plugin; a built-in driver of its name is in force again.
+#[utoipa::path(
+    delete,
+    path = "/v1/drivers/{name}",
+    params(("name" = String, Path, description = "The driver")),
+    responses(
+        (status = 204, description = "Removed"),
+        (status = 401, body = Problem, content_type = "application/problem+json"),
+        (status = 403, body = Problem, content_type = "application/problem+json", description = "The server takes no plugin changes over HTTP"),
+        (status = 404, body = Problem, content_type = "application/problem+json"),
+    ),
+    tag = "drivers"
+)]
+pub async fn remove_driver(
+    State(app): State<AppState>,
+    headers: HeaderMap,
+    Path(name): Path<String>,
+) -> Result<StatusCode, Problem> {
+    operator(&app, &headers)?;
+    if !crate::harnesses::is_driver_name(&name) {
+        return Err(Problem::not_found("no plugin of that name"));
+    }
+    app.drivers.remove(name).await?;
+    Ok(StatusCode::NO_CONTENT)
 }

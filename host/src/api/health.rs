@@ -106,7 +106,7 @@ pub async fn healthz(State(app): State<AppState>) -> (StatusCode, axum::Json<Hea
         status,
         version: env!("CARGO_PKG_VERSION").to_owned(),
         database: DatabaseHealth { reachable },
-        drivers: drivers(app.drivers.registry()),
+        drivers: drivers(&app.drivers.registry()),
         sandbox: SandboxHealth {
             enforced: app.probes.sandbox_enforced(),
             landlock_abi: crate::sandbox::landlock_abi(),
@@ -177,7 +177,7 @@ pub async fn metrics(State(app): State<AppState>, headers: HeaderMap) -> Result<
 }
 
 /// Compares two secrets in time that depends on their lengths only.
-fn same_secret(given: &[u8], expected: &[u8]) -> bool {
+pub(super) fn same_secret(given: &[u8], expected: &[u8]) -> bool {
     given.len() == expected.len()
         && given
             .iter()

@@ -84,6 +84,7 @@ pub struct Services {
     body_limit: usize,
     answering: Arc<idempotency::Answering>,
     metrics_token: Option<Arc<str>>,
+    operator_token: Option<Arc<str>>,
 }
 
 impl AppState {
@@ -117,6 +118,7 @@ impl AppState {
             body_limit,
             answering: Default::default(),
             metrics_token: None,
+            operator_token: None,
         }))
     }
 
@@ -124,6 +126,13 @@ impl AppState {
     pub fn with_disk_low_below(mut self, bytes: u64) -> Self {
         let services = Arc::make_mut(&mut self.0);
         services.probes = services.probes.clone().with_disk_low_below(bytes);
+        self
+    }
+
+    /// This state taking plugin changes (`POST`/`DELETE /v1/drivers`) from
+    /// the bearer of `token`; without one they are refused.
+    pub fn with_operator_token(mut self, token: &str) -> Self {
+        Arc::make_mut(&mut self.0).operator_token = Some(token.into());
         self
     }
 
@@ -222,7 +231,8 @@ fn routes(state: AppState) -> (axum::Router, utoipa::openapi::OpenApi) {
         .routes(routes!(tokens::create_token, tokens::list_tokens))
         .routes(routes!(tokens::revoke_token))
         .routes(routes!(accounts::list_models))
-        .routes(routes!(drivers::list_drivers))
+        .routes(routes!(drivers::list_drivers, drivers::add_driver))
+        .routes(routes!(drivers::remove_driver))
         .routes(routes!(server::get_server))
         .routes(routes!(
             environments::create_environment,

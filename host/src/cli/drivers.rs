@@ -1,14 +1,16 @@
-//! `cinch drivers` and `cinch driver add`.
+//! `cinch drivers` and `cinch driver add|publish|sign|remove|rollback`.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context as _;
 
 use super::Context;
-use crate::drivers::{Source, load_plugin};
+use crate::drivers::Source;
 pub use crate::harnesses::is_driver_name;
 use crate::harnesses::{Profile, ProfileSource};
+use crate::plugins::reference::{self, Reference};
+use crate::plugins::{Candidate, Installed, Plugins, oci, signature};
 use crate::probe::{CliStatus, probe};
 
 /// Prints one row per driver, then one per harness profile on a driver.
@@ -179,42 +181,237 @@ pub fn seen(
     Ok(ExitCode::SUCCESS)
 }
 
-/// Checks the component at `file` and installs it as a plugin.
-pub fn add(context: &Context, file: &Path) -> anyhow::Result<ExitCode> {
-    let entry = load_plugin(&context.runtime, file.to_path_buf());
-    let driver = entry
-        .driver
-        .with_context(|| format!("{} cannot be installed", file.display()))?;
-    let name = &driver.info().name;
-    anyhow::ensure!(
-        is_driver_name(name),
-        "{} calls itself `{name}`; a driver's name is lowercase letters, digits and dashes",
-        file.display()
-    );
-    let dir = context.home.plugins_dir();
-    crate::home::create_private_dir(&dir)?;
-    let target = dir.join(format!("{name}.wasm"));
-    let partial = dir.join(format!(".{name}.wasm.partial"));
-    std::fs::copy(file, &partial)
-        .with_context(|| format!("copying {} into {}", file.display(), dir.display()))?;
-    std::fs::rename(&partial, &target)
-        .with_context(|| format!("installing {}", target.display()))?;
+/// Where a registry's credentials and transport come from.
+#[derive(Debug, clap::Args)]
+pub struct RegistryArgs {
+    /// Plain HTTP to a registry off this machine (a loopback one always
+    /// gets plain HTTP).
+    #[arg(long)]
+    insecure: bool,
+    /// The registry user; the password is CINCH_REGISTRY_PASSWORD. Without
+    /// it, ~/.docker/config.json's `auths` are used.
+    #[arg(long, env = "CINCH_REGISTRY_USERNAME")]
+    username: Option<String>,
+}
 
-    let replaces = context
-        .registry
-        .entries()
-        .iter()
-        .find(|existing| &existing.name == name)
-        .map(|existing| match &existing.source {
-            Source::Builtin => " (it replaces the built-in driver)".to_owned(),
-            Source::Plugin(_) => " (it replaces the plugin installed before)".to_owned(),
-        })
-        .unwrap_or_default();
-    println!(
-        "installed driver `{name}` ({}, contract {}) at {}{replaces}",
-        driver.info().display_name,
+impl RegistryArgs {
+    fn client(&self, reference: &Reference) -> anyhow::Result<oci::Client> {
+        let credentials = match &self.username {
+            Some(username) => Some(oci::Credentials {
+                username: username.clone(),
+                password: std::env::var("CINCH_REGISTRY_PASSWORD").context(
+                    "--username needs the password in the CINCH_REGISTRY_PASSWORD environment variable",
+                )?,
+            }),
+            None => oci::Credentials::from_docker_config(&reference.registry)?,
+        };
+        Ok(oci::Client::new(reference, self.insecure, credentials))
+    }
+}
+
+/// `cinch driver add`.
+#[derive(Debug, clap::Args)]
+pub struct AddArgs {
+    /// A component file built for wasm32-wasip2, or
+    /// oci://HOST[:PORT]/REPO:TAG, or oci://HOST[:PORT]/REPO@sha256:DIGEST.
+    source: String,
+    /// Take what the source gives now even though it is not what it gave
+    /// when the plugin was added (a tag that moved, a file rebuilt).
+    #[arg(long)]
+    update: bool,
+    /// A file's SSHSIG signature (default: FILE.sig beside it, if there).
+    #[arg(long)]
+    signature: Option<PathBuf>,
+    #[command(flatten)]
+    registry: RegistryArgs,
+}
+
+/// Checks the component `args` name, then pins and installs it.
+pub fn add(context: &Context, args: AddArgs) -> anyhow::Result<ExitCode> {
+    let candidate = if args.source.starts_with(reference::SCHEME) {
+        let reference = Reference::parse(&args.source)?;
+        let mut client = args.registry.client(&reference)?;
+        Candidate::pull(&reference, &mut client)?
+    } else {
+        let file = Path::new(&args.source);
+        let component =
+            std::fs::read(file).with_context(|| format!("reading {}", file.display()))?;
+        let signature_path = args.signature.clone().unwrap_or_else(|| sig_path(file));
+        let signature = match std::fs::read_to_string(&signature_path) {
+            Ok(text) => Some(text),
+            Err(error)
+                if error.kind() == std::io::ErrorKind::NotFound && args.signature.is_none() =>
+            {
+                None
+            }
+            Err(error) => {
+                return Err(error).with_context(|| format!("reading {}", signature_path.display()));
+            }
+        };
+        let source = std::path::absolute(file)
+            .unwrap_or_else(|_| file.to_path_buf())
+            .display()
+            .to_string();
+        Candidate {
+            component,
+            source,
+            version: None,
+            manifest: None,
+            signature,
+        }
+    };
+    let plugins = Plugins::in_dir(&context.home.plugins_dir());
+    let policy = context.config.drivers.policy()?;
+    match plugins.install(&context.runtime, &policy, candidate, args.update)? {
+        Installed::Unchanged { driver, pin } => {
+            println!(
+                "driver `{}` is already pinned to {} ({})",
+                driver.info().name,
+                pin.digest,
+                pin.source
+            );
+        }
+        Installed::Pinned {
+            driver,
+            pin,
+            replaced,
+        } => {
+            let name = &driver.info().name;
+            let before = match (
+                &replaced,
+                context
+                    .registry
+                    .entries()
+                    .iter()
+                    .find(|entry| &entry.name == name),
+            ) {
+                (Some(old), _) => format!(" (was {} → now {})", old.digest, pin.digest),
+                (None, Some(entry)) if entry.source == Source::Builtin => {
+                    " (it replaces the built-in driver)".to_owned()
+                }
+                (None, Some(_)) => " (it replaces the plugin file installed before)".to_owned(),
+                (None, None) => String::new(),
+            };
+            println!(
+                "installed driver `{name}` ({}, contract {}{}) pinned to {}{before}",
+                driver.info().display_name,
+                pin.contract,
+                pin.version
+                    .as_deref()
+                    .map(|version| format!(", version {version}"))
+                    .unwrap_or_default(),
+                pin.digest,
+            );
+            if let Some(signer) = &pin.signed_by {
+                println!("signed by {signer}");
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn sig_path(file: &Path) -> PathBuf {
+    let mut name = file.as_os_str().to_os_string();
+    name.push(".sig");
+    PathBuf::from(name)
+}
+
+/// `cinch driver publish`.
+#[derive(Debug, clap::Args)]
+pub struct PublishArgs {
+    /// The component, built for wasm32-wasip2.
+    file: PathBuf,
+    /// Where to push it: oci://HOST[:PORT]/REPO:TAG.
+    reference: String,
+    /// Signs the component with this OpenSSH private key and carries the
+    /// signature in the manifest's `dev.cinch.driver.signature` annotation
+    /// (without it, FILE.sig is carried when there is one).
+    #[arg(long, value_name = "KEY")]
+    sign: Option<PathBuf>,
+    /// The version annotation (default: the tag).
+    #[arg(long)]
+    version: Option<String>,
+    #[command(flatten)]
+    registry: RegistryArgs,
+}
+
+/// Pushes a driver component to an OCI registry and prints its digest.
+pub fn publish(context: &Context, args: PublishArgs) -> anyhow::Result<ExitCode> {
+    let reference = Reference::parse(&args.reference)?;
+    anyhow::ensure!(
+        reference.tag.is_some() && reference.digest.is_none(),
+        "publish to a tag (oci://HOST/REPO:TAG): a digest is what the registry gives back"
+    );
+    let component =
+        std::fs::read(&args.file).with_context(|| format!("reading {}", args.file.display()))?;
+    let driver = context
+        .runtime
+        .load(&args.file.display().to_string(), &component, None)
+        .with_context(|| format!("{} cannot be published", args.file.display()))?;
+    let signature = match &args.sign {
+        Some(key) => Some(signature::sign(key, &component)?),
+        None => std::fs::read_to_string(sig_path(&args.file)).ok(),
+    };
+    let mut client = args.registry.client(&reference)?;
+    let digest = client.push(
+        &reference,
+        &component,
+        &oci::PushOptions {
+            contract_version: driver.contract_version().to_owned(),
+            version: args.version.or_else(|| reference.tag.clone()),
+            signature: signature.clone(),
+        },
+    )?;
+    eprintln!(
+        "published driver `{}` (contract {}, component {}{}) to {reference}",
+        driver.info().name,
         driver.contract_version(),
-        target.display()
+        oci::digest_of(&component),
+        if signature.is_some() { ", signed" } else { "" },
+    );
+    println!("{digest}");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `cinch driver sign`.
+#[derive(Debug, clap::Args)]
+pub struct SignArgs {
+    /// The component.
+    file: PathBuf,
+    /// The OpenSSH private key (unencrypted) to sign with.
+    #[arg(long)]
+    key: PathBuf,
+}
+
+/// Writes FILE.sig: the component's SSHSIG signature, as
+/// `ssh-keygen -Y sign -n cinch-driver` writes it.
+pub fn sign(args: SignArgs) -> anyhow::Result<ExitCode> {
+    let component =
+        std::fs::read(&args.file).with_context(|| format!("reading {}", args.file.display()))?;
+    let signature = signature::sign(&args.key, &component)?;
+    let path = sig_path(&args.file);
+    std::fs::write(&path, signature).with_context(|| format!("writing {}", path.display()))?;
+    println!("{}", path.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Removes plugin `name`.
+pub fn remove(context: &Context, name: &str) -> anyhow::Result<ExitCode> {
+    let plugins = Plugins::in_dir(&context.home.plugins_dir());
+    match plugins.remove(name)? {
+        Some(pin) => println!("removed driver `{name}` ({}, {})", pin.source, pin.digest),
+        None => println!("removed the unpinned plugin file of `{name}`"),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Pins plugin `name` back to its previous component.
+pub fn rollback(context: &Context, name: &str) -> anyhow::Result<ExitCode> {
+    let plugins = Plugins::in_dir(&context.home.plugins_dir());
+    let (left, restored) = plugins.rollback(name)?;
+    println!(
+        "driver `{name}` rolled back: {} → {} ({})",
+        left.digest, restored.digest, restored.source
     );
     Ok(ExitCode::SUCCESS)
 }

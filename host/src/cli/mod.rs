@@ -12,7 +12,6 @@ mod serve;
 mod turns;
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -137,10 +136,22 @@ enum DriverCommand {
     Test(driver_test::Args),
     /// Scaffolds a new driver crate on the SDK.
     New(scaffold::Args),
-    /// Checks a driver component and installs it as a plugin.
-    Add {
-        /// The component, built for wasm32-wasip2.
-        file: PathBuf,
+    /// Checks a driver component (a file or an OCI reference) and installs
+    /// it as a plugin, pinned by digest in the home's drivers.lock.
+    Add(drivers::AddArgs),
+    /// Pushes a driver component to an OCI registry; prints its digest.
+    Publish(drivers::PublishArgs),
+    /// Signs a driver component with an OpenSSH key (writes FILE.sig).
+    Sign(drivers::SignArgs),
+    /// Removes a plugin.
+    Remove {
+        /// The driver's name.
+        name: String,
+    },
+    /// Pins a plugin back to the component it had before.
+    Rollback {
+        /// The driver's name.
+        name: String,
     },
 }
 
@@ -241,7 +252,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Driver { command } => match command {
             DriverCommand::Test(args) => driver_test::run(&Context::open()?, args),
             DriverCommand::New(args) => scaffold::run(args),
-            DriverCommand::Add { file } => drivers::add(&Context::open()?, &file),
+            DriverCommand::Add(args) => drivers::add(&Context::open()?, args),
+            DriverCommand::Publish(args) => drivers::publish(&Context::open()?, args),
+            DriverCommand::Sign(args) => drivers::sign(args),
+            DriverCommand::Remove { name } => drivers::remove(&Context::open()?, &name),
+            DriverCommand::Rollback { name } => drivers::rollback(&Context::open()?, &name),
         },
         Command::Run(args) => {
             let mode = args.sandbox_mode();
@@ -307,9 +322,10 @@ fn engine_in(home: Home, env: BTreeMap<String, String>) -> anyhow::Result<Engine
     Engine::new(home, &runtime, program, env)
 }
 
-/// What most commands need: the home, the runtime and the drivers.
+/// What most commands need: the home, its config, the runtime and the drivers.
 struct Context {
     home: Home,
+    config: crate::config::Config,
     runtime: Runtime,
     registry: Registry,
 }
@@ -319,10 +335,15 @@ impl Context {
         let home = Home::discover()?;
         let runtime = Runtime::new(Some(home.component_cache_dir()), Limits::default())?;
         let config = crate::config::Config::load(&home.root().join("config.toml"))?;
-        let registry = Registry::load(&runtime, Some(&home.plugins_dir()))?
-            .with_configured(&config.harness)?;
+        let registry = Registry::load_with(
+            &runtime,
+            Some(&home.plugins_dir()),
+            &config.drivers.policy()?,
+        )?
+        .with_configured(&config.harness)?;
         Ok(Self {
             home,
+            config,
             runtime,
             registry,
         })

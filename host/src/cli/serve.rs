@@ -80,6 +80,10 @@ pub struct ServeArgs {
     /// are open to anyone who reaches the server.
     #[arg(long, env = "CINCH_METRICS_TOKEN")]
     metrics_token: Option<String>,
+    /// The bearer token `POST`/`DELETE /v1/drivers` require (plugins are
+    /// the server's, not an account's); without one they are refused.
+    #[arg(long, env = "CINCH_OPERATOR_TOKEN", hide_env_values = true)]
+    operator_token: Option<String>,
     /// This node's id, unique among the nodes sharing the database
     /// [default: the id kept in the home's `node-id`, made on first start].
     #[arg(long, env = "CINCH_NODE_ID")]
@@ -325,6 +329,10 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         .await?;
         // A running turn's values to mask wait on disk sealed like the database's secrets.
         let engine = Arc::new(engine.with_secrets_seal(SecretsSeal::new(&secrets_key)));
+        // `cinch driver add|remove|rollback` on this home takes effect for new turns.
+        engine
+            .watch_drivers()
+            .context("starting the plugins' watch")?;
         if let Some(mib) = file.page_cache_mib {
             store = store.with_page_cache(mib << 20);
         }
@@ -394,6 +402,13 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
                 "--metrics-token: give a token, or leave the option out to keep the metrics open"
             );
             state = state.with_metrics_token(token.trim());
+        }
+        if let Some(token) = args.operator_token.as_deref() {
+            anyhow::ensure!(
+                token.trim().len() >= 16,
+                "--operator-token: give a token of 16 characters or more, or leave the option out to refuse plugin changes over HTTP"
+            );
+            state = state.with_operator_token(token.trim());
         }
         crate::api::serve(listener, state, limits).await;
         if shared {

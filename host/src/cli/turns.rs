@@ -70,6 +70,14 @@ pub fn log(engine: &Engine, id: &str, json: bool) -> anyhow::Result<ExitCode> {
         println!("{}", serde_json::to_string(&view)?);
         return Ok(ExitCode::SUCCESS);
     }
+    if let Some(driver) = &view.driver {
+        println!(
+            "driver: {} {} {}",
+            driver.name,
+            driver.version.as_deref().unwrap_or("(no version)"),
+            driver.digest
+        );
+    }
     for line in &view.lines {
         println!("{line}");
     }

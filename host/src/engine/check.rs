@@ -33,7 +33,8 @@ pub struct CheckReport {
 impl Engine {
     /// Whether `name`'s CLI is installed, its version and its credential.
     pub fn check(&self, name: &str) -> anyhow::Result<CheckReport> {
-        let harness = self.registry.harness(name)?;
+        let registry = self.registry();
+        let harness = registry.harness(name)?;
         let info = &harness.info;
         let env = self.base_env();
         let home_dir = env.get("HOME").map(PathBuf::from);

@@ -318,6 +318,7 @@ impl Finisher {
             cli_version: launch.cli_version.clone(),
             unknown_events: finished.tally.unknown.clone(),
             not_json_lines: finished.tally.not_json,
+            driver: launch.driver.clone(),
         };
         if !result.unknown_events.is_empty() {
             tracing::info!(
@@ -475,6 +476,7 @@ pub(super) fn unreadable_result(
         result_text,
         model: launch.model.clone(),
         cli_version: launch.cli_version.clone(),
+        driver: launch.driver.clone(),
         ..TurnResult::interrupted(launch.turn.clone(), log_path, detail)
     }
 }

@@ -37,6 +37,10 @@ pub struct LogView {
     pub events: usize,
     /// Lines that gave no event.
     pub unparsed: usize,
+    /// The driver component the turn ran on (the log is read with the one in
+    /// force now); null for a turn of an older cinch.
+    #[serde(default)]
+    pub driver: Option<crate::turn_dir::DriverUsed>,
 }
 
 /// Reads the log at `path` through `parser`.
@@ -89,6 +93,7 @@ pub fn read(
         lines_truncated,
         raw: redactor.redact(String::from_utf8_lossy(&raw)),
         raw_truncated,
+        driver: None,
         bytes: finished.tally.bytes,
         events: finished.tally.events,
         unparsed: finished.tally.unparsed,

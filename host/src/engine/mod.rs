@@ -15,6 +15,7 @@ pub mod brief;
 mod check;
 pub mod conversation;
 mod credential_probe;
+mod drivers_watch;
 pub mod events;
 mod finish;
 mod follow;
@@ -129,7 +130,14 @@ pub struct TurnRequest {
 pub struct Engine {
     home: Home,
     config: Config,
-    registry: Registry,
+    /// The drivers in force: replaced whole when the plugins change (see
+    /// [`Engine::reload_drivers`]); a turn keeps the driver it started with.
+    registry: std::sync::RwLock<Arc<Registry>>,
+    /// What loads drivers again when the plugins change.
+    runtime: Runtime,
+    /// Held while a plugin change made through the engine reads and writes
+    /// drivers.lock.
+    plugin_changes: std::sync::Mutex<()>,
     supervisor_program: PathBuf,
     env: BTreeMap<String, String>,
     sandbox: sandbox::Mode,
@@ -227,13 +235,14 @@ impl Engine {
         env: BTreeMap<String, String>,
     ) -> anyhow::Result<Self> {
         let config = Config::load(&home.root().join("config.toml"))?;
-        let registry =
-            Registry::load(runtime, Some(&home.plugins_dir()))?.with_configured(&config.harness)?;
+        let registry = load_registry(runtime, &home, &config)?;
         let watchdog = config.serve.watchdog()?.unwrap_or(DEFAULT_WATCHDOG);
         Ok(Self {
             home,
             config,
-            registry,
+            registry: std::sync::RwLock::new(Arc::new(registry)),
+            runtime: runtime.clone(),
+            plugin_changes: std::sync::Mutex::default(),
             supervisor_program,
             env,
             sandbox: sandbox::Mode::Enforced,
@@ -286,9 +295,24 @@ impl Engine {
         &self.config
     }
 
-    /// The drivers.
-    pub fn registry(&self) -> &Registry {
-        &self.registry
+    /// The drivers in force now.
+    pub fn registry(&self) -> Arc<Registry> {
+        self.registry
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Loads the drivers again from the home's plugins and drivers.lock and
+    /// puts them in force for the turns that start from now on; turns
+    /// already running keep the driver they started with.
+    pub fn reload_drivers(&self) -> anyhow::Result<()> {
+        let registry = load_registry(&self.runtime, &self.home, &self.config)?;
+        *self
+            .registry
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::new(registry);
+        Ok(())
     }
 
     /// The program supervisors and sandboxed commands start from (see
@@ -420,6 +444,17 @@ impl Engine {
             thread,
         })
     }
+}
+
+/// The drivers of `home`: the built-in ones and its plugins, signatures
+/// checked as `config` says, with its configured harnesses.
+fn load_registry(runtime: &Runtime, home: &Home, config: &Config) -> anyhow::Result<Registry> {
+    Registry::load_with(
+        runtime,
+        Some(&home.plugins_dir()),
+        &config.drivers.policy()?,
+    )?
+    .with_configured(&config.harness)
 }
 
 /// Letters, digits and `_ . : -`, at most 200 characters.

@@ -120,6 +120,10 @@ pub struct TurnResult {
     /// Lines of the output that were not JSON.
     #[serde(default)]
     pub not_json_lines: u64,
+    /// The driver component the turn ran on; none when unknown (a turn of
+    /// an older cinch).
+    #[serde(default)]
+    pub driver: Option<crate::turn_dir::DriverUsed>,
 }
 
 impl TurnResult {
@@ -153,6 +157,7 @@ impl TurnResult {
             // The log was not read to its end: nothing is counted.
             unknown_events: Default::default(),
             not_json_lines: 0,
+            driver: None,
         }
     }
 }

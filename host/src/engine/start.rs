@@ -42,7 +42,8 @@ impl Engine {
 
     /// [`Engine::start`] in the turn's `span`.
     fn start_in(&self, request: TurnRequest, span: &Span) -> anyhow::Result<Turn> {
-        let harness = self.registry.harness(&request.harness)?;
+        let registry = self.registry();
+        let harness = registry.harness(&request.harness)?;
         let driver = harness.driver;
         let info = &harness.info;
         if !self.config.is_enabled(&info.name) {
@@ -313,6 +314,7 @@ impl Engine {
             agent: request.agent.clone(),
             model: model_run,
             conversation,
+            driver: Some(registry.driver_used(driver)),
         };
         write_json(&turn.launch(), &launch)?;
         version.record_in(turn.clone(), launch.clone());

@@ -95,7 +95,8 @@ impl Engine {
     /// masking `secrets` besides those kept for it and the configured ones.
     pub fn attach(&self, turn_id: &str, secrets: &[String]) -> anyhow::Result<Turn> {
         let (turn, launch) = TurnDir::find(&self.home, turn_id)?;
-        let harness = self.registry.harness(&launch.harness)?;
+        let registry = self.registry();
+        let harness = registry.harness(&launch.harness)?;
         let redactor = self.redactor_of(&harness.info, turn_id, secrets);
         // A turn followed again has no span: its own ended with its first follower.
         self.follow(
@@ -112,8 +113,8 @@ impl Engine {
     pub fn log(&self, turn_id: &str) -> Result<log::LogView, LogError> {
         let (turn, launch) = TurnDir::find(&self.home, turn_id)
             .map_err(|_| LogError::NoSuchTurn(turn_id.to_owned()))?;
-        let harness = self
-            .registry
+        let registry = self.registry();
+        let harness = registry
             .harness(&launch.harness)
             .map_err(|error| LogError::Unreadable(std::io::Error::other(format!("{error:#}"))))?;
         let redactor = self.redactor_of(&harness.info, turn_id, &[]);
@@ -126,6 +127,7 @@ impl Engine {
                 std::io::ErrorKind::NotFound => LogError::Pruned,
                 _ => LogError::Unreadable(error),
             })?;
+        view.driver = launch.driver.clone();
         let refusals = launch
             .sandbox
             .as_ref()

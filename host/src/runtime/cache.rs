@@ -15,6 +15,7 @@ use wasmtime::component::Component;
 use wasmtime::{Config, Engine};
 
 /// Where compiled components are kept; `None` compiles every time.
+#[derive(Clone)]
 pub struct ComponentCache {
     dir: Option<PathBuf>,
     engine_key: String,

@@ -109,6 +109,7 @@ pub enum LoadError {
 }
 
 /// The engine and everything shared by the drivers it runs.
+#[derive(Clone)]
 pub struct Runtime {
     engine: Engine,
     linker: Arc<Linker<Sandbox>>,

@@ -1,5 +1,6 @@
-//! The drivers and harnesses the engine has, and what turns saw of their
-//! drivers: the event types a driver did not know.
+//! The drivers and harnesses the engine has, what turns saw of their
+//! drivers (the event types a driver did not know), and the operator's
+//! plugin changes: added from an OCI registry, removed.
 
 use std::sync::Arc;
 
@@ -7,6 +8,8 @@ use super::ServiceError;
 use crate::drivers::Registry;
 use crate::engine::Engine;
 use crate::engine::server_credential::ServerCredential;
+use crate::plugins::reference::Reference;
+use crate::plugins::{Candidate, Installed, Pin, SourceMoved, oci};
 use crate::store::{SeenUnknown, Store};
 
 /// The drivers service.
@@ -22,8 +25,8 @@ impl Drivers {
         Self { store, engine }
     }
 
-    /// The drivers and harnesses turns run on.
-    pub fn registry(&self) -> &Registry {
+    /// The drivers and harnesses turns run on now.
+    pub fn registry(&self) -> Arc<Registry> {
         self.engine.registry()
     }
 
@@ -37,5 +40,60 @@ impl Drivers {
     /// harness and CLI version, across all accounts.
     pub async fn unknown_events(&self) -> Result<Vec<SeenUnknown>, ServiceError> {
         Ok(self.store.unknown_events().await?)
+    }
+}
+
+/// Why a plugin change was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum PluginChangeError {
+    /// The source cannot be installed as asked: not an OCI reference, not
+    /// reachable, not a driver, not signed as config.toml requires, ...
+    #[error("{0}")]
+    Refused(String),
+    /// The source now gives other bytes than when it was added, and no
+    /// update was asked for.
+    #[error(transparent)]
+    Moved(#[from] SourceMoved),
+    /// No plugin of that name.
+    #[error("{0}")]
+    NotInstalled(String),
+}
+
+impl Drivers {
+    /// Pulls the component the OCI reference `source` names (every digest
+    /// checked; credentials from the server's ~/.docker/config.json),
+    /// installs it and puts it in force for new turns.
+    pub async fn add(&self, source: String, update: bool) -> Result<Installed, PluginChangeError> {
+        let engine = self.engine.clone();
+        tokio::task::spawn_blocking(move || {
+            let refused =
+                |error: &dyn std::fmt::Display| PluginChangeError::Refused(error.to_string());
+            let reference = Reference::parse(&source).map_err(|error| refused(&error))?;
+            let credentials = oci::Credentials::from_docker_config(&reference.registry)
+                .map_err(|error| PluginChangeError::Refused(format!("{error:#}")))?;
+            let mut client = oci::Client::new(&reference, false, credentials);
+            let candidate =
+                Candidate::pull(&reference, &mut client).map_err(|error| refused(&error))?;
+            engine.install_plugin(candidate, update).map_err(|error| {
+                match error.downcast::<SourceMoved>() {
+                    Ok(moved) => PluginChangeError::Moved(moved),
+                    Err(error) => PluginChangeError::Refused(format!("{error:#}")),
+                }
+            })
+        })
+        .await
+        .map_err(|error| PluginChangeError::Refused(format!("the install stopped: {error}")))?
+    }
+
+    /// Removes plugin `name`; the built-in of that name, if any, is back.
+    pub async fn remove(&self, name: String) -> Result<Option<Pin>, PluginChangeError> {
+        let engine = self.engine.clone();
+        tokio::task::spawn_blocking(move || {
+            engine
+                .remove_plugin(&name)
+                .map_err(|error| PluginChangeError::NotInstalled(format!("{error:#}")))
+        })
+        .await
+        .map_err(|error| PluginChangeError::Refused(format!("the removal stopped: {error}")))?
     }
 }

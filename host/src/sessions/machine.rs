@@ -267,6 +267,7 @@ mod tests {
             cli_version: None,
             unknown_events: Default::default(),
             not_json_lines: 0,
+            driver: None,
         }
     }
 

@@ -109,6 +109,8 @@ pub struct TurnOutcome {
     pub unknown_events: UnknownEvents,
     /// Lines of the output that were not JSON.
     pub not_json_lines: u64,
+    /// The driver component the turn ran on.
+    pub driver: Option<crate::turn_dir::DriverUsed>,
 }
 
 impl From<&TurnResult> for TurnOutcome {
@@ -129,6 +131,7 @@ impl From<&TurnResult> for TurnOutcome {
             cli_version: result.cli_version.clone(),
             unknown_events: result.unknown_events.clone(),
             not_json_lines: result.not_json_lines,
+            driver: result.driver.clone(),
         }
     }
 }

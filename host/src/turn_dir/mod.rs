@@ -22,7 +22,7 @@ pub mod worktrees;
 
 pub use files::{read_json, read_json_if_present, write_json, write_private};
 pub use lock::{FileLock, WorktreeLock};
-pub use records::{ConversationLaunch, ExitRecord, Launch, StopReason};
+pub use records::{ConversationLaunch, DriverUsed, ExitRecord, Launch, StopReason};
 pub use retention::{FollowedRun, RUNS_KEPT, prune_runs_unless_pruning};
 pub use secrets::{KeptSecrets, SecretsSeal, forget_secrets, kept_secrets, redact_file};
 

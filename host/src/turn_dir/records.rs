@@ -61,6 +61,21 @@ pub struct Launch {
     /// to read the turn again after a restart.
     #[serde(default)]
     pub conversation: Option<ConversationLaunch>,
+    /// The driver the turn started on (none in a turn of an older cinch).
+    #[serde(default)]
+    pub driver: Option<DriverUsed>,
+}
+
+/// Which driver component a turn ran on: what tells which parser made a
+/// result, across plugin updates.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct DriverUsed {
+    /// The driver's name.
+    pub name: String,
+    /// Its version, when its pin tells one (a built-in's is cinch's).
+    pub version: Option<String>,
+    /// The component's digest, `sha256:HEX`.
+    pub digest: String,
 }
 
 /// What a conversation turn's driver session is made from, besides the

@@ -355,6 +355,7 @@ mod tests {
             agent: None,
             model: None,
             conversation: None,
+            driver: None,
         }
     }
 

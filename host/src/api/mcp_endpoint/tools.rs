@@ -219,7 +219,8 @@ impl Tools {
             .ok_or_else(|| "prompt: say what the agent is to do; it is blank".to_owned())?;
         let harness = trimmed(arguments.harness);
         if let Some(name) = &harness {
-            let names = self.app.drivers.registry().names();
+            let registry = self.app.drivers.registry();
+            let names = registry.names();
             if !names.contains(&name.as_str()) {
                 return Err(format!(
                     "harness: no harness is named {name}; there are {}",
