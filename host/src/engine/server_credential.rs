@@ -96,7 +96,8 @@ impl Engine {
         name: &str,
         server_env: &BTreeMap<String, String>,
     ) -> anyhow::Result<ServerCredential> {
-        let harness = self.registry.harness(name)?;
+        let registry = self.registry();
+        let harness = registry.harness(name)?;
         Ok(server_credential(
             &harness.info,
             &self.config.secrets,
