@@ -1288,3 +1288,225 @@ fn the_server_follows_every_running_turn_on_one_inotify_instance() {
         assert_eq!(turn["turn"]["status"], "cancelled", "{turn:#}");
     }
 }
+
+/// Declares a harness `name` on the claude driver whose program (the fake
+/// CLI) follows a script of its own, `bin/<name>-script.json`, and returns
+/// that script's path.
+fn declare_harness(world: &World, name: &str, driver: &str) -> PathBuf {
+    cinch_fake_cli::install(&world.path("bin"), name);
+    let script = world.path(&format!("bin/{name}-script.json"));
+    let config = std::fs::read_to_string(world.path("home/config.toml")).unwrap();
+    let config = format!(
+        "{config}\n[harness.{name}]\ndriver = \"{driver}\"\nprogram = \"{name}\"\n\
+         secret_env = [\"ANTHROPIC_API_KEY\"]\nenv = {{ FAKE_CLI_SCRIPT = {:?} }}\n",
+        script.display().to_string()
+    );
+    std::fs::write(world.path("home/config.toml"), config).unwrap();
+    script
+}
+
+/// Sends `message` to the session and waits for its `turns`th turn to end.
+fn next_turn(api: &Api, task: &str, session: &str, message: &str, turns: usize) -> Vec<Value> {
+    let sent = api.post(
+        &format!("/tasks/{task}/sessions/{session}/messages"),
+        json!({ "message": message }),
+    );
+    assert_eq!(sent.status, 201, "{sent:?}");
+    ended(api, task, session, turns)
+}
+
+/// Waits until the session is idle with `turns` ended turns; its messages.
+fn ended(api: &Api, task: &str, session: &str, turns: usize) -> Vec<Value> {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let messages = api.walk(task, session, "asc", 200);
+        let page = Value::Array(messages.clone());
+        if ended_turns(&page) == turns && api.session(task, session)["status"] == "idle" {
+            return messages;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the session never ended {turns} turns: {page:#}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn a_fork_at_a_middle_turn_starts_from_its_end_and_leaves_the_source_alone() {
+    let world = World::new();
+    let alt_script = declare_harness(&world, "alt-claude", "claude");
+    let server = world.serve();
+    let token = world.admin_token();
+    let api = Api::new(&server, &token);
+    let environment = api.environment(json!({
+        "name": "shop",
+        "repository": world.path("repo").display().to_string(),
+    }));
+    let turn_writing = |session: &str, text: &str, file: &str| Script {
+        lines: claude_turn(session, text),
+        write_files: [(file.to_owned(), format!("{file}\n"))].into(),
+        ..Script::default()
+    };
+    world.script(turn_writing("sess-src", "Wrote one.", "one.txt"));
+    let (task, source) = api.task_on(&environment, "Write one.");
+    ended(&api, &task, &source, 1);
+    world.script(turn_writing("sess-src", "Wrote two.", "two.txt"));
+    let messages = next_turn(&api, &task, &source, "Now write two.", 2);
+    let middle = assistant(&Value::Array(messages.clone()));
+    let middle_turn = middle["turn"]["turn_id"].as_str().unwrap().to_owned();
+    world.script(turn_writing("sess-src", "Wrote three.", "three.txt"));
+    let source_messages = next_turn(&api, &task, &source, "And three.", 3);
+    let source_before = api.session(&task, &source);
+    let source_dir = PathBuf::from(source_before["workspace"].as_str().unwrap());
+
+    // Bad requests say what is wrong.
+    let fork_path = format!("/tasks/{task}/sessions/{source}/fork");
+    let unknown = api.post(&fork_path, json!({"turn_id": "turn_nope"}));
+    assert_eq!(unknown.status, 422, "{unknown:?}");
+    assert!(unknown.text.contains("turn_nope"), "{unknown:?}");
+    let no_harness = api.post(&fork_path, json!({"harness": "nobody"}));
+    assert_eq!(no_harness.status, 422, "{no_harness:?}");
+    assert!(no_harness.text.contains("nobody"), "{no_harness:?}");
+    let stranger = api.post(&format!("/tasks/{task}/sessions/ses_nope/fork"), json!({}));
+    assert_eq!(stranger.status, 404, "{stranger:?}");
+
+    // A fork at the middle turn, onto another harness, with a message.
+    let record = world.path("out/fork-record.json");
+    Script {
+        lines: claude_turn("sess-fork", "Took another way."),
+        write_files: [("other.txt".to_owned(), "other\n".to_owned())].into(),
+        read_stdin: true,
+        record: Some(record.clone()),
+        ..Script::default()
+    }
+    .write_to(&alt_script)
+    .unwrap();
+    let forked = api.post(
+        &fork_path,
+        json!({"turn_id": middle_turn, "harness": "alt-claude", "message": "Try another way."}),
+    );
+    assert_eq!(forked.status, 201, "{forked:?}");
+    let fork = forked.data();
+    let fork_id = fork["id"].as_str().unwrap().to_owned();
+    assert_ne!(fork_id, source);
+    assert_eq!(fork["task_id"], json!(task));
+    assert_eq!(fork["harness"], "alt-claude");
+    assert_eq!(fork["fork_mode"], "brief");
+    assert_eq!(
+        fork["forked_from"],
+        json!({"session_id": source, "turn_id": middle_turn})
+    );
+    let fork_messages = ended(&api, &task, &fork_id, 3);
+    let fork_now = api.session(&task, &fork_id);
+    assert_eq!(fork_now["harness_session_id"], "sess-fork");
+
+    // Its tree is the middle turn's end, the later turn absent, its own turn's work added.
+    let fork_dir = PathBuf::from(fork_now["workspace"].as_str().unwrap());
+    assert_ne!(fork_dir, source_dir);
+    for (file, there) in [
+        ("one.txt", true),
+        ("two.txt", true),
+        ("three.txt", false),
+        ("other.txt", true),
+    ] {
+        assert_eq!(fork_dir.join(file).exists(), there, "{file} in the fork");
+    }
+    assert_ne!(fork_now["branch_name"], source_before["branch_name"]);
+    assert_eq!(
+        git_output(&fork_dir, &["rev-parse", "--abbrev-ref", "HEAD"]).trim(),
+        fork_now["branch_name"].as_str().unwrap()
+    );
+
+    // Its conversation: the source's up to the middle turn, marked inherited, then its own.
+    let inherited: Vec<&Value> = fork_messages
+        .iter()
+        .filter(|message| !message["forked_from"].is_null())
+        .collect();
+    let texts: Vec<&str> = inherited
+        .iter()
+        .map(|message| message["content"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        texts,
+        ["Write one.", "Wrote one.", "Now write two.", "Wrote two."],
+        "{fork_messages:#?}"
+    );
+    for message in &inherited {
+        assert_eq!(
+            message["forked_from"],
+            json!({"session_id": source, "turn_id": middle_turn})
+        );
+        assert_eq!(message["session_id"], json!(fork_id));
+    }
+    let own = assistant(&Value::Array(fork_messages.clone()));
+    assert!(own["forked_from"].is_null());
+    assert_eq!(own["content"], "Took another way.");
+
+    // A new harness session, briefed with the conversation so far.
+    let run = read_record(&record);
+    let brief = run["stdin"].as_str().unwrap();
+    assert!(
+        brief.contains(&format!("a fork of session {source}")),
+        "{brief}"
+    );
+    for said in [
+        "User: Write one.",
+        "Assistant: Wrote two.",
+        "Try another way.",
+    ] {
+        assert!(brief.contains(said), "{said} in {brief}");
+    }
+    assert!(!brief.contains("And three."), "{brief}");
+    assert!(!run["argv"].to_string().contains("--resume"), "{run:#}");
+
+    // The source is untouched: its tree, its conversation, its session.
+    for (file, there) in [("three.txt", true), ("other.txt", false)] {
+        assert_eq!(
+            source_dir.join(file).exists(),
+            there,
+            "{file} in the source"
+        );
+    }
+    assert_eq!(api.walk(&task, &source, "asc", 200), source_messages);
+    let source_after = api.session(&task, &source);
+    assert_eq!(source_after["harness_session_id"], "sess-src");
+    assert_eq!(source_after["forked_from"], Value::Null);
+
+    // Closing the fork leaves the source's work tree and branch.
+    let closed = server.request(
+        "PATCH",
+        &api.path(&format!("/tasks/{task}/sessions/{fork_id}")),
+        Some(&token),
+        Some(&json!({"status": "closed"}).to_string()),
+    );
+    assert_eq!(closed.status, 200, "{closed:?}");
+    assert!(source_dir.join("three.txt").exists());
+    assert_eq!(
+        git_output(&source_dir, &["rev-parse", "--abbrev-ref", "HEAD"]).trim(),
+        source_before["branch_name"].as_str().unwrap()
+    );
+
+    // Without a turn id, a fork starts from the latest turn, on the source's harness.
+    world.script(turn_writing("sess-latest", "Latest.", "latest.txt"));
+    let latest = api.post(&fork_path, json!({"message": "Go on."}));
+    assert_eq!(latest.status, 201, "{latest:?}");
+    let latest = latest.data();
+    assert_eq!(latest["harness"], "claude");
+    let last_turn = assistant(&Value::Array(source_messages.clone()));
+    assert_eq!(
+        latest["forked_from"]["turn_id"],
+        last_turn["turn"]["turn_id"]
+    );
+    let latest_id = latest["id"].as_str().unwrap();
+    ended(&api, &task, latest_id, 4);
+    let latest_dir = PathBuf::from(
+        api.session(&task, latest_id)["workspace"]
+            .as_str()
+            .unwrap()
+            .to_owned(),
+    );
+    assert!(latest_dir.join("three.txt").exists());
+    assert!(latest_dir.join("latest.txt").exists());
+    assert!(!latest_dir.join("other.txt").exists());
+}

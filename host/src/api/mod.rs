@@ -19,6 +19,7 @@ mod document;
 pub mod drivers;
 mod environments;
 mod extract;
+mod forks;
 mod health;
 mod idempotency;
 mod mcp_endpoint;
@@ -237,6 +238,7 @@ fn routes(state: AppState) -> (axum::Router, utoipa::openapi::OpenApi) {
         .routes(routes!(sessions::get_session, sessions::update_session))
         .routes(routes!(sessions::abort_session))
         .routes(routes!(sessions::revert_session))
+        .routes(routes!(forks::fork_session))
         .routes(routes!(sessions::post_message, sessions::list_messages))
         .routes(routes!(sessions::session_events))
         .routes(routes!(code_tasks::start_task))

@@ -16,6 +16,7 @@
 pub mod attachments;
 mod background;
 mod base_branch;
+mod fork;
 mod lifecycle;
 pub mod live;
 mod machine;
@@ -29,6 +30,7 @@ mod turns;
 pub mod views;
 pub mod workspace;
 
+pub use fork::ForkSpec;
 pub use ownership::NODE_LOST_DETAIL;
 
 use std::collections::{BTreeMap, HashMap, HashSet};

@@ -284,6 +284,22 @@ impl Conductor {
         spec: SessionSpec,
         title_from_prompt: bool,
     ) -> Result<Session> {
+        self.start_session_from(task, agent, choice, spec, title_from_prompt, None)
+            .await
+    }
+
+    /// [`Self::start_session`], for a fork with where it comes from and
+    /// what it inherits: its inherited messages come first.
+    pub(super) async fn start_session_from(
+        self: &Arc<Self>,
+        task: &Task,
+        agent: &Agent,
+        choice: Choice,
+        spec: SessionSpec,
+        title_from_prompt: bool,
+        fork: Option<(crate::store::ForkOrigin, super::fork::Inherited)>,
+    ) -> Result<Session> {
+        let (origin, inherited) = fork.unzip();
         let session = self
             .store
             .create_session(
@@ -300,9 +316,15 @@ impl Conductor {
                     vendor: choice.vendor,
                     harness_model: choice.model,
                     harness_effort: choice.effort,
+                    fork: origin,
                 },
             )
             .await?;
+        if let Some(inherited) = inherited {
+            self.store
+                .inherit_messages(&session, &inherited.messages, &inherited.forked_from)
+                .await?;
+        }
         self.publish_session(&session).await;
         if title_from_prompt {
             let message = self
