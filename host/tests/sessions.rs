@@ -1510,3 +1510,162 @@ fn a_fork_at_a_middle_turn_starts_from_its_end_and_leaves_the_source_alone() {
     assert!(latest_dir.join("latest.txt").exists());
     assert!(!latest_dir.join("other.txt").exists());
 }
+
+#[test]
+fn a_fan_out_of_three_harnesses_completes_and_compares_side_by_side() {
+    let world = World::new();
+    let alt_script = declare_harness(&world, "alt-claude", "claude");
+    let codex_script = declare_harness(&world, "alt-codex", "codex");
+    let server = world.serve();
+    let token = world.admin_token();
+    let api = Api::new(&server, &token);
+    let environment = api.environment(json!({
+        "name": "shop",
+        "repository": world.path("repo").display().to_string(),
+    }));
+    let writes = |files: &[(&str, &str)]| -> std::collections::BTreeMap<String, String> {
+        files
+            .iter()
+            .map(|(name, text)| ((*name).to_owned(), (*text).to_owned()))
+            .collect()
+    };
+    world.script(Script {
+        lines: claude_turn("sess-claude", "Claude's way."),
+        write_files: writes(&[("answer.txt", "claude\n")]),
+        ..Script::default()
+    });
+    Script {
+        lines: claude_turn("sess-alt", "The other way."),
+        write_files: writes(&[("answer.txt", "alt\n")]),
+        ..Script::default()
+    }
+    .write_to(&alt_script)
+    .unwrap();
+    Script {
+        replay: Some(recorded("codex/s1.jsonl")),
+        write_files: writes(&[("answer.txt", "claude\n"), ("codex.txt", "codex\n")]),
+        ..Script::default()
+    }
+    .write_to(&codex_script)
+    .unwrap();
+
+    // Bad fan-outs are refused before anything starts.
+    let choices =
+        json!([{"harness": "claude"}, {"harness": "alt-claude"}, {"harness": "alt-codex"}]);
+    for (body, field) in [
+        (json!({"prompt": "p", "sessions": []}), "sessions"),
+        (
+            json!({"prompt": "p", "sessions": vec![json!({"harness": "claude"}); 9]}),
+            "sessions",
+        ),
+        (json!({"sessions": choices}), "prompt"),
+        (
+            json!({"prompt": "p", "harness": "claude", "sessions": choices}),
+            "sessions",
+        ),
+        (
+            json!({"prompt": "p", "sessions": [{"harness": "claude"}, {"harness": "nobody"}]}),
+            "sessions[1].harness",
+        ),
+    ] {
+        let refused = api.post("/tasks", body.clone());
+        assert_eq!(refused.status, 422, "{body}: {refused:?}");
+        assert!(refused.text.contains(field), "{body}: {refused:?}");
+    }
+    assert_eq!(api.get("/tasks").data().as_array().unwrap().len(), 0);
+
+    let created = api.post(
+        "/tasks",
+        json!({"prompt": "Write the answer.", "environment_id": environment, "sessions": choices}),
+    );
+    assert_eq!(created.status, 201, "{created:?}");
+    let task = created.data()["id"].as_str().unwrap().to_owned();
+    assert_eq!(created.data()["session_count"], 3);
+    let sessions = api.get(&format!("/tasks/{task}/sessions")).data();
+    let ids: Vec<String> = sessions
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|session| session["id"].as_str().unwrap().to_owned())
+        .collect();
+    let harnesses: Vec<&str> = sessions
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|session| session["harness"].as_str().unwrap())
+        .collect();
+    assert_eq!(harnesses, ["claude", "alt-claude", "alt-codex"]);
+    let mut dirs = Vec::new();
+    for id in &ids {
+        let messages = ended(&api, &task, id, 1);
+        let turn = assistant(&Value::Array(messages));
+        assert_eq!(turn["turn"]["status"], "completed", "{turn:#}");
+        assert_eq!(turn["turn"]["brief"], "Write the answer.");
+        dirs.push(PathBuf::from(
+            api.session(&task, id)["workspace"]
+                .as_str()
+                .unwrap()
+                .to_owned(),
+        ));
+    }
+    // Each its own worktree from the same base.
+    assert_eq!(
+        std::fs::read_to_string(dirs[1].join("answer.txt")).unwrap(),
+        "alt\n"
+    );
+    assert!(!dirs[0].join("codex.txt").exists() && dirs[2].join("codex.txt").exists());
+    let bases: Vec<String> = dirs
+        .iter()
+        .map(|dir| git_output(dir, &["rev-parse", "HEAD"]))
+        .collect();
+    assert!(bases.iter().all(|base| base == &bases[0]), "{bases:?}");
+
+    let compared = api.get(&format!("/tasks/{task}/compare"));
+    assert_eq!(compared.status, 200, "{compared:?}");
+    let compared = compared.data();
+    assert_eq!(compared["base"], json!(bases[0].trim()));
+    assert_eq!(
+        compared["differing_files"],
+        json!(["answer.txt", "codex.txt"])
+    );
+    let rows = compared["sessions"].as_array().unwrap();
+    assert_eq!(rows.len(), 3);
+    for (row, (id, files)) in rows.iter().zip(ids.iter().zip([1, 1, 2])) {
+        assert_eq!(row["session"]["id"], json!(id));
+        assert_eq!(row["session"]["status"], "idle");
+        assert_eq!(row["turns"], 1, "{row:#}");
+        assert!(row["duration_ms"].as_u64().unwrap() > 0, "{row:#}");
+        assert_eq!(row["diffstat"]["total_files"], files, "{row:#}");
+        assert_eq!(row["session"]["usage"]["turns"], 1, "{row:#}");
+    }
+    assert_eq!(rows[0]["last_reply"], "Claude's way.");
+    assert_eq!(rows[1]["last_reply"], "The other way.");
+    assert!(
+        rows[2]["session"]["usage"]["input_tokens"]
+            .as_i64()
+            .unwrap()
+            > 0
+    );
+
+    let diff = api.get(&format!(
+        "/tasks/{task}/compare/diff?a={}&b={}",
+        ids[0], ids[1]
+    ));
+    assert_eq!(diff.status, 200, "{diff:?}");
+    assert!(diff.content_type.starts_with("text/x-diff"), "{diff:?}");
+    assert!(diff.text.contains("-claude\n+alt\n"), "{}", diff.text);
+    assert!(!diff.text.contains("codex.txt"), "{}", diff.text);
+    let same = api.get(&format!(
+        "/tasks/{task}/compare/diff?a={}&b={}",
+        ids[0], ids[0]
+    ));
+    assert_eq!(same.status, 200);
+    assert_eq!(same.text, "");
+    let stranger = api.get(&format!(
+        "/tasks/{task}/compare/diff?a={}&b=ses_nope",
+        ids[0]
+    ));
+    assert_eq!(stranger.status, 422, "{stranger:?}");
+    let missing = api.get(&format!("/tasks/{task}/compare/diff?a={}", ids[0]));
+    assert_eq!(missing.status, 422, "{missing:?}");
+}

@@ -1,14 +1,17 @@
 //! Forks of a session at one of its turns, and comparing a task's sessions.
 
 use axum::extract::{Path, State};
-use axum::http::StatusCode;
-use serde::Deserialize;
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse as _, Response};
+use serde::{Deserialize, Serialize};
 
-use super::extract::{Caller, Json, trimmed};
+use super::extract::{Caller, Json, Query, trimmed};
 use super::problem::Problem;
 use super::sessions::Session;
 use super::{AppState, Envelope};
+use crate::checkpoint::DiffStat;
 use crate::sessions::ForkSpec;
+use crate::sessions::compare::TaskComparison;
 use crate::store::{AccountId, SessionId, TaskId};
 
 /// A fork to make; every field is optional.
@@ -66,4 +69,129 @@ pub async fn fork_session(
     };
     let fork = app.conductor.fork(&account, &task, &session, spec).await?;
     Ok((StatusCode::CREATED, Envelope::of(fork.into())))
+}
+
+/// One session in a comparison.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct ComparedSession {
+    /// The session.
+    pub session: Session,
+    /// Its own turns that ended (a fork's inherited ones aside).
+    pub turns: usize,
+    /// Those turns' time together, in milliseconds.
+    pub duration_ms: u64,
+    /// The last thing its agent said.
+    pub last_reply: Option<String>,
+    /// The checkpoint standing for its work tree: its latest end checkpoint
+    /// (a fork with no turn of its own yet: the one it was forked at).
+    pub tree: Option<String>,
+    /// What its tree changed since the sessions' common base
+    /// (`files_changed`, at most 30 listed, `total_files`, `insertions`,
+    /// `deletions`); null without a tree on this node.
+    #[schema(value_type = Option<Object>)]
+    pub diffstat: Option<DiffStat>,
+}
+
+/// A task's sessions side by side.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct Comparison {
+    /// The commit every compared tree descends from.
+    pub base: Option<String>,
+    /// Each session, oldest first.
+    pub sessions: Vec<ComparedSession>,
+    /// The files whose content is not the same in every compared tree.
+    pub differing_files: Vec<String>,
+}
+
+impl From<TaskComparison> for Comparison {
+    fn from(comparison: TaskComparison) -> Self {
+        Self {
+            base: comparison.base,
+            sessions: comparison
+                .sessions
+                .into_iter()
+                .map(|summary| ComparedSession {
+                    session: summary.session.into(),
+                    turns: summary.turns,
+                    duration_ms: summary.duration_ms,
+                    last_reply: summary.last_reply,
+                    tree: summary.tree,
+                    diffstat: summary.diffstat,
+                })
+                .collect(),
+            differing_files: comparison.differing_files,
+        }
+    }
+}
+
+/// The task's sessions side by side: each one's status, turns, duration,
+/// usage (tokens and cost) and last reply, its changes since the sessions'
+/// common base, and the files that differ between them.
+#[utoipa::path(
+    get,
+    path = "/v1/accounts/{account}/tasks/{task}/compare",
+    params(("account" = String, Path, description = "The account"), ("task" = String, Path, description = "The task")),
+    responses(
+        (status = 200, body = Envelope<Comparison>),
+        (status = 401, body = Problem, content_type = "application/problem+json"),
+        (status = 404, body = Problem, content_type = "application/problem+json"),
+    ),
+    tag = "tasks"
+)]
+pub async fn compare_sessions(
+    State(app): State<AppState>,
+    caller: Caller,
+    Path((account, task)): Path<(AccountId, TaskId)>,
+) -> Result<axum::Json<Envelope<Comparison>>, Problem> {
+    caller.account(&account)?;
+    let comparison = app.conductor.compare(&account, &task).await?;
+    Ok(Envelope::of(comparison.into()))
+}
+
+/// The two sessions to diff.
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct DiffPair {
+    /// The session the patch goes from.
+    pub a: String,
+    /// The session the patch goes to.
+    pub b: String,
+}
+
+/// The unified patch from session `a`'s work tree to session `b`'s (each
+/// as its latest end checkpoint), as `git diff -M` prints it.
+#[utoipa::path(
+    get,
+    path = "/v1/accounts/{account}/tasks/{task}/compare/diff",
+    params(("account" = String, Path, description = "The account"), ("task" = String, Path, description = "The task"), DiffPair),
+    responses(
+        (status = 200, description = "The patch", content_type = "text/x-diff", body = String),
+        (status = 401, body = Problem, content_type = "application/problem+json"),
+        (status = 404, body = Problem, content_type = "application/problem+json"),
+        (status = 409, body = Problem, content_type = "application/problem+json", description = "A session has no work tree to compare yet"),
+        (status = 422, body = Problem, content_type = "application/problem+json"),
+    ),
+    tag = "tasks"
+)]
+pub async fn compare_diff(
+    State(app): State<AppState>,
+    caller: Caller,
+    Path((account, task)): Path<(AccountId, TaskId)>,
+    Query(pair): Query<DiffPair>,
+) -> Result<Response, Problem> {
+    caller.account(&account)?;
+    let patch = app
+        .conductor
+        .compare_diff(
+            &account,
+            &task,
+            &SessionId::from(pair.a.trim()),
+            &SessionId::from(pair.b.trim()),
+        )
+        .await?;
+    Ok((
+        [(header::CONTENT_TYPE, "text/x-diff; charset=utf-8")],
+        patch,
+    )
+        .into_response())
 }

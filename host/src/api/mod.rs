@@ -239,6 +239,8 @@ fn routes(state: AppState) -> (axum::Router, utoipa::openapi::OpenApi) {
         .routes(routes!(sessions::abort_session))
         .routes(routes!(sessions::revert_session))
         .routes(routes!(forks::fork_session))
+        .routes(routes!(forks::compare_sessions))
+        .routes(routes!(forks::compare_diff))
         .routes(routes!(sessions::post_message, sessions::list_messages))
         .routes(routes!(sessions::session_events))
         .routes(routes!(code_tasks::start_task))

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use git2::{Diff, DiffFindOptions, DiffFormat, Patch, Repository};
 
-use super::{Context as _, Repo, Result, commit_tree, open};
+use super::{Context as _, Repo, Result, commit_tree};
 
 /// What changed between two checkpoints, as [`diffstat`] counts it: the one
 /// view of a change that turn results, restores and the API all carry, its
@@ -84,8 +84,18 @@ impl Repo {
 /// `git diff -M <start> <end>` prints it. Bytes that are not UTF-8 become
 /// U+FFFD.
 pub fn diff(repo: &Path, start_sha: &str, end_sha: &str) -> Result<String> {
-    let repo = open(repo)?;
-    let diff = diff_commits(&repo, start_sha, end_sha)?;
+    Repo::open(repo)?.diff(start_sha, end_sha)
+}
+
+impl Repo {
+    /// [`diff`], in this repository.
+    pub fn diff(&self, start_sha: &str, end_sha: &str) -> Result<String> {
+        patch_text(&self.repo, start_sha, end_sha)
+    }
+}
+
+fn patch_text(repo: &Repository, start_sha: &str, end_sha: &str) -> Result<String> {
+    let diff = diff_commits(repo, start_sha, end_sha)?;
 
     let mut text = Vec::new();
     diff.print(DiffFormat::Patch, |_, _, line| {

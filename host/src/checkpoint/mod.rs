@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 
 use git2::{Commit, ErrorCode, Oid, Repository, Tree};
 
+pub mod compare;
 mod diff;
 pub mod remote;
 mod restore;
