@@ -253,35 +253,47 @@ fn fork_start(plan: &Plan, repository: &Path, fork: ForkFrom) -> anyhow::Result<
         .is_ok()
     };
     if !has_it(plan.tenant) {
+        // The checkpoint remote first, which every node reaches; else the
+        // source's own folder, when it is on this machine.
         let source = fork
             .source_dir
             .filter(|dir| dir.join(".git").exists())
             .map(|dir| dir.display().to_string());
-        let Some(from) = source.as_deref().or(fork.remote) else {
+        let places: Vec<&str> = fork.remote.into_iter().chain(source.as_deref()).collect();
+        if places.is_empty() {
             bail!(
                 "the checkpoint {} of session {} is not in this repository, and there is no \
                  checkpoint remote to fetch it from (`cinch serve --checkpoint-remote`)",
                 fork.checkpoint,
                 fork.run
             );
-        };
-        // The source's folder (or a remote on this machine) is read, never written.
-        let mut tenant = plan.tenant.clone();
-        tenant.read_only.extend(
-            local_path(from)
-                .filter(|path| path.exists())
-                .map(Path::to_path_buf),
-        );
-        crate::checkpoint::remote::fetch(
-            |args: &[&str]| git(&tenant, &[repository], repository, args),
-            from,
-            fork.run,
-        )?;
+        }
+        let mut failures = Vec::new();
+        for from in places {
+            // The place (a folder of this machine) is read, never written.
+            let mut tenant = plan.tenant.clone();
+            tenant.read_only.extend(
+                local_path(from)
+                    .filter(|path| path.exists())
+                    .map(Path::to_path_buf),
+            );
+            let fetched = crate::checkpoint::remote::fetch(
+                |args: &[&str]| git(&tenant, &[repository], repository, args),
+                from,
+                fork.run,
+            );
+            match fetched {
+                Ok(()) if has_it(&tenant) => break,
+                Ok(()) => failures.push(format!("{from} has no such commit")),
+                Err(error) => failures.push(format!("{error:#}")),
+            }
+        }
         anyhow::ensure!(
-            has_it(&tenant),
-            "{from} has no checkpoint {} of session {}",
+            has_it(plan.tenant),
+            "the checkpoint {} of session {} could not be had: {}",
             fork.checkpoint,
-            fork.run
+            fork.run,
+            failures.join("; ")
         );
     }
     let parent = format!("{}~1", fork.checkpoint);
