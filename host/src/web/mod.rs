@@ -33,6 +33,7 @@ const JS: &str = "text/javascript; charset=utf-8";
 static ASSETS: &[Asset] = &[
     asset!("index.html", "text/html; charset=utf-8"),
     asset!("app.css", "text/css; charset=utf-8"),
+    asset!("compare.css", "text/css; charset=utf-8"),
     asset!("favicon.svg", "image/svg+xml"),
     asset!("app.js", JS),
     asset!("api.js", JS),
@@ -46,6 +47,8 @@ static ASSETS: &[Asset] = &[
     asset!("tasks.js", JS),
     asset!("new-task.js", JS),
     asset!("task.js", JS),
+    asset!("fork.js", JS),
+    asset!("compare.js", JS),
 ];
 
 /// Each asset's entity tag, a hash of its bytes: the files are not

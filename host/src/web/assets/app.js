@@ -4,6 +4,7 @@
 
 import { UNAUTHORIZED, session, signIn, signOut } from "./api.js";
 import { h } from "./dom.js";
+import { showCompare } from "./compare.js";
 import { showNewTask } from "./new-task.js";
 import { showTask } from "./task.js";
 import { showTasks } from "./tasks.js";
@@ -15,6 +16,7 @@ let leave = null; // stops the current page: its stream, its timers
 const ROUTES = [
   [/^#\/tasks\/?$/, () => showTasks(main)],
   [/^#\/new$/, () => showNewTask(main, navigate)],
+  [/^#\/tasks\/([^/]+)\/compare$/, (task) => showCompare(main, decodeURIComponent(task))],
   [/^#\/tasks\/([^/]+)(?:\/sessions\/([^/]+))?$/, (task, sid) =>
     showTask(main, decodeURIComponent(task), sid && decodeURIComponent(sid))],
 ];

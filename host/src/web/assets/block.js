@@ -45,10 +45,11 @@ export class CodeTaskBlock {
    * asks for the latest progress lines from the harness log: the page was
    * (re)loaded while the turn ran, and live lines only stream from now on.
    */
-  constructor(message, { session, seed, revert }) {
+  constructor(message, { session, seed, revert, fork }) {
     this.id = `block-${nextId++}`;
     this.session = session;
     this.revert = revert; // restores the work tree to this turn's start
+    this.fork = fork; // makes the Fork button of this turn, when given
     this.lines = [];
     this.turn = null;
     this.log = null; // the harness log's promise, once asked for
@@ -91,7 +92,7 @@ export class CodeTaskBlock {
       title: "Restore the work tree to how it was when this turn started",
       onclick: () => this.revert(this.turn.turn_id),
     });
-    this.actions = h("p", { class: "block-actions", hidden: true }, this.revertButton);
+    this.actions = h("p", { class: "block-actions", hidden: true }, this.revertButton, this.fork?.(() => this.turn));
     this.detail = h("div", { class: "block-detail", id: `${this.id}-detail`, hidden: true });
     this.reply = new Reply();
     this.element = h(
@@ -349,7 +350,7 @@ function changes(result) {
 }
 
 /** A unified diff as one section per file, its lines coloured. */
-function diffFiles(text) {
+export function diffFiles(text) {
   const files = [];
   for (const line of text.replace(/\n$/, "").split("\n")) {
     if (line.startsWith("diff --git ") || !files.length) {

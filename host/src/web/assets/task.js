@@ -6,6 +6,7 @@ import { accountPath, v1, v1All } from "./api.js";
 import { CodeTaskBlock } from "./block.js";
 import { announce, diffstat, duration, firstLine, h, reconcile, totals } from "./dom.js";
 import { follow } from "./events.js";
+import { forkButton } from "./fork.js";
 
 /** Internal message types, shown as one muted line each. */
 const INTERNAL = { "queue-operation": "Queue", attachment: "Attachment", "ai-title": "Title" };
@@ -84,7 +85,8 @@ class TaskPage {
       h("header", { class: "task-head" },
         h("h1", { text: task.title || "Untitled task" }),
         h("p", { class: "muted" },
-          h("span", { class: `chip status-${task.status}`, text: task.status }), ` · ${owner} · by ${task.created_by_name ?? "an agent"}`),
+          h("span", { class: `chip status-${task.status}`, text: task.status }), ` · ${owner} · by ${task.created_by_name ?? "an agent"}`,
+          this.sessions.length > 1 ? h("a", { class: "compare-link", href: `#/tasks/${encodeURIComponent(this.taskId)}/compare`, text: "Compare sessions" }) : null),
         this.taskUsage),
       h("div", { class: "task-body" },
         h("nav", { class: "session-nav", "aria-label": "Sessions" }, h("h2", { text: "Sessions" }), this.sessionList),
@@ -211,6 +213,8 @@ class TaskPage {
       node.block.update(message);
     } else {
       const fresh = this.node(message, seed);
+      // A fork's messages from its source show as inherited.
+      fresh.element.classList.toggle("inherited", Boolean(message.forked_from));
       node?.element.replaceWith(fresh.element);
       this.nodes.set(message.id, fresh);
     }
@@ -222,7 +226,12 @@ class TaskPage {
       let block = this.blocks.get(message.turn.call_id);
       if (block) block.update(message);
       else {
-        block = new CodeTaskBlock(message, { session: () => this.session, seed, revert: (turnId) => this.revert(turnId) });
+        block = new CodeTaskBlock(message, {
+          session: () => this.session,
+          seed,
+          revert: (turnId) => this.revert(turnId),
+          fork: (turn) => forkButton({ taskId: this.taskId, session: () => this.session, turn }),
+        });
         block.setRevertable(!BUSY.has(this.session.status));
         this.blocks.set(message.turn.call_id, block);
       }
