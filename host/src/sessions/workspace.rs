@@ -405,6 +405,11 @@ fn add_worktree(repository: &Path, plan: &Plan, start: Option<&str>) -> anyhow::
     // A new session's branch is new too, so making it comes first: one git
     // process (a sandboxed start each) for most sessions.
     let mut args = vec!["worktree", "add", "-q", "-b", plan.branch, &dir];
+    if start.is_some() {
+        // A fork's files are the checkpoint's, written once by its checkout
+        // (not the branch's first: 20,000 files took 1.6 s instead of 1.1).
+        args.insert(3, "--no-checkout");
+    }
     args.extend(base.as_deref());
     match git(&args) {
         Err(_) if branch_exists() => git(&["worktree", "add", "-q", &dir, plan.branch]).map(drop),
