@@ -1509,6 +1509,37 @@ fn a_fork_at_a_middle_turn_starts_from_its_end_and_leaves_the_source_alone() {
     assert!(latest_dir.join("three.txt").exists());
     assert!(latest_dir.join("latest.txt").exists());
     assert!(!latest_dir.join("other.txt").exists());
+
+    // A session without an environment has a scratch repository of its own:
+    // its fork fetches the checkpoint from the source's folder.
+    world.script(turn_writing("sess-scratch", "Scratched.", "scratch.txt"));
+    let created = api.post("/tasks", json!({"prompt": "Scratch something."}));
+    assert_eq!(created.status, 201, "{created:?}");
+    let scratch_task = created.data()["id"].as_str().unwrap().to_owned();
+    let scratch = api.first_session(&scratch_task)["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    ended(&api, &scratch_task, &scratch, 1);
+    world.script(turn_writing("sess-scratch-fork", "Again.", "again.txt"));
+    let forked = api.post(
+        &format!("/tasks/{scratch_task}/sessions/{scratch}/fork"),
+        json!({"message": "Again."}),
+    );
+    assert_eq!(forked.status, 201, "{forked:?}");
+    let scratch_fork = forked.data()["id"].as_str().unwrap().to_owned();
+    ended(&api, &scratch_task, &scratch_fork, 2);
+    let dir = PathBuf::from(
+        api.session(&scratch_task, &scratch_fork)["workspace"]
+            .as_str()
+            .unwrap()
+            .to_owned(),
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("scratch.txt")).unwrap(),
+        "scratch.txt\n"
+    );
+    assert!(dir.join("again.txt").exists());
 }
 
 #[test]

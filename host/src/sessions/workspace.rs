@@ -238,9 +238,9 @@ fn rebuild_files(plan: &Plan) -> anyhow::Result<Option<RebuiltFrom>> {
 }
 
 /// Where a fork's branch starts in `repository`: the parent of the
-/// checkpoint (HEAD when the source's turn ended), fetched first from the
-/// source's workspace on this node or else the checkpoint remote when the
-/// repository lacks it.
+/// checkpoint (HEAD when the source's turn ended). A repository that lacks
+/// the checkpoint fetches it from the checkpoint remote, else from the
+/// source's workspace when that is on this machine.
 fn fork_start(plan: &Plan, repository: &Path, fork: ForkFrom) -> anyhow::Result<String> {
     let commit = format!("{}^{{commit}}", fork.checkpoint);
     let has_it = |tenant: &Tenant| {
