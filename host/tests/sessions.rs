@@ -1370,6 +1370,15 @@ fn a_fork_at_a_middle_turn_starts_from_its_end_and_leaves_the_source_alone() {
     assert!(no_harness.text.contains("nobody"), "{no_harness:?}");
     let stranger = api.post(&format!("/tasks/{task}/sessions/ses_nope/fork"), json!({}));
     assert_eq!(stranger.status, 404, "{stranger:?}");
+    let unknown_field = api.post(&fork_path, json!({"turn": middle_turn}));
+    assert_eq!(unknown_field.status, 422, "{unknown_field:?}");
+    // A session with no ended turn has nothing to fork from yet.
+    let fresh = api.post(&format!("/tasks/{task}/sessions"), json!({}));
+    assert_eq!(fresh.status, 201, "{fresh:?}");
+    let fresh = fresh.data()["id"].as_str().unwrap().to_owned();
+    let nothing = api.post(&format!("/tasks/{task}/sessions/{fresh}/fork"), json!({}));
+    assert_eq!(nothing.status, 409, "{nothing:?}");
+    assert!(nothing.text.contains("no ended turn"), "{nothing:?}");
 
     // A fork at the middle turn, onto another harness, with a message.
     let record = world.path("out/fork-record.json");
