@@ -1709,3 +1709,77 @@ fn a_fan_out_of_three_harnesses_completes_and_compares_side_by_side() {
     let missing = api.get(&format!("/tasks/{task}/compare/diff?a={}", ids[0]));
     assert_eq!(missing.status, 422, "{missing:?}");
 }
+
+#[test]
+fn forks_and_fan_outs_wait_for_capacity_like_any_session() {
+    let world = World::new();
+    let server = world.serve_with(&["--max-turns", "1", "--retry-seconds", "1"]);
+    let token = world.admin_token();
+    let api = Api::new(&server, &token);
+    let environment = api.environment(json!({
+        "name": "shop",
+        "repository": world.path("repo").display().to_string(),
+    }));
+    let quick = Script {
+        lines: claude_turn("sess-cap", "Done."),
+        ..Script::default()
+    };
+    world.script(quick.clone());
+    let (task, source) = api.task_on(&environment, "First.");
+    ended(&api, &task, &source, 1);
+
+    // The one turn slot is taken by a long turn of the source.
+    world.script(Script {
+        hang_ms: 120_000,
+        ..quick.clone()
+    });
+    let sent = api.post(
+        &format!("/tasks/{task}/sessions/{source}/messages"),
+        json!({"message": "Run long."}),
+    );
+    assert_eq!(sent.status, 201, "{sent:?}");
+    api.wait_turn_message(&task, &source);
+
+    let forked = api.post(
+        &format!("/tasks/{task}/sessions/{source}/fork"),
+        json!({"message": "Try another way."}),
+    );
+    assert_eq!(forked.status, 201, "{forked:?}");
+    let fork = forked.data()["id"].as_str().unwrap().to_owned();
+    let fanned = api.post(
+        "/tasks",
+        json!({"prompt": "Race.", "environment_id": environment,
+               "sessions": [{"harness": "claude"}, {"harness": "claude"}]}),
+    );
+    assert_eq!(fanned.status, 201, "{fanned:?}");
+    let fan_task = fanned.data()["id"].as_str().unwrap().to_owned();
+    let fan_sessions: Vec<String> = api
+        .get(&format!("/tasks/{fan_task}/sessions"))
+        .data()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|session| session["id"].as_str().unwrap().to_owned())
+        .collect();
+    let waiting: Vec<(&str, &str)> = std::iter::once((task.as_str(), fork.as_str()))
+        .chain(
+            fan_sessions
+                .iter()
+                .map(|id| (fan_task.as_str(), id.as_str())),
+        )
+        .collect();
+    for (task, session) in &waiting {
+        api.wait(task, session, "waiting for a slot", |s| {
+            s["status"] == "waiting" && s["waiting_since"].is_string()
+        });
+    }
+
+    // Once the long turn is aborted, each gets the slot in turn and completes.
+    world.script(quick);
+    let aborted = api.post(&format!("/tasks/{task}/sessions/{source}/abort"), json!({}));
+    assert_eq!(aborted.status, 202, "{aborted:?}");
+    ended(&api, &task, &fork, 2);
+    for id in &fan_sessions {
+        ended(&api, &fan_task, id, 1);
+    }
+}
