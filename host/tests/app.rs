@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 
 mod support;
 
-use support::World;
+use support::{World, claude_turn, git};
 
 const SESSION: &str = "s-app-1";
 
@@ -470,5 +470,58 @@ fn new_task_offers_to_add_the_missing_key() {
         .env("CINCH_PROFILE", world.path("browser-profile"))
         .env("CINCH_SCREENSHOTS", &screenshots)
         .env("CINCH_ENVIRONMENT", &environment);
+    run_node(node, &server);
+}
+
+/// Fork on a turn's block and the Compare view, in the browser
+/// (`tests/browser/fork.test.mjs`).
+#[test]
+fn fork_and_compare_in_a_browser() {
+    let chromium = PathBuf::from(
+        std::env::var_os("CINCH_CHROMIUM").unwrap_or_else(|| "/usr/bin/chromium".into()),
+    );
+    check_prerequisites(&chromium);
+    let world = World::new();
+    std::fs::create_dir_all(world.path("browser-profile")).unwrap();
+    std::fs::write(world.path("repo/greeting.txt"), "hello\n").unwrap();
+    git(&world.path("repo"), &["add", "greeting.txt"]);
+    git(&world.path("repo"), &["commit", "-q", "-m", "greeting"]);
+    let server = world.serve();
+    let token = world.admin_token();
+    let account = server.get("/v1/accounts", &token).data()[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let created = server.post(
+        &format!("/v1/accounts/{account}/environments"),
+        &token,
+        &json!({"name": "app", "repository": world.path("repo")}),
+    );
+    assert_eq!(created.status, 201, "{created:?}");
+    let environment = created.data()["id"].as_str().unwrap().to_owned();
+    let turn = |session: &str, text: &str, greeting: &str| {
+        serde_json::to_string(&Script {
+            lines: claude_turn(session, text),
+            write_files: [("greeting.txt".to_owned(), format!("{greeting}\n"))].into(),
+            ..Script::default()
+        })
+        .unwrap()
+    };
+    let screenshots = screenshot_dir();
+    std::fs::create_dir_all(&screenshots).unwrap();
+    let mut node = Command::new("node");
+    node.arg(browser_dir().join("fork.test.mjs"))
+        .env("CINCH_URL", &server.base)
+        .env("CINCH_TOKEN", &token)
+        .env("CINCH_CHROMIUM", &chromium)
+        .env("CINCH_PROFILE", world.path("browser-profile"))
+        .env("CINCH_SCREENSHOTS", &screenshots)
+        .env("CINCH_FAKE_SCRIPT", world.script_path())
+        .env("CINCH_ENVIRONMENT", &environment)
+        .env(
+            "CINCH_SCRIPT_SOURCE",
+            turn("sess-source", "Hello.", "hello"),
+        )
+        .env("CINCH_SCRIPT_FORK", turn("sess-fork", "Howdy.", "howdy"));
     run_node(node, &server);
 }

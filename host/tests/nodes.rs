@@ -1225,3 +1225,100 @@ fn a_node_without_the_secrets_key_or_with_another_refuses_to_start() {
     let environments = Api::new(&two, &token).get("/environments").data();
     assert_eq!(environments[0]["secret_names"], json!(["DEPLOY_TOKEN"]));
 }
+
+#[test]
+fn a_fork_on_another_node_starts_from_the_checkpoint_remote() {
+    let Some(worlds) = shared_worlds::<2>() else {
+        return;
+    };
+    let all: Vec<&World> = worlds.iter().collect();
+    git(
+        &worlds[0].path(""),
+        &["init", "-q", "--bare", "checkpoints.git"],
+    );
+    let remote = worlds[0].path("checkpoints.git").display().to_string();
+    let one = node(&worlds[0], "node-1", &["--checkpoint-remote", &remote]);
+    let two = node(&worlds[1], "node-2", &["--checkpoint-remote", &remote]);
+    let token = worlds[0].admin_token();
+    let (on_one, on_two) = (&Api::new(&one, &token), &Api::new(&two, &token));
+    // A git URL: each node clones it into its own home, so node 2's clone
+    // never saw the checkpoints node 1 took.
+    let environment = on_one.environment(json!({
+        "name": "shop",
+        "repository": format!("file://{}", worlds[0].path("repo").display()),
+    }));
+    script_everywhere(
+        &all,
+        "source",
+        Script {
+            lines: claude_turn("sess-source", "Wrote the notes."),
+            write_files: [("notes.txt".to_owned(), "from node one\n".to_owned())].into(),
+            ..Script::default()
+        },
+    );
+    let (task, source) = on_one.task_on(&environment, "Write the notes");
+    on_one.wait_status(&task, &source, "idle");
+    assert_eq!(ran_on(&all, "source"), 0);
+    let turn = of_type(on_one, &task, &source, "assistant")[0].clone();
+    let checkpoint = turn["turn"]["result"]["end_checkpoint"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let node_two_clone = std::fs::read_dir(worlds[1].path("home/repos"))
+        .map(|entries| entries.count())
+        .unwrap_or(0);
+    assert_eq!(node_two_clone, 0, "node 2 has cloned nothing yet");
+
+    // Forked on node 2, which boots and runs the fork.
+    script_everywhere(
+        &all,
+        "fork",
+        Script {
+            lines: claude_turn("sess-fork", "Went on from the notes."),
+            write_files: [("more.txt".to_owned(), "from node two\n".to_owned())].into(),
+            read_stdin: true,
+            ..Script::default()
+        },
+    );
+    let forked = on_two.post(
+        &format!("/tasks/{task}/sessions/{source}/fork"),
+        json!({"message": "Go on from there."}),
+    );
+    assert_eq!(forked.status, 201, "{forked:?}");
+    let fork = forked.data()["id"].as_str().unwrap().to_owned();
+    wait_for_file(&worlds[1].path("out/fork.json"));
+    let done = on_two.wait(&task, &fork, "its turn ended", |current| {
+        current["status"] == "idle"
+            && of_type(on_two, &task, &fork, "assistant")
+                .last()
+                .is_some_and(|turn| {
+                    turn["forked_from"].is_null() && turn["turn"]["status"] == "completed"
+                })
+    });
+    assert_eq!(ran_on(&all, "fork"), 1, "the fork ran on node 2");
+    let dir = std::path::PathBuf::from(done["workspace"].as_str().unwrap());
+    assert!(dir.starts_with(worlds[1].path("home")), "{dir:?}");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("notes.txt")).unwrap(),
+        "from node one\n"
+    );
+    assert!(dir.join("more.txt").exists());
+    // Node 2's clone has the source's checkpoint now, fetched from the remote.
+    let clone = worlds[1].path(&format!("home/repos/{environment}"));
+    git(
+        &clone,
+        &["cat-file", "-e", &format!("{checkpoint}^{{commit}}")],
+    );
+    let brief = read_record(&worlds[1], "fork")["stdin"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(brief.contains("Assistant: Wrote the notes."), "{brief}");
+
+    // The source, on node 1, is as it was.
+    let source_now = on_one.session(&task, &source);
+    assert_eq!(source_now["status"], "idle");
+    assert_eq!(of_type(on_one, &task, &source, "assistant").len(), 1);
+    let source_dir = std::path::PathBuf::from(source_now["workspace"].as_str().unwrap());
+    assert!(!source_dir.join("more.txt").exists());
+}

@@ -1661,3 +1661,498 @@ fn a_failures_headline_is_the_line_that_explains_it() {
     assert_eq!(none.status, 404, "{none:?}");
     assert!(none.text.contains("no setup log"), "{none:?}");
 }
+
+/// Declares a harness `name` on the claude driver whose program (the fake
+/// CLI) follows a script of its own, `bin/<name>-script.json`, and returns
+/// that script's path.
+fn declare_harness(world: &World, name: &str, driver: &str) -> PathBuf {
+    cinch_fake_cli::install(&world.path("bin"), name);
+    let script = world.path(&format!("bin/{name}-script.json"));
+    let config = std::fs::read_to_string(world.path("home/config.toml")).unwrap();
+    let config = format!(
+        "{config}\n[harness.{name}]\ndriver = \"{driver}\"\nprogram = \"{name}\"\n\
+         secret_env = [\"ANTHROPIC_API_KEY\"]\nenv = {{ FAKE_CLI_SCRIPT = {:?} }}\n",
+        script.display().to_string()
+    );
+    std::fs::write(world.path("home/config.toml"), config).unwrap();
+    script
+}
+
+/// Sends `message` to the session and waits for its `turns`th turn to end.
+fn next_turn(api: &Api, task: &str, session: &str, message: &str, turns: usize) -> Vec<Value> {
+    let sent = api.post(
+        &format!("/tasks/{task}/sessions/{session}/messages"),
+        json!({ "message": message }),
+    );
+    assert_eq!(sent.status, 201, "{sent:?}");
+    ended(api, task, session, turns)
+}
+
+/// Waits until the session is idle with `turns` ended turns; its messages.
+fn ended(api: &Api, task: &str, session: &str, turns: usize) -> Vec<Value> {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let messages = api.walk(task, session, "asc", 200);
+        let page = Value::Array(messages.clone());
+        if ended_turns(&page) == turns && api.session(task, session)["status"] == "idle" {
+            return messages;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the session never ended {turns} turns: {page:#}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn a_fork_at_a_middle_turn_starts_from_its_end_and_leaves_the_source_alone() {
+    let world = World::new();
+    let alt_script = declare_harness(&world, "alt-claude", "claude");
+    let server = world.serve();
+    let token = world.admin_token();
+    let api = Api::new(&server, &token);
+    let environment = api.environment(json!({
+        "name": "shop",
+        "repository": world.path("repo").display().to_string(),
+    }));
+    let turn_writing = |session: &str, text: &str, file: &str| Script {
+        lines: claude_turn(session, text),
+        write_files: [(file.to_owned(), format!("{file}\n"))].into(),
+        ..Script::default()
+    };
+    world.script(turn_writing("sess-src", "Wrote one.", "one.txt"));
+    let (task, source) = api.task_on(&environment, "Write one.");
+    ended(&api, &task, &source, 1);
+    world.script(turn_writing("sess-src", "Wrote two.", "two.txt"));
+    let messages = next_turn(&api, &task, &source, "Now write two.", 2);
+    let middle = assistant(&Value::Array(messages.clone()));
+    let middle_turn = middle["turn"]["turn_id"].as_str().unwrap().to_owned();
+    world.script(turn_writing("sess-src", "Wrote three.", "three.txt"));
+    let source_messages = next_turn(&api, &task, &source, "And three.", 3);
+    let source_before = api.session(&task, &source);
+    let source_dir = PathBuf::from(source_before["workspace"].as_str().unwrap());
+
+    // Bad requests say what is wrong.
+    let fork_path = format!("/tasks/{task}/sessions/{source}/fork");
+    let unknown = api.post(&fork_path, json!({"turn_id": "turn_nope"}));
+    assert_eq!(unknown.status, 422, "{unknown:?}");
+    assert!(unknown.text.contains("turn_nope"), "{unknown:?}");
+    let no_harness = api.post(&fork_path, json!({"harness": "nobody"}));
+    assert_eq!(no_harness.status, 422, "{no_harness:?}");
+    assert!(no_harness.text.contains("nobody"), "{no_harness:?}");
+    let stranger = api.post(&format!("/tasks/{task}/sessions/ses_nope/fork"), json!({}));
+    assert_eq!(stranger.status, 404, "{stranger:?}");
+    let unknown_field = api.post(&fork_path, json!({"turn": middle_turn}));
+    assert_eq!(unknown_field.status, 422, "{unknown_field:?}");
+    // A session with no ended turn has nothing to fork from yet.
+    let fresh = api.post(&format!("/tasks/{task}/sessions"), json!({}));
+    assert_eq!(fresh.status, 201, "{fresh:?}");
+    let fresh = fresh.data()["id"].as_str().unwrap().to_owned();
+    let nothing = api.post(&format!("/tasks/{task}/sessions/{fresh}/fork"), json!({}));
+    assert_eq!(nothing.status, 409, "{nothing:?}");
+    assert!(nothing.text.contains("no ended turn"), "{nothing:?}");
+
+    // A fork at the middle turn, onto another harness, with a message.
+    let record = world.path("out/fork-record.json");
+    Script {
+        lines: claude_turn("sess-fork", "Took another way."),
+        write_files: [("other.txt".to_owned(), "other\n".to_owned())].into(),
+        read_stdin: true,
+        record: Some(record.clone()),
+        ..Script::default()
+    }
+    .write_to(&alt_script)
+    .unwrap();
+    let forked = api.post(
+        &fork_path,
+        json!({"turn_id": middle_turn, "harness": "alt-claude", "message": "Try another way."}),
+    );
+    assert_eq!(forked.status, 201, "{forked:?}");
+    let fork = forked.data();
+    let fork_id = fork["id"].as_str().unwrap().to_owned();
+    assert_ne!(fork_id, source);
+    assert_eq!(fork["task_id"], json!(task));
+    assert_eq!(fork["harness"], "alt-claude");
+    assert_eq!(fork["fork_mode"], "brief");
+    assert_eq!(
+        fork["forked_from"],
+        json!({"session_id": source, "turn_id": middle_turn})
+    );
+    let fork_messages = ended(&api, &task, &fork_id, 3);
+    let fork_now = api.session(&task, &fork_id);
+    assert_eq!(fork_now["harness_session_id"], "sess-fork");
+
+    // Its tree is the middle turn's end, the later turn absent, its own turn's work added.
+    let fork_dir = PathBuf::from(fork_now["workspace"].as_str().unwrap());
+    assert_ne!(fork_dir, source_dir);
+    for (file, there) in [
+        ("one.txt", true),
+        ("two.txt", true),
+        ("three.txt", false),
+        ("other.txt", true),
+    ] {
+        assert_eq!(fork_dir.join(file).exists(), there, "{file} in the fork");
+    }
+    assert_ne!(fork_now["branch_name"], source_before["branch_name"]);
+    assert_eq!(
+        git_output(&fork_dir, &["rev-parse", "--abbrev-ref", "HEAD"]).trim(),
+        fork_now["branch_name"].as_str().unwrap()
+    );
+
+    // Its conversation: the source's up to the middle turn, marked inherited, then its own.
+    let inherited: Vec<&Value> = fork_messages
+        .iter()
+        .filter(|message| !message["forked_from"].is_null())
+        .collect();
+    let texts: Vec<&str> = inherited
+        .iter()
+        .map(|message| message["content"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        texts,
+        ["Write one.", "Wrote one.", "Now write two.", "Wrote two."],
+        "{fork_messages:#?}"
+    );
+    for message in &inherited {
+        assert_eq!(
+            message["forked_from"],
+            json!({"session_id": source, "turn_id": middle_turn})
+        );
+        assert_eq!(message["session_id"], json!(fork_id));
+    }
+    let own = assistant(&Value::Array(fork_messages.clone()));
+    assert!(own["forked_from"].is_null());
+    assert_eq!(own["content"], "Took another way.");
+
+    // A new harness session, briefed with the conversation so far.
+    let run = read_record(&record);
+    let brief = run["stdin"].as_str().unwrap();
+    assert!(
+        brief.contains(&format!("a fork of session {source}")),
+        "{brief}"
+    );
+    for said in [
+        "User: Write one.",
+        "Assistant: Wrote two.",
+        "Try another way.",
+    ] {
+        assert!(brief.contains(said), "{said} in {brief}");
+    }
+    assert!(!brief.contains("And three."), "{brief}");
+    assert!(!run["argv"].to_string().contains("--resume"), "{run:#}");
+
+    // The source is untouched: its tree, its conversation, its session.
+    for (file, there) in [("three.txt", true), ("other.txt", false)] {
+        assert_eq!(
+            source_dir.join(file).exists(),
+            there,
+            "{file} in the source"
+        );
+    }
+    assert_eq!(api.walk(&task, &source, "asc", 200), source_messages);
+    let source_after = api.session(&task, &source);
+    assert_eq!(source_after["harness_session_id"], "sess-src");
+    assert_eq!(source_after["forked_from"], Value::Null);
+
+    // Closing the fork leaves the source's work tree and branch.
+    let closed = server.request(
+        "PATCH",
+        &api.path(&format!("/tasks/{task}/sessions/{fork_id}")),
+        Some(&token),
+        Some(&json!({"status": "closed"}).to_string()),
+    );
+    assert_eq!(closed.status, 200, "{closed:?}");
+    assert!(source_dir.join("three.txt").exists());
+    assert_eq!(
+        git_output(&source_dir, &["rev-parse", "--abbrev-ref", "HEAD"]).trim(),
+        source_before["branch_name"].as_str().unwrap()
+    );
+
+    // Without a turn id, a fork starts from the latest turn, on the source's harness.
+    world.script(turn_writing("sess-latest", "Latest.", "latest.txt"));
+    let latest = api.post(&fork_path, json!({"message": "Go on."}));
+    assert_eq!(latest.status, 201, "{latest:?}");
+    let latest = latest.data();
+    assert_eq!(latest["harness"], "claude");
+    let last_turn = assistant(&Value::Array(source_messages.clone()));
+    assert_eq!(
+        latest["forked_from"]["turn_id"],
+        last_turn["turn"]["turn_id"]
+    );
+    let latest_id = latest["id"].as_str().unwrap();
+    ended(&api, &task, latest_id, 4);
+    let latest_dir = PathBuf::from(
+        api.session(&task, latest_id)["workspace"]
+            .as_str()
+            .unwrap()
+            .to_owned(),
+    );
+    assert!(latest_dir.join("three.txt").exists());
+    assert!(latest_dir.join("latest.txt").exists());
+    assert!(!latest_dir.join("other.txt").exists());
+
+    // A session without an environment has a scratch repository of its own:
+    // its fork fetches the checkpoint from the source's folder.
+    world.script(turn_writing("sess-scratch", "Scratched.", "scratch.txt"));
+    let created = api.post("/tasks", json!({"prompt": "Scratch something."}));
+    assert_eq!(created.status, 201, "{created:?}");
+    let scratch_task = created.data()["id"].as_str().unwrap().to_owned();
+    let scratch = api.first_session(&scratch_task)["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    ended(&api, &scratch_task, &scratch, 1);
+    world.script(turn_writing("sess-scratch-fork", "Again.", "again.txt"));
+    let forked = api.post(
+        &format!("/tasks/{scratch_task}/sessions/{scratch}/fork"),
+        json!({"message": "Again."}),
+    );
+    assert_eq!(forked.status, 201, "{forked:?}");
+    let scratch_fork = forked.data()["id"].as_str().unwrap().to_owned();
+    ended(&api, &scratch_task, &scratch_fork, 2);
+    let dir = PathBuf::from(
+        api.session(&scratch_task, &scratch_fork)["workspace"]
+            .as_str()
+            .unwrap()
+            .to_owned(),
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("scratch.txt")).unwrap(),
+        "scratch.txt\n"
+    );
+    assert!(dir.join("again.txt").exists());
+}
+
+#[test]
+fn a_fan_out_of_three_harnesses_completes_and_compares_side_by_side() {
+    let world = World::new();
+    let alt_script = declare_harness(&world, "alt-claude", "claude");
+    let codex_script = declare_harness(&world, "alt-codex", "codex");
+    let server = world.serve();
+    let token = world.admin_token();
+    let api = Api::new(&server, &token);
+    let environment = api.environment(json!({
+        "name": "shop",
+        "repository": world.path("repo").display().to_string(),
+    }));
+    let writes = |files: &[(&str, &str)]| -> std::collections::BTreeMap<String, String> {
+        files
+            .iter()
+            .map(|(name, text)| ((*name).to_owned(), (*text).to_owned()))
+            .collect()
+    };
+    world.script(Script {
+        lines: claude_turn("sess-claude", "Claude's way."),
+        write_files: writes(&[("answer.txt", "claude\n")]),
+        ..Script::default()
+    });
+    Script {
+        lines: claude_turn("sess-alt", "The other way."),
+        write_files: writes(&[("answer.txt", "alt\n")]),
+        ..Script::default()
+    }
+    .write_to(&alt_script)
+    .unwrap();
+    Script {
+        replay: Some(recorded("codex/s1.jsonl")),
+        write_files: writes(&[("answer.txt", "claude\n"), ("codex.txt", "codex\n")]),
+        ..Script::default()
+    }
+    .write_to(&codex_script)
+    .unwrap();
+
+    // Bad fan-outs are refused before anything starts.
+    let choices =
+        json!([{"harness": "claude"}, {"harness": "alt-claude"}, {"harness": "alt-codex"}]);
+    for (body, field) in [
+        (json!({"prompt": "p", "sessions": []}), "sessions"),
+        (
+            json!({"prompt": "p", "sessions": vec![json!({"harness": "claude"}); 9]}),
+            "sessions",
+        ),
+        (json!({"sessions": choices}), "prompt"),
+        (
+            json!({"prompt": "p", "harness": "claude", "sessions": choices}),
+            "sessions",
+        ),
+        (
+            json!({"prompt": "p", "sessions": [{"harness": "claude"}, {"harness": "nobody"}]}),
+            "sessions[1].harness",
+        ),
+    ] {
+        let refused = api.post("/tasks", body.clone());
+        assert_eq!(refused.status, 422, "{body}: {refused:?}");
+        assert!(refused.text.contains(field), "{body}: {refused:?}");
+    }
+    assert_eq!(api.get("/tasks").data().as_array().unwrap().len(), 0);
+
+    let created = api.post(
+        "/tasks",
+        json!({"prompt": "Write the answer.", "environment_id": environment, "sessions": choices}),
+    );
+    assert_eq!(created.status, 201, "{created:?}");
+    let task = created.data()["id"].as_str().unwrap().to_owned();
+    assert_eq!(created.data()["session_count"], 3);
+    let sessions = api.get(&format!("/tasks/{task}/sessions")).data();
+    let ids: Vec<String> = sessions
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|session| session["id"].as_str().unwrap().to_owned())
+        .collect();
+    let harnesses: Vec<&str> = sessions
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|session| session["harness"].as_str().unwrap())
+        .collect();
+    assert_eq!(harnesses, ["claude", "alt-claude", "alt-codex"]);
+    let mut dirs = Vec::new();
+    for id in &ids {
+        let messages = ended(&api, &task, id, 1);
+        let turn = assistant(&Value::Array(messages));
+        assert_eq!(turn["turn"]["status"], "completed", "{turn:#}");
+        assert_eq!(turn["turn"]["brief"], "Write the answer.");
+        dirs.push(PathBuf::from(
+            api.session(&task, id)["workspace"]
+                .as_str()
+                .unwrap()
+                .to_owned(),
+        ));
+    }
+    // Each its own worktree from the same base.
+    assert_eq!(
+        std::fs::read_to_string(dirs[1].join("answer.txt")).unwrap(),
+        "alt\n"
+    );
+    assert!(!dirs[0].join("codex.txt").exists() && dirs[2].join("codex.txt").exists());
+    let bases: Vec<String> = dirs
+        .iter()
+        .map(|dir| git_output(dir, &["rev-parse", "HEAD"]))
+        .collect();
+    assert!(bases.iter().all(|base| base == &bases[0]), "{bases:?}");
+
+    let compared = api.get(&format!("/tasks/{task}/compare"));
+    assert_eq!(compared.status, 200, "{compared:?}");
+    let compared = compared.data();
+    assert_eq!(compared["base"], json!(bases[0].trim()));
+    assert_eq!(
+        compared["differing_files"],
+        json!(["answer.txt", "codex.txt"])
+    );
+    let rows = compared["sessions"].as_array().unwrap();
+    assert_eq!(rows.len(), 3);
+    for (row, (id, files)) in rows.iter().zip(ids.iter().zip([1, 1, 2])) {
+        assert_eq!(row["session"]["id"], json!(id));
+        assert_eq!(row["session"]["status"], "idle");
+        assert_eq!(row["turns"], 1, "{row:#}");
+        assert!(row["duration_ms"].as_u64().unwrap() > 0, "{row:#}");
+        assert_eq!(row["diffstat"]["total_files"], files, "{row:#}");
+        assert_eq!(row["session"]["usage"]["turns"], 1, "{row:#}");
+    }
+    assert_eq!(rows[0]["last_reply"], "Claude's way.");
+    assert_eq!(rows[1]["last_reply"], "The other way.");
+    assert!(
+        rows[2]["session"]["usage"]["input_tokens"]
+            .as_i64()
+            .unwrap()
+            > 0
+    );
+
+    let diff = api.get(&format!(
+        "/tasks/{task}/compare/diff?a={}&b={}",
+        ids[0], ids[1]
+    ));
+    assert_eq!(diff.status, 200, "{diff:?}");
+    assert!(diff.content_type.starts_with("text/x-diff"), "{diff:?}");
+    assert!(diff.text.contains("-claude\n+alt\n"), "{}", diff.text);
+    assert!(!diff.text.contains("codex.txt"), "{}", diff.text);
+    let same = api.get(&format!(
+        "/tasks/{task}/compare/diff?a={}&b={}",
+        ids[0], ids[0]
+    ));
+    assert_eq!(same.status, 200);
+    assert_eq!(same.text, "");
+    let stranger = api.get(&format!(
+        "/tasks/{task}/compare/diff?a={}&b=ses_nope",
+        ids[0]
+    ));
+    assert_eq!(stranger.status, 422, "{stranger:?}");
+    let missing = api.get(&format!("/tasks/{task}/compare/diff?a={}", ids[0]));
+    assert_eq!(missing.status, 422, "{missing:?}");
+}
+
+#[test]
+fn forks_and_fan_outs_wait_for_capacity_like_any_session() {
+    let world = World::new();
+    let server = world.serve_with(&["--max-turns", "1", "--retry-seconds", "1"]);
+    let token = world.admin_token();
+    let api = Api::new(&server, &token);
+    let environment = api.environment(json!({
+        "name": "shop",
+        "repository": world.path("repo").display().to_string(),
+    }));
+    let quick = Script {
+        lines: claude_turn("sess-cap", "Done."),
+        ..Script::default()
+    };
+    world.script(quick.clone());
+    let (task, source) = api.task_on(&environment, "First.");
+    ended(&api, &task, &source, 1);
+
+    // The one turn slot is taken by a long turn of the source.
+    world.script(Script {
+        hang_ms: 120_000,
+        ..quick.clone()
+    });
+    let sent = api.post(
+        &format!("/tasks/{task}/sessions/{source}/messages"),
+        json!({"message": "Run long."}),
+    );
+    assert_eq!(sent.status, 201, "{sent:?}");
+    api.wait_turn_message(&task, &source);
+
+    let forked = api.post(
+        &format!("/tasks/{task}/sessions/{source}/fork"),
+        json!({"message": "Try another way."}),
+    );
+    assert_eq!(forked.status, 201, "{forked:?}");
+    let fork = forked.data()["id"].as_str().unwrap().to_owned();
+    let fanned = api.post(
+        "/tasks",
+        json!({"prompt": "Race.", "environment_id": environment,
+               "sessions": [{"harness": "claude"}, {"harness": "claude"}]}),
+    );
+    assert_eq!(fanned.status, 201, "{fanned:?}");
+    let fan_task = fanned.data()["id"].as_str().unwrap().to_owned();
+    let fan_sessions: Vec<String> = api
+        .get(&format!("/tasks/{fan_task}/sessions"))
+        .data()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|session| session["id"].as_str().unwrap().to_owned())
+        .collect();
+    let waiting: Vec<(&str, &str)> = std::iter::once((task.as_str(), fork.as_str()))
+        .chain(
+            fan_sessions
+                .iter()
+                .map(|id| (fan_task.as_str(), id.as_str())),
+        )
+        .collect();
+    for (task, session) in &waiting {
+        api.wait(task, session, "waiting for a slot", |s| {
+            s["status"] == "waiting" && s["waiting_since"].is_string()
+        });
+    }
+
+    // Once the long turn is aborted, each gets the slot in turn and completes.
+    world.script(quick);
+    let aborted = api.post(&format!("/tasks/{task}/sessions/{source}/abort"), json!({}));
+    assert_eq!(aborted.status, 202, "{aborted:?}");
+    ended(&api, &task, &fork, 2);
+    for id in &fan_sessions {
+        ended(&api, &fan_task, id, 1);
+    }
+}

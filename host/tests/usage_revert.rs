@@ -664,3 +664,89 @@ fn a_session_id_from_a_harness_never_names_a_path_outside_cinchs_folders() {
         "a harness's session id wrote outside cinch's home"
     );
 }
+
+#[test]
+fn cinch_fork_makes_a_worktree_from_a_run_turns_end() {
+    let world = World::new();
+    let repo = world.path("repo");
+    world.script(Script {
+        lines: claude_turn("sess-f1", "first"),
+        write_files: [("first.txt".to_owned(), "one\n".to_owned())].into(),
+        ..Script::default()
+    });
+    let first = &cinch_run(&world, "First");
+    world.script(Script {
+        lines: claude_turn("sess-f1", "second"),
+        write_files: [("second.txt".to_owned(), "two\n".to_owned())].into(),
+        ..Script::default()
+    });
+    cinch_run(&world, "Second");
+    let branch_before = git_output(&repo, &["rev-parse", "--abbrev-ref", "HEAD"]);
+
+    let forked = world
+        .cinch()
+        .args(["fork", first, "--json"])
+        .output()
+        .unwrap();
+    assert!(forked.status.success(), "{forked:?}");
+    let made: Value = serde_json::from_slice(&forked.stdout).unwrap();
+    let dir = PathBuf::from(made["workdir"].as_str().unwrap());
+    assert_eq!(dir, world.path(&format!("repo-fork-{first}")));
+    assert_eq!(made["branch"], json!(format!("cinch/fork-{first}")));
+    assert_eq!(made["session_id"], "sess-f1");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("first.txt")).unwrap(),
+        "one\n"
+    );
+    assert!(!dir.join("second.txt").exists(), "the later turn is absent");
+    assert_eq!(
+        git_output(&dir, &["rev-parse", "--abbrev-ref", "HEAD"]).trim(),
+        format!("cinch/fork-{first}")
+    );
+    assert_eq!(
+        git_output(&dir, &["status", "--porcelain"]),
+        "?? first.txt\n"
+    );
+    // The original work tree is as the second turn left it.
+    assert!(repo.join("second.txt").exists() && repo.join("first.txt").exists());
+    assert_eq!(
+        git_output(&repo, &["rev-parse", "--abbrev-ref", "HEAD"]),
+        branch_before
+    );
+
+    // A cinch run turn goes on in the fork.
+    world.script(Script {
+        lines: claude_turn("sess-f2", "third"),
+        write_files: [("third.txt".to_owned(), "three\n".to_owned())].into(),
+        ..Script::default()
+    });
+    let run = world
+        .cinch()
+        .args(["run", "--harness", "claude", "--repo"])
+        .arg(&dir)
+        .arg("Third")
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{run:?}");
+    assert!(dir.join("third.txt").exists() && !repo.join("third.txt").exists());
+
+    let again = world.cinch().args(["fork", first]).output().unwrap();
+    assert!(!again.status.success());
+    assert!(
+        String::from_utf8_lossy(&again.stderr).contains("exists already"),
+        "{again:?}"
+    );
+    let text = world
+        .cinch()
+        .args(["fork", first, "--into"])
+        .arg(world.path("elsewhere"))
+        .args(["--branch", "try/other"])
+        .output()
+        .unwrap();
+    assert!(text.status.success(), "{text:?}");
+    assert!(String::from_utf8_lossy(&text.stdout).contains("on branch try/other"));
+    assert!(world.path("elsewhere/first.txt").exists());
+    let unknown = world.cinch().args(["fork", "t-nope"]).output().unwrap();
+    assert!(!unknown.status.success());
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("no turn `t-nope`"));
+}

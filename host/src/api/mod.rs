@@ -20,6 +20,7 @@ mod document;
 pub mod drivers;
 mod environments;
 mod extract;
+mod forks;
 mod health;
 mod idempotency;
 mod mcp_endpoint;
@@ -254,6 +255,9 @@ fn routes(state: AppState) -> (axum::Router, utoipa::openapi::OpenApi) {
         .routes(routes!(delivery::commit_session))
         .routes(routes!(delivery::push_session))
         .routes(routes!(delivery::setup_log))
+        .routes(routes!(forks::fork_session))
+        .routes(routes!(forks::compare_sessions))
+        .routes(routes!(forks::compare_diff))
         .routes(routes!(sessions::post_message, sessions::list_messages))
         .routes(routes!(sessions::session_events))
         .routes(routes!(code_tasks::start_task))

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use super::extract::{Caller, Json, PageParams, Query, trimmed};
 use super::problem::{FieldError, Problem};
 use super::{AppState, Envelope};
-use crate::sessions::{BindingConstraint, TaskSpec};
+use crate::sessions::{BindingConstraint, SessionChoice, TaskSpec};
 use crate::store::{self, AccountId, AttachmentStatus, NewAttachment, TaskId, UsageTotals};
 
 /// A task, with what its listing shows of its sessions.
@@ -166,6 +166,24 @@ pub struct TaskCreate {
     pub effort: Option<String>,
     /// The agent it runs as, by id or name (default: the connected agent).
     pub created_by: Option<String>,
+    /// A fan-out: 1 to 8 sessions, each in its own worktree from the same
+    /// base, all given the `prompt` (then leave `harness`, `model` and
+    /// `effort` out: each entry names its own).
+    #[schema(min_items = 1, max_items = 8)]
+    pub sessions: Option<Vec<FanOutSession>>,
+}
+
+/// One session of a fan-out.
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FanOutSession {
+    /// `claude`, `codex`, ... as `GET /v1/models` lists them.
+    #[schema(pattern = r"\S")]
+    pub harness: String,
+    /// A model id of that harness.
+    pub model: Option<String>,
+    /// An effort in that harness's vocabulary.
+    pub effort: Option<String>,
 }
 
 /// An attachment to add: an MCP resource with inline `text` or base64
@@ -240,6 +258,12 @@ impl TaskCreate {
                 Err(error) => errors.push(error),
             }
         }
+        if self.sessions.as_ref().is_some_and(Vec::is_empty) {
+            errors.push(FieldError::new(
+                "sessions",
+                "name 1 to 8 sessions, or leave sessions out for one",
+            ));
+        }
         if !errors.is_empty() {
             return Err(Problem::invalid(errors));
         }
@@ -253,6 +277,16 @@ impl TaskCreate {
             model: trimmed(self.model),
             effort: trimmed(self.effort),
             created_by: trimmed(self.created_by),
+            sessions: self
+                .sessions
+                .into_iter()
+                .flatten()
+                .map(|session| SessionChoice {
+                    harness: session.harness.trim().to_owned(),
+                    model: trimmed(session.model),
+                    effort: trimmed(session.effort),
+                })
+                .collect(),
         })
     }
 }

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use git2::{Diff, DiffFindOptions, DiffFormat, DiffOptions, Patch, Repository};
 
-use super::{Context as _, Repo, Result, commit_tree, open};
+use super::{Context as _, Repo, Result, commit_tree};
 
 /// What changed between two checkpoints, as [`diffstat`] counts it: the one
 /// view of a change that turn results, restores and the API all carry, its
@@ -108,12 +108,27 @@ const WHOLE_FILE_LINES: u32 = 1 << 30;
 /// `git diff -M <start> <end>` prints it (with `-U<huge>` for
 /// [`DiffContext::WholeFiles`]). Bytes that are not UTF-8 become U+FFFD.
 pub fn diff(repo: &Path, start_sha: &str, end_sha: &str, context: DiffContext) -> Result<String> {
-    let repo = open(repo)?;
+    Repo::open(repo)?.diff(start_sha, end_sha, context)
+}
+
+impl Repo {
+    /// [`diff`], in this repository.
+    pub fn diff(&self, start_sha: &str, end_sha: &str, context: DiffContext) -> Result<String> {
+        patch_text(&self.repo, start_sha, end_sha, context)
+    }
+}
+
+fn patch_text(
+    repo: &Repository,
+    start_sha: &str,
+    end_sha: &str,
+    context: DiffContext,
+) -> Result<String> {
     let mut options = DiffOptions::new();
     if context == DiffContext::WholeFiles {
         options.context_lines(WHOLE_FILE_LINES);
     }
-    let diff = diff_commits_with(&repo, start_sha, end_sha, &mut options)?;
+    let diff = diff_commits_with(repo, start_sha, end_sha, &mut options)?;
 
     let mut text = Vec::new();
     diff.print(DiffFormat::Patch, |_, _, line| {

@@ -19,7 +19,9 @@ use std::path::{Path, PathBuf};
 
 use git2::{Commit, ErrorCode, Oid, Repository, Tree};
 
+pub mod compare;
 mod diff;
+mod fork;
 pub mod remote;
 mod restore;
 mod scan;
@@ -28,6 +30,7 @@ mod take;
 mod test_repo;
 
 pub use diff::{ChangedFile, DiffContext, DiffStat, diff, diffstat, render_diffstat};
+pub use fork::fork_worktree;
 pub use restore::{CommitSummary, Restored, restore};
 pub use take::{Checkpoint, take};
 

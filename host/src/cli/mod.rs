@@ -4,6 +4,7 @@ mod credentials_report;
 mod database;
 mod driver_test;
 mod drivers;
+mod fork;
 mod revert;
 mod run;
 mod scaffold;
@@ -12,6 +13,7 @@ mod serve;
 mod turns;
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -96,6 +98,21 @@ enum Command {
         /// The turn's id (see `cinch turns`), or a revert's.
         turn: String,
         /// Prints what was done as one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Forks a turn's work tree at the turn's end: a new worktree on a new
+    /// branch with the files as the turn left them; the original stays.
+    Fork {
+        /// The turn's id (see `cinch turns`).
+        turn: String,
+        /// Where the worktree goes (default: `<work tree>-fork-<turn>` beside it).
+        #[arg(long)]
+        into: Option<PathBuf>,
+        /// Its branch (default: `cinch/fork-<turn>`).
+        #[arg(long)]
+        branch: Option<String>,
+        /// Prints what was made as one JSON object.
         #[arg(long)]
         json: bool,
     },
@@ -267,6 +284,12 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Attach { turn, json } => run::attach(&engine()?, &turn, json),
         Command::Stop { turn } => turns::stop(&engine()?, &turn),
         Command::Revert { turn, json } => revert::revert(&Home::discover()?, &turn, json),
+        Command::Fork {
+            turn,
+            into,
+            branch,
+            json,
+        } => fork::fork(&Home::discover()?, &turn, into, branch, json),
         Command::Log { turn, json } => turns::log(&engine()?, &turn, json),
         Command::Serve(args) => serve::serve(args),
         Command::Token {

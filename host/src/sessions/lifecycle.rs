@@ -309,6 +309,10 @@ impl Conductor {
             None => None,
         };
         let rebuilding = session.moved_from_node.is_some();
+        let fork = self
+            .fork_source(session)
+            .await
+            .map_err(|error| workspace::WorkspaceError::Repository(error.to_string()))?;
         let remote = self.settings.checkpoint_remote.clone();
         let run = session.id.clone();
         let clone_dir = environment.map_or_else(
@@ -376,6 +380,12 @@ impl Conductor {
                 rebuild: rebuilding.then_some(workspace::Rebuild {
                     run: &run,
                     checkpoint: checkpoint.as_deref(),
+                    remote: remote.as_deref(),
+                }),
+                fork: fork.as_ref().map(|fork| workspace::ForkFrom {
+                    run: &fork.run,
+                    checkpoint: &fork.checkpoint,
+                    source_dir: fork.source_dir.as_deref(),
                     remote: remote.as_deref(),
                 }),
             });

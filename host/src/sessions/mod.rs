@@ -18,6 +18,8 @@ mod background;
 mod base_branch;
 mod delivery;
 mod forge;
+pub mod compare;
+mod fork;
 mod lifecycle;
 pub mod live;
 mod machine;
@@ -32,6 +34,7 @@ pub mod views;
 pub mod workspace;
 
 pub use delivery::{Committed, Pushed};
+pub use fork::ForkSpec;
 pub use ownership::NODE_LOST_DETAIL;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -166,6 +169,23 @@ pub struct TaskSpec {
     pub effort: Option<String>,
     /// The agent it runs as, by id or name; the connected agent when absent.
     pub created_by: Option<String>,
+    /// A fan-out: one session per entry, each in its own worktree from the
+    /// same base with the same prompt; empty for one session as above.
+    pub sessions: Vec<SessionChoice>,
+}
+
+/// The most sessions one task starts at once (a fan-out).
+pub const MOST_FAN_OUT: usize = 8;
+
+/// What one session of a fan-out runs.
+#[derive(Debug, Clone, Default)]
+pub struct SessionChoice {
+    /// Its harness.
+    pub harness: String,
+    /// Its model.
+    pub model: Option<String>,
+    /// Its effort.
+    pub effort: Option<String>,
 }
 
 /// A session to start under an existing task.

@@ -15,6 +15,7 @@ impl Conductor {
         let agent = self
             .acting_agent(account_id, spec.created_by.as_deref())
             .await?;
+        self.check_fan_out(&spec)?;
         let environment_id = match &spec.environment_id {
             Some(id) => Some(self.environment(account_id, id).await?.id),
             None => agent.environment_id.clone().map(EnvironmentId::from),
@@ -48,22 +49,72 @@ impl Conductor {
                 .await?;
         }
         if let Some(prompt) = spec.prompt {
-            let asked = Asked {
-                harness: spec.harness.as_deref(),
-                model: spec.model.as_deref(),
-                effort: spec.effort.as_deref(),
+            let asked: Vec<Asked> = if spec.sessions.is_empty() {
+                vec![Asked {
+                    harness: spec.harness.as_deref(),
+                    model: spec.model.as_deref(),
+                    effort: spec.effort.as_deref(),
+                }]
+            } else {
+                spec.sessions
+                    .iter()
+                    .map(|choice| Asked {
+                        harness: Some(&choice.harness),
+                        model: choice.model.as_deref(),
+                        effort: choice.effort.as_deref(),
+                    })
+                    .collect()
             };
-            let choice = self.resolve(&asked, &agent);
-            let session_spec = SessionSpec {
-                title: Some(title),
-                prompt: Some(prompt),
-                environment_id,
-                ..SessionSpec::default()
-            };
-            self.start_session(&task, &agent, choice, session_spec, spec.title.is_none())
-                .await?;
+            for asked in &asked {
+                let choice = self.resolve(asked, &agent);
+                let session_spec = SessionSpec {
+                    title: Some(title.clone()),
+                    prompt: Some(prompt.clone()),
+                    environment_id: environment_id.clone(),
+                    ..SessionSpec::default()
+                };
+                self.start_session(&task, &agent, choice, session_spec, spec.title.is_none())
+                    .await?;
+            }
         }
         self.task(account_id, &task.id).await
+    }
+
+    /// Refuses a fan-out that cannot start as asked, before anything is stored.
+    fn check_fan_out(&self, spec: &TaskSpec) -> Result<()> {
+        if spec.sessions.is_empty() {
+            return Ok(());
+        }
+        if spec.sessions.len() > MOST_FAN_OUT {
+            return Err(invalid(
+                "sessions",
+                format!("at most {MOST_FAN_OUT} sessions start at once"),
+            ));
+        }
+        if spec.prompt.is_none() {
+            return Err(invalid(
+                "prompt",
+                "sessions start with a prompt: send one for them all",
+            ));
+        }
+        if spec.harness.is_some() || spec.model.is_some() || spec.effort.is_some() {
+            return Err(invalid(
+                "sessions",
+                "with sessions, each names its harness, model and effort: leave the task's out",
+            ));
+        }
+        for (index, choice) in spec.sessions.iter().enumerate() {
+            if self.engine.registry().harness(&choice.harness).is_err() {
+                return Err(invalid(
+                    &format!("sessions[{index}].harness"),
+                    format!(
+                        "no harness is named {}: GET /v1/models lists them",
+                        choice.harness
+                    ),
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// The account's task.
@@ -284,6 +335,22 @@ impl Conductor {
         spec: SessionSpec,
         title_from_prompt: bool,
     ) -> Result<Session> {
+        self.start_session_from(task, agent, choice, spec, title_from_prompt, None)
+            .await
+    }
+
+    /// [`Self::start_session`], for a fork with where it comes from and
+    /// what it inherits: its inherited messages come first.
+    pub(super) async fn start_session_from(
+        self: &Arc<Self>,
+        task: &Task,
+        agent: &Agent,
+        choice: Choice,
+        spec: SessionSpec,
+        title_from_prompt: bool,
+        fork: Option<(crate::store::ForkOrigin, super::fork::Inherited)>,
+    ) -> Result<Session> {
+        let (origin, inherited) = fork.unzip();
         let session = self
             .store
             .create_session(
@@ -300,9 +367,15 @@ impl Conductor {
                     vendor: choice.vendor,
                     harness_model: choice.model,
                     harness_effort: choice.effort,
+                    fork: origin,
                 },
             )
             .await?;
+        if let Some(inherited) = inherited {
+            self.store
+                .inherit_messages(&session, &inherited.messages, &inherited.forked_from)
+                .await?;
+        }
         self.publish_session(&session).await;
         if title_from_prompt {
             let message = self

@@ -32,8 +32,20 @@ impl Conductor {
             .collect::<Vec<_>>()
             .join("\n\n");
         if let Some(previous) = session.moved_from_node.take() {
+            let header = format!(
+                "[cinch: this session continues from node {previous}, which stopped; the earlier harness session stayed there, so this one starts anew. The conversation so far:]"
+            );
             brief = self
-                .continuation_brief(session, &previous, queued, &brief)
+                .conversation_brief(session, &header, queued, &brief)
+                .await?;
+        } else if Self::briefs_as_fork(session) {
+            let header = format!(
+                "[cinch: this session is a fork of session {} at its turn {}: the work tree is as that turn left it, and this harness session starts anew. The conversation so far:]",
+                session.forked_from_session.as_deref().unwrap_or_default(),
+                session.forked_from_turn.as_deref().unwrap_or_default()
+            );
+            brief = self
+                .conversation_brief(session, &header, queued, &brief)
                 .await?;
         }
         let workspace = PathBuf::from(session.workspace.clone().unwrap_or_default());
@@ -151,14 +163,14 @@ impl Conductor {
         self.follow_turn(session, call.call_id, turn, message).await
     }
 
-    /// The brief of the first turn on this node of a session taken over from
-    /// `previous`: its harness session stayed there, so a new one starts,
-    /// told that it continues and given the conversation so far (its most
+    /// The brief of a turn that starts a new harness session in a session
+    /// with a conversation already (one taken over from another node, or a
+    /// fork): `header` says why, then the conversation so far (its most
     /// recent part, up to [`CONTINUATION_LIMIT`] bytes), then `brief`.
-    async fn continuation_brief(
+    async fn conversation_brief(
         &self,
         session: &Session,
-        previous: &str,
+        header: &str,
         queued: &[Message],
         brief: &str,
     ) -> Result<String> {
@@ -190,7 +202,7 @@ impl Conductor {
         }
         lines.reverse();
         Ok(format!(
-            "[cinch: this session continues from node {previous}, which stopped; the earlier harness session stayed there, so this one starts anew. The conversation so far:]\n\n{}\n\n[cinch: the new message follows.]\n\n{brief}",
+            "{header}\n\n{}\n\n[cinch: the new message follows.]\n\n{brief}",
             lines.join("\n\n")
         ))
     }
@@ -242,7 +254,8 @@ impl Conductor {
             .await?
             .items
             .into_iter()
-            .find(|message| message.kind == MessageKind::Assistant)
+            // A fork's inherited turns were another harness session's.
+            .find(|message| message.kind == MessageKind::Assistant && message.forked_from.is_none())
             .map(|message| message.created_at);
         let new: Vec<Attachment> = attachments
             .into_iter()

@@ -5,7 +5,19 @@
 use serde::Serialize;
 use serde_json::value::RawValue;
 
-use crate::store::{self, CloseReason, MessageKind, RebuiltFrom, SessionStatus, UsageTotals};
+use crate::store::{
+    self, CloseReason, ForkMode, MessageKind, RebuiltFrom, SessionStatus, UsageTotals,
+};
+
+/// Where a fork was forked from.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct ForkedFrom {
+    /// The source session.
+    pub session_id: String,
+    /// Its turn the fork starts after: the fork's work tree is that turn's
+    /// end checkpoint, its conversation the messages up to it.
+    pub turn_id: String,
+}
 
 /// A session.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
@@ -59,6 +71,11 @@ pub struct Session {
     pub moved_from_node: Option<String>,
     /// What its work tree was rebuilt from when another node took it over.
     pub rebuilt_from: Option<RebuiltFrom>,
+    /// For a fork: the session and turn it was forked from.
+    pub forked_from: Option<ForkedFrom>,
+    /// For a fork: `native` when the harness forked the source's own
+    /// session, `brief` when a new one was given the conversation.
+    pub fork_mode: Option<ForkMode>,
     /// When it was created (RFC 3339).
     pub created_at: String,
     /// When it last changed (RFC 3339).
@@ -94,6 +111,13 @@ impl From<store::Session> for Session {
             last_activity_at: row.last_activity_at,
             moved_from_node: row.moved_from_node,
             rebuilt_from: row.rebuilt_from,
+            forked_from: row.forked_from_session.zip(row.forked_from_turn).map(
+                |(session_id, turn_id)| ForkedFrom {
+                    session_id: session_id.into(),
+                    turn_id,
+                },
+            ),
+            fork_mode: row.fork_mode,
             created_at: row.created_at,
             updated_at: row.updated_at,
             usage: row.usage,
@@ -125,6 +149,10 @@ pub struct Message {
     pub turn: Option<Box<RawValue>>,
     /// When it was created (RFC 3339).
     pub created_at: String,
+    /// For a message a fork inherited from its source: the fork point,
+    /// `{"session_id", "turn_id"}`; null for the session's own messages.
+    #[schema(value_type = Option<Object>)]
+    pub forked_from: Option<Box<RawValue>>,
 }
 
 impl From<store::Message> for Message {
@@ -138,6 +166,7 @@ impl From<store::Message> for Message {
             content: row.content,
             turn: row.turn,
             created_at: row.created_at,
+            forked_from: row.forked_from,
         }
     }
 }

@@ -37,6 +37,9 @@ pub struct Message {
     pub turn: Option<Box<RawValue>>,
     /// When it was created (RFC 3339).
     pub created_at: String,
+    /// For a message a fork inherited: the fork point, the JSON object
+    /// `{"session_id", "turn_id"}`; none for the session's own messages.
+    pub forked_from: Option<Box<RawValue>>,
 }
 
 /// An assistant message's turn: its call, where it stands and, once ended,
@@ -231,12 +234,14 @@ type Row = (
     String,
     Option<String>,
     String,
+    Option<String>,
 );
 
-const COLUMNS: &str = "id, session_id, task_id, sequence, type, content, turn_json, created_at";
+const COLUMNS: &str =
+    "id, session_id, task_id, sequence, type, content, turn_json, created_at, forked_from_json";
 
 fn from_row(row: Row) -> Result<Message> {
-    let (id, session_id, task_id, sequence, kind, content, turn, created_at) = row;
+    let (id, session_id, task_id, sequence, kind, content, turn, created_at, forked_from) = row;
     Ok(Message {
         id: id.into(),
         session_id: session_id.into(),
@@ -246,6 +251,7 @@ fn from_row(row: Row) -> Result<Message> {
         content,
         turn: turn.map(RawValue::from_string).transpose()?,
         created_at,
+        forked_from: forked_from.map(RawValue::from_string).transpose()?,
     })
 }
 
@@ -359,6 +365,53 @@ impl Store {
             .message(&id)
             .await?
             .expect("the message was just stored"))
+    }
+
+    /// Copies `messages` (another session's, in order) into `session` as
+    /// delivered messages marked with `forked_from`, the fork point: what a
+    /// fork inherits of its source's conversation. One transaction: a fork
+    /// never shows half its history.
+    pub async fn inherit_messages(
+        &self,
+        session: &Session,
+        messages: &[Message],
+        forked_from: &Value,
+    ) -> Result<()> {
+        let dialect = self.dialect();
+        let forked_from = forked_from.to_string();
+        let ids = messages
+            .iter()
+            .map(|_| new_id("msg"))
+            .collect::<Result<Vec<_>>>()?;
+        on_pool!(self, |pool| {
+            let mut tx = pool.begin_with(dialect.begin_write).await?;
+            sqlx::query(&number_in_turn(dialect))
+                .bind(&session.id)
+                .execute(&mut *tx)
+                .await?;
+            for (id, message) in ids.iter().zip(messages) {
+                sqlx::query(
+                    "INSERT INTO messages (id, account_id, task_id, session_id, sequence, type, \
+                     content, turn_json, created_at, forked_from_json) VALUES ($1, $2, $3, $4, \
+                     (SELECT COALESCE(MAX(sequence), 0) + 1 FROM messages WHERE session_id = $4), \
+                     $5, $6, $7, $8, $9)",
+                )
+                .bind(id)
+                .bind(&session.account_id)
+                .bind(&session.task_id)
+                .bind(&session.id)
+                .bind(message.kind)
+                .bind(&message.content)
+                .bind(message.turn.as_ref().map(|turn| turn.get()))
+                .bind(&message.created_at)
+                .bind(&forked_from)
+                .execute(&mut *tx)
+                .await?;
+            }
+            tx.commit().await
+        })?;
+        self.pages.invalidate(&session.id);
+        Ok(())
     }
 
     /// The message `id`.
@@ -539,6 +592,7 @@ impl Store {
                         content: row.get_ref(5)?.as_str()?,
                         turn: row.get_ref(6)?.as_str_or_null()?,
                         created_at: row.get_ref(7)?.as_str()?,
+                        forked_from: row.get_ref(8)?.as_str_or_null()?,
                     };
                     if !page.push(&place) {
                         break;
@@ -567,6 +621,7 @@ impl Store {
                         content: row.try_get_unchecked(5)?,
                         turn: row.try_get_unchecked(6)?,
                         created_at: row.try_get_unchecked(7)?,
+                        forked_from: row.try_get_unchecked(8)?,
                     };
                     if !page.push(&place) {
                         break;
@@ -620,6 +675,7 @@ struct PagePlace<'a> {
     content: &'a str,
     turn: Option<&'a str>,
     created_at: &'a str,
+    forked_from: Option<&'a str>,
 }
 
 /// A page's JSON array, written message by message from the columns: no
@@ -679,6 +735,8 @@ impl PageWriter {
         json.push_str(",\"turn\":");
         json.push_str(message.turn.unwrap_or("null"));
         push_strings(json, &[(",\"created_at\":", message.created_at)]);
+        json.push_str(",\"forked_from\":");
+        json.push_str(message.forked_from.unwrap_or("null"));
         json.push('}');
         self.count += 1;
         if self.count == self.limit {
@@ -874,6 +932,7 @@ mod tests {
             content: String::new(),
             turn: Some(RawValue::from_string(stored).unwrap()),
             created_at: "2026-01-01T00:00:00.000Z".into(),
+            forked_from: None,
         };
         assert_eq!(message.turn_view(), Some(view));
         let revert = Message {

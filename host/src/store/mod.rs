@@ -60,7 +60,9 @@ pub use leases::{Claim, ClaimedWait, Lease, SessionRef, TakenFrom};
 pub use messages::{Message, MessageKind, RevertView, TurnOutcome, TurnState, TurnView};
 pub use notify::{Listener, Notice, SessionWake};
 pub use secrets::Imported;
-pub use sessions::{CloseReason, IdleSession, NewSession, RebuiltFrom, Session, SessionStatus};
+pub use sessions::{
+    CloseReason, ForkMode, ForkOrigin, IdleSession, NewSession, RebuiltFrom, Session, SessionStatus,
+};
 pub use tasks::{NewTask, Task};
 pub use tokens::{Principal, TokenFor, TokenInfo, TokenOwner};
 pub use unknown_events::SeenUnknown;
@@ -521,6 +523,7 @@ pub(crate) async fn test_session(store: &Store) -> Session {
                 vendor: "anthropic".into(),
                 harness_model: None,
                 harness_effort: None,
+                fork: None,
             },
         )
         .await
@@ -563,6 +566,7 @@ mod tests {
         check(&CloseReason::ALL, |reason| reason.as_str());
         check(&MessageKind::ALL, |kind| kind.as_str());
         check(&RebuiltFrom::ALL, RebuiltFrom::as_str);
+        check(&ForkMode::ALL, ForkMode::as_str);
         check(&DeliveryState::ALL, |state| state.as_str());
         check(&AttachmentStatus::ALL, AttachmentStatus::as_str);
     }

@@ -62,6 +62,14 @@ super::rows::row_struct! {
         pub moved_from_node: Option<String>,
         /// What its work tree was rebuilt from when another node took it over.
         pub rebuilt_from: Option<RebuiltFrom>,
+        /// The session it was forked from, when it is a fork.
+        pub forked_from_session: Option<SessionId>,
+        /// The turn of that session it was forked at.
+        pub forked_from_turn: Option<String>,
+        /// That turn's end checkpoint: its work tree's files at the start.
+        pub fork_checkpoint: Option<String>,
+        /// How a fork's harness session began.
+        pub fork_mode: Option<ForkMode>,
         /// When it was created (RFC 3339).
         pub created_at: String,
         /// When it last changed (RFC 3339).
@@ -201,6 +209,44 @@ impl RebuiltFrom {
 
 super::text_column!(RebuiltFrom);
 
+/// How a fork's harness session began, stored as its snake_case name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ForkMode {
+    /// The harness forked the source's own session: it remembers the
+    /// conversation itself.
+    Native,
+    /// A new harness session, given the conversation so far in its first brief.
+    Brief,
+}
+
+impl ForkMode {
+    pub(super) const ALL: [Self; 2] = [Self::Native, Self::Brief];
+
+    /// Its name as stored and shown.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Native => "native",
+            Self::Brief => "brief",
+        }
+    }
+}
+
+super::text_column!(ForkMode);
+
+/// Where a fork comes from: set once, when it is made.
+#[derive(Debug, Clone)]
+pub struct ForkOrigin {
+    /// The source session.
+    pub session_id: SessionId,
+    /// Its turn the fork starts after.
+    pub turn_id: String,
+    /// That turn's end checkpoint.
+    pub checkpoint: String,
+    /// How the harness session begins.
+    pub mode: ForkMode,
+}
+
 super::rows::row_struct! {
     /// An idle session and how long it may stay idle.
     #[derive(Debug, Clone)]
@@ -241,6 +287,8 @@ pub struct NewSession {
     pub harness_model: Option<String>,
     /// The resolved effort.
     pub harness_effort: Option<String>,
+    /// Where it was forked from, for a fork.
+    pub fork: Option<ForkOrigin>,
 }
 
 macro_rules! columns {
@@ -249,7 +297,8 @@ macro_rules! columns {
             "id, account_id, task_id, agent_id, title, status, environment_id, \
     branch_name, base_branch, auto_commit, harness, vendor, harness_model, harness_effort, \
     harness_session_id, workspace, current_turn, waiting_since, retries, close_reason, \
-    error_message, last_activity_at, moved_from_node, rebuilt_from, created_at, updated_at, ",
+    error_message, last_activity_at, moved_from_node, rebuilt_from, forked_from_session, \
+    forked_from_turn, fork_checkpoint, fork_mode, created_at, updated_at, ",
             usage_of!(
                 $dialect,
                 "c.account_id = sessions.account_id AND c.run_id = sessions.id"
@@ -275,8 +324,10 @@ impl Store {
             sqlx::query(
             "INSERT INTO sessions (id, account_id, task_id, agent_id, title, status, \
              environment_id, branch_name, base_branch, auto_commit, harness, vendor, \
-             harness_model, harness_effort, last_activity_at, created_at, updated_at) \
-             VALUES ($1, $2, $3, $4, $5, 'booting', $6, $7, $8, $9, $10, $11, $12, $13, $14, $14, $14)",
+             harness_model, harness_effort, last_activity_at, created_at, updated_at, \
+             forked_from_session, forked_from_turn, fork_checkpoint, fork_mode) \
+             VALUES ($1, $2, $3, $4, $5, 'booting', $6, $7, $8, $9, $10, $11, $12, $13, $14, $14, $14, \
+             $15, $16, $17, $18)",
         )
         .bind(&id)
         .bind(account_id)
@@ -292,6 +343,10 @@ impl Store {
         .bind(&new.harness_model)
         .bind(&new.harness_effort)
         .bind(&created_at)
+        .bind(new.fork.as_ref().map(|fork| &fork.session_id))
+        .bind(new.fork.as_ref().map(|fork| &fork.turn_id))
+        .bind(new.fork.as_ref().map(|fork| &fork.checkpoint))
+        .bind(new.fork.as_ref().map(|fork| fork.mode))
         .execute(pool)
         .await.map(|done| done.rows_affected())
         })?;

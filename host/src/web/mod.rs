@@ -34,6 +34,7 @@ static ASSETS: &[Asset] = &[
     asset!("index.html", "text/html; charset=utf-8"),
     asset!("app.css", "text/css; charset=utf-8"),
     asset!("screens.css", "text/css; charset=utf-8"),
+    asset!("compare.css", "text/css; charset=utf-8"),
     asset!("favicon.svg", "image/svg+xml"),
     asset!("app.js", JS),
     asset!("api.js", JS),
@@ -59,6 +60,8 @@ static ASSETS: &[Asset] = &[
     asset!("usage.js", JS),
     asset!("diff.js", JS),
     asset!("highlight.js", JS),
+    asset!("fork.js", JS),
+    asset!("compare.js", JS),
 ];
 
 /// Each asset's entity tag, a hash of its bytes: the files are not

@@ -7,6 +7,7 @@ import { UNAUTHORIZED, session, signIn, signOut } from "./api.js";
 import { h } from "./dom.js";
 import { showAgents } from "./agents.js";
 import { showEnvironment, showEnvironments } from "./environments.js";
+import { showCompare } from "./compare.js";
 import { showNewTask } from "./new-task.js";
 import { showTask } from "./task.js";
 import { showTasks } from "./tasks.js";
@@ -20,6 +21,7 @@ let leave = null; // stops the current page: its stream, its timers
 const ROUTES = [
   [/^#\/tasks\/?$/, () => showTasks(main)],
   [/^#\/new$/, () => showNewTask(main, navigate)],
+  [/^#\/tasks\/([^/]+)\/compare$/, (task) => showCompare(main, decodeURIComponent(task))],
   [/^#\/tasks\/([^/]+)(?:\/sessions\/([^/]+))?$/, (task, sid) =>
     showTask(main, decodeURIComponent(task), sid && decodeURIComponent(sid))],
   [/^#\/environments\/?$/, () => showEnvironments(main, navigate)],

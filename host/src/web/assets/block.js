@@ -47,10 +47,11 @@ export class CodeTaskBlock {
    * asks for the latest progress lines from the harness log: the page was
    * (re)loaded while the turn ran, and live lines only stream from now on.
    */
-  constructor(message, { session, seed, revert }) {
+  constructor(message, { session, seed, revert, fork }) {
     this.id = `block-${nextId++}`;
     this.session = session;
     this.revert = revert; // restores the work tree to this turn's start
+    this.fork = fork; // makes the Fork button of this turn, when given
     this.lines = [];
     this.turn = null;
     this.log = null; // the harness log's promise, once asked for
@@ -93,7 +94,7 @@ export class CodeTaskBlock {
       title: "Restore the work tree to how it was when this turn started",
       onclick: () => this.revert(this.turn.turn_id),
     });
-    this.actions = h("p", { class: "block-actions", hidden: true }, this.revertButton);
+    this.actions = h("p", { class: "block-actions", hidden: true }, this.revertButton, this.fork?.(() => this.turn));
     this.detail = h("div", { class: "block-detail", id: `${this.id}-detail`, hidden: true });
     this.reply = new Reply();
     this.element = h(
@@ -343,6 +344,33 @@ function changes(result) {
       ? muted(`… ${result.total_files - result.files_changed.length} more files`)
       : null,
   );
+}
+
+/** A unified diff as one section per file, its lines coloured. */
+export function diffFiles(text) {
+  const files = [];
+  for (const line of text.replace(/\n$/, "").split("\n")) {
+    if (line.startsWith("diff --git ") || !files.length) {
+      files.push({ path: line.replace(/^diff --git a\/(.*) b\/.*$/, "$1"), lines: [], added: 0, removed: 0 });
+      if (line.startsWith("diff --git ")) continue;
+    }
+    const file = files.at(-1);
+    if (line.startsWith("+++ ") && line !== "+++ /dev/null") file.path = line.slice(6);
+    else if (line.startsWith("--- ") && line !== "--- /dev/null" && !file.path) file.path = line.slice(6);
+    if (/^(index |--- |\+\+\+ |new file|deleted file|similarity|rename |old mode|new mode)/.test(line)) continue;
+    let kind = "context";
+    if (line.startsWith("@@")) kind = "hunk";
+    else if (line.startsWith("+")) (kind = "add"), (file.added += 1);
+    else if (line.startsWith("-")) (kind = "del"), (file.removed += 1);
+    file.lines.push(h("span", { class: `diff-${kind}`, text: line }));
+  }
+  return files.map((file) =>
+    h(
+      "section",
+      { class: "diff-file" },
+      h("h4", {}, h("code", { text: file.path }), h("span", { class: "muted", text: ` +${file.added} −${file.removed}` })),
+      h("pre", { class: "diff" }, file.lines),
+    ));
 }
 
 /** The harness log: its steps as progress lines, or its raw events as JSON. */

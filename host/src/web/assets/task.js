@@ -10,6 +10,7 @@ import { newSession } from "./new-session.js";
 import { ResultPanel } from "./result.js";
 import { sessionFailure } from "./failure.js";
 import { sessionState, stateChip, stateLabel, taskState } from "./status.js";
+import { forkButton } from "./fork.js";
 
 /** Internal message types, shown as one muted line each. */
 const INTERNAL = { "queue-operation": "Queue", attachment: "Attachment", "ai-title": "Title" };
@@ -93,7 +94,8 @@ class TaskPage {
       h("header", { class: "task-head" },
         h("h1", { text: task.title || "Untitled task" }),
         h("p", { class: "muted" },
-          this.taskChip, ` · ${owner} · by ${task.created_by_name ?? "an agent"}`),
+          this.taskChip, ` · ${owner} · by ${task.created_by_name ?? "an agent"}`,
+          this.sessions.length > 1 ? h("a", { class: "compare-link", href: `#/tasks/${encodeURIComponent(this.taskId)}/compare`, text: "Compare sessions" }) : null),
         this.taskUsage),
       h("div", { class: "task-body" },
         h("nav", { class: "session-nav", "aria-label": "Sessions" }, h("h2", { text: "Sessions" }), this.sessionList, newSession(taskPath, opened)),
@@ -246,6 +248,8 @@ class TaskPage {
       this.renderFailure(this.session);
     } else {
       const fresh = this.node(message, seed);
+      // A fork's messages from its source show as inherited.
+      fresh.element.classList.toggle("inherited", Boolean(message.forked_from));
       node?.element.replaceWith(fresh.element);
       this.nodes.set(message.id, fresh);
       if (fresh.block) this.renderFailure(this.session);
@@ -260,7 +264,12 @@ class TaskPage {
       let block = this.blocks.get(message.turn.call_id);
       if (block) block.update(message);
       else {
-        block = new CodeTaskBlock(message, { session: () => this.session, seed, revert: (turnId) => this.revert(turnId) });
+        block = new CodeTaskBlock(message, {
+          session: () => this.session,
+          seed,
+          revert: (turnId) => this.revert(turnId),
+          fork: (turn) => forkButton({ taskId: this.taskId, session: () => this.session, turn }),
+        });
         block.setRevertable(!BUSY.has(this.session.status));
         this.blocks.set(message.turn.call_id, block);
       }

@@ -1,0 +1,188 @@
+//! Comparing a task's sessions side by side: how each went (status, turns,
+//! duration, usage, last reply), what each changed since their common base,
+//! which files differ between them, and the patch between two of them. The
+//! git work is the checkpoint module's; this gathers the sessions' trees.
+
+use super::*;
+use crate::checkpoint::compare::{Comparison, Tree};
+use crate::checkpoint::{DiffStat, compare};
+use crate::engine::FILES_LISTED;
+use crate::store::{AccountId, SessionId, TaskId, TurnState};
+
+/// One session as a comparison shows it.
+#[derive(Debug, Clone)]
+pub struct SessionSummary {
+    /// The session.
+    pub session: Session,
+    /// Its own turns that ended (a fork's inherited ones aside).
+    pub turns: usize,
+    /// Those turns' time, together.
+    pub duration_ms: u64,
+    /// The last thing its agent said.
+    pub last_reply: Option<String>,
+    /// The checkpoint standing for its work tree: its latest end checkpoint
+    /// (for a fork without a turn of its own, the one it was forked at).
+    pub tree: Option<String>,
+    /// What its tree changed since the sessions' common base; none without
+    /// a tree on this node, or without a common base.
+    pub diffstat: Option<DiffStat>,
+}
+
+/// A task's sessions compared.
+#[derive(Debug, Clone)]
+pub struct TaskComparison {
+    /// The commit the compared trees all descend from.
+    pub base: Option<String>,
+    /// Each session, oldest first.
+    pub sessions: Vec<SessionSummary>,
+    /// The files whose content differs between the compared trees.
+    pub differing_files: Vec<String>,
+}
+
+impl Conductor {
+    /// Compares the task's sessions (its first 200).
+    pub async fn compare(
+        &self,
+        account_id: &AccountId,
+        task_id: &TaskId,
+    ) -> Result<TaskComparison> {
+        let task = self.task(account_id, task_id).await?;
+        let sessions = self.store.sessions(account_id, &task.id, None, 200).await?;
+        let mut summaries = Vec::new();
+        for session in sessions.items {
+            summaries.push(self.summary(session).await?);
+        }
+        let compared: Vec<usize> = summaries
+            .iter()
+            .enumerate()
+            .filter(|(_, summary)| local_tree(summary).is_some())
+            .map(|(at, _)| at)
+            .collect();
+        let trees: Vec<Tree> = compared
+            .iter()
+            .filter_map(|&at| local_tree(&summaries[at]))
+            .collect();
+        let comparison = blocking(move || compare::compare(&trees, FILES_LISTED)).await?;
+        let Comparison {
+            base,
+            stats,
+            differing_files,
+        } = comparison;
+        for (at, stat) in compared.into_iter().zip(stats) {
+            summaries[at].diffstat = Some(stat);
+        }
+        Ok(TaskComparison {
+            base,
+            sessions: summaries,
+            differing_files,
+        })
+    }
+
+    /// The patch from session `a`'s tree to session `b`'s.
+    pub async fn compare_diff(
+        &self,
+        account_id: &AccountId,
+        task_id: &TaskId,
+        a: &SessionId,
+        b: &SessionId,
+    ) -> Result<String> {
+        let mut trees = Vec::new();
+        for (field, id) in [("a", a), ("b", b)] {
+            let session = self
+                .session(account_id, task_id, id)
+                .await
+                .map_err(|_| invalid(field, format!("the task has no session {id}")))?;
+            let summary = self.summary(session).await?;
+            let tree = local_tree(&summary).ok_or_else(|| {
+                SessionError::Conflict(format!(
+                    "session {id} has no work tree to compare yet (no turn of it ended), or its work tree is on another node"
+                ))
+            })?;
+            trees.push(tree);
+        }
+        let (b, a) = (trees.pop(), trees.pop());
+        let (Some(a), Some(b)) = (a, b) else {
+            unreachable!("two trees were pushed")
+        };
+        blocking(move || compare::diff_between(&a, &b)).await
+    }
+
+    async fn summary(&self, session: Session) -> Result<SessionSummary> {
+        let mut turns = 0;
+        let mut duration_ms = 0;
+        let mut last_reply = None;
+        let mut tree = None;
+        let mut cursor: Option<String> = None;
+        loop {
+            let page = self
+                .store
+                .messages(
+                    &session.account_id,
+                    &session.task_id,
+                    &session.id,
+                    crate::store::Direction::Asc,
+                    cursor.as_deref(),
+                    200,
+                )
+                .await?;
+            for message in &page.items {
+                if let (_, Some(end)) = message.checkpoints() {
+                    tree = Some(end);
+                }
+                if message.forked_from.is_some() || message.kind != MessageKind::Assistant {
+                    continue;
+                }
+                let Some(view) = message.turn_view() else {
+                    continue;
+                };
+                if view.status == TurnState::Running {
+                    continue;
+                }
+                turns += 1;
+                duration_ms += view
+                    .result
+                    .as_ref()
+                    .and_then(|result| result.duration_ms)
+                    .unwrap_or(0);
+                if !message.content.is_empty() {
+                    last_reply = Some(message.content.clone());
+                }
+            }
+            match page.next_cursor {
+                Some(next) => cursor = Some(next),
+                None => break,
+            }
+        }
+        Ok(SessionSummary {
+            tree: tree.or_else(|| session.fork_checkpoint.clone()),
+            session,
+            turns,
+            duration_ms,
+            last_reply,
+            diffstat: None,
+        })
+    }
+}
+
+/// The summary's tree, when its workspace is on this node.
+fn local_tree(summary: &SessionSummary) -> Option<Tree> {
+    let dir = PathBuf::from(summary.session.workspace.as_ref()?);
+    dir.exists()
+        .then(|| Tree {
+            dir,
+            sha: summary.tree.clone().unwrap_or_default(),
+        })
+        .filter(|tree| !tree.sha.is_empty())
+}
+
+/// Runs git work off the async threads.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> std::result::Result<T, crate::checkpoint::CheckpointError> + Send + 'static,
+) -> Result<T> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|error| SessionError::Internal(error.into()))?
+        .map_err(|error| {
+            SessionError::Internal(anyhow::anyhow!("comparing the work trees: {error}"))
+        })
+}
