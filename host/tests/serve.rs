@@ -350,6 +350,7 @@ fn code_tasks_with_the_fake_cli() {
         keys,
         [
             "bytes",
+            "driver",
             "events",
             "lines",
             "lines_truncated",

@@ -398,6 +398,8 @@ async function run() {
   // Tokens: made and shown once, listed without their text, revoked.
   await nav.getByRole("link", { name: "Tokens" }).click();
   await page.getByRole("heading", { name: "Tokens", level: 1 }).waitFor();
+  // Counted once the list has loaded (the screen shows itself before).
+  await eventually("the tokens listed", async () => (await page.getByText("Loading the tokens…").count()) === 0);
   const before = await page.locator(".settings-row").count();
   await page.getByRole("button", { name: "Create token" }).click();
   const shown = page.getByLabel(/^New token for /);

@@ -48,6 +48,7 @@ const REASONS = {
 
 /** A setup failure's message: `setup command \`<command>\` <why>: <output tail>`. */
 const SETUP = /^setup command `([^`]*)` ([^:]*): ([\s\S]*)$/;
+const SETUP_LOG_NOTE = / \(the session's setup log has its whole output\)$/;
 
 /**
  * The failure panel of a failed session: its cause as the headline (from
@@ -62,13 +63,16 @@ export function sessionFailure(session, { turnDetail, setupLog }) {
   const message = session.error_message ?? "";
   const setup = session.close_reason === "setup_failure" ? SETUP.exec(message) : null;
   const turn = session.close_reason === "turn_failure" ? turnDetail : null;
-  const headline = cause(setup ? setup[3] : turn || message) || reason;
+  // The server leads a setup failure with the line that explains it, then
+  // "; its last lines: a | b | c".
+  const [picked, tail] = setup ? setup[3].replace(SETUP_LOG_NOTE, "").split("; its last lines: ") : [];
+  const headline = (setup ? cause(picked) : cause(turn || message)) || reason;
   const small = setup ? `${reason}: \`${setup[1]}\` ${setup[2]}.` : `${reason}.`;
   const panel = h("section", { class: "failure", "aria-labelledby": "failure-headline" },
     h("h3", { id: "failure-headline", class: "failure-headline", text: headline }),
     h("p", { class: "muted failure-what", text: small }));
   if (setup) {
-    const output = h("pre", { class: "setup-log", text: lines(setup[3]).join("\n") });
+    const output = h("pre", { class: "setup-log", text: lines(tail ?? picked).join("\n") });
     panel.append(h("details", { class: "setup-output" }, h("summary", { text: "Setup log" }), output));
     setupLog().then(
       (text) => {
