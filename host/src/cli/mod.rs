@@ -1,5 +1,6 @@
 //! The `cinch` command line.
 
+mod driver_corpus;
 mod driver_test;
 mod drivers;
 mod revert;
