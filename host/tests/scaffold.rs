@@ -181,6 +181,13 @@ fn npm(dir: &Path) -> Command {
 /// from the npm registry once per set of versions into a cache outside the
 /// clone (as tests/browser's), and linked into `project`.
 fn link_node_modules(project: &Path) {
+    assert!(
+        Command::new("npm")
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success()),
+        "this test needs node and npm (Debian: apt-get install nodejs npm; .ci/run installs them)"
+    );
     let manifest: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(project.join("package.json")).unwrap())
             .unwrap();
