@@ -12,6 +12,17 @@ fn cinch(home: &Path, args: &[&str]) -> Output {
         .expect("running cinch")
 }
 
+/// A home whose compiled drivers are shared with the other tests that use
+/// one, so that only the first compiles them.
+fn shared_cache_home() -> tempfile::TempDir {
+    let home = tempfile::tempdir().unwrap();
+    let shared = Path::new(env!("CARGO_TARGET_TMPDIR")).join("compiled-drivers");
+    std::fs::create_dir_all(&shared).unwrap();
+    std::fs::create_dir_all(home.path().join("cache")).unwrap();
+    std::os::unix::fs::symlink(&shared, home.path().join("cache/components")).unwrap();
+    home
+}
+
 fn recorded(path: &str) -> String {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../tests/fixtures/recorded")
@@ -159,7 +170,7 @@ fn expect_passes_on_a_match_and_shows_a_diff_otherwise() {
 
 #[test]
 fn a_driver_that_understood_nothing_fails_unless_allowed() {
-    let home = tempfile::tempdir().unwrap();
+    let home = shared_cache_home();
     let claude_log = recorded("claude/s1.jsonl");
     let wrong = cinch(home.path(), &["driver", "test", "codex", &claude_log]);
     assert!(!wrong.status.success(), "{}", stdout(&wrong));
@@ -191,7 +202,7 @@ fn corpus_dir() -> PathBuf {
 
 #[test]
 fn the_shipped_corpus_passes_per_cli_version() {
-    let home = tempfile::tempdir().unwrap();
+    let home = shared_cache_home();
     let corpus = corpus_dir().display().to_string();
     let output = cinch(home.path(), &["driver", "test", "--corpus", &corpus]);
     let text = stdout(&output);
@@ -208,7 +219,7 @@ fn the_shipped_corpus_passes_per_cli_version() {
 
 #[test]
 fn a_corpus_reports_failures_and_unknown_types_per_version() {
-    let home = tempfile::tempdir().unwrap();
+    let home = shared_cache_home();
     let corpus = home.path().join("corpus");
     let version = corpus.join("claude/2.1.197");
     std::fs::create_dir_all(&version).unwrap();
