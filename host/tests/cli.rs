@@ -12,6 +12,17 @@ fn cinch(home: &Path, args: &[&str]) -> Output {
         .expect("running cinch")
 }
 
+/// A home whose compiled drivers are shared with the other tests that use
+/// one, so that only the first compiles them.
+fn shared_cache_home() -> tempfile::TempDir {
+    let home = tempfile::tempdir().unwrap();
+    let shared = Path::new(env!("CARGO_TARGET_TMPDIR")).join("compiled-drivers");
+    std::fs::create_dir_all(&shared).unwrap();
+    std::fs::create_dir_all(home.path().join("cache")).unwrap();
+    std::os::unix::fs::symlink(&shared, home.path().join("cache/components")).unwrap();
+    home
+}
+
 fn recorded(path: &str) -> String {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../tests/fixtures/recorded")
@@ -158,6 +169,136 @@ fn expect_passes_on_a_match_and_shows_a_diff_otherwise() {
 }
 
 #[test]
+fn a_driver_that_understood_nothing_fails_unless_allowed() {
+    let home = shared_cache_home();
+    let claude_log = recorded("claude/s1.jsonl");
+    let wrong = cinch(home.path(), &["driver", "test", "codex", &claude_log]);
+    assert!(!wrong.status.success(), "{}", stdout(&wrong));
+    let warning = stderr(&wrong);
+    assert!(
+        warning.contains("warning: the driver `codex` understood nothing of")
+            && warning.contains("0 events from")
+            && warning.contains("unknown event types: assistant ×")
+            && warning.contains("pass --allow-empty"),
+        "{warning}"
+    );
+
+    let allowed = cinch(
+        home.path(),
+        &["driver", "test", "codex", &claude_log, "--allow-empty"],
+    );
+    assert!(allowed.status.success(), "{}", stderr(&allowed));
+    assert!(stderr(&allowed).contains("understood nothing"));
+
+    // The right driver on the same log: no warning.
+    let right = cinch(home.path(), &["driver", "test", "claude", &claude_log]);
+    assert!(right.status.success(), "{}", stderr(&right));
+    assert!(!stderr(&right).contains("understood nothing"));
+}
+
+fn corpus_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus")
+}
+
+#[test]
+fn the_shipped_corpus_passes_per_cli_version() {
+    let home = shared_cache_home();
+    let corpus = corpus_dir().display().to_string();
+    let output = cinch(home.path(), &["driver", "test", "--corpus", &corpus]);
+    let text = stdout(&output);
+    assert!(output.status.success(), "{text}{}", stderr(&output));
+    for line in [
+        "claude 2.1.197: 6 passed, 0 failed",
+        "codex 0.171.0: 5 passed, 0 failed",
+        "gemini 0.61.0: 7 passed, 0 failed",
+        "qwen 0.15.10: 1 passed, 0 failed",
+    ] {
+        assert!(text.lines().any(|l| l == line), "{line} in:\n{text}");
+    }
+}
+
+#[test]
+fn a_corpus_reports_failures_and_unknown_types_per_version() {
+    let home = shared_cache_home();
+    let corpus = home.path().join("corpus");
+    let version = corpus.join("claude/2.1.197");
+    std::fs::create_dir_all(&version).unwrap();
+    for name in ["s1", "s2"] {
+        let from = corpus_dir().join("claude/2.1.197");
+        for ext in ["jsonl", "expect.json", "exit", "stderr"] {
+            let file = format!("{name}.{ext}");
+            std::fs::copy(from.join(&file), version.join(&file)).unwrap();
+        }
+    }
+    // s1 expects another final message; s2 gains a line of a new type (one
+    // more unparsed line than expected); a third log has no expectation.
+    let expect = version.join("s1.expect.json");
+    let altered = std::fs::read_to_string(&expect).unwrap().replace(
+        "\"final_message\": \"done\"",
+        "\"final_message\": \"finished\"",
+    );
+    std::fs::write(&expect, altered).unwrap();
+    let mut log = std::fs::read_to_string(version.join("s2.jsonl")).unwrap();
+    log.push_str("{\"type\":\"brand_new_event\"}\n");
+    std::fs::write(version.join("s2.jsonl"), log).unwrap();
+    std::fs::copy(version.join("s1.jsonl"), version.join("s3.jsonl")).unwrap();
+    std::fs::create_dir_all(corpus.join("codex/0.171.0")).unwrap();
+    std::fs::copy(
+        corpus_dir().join("codex/0.171.0/s1.jsonl"),
+        corpus.join("codex/0.171.0/s1.jsonl"),
+    )
+    .unwrap();
+    std::fs::copy(
+        corpus_dir().join("codex/0.171.0/s1.expect.json"),
+        corpus.join("codex/0.171.0/s1.expect.json"),
+    )
+    .unwrap();
+
+    let dir = corpus.display().to_string();
+    let output = cinch(home.path(), &["driver", "test", "--corpus", &dir]);
+    let text = stdout(&output);
+    assert!(!output.status.success(), "{text}");
+    assert!(
+        text.contains("claude 2.1.197: 0 passed, 3 failed"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "FAILED claude/2.1.197/s1.jsonl: final message Some(\"done\"), expected Some(\"finished\")"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("FAILED claude/2.1.197/s2.jsonl:"), "{text}");
+    assert!(text.contains("unparsed lines, expected"), "{text}");
+    assert!(
+        text.contains("FAILED claude/2.1.197/s3.jsonl: no ") && text.contains("--write-expect"),
+        "{text}"
+    );
+    assert!(
+        text.contains("  unknown event types: brand_new_event ×1"),
+        "{text}"
+    );
+    assert!(text.contains("codex 0.171.0: 1 passed, 0 failed"), "{text}");
+
+    // Only the CLI asked for; and written expectations pass.
+    let only = cinch(
+        home.path(),
+        &["driver", "test", "--corpus", &dir, "--cli", "codex"],
+    );
+    assert!(only.status.success(), "{}", stdout(&only));
+    assert!(!stdout(&only).contains("claude"), "{}", stdout(&only));
+    let written = cinch(
+        home.path(),
+        &["driver", "test", "--corpus", &dir, "--write-expect"],
+    );
+    assert!(written.status.success(), "{}", stderr(&written));
+    assert!(version.join("s3.expect.json").is_file());
+    let again = cinch(home.path(), &["driver", "test", "--corpus", &dir]);
+    assert!(again.status.success(), "{}", stdout(&again));
+    assert!(stdout(&again).contains("claude 2.1.197: 3 passed, 0 failed"));
+}
+
+#[test]
 fn an_unknown_driver_names_the_installed_ones() {
     let home = tempfile::tempdir().unwrap();
     let output = cinch(
@@ -226,16 +367,8 @@ fn bad_input_is_counted_and_never_fatal() {
     for (name, bytes, unparsed) in cases {
         let path = dir.join(format!("{name}.jsonl"));
         std::fs::write(&path, bytes).unwrap();
-        let output = cinch(
-            dir,
-            &[
-                "driver",
-                "test",
-                "claude",
-                &path.display().to_string(),
-                "--json",
-            ],
-        );
+        let path = path.display().to_string();
+        let output = cinch(dir, &["driver", "test", "claude", &path, "--json"]);
         assert!(output.status.success(), "{name}: {}", stderr(&output));
         let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
         assert_eq!(report["unparsed"], unparsed, "{name}: {report}");

@@ -8,10 +8,15 @@
 //! progress rendering included).
 //!
 //! `cargo bench -p cinch-tests --bench drivers` (set `CINCH_BENCH_MB` to
-//! change the size of the generated logs; default 32).
+//! change the size of the generated logs; default 32). With
+//! `CINCH_BENCH_COMPONENT=FILE.wasm`, a driver component reading Claude
+//! Code's format from elsewhere (the TypeScript port built by
+//! host/tests/scaffold.rs) is measured beside the claude driver, on the same
+//! log in the same run.
 
 use std::time::{Duration, Instant};
 
+use cinch::drivers::Registry;
 use cinch::parse::TurnParser;
 use cinch::replay::Exit;
 use cinch::runtime::Runtime;
@@ -89,6 +94,10 @@ fn main() {
         );
     }
 
+    if let Some(component) = std::env::var_os("CINCH_BENCH_COMPONENT") {
+        compare_component(&registry, std::path::Path::new(&component), megabytes);
+    }
+
     println!();
     let claude = cinch::drivers::BUILTIN
         .iter()
@@ -131,6 +140,80 @@ fn main() {
         micros(instantiate)
     );
     report_limits(&runtime);
+}
+
+/// Feed throughput of the component at `path` against the claude driver,
+/// natively and as a component, on Claude Code's generated log; and the
+/// component's compile and cached-load times.
+fn compare_component(registry: &Registry, path: &std::path::Path, megabytes: usize) {
+    let wasm = std::fs::read(path).expect("reading CINCH_BENCH_COMPONENT");
+    let cache = tempfile::tempdir().unwrap();
+    let runtime = runtime(cache.path());
+    let origin = path.display().to_string();
+    let started = Instant::now();
+    let component = runtime
+        .load(&origin, &wasm, None)
+        .expect("loading the component");
+    let compile = started.elapsed();
+    let load = median_of(5, || {
+        let started = Instant::now();
+        runtime.load(&origin, &wasm, None).unwrap();
+        started.elapsed()
+    });
+    let instantiate = median_of(20, || {
+        let started = Instant::now();
+        drop(component.session().unwrap());
+        started.elapsed()
+    });
+    let batches = generated_log("claude", megabytes << 20);
+    let lines: usize = batches.iter().map(Vec::len).sum();
+    let claude = registry.get("claude").unwrap();
+    let mut times = [const { Vec::new() }; 3];
+    for _ in 0..ROUNDS {
+        times[0].push(time_feed(native_parser("claude").as_mut(), &batches));
+        times[1].push(time_feed(&mut claude.session().unwrap(), &batches));
+        times[2].push(time_feed(&mut component.session().unwrap(), &batches));
+    }
+    let [native, rust_wasm, other] = times.map(median);
+    let name = &component.info().name;
+    println!();
+    println!(
+        "{name} ({origin}, {:.1} MB) on Claude Code's log of {lines} lines, feed (median of {ROUNDS}):",
+        wasm.len() as f64 / 1e6
+    );
+    for (label, time) in [
+        ("claude native", native),
+        ("claude wasm", rust_wasm),
+        (name.as_str(), other),
+    ] {
+        println!(
+            "  {label:<16} {:>10.0} lines/s {:>8.2} µs/line",
+            lines as f64 / time.as_secs_f64(),
+            micros(time) / lines as f64
+        );
+    }
+    println!(
+        "  {name} / claude wasm: {:.1}x the time a line; / claude native: {:.1}x",
+        other.as_secs_f64() / rust_wasm.as_secs_f64(),
+        other.as_secs_f64() / native.as_secs_f64()
+    );
+    let size: u64 = std::fs::read_dir(cache.path())
+        .unwrap()
+        .filter_map(|entry| entry.ok()?.metadata().ok())
+        .map(|meta| meta.len())
+        .sum();
+    println!(
+        "  compile {:.1} s (cold cache), compiled size {:.1} MB, load from the cache {:.1} ms, instantiate for a turn {:.1} ms",
+        compile.as_secs_f64(),
+        size as f64 / 1e6,
+        load.as_secs_f64() * 1e3,
+        instantiate.as_secs_f64() * 1e3
+    );
+    println!(
+        "RESULT component={name} feed_ratio_vs_wasm={:.2} feed_ratio_vs_native={:.2}",
+        other.as_secs_f64() / rust_wasm.as_secs_f64(),
+        other.as_secs_f64() / native.as_secs_f64()
+    );
 }
 
 fn report_limits(runtime: &Runtime) {

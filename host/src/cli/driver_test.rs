@@ -1,4 +1,5 @@
-//! `cinch driver test`: recorded logs through a driver.
+//! `cinch driver test`: recorded logs through a driver, or a whole corpus of
+//! them against their expected outcomes (see `driver_corpus`).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -8,18 +9,36 @@ use cinch_driver_sdk::Outcome;
 use serde_json::Value;
 
 use super::Context;
-use crate::drivers::load_plugin;
+use super::driver_corpus;
+use crate::drivers::{Entry, load_plugin};
 use crate::redact::Redactor;
 use crate::replay::{Exit, Report, replay};
 use crate::runtime::Driver;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// A driver's name, or the path of a driver component (`.wasm`).
-    driver: String,
+    /// A driver's name, or the path of a driver component (`.wasm`). With
+    /// `--corpus` it is optional and replaces the driver of every log.
+    #[arg(required_unless_present = "corpus")]
+    driver: Option<String>,
     /// The logs: a harness CLI's raw standard output, one JSON event a line.
-    #[arg(required = true)]
+    #[arg(required_unless_present = "corpus", conflicts_with = "corpus")]
     logs: Vec<PathBuf>,
+    /// Runs a corpus laid out `<cli>/<version>/NAME.jsonl`, each log beside
+    /// its `NAME.expect.json` (and optionally `NAME.exit`, `NAME.stderr`), and
+    /// reports per CLI version.
+    #[arg(long, value_name = "DIR")]
+    corpus: Option<PathBuf>,
+    /// With `--corpus`: only these CLIs' folders.
+    #[arg(long = "cli", value_name = "CLI", requires = "corpus")]
+    clis: Vec<String>,
+    /// With `--corpus`: writes each log's `.expect.json` from what the driver
+    /// makes of it now, instead of comparing.
+    #[arg(long, requires = "corpus")]
+    write_expect: bool,
+    /// Succeeds even when the driver understood nothing of a log (no event).
+    #[arg(long)]
+    allow_empty: bool,
     /// The exit code the CLI ended with.
     #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
     exit_code: i32,
@@ -34,17 +53,46 @@ pub struct Args {
     expect: Option<PathBuf>,
 }
 
-pub fn run(context: &Context, args: Args) -> anyhow::Result<ExitCode> {
-    let plugin;
-    let driver: &Driver = if args.driver.ends_with(".wasm") || Path::new(&args.driver).is_file() {
-        plugin = load_plugin(&context.runtime, PathBuf::from(&args.driver));
-        plugin
-            .driver
-            .as_ref()
-            .map_err(|error| anyhow::anyhow!("{error}"))?
+/// A driver named on the command line: installed, or loaded from a file.
+pub enum Named<'a> {
+    Installed(&'a Driver),
+    File(Box<Entry>),
+}
+
+impl Named<'_> {
+    pub fn driver(&self) -> anyhow::Result<&Driver> {
+        match self {
+            Named::Installed(driver) => Ok(driver),
+            Named::File(entry) => {
+                (entry.driver.as_ref()).map_err(|error| anyhow::anyhow!("{error}"))
+            }
+        }
+    }
+}
+
+/// The driver `name` names: a component file, or an installed driver.
+pub fn named<'a>(context: &'a Context, name: &str) -> anyhow::Result<Named<'a>> {
+    Ok(if name.ends_with(".wasm") || Path::new(name).is_file() {
+        Named::File(Box::new(load_plugin(&context.runtime, PathBuf::from(name))))
     } else {
-        context.registry.get(&args.driver)?
-    };
+        Named::Installed(context.registry.get(name)?)
+    })
+}
+
+pub fn run(context: &Context, args: Args) -> anyhow::Result<ExitCode> {
+    if let Some(corpus) = &args.corpus {
+        return driver_corpus::run(
+            context,
+            corpus,
+            &driver_corpus::Options {
+                driver: args.driver.as_deref(),
+                clis: &args.clis,
+                write_expect: args.write_expect,
+            },
+        );
+    }
+    let named = named(context, args.driver.as_deref().unwrap_or_default())?;
+    let driver = named.driver()?;
     let stderr_tail = match &args.stderr {
         Some(path) => {
             std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?
@@ -78,15 +126,53 @@ pub fn run(context: &Context, args: Args) -> anyhow::Result<ExitCode> {
     }
 
     let failed = reports.iter().any(|report| report.driver_failure.is_some());
+    let mut understood_nothing = false;
+    for (log, report) in args.logs.iter().zip(&reports) {
+        if let Some(warning) = understood_nothing_warning(log, report) {
+            eprintln!("warning: {warning}");
+            understood_nothing = true;
+        }
+    }
+    if understood_nothing && !args.allow_empty {
+        eprintln!(
+            "failing for that: check that the logs come from the CLI `{}` reads, or pass --allow-empty",
+            driver.info().name
+        );
+    }
     let matches = match &args.expect {
         Some(golden) => compare(golden, &reports)?,
         None => true,
     };
-    Ok(if failed || !matches {
-        ExitCode::FAILURE
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(
+        if failed || !matches || (understood_nothing && !args.allow_empty) {
+            ExitCode::FAILURE
+        } else {
+            ExitCode::SUCCESS
+        },
+    )
+}
+
+/// What to say when the driver made no event of a log that has lines: it
+/// reads another CLI's format. (An empty log, a CLI that died before
+/// printing, is not that.)
+pub fn understood_nothing_warning(log: &Path, report: &Report) -> Option<String> {
+    if report.events > 0 || report.unparsed == 0 || report.driver_failure.is_some() {
+        return None;
+    }
+    let mut warning = format!(
+        "the driver `{}` understood nothing of {}: 0 events from {} lines",
+        report.driver,
+        log.display(),
+        report.unparsed
+    );
+    if !report.unknown_events.is_empty() {
+        let kinds: Vec<String> = (report.unknown_events.iter())
+            .take(5)
+            .map(|(kind, count)| format!("{kind} ×{count}"))
+            .collect();
+        warning.push_str(&format!("; unknown event types: {}", kinds.join(", ")));
+    }
+    Some(warning)
 }
 
 fn print_human(log: &Path, report: &Report) {

@@ -2,6 +2,7 @@
 
 mod credentials_report;
 mod database;
+mod driver_corpus;
 mod driver_test;
 mod drivers;
 mod fork;
