@@ -21,6 +21,9 @@ pub enum Output {
     Progress(String),
     /// A session id the harness reported for the first time.
     Session(String),
+    /// A permission request waiting for the host's decision, its title and
+    /// input masked of the turn's secrets.
+    Approval(cinch_driver_sdk::PermissionRequest),
 }
 
 /// Counts of what was read.
@@ -234,6 +237,16 @@ impl<P: TurnParser> LogReader<P> {
             self.note_session(id, out);
         }
         out.extend(self.renderer.render(event).map(Output::Progress));
+        if let Event::PermissionRequest(request) = event {
+            out.push(Output::Approval(cinch_driver_sdk::PermissionRequest {
+                title: self.renderer.redact(&request.title),
+                input: request
+                    .input
+                    .as_deref()
+                    .map(|input| self.renderer.redact(input)),
+                ..request.clone()
+            }));
+        }
     }
 
     fn note_session(&mut self, id: &str, out: &mut Vec<Output>) {

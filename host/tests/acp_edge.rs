@@ -345,3 +345,382 @@ fn a_permission_asked_while_serve_is_down_is_answered_after_its_restart() {
         "the restarted host sent the answer once and nothing else again"
     );
 }
+
+/// A served world whose agent asks permission before it writes out.txt,
+/// with an environment under `approvals` and a task on it; the server, the
+/// token, the task's and its session's ids.
+fn asking_task(approvals: Value, serve_extra: &str) -> (World, Server, String, String, String) {
+    let world = acp_world(
+        AcpScript {
+            ask_permission: true,
+            ..AcpScript::default()
+        },
+        "",
+        serve_extra,
+    );
+    let server = serve(&world);
+    let token = world.admin_token();
+    let (task, session) = {
+        let api = Api::new(&server, &token);
+        let environment = api.environment(json!({
+            "name": "repo",
+            "repository": world.path("repo").display().to_string(),
+            "approvals": approvals,
+        }));
+        let created = api.post(
+            "/tasks",
+            json!({"prompt": "Create out.txt", "environment_id": environment, "harness": "fake-acp"}),
+        );
+        assert_eq!(created.status, 201, "{created:?}");
+        let task = created.data()["id"].as_str().unwrap().to_owned();
+        let session = api.first_session(&task)["id"].as_str().unwrap().to_owned();
+        (task, session)
+    };
+    (world, server, token, task, session)
+}
+
+/// The account's approvals listed with `query`.
+fn approvals(api: &Api, query: &str) -> Vec<Value> {
+    let listed = api.get(&format!("/approvals{query}"));
+    assert_eq!(listed.status, 200, "{listed:?}");
+    listed.data().as_array().unwrap().clone()
+}
+
+/// Waits for the session's one pending approval.
+fn pending_approval(api: &Api, session: &str) -> Value {
+    eventually("a pending approval", || {
+        approvals(api, &format!("?status=pending&session_id={session}"))
+            .first()
+            .cloned()
+    })
+}
+
+fn decide(api: &Api, approval: &Value, body: Value) -> support::Answer {
+    let id = approval["id"].as_str().unwrap();
+    api.post(&format!("/approvals/{id}/decision"), body)
+}
+
+/// The session's turn, once it has ended.
+fn ended_turn(api: &Api, task: &str, session: &str) -> Value {
+    api.wait_status(task, session, "idle");
+    assistant(&api.messages(task, session, "").data())
+}
+
+fn out_file(turn: &Value) -> PathBuf {
+    Path::new(turn["turn"]["workspace"].as_str().unwrap()).join("out.txt")
+}
+
+/// The session's messages that record decisions.
+fn decision_messages(api: &Api, task: &str, session: &str) -> Vec<String> {
+    api.walk(task, session, "asc", 50)
+        .into_iter()
+        .filter(|message| message["type"] == "approval")
+        .map(|message| message["content"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn an_approval_waits_past_the_watchdog_for_a_person_whose_allow_lets_the_tool_run() {
+    let (world, server, token, task, session) =
+        asking_task(json!({"mode": "ask"}), "watchdog_seconds = 2");
+    let api = Api::new(&server, &token);
+    let asked = pending_approval(&api, &session);
+    assert_eq!(asked["status"], "pending", "{asked:#}");
+    assert_eq!(asked["task_id"], task.as_str());
+    assert_eq!(asked["harness"], "fake-acp");
+    assert_eq!(asked["kind"], "shell");
+    assert_eq!(asked["title"], "echo hello > out.txt");
+    assert_eq!(asked["input"], "echo hello > out.txt");
+    assert_eq!(asked["options"][0]["kind"], "allow_once");
+    assert!(asked["deadline"].is_string(), "{asked:#}");
+    let id = asked["id"].as_str().unwrap();
+    assert_eq!(api.get(&format!("/approvals/{id}")).data()["id"], id);
+    let events_path = api.path(&format!("/tasks/{task}/sessions/{session}/events"));
+    let events = server.stream(&events_path, &token, None, |events| {
+        events
+            .iter()
+            .any(|(_, name, _)| name == "approval.requested")
+    });
+    let (_, _, requested) = events.last().unwrap();
+    assert_eq!(requested["id"], id);
+    // The task waits on someone: the "needs someone" queue shows it.
+    let queue = api.get("/tasks?owner=none").data();
+    assert!(
+        queue
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["id"] == task.as_str()),
+        "{queue:#}"
+    );
+
+    // Longer than the watchdog: a turn waiting on a person is not silent.
+    std::thread::sleep(Duration::from_secs(4));
+    assert_eq!(api.session(&task, &session)["status"], "running");
+    assert!(!methods(&received(&world)).contains(&"answer to 0".to_owned()));
+
+    let decided = decide(
+        &api,
+        &asked,
+        json!({"decision": "allow", "message": "go ahead"}),
+    );
+    assert_eq!(decided.status, 200, "{decided:?}");
+    assert_eq!(decided.data()["status"], "allowed");
+    assert_eq!(decided.data()["decision"], "allow");
+    assert!(
+        decided.data()["decided_by"]
+            .as_str()
+            .unwrap()
+            .starts_with("mem"),
+        "{decided:?}"
+    );
+    let turn = ended_turn(&api, &task, &session);
+    assert_eq!(turn["turn"]["status"], "completed", "{turn:#}");
+    assert_eq!(turn["content"], "done (permission answered: allow-once)");
+    assert!(out_file(&turn).exists(), "the allowed tool ran");
+    assert_eq!(
+        methods(&received(&world)),
+        ["initialize", "session/new", "session/prompt", "answer to 0"]
+    );
+    let again = decide(&api, &asked, json!({"decision": "allow"}));
+    assert_eq!(again.status, 200, "the same decision again: {again:?}");
+    let other = decide(&api, &asked, json!({"decision": "deny"}));
+    assert_eq!(other.status, 409, "{other:?}");
+    let detail = other.json()["detail"].as_str().unwrap().to_owned();
+    assert!(detail.contains("allow by mem"), "{detail}");
+    let recorded = decision_messages(&api, &task, &session);
+    assert_eq!(recorded.len(), 1, "{recorded:?}");
+    assert!(recorded[0].contains("allowed by mem"), "{recorded:?}");
+    assert!(recorded[0].ends_with("go ahead"), "{recorded:?}");
+    let queue = api.get("/tasks?owner=none").data();
+    assert!(
+        !queue
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["id"] == task.as_str())
+    );
+    assert!(approvals(&api, "?status=pending").is_empty());
+    assert_eq!(approvals(&api, "?status=resolved").len(), 1);
+}
+
+#[test]
+fn a_denial_is_the_agents_answer_and_of_100_racing_decisions_the_first_wins() {
+    let (world, server, token, task, session) = asking_task(json!({"mode": "ask"}), "");
+    let api = Api::new(&server, &token);
+    let asked = pending_approval(&api, &session);
+    let id = asked["id"].as_str().unwrap().to_owned();
+    let answers: Vec<(String, u16)> = std::thread::scope(|scope| {
+        let racers: Vec<_> = (0..100)
+            .map(|n| {
+                let decision = if n % 2 == 0 { "deny" } else { "allow" };
+                let (server, path, token) = (
+                    &server,
+                    api.path(&format!("/approvals/{id}/decision")),
+                    &token,
+                );
+                scope.spawn(move || {
+                    let answer = server.post(&path, token, &json!({"decision": decision}));
+                    (decision.to_owned(), answer.status)
+                })
+            })
+            .collect();
+        racers
+            .into_iter()
+            .map(|racer| racer.join().unwrap())
+            .collect()
+    });
+    let stored = api.get(&format!("/approvals/{id}")).data();
+    let winner = stored["decision"].as_str().unwrap().to_owned();
+    for (decision, status) in &answers {
+        let expected = if *decision == winner { 200 } else { 409 };
+        assert_eq!(
+            *status, expected,
+            "{decision} against {winner}: {answers:?}"
+        );
+    }
+    let turn = ended_turn(&api, &task, &session);
+    assert_eq!(turn["turn"]["status"], "completed", "{turn:#}");
+    let option = if winner == "deny" {
+        "reject-once"
+    } else {
+        "allow-once"
+    };
+    assert_eq!(
+        turn["content"],
+        format!("done (permission answered: {option})")
+    );
+    assert_eq!(out_file(&turn).exists(), winner == "allow");
+    let lines = methods(&received(&world));
+    assert_eq!(
+        lines.iter().filter(|line| *line == "answer to 0").count(),
+        1,
+        "the agent was answered once: {lines:?}"
+    );
+    assert_eq!(decision_messages(&api, &task, &session).len(), 1);
+}
+
+#[test]
+fn a_deadline_denies_and_rules_decide_without_asking() {
+    let (world, server, token, task, session) =
+        asking_task(json!({"mode": "ask", "timeout_seconds": 1}), "");
+    let api = Api::new(&server, &token);
+    let turn = ended_turn(&api, &task, &session);
+    assert_eq!(
+        turn["content"], "done (permission answered: reject-once)",
+        "{turn:#}"
+    );
+    assert!(!out_file(&turn).exists());
+    let decided = approvals(&api, &format!("?session_id={session}"));
+    assert_eq!(decided.len(), 1, "{decided:?}");
+    assert_eq!(decided[0]["status"], "expired");
+    assert_eq!(decided[0]["decision"], "deny");
+    assert_eq!(decided[0]["decided_by"], "timeout");
+    drop((world, server));
+
+    for (rules, option, status) in [
+        (
+            json!({"mode": "ask", "deny": ["execute(echo *)"]}),
+            "reject-once",
+            "denied",
+        ),
+        (
+            json!({"mode": "ask", "allow": ["shell(echo hello*)"]}),
+            "allow-once",
+            "allowed",
+        ),
+    ] {
+        let (_world, server, token, task, session) = asking_task(rules, "");
+        let api = Api::new(&server, &token);
+        let turn = ended_turn(&api, &task, &session);
+        assert_eq!(
+            turn["content"],
+            format!("done (permission answered: {option})")
+        );
+        let decided = approvals(&api, "");
+        assert_eq!(decided.len(), 1, "{decided:?}");
+        assert_eq!(decided[0]["status"], status);
+        assert_eq!(decided[0]["decided_by"], "policy");
+        assert_eq!(decided[0]["deadline"], Value::Null);
+    }
+}
+
+#[test]
+fn an_abort_cancels_what_waits_and_a_late_decision_conflicts() {
+    let (_world, server, token, task, session) = asking_task(json!({"mode": "ask"}), "");
+    let api = Api::new(&server, &token);
+    let asked = pending_approval(&api, &session);
+    let aborted = api.post(
+        &format!("/tasks/{task}/sessions/{session}/abort"),
+        json!({}),
+    );
+    assert!(aborted.status < 300, "{aborted:?}");
+    let turn = ended_turn(&api, &task, &session);
+    assert_eq!(turn["turn"]["status"], "cancelled", "{turn:#}");
+    let id = asked["id"].as_str().unwrap();
+    let cancelled = eventually("the approval cancelled", || {
+        let approval = api.get(&format!("/approvals/{id}")).data();
+        (approval["status"] == "cancelled").then_some(approval)
+    });
+    assert_eq!(cancelled["decision"], Value::Null);
+    let late = decide(&api, &asked, json!({"decision": "allow"}));
+    assert_eq!(late.status, 409, "{late:?}");
+    assert!(
+        late.json()["detail"]
+            .as_str()
+            .unwrap()
+            .contains("turn ended"),
+        "{late:?}"
+    );
+}
+
+#[test]
+fn approvals_refuse_bad_input_and_harnesses_that_cannot_ask() {
+    let world = acp_world(AcpScript::default(), "", "");
+    let server = serve(&world);
+    let api = Api::new(&server, &world.admin_token());
+    let repository = world.path("repo").display().to_string();
+    let bad = api.post(
+        "/environments",
+        json!({"name": "bad", "repository": repository,
+               "approvals": {"mode": "ask", "allow": ["Bash(git"], "timeout_seconds": 0}}),
+    );
+    assert_eq!(bad.status, 422, "{bad:?}");
+    assert_eq!(
+        bad.field_errors(),
+        ["approvals.allow[0]", "approvals.timeout_seconds"]
+    );
+    let before = api.get("/tasks").data().as_array().unwrap().len();
+    let refused = api.post(
+        "/tasks",
+        json!({"prompt": "Hi", "harness": "claude", "approvals": {"mode": "ask"}}),
+    );
+    assert_eq!(refused.status, 422, "{refused:?}");
+    let detail = refused.json().to_string();
+    assert!(
+        detail.contains("cannot ask") && detail.contains("fake-acp"),
+        "{detail}"
+    );
+    assert_eq!(
+        api.get("/tasks").data().as_array().unwrap().len(),
+        before,
+        "no task made"
+    );
+    assert_eq!(api.get("/approvals/apr_nothing").status, 404);
+    let unknown = api.post(
+        "/approvals/apr_nothing/decision",
+        json!({"decision": "allow"}),
+    );
+    assert_eq!(unknown.status, 404, "{unknown:?}");
+    let malformed = api.post(
+        "/approvals/apr_nothing/decision",
+        json!({"decision": "maybe"}),
+    );
+    assert_eq!(malformed.status, 422, "{malformed:?}");
+    let filter = api.get("/approvals?status=waiting");
+    assert_eq!(filter.status, 422, "{filter:?}");
+    let (other_account, other_token) = world.second_account();
+    let foreign = server.get(
+        &format!("/v1/accounts/{other_account}/approvals"),
+        &api.token,
+    );
+    assert_eq!(foreign.status, 404, "{foreign:?}");
+    let unauthenticated = server.get(&api.path("/approvals"), "not-a-token");
+    assert_eq!(unauthenticated.status, 401);
+    let own = server.get(
+        &format!("/v1/accounts/{other_account}/approvals"),
+        &other_token,
+    );
+    assert_eq!(own.status, 200);
+}
+
+#[test]
+fn a_pending_approval_survives_a_sigkill_of_serve_and_is_answered_once() {
+    let (world, mut server, token, task, session) = asking_task(json!({"mode": "ask"}), "");
+    let asked = pending_approval(&Api::new(&server, &token), &session);
+    server.child.kill().unwrap();
+    server.child.wait().unwrap();
+    server = serve(&world);
+    let api = Api::new(&server, &token);
+    // The restarted server reads the request again: the same approval, still
+    // waiting; nothing was answered meanwhile.
+    std::thread::sleep(Duration::from_secs(1));
+    let listed = approvals(&api, "");
+    assert_eq!(listed.len(), 1, "asked once: {listed:?}");
+    assert_eq!(listed[0]["id"], asked["id"]);
+    assert_eq!(listed[0]["status"], "pending");
+    assert!(!methods(&received(&world)).contains(&"answer to 0".to_owned()));
+    let decided = decide(&api, &asked, json!({"decision": "allow"}));
+    assert_eq!(decided.status, 200, "{decided:?}");
+    let turn = ended_turn(&api, &task, &session);
+    assert_eq!(
+        turn["content"], "done (permission answered: allow-once)",
+        "{turn:#}"
+    );
+    assert_eq!(
+        methods(&received(&world)),
+        ["initialize", "session/new", "session/prompt", "answer to 0"],
+        "the answer reached the agent once"
+    );
+    assert_eq!(approvals(&api, "").len(), 1);
+}

@@ -72,7 +72,7 @@ fn a_new_driver_builds_tests_installs_and_runs() {
         .find(|line| line.starts_with("my-cli "))
         .expect(&listing);
     assert!(
-        row.contains("0.2.0") && row.contains("drivers/my-cli.wasm"),
+        row.contains("0.3.0") && row.contains("drivers/my-cli.wasm"),
         "{row}"
     );
 

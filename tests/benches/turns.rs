@@ -1507,6 +1507,7 @@ fn request(repo: &Path) -> TurnRequest {
         allowed_hosts: None,
         agent: None,
         mcp_servers: Vec::new(),
+        ask: false,
         trace_parent: None,
     }
 }

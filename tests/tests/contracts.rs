@@ -22,8 +22,8 @@ fn turn() -> Turn {
 }
 
 #[test]
-fn the_host_links_0_1_0_and_0_2_0() {
-    assert_eq!(CONTRACT_VERSIONS, ["0.1.0", "0.2.0"]);
+fn the_host_links_0_1_0_0_2_0_and_0_3_0() {
+    assert_eq!(CONTRACT_VERSIONS, ["0.1.0", "0.2.0", "0.3.0"]);
 }
 
 #[test]
@@ -67,15 +67,15 @@ fn a_0_1_0_driver_loads_starts_and_reads_a_turn() {
 }
 
 #[test]
-fn the_built_in_drivers_export_0_2_0() {
+fn the_built_in_drivers_export_0_3_0() {
     let cache = tempfile::tempdir().unwrap();
     let runtime = runtime(&cache);
     let registry = Registry::load(&runtime, None).unwrap();
     for entry in registry.entries() {
         let driver = entry.driver.as_ref().unwrap();
-        assert_eq!(driver.contract_version(), "0.2.0", "{}", entry.name);
+        assert_eq!(driver.contract_version(), "0.3.0", "{}", entry.name);
     }
-    // A stream driver under 0.2.0 has no conversation either.
+    // A stream driver under 0.3.0 has no conversation either.
     let claude = registry.get("claude").unwrap();
     let mut session = claude.session_for(&turn()).unwrap();
     assert!(session.opening().unwrap().is_empty());

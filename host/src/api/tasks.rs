@@ -159,6 +159,9 @@ pub struct TaskCreate {
     pub effort: Option<String>,
     /// The agent it runs as, by id or name (default: the connected agent).
     pub created_by: Option<String>,
+    /// The approval policy of the session the prompt starts, over its
+    /// environment's (see Approvals).
+    pub approvals: Option<crate::approvals::ApprovalPolicy>,
 }
 
 /// An attachment to add: an MCP resource with inline `text` or base64
@@ -236,6 +239,7 @@ impl TaskCreate {
         if !errors.is_empty() {
             return Err(Problem::invalid(errors));
         }
+        let approvals = super::environments::checked_policy(self.approvals)?;
         Ok(TaskSpec {
             title: trimmed(self.title),
             prompt: trimmed(self.prompt),
@@ -246,6 +250,7 @@ impl TaskCreate {
             model: trimmed(self.model),
             effort: trimmed(self.effort),
             created_by: trimmed(self.created_by),
+            approvals,
         })
     }
 }

@@ -166,6 +166,7 @@ impl Engine {
                 model: model.clone(),
                 effort: effort.clone(),
                 deny_tools: deny_tools.clone(),
+                ask: request.ask,
             });
         let driver_turn = cinch_driver_sdk::Turn {
             prompt_file: turn.prompt().display().to_string(),
@@ -179,6 +180,7 @@ impl Engine {
                 default_allow: true,
                 deny_tools,
             },
+            ask: request.ask,
         };
         let command = driver.command(&driver_turn)?;
         let mcp = crate::mcp::deliver(&info.name, &request.mcp_servers, turn.dir()).map_err(

@@ -13,6 +13,7 @@
 //! `background` (recovery, retries, sweeps); this module keeps its types,
 //! its construction and the helpers they share.
 
+mod approvals;
 pub mod attachments;
 mod background;
 mod base_branch;
@@ -29,6 +30,7 @@ mod turns;
 pub mod views;
 pub mod workspace;
 
+pub use approvals::DecisionScope;
 pub use ownership::NODE_LOST_DETAIL;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -163,6 +165,8 @@ pub struct TaskSpec {
     pub effort: Option<String>,
     /// The agent it runs as, by id or name; the connected agent when absent.
     pub created_by: Option<String>,
+    /// The approval policy of the session it starts, over its environment's.
+    pub approvals: Option<crate::approvals::ApprovalPolicy>,
 }
 
 /// A session to start under an existing task.
@@ -180,6 +184,8 @@ pub struct SessionSpec {
     pub base_branch: Option<String>,
     /// Whether turns' changes are committed on the branch.
     pub auto_commit: bool,
+    /// Its approval policy, over its environment's.
+    pub approvals: Option<crate::approvals::ApprovalPolicy>,
 }
 
 /// Why a session is moved on.

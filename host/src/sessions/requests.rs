@@ -27,6 +27,21 @@ impl Conductor {
             .title
             .clone()
             .unwrap_or_else(|| title_from(spec.prompt.as_deref().unwrap_or("")));
+        let asked = Asked {
+            harness: spec.harness.as_deref(),
+            model: spec.model.as_deref(),
+            effort: spec.effort.as_deref(),
+        };
+        let choice = self.resolve(&asked, &agent);
+        if spec.prompt.is_some() {
+            self.check_approvals(
+                account_id,
+                spec.approvals.as_ref(),
+                environment_id.as_deref(),
+                &choice.harness,
+            )
+            .await?;
+        }
         let task = self
             .store
             .create_task(
@@ -48,16 +63,11 @@ impl Conductor {
                 .await?;
         }
         if let Some(prompt) = spec.prompt {
-            let asked = Asked {
-                harness: spec.harness.as_deref(),
-                model: spec.model.as_deref(),
-                effort: spec.effort.as_deref(),
-            };
-            let choice = self.resolve(&asked, &agent);
             let session_spec = SessionSpec {
                 title: Some(title),
                 prompt: Some(prompt),
                 environment_id,
+                approvals: spec.approvals,
                 ..SessionSpec::default()
             };
             self.start_session(&task, &agent, choice, session_spec, spec.title.is_none())
@@ -239,10 +249,37 @@ impl Conductor {
                 .await?;
         }
         let choice = self.resolve(&Asked::default(), &agent);
+        self.check_approvals(
+            account_id,
+            spec.approvals.as_ref(),
+            spec.environment_id.as_deref(),
+            &choice.harness,
+        )
+        .await?;
         if spec.title.is_none() {
             spec.title = Some(task.title.clone());
         }
         self.start_session(&task, &agent, choice, spec, false).await
+    }
+
+    /// Refuses an approval policy (the one given, else the environment's)
+    /// that needs asking when `harness` cannot ask.
+    async fn check_approvals(
+        &self,
+        account_id: &str,
+        given: Option<&crate::approvals::ApprovalPolicy>,
+        environment_id: Option<&str>,
+        harness: &str,
+    ) -> Result<()> {
+        let policy = match (given, environment_id) {
+            (Some(policy), _) => Some(policy.clone()),
+            (None, Some(id)) => self.environment(account_id, id).await?.approvals,
+            (None, None) => None,
+        };
+        match policy {
+            Some(policy) => self.check_policy_fits(&policy, harness),
+            None => Ok(()),
+        }
     }
 
     /// Refuses a base branch the environment's repository does not have,
@@ -303,6 +340,11 @@ impl Conductor {
                 },
             )
             .await?;
+        if let Some(policy) = &spec.approvals {
+            self.store
+                .set_session_approvals(&session.id, policy)
+                .await?;
+        }
         self.publish_session(&session).await;
         if title_from_prompt {
             let message = self
