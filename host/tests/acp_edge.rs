@@ -724,3 +724,126 @@ fn a_pending_approval_survives_a_sigkill_of_serve_and_is_answered_once() {
     );
     assert_eq!(approvals(&api, "").len(), 1);
 }
+
+/// How many of `text` the raw logs of the session's turns hold together.
+fn count_in_logs(world: &World, session: &str, text: &str) -> usize {
+    let Ok(files) = std::fs::read_dir(world.path(&format!("home/runs/{session}"))) else {
+        return 0;
+    };
+    files
+        .filter_map(Result::ok)
+        .filter(|file| {
+            file.file_name()
+                .to_string_lossy()
+                .ends_with(".harness.jsonl")
+        })
+        .map(|file| {
+            std::fs::read_to_string(file.path())
+                .unwrap_or_default()
+                .matches(text)
+                .count()
+        })
+        .sum()
+}
+
+fn file_len(path: &Path) -> u64 {
+    std::fs::metadata(path).map(|meta| meta.len()).unwrap_or(0)
+}
+
+/// Polls every millisecond until `check` holds, for at most a minute.
+fn poll_fast<T>(what: &str, mut check: impl FnMut() -> Option<T>) -> T {
+    let started = Instant::now();
+    loop {
+        if let Some(value) = check() {
+            return value;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "waited too long for {what}"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// The `p`th percentile of `samples` (sorted here), in milliseconds.
+fn percentile(samples: &mut [Duration], p: usize) -> f64 {
+    samples.sort();
+    let index = (samples.len() * p).div_ceil(100).saturating_sub(1);
+    samples[index.min(samples.len() - 1)].as_secs_f64() * 1000.0
+}
+
+/// Twenty turns of one session, each asking once and allowed: the time
+/// from the agent's request (its line in the raw log) to the approval on
+/// the session's SSE stream, and from the decision to its answer in the
+/// agent's stdin file, each well under a second (p50 and p99 printed).
+#[test]
+fn approvals_are_shown_and_answered_within_milliseconds() {
+    const ROUNDS: usize = 20;
+    let (world, server, token, task, session) = asking_task(json!({"mode": "ask"}), "");
+    let api = Api::new(&server, &token);
+    let events = api.path(&format!("/tasks/{task}/sessions/{session}/events"));
+    let (seen, arrivals) = std::sync::mpsc::channel();
+    let (mut shown, mut answered) = (Vec::new(), Vec::new());
+    std::thread::scope(|scope| {
+        let (server, token) = (&server, &token);
+        scope.spawn(move || {
+            let sent = std::sync::atomic::AtomicUsize::new(0);
+            server.timed_stream(&events, token, None, |events| {
+                let requested: Vec<_> = events
+                    .iter()
+                    .filter(|(_, name, _, _)| name == "approval.requested")
+                    .collect();
+                if let Some((_, _, approval, at)) = requested.last()
+                    && requested.len() > sent.load(std::sync::atomic::Ordering::SeqCst)
+                {
+                    sent.store(requested.len(), std::sync::atomic::Ordering::SeqCst);
+                    let _ = seen.send((approval.clone(), *at));
+                }
+                requested.len() == ROUNDS
+            });
+        });
+        for round in 0..ROUNDS {
+            if round > 0 {
+                let sent = api.post(
+                    &format!("/tasks/{task}/sessions/{session}/messages"),
+                    json!({"message": format!("Again, {round}")}),
+                );
+                assert_eq!(sent.status, 201, "{sent:?}");
+            }
+            let asked_at = poll_fast("the agent's request", || {
+                (count_in_logs(&world, &session, "session/request_permission") > round)
+                    .then(Instant::now)
+            });
+            let (approval, shown_at) = arrivals.recv_timeout(Duration::from_secs(60)).unwrap();
+            shown.push(shown_at.saturating_duration_since(asked_at));
+            let stdin = world.path(&format!(
+                "home/turns/{}/stdin.jsonl",
+                approval["turn_id"].as_str().unwrap()
+            ));
+            let before = file_len(&stdin);
+            let decided_at = Instant::now();
+            let decided = decide(&api, &approval, json!({"decision": "allow"}));
+            assert_eq!(decided.status, 200, "{decided:?}");
+            poll_fast("the answer", || (file_len(&stdin) > before).then_some(()));
+            answered.push(decided_at.elapsed());
+            api.wait(&task, &session, "the turn's end", |current| {
+                current["status"] == "idle" && approvals(&api, "?status=pending").is_empty()
+            });
+        }
+    });
+    let listed = approvals(&api, &format!("?session_id={session}&limit=100"));
+    assert_eq!(listed.len(), ROUNDS);
+    assert!(
+        listed
+            .iter()
+            .all(|approval| approval["status"] == "allowed")
+    );
+    let (shown_p50, shown_p99) = (percentile(&mut shown, 50), percentile(&mut shown, 99));
+    let (answered_p50, answered_p99) =
+        (percentile(&mut answered, 50), percentile(&mut answered, 99));
+    eprintln!(
+        "fake-acp, {ROUNDS} approvals: request to SSE p50 {shown_p50:.1} ms, p99 {shown_p99:.1} ms; \
+         decision to the agent's stdin p50 {answered_p50:.1} ms, p99 {answered_p99:.1} ms"
+    );
+    assert!(shown_p99 < 1000.0 && answered_p99 < 1000.0);
+}

@@ -1181,7 +1181,7 @@ impl Seen {
                     None => self.other.push(line.clone()),
                 },
                 TurnEventKind::Ended { status } => self.other.push(status.as_str().to_owned()),
-                TurnEventKind::Session { .. } => {}
+                TurnEventKind::Session { .. } | TurnEventKind::Approval { .. } => {}
             }
         }
     }
