@@ -653,7 +653,7 @@ fn approvals_refuse_bad_input_and_harnesses_that_cannot_ask() {
     let before = api.get("/tasks").data().as_array().unwrap().len();
     let refused = api.post(
         "/tasks",
-        json!({"prompt": "Hi", "harness": "claude", "approvals": {"mode": "ask"}}),
+        json!({"prompt": "Hi", "harness": "codex", "approvals": {"mode": "ask"}}),
     );
     assert_eq!(refused.status, 422, "{refused:?}");
     let detail = refused.json().to_string();

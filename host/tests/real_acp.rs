@@ -44,6 +44,9 @@ enum Agent {
     OpenCode,
     ClaudeAcp,
     CodexAcp,
+    /// Claude Code itself (stream-json), which asks through its control
+    /// protocol: in the approvals test only.
+    Claude,
 }
 
 impl Agent {
@@ -54,6 +57,7 @@ impl Agent {
             Agent::OpenCode => "opencode",
             Agent::ClaudeAcp => "claude-acp",
             Agent::CodexAcp => "codex-acp",
+            Agent::Claude => "claude",
         }
     }
 
@@ -69,7 +73,7 @@ impl Agent {
             Agent::Gemini => "API key not valid",
             Agent::Qwen => "401",
             Agent::OpenCode => "invalid x-api-key",
-            Agent::ClaudeAcp => "Invalid API key",
+            Agent::ClaudeAcp | Agent::Claude => "Invalid API key",
             Agent::CodexAcp => "401",
         }
     }
@@ -167,7 +171,7 @@ impl Bench {
                     set(switch, "1");
                 }
             }
-            Agent::ClaudeAcp => {
+            Agent::ClaudeAcp | Agent::Claude => {
                 set("ANTHROPIC_BASE_URL", &url);
                 set("ANTHROPIC_API_KEY", "sk-ant-mock");
                 set("IS_SANDBOX", "1");
@@ -617,6 +621,12 @@ fn approvals_over_http(agent: Agent) {
         })
         .collect();
     let limit = Duration::from_secs(240);
+    // What the agent's request looks like in its raw log.
+    let asking = if agent == Agent::Claude {
+        "\"can_use_tool\""
+    } else {
+        "session/request_permission"
+    };
     for started in started
         .iter()
         .filter(|started| started.case.decision.is_some())
@@ -633,7 +643,7 @@ fn approvals_over_http(agent: Agent) {
                 let log = turn_log(&cinch_home, session)?;
                 fs::read_to_string(log)
                     .ok()?
-                    .contains("session/request_permission")
+                    .contains(asking)
                     .then(Instant::now)
             });
             let (approval, shown_at) = stream.join().unwrap();
@@ -736,6 +746,11 @@ fn claude_acp_asks_for_approval_over_http() {
 #[test]
 fn opencode_asks_for_approval_over_http() {
     approvals_over_http(Agent::OpenCode);
+}
+
+#[test]
+fn claude_asks_for_approval_over_http_through_its_control_protocol() {
+    approvals_over_http(Agent::Claude);
 }
 
 #[test]

@@ -14,12 +14,24 @@ use crate::drivers::Registry;
 /// permission request to decide.
 const ASKING_CONTRACT: &str = "0.3.0";
 
-/// Whether the harness `name` can ask (its driver reports permission
-/// requests and takes decisions).
+/// Whether the harness `name` can ask: its driver (of a contract that
+/// carries decisions) holds a conversation with the CLI, at least for a turn
+/// that asks (claude's control protocol), in which it reports permission
+/// requests and answers them with the host's decisions.
 pub fn can_ask(registry: &Registry, name: &str) -> bool {
+    use cinch_driver_sdk::BriefDelivery::Conversation;
     registry.harness(name).is_ok_and(|harness| {
-        harness.info.brief == cinch_driver_sdk::BriefDelivery::Conversation
-            && harness.driver.contract_version() >= ASKING_CONTRACT
+        let asking = cinch_driver_sdk::Turn {
+            harness: name.to_owned(),
+            ask: true,
+            ..cinch_driver_sdk::Turn::default()
+        };
+        harness.driver.contract_version() >= ASKING_CONTRACT
+            && (harness.info.brief == Conversation
+                || harness
+                    .driver
+                    .command(&asking)
+                    .is_ok_and(|command| command.brief == Conversation))
     })
 }
 
