@@ -847,3 +847,39 @@ fn approvals_are_shown_and_answered_within_milliseconds() {
     );
     assert!(shown_p99 < 1000.0 && answered_p99 < 1000.0);
 }
+
+#[test]
+fn an_allow_for_the_session_decides_the_same_request_of_later_turns() {
+    let (_world, server, token, task, session) = asking_task(json!({"mode": "ask"}), "");
+    let api = Api::new(&server, &token);
+    let asked = pending_approval(&api, &session);
+    let decided = decide(
+        &api,
+        &asked,
+        json!({"decision": "allow", "scope": "session"}),
+    );
+    assert_eq!(decided.status, 200, "{decided:?}");
+    ended_turn(&api, &task, &session);
+    let sent = api.post(
+        &format!("/tasks/{task}/sessions/{session}/messages"),
+        json!({"message": "Again"}),
+    );
+    assert_eq!(sent.status, 201, "{sent:?}");
+    let decided = eventually("the second turn's approval", || {
+        let listed = approvals(&api, &format!("?session_id={session}"));
+        (listed.len() == 2 && listed[0]["status"] != "pending").then_some(listed)
+    });
+    assert_eq!(decided[0]["status"], "allowed", "{decided:?}");
+    assert_eq!(
+        decided[0]["decided_by"], "policy",
+        "asked no one: {decided:?}"
+    );
+    api.wait(&task, &session, "the second turn's end", |current| {
+        current["status"] == "idle"
+    });
+    let turn = assistant(&api.messages(&task, &session, "").data());
+    assert_eq!(
+        turn["content"], "done (permission answered: allow-once)",
+        "{turn:#}"
+    );
+}
