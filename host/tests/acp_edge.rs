@@ -883,3 +883,102 @@ fn an_allow_for_the_session_decides_the_same_request_of_later_turns() {
         "{turn:#}"
     );
 }
+
+/// What a webhook receiver got: each body with its `X-Cinch-Signature`.
+type Deliveries = std::sync::Arc<std::sync::Mutex<Vec<(String, Value)>>>;
+
+/// An HTTP receiver on loopback that answers 200 and keeps what it got.
+fn webhook_receiver() -> (String, Deliveries) {
+    use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/hooks", listener.local_addr().unwrap());
+    let seen = Deliveries::default();
+    let record = seen.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let (mut line, mut length, mut signature) = (String::new(), 0, String::new());
+            reader.read_line(&mut line).unwrap();
+            loop {
+                line.clear();
+                reader.read_line(&mut line).unwrap();
+                let Some((name, value)) = line.trim_end().split_once(": ") else {
+                    break;
+                };
+                match name.to_ascii_lowercase().as_str() {
+                    "content-length" => length = value.parse().unwrap(),
+                    "x-cinch-signature" => signature = value.to_owned(),
+                    _ => {}
+                }
+            }
+            let mut body = vec![0; length];
+            reader.read_exact(&mut body).unwrap();
+            let body = serde_json::from_slice(&body).unwrap();
+            record.lock().unwrap().push((signature, body));
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+            );
+        }
+    });
+    (url, seen)
+}
+
+#[test]
+fn a_webhook_hears_of_a_request_and_its_decision_is_posted_back() {
+    let world = acp_world(
+        AcpScript {
+            ask_permission: true,
+            ..AcpScript::default()
+        },
+        "",
+        "",
+    );
+    let mut command = world.cinch();
+    command
+        .env("FAKE_ACP_SCRIPT", script_path(&world))
+        .args(["serve", "--webhook-allow-private", "--home"])
+        .arg(world.path("home"));
+    let server = Server::start(command, world.dir.path());
+    let api = Api::new(&server, &world.admin_token());
+    let (url, seen) = webhook_receiver();
+    let hook = api.post(
+        "/webhooks",
+        json!({"url": url, "secret": "whsec-0123456789abcdef"}),
+    );
+    assert_eq!(hook.status, 201, "{hook:?}");
+    let environment = api.environment(json!({
+        "name": "repo",
+        "repository": world.path("repo").display().to_string(),
+        "approvals": {"mode": "ask"},
+    }));
+    let created = api.post(
+        "/tasks",
+        json!({"prompt": "Create out.txt", "environment_id": environment, "harness": "fake-acp"}),
+    );
+    let task = created.data()["id"].as_str().unwrap().to_owned();
+    let session = api.first_session(&task)["id"].as_str().unwrap().to_owned();
+    // A bot that hears of the request answers it from the webhook's body.
+    let (signature, body) = eventually("approval.requested at the webhook", || {
+        seen.lock()
+            .unwrap()
+            .iter()
+            .find(|(_, body)| body["type"] == "approval.requested")
+            .cloned()
+    });
+    assert!(signature.starts_with("t="), "signed: {signature}");
+    assert_eq!(body["data"]["session_id"], session.as_str());
+    assert_eq!(body["data"]["status"], "pending");
+    let id = body["data"]["id"].as_str().unwrap();
+    let decided = api.post(
+        &format!("/approvals/{id}/decision"),
+        json!({"decision": "deny"}),
+    );
+    assert_eq!(decided.status, 200, "{decided:?}");
+    let turn = ended_turn(&api, &task, &session);
+    assert_eq!(
+        turn["content"], "done (permission answered: reject-once)",
+        "{turn:#}"
+    );
+}
