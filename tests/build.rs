@@ -1,5 +1,5 @@
 //! Builds the test drivers as components: the deliberately broken ones and
-//! one of the frozen contract 0.1.0.
+//! one of each frozen contract before the newest (0.1.0, 0.2.0).
 
 fn main() {
     let built = wasm_build::build(
@@ -7,6 +7,7 @@ fn main() {
             "cinch-test-driver-faulty",
             "cinch-test-driver-future",
             "cinch-test-driver-legacy",
+            "cinch-test-driver-conversant",
         ],
         &["sdk", "wit", "tests/drivers"],
     );

@@ -28,6 +28,7 @@
 //! - [`cli`]: the `cinch` command.
 
 pub mod api;
+pub mod approvals;
 pub mod checkpoint;
 pub mod cli;
 pub mod config;

@@ -35,6 +35,11 @@ impl ProgressRenderer {
         }
     }
 
+    /// `text` with the turn's secrets masked.
+    pub fn redact(&self, text: &str) -> String {
+        self.redactor.redact(text)
+    }
+
     /// The progress line for `event`, if it gives one.
     pub fn render(&mut self, event: &Event) -> Option<String> {
         let line = match event {
@@ -53,6 +58,10 @@ impl ProgressRenderer {
                 first_line(&answer.tool).unwrap_or("a tool")
             ),
             Event::Plan(entries) => plan_line(entries)?,
+            Event::PermissionRequest(request) => format!(
+                "waiting for approval: {}",
+                first_line(&request.title).unwrap_or(&request.tool)
+            ),
             _ => return None,
         };
         Some(cut(self.redactor.redact(line), MAX_CHARS))

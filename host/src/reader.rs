@@ -21,6 +21,9 @@ pub enum Output {
     Progress(String),
     /// A session id the harness reported for the first time.
     Session(String),
+    /// A permission request waiting for the host's decision, its title and
+    /// input masked of the turn's secrets.
+    Approval(cinch_driver_sdk::PermissionRequest),
 }
 
 /// Counts of what was read.
@@ -234,6 +237,16 @@ impl<P: TurnParser> LogReader<P> {
             self.note_session(id, out);
         }
         out.extend(self.renderer.render(event).map(Output::Progress));
+        if let Event::PermissionRequest(request) = event {
+            out.push(Output::Approval(cinch_driver_sdk::PermissionRequest {
+                title: self.renderer.redact(&request.title),
+                input: request
+                    .input
+                    .as_deref()
+                    .map(|input| self.renderer.redact(input)),
+                ..request.clone()
+            }));
+        }
     }
 
     fn note_session(&mut self, id: &str, out: &mut Vec<Output>) {
@@ -288,6 +301,61 @@ mod tests {
         let mut out = Vec::new();
         reader.push(log, &mut out);
         reader.finish(Some(0), "", &mut out).tally
+    }
+
+    /// Asks permission for each line, the line being the command.
+    struct Asking;
+
+    impl TurnParser for Asking {
+        fn feed(&mut self, lines: &[String]) -> Result<Fed, DriverFailure> {
+            Ok(Fed {
+                events: lines
+                    .iter()
+                    .map(|line| {
+                        Event::PermissionRequest(cinch_driver_sdk::PermissionRequest {
+                            key: "0".into(),
+                            tool: "Bash".into(),
+                            kind: "shell".into(),
+                            title: format!("Run {line}"),
+                            input: Some(line.clone()),
+                            options: Vec::new(),
+                        })
+                    })
+                    .collect(),
+                ..Fed::default()
+            })
+        }
+
+        fn finish(&mut self, _: Option<i32>, _: &str) -> Result<Outcome, DriverFailure> {
+            Ok(Outcome::default())
+        }
+    }
+
+    #[test]
+    fn a_permission_request_comes_out_with_the_turns_secrets_masked() {
+        let secret = "hunter2-hunter2-hunter2";
+        let redactor = Redactor::new([secret.to_owned()]);
+        let mut reader = LogReader::new(Asking, ProgressRenderer::new("X", redactor));
+        let mut out = Vec::new();
+        reader.push(
+            format!("curl -H 'token: {secret}' x\n").as_bytes(),
+            &mut out,
+        );
+        let approval = out
+            .iter()
+            .find_map(|output| match output {
+                Output::Approval(request) => Some(request.clone()),
+                _ => None,
+            })
+            .expect("an approval");
+        let shown = format!("{} {}", approval.title, approval.input.unwrap_or_default());
+        assert!(!shown.contains(secret), "{shown}");
+        assert!(shown.contains("token: "), "{shown}");
+        assert!(
+            out.iter()
+                .all(|output| !format!("{output:?}").contains(secret)),
+            "{out:?}"
+        );
     }
 
     #[test]

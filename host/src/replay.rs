@@ -68,7 +68,7 @@ pub fn replay(
         .into_iter()
         .filter_map(|output| match output {
             Output::Progress(line) => Some(line),
-            Output::Session(_) => None,
+            Output::Session(_) | Output::Approval(_) => None,
         })
         .collect();
     Report {

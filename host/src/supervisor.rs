@@ -218,7 +218,7 @@ fn supervise(mut child: std::process::Child, launch: &Launch, turn: &TurnDir) ->
     let group = child.id() as i32;
     let deadline_ms = launch.started_at_ms.saturating_add(launch.timeout_ms);
     let idle_limit = launch.idle_limit_ms.map(Duration::from_millis);
-    let output = OutputClock::new(&launch.log);
+    let output = OutputClock::new(&launch.log, turn);
     let mut channel = child
         .stdin
         .take()
@@ -313,24 +313,33 @@ fn supervise(mut child: std::process::Child, launch: &Launch, turn: &TurnDir) ->
 
 /// How long the raw log has not grown: the watchdog's measure of a harness
 /// that writes nothing. The log's modification time says when it last grew,
-/// so the supervisor need only look when the limit would be reached.
+/// so the supervisor need only look when the limit would be reached. A turn
+/// waiting on an approval is not silent (the approval's deadline decides),
+/// and its quiet starts again when the answer is written to its stdin.
 struct OutputClock<'a> {
     log: &'a Path,
+    turn: &'a TurnDir,
     started: SystemTime,
 }
 
 impl<'a> OutputClock<'a> {
-    fn new(log: &'a Path) -> Self {
+    fn new(log: &'a Path, turn: &'a TurnDir) -> Self {
         Self {
             log,
+            turn,
             started: SystemTime::now(),
         }
     }
 
     fn quiet_for(&self) -> Duration {
-        let written = std::fs::metadata(self.log)
-            .and_then(|meta| meta.modified())
-            .map_or(self.started, |modified| modified.max(self.started));
+        if self.turn.awaiting_approval().exists() {
+            return Duration::ZERO;
+        }
+        let modified = |path: &Path| std::fs::metadata(path).and_then(|meta| meta.modified());
+        let written = [modified(self.log), modified(&self.turn.stdin_lines())]
+            .into_iter()
+            .flatten()
+            .fold(self.started, SystemTime::max);
         written.elapsed().unwrap_or_default()
     }
 }

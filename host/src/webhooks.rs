@@ -51,6 +51,9 @@ pub enum EventKind {
     /// A session's status changed; `data` is the session.
     #[serde(rename = "session.status_changed")]
     SessionStatusChanged,
+    /// An agent asks permission and waits for a decision; `data` is the approval.
+    #[serde(rename = "approval.requested")]
+    ApprovalRequested,
 }
 
 impl EventKind {
@@ -59,6 +62,7 @@ impl EventKind {
         match self {
             EventKind::TurnEnded => "turn.ended",
             EventKind::SessionStatusChanged => "session.status_changed",
+            EventKind::ApprovalRequested => "approval.requested",
         }
     }
 }

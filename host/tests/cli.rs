@@ -56,7 +56,7 @@ fn drivers_lists_the_builtins() {
             .find(|line| line.starts_with(&format!("{name} ")))
             .unwrap_or_else(|| panic!("no row for {name} in:\n{text}"));
         assert!(
-            row.contains(display) && row.contains("0.2.0") && row.contains("built-in"),
+            row.contains(display) && row.contains("0.3.0") && row.contains("built-in"),
             "{row}"
         );
         assert!(row.contains("not on PATH"), "{row}");

@@ -1322,3 +1322,113 @@ fn a_fork_on_another_node_starts_from_the_checkpoint_remote() {
     let source_dir = std::path::PathBuf::from(source_now["workspace"].as_str().unwrap());
     assert!(!source_dir.join("more.txt").exists());
 }
+
+/// `world`'s node running the fake ACP agent as `fake-acp`, which asks
+/// permission before it writes out.txt and records what it reads in
+/// `out/acp-record.jsonl`.
+fn asking_node(world: &World, id: &str) -> Server {
+    use cinch_fake_cli::acp::AcpScript;
+    cinch_fake_cli::acp::install(&world.path("bin"), "fake-acp");
+    let script = world.path("bin/fake-acp-script.json");
+    AcpScript {
+        ask_permission: true,
+        record: Some(world.path("out/acp-record.jsonl")),
+        ..AcpScript::default()
+    }
+    .write_to(&script)
+    .unwrap();
+    let config =
+        world
+            .operator_config()
+            .replacen("pass_env = [", "pass_env = [\"FAKE_ACP_SCRIPT\", ", 1)
+            + "\n[harness.fake-acp]\ndriver = \"acp\"\nprogram = \"fake-acp\"\n";
+    std::fs::write(world.path("home/config.toml"), config).unwrap();
+    let ttl = LEASE_TTL.to_string();
+    let mut command = world.cinch();
+    command
+        .env("FAKE_ACP_SCRIPT", &script)
+        .args(["serve", "--home"])
+        .arg(world.path("home"))
+        .args(["--node-id", id, "--lease-ttl", &ttl]);
+    Server::start(command, world.dir.path())
+}
+
+#[test]
+fn an_approval_decided_on_another_node_reaches_the_agent_on_the_turns_node() {
+    let Some(worlds) = shared_worlds::<2>() else {
+        return;
+    };
+    let one = asking_node(&worlds[0], "node-1");
+    let two = asking_node(&worlds[1], "node-2");
+    let token = worlds[0].admin_token();
+    let (on_one, on_two) = (&Api::new(&one, &token), &Api::new(&two, &token));
+    let environment = on_one.environment(json!({
+        "name": "shop",
+        "repository": worlds[0].path("repo").display().to_string(),
+        "approvals": {"mode": "ask"},
+    }));
+    let created = on_one.post(
+        "/tasks",
+        json!({"prompt": "Create out.txt", "environment_id": environment, "harness": "fake-acp"}),
+    );
+    assert_eq!(created.status, 201, "{created:?}");
+    let task = created.data()["id"].as_str().unwrap().to_owned();
+    let session = on_one.first_session(&task)["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    // Node 2 lists what node 1's turn asks.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let approval = loop {
+        let listed = on_two.get(&format!("/approvals?status=pending&session_id={session}"));
+        assert_eq!(listed.status, 200, "{listed:?}");
+        if let Some(first) = listed.data().as_array().unwrap().first() {
+            break first.clone();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no pending approval: {}",
+            one.log()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let record = worlds[0].path("out/acp-record.jsonl");
+    let answered = || {
+        std::fs::read_to_string(&record)
+            .unwrap_or_default()
+            .contains("allow-once")
+    };
+    assert!(!answered());
+    let decided = Instant::now();
+    let id = approval["id"].as_str().unwrap();
+    let decision = on_two.post(
+        &format!("/approvals/{id}/decision"),
+        json!({"decision": "allow"}),
+    );
+    assert_eq!(decision.status, 200, "{decision:?}");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !answered() {
+        assert!(
+            Instant::now() < deadline,
+            "node 1's agent never got node 2's decision: {}",
+            one.log()
+        );
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    eprintln!(
+        "a decision posted on node 2 reached the agent on node 1 after {:?}",
+        decided.elapsed()
+    );
+    on_one.wait_status(&task, &session, "idle");
+    let turn = assistant(&on_one.messages(&task, &session, "").data());
+    assert_eq!(
+        turn["content"], "done (permission answered: allow-once)",
+        "{turn:#}"
+    );
+    assert!(
+        !worlds[1].path("out/acp-record.jsonl").exists(),
+        "the turn ran on node 1 only"
+    );
+    let seen = on_one.get(&format!("/approvals/{id}")).data();
+    assert_eq!(seen["status"], "allowed");
+}

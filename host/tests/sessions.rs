@@ -693,7 +693,8 @@ fn setup_and_repository_failures_close_the_session() {
     assert_eq!(log.status, 200, "{log:?}");
     assert!(log.content_type.starts_with("text/plain"), "{log:?}");
     assert!(
-        log.text.starts_with("$ echo preparing\npreparing\n") && log.text.contains("$ for n in 1 2 3"),
+        log.text.starts_with("$ echo preparing\npreparing\n")
+            && log.text.contains("$ for n in 1 2 3"),
         "{}",
         log.text
     );

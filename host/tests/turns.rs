@@ -109,6 +109,7 @@ impl World {
             allowed_hosts: None,
             agent: None,
             mcp_servers: Vec::new(),
+            ask: false,
             trace_parent: None,
         }
     }

@@ -93,7 +93,7 @@ fn unknown_events_are_counted_per_turn_and_listed_per_cli_version_with_first_see
     let claude = claude_driver(&server, &token);
     assert_eq!(claude["display_name"], "Claude Code");
     assert_eq!(claude["source"], "builtin");
-    assert_eq!(claude["contract_version"], "0.2.0");
+    assert_eq!(claude["contract_version"], "0.3.0");
     assert_eq!(claude["cli_versions"], json!([]));
     assert_eq!(server.get("/v1/drivers", "not-a-token").status, 401);
 

@@ -15,7 +15,7 @@ static ALLOCATOR: crate::heap::SingleThreaded<crate::heap::LinearMemory> =
 pub mod bindings {
     wit_bindgen::generate!({
         world: "harness-driver",
-        path: "../wit/0.2.0",
+        path: "../wit/0.3.0",
         pub_export_macro: true,
         export_macro_name: "export_wit_bindings",
         default_bindings_module: "cinch_driver_sdk::guest::bindings",
@@ -67,6 +67,10 @@ impl<D: Driver + 'static> GuestParser for ParserResource<D> {
 
     fn stop(&self) -> Vec<String> {
         self.0.borrow_mut().stop()
+    }
+
+    fn decide(&self, key: String, allow: bool, message: Option<String>) -> Vec<String> {
+        self.0.borrow_mut().decide(&key, allow, message.as_deref())
     }
 
     fn finish(&self, exit_code: Option<i32>, stderr_tail: String) -> wit::Outcome {
@@ -163,6 +167,7 @@ impl From<wit::Turn> for crate::Turn {
                 default_allow: turn.permissions.default_allow,
                 deny_tools: turn.permissions.deny_tools,
             },
+            ask: turn.ask,
         }
     }
 }
@@ -234,6 +239,22 @@ impl From<crate::Event> for wit::Event {
                     })
                     .collect(),
             ),
+            E::PermissionRequest(request) => Self::PermissionRequest(wit::PermissionRequest {
+                key: request.key,
+                tool: request.tool,
+                kind: request.kind,
+                title: request.title,
+                input: request.input,
+                options: request
+                    .options
+                    .into_iter()
+                    .map(|option| wit::PermissionOption {
+                        id: option.id,
+                        name: option.name,
+                        kind: option.kind,
+                    })
+                    .collect(),
+            }),
         }
     }
 }

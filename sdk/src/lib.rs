@@ -44,7 +44,7 @@ pub use types::*;
 pub use value::{Number, Object, Value};
 
 /// The version of the WIT contract this SDK exports.
-pub const CONTRACT_VERSION: &str = "0.2.0";
+pub const CONTRACT_VERSION: &str = "0.3.0";
 
 /// A harness CLI, as cinch needs to know it.
 pub trait Driver {
@@ -127,6 +127,13 @@ pub trait Parser {
 
     /// The lines that ask the CLI to stop gracefully.
     fn stop(&mut self) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// The host's decision on the permission request `key` (see
+    /// [`Turn::ask`]): the lines that answer the agent. Nothing for an
+    /// unknown or already decided key.
+    fn decide(&mut self, _key: &str, _allow: bool, _message: Option<&str>) -> Vec<String> {
         Vec::new()
     }
 }

@@ -161,6 +161,10 @@ pub struct Turn {
     pub harness: String,
     /// How permission requests are answered.
     pub permissions: PermissionPolicy,
+    /// The host decides permission requests: the parser reports each as an
+    /// [`Event::PermissionRequest`] and answers it in [`crate::Parser::decide`]
+    /// (contract 0.3.0); `permissions` then goes unused.
+    pub ask: bool,
 }
 
 /// How to start the CLI for a turn. The host spawns it.
@@ -237,6 +241,36 @@ pub struct PermissionAnswer {
     pub allowed: bool,
 }
 
+/// A choice the agent offers with a permission request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PermissionOption {
+    /// The agent's id for it.
+    pub id: String,
+    /// Its label.
+    pub name: String,
+    /// `allow_once`, `allow_always`, `reject_once`, `reject_always` or the
+    /// agent's own word.
+    pub kind: String,
+}
+
+/// A permission request waiting for the host's decision.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PermissionRequest {
+    /// Names the request for [`crate::Parser::decide`]; stable when the log
+    /// is read again.
+    pub key: String,
+    /// The tool as the agent names it.
+    pub tool: String,
+    /// `shell`, `edit`, `read`, `fetch`, `mcp` or `other`.
+    pub kind: String,
+    /// One line saying what the tool would do.
+    pub title: String,
+    /// The command, path or diff preview.
+    pub input: Option<String>,
+    /// The choices the agent offers.
+    pub options: Vec<PermissionOption>,
+}
+
 /// One entry of the agent's plan.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct PlanEntry {
@@ -295,6 +329,8 @@ pub enum Event {
     Permission(PermissionAnswer),
     /// The agent's plan, whole, as it stands now.
     Plan(Vec<PlanEntry>),
+    /// The agent asks permission and waits for the host's decision.
+    PermissionRequest(PermissionRequest),
 }
 
 /// What one batch of lines gave.

@@ -1181,7 +1181,7 @@ impl Seen {
                     None => self.other.push(line.clone()),
                 },
                 TurnEventKind::Ended { status } => self.other.push(status.as_str().to_owned()),
-                TurnEventKind::Session { .. } => {}
+                TurnEventKind::Session { .. } | TurnEventKind::Approval { .. } => {}
             }
         }
     }
@@ -1507,6 +1507,7 @@ fn request(repo: &Path) -> TurnRequest {
         allowed_hosts: None,
         agent: None,
         mcp_servers: Vec::new(),
+        ask: false,
         trace_parent: None,
     }
 }

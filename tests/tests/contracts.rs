@@ -1,11 +1,12 @@
 //! Every contract version the host links keeps working: the built-in drivers
-//! export the newest, and a driver built against the frozen 0.1.0 still
-//! loads, starts and reads a turn, with no conversation.
+//! export the newest, a driver built against the frozen 0.1.0 still loads,
+//! starts and reads a turn, with no conversation, and one built against the
+//! frozen 0.2.0 still holds its conversation (with no decisions to take).
 
 use cinch::drivers::{Registry, load_plugin};
 use cinch::runtime::{CONTRACT_VERSIONS, Limits, Runtime};
 use cinch_driver_sdk::{BriefDelivery, Event, Turn};
-use cinch_tests::test_drivers::LEGACY_WASM;
+use cinch_tests::test_drivers::{CONVERSANT_WASM, LEGACY_WASM};
 
 fn runtime(cache: &tempfile::TempDir) -> Runtime {
     Runtime::new(Some(cache.path().to_path_buf()), Limits::default()).unwrap()
@@ -22,8 +23,8 @@ fn turn() -> Turn {
 }
 
 #[test]
-fn the_host_links_0_1_0_and_0_2_0() {
-    assert_eq!(CONTRACT_VERSIONS, ["0.1.0", "0.2.0"]);
+fn the_host_links_0_1_0_0_2_0_and_0_3_0() {
+    assert_eq!(CONTRACT_VERSIONS, ["0.1.0", "0.2.0", "0.3.0"]);
 }
 
 #[test]
@@ -67,15 +68,50 @@ fn a_0_1_0_driver_loads_starts_and_reads_a_turn() {
 }
 
 #[test]
-fn the_built_in_drivers_export_0_2_0() {
+fn a_0_2_0_conversation_driver_still_loads_and_converses() {
+    let cache = tempfile::tempdir().unwrap();
+    let runtime = runtime(&cache);
+    let conversant = load_plugin(&runtime, CONVERSANT_WASM.into())
+        .driver
+        .unwrap();
+    assert_eq!(conversant.contract_version(), "0.2.0");
+    assert_eq!(conversant.info().brief, BriefDelivery::Conversation);
+    let turn = Turn {
+        ask: true,
+        ..turn()
+    };
+    let mut session = conversant.session_for(&turn).unwrap();
+    assert_eq!(session.opening().unwrap(), ["hello Say hello"]);
+    let fed = session
+        .feed(&[
+            r#"{"type":"hi"}"#.to_owned(),
+            r#"{"type":"end"}"#.to_owned(),
+        ])
+        .unwrap();
+    assert_eq!(fed.replies, ["ack 1", "ack 2"]);
+    assert!(fed.done);
+    assert!(
+        session.decide("0", true, None).unwrap().is_empty(),
+        "a 0.2.0 driver has no decisions to take"
+    );
+    assert_eq!(session.stop().unwrap(), ["bye"]);
+    let outcome = session.finish(Some(0), "").unwrap();
+    assert_eq!(
+        outcome.final_message.as_deref(),
+        Some("2 lines, exit Some(0)")
+    );
+}
+
+#[test]
+fn the_built_in_drivers_export_0_3_0() {
     let cache = tempfile::tempdir().unwrap();
     let runtime = runtime(&cache);
     let registry = Registry::load(&runtime, None).unwrap();
     for entry in registry.entries() {
         let driver = entry.driver.as_ref().unwrap();
-        assert_eq!(driver.contract_version(), "0.2.0", "{}", entry.name);
+        assert_eq!(driver.contract_version(), "0.3.0", "{}", entry.name);
     }
-    // A stream driver under 0.2.0 has no conversation either.
+    // A stream driver under 0.3.0 has no conversation either.
     let claude = registry.get("claude").unwrap();
     let mut session = claude.session_for(&turn()).unwrap();
     assert!(session.opening().unwrap().is_empty());

@@ -123,7 +123,7 @@ fn a_component_for_another_contract_version_is_refused_by_name() {
             found, supported, ..
         })) => {
             assert_eq!(found, "9.0.0");
-            assert_eq!(supported, "0.1.0, 0.2.0");
+            assert_eq!(supported, "0.1.0, 0.2.0, 0.3.0");
         }
         Err(other) => panic!("unexpected error: {other}"),
         Ok(_) => panic!("a 9.0.0 component loaded"),

@@ -4,8 +4,8 @@
 use cinch_driver_sdk::calls::{Call, ToolCalls};
 use cinch_driver_sdk::serde_json::json;
 use cinch_driver_sdk::{
-    Event, Fed, Outcome, Parser, PermissionAnswer, PermissionPolicy, PlanEntry, SkipReason,
-    ToolPhase, Turn, Usage, Value, json as path, text,
+    Event, Fed, Outcome, Parser, PermissionAnswer, PermissionOption, PermissionPolicy,
+    PermissionRequest, PlanEntry, SkipReason, ToolPhase, Turn, Usage, Value, json as path, text,
 };
 
 use crate::rpc::{self, Incoming, Request};
@@ -54,6 +54,15 @@ struct Announced {
     detail: Option<String>,
 }
 
+/// A permission request waiting for the host's decision.
+struct Waiting {
+    /// The request's id, as it came.
+    id: cinch_driver_sdk::serde_json::Value,
+    /// The options that allow and that reject, when offered.
+    allow: Option<String>,
+    reject: Option<String>,
+}
+
 /// Usage as each agent reports it.
 #[derive(Default)]
 struct Tally {
@@ -90,6 +99,11 @@ pub struct AcpParser {
     resume: Option<String>,
     model: Option<String>,
     permissions: PermissionPolicy,
+    /// Permission requests wait for the host's decision.
+    ask: bool,
+    /// The permission requests waiting for the host's decision, by key: the
+    /// request's JSON-RPC id and the agent's options.
+    waiting: std::collections::BTreeMap<String, Waiting>,
     /// History may be replayed: the turn resumes a session, or the turn is
     /// not known (a log read on its own).
     may_replay: bool,
@@ -124,6 +138,7 @@ impl AcpParser {
             resume: turn.session_id.clone(),
             model: turn.model.clone(),
             permissions: turn.permissions.clone(),
+            ask: turn.ask,
             may_replay: turn.session_id.is_some() || !known,
             replaying: turn.session_id.is_some(),
             ..Self::default()
@@ -175,19 +190,27 @@ impl AcpParser {
         if let Some(tool) = tool {
             self.start_tool(tool, &mut fed.events);
         }
+        let options = params
+            .and_then(|params| params.get("options"))
+            .and_then(Value::as_array)
+            .unwrap_or_default();
+        if self.ask {
+            let request = permission_request(id, tool, options);
+            self.waiting.insert(
+                request.key.clone(),
+                Waiting {
+                    id: rpc::echo(id),
+                    allow: choose(options, true),
+                    reject: choose(options, false),
+                },
+            );
+            fed.events.push(Event::PermissionRequest(request));
+            return;
+        }
         let allowed = self
             .permissions
             .allows(&names.iter().map(String::as_str).collect::<Vec<_>>());
-        let option = params
-            .and_then(|params| params.get("options"))
-            .and_then(Value::as_array)
-            .and_then(|options| choose(options, allowed));
-        let outcome = match option {
-            Some(option) => json!({"outcome": "selected", "optionId": option}),
-            None => json!({"outcome": "cancelled"}),
-        };
-        fed.replies
-            .push(rpc::answer(id, json!({ "outcome": outcome })));
+        fed.replies.push(permission_answer(id, options, allowed));
         let tool = names
             .into_iter()
             .rev()
@@ -527,6 +550,18 @@ impl Parser for AcpParser {
         fed
     }
 
+    fn decide(&mut self, key: &str, allow: bool, _message: Option<&str>) -> Vec<String> {
+        // ACP's answer carries no note: the decision's message reaches the
+        // agent only through the conversation's record.
+        match self.waiting.remove(key) {
+            Some(waiting) => {
+                let option = if allow { waiting.allow } else { waiting.reject };
+                vec![rpc::answer_echoed(waiting.id, outcome(option))]
+            }
+            None => Vec::new(),
+        }
+    }
+
     fn stop(&mut self) -> Vec<String> {
         self.stopping = true;
         match &self.session_id {
@@ -588,6 +623,71 @@ fn tool_names(tool: &Value) -> Vec<String> {
     .into_iter()
     .flatten()
     .collect()
+}
+
+/// The answer to the permission request `id`: the option that allows or
+/// rejects, or `cancelled` when the agent offered none that does.
+fn permission_answer(id: &Value, options: &[Value], allowed: bool) -> String {
+    rpc::answer(id, outcome(choose(options, allowed)))
+}
+
+/// A permission answer's result: the option chosen, or `cancelled`.
+fn outcome(option: Option<String>) -> cinch_driver_sdk::serde_json::Value {
+    let outcome = match option {
+        Some(option) => json!({"outcome": "selected", "optionId": option}),
+        None => json!({"outcome": "cancelled"}),
+    };
+    json!({ "outcome": outcome })
+}
+
+/// The permission request `id` for the host to decide: keyed by its id as
+/// JSON (the same when the log is read again), its tool described.
+fn permission_request(id: &Value, tool: Option<&Value>, options: &[Value]) -> PermissionRequest {
+    let call = tool.map(|tool| describe(tool, None));
+    let acp_kind = tool.and_then(|tool| path::str_at(tool, &["kind"]));
+    let name = call
+        .as_ref()
+        .map(|call| call.name.clone())
+        .unwrap_or_else(|| "tool".to_owned());
+    let kind = tool_kind(&name, acp_kind);
+    let stated_title = tool.and_then(|tool| path::string_at(tool, &["title"]));
+    // A shell tool's title is its command when the request gives no input.
+    let input = tool
+        .and_then(|tool| tool.get("rawInput"))
+        .and_then(path::tool_detail)
+        .or_else(|| stated_title.clone().filter(|_| kind == "shell"));
+    let title = stated_title
+        .or_else(|| input.clone())
+        .unwrap_or_else(|| name.clone());
+    PermissionRequest {
+        key: rpc::echo(id).to_string(),
+        kind: kind.to_owned(),
+        tool: name,
+        title,
+        input,
+        options: options
+            .iter()
+            .map(|option| PermissionOption {
+                id: path::string_at(option, &["optionId"]).unwrap_or_default(),
+                name: path::string_at(option, &["name"]).unwrap_or_default(),
+                kind: path::string_at(option, &["kind"]).unwrap_or_default(),
+            })
+            .collect(),
+    }
+}
+
+/// The approval kind of a tool from its name and ACP's `kind`.
+fn tool_kind(name: &str, acp_kind: Option<&str>) -> &'static str {
+    if name.starts_with("mcp__") {
+        return "mcp";
+    }
+    match acp_kind {
+        Some("execute") => "shell",
+        Some("edit" | "delete" | "move") => "edit",
+        Some("read" | "search") => "read",
+        Some("fetch") => "fetch",
+        _ => "other",
+    }
 }
 
 /// The option that answers a permission request: allowing once (else
@@ -707,6 +807,43 @@ mod tests {
                 allowed: deny.is_empty(),
             })));
         }
+    }
+
+    #[test]
+    fn an_asking_turn_reports_the_request_and_answers_the_decision_once() {
+        let mut parser = AcpParser::new(&Turn {
+            ask: true,
+            ..turn(None, &["rm"])
+        });
+        let fed = feed(&mut parser, &PERMISSION.replace("ID", r#""p-1""#));
+        assert!(
+            fed.replies.is_empty(),
+            "nothing answered before the decision"
+        );
+        let request = fed
+            .events
+            .iter()
+            .find_map(|event| match event {
+                Event::PermissionRequest(request) => Some(request.clone()),
+                _ => None,
+            })
+            .expect("a permission request");
+        assert_eq!(request.key, r#""p-1""#);
+        assert_eq!(request.kind, "shell");
+        assert_eq!(request.input.as_deref(), Some("rm -rf build"));
+        assert_eq!(request.options.len(), 3);
+        let lines = parser.decide(&request.key, false, None);
+        let reply = json(&lines[0]);
+        assert_eq!(reply["id"], "p-1");
+        assert_eq!(reply["result"]["outcome"]["optionId"], "no");
+        assert!(parser.decide(&request.key, true, None).is_empty(), "once");
+        let mut parser = AcpParser::new(&Turn {
+            ask: true,
+            ..turn(None, &[])
+        });
+        feed(&mut parser, &PERMISSION.replace("ID", "4"));
+        let reply = json(&parser.decide("4", true, Some("go"))[0]);
+        assert_eq!(reply["result"]["outcome"]["optionId"], "once");
     }
 
     #[test]

@@ -51,10 +51,15 @@ impl Driver for Acp {
     /// The arguments after the profile's own: how the turn's model is named
     /// to the agent, where the agent takes one on its command line.
     fn command(turn: &Turn) -> Command {
-        let (args, set_env) = match turn.model.as_deref() {
+        let (mut args, mut set_env) = match turn.model.as_deref() {
             Some(model) => profiles::model_choice(&turn.harness, model),
             None => (Vec::new(), Vec::new()),
         };
+        if turn.ask {
+            let (ask_args, ask_env) = profiles::asking(&turn.harness);
+            args.extend(ask_args);
+            set_env.extend(ask_env);
+        }
         Command {
             args,
             set_env,

@@ -24,6 +24,25 @@ pub fn model_choice(harness: &str, model: &str) -> (Vec<String>, Vec<(String, St
     }
 }
 
+/// What makes the agent of `harness` ask before it acts, for a turn whose
+/// requests the host decides: arguments and environment variables. Gemini,
+/// qwen and claude-agent-acp ask in their default mode; opencode asks only
+/// for the tools its permission setting marks, codex-acp only under the
+/// `untrusted` approval policy (a later `-c` wins over the profile's).
+pub fn asking(harness: &str) -> (Vec<String>, Vec<(String, String)>) {
+    match harness {
+        "opencode" => (
+            vec![],
+            env(&[(
+                "OPENCODE_PERMISSION",
+                r#"{"bash":"ask","edit":"ask","webfetch":"ask"}"#,
+            )]),
+        ),
+        "codex-acp" => (strings(&["-c", r#"approval_policy="untrusted""#]), vec![]),
+        _ => (vec![], vec![]),
+    }
+}
+
 /// `text` as a TOML basic string, for codex's `-c key=value`.
 fn toml_string(text: &str) -> String {
     let escaped: String = text
@@ -174,6 +193,17 @@ fn gemini_acp() -> HarnessProfile {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_asking_turn_turns_on_the_prompts_of_agents_that_keep_them_off() {
+        let (args, _) = asking("codex-acp");
+        assert_eq!(args, ["-c", r#"approval_policy="untrusted""#]);
+        let (_, vars) = asking("opencode");
+        let permission: cinch_driver_sdk::serde_json::Value =
+            cinch_driver_sdk::serde_json::from_str(&vars[0].1).unwrap();
+        assert_eq!(permission["bash"], "ask");
+        assert_eq!(asking("qwen"), (vec![], vec![]));
+    }
 
     #[test]
     fn every_profile_has_a_distinct_name_a_program_and_a_credential() {

@@ -54,8 +54,13 @@ fn line(value: Json) -> String {
     serde_json::to_string(&value).expect("a JSON value always serialises")
 }
 
+/// The answer to a request whose id was kept as [`echo`] gave it.
+pub fn answer_echoed(id: Json, result: Json) -> String {
+    line(json!({"jsonrpc": "2.0", "id": id, "result": result}))
+}
+
 /// An id as it was received.
-fn echo(id: &Value) -> Json {
+pub fn echo(id: &Value) -> Json {
     match id {
         Value::String(text) => Json::String(text.as_ref().to_owned()),
         Value::Number(number) => match (number.as_u64(), number.as_i64()) {

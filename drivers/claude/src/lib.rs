@@ -8,16 +8,24 @@
 //! `user` lines hold the tool results; `result` closes the turn with the final
 //! text, the usage and whether the turn failed. A line whose
 //! `parent_tool_use_id` is set comes from a subagent.
+//!
+//! A turn that asks (approvals) runs as a conversation instead: the brief
+//! goes as a stream-json user message on stdin, Claude's own permission
+//! prompts stay on and come as `can_use_tool` control requests
+//! (`--permission-prompt-tool stdio`), each reported for the host to decide
+//! and answered with a `control_response`; the `result` line ends it.
 
 use std::collections::HashMap;
 
 use serde::Deserialize;
 
 use cinch_driver_sdk::json::{self, str_at};
+use cinch_driver_sdk::serde_json::{self, Value as Json, json};
 use cinch_driver_sdk::session::SessionId;
 use cinch_driver_sdk::{
-    BriefDelivery, Command, Driver, Event, Fed, Info, LoginProbe, Outcome, Parser, ResumeScope,
-    SkipReason, ToolPhase, ToolUse, Turn, Usage, Value, export_driver, loose, text,
+    BriefDelivery, Command, Driver, Event, Fed, Info, LoginProbe, Outcome, Parser,
+    PermissionRequest, ResumeScope, SkipReason, ToolPhase, ToolUse, Turn, Usage, Value,
+    export_driver, loose, text,
 };
 
 /// The models `claude --model` takes (2.1.197): its aliases, which follow
@@ -84,15 +92,30 @@ impl Driver for Claude {
     }
 
     fn command(turn: &Turn) -> Command {
-        let mut args: Vec<String> = [
-            "-p",
-            "--output-format",
-            "stream-json",
-            "--verbose",
-            "--dangerously-skip-permissions",
-        ]
-        .map(String::from)
-        .into();
+        let mut args: Vec<String> = if turn.ask {
+            [
+                "-p",
+                "--input-format",
+                "stream-json",
+                "--output-format",
+                "stream-json",
+                "--verbose",
+                "--permission-prompt-tool",
+                "stdio",
+            ]
+            .map(String::from)
+            .into()
+        } else {
+            [
+                "-p",
+                "--output-format",
+                "stream-json",
+                "--verbose",
+                "--dangerously-skip-permissions",
+            ]
+            .map(String::from)
+            .into()
+        };
         if let Some(model) = &turn.model {
             args.extend(["--model".into(), model.clone()]);
         }
@@ -109,7 +132,19 @@ impl Driver for Claude {
             // Set when cinch itself runs inside Claude Code; the child would
             // take itself for a nested session.
             remove_env: vec!["CLAUDECODE".into(), "CLAUDE_CODE_ENTRYPOINT".into()],
-            brief: BriefDelivery::Stdin,
+            brief: if turn.ask {
+                BriefDelivery::Conversation
+            } else {
+                BriefDelivery::Stdin
+            },
+        }
+    }
+
+    fn parser(turn: &Turn) -> ClaudeParser {
+        ClaudeParser {
+            ask: turn.ask,
+            brief: turn.brief.clone(),
+            ..ClaudeParser::default()
         }
     }
 }
@@ -135,6 +170,13 @@ pub struct ClaudeParser {
     /// chance to refresh it: it would retry for minutes without a way to
     /// succeed, so the turn's answer is in.
     refused: Option<String>,
+    /// The turn asks: a conversation whose permission requests the host decides.
+    ask: bool,
+    /// The brief, the conversation's first message.
+    brief: String,
+    /// Permission requests waiting for the host's decision: the tool's
+    /// input (an allow hands it back), by request id.
+    waiting: HashMap<String, Json>,
 }
 
 /// A tool call that has started.
@@ -251,6 +293,7 @@ impl Parser for ClaudeParser {
                 self.note_session(value, out);
                 self.result(value, out);
             }
+            Some("control_request") if self.ask => self.control_request(line, out),
             Some(
                 kind @ ("stream_event"
                 | "rate_limit_event"
@@ -271,7 +314,9 @@ impl Parser for ClaudeParser {
     }
 
     /// Done once the credential is refused for good (see [`ClaudeParser::refused`]):
-    /// the host then ends the CLI instead of waiting out its retries.
+    /// the host then ends the CLI instead of waiting out its retries; in a
+    /// conversation (a turn that asks), once its result is in: stdin
+    /// closes and Claude exits.
     fn feed(&mut self, lines: &[String]) -> Fed {
         let mut events = Vec::with_capacity(lines.len());
         for line in lines {
@@ -280,8 +325,30 @@ impl Parser for ClaudeParser {
         Fed {
             events,
             replies: Vec::new(),
-            done: self.refused.is_some(),
+            done: self.refused.is_some() || (self.ask && self.result.is_some()),
         }
+    }
+
+    fn opening(&mut self) -> Vec<String> {
+        if !self.ask {
+            return Vec::new();
+        }
+        let message = json!({"type": "user", "message": {"role": "user", "content": self.brief}});
+        vec![message.to_string()]
+    }
+
+    fn decide(&mut self, key: &str, allow: bool, message: Option<&str>) -> Vec<String> {
+        let Some(input) = self.waiting.remove(key) else {
+            return Vec::new();
+        };
+        let response = if allow {
+            json!({"behavior": "allow", "updatedInput": input})
+        } else {
+            json!({"behavior": "deny", "message": message.unwrap_or("The user refused this tool.")})
+        };
+        let answer = json!({"type": "control_response", "response": {
+            "subtype": "success", "request_id": key, "response": response}});
+        vec![answer.to_string()]
     }
 
     fn finish(&mut self, exit_code: Option<i32>, stderr_tail: &str) -> Outcome {
@@ -322,6 +389,43 @@ impl Parser for ClaudeParser {
 }
 
 impl ClaudeParser {
+    /// A control request of Claude's: `can_use_tool` is a permission request
+    /// for the host to decide; any other is noted.
+    fn control_request(&mut self, line: &str, out: &mut Vec<Event>) {
+        let Ok(value) = serde_json::from_str::<Json>(line) else {
+            out.push(Event::Other("control_request".into()));
+            return;
+        };
+        let request = &value["request"];
+        let (Some(id), Some("can_use_tool")) =
+            (value["request_id"].as_str(), request["subtype"].as_str())
+        else {
+            out.push(Event::Other("control_request".into()));
+            return;
+        };
+        let tool = request["tool_name"].as_str().unwrap_or("tool").to_owned();
+        let input = request["input"].clone();
+        let detail = ["command", "file_path", "path", "pattern", "url", "query"]
+            .iter()
+            .find_map(|key| input[*key].as_str())
+            .map(str::to_owned);
+        let title = request["description"]
+            .as_str()
+            .or_else(|| input["description"].as_str())
+            .map(str::to_owned)
+            .or_else(|| detail.clone())
+            .unwrap_or_else(|| tool.clone());
+        self.waiting.insert(id.to_owned(), input);
+        out.push(Event::PermissionRequest(PermissionRequest {
+            key: id.to_owned(),
+            kind: tool_kind(&tool).to_owned(),
+            tool,
+            title,
+            input: detail,
+            options: Vec::new(),
+        }));
+    }
+
     /// Reports a session id that the host has not heard of yet.
     fn note_session(&mut self, value: &Line, out: &mut Vec<Event>) {
         self.session.note(value.session_id.get(), out);
@@ -548,6 +652,18 @@ fn message_text(message: Option<&Message>) -> Option<String> {
 }
 
 /// The string, when present and not blank.
+/// The approval kind of Claude Code's tool `name`.
+fn tool_kind(name: &str) -> &'static str {
+    match name {
+        _ if name.starts_with("mcp__") => "mcp",
+        "Bash" | "BashOutput" | "KillShell" => "shell",
+        "Edit" | "MultiEdit" | "Write" | "NotebookEdit" => "edit",
+        "Read" | "Glob" | "Grep" | "LS" => "read",
+        "WebFetch" | "WebSearch" => "fetch",
+        _ => "other",
+    }
+}
+
 fn nonblank(text: &loose::Str) -> Option<String> {
     text.nonblank().map(str::to_owned)
 }

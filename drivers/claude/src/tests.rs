@@ -542,3 +542,57 @@ fn an_unknown_type_is_skipped_by_name_and_a_non_json_line_as_not_json() {
         ]
     );
 }
+
+#[test]
+fn an_asking_turn_is_a_conversation_whose_permission_requests_the_host_decides() {
+    let turn = Turn {
+        brief: "Create out.txt".into(),
+        ask: true,
+        ..Turn::default()
+    };
+    let command = Claude::command(&turn);
+    assert_eq!(command.brief, BriefDelivery::Conversation);
+    assert!(
+        !command
+            .args
+            .contains(&"--dangerously-skip-permissions".to_owned())
+    );
+    assert!(
+        command
+            .args
+            .windows(2)
+            .any(|pair| pair == ["--permission-prompt-tool", "stdio"])
+    );
+    let mut parser = Claude::parser(&turn);
+    let opening: serde_json::Value = serde_json::from_str(&parser.opening()[0]).unwrap();
+    assert_eq!(opening["message"]["content"], "Create out.txt");
+    let request = r#"{"type":"control_request","request_id":"r-1","request":{"subtype":"can_use_tool","tool_name":"Bash","input":{"command":"echo hello > out.txt","description":"Write hello"},"description":"Write hello"}}"#;
+    let fed = parser.feed(&[request.to_owned()]);
+    let Some(Event::PermissionRequest(asked)) = fed.events.first() else {
+        panic!("{:?}", fed.events);
+    };
+    assert_eq!((asked.key.as_str(), asked.kind.as_str()), ("r-1", "shell"));
+    assert_eq!(asked.input.as_deref(), Some("echo hello > out.txt"));
+    assert!(!fed.done);
+    let answer: serde_json::Value =
+        serde_json::from_str(&parser.decide("r-1", true, None)[0]).unwrap();
+    assert_eq!(answer["response"]["request_id"], "r-1");
+    assert_eq!(answer["response"]["response"]["behavior"], "allow");
+    assert_eq!(
+        answer["response"]["response"]["updatedInput"]["command"],
+        "echo hello > out.txt"
+    );
+    assert!(
+        parser.decide("r-1", false, None).is_empty(),
+        "answered once"
+    );
+    let result = r#"{"type":"result","subtype":"success","is_error":false,"result":"done","session_id":"s"}"#;
+    assert!(parser.feed(&[result.to_owned()]).done);
+    let unasked = Claude::command(&Turn::default());
+    assert!(
+        unasked
+            .args
+            .contains(&"--dangerously-skip-permissions".to_owned())
+    );
+    assert_eq!(unasked.brief, BriefDelivery::Stdin);
+}

@@ -38,6 +38,9 @@ pub struct EnvironmentView {
     /// The only hosts its harnesses and setup commands may reach, through
     /// cinch's HTTP proxy (names, `*.domain` wildcards, addresses); null: any.
     pub allowed_hosts: Option<Vec<String>>,
+    /// When its sessions' agents ask before they act (see Approvals); null:
+    /// they never ask.
+    pub approvals: Option<crate::approvals::ApprovalPolicy>,
     /// Minutes its harness may write nothing before the turn is stopped
     /// (`timed_out`); null: the server's watchdog.
     pub watchdog_minutes: Option<u32>,
@@ -62,6 +65,7 @@ impl From<Environment> for EnvironmentView {
             secret_names: environment.secrets.into_keys().collect(),
             allowed_tcp_ports: environment.allowed_tcp_ports,
             allowed_hosts: environment.allowed_hosts,
+            approvals: environment.approvals,
             watchdog_minutes: environment.watchdog_minutes,
             mcp_servers: environment
                 .mcp_servers
@@ -116,6 +120,26 @@ fn tcp_ports() -> Array {
                 .maximum(Some(65535)),
         )
         .build()
+}
+
+/// An approval policy checked: each malformed rule or bound is a field
+/// error under `approvals`.
+pub(super) fn checked_policy(
+    policy: Option<crate::approvals::ApprovalPolicy>,
+) -> Result<Option<crate::approvals::ApprovalPolicy>, ServiceError> {
+    let Some(policy) = policy else {
+        return Ok(None);
+    };
+    let errors: Vec<FieldError> = policy
+        .check()
+        .into_iter()
+        .map(|(field, why)| FieldError::new(format!("approvals.{field}"), why))
+        .collect();
+    if errors.is_empty() {
+        Ok(Some(policy))
+    } else {
+        Err(ServiceError::Invalid(errors))
+    }
 }
 
 /// Host names, `*.domain` wildcards and IP addresses, or null.
@@ -376,6 +400,10 @@ pub struct EnvironmentCreate {
     /// Absent or null: the network is open.
     #[schema(schema_with = allowed_hosts_schema)]
     pub allowed_hosts: Option<Vec<String>>,
+    /// When its sessions' agents ask before they act: `mode` (`allow`,
+    /// `ask`, `deny`), `allow` and `deny` rules (`Bash(git push*)`),
+    /// `timeout_seconds` and `on_timeout`; absent or null: never.
+    pub approvals: Option<crate::approvals::ApprovalPolicy>,
     /// Minutes its harness may write nothing before the turn is stopped
     /// (1 to 60); absent or null: the server's watchdog (10 by default).
     #[schema(minimum = 1, maximum = 60)]
@@ -415,6 +443,10 @@ pub struct EnvironmentUpdate {
     #[serde(default, deserialize_with = "nullable")]
     #[schema(schema_with = allowed_hosts_schema)]
     pub allowed_hosts: Option<Option<Vec<String>>>,
+    /// A new approval policy, replacing the old; null asks nothing again.
+    #[serde(default, deserialize_with = "nullable")]
+    #[schema(value_type = Option<crate::approvals::ApprovalPolicy>)]
+    pub approvals: Option<Option<crate::approvals::ApprovalPolicy>>,
     /// A new watchdog in minutes (1 to 60); null goes back to the server's.
     #[serde(default, deserialize_with = "nullable")]
     #[schema(value_type = Option<u32>, minimum = 1, maximum = 60)]
@@ -431,6 +463,7 @@ impl EnvironmentCreate {
         let names = secrets.keys().map(String::as_str).collect();
         let mcp_servers = mcp_servers(self.mcp_servers.unwrap_or_default(), &names)?;
         let allowed_hosts = allowed_hosts(self.allowed_hosts)?;
+        let approvals = checked_policy(self.approvals)?;
         Ok(NewEnvironment {
             name: self.name,
             repository: self.repository,
@@ -438,6 +471,7 @@ impl EnvironmentCreate {
             env: self.env.unwrap_or_default(),
             allowed_tcp_ports: self.allowed_tcp_ports,
             allowed_hosts,
+            approvals,
             watchdog_minutes: self.watchdog_minutes,
             mcp_servers,
             secrets,
@@ -477,6 +511,7 @@ impl EnvironmentUpdate {
             }
         };
         let allowed_hosts = self.allowed_hosts.map(allowed_hosts).transpose()?;
+        let approvals = self.approvals.map(checked_policy).transpose()?;
         Ok(EnvironmentPatch {
             name: self.name,
             repository: self.repository,
@@ -485,6 +520,7 @@ impl EnvironmentUpdate {
             secrets,
             allowed_tcp_ports: self.allowed_tcp_ports,
             allowed_hosts,
+            approvals,
             watchdog_minutes: self.watchdog_minutes,
             mcp_servers,
         })

@@ -12,6 +12,7 @@
 
 mod accounts;
 pub mod agents;
+mod approvals;
 mod body;
 mod code_tasks;
 pub mod connections;
@@ -266,6 +267,9 @@ fn routes(state: AppState) -> (axum::Router, utoipa::openapi::OpenApi) {
         .routes(routes!(code_tasks::task_diff))
         .routes(routes!(code_tasks::task_log))
         .routes(routes!(runs::run_events))
+        .routes(routes!(approvals::list_approvals))
+        .routes(routes!(approvals::get_approval))
+        .routes(routes!(approvals::decide_approval))
         .routes(routes!(webhooks::create_webhook, webhooks::list_webhooks))
         .routes(routes!(webhooks::delete_webhook))
         .routes(routes!(webhooks::list_deliveries))

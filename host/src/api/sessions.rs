@@ -39,6 +39,8 @@ pub struct SessionCreate {
     pub base_branch: Option<String>,
     /// Commit what each turn changed on the branch (default false).
     pub auto_commit: Option<bool>,
+    /// Its approval policy, over its environment's (see Approvals).
+    pub approvals: Option<crate::approvals::ApprovalPolicy>,
 }
 
 type SessionPath = Path<(AccountId, TaskId, SessionId)>;
@@ -99,6 +101,7 @@ pub async fn create_session(
         branch_name: body.branch_name,
         base_branch: body.base_branch,
         auto_commit: body.auto_commit.unwrap_or(false),
+        approvals: super::environments::checked_policy(body.approvals)?,
     };
     let session = app.conductor.create_session(&account, &task, spec).await?;
     Ok((StatusCode::CREATED, Envelope::of(session.into())))

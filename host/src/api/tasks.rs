@@ -171,6 +171,9 @@ pub struct TaskCreate {
     /// `effort` out: each entry names its own).
     #[schema(min_items = 1, max_items = 8)]
     pub sessions: Option<Vec<FanOutSession>>,
+    /// The approval policy of the session the prompt starts, over its
+    /// environment's (see Approvals).
+    pub approvals: Option<crate::approvals::ApprovalPolicy>,
 }
 
 /// One session of a fan-out.
@@ -267,6 +270,7 @@ impl TaskCreate {
         if !errors.is_empty() {
             return Err(Problem::invalid(errors));
         }
+        let approvals = super::environments::checked_policy(self.approvals)?;
         Ok(TaskSpec {
             title: trimmed(self.title),
             prompt: trimmed(self.prompt),
@@ -287,6 +291,7 @@ impl TaskCreate {
                     effort: trimmed(session.effort),
                 })
                 .collect(),
+            approvals,
         })
     }
 }

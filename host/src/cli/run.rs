@@ -152,6 +152,7 @@ pub fn run(engine: &Engine, args: Args) -> anyhow::Result<ExitCode> {
         allowed_hosts: (!args.allowed_hosts.is_empty()).then_some(args.allowed_hosts),
         agent: None,
         mcp_servers,
+        ask: false,
         trace_parent: None,
     })?;
     watch(turn, args.json)

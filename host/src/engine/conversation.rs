@@ -9,7 +9,16 @@
 //! again in the same order: the ones already in `stdin.jsonl` (counted past
 //! the opening and the stop lines) are skipped, and only the new ones are
 //! appended. Nothing reaches the CLI twice and nothing is lost.
+//!
+//! In a turn that asks (approvals), the driver reports each permission
+//! request instead of answering it. The decision arrives as a file in the
+//! turn's folder (see [`answer`]); the turn's thread hands it to the driver
+//! and writes the driver's answer, recording it first in `answered.jsonl`
+//! with its lines. A restarted host gives the recorded answers to its fresh
+//! driver session again when the log comes back to their requests, writes
+//! a recorded line that never reached `stdin.jsonl`, and asks nothing twice.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead as _, Write as _};
 use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::Path;
@@ -17,11 +26,12 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use anyhow::Context as _;
-use cinch_driver_sdk::{self as sdk, Fed, Outcome};
+use cinch_driver_sdk::{self as sdk, Event, Fed, Outcome};
+use serde::{Deserialize, Serialize};
 
 use crate::parse::TurnParser;
 use crate::runtime::{Driver, DriverFailure, DriverSession};
-use crate::turn_dir::{ConversationLaunch, Launch, TurnDir, write_private};
+use crate::turn_dir::{ConversationLaunch, Launch, TurnDir, read_json_if_present, write_private};
 
 /// How long a cancelled conversation has to end after its stop lines went,
 /// before it is stopped as any turn (SIGTERM, then SIGKILL).
@@ -43,7 +53,37 @@ pub fn driver_turn(launch: &Launch, conversation: &ConversationLaunch, brief: St
             default_allow: true,
             deny_tools: conversation.deny_tools.clone(),
         },
+        ask: conversation.ask,
     }
+}
+
+/// The host's decision on one permission request of the agent.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Answer {
+    /// The request's key, as the driver reported it.
+    pub key: String,
+    /// Whether the tool may run.
+    pub allow: bool,
+    /// A note for the agent, when the decision has one.
+    pub message: Option<String>,
+}
+
+/// An answer written to the agent, as `answered.jsonl` records it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Answered {
+    answer: Answer,
+    /// The driver's lines for it, as appended to `stdin.jsonl`.
+    lines: Vec<String>,
+}
+
+/// Leaves `answer` for the turn in `turn` (its follower answers the agent,
+/// once; a second answer to the same request changes nothing).
+pub fn answer(turn: &TurnDir, answer: &Answer) -> anyhow::Result<()> {
+    let path = turn.answer(&answer.key);
+    if path.exists() {
+        return Ok(());
+    }
+    write_private(&path, &serde_json::to_vec(answer)?)
 }
 
 /// Writes the driver's opening lines for `turn` to a new `stdin.jsonl`.
@@ -72,6 +112,11 @@ struct Inner {
     skip: usize,
     done: bool,
     stop_sent: bool,
+    /// Permission requests reported and not answered yet.
+    waiting: BTreeSet<String>,
+    /// Answers written before this session began, by request key: given to
+    /// the driver again, silently, when the log reaches their request.
+    answered: BTreeMap<String, Answer>,
 }
 
 impl Conversation {
@@ -86,9 +131,14 @@ impl Conversation {
         let brief = std::fs::read_to_string(&launch.prompt).unwrap_or_default();
         let mut session = driver.session_for(&driver_turn(launch, conversation, brief))?;
         let opening = session.opening()?.len();
+        let answered = read_answered(turn)?;
         let written = count_lines(&turn.stdin_lines())?;
         let stop_lines = read_count(&turn.stop_lines_sent());
-        let skip = written.saturating_sub(opening).saturating_sub(stop_lines);
+        let answer_lines: usize = answered.iter().map(|answered| answered.lines.len()).sum();
+        let skip = written
+            .saturating_sub(opening)
+            .saturating_sub(stop_lines)
+            .saturating_sub(answer_lines);
         Ok(Self {
             inner: Arc::new(Mutex::new(Inner {
                 session,
@@ -96,8 +146,41 @@ impl Conversation {
                 skip,
                 done: turn.close_stdin().exists(),
                 stop_sent: turn.stop_lines_sent().exists(),
+                waiting: BTreeSet::new(),
+                answered: answered
+                    .into_iter()
+                    .map(|answered| (answered.answer.key.clone(), answered.answer))
+                    .collect(),
             })),
         })
+    }
+
+    /// Answers the requests whose decision has arrived (see [`answer`]):
+    /// records each answer with the driver's lines, then writes the lines.
+    pub fn apply_answers(&self) -> anyhow::Result<()> {
+        let mut inner = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        if inner.waiting.is_empty() {
+            return Ok(());
+        }
+        for key in inner.waiting.clone() {
+            let Some(answer) = read_json_if_present::<Answer>(&inner.turn.answer(&key))? else {
+                continue;
+            };
+            if answer.key != key {
+                continue;
+            }
+            let lines = inner
+                .session
+                .decide(&key, answer.allow, answer.message.as_deref())?;
+            let record = Answered { answer, lines };
+            append_line(&inner.turn.answered(), &serde_json::to_string(&record)?)?;
+            append_stdin(&inner.turn, &record.lines)?;
+            inner.waiting.remove(&key);
+        }
+        if inner.waiting.is_empty() {
+            let _ = std::fs::remove_file(inner.turn.awaiting_approval());
+        }
+        Ok(())
     }
 
     /// The reader's side: a parser that writes the replies as it reads.
@@ -136,7 +219,33 @@ impl TurnParser for ConversationParser {
     /// Feeds the driver and writes its replies: what it returns holds none.
     fn feed(&mut self, lines: &[String]) -> Result<Fed, DriverFailure> {
         let mut inner = self.0.inner.lock().unwrap_or_else(PoisonError::into_inner);
-        let fed = inner.session.feed(lines)?;
+        let mut fed = inner.session.feed(lines)?;
+        for event in &mut fed.events {
+            let Event::PermissionRequest(request) = event else {
+                continue;
+            };
+            let key = request.key.clone();
+            match inner.answered.remove(&key) {
+                // Answered before a restart: the driver learns the answer
+                // again; its lines went to the agent then.
+                Some(answer) => {
+                    inner
+                        .session
+                        .decide(&key, answer.allow, answer.message.as_deref())?;
+                    *event = Event::Other("permission answered".into());
+                }
+                None => {
+                    if inner.waiting.insert(key) && inner.waiting.len() == 1 {
+                        if let Err(error) = write_private(&inner.turn.awaiting_approval(), b"") {
+                            tracing::warn!(
+                                "could not mark the turn as awaiting approval: {error:#}"
+                            );
+                        }
+                        inner.turn.wake_supervisor();
+                    }
+                }
+            }
+        }
         let skipped = fed.replies.len().min(inner.skip);
         inner.skip -= skipped;
         if let Err(error) = append_stdin(&inner.turn, &fed.replies[skipped..]) {
@@ -193,6 +302,46 @@ fn append_stdin(turn: &TurnDir, lines: &[String]) -> anyhow::Result<()> {
     }
     turn.wake_supervisor();
     Ok(())
+}
+
+/// Appends one line to `path` in one write (O_APPEND), synced: the record
+/// of an answer must be on disk before its lines go to the agent.
+fn append_line(path: &Path, line: &str) -> anyhow::Result<()> {
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .open(path)
+        .with_context(|| format!("opening {}", path.display()))?;
+    file.write_all(format!("{line}\n").as_bytes())
+        .and_then(|()| file.sync_data())
+        .with_context(|| format!("writing {}", path.display()))
+}
+
+/// The answers recorded in the turn's `answered.jsonl`; the lines of one
+/// recorded but cut off before they reached `stdin.jsonl` are written now.
+fn read_answered(turn: &TurnDir) -> anyhow::Result<Vec<Answered>> {
+    let text = match std::fs::read_to_string(turn.answered()) {
+        Ok(text) => text,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(error) => return Err(error).context("reading answered.jsonl"),
+    };
+    let answered: Vec<Answered> = text
+        .lines()
+        .filter_map(|line| serde_json::from_str(line).ok())
+        .collect();
+    let written = std::fs::read_to_string(turn.stdin_lines()).unwrap_or_default();
+    let written: BTreeSet<&str> = written.lines().collect();
+    for record in &answered {
+        let missing: Vec<String> = record
+            .lines
+            .iter()
+            .filter(|line| !written.contains(line.replace('\n', " ").as_str()))
+            .cloned()
+            .collect();
+        append_stdin(turn, &missing)?;
+    }
+    Ok(answered)
 }
 
 fn count_lines(path: &Path) -> anyhow::Result<usize> {

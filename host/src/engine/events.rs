@@ -41,6 +41,12 @@ pub enum TurnEventKind {
         /// The id.
         session_id: String,
     },
+    /// The agent asks permission; the turn waits for
+    /// [`crate::engine::Engine::answer`].
+    Approval {
+        /// The request, masked of the turn's secrets.
+        request: cinch_driver_sdk::PermissionRequest,
+    },
     /// The turn has ended with this status.
     Ended {
         /// How it ended.

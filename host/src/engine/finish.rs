@@ -112,6 +112,11 @@ impl Finisher {
         let mut stop_lines_sent: Option<std::time::Instant> = None;
         loop {
             followed.pump()?;
+            if let Some(conversation) = &self.conversation
+                && let Err(error) = conversation.apply_answers()
+            {
+                tracing::warn!(turn = %self.launch.turn, "could not answer the agent's permission request: {error:#}");
+            }
             if let Ok(Some(record)) = read_json_if_present::<ExitRecord>(&self.turn.exit()) {
                 return Ok(Ending::Exited(record));
             }

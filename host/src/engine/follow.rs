@@ -195,6 +195,7 @@ fn publish(turn: &TurnDir, events: &EventLog, output: Vec<Output>) {
                 }
                 TurnEventKind::Session { session_id }
             }
+            Output::Approval(request) => TurnEventKind::Approval { request },
         })
         .collect();
     events.publish_all(kinds);

@@ -120,6 +120,10 @@ pub struct TurnRequest {
     /// MCP servers the harness gets (an environment's), rendered for it by
     /// [`crate::mcp::deliver`]; a harness that cannot take them is refused.
     pub mcp_servers: Vec<crate::mcp::McpServer>,
+    /// The host decides the agent's permission requests: each one is
+    /// published as [`events::TurnEventKind::Approval`] and waits for
+    /// [`Engine::answer`] (conversation drivers of contract 0.3.0 on).
+    pub ask: bool,
     /// The W3C `traceparent` of the span the turn belongs under (the
     /// request that asked for it), when traces are exported; the turn's
     /// span starts a trace of its own without one.

@@ -162,26 +162,31 @@ impl Engine {
 
         let effort = known_or_default(request.effort.as_deref(), &info.efforts, "effort");
         let deny_tools = self.config.deny_tools(&info.name);
-        let conversation =
-            (info.brief == BriefDelivery::Conversation).then(|| ConversationLaunch {
-                model: model.clone(),
-                effort: effort.clone(),
-                deny_tools: deny_tools.clone(),
-            });
         let driver_turn = cinch_driver_sdk::Turn {
             prompt_file: turn.prompt().display().to_string(),
             workdir: workdir.display().to_string(),
-            model,
-            effort,
+            model: model.clone(),
+            effort: effort.clone(),
             session_id: request.session_id.clone(),
             brief: brief_text,
             harness: info.name.clone(),
             permissions: cinch_driver_sdk::PermissionPolicy {
                 default_allow: true,
-                deny_tools,
+                deny_tools: deny_tools.clone(),
             },
+            ask: request.ask,
         };
         let command = driver.command(&driver_turn)?;
+        // A stream driver's turn that asks may be a conversation (claude's
+        // control protocol): the command says.
+        let conversation = (info.brief == BriefDelivery::Conversation
+            || command.brief == BriefDelivery::Conversation)
+            .then_some(ConversationLaunch {
+                model,
+                effort,
+                deny_tools,
+                ask: request.ask,
+            });
         let mcp = crate::mcp::deliver(&info.name, &request.mcp_servers, turn.dir()).map_err(
             |unsupported| Refusal::new(RefusalCode::McpUnsupported, unsupported.to_string()),
         )?;

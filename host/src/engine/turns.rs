@@ -160,6 +160,16 @@ impl Engine {
         turn.request_stop(StopReason::Cancelled)
     }
 
+    /// Leaves the host's decision on a permission request of the running
+    /// turn `turn_id`; the turn's follower answers the agent with it once.
+    pub fn answer(&self, turn_id: &str, answer: &conversation::Answer) -> anyhow::Result<()> {
+        let (turn, _) = TurnDir::find(&self.home, turn_id)?;
+        if turn.result().exists() {
+            bail!("turn {turn_id} has already ended");
+        }
+        conversation::answer(&turn, answer)
+    }
+
     /// Every turn under the home, newest first.
     pub fn list(&self) -> anyhow::Result<Vec<TurnSummary>> {
         let Ok(listing) = std::fs::read_dir(turn_dir::turns_dir(&self.home)) else {

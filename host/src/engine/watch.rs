@@ -405,7 +405,11 @@ impl Core {
             for entry in entries {
                 let what = Due {
                     pump: name == entry.log_name,
-                    wake: gone || WAKING_FILES.iter().any(|file| name == *file),
+                    wake: gone
+                        || WAKING_FILES.iter().any(|file| name == *file)
+                        || name
+                            .as_bytes()
+                            .starts_with(crate::turn_dir::ANSWER_PREFIX.as_bytes()),
                 };
                 if what.pump || what.wake {
                     note(due, entry, what);

@@ -9,22 +9,24 @@ use wasmtime::Store;
 use wasmtime::component::{InstancePre, ResourceAny};
 
 use super::Sandbox;
-use super::{v0_1_0, v0_2_0};
+use super::{v0_1_0, v0_2_0, v0_3_0};
 
 /// The contract versions this host links, oldest first.
-pub const VERSIONS: &[&str] = &["0.1.0", "0.2.0"];
+pub const VERSIONS: &[&str] = &["0.1.0", "0.2.0", "0.3.0"];
 
 /// A pre-instantiated component, per contract version.
 #[derive(Clone)]
 pub(super) enum Bindings {
     V0_1_0(v0_1_0::Pre<Sandbox>),
     V0_2_0(v0_2_0::Pre<Sandbox>),
+    V0_3_0(v0_3_0::Pre<Sandbox>),
 }
 
 /// An instance, per contract version.
 pub(super) enum Instance {
     V0_1_0(v0_1_0::HarnessDriver),
     V0_2_0(v0_2_0::HarnessDriver),
+    V0_3_0(v0_3_0::HarnessDriver),
 }
 
 impl Bindings {
@@ -33,6 +35,7 @@ impl Bindings {
         match version {
             "0.1.0" => Ok(Self::V0_1_0(v0_1_0::Pre::new(pre)?)),
             "0.2.0" => Ok(Self::V0_2_0(v0_2_0::Pre::new(pre)?)),
+            "0.3.0" => Ok(Self::V0_3_0(v0_3_0::Pre::new(pre)?)),
             other => Err(wasmtime::Error::msg(format!(
                 "contract {other} is not linked by this host"
             ))),
@@ -44,6 +47,7 @@ impl Bindings {
         match self {
             Self::V0_1_0(pre) => Ok(Instance::V0_1_0(pre.instantiate(store)?)),
             Self::V0_2_0(pre) => Ok(Instance::V0_2_0(pre.instantiate(store)?)),
+            Self::V0_3_0(pre) => Ok(Instance::V0_3_0(pre.instantiate(store)?)),
         }
     }
 }
@@ -56,6 +60,9 @@ impl Instance {
                 Ok(bindings.cinch_driver_driver().call_describe(store)?.into())
             }
             Self::V0_2_0(bindings) => {
+                Ok(bindings.cinch_driver_driver().call_describe(store)?.into())
+            }
+            Self::V0_3_0(bindings) => {
                 Ok(bindings.cinch_driver_driver().call_describe(store)?.into())
             }
         }
@@ -74,6 +81,9 @@ impl Instance {
             Self::V0_2_0(bindings) => bindings
                 .cinch_driver_driver()
                 .call_parse_version(store, output),
+            Self::V0_3_0(bindings) => bindings
+                .cinch_driver_driver()
+                .call_parse_version(store, output),
         }
     }
 
@@ -89,6 +99,10 @@ impl Instance {
                 .call_start_command(store, &turn.into())?
                 .into()),
             Self::V0_2_0(bindings) => Ok(bindings
+                .cinch_driver_driver()
+                .call_start_command(store, &turn.into())?
+                .into()),
+            Self::V0_3_0(bindings) => Ok(bindings
                 .cinch_driver_driver()
                 .call_start_command(store, &turn.into())?
                 .into()),
@@ -110,6 +124,10 @@ impl Instance {
                 .cinch_driver_driver()
                 .parser()
                 .call_constructor(store, &turn.into()),
+            Self::V0_3_0(bindings) => bindings
+                .cinch_driver_driver()
+                .parser()
+                .call_constructor(store, &turn.into()),
         }
     }
 
@@ -122,6 +140,10 @@ impl Instance {
         match self {
             Self::V0_1_0(_) => Ok(Vec::new()),
             Self::V0_2_0(bindings) => bindings
+                .cinch_driver_driver()
+                .parser()
+                .call_opening(store, parser),
+            Self::V0_3_0(bindings) => bindings
                 .cinch_driver_driver()
                 .parser()
                 .call_opening(store, parser),
@@ -151,6 +173,11 @@ impl Instance {
                 .parser()
                 .call_feed(store, parser, lines)?
                 .into()),
+            Self::V0_3_0(bindings) => Ok(bindings
+                .cinch_driver_driver()
+                .parser()
+                .call_feed(store, parser, lines)?
+                .into()),
         }
     }
 
@@ -166,6 +193,29 @@ impl Instance {
                 .cinch_driver_driver()
                 .parser()
                 .call_stop(store, parser),
+            Self::V0_3_0(bindings) => bindings
+                .cinch_driver_driver()
+                .parser()
+                .call_stop(store, parser),
+        }
+    }
+
+    /// The parser's `decide`; a driver before 0.3.0 never asks (its turns
+    /// never `ask`), so it has nothing to answer.
+    pub(super) fn decide(
+        &self,
+        store: &mut Store<Sandbox>,
+        parser: ResourceAny,
+        key: &str,
+        allow: bool,
+        message: Option<&str>,
+    ) -> wasmtime::Result<Vec<String>> {
+        match self {
+            Self::V0_1_0(_) | Self::V0_2_0(_) => Ok(Vec::new()),
+            Self::V0_3_0(bindings) => bindings
+                .cinch_driver_driver()
+                .parser()
+                .call_decide(store, parser, key, allow, message),
         }
     }
 
@@ -184,6 +234,11 @@ impl Instance {
                 .call_finish(store, parser, exit_code, stderr_tail)?
                 .into()),
             Self::V0_2_0(bindings) => Ok(bindings
+                .cinch_driver_driver()
+                .parser()
+                .call_finish(store, parser, exit_code, stderr_tail)?
+                .into()),
+            Self::V0_3_0(bindings) => Ok(bindings
                 .cinch_driver_driver()
                 .parser()
                 .call_finish(store, parser, exit_code, stderr_tail)?

@@ -15,6 +15,7 @@ mod sandbox;
 mod stderr;
 mod v0_1_0;
 mod v0_2_0;
+mod v0_3_0;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -388,6 +389,19 @@ impl DriverSession {
     pub fn stop(&mut self) -> Result<Vec<String>, DriverFailure> {
         self.call("stop", |store, instance, parser| {
             instance.stop(store, parser)
+        })
+    }
+
+    /// The host's decision on the permission request `key`: the lines that
+    /// answer the agent.
+    pub fn decide(
+        &mut self,
+        key: &str,
+        allow: bool,
+        message: Option<&str>,
+    ) -> Result<Vec<String>, DriverFailure> {
+        self.call("decide", |store, instance, parser| {
+            instance.decide(store, parser, key, allow, message)
         })
     }
 

@@ -218,6 +218,7 @@ impl CodeTasks {
             agent: Some(agent_id),
             mcp_servers: turn_env.mcp_servers,
             // The request's span: the turn belongs under it.
+            ask: false,
             trace_parent: crate::telemetry::traceparent(&tracing::Span::current()),
         };
 

@@ -103,6 +103,7 @@ impl Conductor {
     /// Runs forever: retries waiting sessions, closes idle ones past their
     /// task's idle timeout, and forgets old idempotency keys.
     pub async fn run_background(self: Arc<Self>) {
+        self.hear_approvals();
         let mut since_retry = Duration::ZERO;
         let mut since_key_sweep = KEY_SWEEP_INTERVAL;
         // Apart from the sweeps, so that a slow sweep never lets a lease run out.

@@ -133,6 +133,8 @@ impl Conductor {
             branch_name: None,
             base_branch: source.base_branch.clone(),
             auto_commit: source.auto_commit,
+            // The source's own approval policy holds in the fork too.
+            approvals: self.store.session_approvals(&source.id).await?,
         };
         let origin = ForkOrigin {
             session_id: source.id.clone(),

@@ -13,12 +13,13 @@
 //! `background` (recovery, retries, sweeps); this module keeps its types,
 //! its construction and the helpers they share.
 
+mod approvals;
 pub mod attachments;
 mod background;
 mod base_branch;
+pub mod compare;
 mod delivery;
 mod forge;
-pub mod compare;
 mod fork;
 mod lifecycle;
 pub mod live;
@@ -33,6 +34,7 @@ mod turns;
 pub mod views;
 pub mod workspace;
 
+pub use approvals::DecisionScope;
 pub use delivery::{Committed, Pushed};
 pub use fork::ForkSpec;
 pub use ownership::NODE_LOST_DETAIL;
@@ -172,6 +174,8 @@ pub struct TaskSpec {
     /// A fan-out: one session per entry, each in its own worktree from the
     /// same base with the same prompt; empty for one session as above.
     pub sessions: Vec<SessionChoice>,
+    /// The approval policy of the session it starts, over its environment's.
+    pub approvals: Option<crate::approvals::ApprovalPolicy>,
 }
 
 /// The most sessions one task starts at once (a fan-out).
@@ -203,6 +207,8 @@ pub struct SessionSpec {
     pub base_branch: Option<String>,
     /// Whether turns' changes are committed on the branch.
     pub auto_commit: bool,
+    /// Its approval policy, over its environment's.
+    pub approvals: Option<crate::approvals::ApprovalPolicy>,
 }
 
 /// Why a session is moved on.

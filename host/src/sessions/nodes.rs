@@ -97,10 +97,29 @@ impl Conductor {
             session_id: session_id.to_owned(),
             from: this_node().to_owned(),
             stop_turn: None,
+            approval: None,
         };
         if let Err(error) = self.store.notify_wake(&wake).await {
             tracing::warn!(session = %session_id, "telling the other nodes of a message: {error}");
         }
+    }
+
+    /// Tells the node running the approval's turn that it was decided here,
+    /// so that it answers the agent at once.
+    pub(super) async fn decided_on_other_nodes(
+        &self,
+        account_id: &str,
+        session_id: &str,
+        approval_id: &str,
+    ) -> super::Result<()> {
+        let wake = SessionWake {
+            account_id: account_id.to_owned(),
+            session_id: session_id.to_owned(),
+            from: this_node().to_owned(),
+            stop_turn: None,
+            approval: Some(approval_id.to_owned()),
+        };
+        Ok(self.store.notify_wake(&wake).await?)
     }
 
     /// Asks the node running the session's `turn` to stop it (an abort
@@ -116,6 +135,7 @@ impl Conductor {
             session_id: session_id.to_owned(),
             from: this_node().to_owned(),
             stop_turn: Some(turn.to_owned()),
+            approval: None,
         };
         Ok(self.store.notify_wake(&wake).await?)
     }
@@ -124,6 +144,12 @@ impl Conductor {
     /// now when this node holds the session's lease; a turn to stop is
     /// stopped when it runs here.
     fn woken(self: &Arc<Self>, wake: &SessionWake) {
+        if let Some(approval) = wake.approval.clone() {
+            let this = self.clone();
+            let account = wake.account_id.clone();
+            tokio::spawn(async move { this.deliver_decided(&account, &approval).await });
+            return;
+        }
         let Some(turn) = wake.stop_turn.clone() else {
             self.message_posted_elsewhere(&wake.account_id, &wake.session_id);
             return;
@@ -197,6 +223,7 @@ mod tests {
             session_id: "ses_1".to_owned(),
             from: from.to_owned(),
             stop_turn: None,
+            approval: None,
         };
         // Sent until the listener, starting meanwhile, hears one.
         let first = loop {

@@ -28,6 +28,38 @@ impl Conductor {
             .title
             .clone()
             .unwrap_or_else(|| title_from(spec.prompt.as_deref().unwrap_or("")));
+        // One session, or one per entry of a fan-out.
+        let asked: Vec<Asked> = if spec.sessions.is_empty() {
+            vec![Asked {
+                harness: spec.harness.as_deref(),
+                model: spec.model.as_deref(),
+                effort: spec.effort.as_deref(),
+            }]
+        } else {
+            spec.sessions
+                .iter()
+                .map(|choice| Asked {
+                    harness: Some(&choice.harness),
+                    model: choice.model.as_deref(),
+                    effort: choice.effort.as_deref(),
+                })
+                .collect()
+        };
+        let choices: Vec<_> = asked
+            .iter()
+            .map(|asked| self.resolve(asked, &agent))
+            .collect();
+        if spec.prompt.is_some() {
+            for choice in &choices {
+                self.check_approvals(
+                    account_id,
+                    spec.approvals.as_ref(),
+                    environment_id.as_deref(),
+                    &choice.harness,
+                )
+                .await?;
+            }
+        }
         let task = self
             .store
             .create_task(
@@ -49,28 +81,12 @@ impl Conductor {
                 .await?;
         }
         if let Some(prompt) = spec.prompt {
-            let asked: Vec<Asked> = if spec.sessions.is_empty() {
-                vec![Asked {
-                    harness: spec.harness.as_deref(),
-                    model: spec.model.as_deref(),
-                    effort: spec.effort.as_deref(),
-                }]
-            } else {
-                spec.sessions
-                    .iter()
-                    .map(|choice| Asked {
-                        harness: Some(&choice.harness),
-                        model: choice.model.as_deref(),
-                        effort: choice.effort.as_deref(),
-                    })
-                    .collect()
-            };
-            for asked in &asked {
-                let choice = self.resolve(asked, &agent);
+            for choice in choices {
                 let session_spec = SessionSpec {
                     title: Some(title.clone()),
                     prompt: Some(prompt.clone()),
                     environment_id: environment_id.clone(),
+                    approvals: spec.approvals.clone(),
                     ..SessionSpec::default()
                 };
                 self.start_session(&task, &agent, choice, session_spec, spec.title.is_none())
@@ -290,10 +306,37 @@ impl Conductor {
                 .await?;
         }
         let choice = self.resolve(&Asked::default(), &agent);
+        self.check_approvals(
+            account_id,
+            spec.approvals.as_ref(),
+            spec.environment_id.as_deref(),
+            &choice.harness,
+        )
+        .await?;
         if spec.title.is_none() {
             spec.title = Some(task.title.clone());
         }
         self.start_session(&task, &agent, choice, spec, false).await
+    }
+
+    /// Refuses an approval policy (the one given, else the environment's)
+    /// that needs asking when `harness` cannot ask.
+    async fn check_approvals(
+        &self,
+        account_id: &str,
+        given: Option<&crate::approvals::ApprovalPolicy>,
+        environment_id: Option<&str>,
+        harness: &str,
+    ) -> Result<()> {
+        let policy = match (given, environment_id) {
+            (Some(policy), _) => Some(policy.clone()),
+            (None, Some(id)) => self.environment(account_id, id).await?.approvals,
+            (None, None) => None,
+        };
+        match policy {
+            Some(policy) => self.check_policy_fits(&policy, harness),
+            None => Ok(()),
+        }
     }
 
     /// Refuses a base branch the environment's repository does not have,
@@ -371,6 +414,11 @@ impl Conductor {
                 },
             )
             .await?;
+        if let Some(policy) = &spec.approvals {
+            self.store
+                .set_session_approvals(&session.id, policy)
+                .await?;
+        }
         if let Some(inherited) = inherited {
             self.store
                 .inherit_messages(&session, &inherited.messages, &inherited.forked_from)

@@ -51,6 +51,7 @@ impl Conductor {
         let workspace = PathBuf::from(session.workspace.clone().unwrap_or_default());
         let notes = self.attachment_notes(session, &workspace).await?;
         let turn_env = TurnEnv::new(&self.agent_home(&session.agent_id), environment);
+        let policy = self.approval_policy(session, environment).await?;
         let request = TurnRequest {
             harness: session.harness.clone(),
             repo: workspace.clone(),
@@ -68,6 +69,7 @@ impl Conductor {
             idle_limit: turn_env.idle_limit,
             agent: Some(session.agent_id.to_string()),
             mcp_servers: turn_env.mcp_servers,
+            ask: self.turn_asks(&policy, &session.harness),
             trace_parent: trace_parent.map(str::to_owned),
         };
         for message in queued {
@@ -289,6 +291,13 @@ impl Conductor {
                 Ok(state) => state.outcome.clone().expect("waited for it"),
                 Err(_) => Err("the turn's follower went away".to_owned()),
             };
+            if let Some(turn) = message.turn_view()
+                && let Err(error) = this
+                    .turn_ended_approvals(&account_id, &session_id, &turn.turn_id)
+                    .await
+            {
+                tracing::error!(session = %session_id, "cancelling the ended turn's approvals: {error}");
+            }
             // A database that cannot write (its disk is full, it is down)
             // is waited out: the turn's end is recorded once it can.
             let mut pause = FINISH_RETRY_FIRST;

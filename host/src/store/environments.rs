@@ -33,6 +33,8 @@ pub struct Environment {
     /// When set, its processes reach the network only through a proxy
     /// admitting these hosts (see [`crate::sandbox::egress`]).
     pub allowed_hosts: Option<Vec<String>>,
+    /// Its approval policy; `None`: nothing is asked.
+    pub approvals: Option<crate::approvals::ApprovalPolicy>,
     /// Minutes its harness may write nothing before the turn is stopped;
     /// `None`: the server's watchdog.
     pub watchdog_minutes: Option<u32>,
@@ -61,6 +63,8 @@ pub struct NewEnvironment {
     pub allowed_tcp_ports: Option<Vec<u16>>,
     /// The only hosts its processes may reach, through the proxy; `None`: any.
     pub allowed_hosts: Option<Vec<String>>,
+    /// Its approval policy; `None`: nothing is asked.
+    pub approvals: Option<crate::approvals::ApprovalPolicy>,
     /// Its watchdog in minutes; `None`: the server's.
     pub watchdog_minutes: Option<u32>,
     /// MCP servers its harnesses get.
@@ -85,6 +89,8 @@ pub struct EnvironmentPatch {
     pub allowed_tcp_ports: Option<Option<Vec<u16>>>,
     /// New allowed hosts (`Some(None)` opens the network again).
     pub allowed_hosts: Option<Option<Vec<String>>>,
+    /// A new approval policy (`Some(None)` asks nothing again).
+    pub approvals: Option<Option<crate::approvals::ApprovalPolicy>>,
     /// A new watchdog (`Some(None)` goes back to the server's).
     pub watchdog_minutes: Option<Option<u32>>,
     /// New MCP servers, replacing the old.
@@ -105,11 +111,12 @@ type Row = (
     Option<i64>,
     String,
     Option<String>,
+    Option<String>,
 );
 
 const COLUMNS: &str = "id, account_id, name, repository, setup_json, env_json, secrets_json, \
                        created_at, updated_at, tcp_ports_json, watchdog_minutes, mcp_servers_json, \
-                       allowed_hosts_json";
+                       allowed_hosts_json, approvals_json";
 
 /// An environment from its row and its secrets.
 fn environment_of(row: Row, secrets: BTreeMap<String, String>) -> Result<Environment> {
@@ -128,6 +135,7 @@ fn environment_of(row: Row, secrets: BTreeMap<String, String>) -> Result<Environ
         watchdog,
         mcp_servers,
         hosts,
+        approvals,
     ) = row;
     Ok(Environment {
         secrets,
@@ -139,6 +147,7 @@ fn environment_of(row: Row, secrets: BTreeMap<String, String>) -> Result<Environ
         env: serde_json::from_str(&env)?,
         allowed_tcp_ports: ports.as_deref().map(serde_json::from_str).transpose()?,
         allowed_hosts: hosts.as_deref().map(serde_json::from_str).transpose()?,
+        approvals: approvals.as_deref().map(serde_json::from_str).transpose()?,
         watchdog_minutes: watchdog.and_then(|minutes| u32::try_from(minutes).ok()),
         mcp_servers: serde_json::from_str(&mcp_servers)?,
         created_at,
@@ -184,6 +193,13 @@ macro_rules! write_row {
                     .map(serde_json::to_string)
                     .transpose()?,
             )
+            .bind(
+                environment
+                    .approvals
+                    .as_ref()
+                    .map(serde_json::to_string)
+                    .transpose()?,
+            )
             .execute(&mut *$tx)
             .await
             .map_err(|error| match is_unique_violation(&error) {
@@ -195,11 +211,13 @@ macro_rules! write_row {
 
 const INSERT: &str = "INSERT INTO environments (id, account_id, name, repository, setup_json, \
      env_json, secrets_json, updated_at, tcp_ports_json, watchdog_minutes, mcp_servers_json, \
-     allowed_hosts_json, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $8)";
+     allowed_hosts_json, approvals_json, created_at) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $8)";
 
 const UPDATE: &str = "UPDATE environments SET name = $3, repository = $4, setup_json = $5, \
      env_json = $6, secrets_json = $7, updated_at = $8, tcp_ports_json = $9, \
-     watchdog_minutes = $10, mcp_servers_json = $11, allowed_hosts_json = $12 WHERE id = $1 AND account_id = $2";
+     watchdog_minutes = $10, mcp_servers_json = $11, allowed_hosts_json = $12, \
+     approvals_json = $13 WHERE id = $1 AND account_id = $2";
 
 /// Applies `patch` to `environment`; the names of the secrets it removes.
 fn apply(environment: &mut Environment, patch: EnvironmentPatch) -> Vec<String> {
@@ -220,6 +238,9 @@ fn apply(environment: &mut Environment, patch: EnvironmentPatch) -> Vec<String> 
     }
     if let Some(hosts) = patch.allowed_hosts {
         environment.allowed_hosts = hosts;
+    }
+    if let Some(approvals) = patch.approvals {
+        environment.approvals = approvals;
     }
     if let Some(watchdog) = patch.watchdog_minutes {
         environment.watchdog_minutes = watchdog;
@@ -263,6 +284,7 @@ impl Store {
             secrets: new.secrets,
             allowed_tcp_ports: new.allowed_tcp_ports,
             allowed_hosts: new.allowed_hosts,
+            approvals: new.approvals,
             watchdog_minutes: new.watchdog_minutes,
             mcp_servers: new.mcp_servers,
             created_at: created_at.clone(),

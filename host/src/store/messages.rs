@@ -198,16 +198,19 @@ pub enum MessageKind {
     Attachment,
     /// Internal: the title made for the session.
     AiTitle,
+    /// A decision on the agent's permission request: who, what, when.
+    Approval,
 }
 
 impl MessageKind {
-    pub(super) const ALL: [Self; 6] = [
+    pub(super) const ALL: [Self; 7] = [
         Self::User,
         Self::Assistant,
         Self::Revert,
         Self::QueueOperation,
         Self::Attachment,
         Self::AiTitle,
+        Self::Approval,
     ];
 
     /// Its name as stored.
@@ -219,6 +222,7 @@ impl MessageKind {
             Self::QueueOperation => "queue-operation",
             Self::Attachment => "attachment",
             Self::AiTitle => "ai-title",
+            Self::Approval => "approval",
         }
     }
 }

@@ -11,6 +11,7 @@
 //! [`Dialect`].
 
 mod accounts;
+mod approvals;
 mod attachments;
 mod calls;
 mod environments;
@@ -50,6 +51,7 @@ use sqlx::sqlite::{
 
 pub use crate::sealing::{SecretsKey, SecretsKeyError};
 pub use accounts::{Account, Agent, AgentSettings, Member};
+pub use approvals::{Approval, ApprovalFilter, ApprovalStatus, Decided, NewApproval};
 pub use attachments::{Attachment, AttachmentStatus, NewAttachment};
 pub use calls::Call;
 pub use environments::{Environment, EnvironmentPatch, NewEnvironment};

@@ -27,6 +27,10 @@ pub struct SessionWake {
     /// A turn of the session to stop (an abort), rather than a message.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop_turn: Option<String>,
+    /// An approval decided on another node, for the node running its turn
+    /// to answer the agent with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<String>,
 }
 
 /// What a node was told.

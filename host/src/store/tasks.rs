@@ -145,7 +145,8 @@ impl Store {
         let select = SELECT.get(self.backend());
         let rows: Vec<Task> = on_pool!(self, |pool| sqlx::query_as(&format!(
             "{select} WHERE t.account_id = $1 AND ($2 = '' OR t.id < $2) \
-             AND (NOT $3 OR t.owner IS NULL) ORDER BY t.id DESC LIMIT $4"
+             AND (NOT $3 OR t.owner IS NULL OR EXISTS (SELECT 1 FROM approvals a \
+             WHERE a.task_id = t.id AND a.status = 'pending')) ORDER BY t.id DESC LIMIT $4"
         ))
         .bind(account_id)
         .bind(cursor.unwrap_or(""))

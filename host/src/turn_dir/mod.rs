@@ -275,6 +275,29 @@ impl TurnDir {
         self.dir.join("stop-lines")
     }
 
+    /// The host's decision on the agent's permission request `key`, left
+    /// by whoever took it for the turn's follower to answer (see
+    /// `engine::conversation`).
+    pub fn answer(&self, key: &str) -> PathBuf {
+        let digest = crate::runtime::sha256_hex(key.as_bytes());
+        self.dir
+            .join(format!("{ANSWER_PREFIX}{}.json", &digest[..32]))
+    }
+
+    /// The answers written to the agent, one JSON line each, recorded
+    /// before their lines: a restarted host gives them to its driver again
+    /// without writing them twice.
+    pub fn answered(&self) -> PathBuf {
+        self.dir.join("answered.jsonl")
+    }
+
+    /// Present while a permission request of the agent waits for a
+    /// decision: the supervisor's watchdog does not count that wait as
+    /// silence (the approval's deadline decides it).
+    pub fn awaiting_approval(&self) -> PathBuf {
+        self.dir.join("awaiting-approval")
+    }
+
     /// The FIFO the supervisor sleeps on: see [`TurnDir::wake_supervisor`].
     pub fn wake_fifo(&self) -> PathBuf {
         self.dir.join("wake")
@@ -286,6 +309,9 @@ impl TurnDir {
         self.dir.join("cancel")
     }
 }
+
+/// How the files of [`TurnDir::answer`] begin: their arrival wakes the turn.
+pub const ANSWER_PREFIX: &str = "answer-";
 
 /// Where every turn's folder is.
 pub fn turns_dir(home: &Home) -> PathBuf {

@@ -90,6 +90,10 @@ pub struct ConversationLaunch {
     /// Tools the turn's permission policy denies (see
     /// `cinch_driver_sdk::PermissionPolicy`); every other tool is allowed.
     pub deny_tools: Vec<String>,
+    /// The host decides the agent's permission requests (approvals): the
+    /// driver reports each and answers it with the host's decision.
+    #[serde(default)]
+    pub ask: bool,
 }
 
 /// How the CLI ended, as the supervisor saw it.

@@ -31,15 +31,21 @@ pub enum EventName {
     ToolProgress,
     /// A turn ended.
     ToolEnded,
+    /// An agent asks permission and waits for a decision.
+    ApprovalRequested,
+    /// A permission request was decided (or cancelled).
+    ApprovalResolved,
 }
 
 impl EventName {
-    const ALL: [Self; 5] = [
+    const ALL: [Self; 7] = [
         Self::MessageCreated,
         Self::MessageUpdated,
         Self::SessionUpdated,
         Self::ToolProgress,
         Self::ToolEnded,
+        Self::ApprovalRequested,
+        Self::ApprovalResolved,
     ];
 
     /// The name as streams and the database carry it.
@@ -50,6 +56,8 @@ impl EventName {
             Self::SessionUpdated => "session.updated",
             Self::ToolProgress => "tool.progress",
             Self::ToolEnded => "tool.ended",
+            Self::ApprovalRequested => "approval.requested",
+            Self::ApprovalResolved => "approval.resolved",
         }
     }
 

@@ -46,6 +46,19 @@ pub struct LiveState {
     pub outcome: Option<Result<Arc<TurnResult>, String>>,
 }
 
+/// A permission request of a followed turn, on its way to the conductor.
+#[derive(Debug, Clone)]
+pub struct AskedApproval {
+    /// The turn's call.
+    pub call: CallRef,
+    /// The turn.
+    pub turn_id: String,
+    /// Its harness.
+    pub harness: String,
+    /// The request, masked of the turn's secrets.
+    pub request: cinch_driver_sdk::PermissionRequest,
+}
+
 /// Which call of which run a followed turn is.
 #[derive(Debug, Clone)]
 pub struct CallRef {
@@ -67,6 +80,10 @@ pub struct Runs {
     numbering: Numbering,
     writer: mpsc::UnboundedSender<Job>,
     closing: watch::Sender<bool>,
+    /// Where followed turns' permission requests go, and where they wait
+    /// until the conductor takes them (see [`Runs::take_approvals`]).
+    approvals: mpsc::UnboundedSender<AskedApproval>,
+    asked: Mutex<Option<mpsc::UnboundedReceiver<AskedApproval>>>,
 }
 
 /// The runs whose events are in memory.
@@ -81,7 +98,10 @@ impl Runs {
         let runs = Arc::new(RunMap::default());
         let numbering = Numbering::of(&store);
         writer::start(store.clone(), queue, runs.clone())?;
+        let (approvals, asked) = mpsc::unbounded_channel();
         Ok(Self {
+            approvals,
+            asked: Mutex::new(Some(asked)),
             store,
             webhooks,
             turns: Mutex::default(),
@@ -192,6 +212,7 @@ impl Runs {
         turn: Turn,
     ) -> anyhow::Result<watch::Receiver<LiveState>> {
         let events = self.events(&call.account_id, &call.run_id).await?;
+        let approvals = self.approvals.clone();
         let state = {
             let mut turns = lock(&self.turns);
             if let Some(followed) = turns.get(turn.id()) {
@@ -242,10 +263,16 @@ impl Runs {
         std::thread::Builder::new()
             .name(format!("follow-{}", turn.id()))
             .spawn(move || {
-                let result = pump::pump(&call, turn, &state, &events, published);
+                let result = pump::pump(&call, turn, &state, &events, published, approvals);
                 let _ = ended.send(result);
             })?;
         Ok(receiver)
+    }
+
+    /// The permission requests of the turns followed here, from the first;
+    /// `None` once taken.
+    pub fn take_approvals(&self) -> Option<mpsc::UnboundedReceiver<AskedApproval>> {
+        lock(&self.asked).take()
     }
 
     /// Whether the server is shutting down, watched.

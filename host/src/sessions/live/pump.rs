@@ -7,7 +7,7 @@ use serde_json::json;
 use tokio::sync::watch;
 
 use super::events::{EventName, RunEvents};
-use super::{CallRef, LiveState};
+use super::{AskedApproval, CallRef, LiveState};
 use crate::engine::Turn;
 use crate::engine::events::{TurnEvent, TurnEventKind};
 use crate::engine::result::TurnResult;
@@ -28,6 +28,7 @@ pub(super) fn pump(
     state: &watch::Sender<LiveState>,
     events: &Arc<RunEvents>,
     published: (usize, bool),
+    approvals: tokio::sync::mpsc::UnboundedSender<AskedApproval>,
 ) -> Arc<TurnResult> {
     let (to_skip, ended) = published;
     let _running = crate::metrics::RunningTurn::start(turn.harness());
@@ -37,6 +38,9 @@ pub(super) fn pump(
         events: events.clone(),
         lines_counted: crate::metrics::progress_lines(turn.harness()),
         to_skip,
+        turn_id: turn.id().to_owned(),
+        harness: turn.harness().to_owned(),
+        approvals,
     };
     turn.listen(Box::new(move |batch| progress.forward(batch)));
     let result = Arc::new(turn.wait());
@@ -67,6 +71,10 @@ struct Progress {
     lines_counted: metrics::Counter,
     /// Progress lines the run holds already, still to pass over.
     to_skip: usize,
+    turn_id: String,
+    harness: String,
+    /// Where the turn's permission requests go.
+    approvals: tokio::sync::mpsc::UnboundedSender<AskedApproval>,
 }
 
 impl Progress {
@@ -81,6 +89,14 @@ impl Progress {
                 TurnEventKind::Session { session_id } => self
                     .state
                     .send_modify(|state| state.session_id = Some(session_id.clone())),
+                TurnEventKind::Approval { request } => {
+                    let _ = self.approvals.send(AskedApproval {
+                        call: self.call.clone(),
+                        turn_id: self.turn_id.clone(),
+                        harness: self.harness.clone(),
+                        request: request.clone(),
+                    });
+                }
                 TurnEventKind::Ended { .. } => {}
             }
         }

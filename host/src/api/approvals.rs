@@ -1,0 +1,169 @@
+//! Approvals: the agents' permission requests of an account, and the
+//! decisions on them.
+
+use axum::extract::{Path, State};
+use serde::Deserialize;
+
+use super::extract::{Caller, Json, PageParams, Query};
+use super::problem::Problem;
+use super::{AppState, Envelope};
+use crate::approvals::Decision;
+use crate::approvals::view::Approval;
+use crate::sessions::DecisionScope;
+use crate::store::{AccountId, ApprovalFilter, TokenOwner};
+
+/// The longest note a decision may carry, in characters.
+const MAX_MESSAGE_CHARS: usize = 4000;
+
+/// Which approvals a listing shows.
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ApprovalQuery {
+    /// `pending`: only those waiting; `resolved`: only those decided or cancelled.
+    #[param(inline)]
+    pub status: Option<StatusFilter>,
+    /// Only this session's.
+    pub session_id: Option<String>,
+    /// Only this task's.
+    pub task_id: Option<String>,
+}
+
+/// Waiting or not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum StatusFilter {
+    /// Waiting for a decision.
+    Pending,
+    /// Decided, expired or cancelled.
+    Resolved,
+}
+
+/// A decision on an approval.
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DecisionBody {
+    /// `allow` or `deny`.
+    pub decision: Decision,
+    /// `once` (the default) or `session`: the same tool with the same input
+    /// is allowed without asking for the rest of the session.
+    #[serde(default)]
+    pub scope: DecisionScope,
+    /// A note, recorded with the decision in the session's conversation.
+    #[schema(max_length = 4000)]
+    pub message: Option<String>,
+}
+
+/// The account's approvals, newest first.
+#[utoipa::path(
+    get,
+    path = "/v1/accounts/{account}/approvals",
+    params(("account" = String, Path, description = "The account"), ApprovalQuery, PageParams),
+    responses(
+        (status = 200, body = Envelope<Vec<Approval>>),
+        (status = 401, body = Problem, content_type = "application/problem+json"),
+        (status = 404, body = Problem, content_type = "application/problem+json"),
+        (status = 422, body = Problem, content_type = "application/problem+json"),
+    ),
+    tag = "approvals"
+)]
+pub async fn list_approvals(
+    State(app): State<AppState>,
+    caller: Caller,
+    Path(account): Path<AccountId>,
+    Query(query): Query<ApprovalQuery>,
+    Query(page): Query<PageParams>,
+) -> Result<axum::Json<Envelope<Vec<Approval>>>, Problem> {
+    caller.account(&account)?;
+    let filter = ApprovalFilter {
+        pending: query.status.map(|status| status == StatusFilter::Pending),
+        session_id: query.session_id.as_deref(),
+        task_id: query.task_id.as_deref(),
+    };
+    let page = app
+        .conductor
+        .approvals(&account, filter, page.cursor()?, page.limit()?)
+        .await?;
+    Ok(Envelope::page(
+        page.items.into_iter().map(Into::into).collect(),
+        page.next_cursor,
+    ))
+}
+
+/// One approval.
+#[utoipa::path(
+    get,
+    path = "/v1/accounts/{account}/approvals/{approval}",
+    params(
+        ("account" = String, Path, description = "The account"),
+        ("approval" = String, Path, description = "The approval"),
+    ),
+    responses(
+        (status = 200, body = Envelope<Approval>),
+        (status = 401, body = Problem, content_type = "application/problem+json"),
+        (status = 404, body = Problem, content_type = "application/problem+json"),
+    ),
+    tag = "approvals"
+)]
+pub async fn get_approval(
+    State(app): State<AppState>,
+    caller: Caller,
+    Path((account, approval)): Path<(AccountId, String)>,
+) -> Result<axum::Json<Envelope<Approval>>, Problem> {
+    caller.account(&account)?;
+    let approval = app.conductor.approval(&account, &approval).await?;
+    Ok(Envelope::of(approval.into()))
+}
+
+/// Decides an approval. The first decision wins: the same decision again
+/// answers 200, a different one 409 naming who decided; so does a decision
+/// on an approval whose turn has ended.
+#[utoipa::path(
+    post,
+    path = "/v1/accounts/{account}/approvals/{approval}/decision",
+    params(
+        ("account" = String, Path, description = "The account"),
+        ("approval" = String, Path, description = "The approval"),
+    ),
+    request_body = DecisionBody,
+    responses(
+        (status = 200, body = Envelope<Approval>),
+        (status = 401, body = Problem, content_type = "application/problem+json"),
+        (status = 404, body = Problem, content_type = "application/problem+json"),
+        (status = 409, body = Problem, content_type = "application/problem+json"),
+        (status = 422, body = Problem, content_type = "application/problem+json"),
+    ),
+    tag = "approvals"
+)]
+pub async fn decide_approval(
+    State(app): State<AppState>,
+    caller: Caller,
+    Path((account, approval)): Path<(AccountId, String)>,
+    Json(body): Json<DecisionBody>,
+) -> Result<axum::Json<Envelope<Approval>>, Problem> {
+    caller.account(&account)?;
+    if body
+        .message
+        .as_ref()
+        .is_some_and(|message| message.chars().count() > MAX_MESSAGE_CHARS)
+    {
+        return Err(Problem::invalid_field(
+            "message",
+            format!("at most {MAX_MESSAGE_CHARS} characters"),
+        ));
+    }
+    let decided_by = match &caller.0.owner {
+        TokenOwner::Member(id) | TokenOwner::Agent(id) => id.clone(),
+    };
+    let approval = app
+        .conductor
+        .decide_approval(
+            &account,
+            &approval,
+            body.decision,
+            body.scope,
+            body.message.filter(|message| !message.trim().is_empty()),
+            &decided_by,
+        )
+        .await?;
+    Ok(Envelope::of(approval))
+}

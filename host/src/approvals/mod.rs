@@ -1,0 +1,48 @@
+//! Approvals: a person (or a rule, or a deadline) decides what the agent
+//! may do while its turn runs. [`policy`] says when to ask and what rules
+//! decide without asking; the objects live in the store, the flow in
+//! `sessions::approvals`, the routes in `api::approvals`.
+
+pub mod policy;
+pub mod view;
+
+pub use policy::{ApprovalMode, ApprovalPolicy, Decision, Verdict};
+
+use crate::drivers::Registry;
+
+/// The first contract version whose drivers can hand the host a
+/// permission request to decide.
+const ASKING_CONTRACT: &str = "0.3.0";
+
+/// Whether the harness `name` can ask: its driver (of a contract that
+/// carries decisions) holds a conversation with the CLI, at least for a turn
+/// that asks (claude's control protocol), in which it reports permission
+/// requests and answers them with the host's decisions.
+pub fn can_ask(registry: &Registry, name: &str) -> bool {
+    use cinch_driver_sdk::BriefDelivery::Conversation;
+    registry.harness(name).is_ok_and(|harness| {
+        let asking = cinch_driver_sdk::Turn {
+            harness: name.to_owned(),
+            ask: true,
+            ..cinch_driver_sdk::Turn::default()
+        };
+        harness.driver.contract_version() >= ASKING_CONTRACT
+            && (harness.info.brief == Conversation
+                || harness
+                    .driver
+                    .command(&asking)
+                    .is_ok_and(|command| command.brief == Conversation))
+    })
+}
+
+/// The harnesses that can ask, by name.
+pub fn harnesses_that_ask(registry: &Registry) -> Vec<String> {
+    let mut names: Vec<String> = registry
+        .names()
+        .into_iter()
+        .filter(|name| can_ask(registry, name))
+        .map(str::to_owned)
+        .collect();
+    names.sort();
+    names
+}
