@@ -36,7 +36,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Starts a code task: a turn of `harness` in the environment's repository.
+         * Starts a job: one turn of `harness` in the environment's repository.
          *     With `?wait=true` the answer comes once the turn has ended, with its result.
          */
         post: operations["start_task"];
@@ -53,7 +53,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A code task's status and, once it has ended, its result. */
+        /** A job's status and, once it has ended, its result. */
         get: operations["get_code_task"];
         put?: never;
         post?: never;
@@ -73,7 +73,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Stops a running code task: SIGTERM to the harness, SIGKILL 10 s later; it
+         * Stops a running job: SIGTERM to the harness, SIGKILL 10 s later; it
          *     ends `cancelled`. 409 when it has already ended.
          */
         post: operations["cancel_task"];
@@ -214,6 +214,61 @@ export interface paths {
         patch: operations["update_agent"];
         trace?: never;
     };
+    "/v1/accounts/{account}/approvals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The account's approvals, newest first. */
+        get: operations["list_approvals"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/accounts/{account}/approvals/{approval}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One approval. */
+        get: operations["get_approval"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/accounts/{account}/approvals/{approval}/decision": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Decides an approval. The first decision wins: the same decision again
+         *     answers 200, a different one 409 naming who decided; so does a decision
+         *     on an approval whose turn has ended.
+         */
+        post: operations["decide_approval"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/accounts/{account}/environments": {
         parameters: {
             query?: never;
@@ -346,6 +401,47 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/accounts/{account}/tasks/{task}/compare": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The task's sessions side by side: each one's status, turns, duration,
+         *     usage (tokens and cost) and last reply, its changes since the sessions'
+         *     common base, and the files that differ between them.
+         */
+        get: operations["compare_sessions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/accounts/{account}/tasks/{task}/compare/diff": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The unified patch from session `a`'s work tree to session `b`'s (each
+         *     as its latest end checkpoint), as `git diff -M` prints it.
+         */
+        get: operations["compare_diff"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/accounts/{account}/tasks/{task}/sessions": {
         parameters: {
             query?: never;
@@ -402,6 +498,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/accounts/{account}/tasks/{task}/sessions/{session}/commit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Commits everything in the session's work tree (what its turns changed)
+         *     on its branch; 409 while a turn runs, or when nothing changed since the
+         *     last commit.
+         */
+        post: operations["commit_session"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/accounts/{account}/tasks/{task}/sessions/{session}/events": {
         parameters: {
             query?: never;
@@ -417,6 +534,29 @@ export interface paths {
         get: operations["session_events"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/accounts/{account}/tasks/{task}/sessions/{session}/fork": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Forks the session at a turn: a new session of the same task whose work
+         *     tree (a new worktree and branch) starts from that turn's end checkpoint
+         *     and whose conversation holds the messages up to that turn, each marked
+         *     `forked_from`. The source is untouched. `fork_mode` says how the harness
+         *     session begins (`brief`: a new one, given the conversation).
+         */
+        post: operations["fork_session"];
         delete?: never;
         options?: never;
         head?: never;
@@ -447,6 +587,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/accounts/{account}/tasks/{task}/sessions/{session}/push": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pushes the session's branch (its commits; uncommitted changes stay
+         *     behind, as `uncommitted_changes` says) to its environment's repository:
+         *     the local repository, or the remote it was cloned from, with the
+         *     environment's variables and secrets, in the sandbox. Where the remote is
+         *     on a known forge the answer links to a new pull request. 409 while a
+         *     turn runs, or when the repository refuses the push.
+         */
+        post: operations["push_session"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/accounts/{account}/tasks/{task}/sessions/{session}/revert": {
         parameters: {
             query?: never;
@@ -464,6 +628,64 @@ export interface paths {
          */
         post: operations["revert_session"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/accounts/{account}/tasks/{task}/sessions/{session}/setup-log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The whole output of the session's setup commands at its last boot, each
+         *     after a `$ <command>` line, secrets masked; 404 when it ran none here.
+         */
+        get: operations["setup_log"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/accounts/{account}/tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The account's tokens, oldest first; never their text. */
+        get: operations["list_tokens"];
+        put?: never;
+        /** Makes a token for the caller or for one of the account's agents. */
+        post: operations["create_token"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/accounts/{account}/tokens/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revokes a token: the caller's own or an agent's. It stops working on
+         *     this node at once, on others within a minute.
+         */
+        delete: operations["revoke_token"];
         options?: never;
         head?: never;
         patch?: never;
@@ -568,8 +790,31 @@ export interface paths {
         /** The drivers and the event types each did not know, per CLI version. */
         get: operations["list_drivers"];
         put?: never;
-        post?: never;
+        /**
+         * Installs a plugin from an OCI registry (every digest checked, the
+         *     component loaded first, its signature checked as config.toml says); new
+         *     turns run on it at once, running ones finish on the component they
+         *     started with.
+         */
+        post: operations["add_driver"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/drivers/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Removes a plugin; a built-in driver of its name is in force again. */
+        delete: operations["remove_driver"];
         options?: never;
         head?: never;
         patch?: never;
@@ -695,6 +940,83 @@ export interface components {
              */
             home_bytes: number;
         };
+        /** @description An agent's permission request, waiting for or given a decision. */
+        Approval: {
+            /** @description When its deadline decides it, while it is pending (RFC 3339). */
+            deadline?: string | null;
+            /** @description When it was decided (RFC 3339). */
+            decided_at?: string | null;
+            /** @description Who decided: a member's or agent's id, `policy` or `timeout`. */
+            decided_by?: string | null;
+            /** @description `allow` or `deny`, once decided. */
+            decision?: string | null;
+            /** @description The harness. */
+            harness: string;
+            /** @description Its id. */
+            id: string;
+            /** @description The command, path or diff preview, the turn's secrets masked. */
+            input?: string | null;
+            /** @description `shell`, `edit`, `read`, `fetch`, `mcp` or `other`. */
+            kind: string;
+            /** @description The note given with the decision. */
+            message?: string | null;
+            /** @description The choices the agent offered. */
+            options: components["schemas"]["ApprovalOption"][];
+            /** @description When the agent asked (RFC 3339). */
+            requested_at: string;
+            /** @description The session whose turn asked. */
+            session_id: string;
+            /**
+             * @description `pending`, `allowed`, `denied`, `expired` (the deadline decided) or
+             *     `cancelled` (the turn ended first).
+             */
+            status: components["schemas"]["ApprovalStatus"];
+            /** @description That session's task. */
+            task_id: string;
+            /** @description One line saying what the tool would do. */
+            title: string;
+            /** @description The tool as the agent names it. */
+            tool: string;
+            /** @description The turn that asked. */
+            turn_id: string;
+        };
+        /**
+         * @description When the agent's permission requests are asked.
+         * @enum {string}
+         */
+        ApprovalMode: "allow" | "ask" | "deny";
+        /** @description A choice the agent offered. */
+        ApprovalOption: {
+            /** @description The agent's id for it. */
+            id: string;
+            /** @description `allow_once`, `allow_always`, `reject_once`, `reject_always` or the agent's word. */
+            kind: string;
+            /** @description Its label. */
+            name: string;
+        };
+        /** @description When and how the agent's permission requests are decided. */
+        ApprovalPolicy: {
+            /** @description Rules for tools allowed without asking: `Read`, `Bash(git status*)`. */
+            allow?: string[];
+            /** @description Rules for tools refused without asking: `Bash(git push*)`, `Write(.env*)`. */
+            deny?: string[];
+            /**
+             * @description `allow` (the default: nothing is asked), `ask` (a person decides
+             *     what no rule does) or `deny` (what no rule allows is refused).
+             */
+            mode?: components["schemas"]["ApprovalMode"];
+            on_timeout?: null | components["schemas"]["Decision"];
+            /**
+             * Format: int32
+             * @description Seconds a request waits for a decision (1 to 86400; default 600).
+             */
+            timeout_seconds?: number | null;
+        };
+        /**
+         * @description Where an approval stands.
+         * @enum {string}
+         */
+        ApprovalStatus: "pending" | "allowed" | "denied" | "expired" | "cancelled";
         /** @description An attachment. */
         Attachment: {
             /** @description When it was created (RFC 3339). */
@@ -775,7 +1097,7 @@ export interface components {
          * @enum {string}
          */
         CloseReason: "user_closed" | "completed" | "idle_timeout" | "setup_failure" | "vm_failure" | "snapshot_failure" | "turn_failure" | "turn_interrupted" | "resource_exhausted" | "waiting_timeout";
-        /** @description A code task: its call, its status and, once it has ended, its result. */
+        /** @description A job: its call, its status and, once it has ended, its result. */
         CodeTask: {
             /** @description The call's id. */
             call_id: string;
@@ -794,15 +1116,90 @@ export interface components {
             turn_id: string;
         };
         /**
-         * @description Where a code task is: running, or how it ended.
+         * @description Where a job is: running, or how it ended.
          * @enum {string}
          */
         CodeTaskStatus: "running" | "completed" | "failed" | "timed_out" | "cancelled" | "interrupted";
+        /** @description A commit of the session's work tree. */
+        CommitCreate: {
+            /** @description The commit message: not blank, at most 10,000 characters. */
+            message: string;
+        };
+        /** @description A commit made on a session's branch. */
+        Committed: {
+            /** @description The branch it is on. */
+            branch: string;
+            /** @description Its id (the full hex sha). */
+            commit: string;
+            /** @description Its message. */
+            message: string;
+        };
+        /** @description One session in a comparison. */
+        ComparedSession: {
+            /**
+             * @description What its tree changed since the sessions' common base
+             *     (`files_changed`, at most 30 listed, `total_files`, `insertions`,
+             *     `deletions`); null without a tree on this node.
+             */
+            diffstat?: Record<string, never> | null;
+            /**
+             * Format: int64
+             * @description Those turns' time together, in milliseconds.
+             */
+            duration_ms: number;
+            /** @description The last thing its agent said. */
+            last_reply?: string | null;
+            /** @description The session. */
+            session: components["schemas"]["Session"];
+            /**
+             * @description The checkpoint standing for its work tree: its latest end checkpoint
+             *     (a fork with no turn of its own yet: the one it was forked at).
+             */
+            tree?: string | null;
+            /** @description Its own turns that ended (a fork's inherited ones aside). */
+            turns: number;
+        };
+        /** @description A task's sessions side by side. */
+        Comparison: {
+            /** @description The commit every compared tree descends from. */
+            base?: string | null;
+            /** @description The files whose content is not the same in every compared tree. */
+            differing_files: string[];
+            /** @description Each session, oldest first. */
+            sessions: components["schemas"]["ComparedSession"][];
+        };
+        /**
+         * @description Where a server turn's credential comes from.
+         * @enum {string}
+         */
+        CredentialSource: "server_secrets" | "pass_env" | "not_needed";
         /** @description The database's state. */
         DatabaseHealth: {
             /** @description It took (and let go of) its write lock within two seconds. */
             reachable: boolean;
         };
+        /**
+         * @description A decision on one request.
+         * @enum {string}
+         */
+        Decision: "allow" | "deny";
+        /** @description A decision on an approval. */
+        DecisionBody: {
+            /** @description `allow` or `deny`. */
+            decision: components["schemas"]["Decision"];
+            /** @description A note, recorded with the decision in the session's conversation. */
+            message?: string | null;
+            /**
+             * @description `once` (the default) or `session`: the same tool with the same input
+             *     is allowed without asking for the rest of the session.
+             */
+            scope?: components["schemas"]["DecisionScope"];
+        };
+        /**
+         * @description How long a decision applies to the session beyond its request.
+         * @enum {string}
+         */
+        DecisionScope: "once" | "session";
         /**
          * @description Where a delivery stands.
          * @enum {string}
@@ -865,11 +1262,50 @@ export interface components {
          * @enum {string}
          */
         DiskState: "ok" | "low" | "full" | "unknown";
+        /** @description A plugin to install from an OCI registry. */
+        DriverAdd: {
+            /** @description `oci://HOST[:PORT]/REPO:TAG` or `oci://HOST[:PORT]/REPO@sha256:DIGEST`. */
+            source: string;
+            /**
+             * @description Take what the source gives now even though it is not what it gave
+             *     when the plugin was added (a tag that moved).
+             */
+            update?: boolean;
+        };
+        /** @description A plugin as it is now pinned. */
+        DriverPinned: {
+            /** @description The contract version it implements. */
+            contract_version: string;
+            /** @description The component's digest, `sha256:HEX`. */
+            digest: string;
+            /** @description The driver's name. */
+            name: string;
+            /** @description Where it came from. */
+            origin: string;
+            /** @description The digest it replaced; null when it replaced no pin. */
+            replaced?: string | null;
+            /** @description Whether it was pinned to these very bytes already. */
+            unchanged: boolean;
+            /** @description Its version, when its source tells one. */
+            version?: string | null;
+        };
         /**
          * @description Where a driver comes from.
          * @enum {string}
          */
         DriverSource: "builtin" | "plugin";
+        /**
+         * @description Which driver component a turn ran on: what tells which parser made a
+         *     result, across plugin updates.
+         */
+        DriverUsed: {
+            /** @description The component's digest, `sha256:HEX`. */
+            digest: string;
+            /** @description The driver's name. */
+            name: string;
+            /** @description Its version, when its pin tells one (a built-in's is cinch's). */
+            version?: string | null;
+        };
         /** @description A driver the server has loaded. */
         DriverView: {
             /**
@@ -879,14 +1315,26 @@ export interface components {
             cli_versions: components["schemas"]["CliVersionSeen"][];
             /** @description The driver contract version it implements. */
             contract_version: string;
+            /** @description The component's digest, `sha256:HEX`: what a turn's result names. */
+            digest: string;
             /** @description What people call it. */
             display_name: string;
             /** @description The harness, as a request's `harness` names it. */
             name: string;
+            /**
+             * @description Where a pinned plugin came from: a file's path or an OCI reference;
+             *     null for a built-in or an unpinned plugin file.
+             */
+            origin?: string | null;
             /** @description The program it runs, looked up on the server's PATH. */
             program: string;
             /** @description Whether it is built into cinch or a plugin the operator installed. */
             source: components["schemas"]["DriverSource"];
+            /**
+             * @description Its version: a pinned plugin's (its OCI version or tag), cinch's for
+             *     a built-in; null when unknown.
+             */
+            version?: string | null;
         };
         /** @description The drivers' state. */
         DriversHealth: {
@@ -905,6 +1353,51 @@ export interface components {
                  *     session state); 0 before its first session.
                  */
                 home_bytes: number;
+            };
+            /** @description About the answer. */
+            meta: components["schemas"]["Meta"];
+        };
+        /** @description A `/v1` answer: the data and, for listings, where the next page starts. */
+        Envelope_Approval: {
+            /** @description An agent's permission request, waiting for or given a decision. */
+            data: {
+                /** @description When its deadline decides it, while it is pending (RFC 3339). */
+                deadline?: string | null;
+                /** @description When it was decided (RFC 3339). */
+                decided_at?: string | null;
+                /** @description Who decided: a member's or agent's id, `policy` or `timeout`. */
+                decided_by?: string | null;
+                /** @description `allow` or `deny`, once decided. */
+                decision?: string | null;
+                /** @description The harness. */
+                harness: string;
+                /** @description Its id. */
+                id: string;
+                /** @description The command, path or diff preview, the turn's secrets masked. */
+                input?: string | null;
+                /** @description `shell`, `edit`, `read`, `fetch`, `mcp` or `other`. */
+                kind: string;
+                /** @description The note given with the decision. */
+                message?: string | null;
+                /** @description The choices the agent offered. */
+                options: components["schemas"]["ApprovalOption"][];
+                /** @description When the agent asked (RFC 3339). */
+                requested_at: string;
+                /** @description The session whose turn asked. */
+                session_id: string;
+                /**
+                 * @description `pending`, `allowed`, `denied`, `expired` (the deadline decided) or
+                 *     `cancelled` (the turn ended first).
+                 */
+                status: components["schemas"]["ApprovalStatus"];
+                /** @description That session's task. */
+                task_id: string;
+                /** @description One line saying what the tool would do. */
+                title: string;
+                /** @description The tool as the agent names it. */
+                tool: string;
+                /** @description The turn that asked. */
+                turn_id: string;
             };
             /** @description About the answer. */
             meta: components["schemas"]["Meta"];
@@ -929,6 +1422,34 @@ export interface components {
                 task_id: string;
                 /** @description Where its content came from (a reference; never fetched). */
                 uri?: string | null;
+            };
+            /** @description About the answer. */
+            meta: components["schemas"]["Meta"];
+        };
+        /** @description A `/v1` answer: the data and, for listings, where the next page starts. */
+        Envelope_Committed: {
+            /** @description A commit made on a session's branch. */
+            data: {
+                /** @description The branch it is on. */
+                branch: string;
+                /** @description Its id (the full hex sha). */
+                commit: string;
+                /** @description Its message. */
+                message: string;
+            };
+            /** @description About the answer. */
+            meta: components["schemas"]["Meta"];
+        };
+        /** @description A `/v1` answer: the data and, for listings, where the next page starts. */
+        Envelope_Comparison: {
+            /** @description A task's sessions side by side. */
+            data: {
+                /** @description The commit every compared tree descends from. */
+                base?: string | null;
+                /** @description The files whose content is not the same in every compared tree. */
+                differing_files: string[];
+                /** @description Each session, oldest first. */
+                sessions: components["schemas"]["ComparedSession"][];
             };
             /** @description About the answer. */
             meta: components["schemas"]["Meta"];
@@ -970,6 +1491,28 @@ export interface components {
             meta: components["schemas"]["Meta"];
         };
         /** @description A `/v1` answer: the data and, for listings, where the next page starts. */
+        Envelope_DriverPinned: {
+            /** @description A plugin as it is now pinned. */
+            data: {
+                /** @description The contract version it implements. */
+                contract_version: string;
+                /** @description The component's digest, `sha256:HEX`. */
+                digest: string;
+                /** @description The driver's name. */
+                name: string;
+                /** @description Where it came from. */
+                origin: string;
+                /** @description The digest it replaced; null when it replaced no pin. */
+                replaced?: string | null;
+                /** @description Whether it was pinned to these very bytes already. */
+                unchanged: boolean;
+                /** @description Its version, when its source tells one. */
+                version?: string | null;
+            };
+            /** @description About the answer. */
+            meta: components["schemas"]["Meta"];
+        };
+        /** @description A `/v1` answer: the data and, for listings, where the next page starts. */
         Envelope_EnvironmentView: {
             /** @description An environment as clients see it: secrets by name only. */
             data: {
@@ -982,6 +1525,7 @@ export interface components {
                 allowed_hosts?: string[] | null;
                 /** @description The only TCP ports its harnesses may connect to; null: any. */
                 allowed_tcp_ports?: number[] | null;
+                approvals?: null | components["schemas"]["ApprovalPolicy"];
                 /** @description When it was created (RFC 3339). */
                 created_at: string;
                 /** @description Variables set for the harness. */
@@ -995,7 +1539,7 @@ export interface components {
                  *     `{"secret": NAME}`, never the value.
                  */
                 mcp_servers: components["schemas"]["McpServerSpec"][];
-                /** @description Its name, unique in the account (the code-task API's `repo`). */
+                /** @description Its name, unique in the account (the jobs API's `repo`). */
                 name: string;
                 /** @description A local path or a git URL to clone. */
                 repository: string;
@@ -1023,6 +1567,11 @@ export interface components {
                 content: string;
                 /** @description When it was created (RFC 3339). */
                 created_at: string;
+                /**
+                 * @description For a message a fork inherited from its source: the fork point,
+                 *     `{"session_id", "turn_id"}`; null for the session's own messages.
+                 */
+                forked_from?: Record<string, never> | null;
                 /** @description Its id. */
                 id: string;
                 /**
@@ -1041,6 +1590,46 @@ export interface components {
                 turn?: Record<string, never> | null;
                 /** @description What it is. */
                 type: components["schemas"]["MessageKind"];
+            };
+            /** @description About the answer. */
+            meta: components["schemas"]["Meta"];
+        };
+        /** @description A `/v1` answer: the data and, for listings, where the next page starts. */
+        Envelope_NewToken: {
+            /** @description A new token, with its text: the only time it is shown. */
+            data: components["schemas"]["Token"] & {
+                /**
+                 * @description Its text, for `Authorization: Bearer …`. Keep it now: cinch keeps
+                 *     only its hash and never shows it again.
+                 */
+                secret: string;
+            };
+            /** @description About the answer. */
+            meta: components["schemas"]["Meta"];
+        };
+        /** @description A `/v1` answer: the data and, for listings, where the next page starts. */
+        Envelope_Pushed: {
+            /** @description A session's branch, pushed. */
+            data: {
+                /** @description The session's branch. */
+                branch: string;
+                /**
+                 * @description The page that opens a pull request of it, where the repository is
+                 *     on github.com, gitlab.com, bitbucket.org or codeberg.org.
+                 */
+                pull_request_url?: string | null;
+                /** @description The name it has in the repository it was pushed to. */
+                pushed_as: string;
+                /**
+                 * @description The repository it was pushed to: the environment's (credentials
+                 *     left out).
+                 */
+                repository: string;
+                /**
+                 * @description Whether the work tree has changes no commit holds yet: they were
+                 *     not pushed (commit them first).
+                 */
+                uncommitted_changes: boolean;
             };
             /** @description About the answer. */
             meta: components["schemas"]["Meta"];
@@ -1090,6 +1679,8 @@ export interface components {
                 environment_id?: string | null;
                 /** @description What went wrong and what to do next. */
                 error_message?: string | null;
+                fork_mode?: null | components["schemas"]["ForkMode"];
+                forked_from?: null | components["schemas"]["ForkedFrom"];
                 /** @description The harness (a driver's name). */
                 harness: string;
                 /** @description The effort it runs at, when not the harness's default. */
@@ -1187,6 +1778,50 @@ export interface components {
             meta: components["schemas"]["Meta"];
         };
         /** @description A `/v1` answer: the data and, for listings, where the next page starts. */
+        Envelope_Vec_Approval: {
+            data: {
+                /** @description When its deadline decides it, while it is pending (RFC 3339). */
+                deadline?: string | null;
+                /** @description When it was decided (RFC 3339). */
+                decided_at?: string | null;
+                /** @description Who decided: a member's or agent's id, `policy` or `timeout`. */
+                decided_by?: string | null;
+                /** @description `allow` or `deny`, once decided. */
+                decision?: string | null;
+                /** @description The harness. */
+                harness: string;
+                /** @description Its id. */
+                id: string;
+                /** @description The command, path or diff preview, the turn's secrets masked. */
+                input?: string | null;
+                /** @description `shell`, `edit`, `read`, `fetch`, `mcp` or `other`. */
+                kind: string;
+                /** @description The note given with the decision. */
+                message?: string | null;
+                /** @description The choices the agent offered. */
+                options: components["schemas"]["ApprovalOption"][];
+                /** @description When the agent asked (RFC 3339). */
+                requested_at: string;
+                /** @description The session whose turn asked. */
+                session_id: string;
+                /**
+                 * @description `pending`, `allowed`, `denied`, `expired` (the deadline decided) or
+                 *     `cancelled` (the turn ended first).
+                 */
+                status: components["schemas"]["ApprovalStatus"];
+                /** @description That session's task. */
+                task_id: string;
+                /** @description One line saying what the tool would do. */
+                title: string;
+                /** @description The tool as the agent names it. */
+                tool: string;
+                /** @description The turn that asked. */
+                turn_id: string;
+            }[];
+            /** @description About the answer. */
+            meta: components["schemas"]["Meta"];
+        };
+        /** @description A `/v1` answer: the data and, for listings, where the next page starts. */
         Envelope_Vec_Attachment: {
             data: {
                 /** @description When it was created (RFC 3339). */
@@ -1254,14 +1889,26 @@ export interface components {
                 cli_versions: components["schemas"]["CliVersionSeen"][];
                 /** @description The driver contract version it implements. */
                 contract_version: string;
+                /** @description The component's digest, `sha256:HEX`: what a turn's result names. */
+                digest: string;
                 /** @description What people call it. */
                 display_name: string;
                 /** @description The harness, as a request's `harness` names it. */
                 name: string;
+                /**
+                 * @description Where a pinned plugin came from: a file's path or an OCI reference;
+                 *     null for a built-in or an unpinned plugin file.
+                 */
+                origin?: string | null;
                 /** @description The program it runs, looked up on the server's PATH. */
                 program: string;
                 /** @description Whether it is built into cinch or a plugin the operator installed. */
                 source: components["schemas"]["DriverSource"];
+                /**
+                 * @description Its version: a pinned plugin's (its OCI version or tag), cinch's for
+                 *     a built-in; null when unknown.
+                 */
+                version?: string | null;
             }[];
             /** @description About the answer. */
             meta: components["schemas"]["Meta"];
@@ -1278,6 +1925,7 @@ export interface components {
                 allowed_hosts?: string[] | null;
                 /** @description The only TCP ports its harnesses may connect to; null: any. */
                 allowed_tcp_ports?: number[] | null;
+                approvals?: null | components["schemas"]["ApprovalPolicy"];
                 /** @description When it was created (RFC 3339). */
                 created_at: string;
                 /** @description Variables set for the harness. */
@@ -1291,7 +1939,7 @@ export interface components {
                  *     `{"secret": NAME}`, never the value.
                  */
                 mcp_servers: components["schemas"]["McpServerSpec"][];
-                /** @description Its name, unique in the account (the code-task API's `repo`). */
+                /** @description Its name, unique in the account (the jobs API's `repo`). */
                 name: string;
                 /** @description A local path or a git URL to clone. */
                 repository: string;
@@ -1314,6 +1962,11 @@ export interface components {
         /** @description A `/v1` answer: the data and, for listings, where the next page starts. */
         Envelope_Vec_HarnessModels: {
             data: {
+                /**
+                 * @description Whether this server's turns of the harness have a credential of the
+                 *     server's own, or need one from their environment's secrets.
+                 */
+                credential: components["schemas"]["ServerCredential"];
                 /** @description The effort used when a request names none. */
                 default_effort?: string | null;
                 /** @description The model used when a request names none. */
@@ -1354,6 +2007,11 @@ export interface components {
                 content: string;
                 /** @description When it was created (RFC 3339). */
                 created_at: string;
+                /**
+                 * @description For a message a fork inherited from its source: the fork point,
+                 *     `{"session_id", "turn_id"}`; null for the session's own messages.
+                 */
+                forked_from?: Record<string, never> | null;
                 /** @description Its id. */
                 id: string;
                 /**
@@ -1398,6 +2056,8 @@ export interface components {
                 environment_id?: string | null;
                 /** @description What went wrong and what to do next. */
                 error_message?: string | null;
+                fork_mode?: null | components["schemas"]["ForkMode"];
+                forked_from?: null | components["schemas"]["ForkedFrom"];
                 /** @description The harness (a driver's name). */
                 harness: string;
                 /** @description The effort it runs at, when not the harness's default. */
@@ -1450,6 +2110,23 @@ export interface components {
             meta: components["schemas"]["Meta"];
         };
         /** @description A `/v1` answer: the data and, for listings, where the next page starts. */
+        Envelope_Vec_Token: {
+            data: {
+                /** @description When it was made (RFC 3339). */
+                created_at: string;
+                /** @description Its id: `tok_` and 16 hex digits. */
+                id: string;
+                /** @description That member's or agent's id. */
+                owner_id: string;
+                /** @description Whether a member or an agent uses it. */
+                owner_kind: components["schemas"]["TokenOwnerKind"];
+                /** @description That member's or agent's name. */
+                owner_name: string;
+            }[];
+            /** @description About the answer. */
+            meta: components["schemas"]["Meta"];
+        };
+        /** @description A `/v1` answer: the data and, for listings, where the next page starts. */
         Envelope_Vec_WebhookView: {
             data: {
                 /** @description The account whose events it gets. */
@@ -1484,6 +2161,7 @@ export interface components {
         EnvironmentCreate: {
             allowed_hosts?: string[] | null;
             allowed_tcp_ports?: number[] | null;
+            approvals?: null | components["schemas"]["ApprovalPolicy"];
             env?: {
                 [key: string]: string;
             };
@@ -1512,6 +2190,7 @@ export interface components {
         EnvironmentUpdate: {
             allowed_hosts?: string[] | null;
             allowed_tcp_ports?: number[] | null;
+            approvals?: null | components["schemas"]["ApprovalPolicy"];
             env?: {
                 [key: string]: string;
             };
@@ -1543,6 +2222,7 @@ export interface components {
             allowed_hosts?: string[] | null;
             /** @description The only TCP ports its harnesses may connect to; null: any. */
             allowed_tcp_ports?: number[] | null;
+            approvals?: null | components["schemas"]["ApprovalPolicy"];
             /** @description When it was created (RFC 3339). */
             created_at: string;
             /** @description Variables set for the harness. */
@@ -1556,7 +2236,7 @@ export interface components {
              *     `{"secret": NAME}`, never the value.
              */
             mcp_servers: components["schemas"]["McpServerSpec"][];
-            /** @description Its name, unique in the account (the code-task API's `repo`). */
+            /** @description Its name, unique in the account (the jobs API's `repo`). */
             name: string;
             /** @description A local path or a git URL to clone. */
             repository: string;
@@ -1573,12 +2253,55 @@ export interface components {
              */
             watchdog_minutes?: number | null;
         };
+        /** @description One session of a fan-out. */
+        FanOutSession: {
+            /** @description An effort in that harness's vocabulary. */
+            effort?: string | null;
+            /** @description `claude`, `codex`, ... as `GET /v1/models` lists them. */
+            harness: string;
+            /** @description A model id of that harness. */
+            model?: string | null;
+        };
         /** @description One field's complaint. */
         FieldError: {
             /** @description The field, as the request named it (`repo`, `notes[1].name`, ...). */
             field: string;
             /** @description What is wrong with it. */
             message: string;
+        };
+        /** @description A fork to make; every field is optional. */
+        ForkCreate: {
+            /** @description An effort in the harness's vocabulary (defaults as `model`). */
+            effort?: string | null;
+            /** @description The harness (default the source's): another harness is allowed. */
+            harness?: string | null;
+            /** @description A message that starts the fork's first turn at once. */
+            message?: string | null;
+            /**
+             * @description A model id as `GET /v1/models` lists it (default the source's on
+             *     the same harness, else the harness's default).
+             */
+            model?: string | null;
+            /**
+             * @description The turn to fork at: an assistant message's `turn.turn_id` (or a
+             *     revert's); default the session's latest turn that ended.
+             */
+            turn_id?: string | null;
+        };
+        /**
+         * @description How a fork's harness session began, stored as its snake_case name.
+         * @enum {string}
+         */
+        ForkMode: "native" | "brief";
+        /** @description Where a fork was forked from. */
+        ForkedFrom: {
+            /** @description The source session. */
+            session_id: string;
+            /**
+             * @description Its turn the fork starts after: the fork's work tree is that turn's
+             *     end checkpoint, its conversation the messages up to it.
+             */
+            turn_id: string;
         };
         /** @description A harness log as the spec returns it. */
         HarnessLog: {
@@ -1587,6 +2310,7 @@ export interface components {
              * @description The whole log's size in bytes.
              */
             bytes: number;
+            driver?: null | components["schemas"]["DriverUsed"];
             /** @description Events the driver read from it. */
             events: number;
             /** @description The log's events as progress lines, at most 2000, redacted, each cut at 240 characters. */
@@ -1601,6 +2325,11 @@ export interface components {
             unparsed: number;
         };
         HarnessModels: {
+            /**
+             * @description Whether this server's turns of the harness have a credential of the
+             *     server's own, or need one from their environment's secrets.
+             */
+            credential: components["schemas"]["ServerCredential"];
             /** @description The effort used when a request names none. */
             default_effort?: string | null;
             /** @description The model used when a request names none. */
@@ -1683,6 +2412,11 @@ export interface components {
             content: string;
             /** @description When it was created (RFC 3339). */
             created_at: string;
+            /**
+             * @description For a message a fork inherited from its source: the fork point,
+             *     `{"session_id", "turn_id"}`; null for the session's own messages.
+             */
+            forked_from?: Record<string, never> | null;
             /** @description Its id. */
             id: string;
             /**
@@ -1711,11 +2445,19 @@ export interface components {
          * @description What a message is, stored as its kebab-case name.
          * @enum {string}
          */
-        MessageKind: "user" | "assistant" | "revert" | "queue-operation" | "attachment" | "ai-title";
+        MessageKind: "user" | "assistant" | "revert" | "queue-operation" | "attachment" | "ai-title" | "approval";
         /** @description About an answer. */
         Meta: {
             /** @description Pass as `cursor` to get the next page; null on the last. */
             next_cursor?: string | null;
+        };
+        /** @description A new token, with its text: the only time it is shown. */
+        NewToken: components["schemas"]["Token"] & {
+            /**
+             * @description Its text, for `Authorization: Bearer …`. Keep it now: cinch keeps
+             *     only its hash and never shows it again.
+             */
+            secret: string;
         };
         /** @description An error answer. */
         Problem: {
@@ -1732,6 +2474,36 @@ export interface components {
             title: string;
             /** @description What kind of problem: `urn:cinch:<code>`. */
             type: string;
+        };
+        /** @description A push of the session's branch. */
+        PushCreate: {
+            /**
+             * @description Its name in the environment's repository (default: the session's
+             *     `branch_name`): a git branch name.
+             */
+            branch?: string | null;
+        };
+        /** @description A session's branch, pushed. */
+        Pushed: {
+            /** @description The session's branch. */
+            branch: string;
+            /**
+             * @description The page that opens a pull request of it, where the repository is
+             *     on github.com, gitlab.com, bitbucket.org or codeberg.org.
+             */
+            pull_request_url?: string | null;
+            /** @description The name it has in the repository it was pushed to. */
+            pushed_as: string;
+            /**
+             * @description The repository it was pushed to: the environment's (credentials
+             *     left out).
+             */
+            repository: string;
+            /**
+             * @description Whether the work tree has changes no commit holds yet: they were
+             *     not pushed (commit them first).
+             */
+            uncommitted_changes: boolean;
         };
         /**
          * @description What a session's work tree was rebuilt from on the node that took it
@@ -1795,6 +2567,29 @@ export interface components {
             /** @description Environments may limit outbound TCP to listed ports. */
             tcp_ports: boolean;
         };
+        /**
+         * @description Whether every server turn of a harness has a credential, whatever its
+         *     environment, and how to give it one.
+         */
+        ServerCredential: {
+            /**
+             * @description Every turn of the harness has a credential from the server itself.
+             *     When false, a turn has one only if its environment has a secret named
+             *     in `variables`.
+             */
+            available: boolean;
+            /** @description The ways to give its turns a credential, one sentence each. */
+            how_to_add: string[];
+            source?: null | components["schemas"]["CredentialSource"];
+            /** @description The variable that holds it, when it is a variable. */
+            variable?: string | null;
+            /**
+             * @description The variables the harness takes a key from, in its order of
+             *     preference: an environment secret of one of these names gives its
+             *     turns a credential.
+             */
+            variables: string[];
+        };
         /** @description The server. */
         ServerView: {
             /** @description How turns and setup commands are contained. */
@@ -1823,6 +2618,8 @@ export interface components {
             environment_id?: string | null;
             /** @description What went wrong and what to do next. */
             error_message?: string | null;
+            fork_mode?: null | components["schemas"]["ForkMode"];
+            forked_from?: null | components["schemas"]["ForkedFrom"];
             /** @description The harness (a driver's name). */
             harness: string;
             /** @description The effort it runs at, when not the harness's default. */
@@ -1873,6 +2670,7 @@ export interface components {
          *     model and effort come from the task's agent's current settings.
          */
         SessionCreate: {
+            approvals?: null | components["schemas"]["ApprovalPolicy"];
             /** @description Commit what each turn changed on the branch (default false). */
             auto_commit?: boolean | null;
             /**
@@ -1929,11 +2727,13 @@ export interface components {
             owner?: string | null;
             /** @description That member's name. */
             owner_name?: string | null;
+            session_close_reason?: null | components["schemas"]["CloseReason"];
             /**
              * Format: int64
              * @description How many sessions it has.
              */
             session_count: number;
+            session_status?: null | components["schemas"]["SessionStatus"];
             /**
              * @description Always `active`: a task has no terminal state of its own (its
              *     sessions' statuses say what runs), which a plain conversation never
@@ -1949,6 +2749,7 @@ export interface components {
         };
         /** @description A task to create; every field is optional. With a prompt, a session starts at once. */
         TaskCreate: {
+            approvals?: null | components["schemas"]["ApprovalPolicy"];
             /** @description Context for the agent. */
             attachments?: components["schemas"]["AttachmentCreate"][] | null;
             /** @description The agent it runs as, by id or name (default: the connected agent). */
@@ -1968,6 +2769,12 @@ export interface components {
             model?: string | null;
             /** @description Its first message. */
             prompt?: string | null;
+            /**
+             * @description A fan-out: 1 to 8 sessions, each in its own worktree from the same
+             *     base, all given the `prompt` (then leave `harness`, `model` and
+             *     `effort` out: each entry names its own).
+             */
+            sessions?: components["schemas"]["FanOutSession"][] | null;
             /** @description Its title (default: the prompt's first line). */
             title?: string | null;
         };
@@ -1978,7 +2785,7 @@ export interface components {
             /** @description Its content: not blank. */
             text: string;
         };
-        /** @description A code task to start. */
+        /** @description A job to start: one turn, without a task or session. */
         TaskRequest: {
             /** @description The whole task, self-contained: not blank. */
             brief: string;
@@ -2007,7 +2814,7 @@ export interface components {
              */
             timeout_minutes?: number | null;
         };
-        /** @description How a code task ended, with the spec's metadata. */
+        /** @description How a job ended, with the spec's metadata. */
         TaskResult: {
             /** @description The CLI's version when the turn started, when it said one. */
             cli_version?: string | null;
@@ -2015,6 +2822,7 @@ export interface components {
             deletions: number;
             /** @description What explains the status, when something does. */
             detail?: string | null;
+            driver?: null | components["schemas"]["DriverUsed"];
             /**
              * Format: int64
              * @description From start to end.
@@ -2077,6 +2885,29 @@ export interface components {
         TaskView: components["schemas"]["Task"] & {
             binding_constraint?: null | components["schemas"]["BindingConstraint"];
         };
+        /** @description A token as listed: never its text. */
+        Token: {
+            /** @description When it was made (RFC 3339). */
+            created_at: string;
+            /** @description Its id: `tok_` and 16 hex digits. */
+            id: string;
+            /** @description That member's or agent's id. */
+            owner_id: string;
+            /** @description Whether a member or an agent uses it. */
+            owner_kind: components["schemas"]["TokenOwnerKind"];
+            /** @description That member's or agent's name. */
+            owner_name: string;
+        };
+        /** @description Whom a new token is for. */
+        TokenCreate: {
+            /** @description An agent of the account, by id; absent: the calling member. */
+            agent_id?: string | null;
+        };
+        /**
+         * @description Whom a token acts for.
+         * @enum {string}
+         */
+        TokenOwnerKind: "member" | "agent";
         /** @description An event type a driver did not know. */
         UnknownEventSeen: {
             /**
@@ -2464,7 +3295,13 @@ export interface operations {
     };
     task_diff: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description `hunks` (the default): three lines around each change; `whole_files`:
+                 *     every line of each changed file, for a whole-file view.
+                 */
+                context?: "hunks" | "whole_files";
+            };
             header?: never;
             path: {
                 /** @description The run */
@@ -2870,6 +3707,208 @@ export interface operations {
             };
             /** @description The body did not arrive in time */
             408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not sent as Content-Type: application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    list_approvals: {
+        parameters: {
+            query?: {
+                /** @description `pending`: only those waiting; `resolved`: only those decided or cancelled. */
+                status?: "pending" | "resolved";
+                /** @description Only this session's. */
+                session_id?: string;
+                /** @description Only this task's. */
+                task_id?: string;
+                /** @description At most this many items (1 to 200, default 50). */
+                limit?: number;
+                /** @description Where the page starts: a previous page's `meta.next_cursor`. */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The account */
+                account: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope_Vec_Approval"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    get_approval: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The account */
+                account: string;
+                /** @description The approval */
+                approval: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope_Approval"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A field, parameter or Idempotency-Key breaks its rule; the problem names it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    decide_approval: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The account */
+                account: string;
+                /** @description The approval */
+                approval: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DecisionBody"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope_Approval"];
+                };
+            };
+            /** @description The body is not JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body did not arrive in time */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3710,6 +4749,118 @@ export interface operations {
             };
         };
     };
+    compare_sessions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The account */
+                account: string;
+                /** @description The task */
+                task: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope_Comparison"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A field, parameter or Idempotency-Key breaks its rule; the problem names it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    compare_diff: {
+        parameters: {
+            query: {
+                /** @description The session the patch goes from. */
+                a: string;
+                /** @description The session the patch goes to. */
+                b: string;
+            };
+            header?: never;
+            path: {
+                /** @description The account */
+                account: string;
+                /** @description The task */
+                task: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The patch */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/x-diff": string;
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A session has no work tree to compare yet */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     list_sessions: {
         parameters: {
             query?: {
@@ -4066,6 +5217,104 @@ export interface operations {
             };
         };
     };
+    commit_session: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The account */
+                account: string;
+                /** @description The task */
+                task: string;
+                /** @description The session */
+                session: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CommitCreate"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope_Committed"];
+                };
+            };
+            /** @description The body is not JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body did not arrive in time */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not sent as Content-Type: application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     session_events: {
         parameters: {
             query?: never;
@@ -4115,6 +5364,110 @@ export interface operations {
                 };
             };
             /** @description A field, parameter or Idempotency-Key breaks its rule; the problem names it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    fork_session: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Replays the first answer for the same key and body */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The account */
+                account: string;
+                /** @description The task */
+                task: string;
+                /** @description The session to fork */
+                session: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ForkCreate"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope_Session"];
+                };
+            };
+            /** @description The body is not JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body did not arrive in time */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A request with this Idempotency-Key is still being answered, or was cut off by a restart */
+            409: {
+                headers: {
+                    /** @description Seconds to wait before retrying, while the first request is in flight */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not sent as Content-Type: application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4289,6 +5642,104 @@ export interface operations {
             };
         };
     };
+    push_session: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The account */
+                account: string;
+                /** @description The task */
+                task: string;
+                /** @description The session */
+                session: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PushCreate"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope_Pushed"];
+                };
+            };
+            /** @description The body is not JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body did not arrive in time */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not sent as Content-Type: application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     revert_session: {
         parameters: {
             query?: never;
@@ -4377,6 +5828,263 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    setup_log: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The account */
+                account: string;
+                /** @description The task */
+                task: string;
+                /** @description The session */
+                session: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The setup log */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A field, parameter or Idempotency-Key breaks its rule; the problem names it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    list_tokens: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The account */
+                account: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope_Vec_Token"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A field, parameter or Idempotency-Key breaks its rule; the problem names it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    create_token: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The account */
+                account: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TokenCreate"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope_NewToken"];
+                };
+            };
+            /** @description The body is not JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body did not arrive in time */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not sent as Content-Type: application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    revoke_token: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The account */
+                account: string;
+                /** @description The token's id */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A field, parameter or Idempotency-Key breaks its rule; the problem names it */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4772,6 +6480,154 @@ export interface operations {
                 };
             };
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    add_driver: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DriverAdd"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope_DriverPinned"];
+                };
+            };
+            /** @description The body is not JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server takes no plugin changes over HTTP */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body did not arrive in time */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The source moved since it was added; send update */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not sent as Content-Type: application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    remove_driver: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The driver */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server takes no plugin changes over HTTP */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A field, parameter or Idempotency-Key breaks its rule; the problem names it */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -18,14 +18,14 @@ T = TypeVar("T", bound="CodeTask")
 
 @_attrs_define
 class CodeTask:
-    """A code task: its call, its status and, once it has ended, its result.
+    """A job: its call, its status and, once it has ended, its result.
 
     Attributes:
         call_id (str): The call's id.
         created_at (str): When it started (RFC 3339).
         environment_id (str): The environment it runs in.
         run_id (str): The run it belongs to.
-        status (CodeTaskStatus): Where a code task is: running, or how it ended.
+        status (CodeTaskStatus): Where a job is: running, or how it ended.
         turn_id (str): The engine's turn.
         result (None | TaskResult | Unset):
         session_id (None | str | Unset): The harness session, once reported.

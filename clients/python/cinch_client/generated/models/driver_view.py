@@ -1,12 +1,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
 
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
 from ..models.driver_source import DriverSource, check_driver_source
+from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
     from ..models.cli_version_seen import CliVersionSeen
@@ -23,18 +24,26 @@ class DriverView:
         cli_versions (list[CliVersionSeen]): Per CLI version its turns ran, the event types it did not know,
             oldest sighting first; empty when it has known every event.
         contract_version (str): The driver contract version it implements.
+        digest (str): The component's digest, `sha256:HEX`: what a turn's result names.
         display_name (str): What people call it.
         name (str): The harness, as a request's `harness` names it.
         program (str): The program it runs, looked up on the server's PATH.
         source (DriverSource): Where a driver comes from.
+        origin (None | str | Unset): Where a pinned plugin came from: a file's path or an OCI reference;
+            null for a built-in or an unpinned plugin file.
+        version (None | str | Unset): Its version: a pinned plugin's (its OCI version or tag), cinch's for
+            a built-in; null when unknown.
     """
 
     cli_versions: list[CliVersionSeen]
     contract_version: str
+    digest: str
     display_name: str
     name: str
     program: str
     source: DriverSource
+    origin: None | str | Unset = UNSET
+    version: None | str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -45,6 +54,8 @@ class DriverView:
 
         contract_version = self.contract_version
 
+        digest = self.digest
+
         display_name = self.display_name
 
         name = self.name
@@ -53,18 +64,35 @@ class DriverView:
 
         source: str = self.source
 
+        origin: None | str | Unset
+        if isinstance(self.origin, Unset):
+            origin = UNSET
+        else:
+            origin = self.origin
+
+        version: None | str | Unset
+        if isinstance(self.version, Unset):
+            version = UNSET
+        else:
+            version = self.version
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
             {
                 "cli_versions": cli_versions,
                 "contract_version": contract_version,
+                "digest": digest,
                 "display_name": display_name,
                 "name": name,
                 "program": program,
                 "source": source,
             }
         )
+        if origin is not UNSET:
+            field_dict["origin"] = origin
+        if version is not UNSET:
+            field_dict["version"] = version
 
         return field_dict
 
@@ -82,6 +110,8 @@ class DriverView:
 
         contract_version = d.pop("contract_version")
 
+        digest = d.pop("digest")
+
         display_name = d.pop("display_name")
 
         name = d.pop("name")
@@ -90,13 +120,34 @@ class DriverView:
 
         source = check_driver_source(d.pop("source"))
 
+        def _parse_origin(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        origin = _parse_origin(d.pop("origin", UNSET))
+
+        def _parse_version(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        version = _parse_version(d.pop("version", UNSET))
+
         driver_view = cls(
             cli_versions=cli_versions,
             contract_version=contract_version,
+            digest=digest,
             display_name=display_name,
             name=name,
             program=program,
             source=source,
+            origin=origin,
+            version=version,
         )
 
         driver_view.additional_properties = d

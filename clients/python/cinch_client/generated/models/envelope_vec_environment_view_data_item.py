@@ -9,6 +9,7 @@ from attrs import field as _attrs_field
 from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
+    from ..models.approval_policy import ApprovalPolicy
     from ..models.envelope_vec_environment_view_data_item_env import (
         EnvelopeVecEnvironmentViewDataItemEnv,
     )
@@ -29,7 +30,7 @@ class EnvelopeVecEnvironmentViewDataItem:
         id (str): Its id.
         mcp_servers (list[McpServerSpec]): MCP servers its harnesses get; a header that takes a secret shows
             `{"secret": NAME}`, never the value.
-        name (str): Its name, unique in the account (the code-task API's `repo`).
+        name (str): Its name, unique in the account (the jobs API's `repo`).
         repository (str): A local path or a git URL to clone.
         secret_names (list[str]): The names of its secrets; their values are never returned.
         setup (list[str]): Commands run to set a workspace up, in order.
@@ -37,6 +38,7 @@ class EnvelopeVecEnvironmentViewDataItem:
         allowed_hosts (list[str] | None | Unset): The only hosts its harnesses and setup commands may reach, through
             cinch's HTTP proxy (names, `*.domain` wildcards, addresses); null: any.
         allowed_tcp_ports (list[int] | None | Unset): The only TCP ports its harnesses may connect to; null: any.
+        approvals (ApprovalPolicy | None | Unset):
         watchdog_minutes (int | None | Unset): Minutes its harness may write nothing before the turn is stopped
             (`timed_out`); null: the server's watchdog.
     """
@@ -53,10 +55,13 @@ class EnvelopeVecEnvironmentViewDataItem:
     updated_at: str
     allowed_hosts: list[str] | None | Unset = UNSET
     allowed_tcp_ports: list[int] | None | Unset = UNSET
+    approvals: ApprovalPolicy | None | Unset = UNSET
     watchdog_minutes: int | None | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.approval_policy import ApprovalPolicy
+
         account_id = self.account_id
 
         created_at = self.created_at
@@ -98,6 +103,14 @@ class EnvelopeVecEnvironmentViewDataItem:
         else:
             allowed_tcp_ports = self.allowed_tcp_ports
 
+        approvals: dict[str, Any] | None | Unset
+        if isinstance(self.approvals, Unset):
+            approvals = UNSET
+        elif isinstance(self.approvals, ApprovalPolicy):
+            approvals = self.approvals.to_dict()
+        else:
+            approvals = self.approvals
+
         watchdog_minutes: int | None | Unset
         if isinstance(self.watchdog_minutes, Unset):
             watchdog_minutes = UNSET
@@ -124,6 +137,8 @@ class EnvelopeVecEnvironmentViewDataItem:
             field_dict["allowed_hosts"] = allowed_hosts
         if allowed_tcp_ports is not UNSET:
             field_dict["allowed_tcp_ports"] = allowed_tcp_ports
+        if approvals is not UNSET:
+            field_dict["approvals"] = approvals
         if watchdog_minutes is not UNSET:
             field_dict["watchdog_minutes"] = watchdog_minutes
 
@@ -131,6 +146,7 @@ class EnvelopeVecEnvironmentViewDataItem:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
+        from ..models.approval_policy import ApprovalPolicy
         from ..models.envelope_vec_environment_view_data_item_env import (
             EnvelopeVecEnvironmentViewDataItemEnv,
         )
@@ -196,6 +212,23 @@ class EnvelopeVecEnvironmentViewDataItem:
 
         allowed_tcp_ports = _parse_allowed_tcp_ports(d.pop("allowed_tcp_ports", UNSET))
 
+        def _parse_approvals(data: object) -> ApprovalPolicy | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                approvals_type_1 = ApprovalPolicy.from_dict(data)
+
+                return approvals_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(ApprovalPolicy | None | Unset, data)
+
+        approvals = _parse_approvals(d.pop("approvals", UNSET))
+
         def _parse_watchdog_minutes(data: object) -> int | None | Unset:
             if data is None:
                 return data
@@ -218,6 +251,7 @@ class EnvelopeVecEnvironmentViewDataItem:
             updated_at=updated_at,
             allowed_hosts=allowed_hosts,
             allowed_tcp_ports=allowed_tcp_ports,
+            approvals=approvals,
             watchdog_minutes=watchdog_minutes,
         )
 

@@ -1,12 +1,16 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Self, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
 
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
+
+if TYPE_CHECKING:
+    from ..models.server_credential import ServerCredential
+
 
 T = TypeVar("T", bound="EnvelopeVecHarnessModelsDataItem")
 
@@ -15,6 +19,8 @@ T = TypeVar("T", bound="EnvelopeVecHarnessModelsDataItem")
 class EnvelopeVecHarnessModelsDataItem:
     """
     Attributes:
+        credential (ServerCredential): Whether every server turn of a harness has a credential, whatever its
+            environment, and how to give it one.
         display_name (str): What people call it.
         efforts (list[str]): The harness's effort vocabulary.
         harness (str): The harness, as a request's `harness` names it.
@@ -23,6 +29,7 @@ class EnvelopeVecHarnessModelsDataItem:
         default_model (None | str | Unset): The model used when a request names none.
     """
 
+    credential: ServerCredential
     display_name: str
     efforts: list[str]
     harness: str
@@ -32,6 +39,8 @@ class EnvelopeVecHarnessModelsDataItem:
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
+        credential = self.credential.to_dict()
+
         display_name = self.display_name
 
         efforts = self.efforts
@@ -56,6 +65,7 @@ class EnvelopeVecHarnessModelsDataItem:
         field_dict.update(self.additional_properties)
         field_dict.update(
             {
+                "credential": credential,
                 "display_name": display_name,
                 "efforts": efforts,
                 "harness": harness,
@@ -71,7 +81,11 @@ class EnvelopeVecHarnessModelsDataItem:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
+        from ..models.server_credential import ServerCredential
+
         d = dict(src_dict)
+        credential = ServerCredential.from_dict(d.pop("credential"))
+
         display_name = d.pop("display_name")
 
         efforts = cast(list[str], d.pop("efforts"))
@@ -99,6 +113,7 @@ class EnvelopeVecHarnessModelsDataItem:
         default_model = _parse_default_model(d.pop("default_model", UNSET))
 
         envelope_vec_harness_models_data_item = cls(
+            credential=credential,
             display_name=display_name,
             efforts=efforts,
             harness=harness,

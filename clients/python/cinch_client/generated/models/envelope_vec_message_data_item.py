@@ -10,6 +10,9 @@ from ..models.message_kind import MessageKind, check_message_kind
 from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
+    from ..models.envelope_vec_message_data_item_forked_from_type_0 import (
+        EnvelopeVecMessageDataItemForkedFromType0,
+    )
     from ..models.envelope_vec_message_data_item_turn_type_0 import (
         EnvelopeVecMessageDataItemTurnType0,
     )
@@ -29,6 +32,9 @@ class EnvelopeVecMessageDataItem:
         session_id (str): Its session.
         task_id (str): Its session's task.
         type_ (MessageKind): What a message is, stored as its kebab-case name.
+        forked_from (EnvelopeVecMessageDataItemForkedFromType0 | None | Unset): For a message a fork inherited from its
+            source: the fork point,
+            `{"session_id", "turn_id"}`; null for the session's own messages.
         sequence (int | None | Unset): Its place in the conversation; null while it is queued.
         turn (EnvelopeVecMessageDataItemTurnType0 | None | Unset): An assistant message's turn: its call, status and,
             once ended, result.
@@ -41,11 +47,15 @@ class EnvelopeVecMessageDataItem:
     session_id: str
     task_id: str
     type_: MessageKind
+    forked_from: EnvelopeVecMessageDataItemForkedFromType0 | None | Unset = UNSET
     sequence: int | None | Unset = UNSET
     turn: EnvelopeVecMessageDataItemTurnType0 | None | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.envelope_vec_message_data_item_forked_from_type_0 import (
+            EnvelopeVecMessageDataItemForkedFromType0,
+        )
         from ..models.envelope_vec_message_data_item_turn_type_0 import (
             EnvelopeVecMessageDataItemTurnType0,
         )
@@ -61,6 +71,14 @@ class EnvelopeVecMessageDataItem:
         task_id = self.task_id
 
         type_: str = self.type_
+
+        forked_from: dict[str, Any] | None | Unset
+        if isinstance(self.forked_from, Unset):
+            forked_from = UNSET
+        elif isinstance(self.forked_from, EnvelopeVecMessageDataItemForkedFromType0):
+            forked_from = self.forked_from.to_dict()
+        else:
+            forked_from = self.forked_from
 
         sequence: int | None | Unset
         if isinstance(self.sequence, Unset):
@@ -88,6 +106,8 @@ class EnvelopeVecMessageDataItem:
                 "type": type_,
             }
         )
+        if forked_from is not UNSET:
+            field_dict["forked_from"] = forked_from
         if sequence is not UNSET:
             field_dict["sequence"] = sequence
         if turn is not UNSET:
@@ -97,6 +117,9 @@ class EnvelopeVecMessageDataItem:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
+        from ..models.envelope_vec_message_data_item_forked_from_type_0 import (
+            EnvelopeVecMessageDataItemForkedFromType0,
+        )
         from ..models.envelope_vec_message_data_item_turn_type_0 import (
             EnvelopeVecMessageDataItemTurnType0,
         )
@@ -113,6 +136,27 @@ class EnvelopeVecMessageDataItem:
         task_id = d.pop("task_id")
 
         type_ = check_message_kind(d.pop("type"))
+
+        def _parse_forked_from(
+            data: object,
+        ) -> EnvelopeVecMessageDataItemForkedFromType0 | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                forked_from_type_0 = (
+                    EnvelopeVecMessageDataItemForkedFromType0.from_dict(data)
+                )
+
+                return forked_from_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(EnvelopeVecMessageDataItemForkedFromType0 | None | Unset, data)
+
+        forked_from = _parse_forked_from(d.pop("forked_from", UNSET))
 
         def _parse_sequence(data: object) -> int | None | Unset:
             if data is None:
@@ -149,6 +193,7 @@ class EnvelopeVecMessageDataItem:
             session_id=session_id,
             task_id=task_id,
             type_=type_,
+            forked_from=forked_from,
             sequence=sequence,
             turn=turn,
         )

@@ -7,11 +7,13 @@ from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
 from ..models.close_reason import CloseReason, check_close_reason
+from ..models.fork_mode import ForkMode, check_fork_mode
 from ..models.rebuilt_from import RebuiltFrom, check_rebuilt_from
 from ..models.session_status import SessionStatus, check_session_status
 from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
+    from ..models.forked_from import ForkedFrom
     from ..models.usage_totals import UsageTotals
 
 
@@ -43,6 +45,8 @@ class EnvelopeVecSessionDataItem:
         current_turn (None | str | Unset): The engine turn running now.
         environment_id (None | str | Unset): Its environment.
         error_message (None | str | Unset): What went wrong and what to do next.
+        fork_mode (ForkMode | None | Unset):
+        forked_from (ForkedFrom | None | Unset):
         harness_effort (None | str | Unset): The effort it runs at, when not the harness's default.
         harness_model (None | str | Unset): The model it runs, when not the harness's default.
         harness_session_id (None | str | Unset): The harness's own session id, once reported; later turns resume it.
@@ -73,6 +77,8 @@ class EnvelopeVecSessionDataItem:
     current_turn: None | str | Unset = UNSET
     environment_id: None | str | Unset = UNSET
     error_message: None | str | Unset = UNSET
+    fork_mode: ForkMode | None | Unset = UNSET
+    forked_from: ForkedFrom | None | Unset = UNSET
     harness_effort: None | str | Unset = UNSET
     harness_model: None | str | Unset = UNSET
     harness_session_id: None | str | Unset = UNSET
@@ -83,6 +89,8 @@ class EnvelopeVecSessionDataItem:
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.forked_from import ForkedFrom
+
         account_id = self.account_id
 
         agent_id = self.agent_id
@@ -144,6 +152,22 @@ class EnvelopeVecSessionDataItem:
             error_message = UNSET
         else:
             error_message = self.error_message
+
+        fork_mode: None | str | Unset
+        if isinstance(self.fork_mode, Unset):
+            fork_mode = UNSET
+        elif isinstance(self.fork_mode, str):
+            fork_mode = self.fork_mode
+        else:
+            fork_mode = self.fork_mode
+
+        forked_from: dict[str, Any] | None | Unset
+        if isinstance(self.forked_from, Unset):
+            forked_from = UNSET
+        elif isinstance(self.forked_from, ForkedFrom):
+            forked_from = self.forked_from.to_dict()
+        else:
+            forked_from = self.forked_from
 
         harness_effort: None | str | Unset
         if isinstance(self.harness_effort, Unset):
@@ -220,6 +244,10 @@ class EnvelopeVecSessionDataItem:
             field_dict["environment_id"] = environment_id
         if error_message is not UNSET:
             field_dict["error_message"] = error_message
+        if fork_mode is not UNSET:
+            field_dict["fork_mode"] = fork_mode
+        if forked_from is not UNSET:
+            field_dict["forked_from"] = forked_from
         if harness_effort is not UNSET:
             field_dict["harness_effort"] = harness_effort
         if harness_model is not UNSET:
@@ -239,6 +267,7 @@ class EnvelopeVecSessionDataItem:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
+        from ..models.forked_from import ForkedFrom
         from ..models.usage_totals import UsageTotals
 
         d = dict(src_dict)
@@ -324,6 +353,40 @@ class EnvelopeVecSessionDataItem:
             return cast(None | str | Unset, data)
 
         error_message = _parse_error_message(d.pop("error_message", UNSET))
+
+        def _parse_fork_mode(data: object) -> ForkMode | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                fork_mode_type_1 = check_fork_mode(data)
+
+                return fork_mode_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(ForkMode | None | Unset, data)
+
+        fork_mode = _parse_fork_mode(d.pop("fork_mode", UNSET))
+
+        def _parse_forked_from(data: object) -> ForkedFrom | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                forked_from_type_1 = ForkedFrom.from_dict(data)
+
+                return forked_from_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(ForkedFrom | None | Unset, data)
+
+        forked_from = _parse_forked_from(d.pop("forked_from", UNSET))
 
         def _parse_harness_effort(data: object) -> None | str | Unset:
             if data is None:
@@ -419,6 +482,8 @@ class EnvelopeVecSessionDataItem:
             current_turn=current_turn,
             environment_id=environment_id,
             error_message=error_message,
+            fork_mode=fork_mode,
+            forked_from=forked_from,
             harness_effort=harness_effort,
             harness_model=harness_model,
             harness_session_id=harness_session_id,

@@ -6,6 +6,8 @@ from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
+from ..models.close_reason import CloseReason, check_close_reason
+from ..models.session_status import SessionStatus, check_session_status
 from ..models.task_status import TaskStatus, check_task_status
 from ..types import UNSET, Unset
 
@@ -38,6 +40,8 @@ class EnvelopeVecTaskViewDataItem:
         last_message_preview (None | str | Unset): One line: the last thing the agent said on it, markdown stripped.
         owner (None | str | Unset): The member responsible for it; none when an agent opened it ("needs someone").
         owner_name (None | str | Unset): That member's name.
+        session_close_reason (CloseReason | None | Unset):
+        session_status (None | SessionStatus | Unset):
         binding_constraint (BindingConstraint | None | Unset):
     """
 
@@ -57,6 +61,8 @@ class EnvelopeVecTaskViewDataItem:
     last_message_preview: None | str | Unset = UNSET
     owner: None | str | Unset = UNSET
     owner_name: None | str | Unset = UNSET
+    session_close_reason: CloseReason | None | Unset = UNSET
+    session_status: None | SessionStatus | Unset = UNSET
     binding_constraint: BindingConstraint | None | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
@@ -115,6 +121,22 @@ class EnvelopeVecTaskViewDataItem:
         else:
             owner_name = self.owner_name
 
+        session_close_reason: None | str | Unset
+        if isinstance(self.session_close_reason, Unset):
+            session_close_reason = UNSET
+        elif isinstance(self.session_close_reason, str):
+            session_close_reason = self.session_close_reason
+        else:
+            session_close_reason = self.session_close_reason
+
+        session_status: None | str | Unset
+        if isinstance(self.session_status, Unset):
+            session_status = UNSET
+        elif isinstance(self.session_status, str):
+            session_status = self.session_status
+        else:
+            session_status = self.session_status
+
         binding_constraint: dict[str, Any] | None | Unset
         if isinstance(self.binding_constraint, Unset):
             binding_constraint = UNSET
@@ -150,6 +172,10 @@ class EnvelopeVecTaskViewDataItem:
             field_dict["owner"] = owner
         if owner_name is not UNSET:
             field_dict["owner_name"] = owner_name
+        if session_close_reason is not UNSET:
+            field_dict["session_close_reason"] = session_close_reason
+        if session_status is not UNSET:
+            field_dict["session_status"] = session_status
         if binding_constraint is not UNSET:
             field_dict["binding_constraint"] = binding_constraint
 
@@ -230,6 +256,42 @@ class EnvelopeVecTaskViewDataItem:
 
         owner_name = _parse_owner_name(d.pop("owner_name", UNSET))
 
+        def _parse_session_close_reason(data: object) -> CloseReason | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                session_close_reason_type_1 = check_close_reason(data)
+
+                return session_close_reason_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(CloseReason | None | Unset, data)
+
+        session_close_reason = _parse_session_close_reason(
+            d.pop("session_close_reason", UNSET)
+        )
+
+        def _parse_session_status(data: object) -> None | SessionStatus | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                session_status_type_1 = check_session_status(data)
+
+                return session_status_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | SessionStatus | Unset, data)
+
+        session_status = _parse_session_status(d.pop("session_status", UNSET))
+
         def _parse_binding_constraint(data: object) -> BindingConstraint | None | Unset:
             if data is None:
                 return data
@@ -266,6 +328,8 @@ class EnvelopeVecTaskViewDataItem:
             last_message_preview=last_message_preview,
             owner=owner,
             owner_name=owner_name,
+            session_close_reason=session_close_reason,
+            session_status=session_status,
             binding_constraint=binding_constraint,
         )
 

@@ -8,6 +8,7 @@ from attrs import define as _attrs_define
 from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
+    from ..models.approval_policy import ApprovalPolicy
     from ..models.environment_create_env import EnvironmentCreateEnv
     from ..models.environment_create_secrets import EnvironmentCreateSecrets
     from ..models.mcp_server_spec import McpServerSpec
@@ -26,6 +27,7 @@ class EnvironmentCreate:
             `git@host:path`).
         allowed_hosts (list[str] | None | Unset):
         allowed_tcp_ports (list[int] | None | Unset):
+        approvals (ApprovalPolicy | None | Unset):
         env (EnvironmentCreateEnv | Unset):
         mcp_servers (list[McpServerSpec] | None | Unset): MCP servers its harnesses get (at most 20): claude, codex and
             gemini
@@ -40,6 +42,7 @@ class EnvironmentCreate:
     repository: str
     allowed_hosts: list[str] | None | Unset = UNSET
     allowed_tcp_ports: list[int] | None | Unset = UNSET
+    approvals: ApprovalPolicy | None | Unset = UNSET
     env: EnvironmentCreateEnv | Unset = UNSET
     mcp_servers: list[McpServerSpec] | None | Unset = UNSET
     secrets: EnvironmentCreateSecrets | Unset = UNSET
@@ -47,6 +50,8 @@ class EnvironmentCreate:
     watchdog_minutes: int | None | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.approval_policy import ApprovalPolicy
+
         name = self.name
 
         repository = self.repository
@@ -68,6 +73,14 @@ class EnvironmentCreate:
 
         else:
             allowed_tcp_ports = self.allowed_tcp_ports
+
+        approvals: dict[str, Any] | None | Unset
+        if isinstance(self.approvals, Unset):
+            approvals = UNSET
+        elif isinstance(self.approvals, ApprovalPolicy):
+            approvals = self.approvals.to_dict()
+        else:
+            approvals = self.approvals
 
         env: dict[str, Any] | Unset = UNSET
         if not isinstance(self.env, Unset):
@@ -116,6 +129,8 @@ class EnvironmentCreate:
             field_dict["allowed_hosts"] = allowed_hosts
         if allowed_tcp_ports is not UNSET:
             field_dict["allowed_tcp_ports"] = allowed_tcp_ports
+        if approvals is not UNSET:
+            field_dict["approvals"] = approvals
         if env is not UNSET:
             field_dict["env"] = env
         if mcp_servers is not UNSET:
@@ -131,6 +146,7 @@ class EnvironmentCreate:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
+        from ..models.approval_policy import ApprovalPolicy
         from ..models.environment_create_env import EnvironmentCreateEnv
         from ..models.environment_create_secrets import EnvironmentCreateSecrets
         from ..models.mcp_server_spec import McpServerSpec
@@ -173,6 +189,23 @@ class EnvironmentCreate:
             return cast(list[int] | None | Unset, data)
 
         allowed_tcp_ports = _parse_allowed_tcp_ports(d.pop("allowed_tcp_ports", UNSET))
+
+        def _parse_approvals(data: object) -> ApprovalPolicy | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                approvals_type_1 = ApprovalPolicy.from_dict(data)
+
+                return approvals_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(ApprovalPolicy | None | Unset, data)
+
+        approvals = _parse_approvals(d.pop("approvals", UNSET))
 
         _env = d.pop("env", UNSET)
         env: EnvironmentCreateEnv | Unset
@@ -243,6 +276,7 @@ class EnvironmentCreate:
             repository=repository,
             allowed_hosts=allowed_hosts,
             allowed_tcp_ports=allowed_tcp_ports,
+            approvals=approvals,
             env=env,
             mcp_servers=mcp_servers,
             secrets=secrets,

@@ -8,6 +8,7 @@ from attrs import define as _attrs_define
 from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
+    from ..models.approval_policy import ApprovalPolicy
     from ..models.environment_update_env import EnvironmentUpdateEnv
     from ..models.environment_update_secrets import EnvironmentUpdateSecrets
     from ..models.mcp_server_spec import McpServerSpec
@@ -23,6 +24,7 @@ class EnvironmentUpdate:
     Attributes:
         allowed_hosts (list[str] | None | Unset):
         allowed_tcp_ports (list[int] | None | Unset):
+        approvals (ApprovalPolicy | None | Unset):
         env (EnvironmentUpdateEnv | Unset):
         mcp_servers (list[McpServerSpec] | None | Unset): New MCP servers, replacing the old (`[]` removes them all).
         name (None | str | Unset): A new name: letters, digits and `_ . -`, at most 100 characters, not only dots.
@@ -34,6 +36,7 @@ class EnvironmentUpdate:
 
     allowed_hosts: list[str] | None | Unset = UNSET
     allowed_tcp_ports: list[int] | None | Unset = UNSET
+    approvals: ApprovalPolicy | None | Unset = UNSET
     env: EnvironmentUpdateEnv | Unset = UNSET
     mcp_servers: list[McpServerSpec] | None | Unset = UNSET
     name: None | str | Unset = UNSET
@@ -43,6 +46,8 @@ class EnvironmentUpdate:
     watchdog_minutes: int | None | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.approval_policy import ApprovalPolicy
+
         allowed_hosts: list[str] | None | Unset
         if isinstance(self.allowed_hosts, Unset):
             allowed_hosts = UNSET
@@ -60,6 +65,14 @@ class EnvironmentUpdate:
 
         else:
             allowed_tcp_ports = self.allowed_tcp_ports
+
+        approvals: dict[str, Any] | None | Unset
+        if isinstance(self.approvals, Unset):
+            approvals = UNSET
+        elif isinstance(self.approvals, ApprovalPolicy):
+            approvals = self.approvals.to_dict()
+        else:
+            approvals = self.approvals
 
         env: dict[str, Any] | Unset = UNSET
         if not isinstance(self.env, Unset):
@@ -115,6 +128,8 @@ class EnvironmentUpdate:
             field_dict["allowed_hosts"] = allowed_hosts
         if allowed_tcp_ports is not UNSET:
             field_dict["allowed_tcp_ports"] = allowed_tcp_ports
+        if approvals is not UNSET:
+            field_dict["approvals"] = approvals
         if env is not UNSET:
             field_dict["env"] = env
         if mcp_servers is not UNSET:
@@ -134,6 +149,7 @@ class EnvironmentUpdate:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
+        from ..models.approval_policy import ApprovalPolicy
         from ..models.environment_update_env import EnvironmentUpdateEnv
         from ..models.environment_update_secrets import EnvironmentUpdateSecrets
         from ..models.mcp_server_spec import McpServerSpec
@@ -173,6 +189,23 @@ class EnvironmentUpdate:
             return cast(list[int] | None | Unset, data)
 
         allowed_tcp_ports = _parse_allowed_tcp_ports(d.pop("allowed_tcp_ports", UNSET))
+
+        def _parse_approvals(data: object) -> ApprovalPolicy | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                approvals_type_1 = ApprovalPolicy.from_dict(data)
+
+                return approvals_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(ApprovalPolicy | None | Unset, data)
+
+        approvals = _parse_approvals(d.pop("approvals", UNSET))
 
         _env = d.pop("env", UNSET)
         env: EnvironmentUpdateEnv | Unset
@@ -259,6 +292,7 @@ class EnvironmentUpdate:
         environment_update = cls(
             allowed_hosts=allowed_hosts,
             allowed_tcp_ports=allowed_tcp_ports,
+            approvals=approvals,
             env=env,
             mcp_servers=mcp_servers,
             name=name,

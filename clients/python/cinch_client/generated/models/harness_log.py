@@ -1,10 +1,16 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Self, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
 
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
+
+from ..types import UNSET, Unset
+
+if TYPE_CHECKING:
+    from ..models.driver_used import DriverUsed
+
 
 T = TypeVar("T", bound="HarnessLog")
 
@@ -21,6 +27,7 @@ class HarnessLog:
         raw (str): The raw JSONL, whole lines from the start within 256 KiB, redacted.
         raw_truncated (bool): Whether the raw log goes on past `raw`.
         unparsed (int): Lines that gave no event.
+        driver (DriverUsed | None | Unset):
     """
 
     bytes_: int
@@ -30,9 +37,12 @@ class HarnessLog:
     raw: str
     raw_truncated: bool
     unparsed: int
+    driver: DriverUsed | None | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.driver_used import DriverUsed
+
         bytes_ = self.bytes_
 
         events = self.events
@@ -47,6 +57,14 @@ class HarnessLog:
 
         unparsed = self.unparsed
 
+        driver: dict[str, Any] | None | Unset
+        if isinstance(self.driver, Unset):
+            driver = UNSET
+        elif isinstance(self.driver, DriverUsed):
+            driver = self.driver.to_dict()
+        else:
+            driver = self.driver
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -60,11 +78,15 @@ class HarnessLog:
                 "unparsed": unparsed,
             }
         )
+        if driver is not UNSET:
+            field_dict["driver"] = driver
 
         return field_dict
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
+        from ..models.driver_used import DriverUsed
+
         d = dict(src_dict)
         bytes_ = d.pop("bytes")
 
@@ -80,6 +102,23 @@ class HarnessLog:
 
         unparsed = d.pop("unparsed")
 
+        def _parse_driver(data: object) -> DriverUsed | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                driver_type_1 = DriverUsed.from_dict(data)
+
+                return driver_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(DriverUsed | None | Unset, data)
+
+        driver = _parse_driver(d.pop("driver", UNSET))
+
         harness_log = cls(
             bytes_=bytes_,
             events=events,
@@ -88,6 +127,7 @@ class HarnessLog:
             raw=raw,
             raw_truncated=raw_truncated,
             unparsed=unparsed,
+            driver=driver,
         )
 
         harness_log.additional_properties = d

@@ -10,6 +10,7 @@ from ..models.message_kind import MessageKind, check_message_kind
 from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
+    from ..models.message_forked_from_type_0 import MessageForkedFromType0
     from ..models.message_turn_type_0 import MessageTurnType0
 
 
@@ -27,6 +28,9 @@ class Message:
         session_id (str): Its session.
         task_id (str): Its session's task.
         type_ (MessageKind): What a message is, stored as its kebab-case name.
+        forked_from (MessageForkedFromType0 | None | Unset): For a message a fork inherited from its source: the fork
+            point,
+            `{"session_id", "turn_id"}`; null for the session's own messages.
         sequence (int | None | Unset): Its place in the conversation; null while it is queued.
         turn (MessageTurnType0 | None | Unset): An assistant message's turn: its call, status and, once ended, result.
             Kept as stored text: listing messages copies it out without parsing it.
@@ -38,11 +42,13 @@ class Message:
     session_id: str
     task_id: str
     type_: MessageKind
+    forked_from: MessageForkedFromType0 | None | Unset = UNSET
     sequence: int | None | Unset = UNSET
     turn: MessageTurnType0 | None | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.message_forked_from_type_0 import MessageForkedFromType0
         from ..models.message_turn_type_0 import MessageTurnType0
 
         content = self.content
@@ -56,6 +62,14 @@ class Message:
         task_id = self.task_id
 
         type_: str = self.type_
+
+        forked_from: dict[str, Any] | None | Unset
+        if isinstance(self.forked_from, Unset):
+            forked_from = UNSET
+        elif isinstance(self.forked_from, MessageForkedFromType0):
+            forked_from = self.forked_from.to_dict()
+        else:
+            forked_from = self.forked_from
 
         sequence: int | None | Unset
         if isinstance(self.sequence, Unset):
@@ -83,6 +97,8 @@ class Message:
                 "type": type_,
             }
         )
+        if forked_from is not UNSET:
+            field_dict["forked_from"] = forked_from
         if sequence is not UNSET:
             field_dict["sequence"] = sequence
         if turn is not UNSET:
@@ -92,6 +108,7 @@ class Message:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
+        from ..models.message_forked_from_type_0 import MessageForkedFromType0
         from ..models.message_turn_type_0 import MessageTurnType0
 
         d = dict(src_dict)
@@ -106,6 +123,23 @@ class Message:
         task_id = d.pop("task_id")
 
         type_ = check_message_kind(d.pop("type"))
+
+        def _parse_forked_from(data: object) -> MessageForkedFromType0 | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                forked_from_type_0 = MessageForkedFromType0.from_dict(data)
+
+                return forked_from_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(MessageForkedFromType0 | None | Unset, data)
+
+        forked_from = _parse_forked_from(d.pop("forked_from", UNSET))
 
         def _parse_sequence(data: object) -> int | None | Unset:
             if data is None:
@@ -140,6 +174,7 @@ class Message:
             session_id=session_id,
             task_id=task_id,
             type_=type_,
+            forked_from=forked_from,
             sequence=sequence,
             turn=turn,
         )

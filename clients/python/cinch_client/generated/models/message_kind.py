@@ -1,11 +1,18 @@
 from typing import Literal
 
 MessageKind = Literal[
-    "ai-title", "assistant", "attachment", "queue-operation", "revert", "user"
+    "ai-title",
+    "approval",
+    "assistant",
+    "attachment",
+    "queue-operation",
+    "revert",
+    "user",
 ]
 
 MESSAGE_KIND_VALUES: set[MessageKind] = {
     "ai-title",
+    "approval",
     "assistant",
     "attachment",
     "queue-operation",

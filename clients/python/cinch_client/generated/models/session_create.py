@@ -1,11 +1,15 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Self, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
 
 from attrs import define as _attrs_define
 
 from ..types import UNSET, Unset
+
+if TYPE_CHECKING:
+    from ..models.approval_policy import ApprovalPolicy
+
 
 T = TypeVar("T", bound="SessionCreate")
 
@@ -16,6 +20,7 @@ class SessionCreate:
     model and effort come from the task's agent's current settings.
 
         Attributes:
+            approvals (ApprovalPolicy | None | Unset):
             auto_commit (bool | None | Unset): Commit what each turn changed on the branch (default false).
             base_branch (None | str | Unset): The branch to start from (default: the repository's HEAD): a git
                 branch name the environment's repository has, locally or as `origin/<branch>`.
@@ -26,6 +31,7 @@ class SessionCreate:
             title (None | str | Unset): Its title (default: the task's).
     """
 
+    approvals: ApprovalPolicy | None | Unset = UNSET
     auto_commit: bool | None | Unset = UNSET
     base_branch: None | str | Unset = UNSET
     branch_name: None | str | Unset = UNSET
@@ -34,6 +40,16 @@ class SessionCreate:
     title: None | str | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.approval_policy import ApprovalPolicy
+
+        approvals: dict[str, Any] | None | Unset
+        if isinstance(self.approvals, Unset):
+            approvals = UNSET
+        elif isinstance(self.approvals, ApprovalPolicy):
+            approvals = self.approvals.to_dict()
+        else:
+            approvals = self.approvals
+
         auto_commit: bool | None | Unset
         if isinstance(self.auto_commit, Unset):
             auto_commit = UNSET
@@ -73,6 +89,8 @@ class SessionCreate:
         field_dict: dict[str, Any] = {}
 
         field_dict.update({})
+        if approvals is not UNSET:
+            field_dict["approvals"] = approvals
         if auto_commit is not UNSET:
             field_dict["auto_commit"] = auto_commit
         if base_branch is not UNSET:
@@ -90,7 +108,26 @@ class SessionCreate:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
+        from ..models.approval_policy import ApprovalPolicy
+
         d = dict(src_dict)
+
+        def _parse_approvals(data: object) -> ApprovalPolicy | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                approvals_type_1 = ApprovalPolicy.from_dict(data)
+
+                return approvals_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(ApprovalPolicy | None | Unset, data)
+
+        approvals = _parse_approvals(d.pop("approvals", UNSET))
 
         def _parse_auto_commit(data: object) -> bool | None | Unset:
             if data is None:
@@ -147,6 +184,7 @@ class SessionCreate:
         title = _parse_title(d.pop("title", UNSET))
 
         session_create = cls(
+            approvals=approvals,
             auto_commit=auto_commit,
             base_branch=base_branch,
             branch_name=branch_name,

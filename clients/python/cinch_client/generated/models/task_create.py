@@ -8,7 +8,9 @@ from attrs import define as _attrs_define
 from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
+    from ..models.approval_policy import ApprovalPolicy
     from ..models.attachment_create import AttachmentCreate
+    from ..models.fan_out_session import FanOutSession
 
 
 T = TypeVar("T", bound="TaskCreate")
@@ -19,6 +21,7 @@ class TaskCreate:
     """A task to create; every field is optional. With a prompt, a session starts at once.
 
     Attributes:
+        approvals (ApprovalPolicy | None | Unset):
         attachments (list[AttachmentCreate] | None | Unset): Context for the agent.
         created_by (None | str | Unset): The agent it runs as, by id or name (default: the connected agent).
         effort (None | str | Unset): An effort in the harness's vocabulary.
@@ -28,9 +31,14 @@ class TaskCreate:
             600.
         model (None | str | Unset): A model id as `GET /v1/models` lists it.
         prompt (None | str | Unset): Its first message.
+        sessions (list[FanOutSession] | None | Unset): A fan-out: 1 to 8 sessions, each in its own worktree from the
+            same
+            base, all given the `prompt` (then leave `harness`, `model` and
+            `effort` out: each entry names its own).
         title (None | str | Unset): Its title (default: the prompt's first line).
     """
 
+    approvals: ApprovalPolicy | None | Unset = UNSET
     attachments: list[AttachmentCreate] | None | Unset = UNSET
     created_by: None | str | Unset = UNSET
     effort: None | str | Unset = UNSET
@@ -39,9 +47,20 @@ class TaskCreate:
     idle_timeout_seconds: int | None | Unset = UNSET
     model: None | str | Unset = UNSET
     prompt: None | str | Unset = UNSET
+    sessions: list[FanOutSession] | None | Unset = UNSET
     title: None | str | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.approval_policy import ApprovalPolicy
+
+        approvals: dict[str, Any] | None | Unset
+        if isinstance(self.approvals, Unset):
+            approvals = UNSET
+        elif isinstance(self.approvals, ApprovalPolicy):
+            approvals = self.approvals.to_dict()
+        else:
+            approvals = self.approvals
+
         attachments: list[dict[str, Any]] | None | Unset
         if isinstance(self.attachments, Unset):
             attachments = UNSET
@@ -96,6 +115,18 @@ class TaskCreate:
         else:
             prompt = self.prompt
 
+        sessions: list[dict[str, Any]] | None | Unset
+        if isinstance(self.sessions, Unset):
+            sessions = UNSET
+        elif isinstance(self.sessions, list):
+            sessions = []
+            for sessions_type_0_item_data in self.sessions:
+                sessions_type_0_item = sessions_type_0_item_data.to_dict()
+                sessions.append(sessions_type_0_item)
+
+        else:
+            sessions = self.sessions
+
         title: None | str | Unset
         if isinstance(self.title, Unset):
             title = UNSET
@@ -105,6 +136,8 @@ class TaskCreate:
         field_dict: dict[str, Any] = {}
 
         field_dict.update({})
+        if approvals is not UNSET:
+            field_dict["approvals"] = approvals
         if attachments is not UNSET:
             field_dict["attachments"] = attachments
         if created_by is not UNSET:
@@ -121,6 +154,8 @@ class TaskCreate:
             field_dict["model"] = model
         if prompt is not UNSET:
             field_dict["prompt"] = prompt
+        if sessions is not UNSET:
+            field_dict["sessions"] = sessions
         if title is not UNSET:
             field_dict["title"] = title
 
@@ -128,9 +163,28 @@ class TaskCreate:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
+        from ..models.approval_policy import ApprovalPolicy
         from ..models.attachment_create import AttachmentCreate
+        from ..models.fan_out_session import FanOutSession
 
         d = dict(src_dict)
+
+        def _parse_approvals(data: object) -> ApprovalPolicy | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                approvals_type_1 = ApprovalPolicy.from_dict(data)
+
+                return approvals_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(ApprovalPolicy | None | Unset, data)
+
+        approvals = _parse_approvals(d.pop("approvals", UNSET))
 
         def _parse_attachments(data: object) -> list[AttachmentCreate] | None | Unset:
             if data is None:
@@ -221,6 +275,30 @@ class TaskCreate:
 
         prompt = _parse_prompt(d.pop("prompt", UNSET))
 
+        def _parse_sessions(data: object) -> list[FanOutSession] | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, list):
+                    raise TypeError()
+                sessions_type_0 = []
+                _sessions_type_0 = data
+                for sessions_type_0_item_data in _sessions_type_0:
+                    sessions_type_0_item = FanOutSession.from_dict(
+                        sessions_type_0_item_data
+                    )
+
+                    sessions_type_0.append(sessions_type_0_item)
+
+                return sessions_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(list[FanOutSession] | None | Unset, data)
+
+        sessions = _parse_sessions(d.pop("sessions", UNSET))
+
         def _parse_title(data: object) -> None | str | Unset:
             if data is None:
                 return data
@@ -231,6 +309,7 @@ class TaskCreate:
         title = _parse_title(d.pop("title", UNSET))
 
         task_create = cls(
+            approvals=approvals,
             attachments=attachments,
             created_by=created_by,
             effort=effort,
@@ -239,6 +318,7 @@ class TaskCreate:
             idle_timeout_seconds=idle_timeout_seconds,
             model=model,
             prompt=prompt,
+            sessions=sessions,
             title=title,
         )
 

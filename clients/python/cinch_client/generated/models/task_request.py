@@ -17,7 +17,7 @@ T = TypeVar("T", bound="TaskRequest")
 
 @_attrs_define
 class TaskRequest:
-    """A code task to start.
+    """A job to start: one turn, without a task or session.
 
     Attributes:
         brief (str): The whole task, self-contained: not blank.

@@ -10,6 +10,7 @@ from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
     from ..models.changed_file import ChangedFile
+    from ..models.driver_used import DriverUsed
     from ..models.task_result_unknown_events import TaskResultUnknownEvents
     from ..models.task_result_usage_type_0 import TaskResultUsageType0
 
@@ -19,7 +20,7 @@ T = TypeVar("T", bound="TaskResult")
 
 @_attrs_define
 class TaskResult:
-    """How a code task ended, with the spec's metadata.
+    """How a job ended, with the spec's metadata.
 
     Attributes:
         deletions (int): Lines removed.
@@ -40,6 +41,7 @@ class TaskResult:
             turn the rest count under `(other types)`.
         cli_version (None | str | Unset): The CLI's version when the turn started, when it said one.
         detail (None | str | Unset): What explains the status, when something does.
+        driver (DriverUsed | None | Unset):
         end_sha (None | str | Unset): The end checkpoint's commit.
         exit_code (int | None | Unset): The CLI's exit code, when it exited by itself.
         final_message (None | str | Unset): The harness's final message (redacted).
@@ -61,6 +63,7 @@ class TaskResult:
     unknown_events: TaskResultUnknownEvents
     cli_version: None | str | Unset = UNSET
     detail: None | str | Unset = UNSET
+    driver: DriverUsed | None | Unset = UNSET
     end_sha: None | str | Unset = UNSET
     exit_code: int | None | Unset = UNSET
     final_message: None | str | Unset = UNSET
@@ -70,6 +73,7 @@ class TaskResult:
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.driver_used import DriverUsed
         from ..models.task_result_usage_type_0 import TaskResultUsageType0
 
         deletions = self.deletions
@@ -108,6 +112,14 @@ class TaskResult:
             detail = UNSET
         else:
             detail = self.detail
+
+        driver: dict[str, Any] | None | Unset
+        if isinstance(self.driver, Unset):
+            driver = UNSET
+        elif isinstance(self.driver, DriverUsed):
+            driver = self.driver.to_dict()
+        else:
+            driver = self.driver
 
         end_sha: None | str | Unset
         if isinstance(self.end_sha, Unset):
@@ -168,6 +180,8 @@ class TaskResult:
             field_dict["cli_version"] = cli_version
         if detail is not UNSET:
             field_dict["detail"] = detail
+        if driver is not UNSET:
+            field_dict["driver"] = driver
         if end_sha is not UNSET:
             field_dict["end_sha"] = end_sha
         if exit_code is not UNSET:
@@ -186,6 +200,7 @@ class TaskResult:
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
         from ..models.changed_file import ChangedFile
+        from ..models.driver_used import DriverUsed
         from ..models.task_result_unknown_events import TaskResultUnknownEvents
         from ..models.task_result_usage_type_0 import TaskResultUsageType0
 
@@ -234,6 +249,23 @@ class TaskResult:
             return cast(None | str | Unset, data)
 
         detail = _parse_detail(d.pop("detail", UNSET))
+
+        def _parse_driver(data: object) -> DriverUsed | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                driver_type_1 = DriverUsed.from_dict(data)
+
+                return driver_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(DriverUsed | None | Unset, data)
+
+        driver = _parse_driver(d.pop("driver", UNSET))
 
         def _parse_end_sha(data: object) -> None | str | Unset:
             if data is None:
@@ -311,6 +343,7 @@ class TaskResult:
             unknown_events=unknown_events,
             cli_version=cli_version,
             detail=detail,
+            driver=driver,
             end_sha=end_sha,
             exit_code=exit_code,
             final_message=final_message,

@@ -78,7 +78,7 @@ def sync_detailed(
     *,
     client: AuthenticatedClient | Client,
 ) -> Response[CodeTask | Problem]:
-    """Stops a running code task: SIGTERM to the harness, SIGKILL 10 s later; it
+    """Stops a running job: SIGTERM to the harness, SIGKILL 10 s later; it
     ends `cancelled`. 409 when it has already ended.
 
     Args:
@@ -111,7 +111,7 @@ def sync(
     *,
     client: AuthenticatedClient | Client,
 ) -> CodeTask | Problem | None:
-    """Stops a running code task: SIGTERM to the harness, SIGKILL 10 s later; it
+    """Stops a running job: SIGTERM to the harness, SIGKILL 10 s later; it
     ends `cancelled`. 409 when it has already ended.
 
     Args:
@@ -139,7 +139,7 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient | Client,
 ) -> Response[CodeTask | Problem]:
-    """Stops a running code task: SIGTERM to the harness, SIGKILL 10 s later; it
+    """Stops a running job: SIGTERM to the harness, SIGKILL 10 s later; it
     ends `cancelled`. 409 when it has already ended.
 
     Args:
@@ -170,7 +170,7 @@ async def asyncio(
     *,
     client: AuthenticatedClient | Client,
 ) -> CodeTask | Problem | None:
-    """Stops a running code task: SIGTERM to the harness, SIGKILL 10 s later; it
+    """Stops a running job: SIGTERM to the harness, SIGKILL 10 s later; it
     ends `cancelled`. 409 when it has already ended.
 
     Args:

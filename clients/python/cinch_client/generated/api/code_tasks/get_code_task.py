@@ -73,7 +73,7 @@ def sync_detailed(
     *,
     client: AuthenticatedClient | Client,
 ) -> Response[CodeTask | Problem]:
-    """A code task's status and, once it has ended, its result.
+    """A job's status and, once it has ended, its result.
 
     Args:
         run (str):
@@ -105,7 +105,7 @@ def sync(
     *,
     client: AuthenticatedClient | Client,
 ) -> CodeTask | Problem | None:
-    """A code task's status and, once it has ended, its result.
+    """A job's status and, once it has ended, its result.
 
     Args:
         run (str):
@@ -132,7 +132,7 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient | Client,
 ) -> Response[CodeTask | Problem]:
-    """A code task's status and, once it has ended, its result.
+    """A job's status and, once it has ended, its result.
 
     Args:
         run (str):
@@ -162,7 +162,7 @@ async def asyncio(
     *,
     client: AuthenticatedClient | Client,
 ) -> CodeTask | Problem | None:
-    """A code task's status and, once it has ended, its result.
+    """A job's status and, once it has ended, its result.
 
     Args:
         run (str):

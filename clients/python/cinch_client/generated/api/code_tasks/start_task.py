@@ -119,13 +119,13 @@ def sync_detailed(
     body: TaskRequest,
     wait: bool | Unset = UNSET,
 ) -> Response[CodeTask | Problem]:
-    """Starts a code task: a turn of `harness` in the environment's repository.
+    """Starts a job: one turn of `harness` in the environment's repository.
     With `?wait=true` the answer comes once the turn has ended, with its result.
 
     Args:
         run (str):
         wait (bool | Unset):
-        body (TaskRequest): A code task to start.
+        body (TaskRequest): A job to start: one turn, without a task or session.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -155,13 +155,13 @@ def sync(
     body: TaskRequest,
     wait: bool | Unset = UNSET,
 ) -> CodeTask | Problem | None:
-    """Starts a code task: a turn of `harness` in the environment's repository.
+    """Starts a job: one turn of `harness` in the environment's repository.
     With `?wait=true` the answer comes once the turn has ended, with its result.
 
     Args:
         run (str):
         wait (bool | Unset):
-        body (TaskRequest): A code task to start.
+        body (TaskRequest): A job to start: one turn, without a task or session.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -186,13 +186,13 @@ async def asyncio_detailed(
     body: TaskRequest,
     wait: bool | Unset = UNSET,
 ) -> Response[CodeTask | Problem]:
-    """Starts a code task: a turn of `harness` in the environment's repository.
+    """Starts a job: one turn of `harness` in the environment's repository.
     With `?wait=true` the answer comes once the turn has ended, with its result.
 
     Args:
         run (str):
         wait (bool | Unset):
-        body (TaskRequest): A code task to start.
+        body (TaskRequest): A job to start: one turn, without a task or session.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -220,13 +220,13 @@ async def asyncio(
     body: TaskRequest,
     wait: bool | Unset = UNSET,
 ) -> CodeTask | Problem | None:
-    """Starts a code task: a turn of `harness` in the environment's repository.
+    """Starts a job: one turn of `harness` in the environment's repository.
     With `?wait=true` the answer comes once the turn has ended, with its result.
 
     Args:
         run (str):
         wait (bool | Unset):
-        body (TaskRequest): A code task to start.
+        body (TaskRequest): A job to start: one turn, without a task or session.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.

@@ -7,13 +7,26 @@ import httpx
 from ... import errors
 from ...client import AuthenticatedClient, Client
 from ...models.problem import Problem
-from ...types import Response
+from ...models.task_diff_context import TaskDiffContext
+from ...types import UNSET, Response, Unset
 
 
 def _get_kwargs(
     run: str,
     call: str,
+    *,
+    context: TaskDiffContext | Unset = UNSET,
 ) -> dict[str, Any]:
+
+    params: dict[str, Any] = {}
+
+    json_context: str | Unset = UNSET
+    if not isinstance(context, Unset):
+        json_context = context
+
+    params["context"] = json_context
+
+    params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
 
     _kwargs: dict[str, Any] = {
         "method": "get",
@@ -21,6 +34,7 @@ def _get_kwargs(
             run=quote(str(run), safe=""),
             call=quote(str(call), safe=""),
         ),
+        "params": params,
     }
 
     return _kwargs
@@ -75,6 +89,7 @@ def sync_detailed(
     call: str,
     *,
     client: AuthenticatedClient | Client,
+    context: TaskDiffContext | Unset = UNSET,
 ) -> Response[Problem | str]:
     """The unified diff of what the task changed: from its start checkpoint to
     its end checkpoint. 409 while it runs.
@@ -82,6 +97,8 @@ def sync_detailed(
     Args:
         run (str):
         call (str):
+        context (TaskDiffContext | Unset): How much of the unchanged text around a change a diff
+            shows.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -94,6 +111,7 @@ def sync_detailed(
     kwargs = _get_kwargs(
         run=run,
         call=call,
+        context=context,
     )
 
     response = client.get_httpx_client().request(
@@ -108,6 +126,7 @@ def sync(
     call: str,
     *,
     client: AuthenticatedClient | Client,
+    context: TaskDiffContext | Unset = UNSET,
 ) -> Problem | str | None:
     """The unified diff of what the task changed: from its start checkpoint to
     its end checkpoint. 409 while it runs.
@@ -115,6 +134,8 @@ def sync(
     Args:
         run (str):
         call (str):
+        context (TaskDiffContext | Unset): How much of the unchanged text around a change a diff
+            shows.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -128,6 +149,7 @@ def sync(
         run=run,
         call=call,
         client=client,
+        context=context,
     ).parsed
 
 
@@ -136,6 +158,7 @@ async def asyncio_detailed(
     call: str,
     *,
     client: AuthenticatedClient | Client,
+    context: TaskDiffContext | Unset = UNSET,
 ) -> Response[Problem | str]:
     """The unified diff of what the task changed: from its start checkpoint to
     its end checkpoint. 409 while it runs.
@@ -143,6 +166,8 @@ async def asyncio_detailed(
     Args:
         run (str):
         call (str):
+        context (TaskDiffContext | Unset): How much of the unchanged text around a change a diff
+            shows.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -155,6 +180,7 @@ async def asyncio_detailed(
     kwargs = _get_kwargs(
         run=run,
         call=call,
+        context=context,
     )
 
     response = await client.get_async_httpx_client().request(**kwargs)
@@ -167,6 +193,7 @@ async def asyncio(
     call: str,
     *,
     client: AuthenticatedClient | Client,
+    context: TaskDiffContext | Unset = UNSET,
 ) -> Problem | str | None:
     """The unified diff of what the task changed: from its start checkpoint to
     its end checkpoint. 409 while it runs.
@@ -174,6 +201,8 @@ async def asyncio(
     Args:
         run (str):
         call (str):
+        context (TaskDiffContext | Unset): How much of the unchanged text around a change a diff
+            shows.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -188,5 +217,6 @@ async def asyncio(
             run=run,
             call=call,
             client=client,
+            context=context,
         )
     ).parsed

@@ -1,0 +1,193 @@
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.envelope_comparison import EnvelopeComparison
+from ...models.problem import Problem
+from ...types import Response
+
+
+def _get_kwargs(
+    account: str,
+    task: str,
+) -> dict[str, Any]:
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/v1/accounts/{account}/tasks/{task}/compare".format(
+            account=quote(str(account), safe=""),
+            task=quote(str(task), safe=""),
+        ),
+    }
+
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> EnvelopeComparison | Problem | None:
+    if response.status_code == 200:
+        response_200 = EnvelopeComparison.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 401:
+        response_401 = Problem.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 404:
+        response_404 = Problem.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 422:
+        response_422 = Problem.from_dict(response.json())
+
+        return response_422
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[EnvelopeComparison | Problem]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    account: str,
+    task: str,
+    *,
+    client: AuthenticatedClient | Client,
+) -> Response[EnvelopeComparison | Problem]:
+    """The task's sessions side by side: each one's status, turns, duration,
+    usage (tokens and cost) and last reply, its changes since the sessions'
+    common base, and the files that differ between them.
+
+    Args:
+        account (str):
+        task (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[EnvelopeComparison | Problem]
+    """
+
+    kwargs = _get_kwargs(
+        account=account,
+        task=task,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    account: str,
+    task: str,
+    *,
+    client: AuthenticatedClient | Client,
+) -> EnvelopeComparison | Problem | None:
+    """The task's sessions side by side: each one's status, turns, duration,
+    usage (tokens and cost) and last reply, its changes since the sessions'
+    common base, and the files that differ between them.
+
+    Args:
+        account (str):
+        task (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        EnvelopeComparison | Problem
+    """
+
+    return sync_detailed(
+        account=account,
+        task=task,
+        client=client,
+    ).parsed
+
+
+async def asyncio_detailed(
+    account: str,
+    task: str,
+    *,
+    client: AuthenticatedClient | Client,
+) -> Response[EnvelopeComparison | Problem]:
+    """The task's sessions side by side: each one's status, turns, duration,
+    usage (tokens and cost) and last reply, its changes since the sessions'
+    common base, and the files that differ between them.
+
+    Args:
+        account (str):
+        task (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[EnvelopeComparison | Problem]
+    """
+
+    kwargs = _get_kwargs(
+        account=account,
+        task=task,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    account: str,
+    task: str,
+    *,
+    client: AuthenticatedClient | Client,
+) -> EnvelopeComparison | Problem | None:
+    """The task's sessions side by side: each one's status, turns, duration,
+    usage (tokens and cost) and last reply, its changes since the sessions'
+    common base, and the files that differ between them.
+
+    Args:
+        account (str):
+        task (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        EnvelopeComparison | Problem
+    """
+
+    return (
+        await asyncio_detailed(
+            account=account,
+            task=task,
+            client=client,
+        )
+    ).parsed

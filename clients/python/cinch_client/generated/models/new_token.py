@@ -1,0 +1,105 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Self, TypeVar
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+from ..models.token_owner_kind import TokenOwnerKind, check_token_owner_kind
+
+T = TypeVar("T", bound="NewToken")
+
+
+@_attrs_define
+class NewToken:
+    """A new token, with its text: the only time it is shown.
+
+    Attributes:
+        created_at (str): When it was made (RFC 3339).
+        id (str): Its id: `tok_` and 16 hex digits.
+        owner_id (str): That member's or agent's id.
+        owner_kind (TokenOwnerKind): Whom a token acts for.
+        owner_name (str): That member's or agent's name.
+        secret (str): Its text, for `Authorization: Bearer …`. Keep it now: cinch keeps
+            only its hash and never shows it again.
+    """
+
+    created_at: str
+    id: str
+    owner_id: str
+    owner_kind: TokenOwnerKind
+    owner_name: str
+    secret: str
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        created_at = self.created_at
+
+        id = self.id
+
+        owner_id = self.owner_id
+
+        owner_kind: str = self.owner_kind
+
+        owner_name = self.owner_name
+
+        secret = self.secret
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update(
+            {
+                "created_at": created_at,
+                "id": id,
+                "owner_id": owner_id,
+                "owner_kind": owner_kind,
+                "owner_name": owner_name,
+                "secret": secret,
+            }
+        )
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
+        d = dict(src_dict)
+        created_at = d.pop("created_at")
+
+        id = d.pop("id")
+
+        owner_id = d.pop("owner_id")
+
+        owner_kind = check_token_owner_kind(d.pop("owner_kind"))
+
+        owner_name = d.pop("owner_name")
+
+        secret = d.pop("secret")
+
+        new_token = cls(
+            created_at=created_at,
+            id=id,
+            owner_id=owner_id,
+            owner_kind=owner_kind,
+            owner_name=owner_name,
+            secret=secret,
+        )
+
+        new_token.additional_properties = d
+        return new_token
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties
