@@ -172,7 +172,7 @@ mod tests {
     }
 
     // The API's `HarnessLog` before it became `LogView`, kept to prove that
-    // the document did not change.
+    // the document did not change but for the driver a turn records since.
     /// A harness log as the spec returns it.
     #[derive(serde::Serialize, utoipa::ToSchema)]
     #[allow(dead_code)]
@@ -191,6 +191,10 @@ mod tests {
         events: usize,
         /// Lines that gave no event.
         unparsed: usize,
+        /// The driver component the turn ran on (the log is read with the one in
+        /// force now); null for a turn of an older cinch.
+        #[serde(default)]
+        driver: Option<crate::turn_dir::DriverUsed>,
     }
 
     #[test]
