@@ -248,7 +248,7 @@ fn a_driver_goes_through_a_registry_pinned_and_checked() {
     assert_eq!(pinned["manifest"], manifest_digest);
     assert_eq!(pinned["source"], tag);
     assert_eq!(pinned["version"], "1.0");
-    assert_eq!(pinned["contract"], "0.2.0");
+    assert_eq!(pinned["contract"], "0.3.0");
     let listed = ok(&run(world.cinch().arg("drivers")));
     assert!(
         listed.contains(&format!("{tag} ({})", digest(&v1))),
