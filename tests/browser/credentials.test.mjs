@@ -82,10 +82,11 @@ try {
 
   // The task now runs.
   await page.getByRole("button", { name: "Start task" }).click();
-  await page.waitForURL(/#\/tasks\/[^/]+$/);
-  const task = decodeURIComponent(page.url().split("#/tasks/")[1]);
-  const sessions = await api("GET", `/accounts/${account}/tasks/${task}/sessions`);
-  const sessionPath = `/accounts/${account}/tasks/${task}/sessions/${sessions[0].id}`;
+  // The task's page names its session in the URL once loaded (`#/tasks/T` becomes
+  // `#/tasks/T/sessions/S` at once, too soon to be seen under load): wait for that one.
+  await page.waitForURL(/#\/tasks\/[^/]+\/sessions\/[^/]+$/);
+  const [task, sessionId] = page.url().split("#/tasks/")[1].split("/sessions/").map(decodeURIComponent);
+  const sessionPath = `/accounts/${account}/tasks/${task}/sessions/${sessionId}`;
   const deadline = Date.now() + 60_000;
   for (;;) {
     const session = await api("GET", sessionPath);
