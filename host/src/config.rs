@@ -64,17 +64,6 @@ pub struct DriversConfig {
     pub require_signature: bool,
 }
 
-impl DriversConfig {
-    /// The signature policy these settings make, its keys checked.
-    pub fn policy(&self) -> anyhow::Result<crate::plugins::SignaturePolicy> {
-        crate::plugins::signature::check_trusted_keys(&self.trusted_keys)?;
-        Ok(crate::plugins::SignaturePolicy {
-            trusted_keys: self.trusted_keys.clone(),
-            require_signature: self.require_signature,
-        })
-    }
-}
-
 /// Widening and limits of the sandbox, for every turn and setup command.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -91,22 +80,6 @@ pub struct SandboxConfig {
     pub max_open_files: Option<u64>,
     /// Memory of one turn, in MiB; 0 sets no cap.
     pub memory_mb: Option<u64>,
-}
-
-impl SandboxConfig {
-    /// The limits these settings give, defaults where unset.
-    pub fn limits(&self) -> crate::sandbox::Limits {
-        let defaults = crate::sandbox::Limits::default();
-        crate::sandbox::Limits {
-            processes: self.max_processes.unwrap_or(defaults.processes),
-            open_files: self.max_open_files.unwrap_or(defaults.open_files),
-            memory_bytes: match self.memory_mb {
-                Some(0) => None,
-                Some(mb) => Some(mb << 20),
-                None => defaults.memory_bytes,
-            },
-        }
-    }
 }
 
 /// `cinch serve`'s settings in the file; each is optional.

@@ -31,6 +31,7 @@ pub mod api;
 pub mod approvals;
 pub mod checkpoint;
 pub mod cli;
+pub mod clock;
 pub mod config;
 pub mod disk;
 pub mod drivers;

@@ -3,6 +3,7 @@
 mod credentials_report;
 mod database;
 mod driver_corpus;
+mod driver_name;
 mod driver_test;
 mod drivers;
 mod fork;
@@ -362,7 +363,7 @@ impl Context {
         let registry = Registry::load_with(
             &runtime,
             Some(&home.plugins_dir()),
-            &config.drivers.policy()?,
+            &crate::plugins::SignaturePolicy::from_config(&config.drivers)?,
         )?
         .with_configured(&config.harness)?;
         Ok(Self {

@@ -14,6 +14,7 @@ mod answered;
 pub mod brief;
 mod check;
 pub mod conversation;
+pub mod credential;
 mod credential_probe;
 mod drivers_watch;
 pub mod events;
@@ -456,7 +457,7 @@ fn load_registry(runtime: &Runtime, home: &Home, config: &Config) -> anyhow::Res
     Registry::load_with(
         runtime,
         Some(&home.plugins_dir()),
-        &config.drivers.policy()?,
+        &crate::plugins::SignaturePolicy::from_config(&config.drivers)?,
     )?
     .with_configured(&config.harness)
 }

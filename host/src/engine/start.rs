@@ -9,8 +9,9 @@ use anyhow::Context as _;
 use cinch_driver_sdk::{BriefDelivery, ResumeScope};
 use tracing::Span;
 
-use super::check::{needs_credential, no_credential};
-use super::harness::{self, Credential};
+use super::credential::{self, Credential};
+use super::credential::{needs_credential, no_credential};
+use super::harness;
 use super::spans;
 use super::version::VersionProbe;
 use super::{
@@ -240,7 +241,7 @@ impl Engine {
         if let (Some(profile), Some(home)) = (harness.profile, home_dir.as_deref()) {
             write_home_files(home, &profile.home_files)?;
         }
-        if harness::credential(info, &env, home_dir.as_deref()) == Credential::None
+        if credential::credential(info, &env, home_dir.as_deref()) == Credential::None
             && needs_credential(info)
         {
             // A server's turn (an agent's) gets only what cinch gives it.
