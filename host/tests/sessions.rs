@@ -1945,12 +1945,12 @@ fn a_fan_out_of_three_harnesses_completes_and_compares_side_by_side() {
     };
     world.script(Script {
         lines: claude_turn("sess-claude", "Claude's way."),
-        write_files: writes(&[("answer.txt", "claude\n")]),
+        write_files: writes(&[("answer.txt", "one\ntwo\nthree\nfour\nfive\nclaude\n")]),
         ..Script::default()
     });
     Script {
         lines: claude_turn("sess-alt", "The other way."),
-        write_files: writes(&[("answer.txt", "alt\n")]),
+        write_files: writes(&[("answer.txt", "one\ntwo\nthree\nfour\nfive\nalt\n")]),
         ..Script::default()
     }
     .write_to(&alt_script)
@@ -2025,7 +2025,7 @@ fn a_fan_out_of_three_harnesses_completes_and_compares_side_by_side() {
     // Each its own worktree from the same base.
     assert_eq!(
         std::fs::read_to_string(dirs[1].join("answer.txt")).unwrap(),
-        "alt\n"
+        "one\ntwo\nthree\nfour\nfive\nalt\n"
     );
     assert!(!dirs[0].join("codex.txt").exists() && dirs[2].join("codex.txt").exists());
     let bases: Vec<String> = dirs
@@ -2069,6 +2069,25 @@ fn a_fan_out_of_three_harnesses_completes_and_compares_side_by_side() {
     assert!(diff.content_type.starts_with("text/x-diff"), "{diff:?}");
     assert!(diff.text.contains("-claude\n+alt\n"), "{}", diff.text);
     assert!(!diff.text.contains("codex.txt"), "{}", diff.text);
+    // Three lines of context by default; the whole file when asked.
+    assert!(!diff.text.contains(" one\n"), "{}", diff.text);
+    let whole = api.get(&format!(
+        "/tasks/{task}/compare/diff?a={}&b={}&context=whole_files",
+        ids[0], ids[1]
+    ));
+    assert_eq!(whole.status, 200, "{whole:?}");
+    assert!(
+        whole
+            .text
+            .contains(" one\n two\n three\n four\n five\n-claude\n+alt\n"),
+        "{}",
+        whole.text
+    );
+    let unknown = api.get(&format!(
+        "/tasks/{task}/compare/diff?a={}&b={}&context=everything",
+        ids[0], ids[1]
+    ));
+    assert_eq!(unknown.status, 422, "{unknown:?}");
     let same = api.get(&format!(
         "/tasks/{task}/compare/diff?a={}&b={}",
         ids[0], ids[0]

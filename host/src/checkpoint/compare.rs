@@ -89,9 +89,9 @@ pub fn compare(trees: &[Tree], max_files: usize) -> Result<Comparison> {
 }
 
 /// The unified patch from tree `a` to tree `b`, as `git diff -M` prints it.
-pub fn diff_between(a: &Tree, b: &Tree) -> Result<String> {
+pub fn diff_between(a: &Tree, b: &Tree, context: DiffContext) -> Result<String> {
     let trees = [a.clone(), b.clone()];
-    Repo::reading(&trees)?.diff(&a.sha, &b.sha, DiffContext::Hunks)
+    Repo::reading(&trees)?.diff(&a.sha, &b.sha, context)
 }
 
 /// The paths whose blob (or absence) is not the same in every commit's tree.
@@ -156,7 +156,7 @@ mod tests {
         assert_eq!(compared.stats[0].total_files, 2);
         assert_eq!(compared.stats[1].total_files, 1);
         assert_eq!(compared.differing_files, ["left.txt", "shared.txt"]);
-        let patch = diff_between(&trees[0], &trees[1]).unwrap();
+        let patch = diff_between(&trees[0], &trees[1], DiffContext::Hunks).unwrap();
         assert!(patch.contains("-left\n+right\n"), "{patch}");
         assert!(patch.contains("deleted file mode"), "{patch}");
     }

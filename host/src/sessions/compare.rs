@@ -5,7 +5,7 @@
 
 use super::*;
 use crate::checkpoint::compare::{Comparison, Tree};
-use crate::checkpoint::{DiffStat, compare};
+use crate::checkpoint::{DiffContext, DiffStat, compare};
 use crate::engine::FILES_LISTED;
 use crate::store::{AccountId, SessionId, TaskId, TurnState};
 
@@ -85,6 +85,7 @@ impl Conductor {
         task_id: &TaskId,
         a: &SessionId,
         b: &SessionId,
+        context: DiffContext,
     ) -> Result<String> {
         let mut trees = Vec::new();
         for (field, id) in [("a", a), ("b", b)] {
@@ -104,7 +105,7 @@ impl Conductor {
         let (Some(a), Some(b)) = (a, b) else {
             unreachable!("two trees were pushed")
         };
-        blocking(move || compare::diff_between(&a, &b)).await
+        blocking(move || compare::diff_between(&a, &b, context)).await
     }
 
     async fn summary(&self, session: Session) -> Result<SessionSummary> {

@@ -159,17 +159,17 @@ class TaskPage {
 
   /**
    * The failure panel of a failed session, made again only when its failure
-   * changes. A failed turn's own detail (its block's) says more than the
-   * session's message, which keeps its first line.
+   * changes. A failed turn's own headline (its block's) says more than the
+   * session's message.
    */
   renderFailure(session) {
     const last = [...this.blocks.values()].at(-1)?.turn;
-    const turnDetail = last?.status !== "completed" ? last?.result?.detail : null;
-    const key = JSON.stringify([session.id, session.close_reason, session.error_message, turnDetail]);
+    const turnHeadline = last?.status !== "completed" ? last?.result?.headline : null;
+    const key = JSON.stringify([session.id, session.close_reason, session.error_message, turnHeadline]);
     if (this.failure.dataset.key === key) return;
     this.failure.dataset.key = key;
     const setupLog = () => call(`/v1${this.sessionPath("/setup-log")}`, { text: true });
-    const panel = sessionFailure(session, { turnDetail, setupLog });
+    const panel = sessionFailure(session, { turnHeadline, setupLog });
     this.failure.replaceChildren(...(panel ? [panel] : []));
   }
 
