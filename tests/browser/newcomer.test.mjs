@@ -401,8 +401,9 @@ async function run() {
   // Counted once the list has loaded (the screen shows itself before).
   await eventually("the tokens listed", async () => (await page.getByText("Loading the tokens…").count()) === 0);
   const before = await page.locator(".settings-row").count();
+  await page.getByLabel("Name", { exact: true }).fill("laptop");
   await page.getByRole("button", { name: "Create token" }).click();
-  const shown = page.getByLabel(/^New token for /);
+  const shown = page.getByLabel(/^New token “laptop” for /);
   await shown.waitFor();
   const secret = await shown.inputValue();
   assert.match(secret, /^cinch_[0-9a-f]{64}$/);
@@ -412,14 +413,15 @@ async function run() {
   assert(!listing.text.includes(secret.slice(6)), "the listing holds no token's text");
   // A token's id is its hash's start: the test works it out from the text.
   const newest = { id: `tok_${createHash("sha256").update(secret).digest("hex").slice(0, 16)}` };
-  assert(listing.json.data.some((token) => token.id === newest.id && token.owner_kind === "member"), JSON.stringify(listing.json.data));
+  assert(listing.json.data.some((token) => token.id === newest.id && token.owner_kind === "member" && token.name === "laptop"), JSON.stringify(listing.json.data));
+  assert.equal(await page.locator(`[data-token="${newest.id}"] .settings-name`).innerText(), "laptop", "the list shows the token's name");
   await page.reload();
   await page.getByRole("heading", { name: "Tokens", level: 1 }).waitFor();
   assert(!(await page.content()).includes(secret), "shown once: not after a reload");
   await page.getByRole("button", { name: `Revoke ${newest.id}` }).click();
   await eventually("the token gone from the list", async () => (await page.locator(`[data-token="${newest.id}"]`).count()) === 0);
   assert.equal((await api("GET", "/accounts", undefined, secret)).status, 401, "a revoked token is refused at once");
-  ok("Tokens: create (shown once), list without the text, revoke (refused at once)");
+  ok("Tokens: create with a name (shown once), list by name without the text, revoke (refused at once)");
 
   // Usage: the account's turns.
   await nav.getByRole("link", { name: "Usage" }).click();
