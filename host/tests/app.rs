@@ -526,11 +526,31 @@ fn fork_and_compare_in_a_browser() {
     run_node(node, &server);
 }
 
+/// The fake CLI as Claude Code asking the user a question (its
+/// AskUserQuestion tool, a `can_use_tool` control request), then waiting
+/// until it is stopped.
+fn question_script() -> String {
+    let ask = json!({"type": "control_request", "request_id": "q-1", "request": {
+        "subtype": "can_use_tool", "tool_name": "AskUserQuestion",
+        "input": {"questions": [{"question": "Which greeting should I write?", "header": "Greeting",
+            "options": [{"label": "hello", "description": "the usual"},
+                        {"label": "howdy", "description": "the friendly one"}],
+            "multiSelect": false}]}}});
+    serde_json::to_string(&Script {
+        lines: vec![init(), ask],
+        read_stdin: false,
+        hang_ms: -1,
+        ..Script::default()
+    })
+    .unwrap()
+}
+
 /// Approvals in the app (`tests/browser/approvals.test.mjs`): an ACP agent
 /// (`cinch-fake-acp`) asks before it writes out.txt, under an environment
 /// whose policy asks; the card shows up live in the conversation with the
 /// count in the page title and the task in the "Needs someone" filter,
-/// Allow once lets the tool run, and Deny with a note refuses it.
+/// Allow once lets the tool run, and Deny with a note refuses it; a
+/// question of Claude Code's (the fake CLI) is answered from its options.
 #[test]
 fn approvals_answered_in_a_browser() {
     use cinch_fake_cli::acp::AcpScript;
@@ -591,6 +611,8 @@ fn approvals_answered_in_a_browser() {
         .env("CINCH_PROFILE", world.path("browser-profile"))
         .env("CINCH_SCREENSHOTS", &screenshots)
         .env("CINCH_ENVIRONMENT", &environment)
-        .env("CINCH_GATE", &gate);
+        .env("CINCH_GATE", &gate)
+        .env("CINCH_FAKE_SCRIPT", world.script_path())
+        .env("CINCH_SCRIPT_QUESTION", question_script());
     run_node(node, &server);
 }

@@ -6,6 +6,8 @@
 //   CINCH_ENVIRONMENT             an environment whose approval policy asks; its tasks run
 //                                 `fake-acp`, which asks before it writes out.txt
 //   CINCH_GATE                    the agent asks once this file exists
+//   CINCH_FAKE_SCRIPT, CINCH_SCRIPT_QUESTION  the fake CLI's (`claude`) script file, and the
+//                                 script that asks the user a question and waits
 // Run it through `cargo test -p cinch --test app approvals_answered`.
 
 import assert from "node:assert/strict";
@@ -118,9 +120,9 @@ async function run() {
   const [account] = await api("GET", "/accounts");
   const accountPath = `/accounts/${account.id}`;
   const [admin] = await api("GET", `${accountPath}/members`);
-  const start = async (title) => {
+  const start = async (title, harness = "fake-acp") => {
     const task = await api("POST", `${accountPath}/tasks`, {
-      title, prompt: "Create out.txt", environment_id: env("CINCH_ENVIRONMENT"), harness: "fake-acp",
+      title, prompt: "Create out.txt", environment_id: env("CINCH_ENVIRONMENT"), harness,
     });
     const [session] = await api("GET", `${accountPath}/tasks/${task.id}/sessions`);
     return { task, session, sessionPath: `${accountPath}/tasks/${task.id}/sessions/${session.id}` };
@@ -208,4 +210,30 @@ async function run() {
   assert.equal(refusal.message, "not in this repository");
   await page.screenshot({ path: path.join(SHOTS, "approval-denied.png"), fullPage: true });
   ok("Deny with a note refuses the tool: the card says who denied it and why, the agent is told and its turn completes");
+
+  // A question (Claude Code's AskUserQuestion): its options as buttons, a text answer.
+  fs.writeFileSync(env("CINCH_FAKE_SCRIPT"), env("CINCH_SCRIPT_QUESTION"));
+  const third = await start("Pick a greeting", "claude");
+  await eventually("the question waiting", async () => (await pending(third.session.id)).length === 1);
+  await page.goto(`${BASE}/#/tasks/${third.task.id}`);
+  await eventually("the task page on its session", () => page.url().includes(`/sessions/${third.session.id}`));
+  await eventually("the question's card", async () => (await card.count()) === 1);
+  assert.match(await card.locator(".approval-head").innerText(), /The agent asks\s*AskUserQuestion/);
+  assert.equal(await card.locator(".approval-title").innerText(), "Which greeting should I write?");
+  assert.equal(await card.locator(".approval-input").count(), 0, "one question: its options are the buttons");
+  assert.deepEqual(await card.locator(".approval-buttons").first().getByRole("button").allInnerTexts(), ["hello", "howdy"]);
+  assert.equal(await card.getByRole("button", { name: "Allow once" }).count(), 0, "a question is answered, not allowed");
+  assert(await card.getByLabel("Your answer").isVisible());
+  await eventually("the count in the title", async () => (await page.title()) === "(1) Pick a greeting — cinch");
+  await page.screenshot({ path: path.join(SHOTS, "approval-question.png"), fullPage: true });
+  await card.getByRole("button", { name: "howdy", exact: true }).click();
+  await eventually("the question answered", async () => (await card.getAttribute("data-status")) === "answered");
+  await eventually("who answered what", async () =>
+    (await card.locator(".approval-outcome").innerText()) === `Answered by ${admin.name}: howdy`);
+  const [question] = await api("GET", `${accountPath}/approvals?session_id=${third.session.id}`);
+  assert.equal(question.kind, "question");
+  assert.equal(question.answer, "howdy");
+  assert.equal(await page.title(), "Pick a greeting — cinch");
+  await api("POST", `${third.sessionPath}/abort`);
+  ok("a question shows its options; choosing one answers it, and the card says who answered what");
 }

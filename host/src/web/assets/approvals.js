@@ -22,6 +22,16 @@ function countedTitle(title, count) {
   return count ? `(${count}) ${bare}` : bare;
 }
 
+/**
+ * Whether the card shows the request's input: not when the title says it
+ * all, nor for a single question, whose options are the card's buttons.
+ */
+function shownInput(approval) {
+  if (!approval.input || approval.input === approval.title) return false;
+  if (approval.kind !== "question") return true;
+  return approval.input.split("\n").filter((line) => !line.startsWith("- ")).length > 1;
+}
+
 /** Who decided, as people read it: a member's or agent's name, the policy, the deadline. */
 let names = null;
 async function nameOf(id) {
@@ -105,7 +115,7 @@ export class ApprovalCards {
       h("strong", { text: heading }),
       h("span", { class: "muted", text: question ? approval.tool : `${approval.tool} · ${approval.kind}` })),
     h("p", { class: "approval-title", text: approval.title }),
-    approval.input && approval.input !== approval.title ? h("pre", { class: "approval-input", text: approval.input }) : null,
+    shownInput(approval) ? h("pre", { class: "approval-input", text: approval.input }) : null,
     pending
       ? (question ? this.answerForm(approval, problem) : this.decisionForm(approval, problem))
       : this.outcome(approval),
