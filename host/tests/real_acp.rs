@@ -656,10 +656,6 @@ fn approvals_over_http(agent: Agent) {
     ];
     let started: Vec<Started> = cases
         .into_iter()
-        // codex-acp 0.16, answered at once (a rule's decision arrives within
-        // milliseconds of its request, before its own `tool_call`), never
-        // ended its prompt in the one run measured: left out until understood.
-        .filter(|case| !(agent == Agent::CodexAcp && case.name == "rule"))
         .map(|case| {
             let repo = bench.repo(case.name);
             let environment = api
