@@ -911,3 +911,8 @@ fn claude_asks_a_question_and_the_answer_reaches_the_model() {
     assert!(recorded[0].contains("answered by mem"), "{recorded:?}");
     assert!(recorded[0].ends_with("howdy"), "{recorded:?}");
 }
+
+#[test]
+fn gemini_acp_asks_for_approval_over_http() {
+    approvals_over_http(Agent::Gemini);
+}
