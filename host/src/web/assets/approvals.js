@@ -32,15 +32,20 @@ function shownInput(approval) {
   return approval.input.split("\n").filter((line) => !line.startsWith("- ")).length > 1;
 }
 
+/** The names of each account's members and agents, by id, once loaded. */
+const names = new Map(); // account path → Promise<Map<id, name>>
+
 /** Who decided, as people read it: a member's or agent's name, the policy, the deadline. */
-let names = null;
 async function nameOf(id) {
   if (id === "policy") return "a rule of the policy";
   if (id === "timeout") return "the deadline";
-  names ??= Promise.all([v1All(accountPath("/members")), v1All(accountPath("/agents"))])
-    .then((lists) => new Map(lists.flat().map((who) => [who.id, who.name])))
-    .catch(() => new Map());
-  return (await names).get(id) ?? id;
+  const account = accountPath();
+  if (!names.has(account)) {
+    names.set(account, Promise.all([v1All(accountPath("/members")), v1All(accountPath("/agents"))])
+      .then((lists) => new Map(lists.flat().map((who) => [who.id, who.name])))
+      .catch(() => new Map()));
+  }
+  return (await names.get(account)).get(id) ?? id;
 }
 
 /**
