@@ -36,6 +36,10 @@ const PROMPT: &str = "Reply with the word done";
 const SHELL_PROMPT: &str = "Create a file out.txt containing hello, using the shell";
 const RESUME_PROMPT: &str = "What did you answer last time?";
 
+/// The mock model's script that asks the user a question (Claude's
+/// AskUserQuestion tool), then ends.
+const QUESTION_SCENARIO: &str = "sq";
+
 /// The five ACP agents, by their harness names on the acp driver.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Agent {
@@ -95,10 +99,23 @@ impl Bench {
         for sub in ["cinch-home", "repos"] {
             fs::create_dir_all(dir.path().join(sub)).expect("creating the test's folders");
         }
-        let server = MockServer::start(vec![Scenario::new(
-            "s5",
-            vec![Turn::shell("sleep 30"), Turn::text("slept")],
-        )]);
+        let server = MockServer::start(vec![
+            Scenario::new("s5", vec![Turn::shell("sleep 30"), Turn::text("slept")]),
+            Scenario::new(
+                QUESTION_SCENARIO,
+                vec![
+                    Turn::tool(
+                        "AskUserQuestion",
+                        json!({"questions": [{
+                        "question": "Which greeting should out.txt hold?", "header": "Greeting",
+                        "options": [{"label": "hello", "description": "the usual"},
+                                    {"label": "howdy", "description": "the friendly one"}],
+                        "multiSelect": false}]}),
+                    ),
+                    Turn::text("Noted."),
+                ],
+            ),
+        ]);
         Bench {
             agent,
             server,
@@ -572,9 +589,10 @@ fn poll<T>(what: &str, limit: Duration, mut check: impl FnMut() -> Option<T>) ->
 /// person's decision, the time from the agent's request (its line in the raw
 /// log) to the approval on the session's SSE stream, and from the decision
 /// to the agent's next output.
-fn approvals_over_http(agent: Agent) {
-    let bench = Bench::new(agent);
-    let env = bench.setup("s2");
+/// `cinch serve` on the bench, its harnesses pointed at `scenario`: the
+/// server and the admin's token.
+fn serve_bench(bench: &Bench, scenario: &str) -> (support::Server, String) {
+    let env = bench.setup(scenario);
     let cinch_home = bench.dir.path().join("cinch-home");
     let passed: Vec<&str> = env
         .iter()
@@ -593,14 +611,26 @@ fn approvals_over_http(agent: Agent) {
         .args(["serve", "--turn-timeout-minutes", TURN_TIMEOUT_MINUTES]);
     let server = support::Server::start(serve, bench.dir.path());
     let token = fs::read_to_string(cinch_home.join("admin-token")).expect("the admin's token");
-    let token = token.trim();
-    let api = support::Api::new(&server, token);
+    let token = token.trim().to_owned();
+    let api = support::Api::new(&server, &token);
     // Under the server the agent's HOME is its own: its settings go there.
     let agent_id = api.get("/agents").data()[0]["id"]
         .as_str()
         .unwrap()
         .to_owned();
-    copy_tree(&bench.home("s2"), &cinch_home.join("agents").join(agent_id));
+    copy_tree(
+        &bench.home(scenario),
+        &cinch_home.join("agents").join(agent_id),
+    );
+    (server, token)
+}
+
+fn approvals_over_http(agent: Agent) {
+    let bench = Bench::new(agent);
+    let cinch_home = bench.dir.path().join("cinch-home");
+    let (server, token) = serve_bench(&bench, "s2");
+    let token = token.as_str();
+    let api = support::Api::new(&server, token);
     let harness = agent.harness();
     let cases = [
         Case {
@@ -626,10 +656,6 @@ fn approvals_over_http(agent: Agent) {
     ];
     let started: Vec<Started> = cases
         .into_iter()
-        // codex-acp 0.16, answered at once (a rule's decision arrives within
-        // milliseconds of its request, before its own `tool_call`), never
-        // ended its prompt in the one run measured: left out until understood.
-        .filter(|case| !(agent == Agent::CodexAcp && case.name == "rule"))
         .map(|case| {
             let repo = bench.repo(case.name);
             let environment = api
@@ -786,4 +812,107 @@ fn claude_asks_for_approval_over_http_through_its_control_protocol() {
 #[test]
 fn codex_acp_asks_for_approval_over_http() {
     approvals_over_http(Agent::CodexAcp);
+}
+
+/// Claude Code asks the user a question (its AskUserQuestion tool, a
+/// `can_use_tool` control request): an approval of kind `question` with the
+/// question and its options, refused as a decision and answered with
+/// `{"answer": ...}`; the answer reaches the model in the tool's result.
+#[test]
+fn claude_asks_a_question_and_the_answer_reaches_the_model() {
+    let bench = Bench::new(Agent::Claude);
+    let (server, token) = serve_bench(&bench, QUESTION_SCENARIO);
+    let api = support::Api::new(&server, &token);
+    let repo = bench.repo("question");
+    let environment =
+        api.environment(json!({"name": "question", "repository": repo.display().to_string()}));
+    let created = api.post(
+        "/tasks",
+        json!({"prompt": "Ask me which greeting to use", "environment_id": environment,
+               "harness": "claude", "approvals": {"mode": "ask"}}),
+    );
+    assert_eq!(created.status, 201, "{created:?}");
+    let task = created.data()["id"].as_str().unwrap().to_owned();
+    let session = api.first_session(&task)["id"].as_str().unwrap().to_owned();
+    let asked = poll("the question", Duration::from_secs(240), || {
+        api.get(&format!("/approvals?status=pending&session_id={session}"))
+            .data()
+            .as_array()?
+            .first()
+            .cloned()
+    });
+    assert_eq!(asked["kind"], "question", "{asked:#}");
+    assert_eq!(asked["tool"], "AskUserQuestion");
+    assert_eq!(asked["title"], "Which greeting should out.txt hold?");
+    let labels: Vec<&str> = asked["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|option| option["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(labels, ["hello", "howdy"]);
+    let decision = api.path(&format!(
+        "/approvals/{}/decision",
+        asked["id"].as_str().unwrap()
+    ));
+    let post = |body: Value| server.post(&decision, &token, &body);
+    let refused = post(json!({"decision": "allow"}));
+    assert_eq!(refused.status, 422, "{refused:?}");
+    assert!(
+        refused.text.contains("answer it with"),
+        "the 422 says to send an answer: {refused:?}"
+    );
+    let answered = post(json!({"answer": "howdy"}));
+    assert_eq!(answered.status, 200, "{answered:?}");
+    assert_eq!(answered.data()["status"], "answered");
+    assert_eq!(answered.data()["answer"], "howdy");
+    assert_eq!(
+        post(json!({"answer": "howdy"})).status,
+        200,
+        "the same answer again"
+    );
+    assert_eq!(
+        post(json!({"answer": "hello"})).status,
+        409,
+        "another answer"
+    );
+    api.wait_status(&task, &session, "idle");
+    let turn = support::assistant(&api.messages(&task, &session, "").data());
+    assert_eq!(
+        turn["turn"]["status"],
+        "completed",
+        "{turn:#}\n{}",
+        server.log()
+    );
+    assert_eq!(turn["content"], "Noted.");
+    // The model's next call carries the tool's result, which holds the answer.
+    let results: Vec<String> = bench
+        .server
+        .requests()
+        .into_iter()
+        .filter(|request| request.scenario == QUESTION_SCENARIO && request.turn == Some(1))
+        .filter_map(|request| request.body)
+        .flat_map(|body| body["messages"].as_array().cloned().unwrap_or_default())
+        .flat_map(|message| message["content"].as_array().cloned().unwrap_or_default())
+        .filter(|block| block["type"] == "tool_result")
+        .map(|block| block["content"].to_string())
+        .collect();
+    assert!(
+        results.iter().any(|result| result.contains("howdy")),
+        "the answer reached the model: {results:#?}"
+    );
+    let recorded: Vec<String> = api
+        .walk(&task, &session, "asc", 50)
+        .into_iter()
+        .filter(|message| message["type"] == "approval")
+        .map(|message| message["content"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(recorded.len(), 1, "{recorded:?}");
+    assert!(recorded[0].contains("answered by mem"), "{recorded:?}");
+    assert!(recorded[0].ends_with("howdy"), "{recorded:?}");
+}
+
+#[test]
+fn gemini_acp_asks_for_approval_over_http() {
+    approvals_over_http(Agent::Gemini);
 }

@@ -654,7 +654,7 @@ fn permission_request(id: &Value, tool: Option<&Value>, options: &[Value]) -> Pe
     // A shell tool's title is its command when the request gives no input.
     let input = tool
         .and_then(|tool| tool.get("rawInput"))
-        .and_then(path::tool_detail)
+        .and_then(|raw| wrapped_script(raw).or_else(|| path::tool_detail(raw)))
         .or_else(|| stated_title.clone().filter(|_| kind == "shell"));
     let title = stated_title
         .or_else(|| input.clone())
@@ -674,6 +674,23 @@ fn permission_request(id: &Value, tool: Option<&Value>, options: &[Value]) -> Pe
             })
             .collect(),
     }
+}
+
+/// The script of a command given as a shell running it (codex-acp's
+/// `["/bin/bash", "-lc", "echo hi"]` is `echo hi`): what the agent wants run,
+/// which a rule such as `shell(echo *)` is written against.
+fn wrapped_script(raw_input: &Value) -> Option<String> {
+    let Value::Array(argv) = raw_input.get("command")? else {
+        return None;
+    };
+    let words: Vec<&str> = argv.iter().filter_map(Value::as_str).collect();
+    let [shell, flag, script] = words.as_slice() else {
+        return None;
+    };
+    let shell = shell.rsplit('/').next().unwrap_or(shell);
+    let is_shell = matches!(shell, "sh" | "bash" | "zsh" | "dash");
+    let runs_script = flag.len() > 1 && flag.starts_with('-') && flag.ends_with('c');
+    (is_shell && runs_script && !script.trim().is_empty()).then(|| (*script).to_owned())
 }
 
 /// The approval kind of a tool from its name and ACP's `kind`.
@@ -844,6 +861,32 @@ mod tests {
         feed(&mut parser, &PERMISSION.replace("ID", "4"));
         let reply = json(&parser.decide("4", true, Some("go"))[0]);
         assert_eq!(reply["result"]["outcome"]["optionId"], "once");
+    }
+
+    #[test]
+    fn a_command_run_through_a_shell_is_asked_about_as_its_script() {
+        let mut parser = AcpParser::new(&Turn {
+            ask: true,
+            ..turn(None, &[])
+        });
+        // As codex-acp asks: the command as argv, a shell running the script.
+        let codex = PERMISSION.replace("ID", r#""u-1""#).replace(
+            r#""rawInput":{"command":"rm -rf build"}"#,
+            r#""rawInput":{"command":["/bin/bash","-lc","rm -rf build"],"cwd":"/repo"}"#,
+        );
+        let fed = feed(&mut parser, &codex);
+        let request = fed
+            .events
+            .iter()
+            .find_map(|event| match event {
+                Event::PermissionRequest(request) => Some(request.clone()),
+                _ => None,
+            })
+            .expect("a permission request");
+        assert_eq!(request.input.as_deref(), Some("rm -rf build"));
+        // An argv that is not a shell running a script stays whole.
+        let argv = Value::parse(r#"{"command":["git","-c","x=y"]}"#).unwrap();
+        assert_eq!(wrapped_script(&argv), None);
     }
 
     #[test]
