@@ -18,6 +18,10 @@ use crate::store::{ForkMode, TurnView};
 /// The contract whose turn record carries `fork`.
 const FORKING_CONTRACT: &str = "0.3.0";
 
+/// Claude Code's state directory under HOME: the one layout of session files
+/// cinch knows how to place a session in.
+const CLAUDE_STATE: &str = ".claude";
+
 /// Where Claude Code keeps its sessions under its state directory, one folder
 /// per working directory.
 const PROJECTS: &str = "projects";
@@ -41,6 +45,8 @@ pub(super) enum BriefReason {
     TurnNotFound(String),
     /// The work tree's path is longer than Claude Code names a folder after.
     PathTooLong,
+    /// The source's turns could not be read.
+    Store(String),
     /// Copying the session file failed.
     Copy(String),
 }
@@ -61,6 +67,7 @@ impl fmt::Display for BriefReason {
                 "the session file of harness session {session} does not hold the turns cinch ran in it"
             ),
             Self::PathTooLong => write!(f, "the work tree's path is too long to place a session"),
+            Self::Store(error) => write!(f, "the source's turns could not be read: {error}"),
             Self::Copy(error) => write!(f, "the session file could not be copied: {error}"),
         }
     }
@@ -100,7 +107,7 @@ pub(super) fn can_fork(registry: &Registry, name: &str) -> bool {
         };
         harness.driver.contract_version() >= FORKING_CONTRACT
             && harness.info.resume == cinch_driver_sdk::ResumeScope::SameDirectory
-            && harness.info.state_dir.as_deref() == Some(".claude")
+            && harness.info.state_dir.as_deref() == Some(CLAUDE_STATE)
             && args(&fork).is_some_and(|forked| Some(forked) != args(&resume))
     })
 }
@@ -124,7 +131,7 @@ fn session_file(
         return Err(BriefReason::PathTooLong);
     }
     Ok(home
-        .join(".claude")
+        .join(CLAUDE_STATE)
         .join(PROJECTS)
         .join(project)
         .join(format!("{session}.jsonl")))
@@ -218,7 +225,7 @@ impl Conductor {
         let conversation = self
             .delivered_messages(&owner)
             .await
-            .map_err(|error| BriefReason::Copy(error.to_string()))?;
+            .map_err(|error| BriefReason::Store(error.to_string()))?;
         let later_turns = conversation
             .iter()
             .filter_map(Message::turn_view)

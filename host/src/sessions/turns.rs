@@ -403,6 +403,17 @@ impl Conductor {
             .await?;
         self.publish_message(account_id, EventName::MessageUpdated, &message)
             .await;
+        // A native fork's first turn that ended without a harness session:
+        // the harness would not fork the source's, so the fork goes on as a
+        // brief one.
+        let fork_refused = Self::forks_natively(&session)
+            && outcome.as_ref().map_or(true, |result| {
+                result.session_id.is_none() && result.status != Status::Completed
+            });
+        if fork_refused {
+            tracing::warn!(session = %session.id, "the harness did not fork the source's session: the fork goes on as a brief one");
+            session.fork_mode = Some(crate::store::ForkMode::Brief);
+        }
         if let Ok(result) = &outcome {
             if let Some(harness_session) = &result.session_id {
                 session.harness_session_id = Some(harness_session.clone());
@@ -443,7 +454,13 @@ impl Conductor {
             AfterTurn::Idle => {}
             AfterTurn::IdleAfter(reason, message) => {
                 session.close_reason = Some(reason);
-                session.error_message = Some(message);
+                session.error_message = Some(if fork_refused {
+                    format!(
+                        "{message} The harness did not fork the source's session, so the next turn starts this fork anew with the conversation so far in its brief."
+                    )
+                } else {
+                    message
+                });
             }
             AfterTurn::Close(reason, message) => {
                 return self.close_with(&mut session, reason, Some(message)).await;
