@@ -1747,6 +1747,11 @@ fn a_native_fork_resumes_the_session_as_a_fork_and_falls_back_when_the_harness_r
         ..Script::default()
     });
     next_turn(&api, &task, &source, "Now write two.", 2);
+    // A task of one session compares too, with no other tree to share a base with.
+    let alone = api.get(&format!("/tasks/{task}/compare"));
+    assert_eq!(alone.status, 200, "{alone:?}");
+    assert_eq!(alone.data()["sessions"][0]["turns"], 2, "{alone:?}");
+    assert_eq!(alone.data()["base"], Value::Null, "{alone:?}");
     // The session's file as Claude keeps it: each turn from its prompt on.
     let agent = api.get("/agents").data()[0]["id"]
         .as_str()
