@@ -111,6 +111,7 @@ impl World {
             mcp_servers: Vec::new(),
             ask: false,
             trace_parent: None,
+            fork: false,
         }
     }
 }

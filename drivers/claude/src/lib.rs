@@ -126,6 +126,11 @@ impl Driver for Claude {
         }
         if let Some(session) = &turn.session_id {
             args.extend(["--resume".into(), session.clone()]);
+            if turn.fork {
+                // A new session id with the resumed conversation: the source
+                // session's file is left as it was.
+                args.push("--fork-session".into());
+            }
         }
         Command {
             args,

@@ -474,6 +474,19 @@ fn command_for_a_new_and_a_resumed_turn() {
             "526e215c"
         ]
     );
+
+    // A fork resumes the session as a new one; without a session there is
+    // nothing to fork and the flag is left out.
+    turn.fork = true;
+    let args = Claude::command(&turn).args;
+    assert_eq!(args[9..], ["--resume", "526e215c", "--fork-session"]);
+    turn.session_id = None;
+    assert!(
+        !Claude::command(&turn)
+            .args
+            .iter()
+            .any(|arg| arg == "--fork-session")
+    );
 }
 
 #[test]

@@ -69,10 +69,15 @@ pub fn compare(trees: &[Tree], max_files: usize) -> Result<Comparison> {
         .iter()
         .map(|tree| find_commit(&repo.repo, &tree.sha).map(|commit| commit.id()))
         .collect::<Result<Vec<Oid>>>()?;
-    let base = match repo.repo.merge_base_many(&oids) {
-        Ok(base) => Some(base.to_string()),
-        Err(error) if error.code() == git2::ErrorCode::NotFound => None,
-        Err(error) => return Err(error).context("finding the common base"),
+    // One tree has nothing to share a base with (and libgit2 wants two
+    // commits at least).
+    let base = match oids.as_slice() {
+        [_] => None,
+        _ => match repo.repo.merge_base_many(&oids) {
+            Ok(base) => Some(base.to_string()),
+            Err(error) if error.code() == git2::ErrorCode::NotFound => None,
+            Err(error) => return Err(error).context("finding the common base"),
+        },
     };
     let mut stats = Vec::new();
     if let Some(base) = &base {

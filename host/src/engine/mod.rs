@@ -129,6 +129,10 @@ pub struct TurnRequest {
     /// request that asked for it), when traces are exported; the turn's
     /// span starts a trace of its own without one.
     pub trace_parent: Option<String>,
+    /// Start a new harness session forked from `session_id` (the host has
+    /// put that session where the harness finds it from `repo`), in `repo`
+    /// rather than where `session_id` started.
+    pub fork: bool,
 }
 
 /// cinch's engine: drivers, configuration and the turns under its home.

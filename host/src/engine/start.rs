@@ -100,12 +100,10 @@ impl Engine {
         let (workdir, _worktree) =
             tracing::info_span!(target: TARGET, "cinch.worktree", otel.name = "worktree")
                 .in_scope(|| -> anyhow::Result<_> {
-                    let workdir = self.resume_dir(
-                        &info.name,
-                        info.resume,
-                        request.session_id.as_deref(),
-                        &repo,
-                    );
+                    // A fork runs in its own work tree, where the host put
+                    // the session it forks from.
+                    let resumed = request.session_id.as_deref().filter(|_| !request.fork);
+                    let workdir = self.resume_dir(&info.name, info.resume, resumed, &repo);
                     // Held until the supervisor runs (it holds its own lock by
                     // then), so that a second start in this working tree finds
                     // the first one.
@@ -176,6 +174,7 @@ impl Engine {
                 deny_tools: deny_tools.clone(),
             },
             ask: request.ask,
+            fork: request.fork && request.session_id.is_some(),
         };
         let command = driver.command(&driver_turn)?;
         // A stream driver's turn that asks may be a conversation (claude's

@@ -114,6 +114,9 @@ pub struct TurnOutcome {
     pub not_json_lines: u64,
     /// The driver component the turn ran on.
     pub driver: Option<crate::turn_dir::DriverUsed>,
+    /// The harness session the turn ended in: what a fork at this turn
+    /// resumes.
+    pub session_id: Option<String>,
 }
 
 impl From<&TurnResult> for TurnOutcome {
@@ -135,6 +138,7 @@ impl From<&TurnResult> for TurnOutcome {
             unknown_events: result.unknown_events.clone(),
             not_json_lines: result.not_json_lines,
             driver: result.driver.clone(),
+            session_id: result.session_id.clone(),
         }
     }
 }
