@@ -12,6 +12,11 @@
 //! secret_env = ["MY_AGENT_KEY"]
 //! env = { MY_AGENT_TELEMETRY = "0" }
 //! deny_tools = ["fetch"]   # permission requests for these tools are refused
+//! package = "npm:my-agent" # where `cinch harness install` gets it (or "pypi:…")
+//! tested = ">=1.4.0, <1.5.0" # the versions it was tested with; others report drift
+//!
+//! [harness.claude]
+//! version = "2.1.197"      # pinned: installed under <home>/tools on first use, run instead of PATH's
 //!
 //! [secrets]
 //! OPENAI_API_KEY = "sk-…"  # given to every harness, masked wherever cinch shows text
@@ -224,6 +229,15 @@ pub struct HarnessConfig {
     /// contains one of these, case-insensitive. Every other tool is allowed.
     #[serde(default)]
     pub deny_tools: Vec<String>,
+    /// The CLI's version this harness runs: installed under
+    /// `<home>/tools/NAME/VERSION` on first use, run rather than PATH's.
+    pub version: Option<String>,
+    /// Where its CLI is published: `npm:PACKAGE` or `pypi:PACKAGE` (a
+    /// built-in harness's is known).
+    pub package: Option<String>,
+    /// The CLI versions its driver was tested with, a semver range
+    /// (`">=2.1.0, <2.2.0"`); a turn on another version reports the drift.
+    pub tested: Option<String>,
 }
 
 fn enabled_by_default() -> bool {

@@ -21,6 +21,7 @@ mod finish;
 mod follow;
 pub mod harness;
 pub mod log;
+mod pinned;
 mod refusal;
 pub mod result;
 pub mod server_credential;

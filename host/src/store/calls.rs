@@ -127,6 +127,16 @@ impl Store {
             .await?;
             if matches!(first, Some((None,))) {
                 let at = now();
+                sqlx::query(
+                    "INSERT INTO cli_versions (harness, cli_version, first_seen, last_seen, turns) \
+                     VALUES ($1, $2, $3, $3, 1) ON CONFLICT (harness, cli_version) DO UPDATE \
+                     SET last_seen = excluded.last_seen, turns = cli_versions.turns + 1",
+                )
+                .bind(&result.harness)
+                .bind(result.cli_version.as_deref().unwrap_or_default())
+                .bind(&at)
+                .execute(&mut *transaction)
+                .await?;
                 for (event_type, count) in &result.unknown_events {
                     sqlx::query(
                         "INSERT INTO unknown_events (harness, cli_version, event_type, first_seen, \
