@@ -524,3 +524,92 @@ fn harness_install_is_atomic_locked_and_names_the_registry_that_failed() {
         "{text}"
     );
 }
+
+#[test]
+fn the_server_installs_a_pinned_version_on_its_first_turn_and_shows_the_pin() {
+    let world = World::new();
+    let registry = Registry::start(&world, &["1.0.0", "1.5.0"], &[]);
+    configure_tools(&world, "version = \"1.0.0\"\n");
+    world.script(Script {
+        replay: Some(support::recorded("claude/s1.jsonl")),
+        ..Script::default()
+    });
+    let mut serve = cinch_npm(&world, &registry.url);
+    serve.args(["serve", "--home"]).arg(world.path("home"));
+    let server = support::Server::start(serve, world.dir.path());
+    let token = world.admin_token();
+    let shown = server.get("/v1/server", &token).data();
+    assert_eq!(
+        shown["pinned_clis"],
+        serde_json::json!({"claude": "1.0.0"}),
+        "{shown:#}"
+    );
+    let drivers = server.get("/v1/drivers", &token).data();
+    let claude = drivers
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|driver| driver["name"] == "claude")
+        .unwrap();
+    assert_eq!(
+        claude["harnesses"][0]["pinned_version"], "1.0.0",
+        "{claude:#}"
+    );
+    assert!(installed_folders(&world).is_empty());
+
+    let api = support::Api::new(&server, &token);
+    let environment = api.environment(serde_json::json!({
+        "name": "shop",
+        "repository": world.path("repo").display().to_string(),
+    }));
+    let (task, session) = api.task_on(&environment, "Reply with the word done");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    let turn = loop {
+        let page = api.messages(&task, &session, "").data();
+        if let Some(turn) = support::last_assistant(&page)
+            && turn["turn"]["status"] != "running"
+        {
+            break turn;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no ended turn: {page:#}\n{}",
+            server.log()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    let result = &turn["turn"]["result"];
+    assert_eq!(turn["turn"]["status"], "completed", "{turn:#}");
+    assert_eq!(result["cli_version"], "1.0.0", "{result:#}");
+    assert_eq!(result["cli_drift"], "tested", "{result:#}");
+    assert_eq!(installed_folders(&world), ["1.0.0"]);
+}
+
+#[test]
+fn a_bad_pin_package_or_range_in_config_is_a_clear_error() {
+    let world = World::new();
+    for (line, said) in [
+        (
+            "version = \"../2\"",
+            "[harness.claude] version: `../2` is not a version",
+        ),
+        (
+            "package = \"cargo:x\"",
+            "[harness.claude] package: `cargo:x` names no registry",
+        ),
+        (
+            "tested = \"two\"",
+            "[harness.claude] tested: `two` is not a version range",
+        ),
+    ] {
+        std::fs::write(
+            world.path("home/config.toml"),
+            format!("{}\n[harness.claude]\n{line}\n", world.operator_config()),
+        )
+        .unwrap();
+        let output = world.cinch().args(["harness", "list"]).output().unwrap();
+        assert!(!output.status.success(), "{output:?}");
+        let error = String::from_utf8_lossy(&output.stderr);
+        assert!(error.contains(said), "{line}: {error}");
+    }
+}

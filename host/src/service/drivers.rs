@@ -43,6 +43,11 @@ impl Drivers {
         self.engine.tool(name).ok()
     }
 
+    /// The versions config.toml pins harnesses' CLIs to, by harness.
+    pub fn pinned_versions(&self) -> std::collections::BTreeMap<String, String> {
+        self.engine.config().pinned_versions()
+    }
+
     /// Every CLI version turns ran on, by harness, across all accounts.
     pub async fn cli_versions(&self) -> Result<Vec<SeenCliVersion>, ServiceError> {
         Ok(self.store.cli_versions().await?)
