@@ -613,3 +613,95 @@ fn a_bad_pin_package_or_range_in_config_is_a_clear_error() {
         assert!(error.contains(said), "{line}: {error}");
     }
 }
+
+/// Writes a wheel of a one-module package `name` at `version` into `dir`,
+/// whose console script prints the version.
+fn wheel(dir: &std::path::Path, name: &str, version: &str) {
+    let script = r#"
+import base64, hashlib, sys, zipfile
+name, version, out = sys.argv[1:4]
+info = f"{name}-{version}.dist-info"
+files = {
+    f"{name}/__init__.py": f"def main():\n    print('{version}')\n",
+    f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n",
+    f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    f"{info}/entry_points.txt": f"[console_scripts]\n{name} = {name}:main\n",
+}
+record = [f"{path},sha256={base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b'=').decode()},{len(text.encode())}" for path, text in files.items()]
+files[f"{info}/RECORD"] = "\n".join(record + [f"{info}/RECORD,,"]) + "\n"
+with zipfile.ZipFile(f"{out}/{name}-{version}-py3-none-any.whl", "w") as archive:
+    for path, text in files.items():
+        archive.writestr(path, text)
+"#;
+    let output = std::process::Command::new("python3")
+        .args(["-c", script, name, version])
+        .arg(dir)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+}
+
+#[test]
+fn a_pypi_harness_installs_with_pip_into_a_folder_that_runs_where_it_lands() {
+    let world = World::new();
+    let wheels = world.path("wheels");
+    std::fs::create_dir_all(&wheels).unwrap();
+    wheel(&wheels, "pyagent", "0.1.0");
+    std::fs::write(
+        world.path("home/config.toml"),
+        format!(
+            "{}\n[harness.pyagent]\ndriver = \"acp\"\nprogram = \"pyagent\"\npackage = \"pypi:pyagent\"\ntested = \">=0.1.0, <0.2.0\"\n",
+            world.operator_config()
+        ),
+    )
+    .unwrap();
+    // pip finds the wheels here and asks no index.
+    let pip = |args: &[&str]| {
+        world
+            .cinch()
+            .env("PIP_NO_INDEX", "1")
+            .env("PIP_FIND_LINKS", &wheels)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let installed = pip(&["harness", "install", "pyagent@0.1.0"]);
+    assert!(installed.status.success(), "{installed:?}");
+    assert!(
+        stdout(&installed).starts_with("pyagent 0.1.0 installed:"),
+        "{installed:?}"
+    );
+    // The launcher finds its packages in the folder it was renamed to.
+    let program = world.path("home/tools/pyagent/0.1.0/bin/pyagent");
+    let ran = std::process::Command::new(&program)
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&ran.stdout), "0.1.0\n", "{ran:?}");
+    let listed = pip(&["harness", "list", "--json"]);
+    let rows: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    let row = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|row| row["harness"] == "pyagent")
+        .unwrap();
+    assert_eq!(row["installed"], serde_json::json!(["0.1.0"]), "{row:#}");
+    assert_eq!(row["package"], "pypi:pyagent");
+
+    // A version the index does not have: PyPI named, the old one kept.
+    let missing = pip(&["harness", "install", "pyagent@0.2.0"]);
+    assert!(!missing.status.success(), "{missing:?}");
+    let error = String::from_utf8_lossy(&missing.stderr);
+    assert!(
+        error.contains("installing pyagent (pypi:pyagent) failed: PyPI has no pyagent==0.2.0"),
+        "{error}"
+    );
+    let left: Vec<String> = std::fs::read_dir(world.path("home/tools/pyagent"))
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().into_string().unwrap())
+        .filter(|name| name != ".lock")
+        .collect();
+    assert_eq!(left, ["0.1.0"]);
+}
