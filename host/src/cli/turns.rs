@@ -150,12 +150,12 @@ pub fn check(engine: &Engine, name: Option<&str>, json: bool) -> anyhow::Result<
                 "{}: {cli}; credential: {}",
                 report.harness, report.credential
             );
-            println!("  {}", tools_line(report));
             if let Some(problem) = &report.problem {
                 println!("  cannot run: {problem}");
             } else {
                 println!("  {}", server_turns(&report.server_credential));
             }
+            println!("  {}", tools_line(report));
         }
     }
     let runnable = reports.iter().filter(|report| report.problem.is_none());
