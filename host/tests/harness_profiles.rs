@@ -419,6 +419,23 @@ fn a_pinned_version_is_installed_on_first_use_and_runs_instead_of_paths() {
     let result = run(&world);
     assert_eq!(result["cli_version"], "1.2.3", "{result:#}");
     assert_eq!(result["cli_drift"], "untested", "{result:#}");
+
+    // Pinned to a version the registry lacks: the turn is refused, saying why.
+    configure_tools(&world, "version = \"9.9.9\"\n");
+    let refused = cinch_npm(&world, &registry.url)
+        .args(["run", "--harness", "claude", "--repo"])
+        .arg(world.path("repo"))
+        .arg("Reply with the word done")
+        .output()
+        .unwrap();
+    assert!(!refused.status.success(), "{refused:?}");
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        said.contains("harness.cli_install_failed")
+            && said.contains("claude is pinned to 9.9.9 in config.toml"),
+        "{said}"
+    );
+    assert_eq!(installed_folders(&world), ["1.0.0"]);
 }
 
 #[test]
