@@ -62,6 +62,7 @@ pub mod store;
 pub mod supervisor;
 pub mod sync;
 pub mod telemetry;
+pub mod tools;
 pub mod turn_dir;
 pub mod web;
 pub mod webhooks;

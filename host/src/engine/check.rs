@@ -28,6 +28,15 @@ pub struct CheckReport {
     /// What a `cinch serve` started here would give its turns: they get
     /// none of the shell's variables unless `[serve] pass_env` lists them.
     pub server_credential: ServerCredential,
+    /// The versions its driver was tested with (a semver range).
+    pub tested: Option<String>,
+    /// The version config.toml pins.
+    pub pinned: Option<String>,
+    /// The versions installed under cinch's home, oldest first.
+    pub installed: Vec<String>,
+    /// The version turns run (the pinned one, else PATH's) against the
+    /// tested range.
+    pub drift: Option<crate::tools::CliDrift>,
 }
 
 impl Engine {
@@ -56,7 +65,18 @@ impl Engine {
                 "harness.off: {name} is turned off in cinch's config"
             ));
         }
+        let tool = self.tool(name)?;
+        let installed = tool.installed(&self.tools_root());
+        let running = match &tool.pinned {
+            Some(pinned) => Some(pinned.as_str()),
+            None => version.as_deref(),
+        };
+        let drift = crate::tools::drift(tool.tested.as_deref(), running);
         Ok(CheckReport {
+            tested: tool.tested,
+            pinned: tool.pinned,
+            installed,
+            drift,
             harness: name.to_owned(),
             enabled,
             path,

@@ -22,6 +22,7 @@ mod finish;
 mod follow;
 pub mod harness;
 pub mod log;
+mod pinned;
 mod refusal;
 pub mod result;
 pub mod server_credential;

@@ -19,7 +19,6 @@ use super::{
     checkpoint_ref, conversation, credential_probe, is_valid_session_id, server_credential,
 };
 use crate::checkpoint;
-use crate::probe::find_program;
 use crate::redact::Redactor;
 use crate::sandbox;
 use crate::telemetry::{self, TARGET};
@@ -112,7 +111,8 @@ impl Engine {
                     Ok((workdir, lock))
                 })?;
 
-        let Some(program) = find_program(&info.program, self.search_path()) else {
+        let tool = crate::tools::Tool::of(&info.name, &info.program, &self.config)?;
+        let Some(program) = self.program_for(&tool)? else {
             return Err(Refusal::new(
                 RefusalCode::CliMissing,
                 format!("{} ({}) is not on PATH", info.program, info.display_name),
@@ -288,6 +288,10 @@ impl Engine {
                 self.search_path(),
                 self.home.root(),
             ));
+            // The CLIs cinch installed: a pinned one runs from there.
+            if tool.pinned.is_some() {
+                policy.read_only.push(self.tools_root());
+            }
             policy.read_only.push(turn.prompt());
             // The harness reads its MCP configuration; it may not change it.
             policy
@@ -314,6 +318,7 @@ impl Engine {
             resumed_session: request.session_id.clone(),
             start_checkpoint: Some(start.sha),
             cli_version: version.known().map(str::to_owned),
+            cli_tested: tool.tested.clone(),
             sandbox,
             tmpdir: Some(tmpdir),
             agent: request.agent.clone(),

@@ -108,6 +108,12 @@ pub struct TurnOutcome {
     pub usage: Option<TurnUsage>,
     /// The CLI's version, when its version command told it.
     pub cli_version: Option<String>,
+    /// The CLI versions its driver was tested with.
+    #[serde(default)]
+    pub cli_tested: Option<String>,
+    /// Whether the CLI's version lies in that range.
+    #[serde(default)]
+    pub cli_drift: Option<crate::tools::CliDrift>,
     /// Lines of a type the driver does not know, by type.
     pub unknown_events: UnknownEvents,
     /// Lines of the output that were not JSON.
@@ -135,6 +141,8 @@ impl From<&TurnResult> for TurnOutcome {
             model: result.model.clone(),
             usage: result.usage,
             cli_version: result.cli_version.clone(),
+            cli_tested: result.cli_tested.clone(),
+            cli_drift: result.cli_drift,
             unknown_events: result.unknown_events.clone(),
             not_json_lines: result.not_json_lines,
             driver: result.driver.clone(),
