@@ -5,8 +5,8 @@
 # directory as the last line of stdout. Safe to run again: an install that answers `--version` is
 # kept as it is.
 #
-# The versions are the ones ../shared/realcli/README.md and ../shared/fixtures/acp/README.md
-# measured against the mock model; the tests assert on their exact output, so a bump is a
+# The versions are the ones ../shared/realcli/README.md, ../shared/fixtures/acp/README.md and the
+# README's "More harnesses" measured against the mock model; the tests assert on their exact output, so a bump is a
 # deliberate change here and in the tests.
 #
 #   CINCH_CLI_DIR   where to install (default ~/.cache/cinch/clis/<hash of the pinned versions>)
