@@ -78,6 +78,10 @@ fn the_acp_drivers_harnesses_are_listed_and_checked_by_name() {
         ("claude-acp", "claude-agent-acp"),
         ("codex-acp", "codex-acp"),
         ("gemini-acp", "gemini"),
+        ("copilot", "copilot"),
+        ("kilo", "kilo"),
+        ("cline", "cline"),
+        ("droid", "droid"),
     ] {
         let row = listing
             .lines()
