@@ -22,7 +22,9 @@ pub struct Known {
 }
 
 /// The built-in harnesses. cursor is absent: cursor-agent is not on a
-/// package registry (its vendor's script installs it).
+/// package registry (its vendor's script installs it); so is kilo, whose
+/// npm launcher starts its binary as a child that the sandbox's missing
+/// `/proc/self` aborts (`tests/install-clis.sh` links the binary instead).
 pub const KNOWN: &[Known] = &[
     npm(
         "claude",
@@ -62,6 +64,9 @@ pub const KNOWN: &[Known] = &[
         "0.15.10",
         ">=0.15.0, <0.16.0",
     ),
+    npm("copilot", "@github/copilot", "1.0.102", ">=1.0.102, <1.1.0"),
+    npm("cline", "cline", "3.0.65", ">=3.0.0, <3.1.0"),
+    npm("droid", "droid", "0.215.0", ">=0.215.0, <0.216.0"),
 ];
 
 const fn npm(
