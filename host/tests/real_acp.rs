@@ -806,137 +806,149 @@ fn approvals_over_http(agent: Agent) {
             decision: None,
         },
     ];
-    let started: Vec<Started> = cases
-        .into_iter()
-        .map(|case| {
-            let repo = bench.repo(case.name);
-            let environment = api
-                .environment(json!({"name": case.name, "repository": repo.display().to_string()}));
-            let mut body = json!({"prompt": SHELL_PROMPT, "environment_id": environment,
-                                  "harness": harness, "approvals": case.policy});
-            if let Some(model) = agent.model() {
-                body["model"] = json!(model);
-            }
-            let created = api.post("/tasks", body);
-            assert_eq!(created.status, 201, "{}: {created:?}", case.name);
-            let task = created.data()["id"].as_str().unwrap().to_owned();
-            let session = api.first_session(&task)["id"].as_str().unwrap().to_owned();
-            Started {
-                case,
-                task,
-                session,
-            }
-        })
-        .collect();
-    let limit = Duration::from_secs(240);
-    // What the agent's request looks like in its raw log.
-    let asking = if agent == Agent::Claude {
-        "\"can_use_tool\""
+    // opencode keeps its sessions in one SQLite database under the agent's home: four of them
+    // starting at once on a loaded machine met its "database is locked" (a failed turn in a
+    // clean-clone run), so its cases run one after another.
+    let batches: Vec<Vec<Case>> = if agent == Agent::OpenCode {
+        cases.into_iter().map(|case| vec![case]).collect()
     } else {
-        "session/request_permission"
+        vec![cases.into_iter().collect()]
     };
-    for started in started
-        .iter()
-        .filter(|started| started.case.decision.is_some())
-    {
-        let (name, session) = (started.case.name, started.session.as_str());
-        let events = api.path(&format!(
-            "/tasks/{}/sessions/{session}/events",
-            started.task
-        ));
-        let seen = std::thread::scope(|scope| {
-            let stream =
-                scope.spawn(|| first_event(&server.url(&events), token, "approval.requested"));
-            let asked_at = poll("the agent's permission request", limit, || {
-                let log = turn_log(&cinch_home, session)?;
-                fs::read_to_string(log)
-                    .ok()?
-                    .contains(asking)
-                    .then(Instant::now)
+    for cases in batches {
+        let started: Vec<Started> = cases
+            .into_iter()
+            .map(|case| {
+                let repo = bench.repo(case.name);
+                let environment = api.environment(
+                    json!({"name": case.name, "repository": repo.display().to_string()}),
+                );
+                let mut body = json!({"prompt": SHELL_PROMPT, "environment_id": environment,
+                                  "harness": harness, "approvals": case.policy});
+                if let Some(model) = agent.model() {
+                    body["model"] = json!(model);
+                }
+                let created = api.post("/tasks", body);
+                assert_eq!(created.status, 201, "{}: {created:?}", case.name);
+                let task = created.data()["id"].as_str().unwrap().to_owned();
+                let session = api.first_session(&task)["id"].as_str().unwrap().to_owned();
+                Started {
+                    case,
+                    task,
+                    session,
+                }
+            })
+            .collect();
+        let limit = Duration::from_secs(240);
+        // What the agent's request looks like in its raw log.
+        let asking = if agent == Agent::Claude {
+            "\"can_use_tool\""
+        } else {
+            "session/request_permission"
+        };
+        for started in started
+            .iter()
+            .filter(|started| started.case.decision.is_some())
+        {
+            let (name, session) = (started.case.name, started.session.as_str());
+            let events = api.path(&format!(
+                "/tasks/{}/sessions/{session}/events",
+                started.task
+            ));
+            let seen = std::thread::scope(|scope| {
+                let stream =
+                    scope.spawn(|| first_event(&server.url(&events), token, "approval.requested"));
+                let asked_at = poll("the agent's permission request", limit, || {
+                    let log = turn_log(&cinch_home, session)?;
+                    fs::read_to_string(log)
+                        .ok()?
+                        .contains(asking)
+                        .then(Instant::now)
+                });
+                let (approval, shown_at) = stream.join().unwrap();
+                (asked_at, approval, shown_at)
             });
-            let (approval, shown_at) = stream.join().unwrap();
-            (asked_at, approval, shown_at)
-        });
-        let (asked_at, approval, shown_at) = seen;
-        assert_eq!(approval["status"], "pending", "{name}: {approval:#}");
-        assert_eq!(approval["kind"], "shell", "{name}: {approval:#}");
-        let log = turn_log(&cinch_home, session).unwrap();
-        let before = log_len(&log);
-        let stdin = cinch_home
-            .join("turns")
-            .join(approval["turn_id"].as_str().unwrap())
-            .join("stdin.jsonl");
-        let written = log_len(&stdin);
-        let decided_at = Instant::now();
-        let id = approval["id"].as_str().unwrap();
-        let decided = api.post(
-            &format!("/approvals/{id}/decision"),
-            json!({"decision": started.case.decision.unwrap()}),
-        );
-        assert_eq!(decided.status, 200, "{name}: {decided:?}");
-        let mut answered_at = None;
-        let resumed_at = poll("the agent to go on", limit, || {
-            if answered_at.is_none() && log_len(&stdin) > written {
-                answered_at = Some(Instant::now());
-            }
-            (log_len(&log) > before).then(Instant::now)
-        });
-        let answered_at = answered_at.unwrap_or(resumed_at);
-        let millis =
-            |from: Instant, to: Instant| to.saturating_duration_since(from).as_secs_f64() * 1000.0;
-        println!(
-            "{harness} approval {name}: request to SSE {:.1} ms, decision to the agent's stdin {:.1} ms, \
+            let (asked_at, approval, shown_at) = seen;
+            assert_eq!(approval["status"], "pending", "{name}: {approval:#}");
+            assert_eq!(approval["kind"], "shell", "{name}: {approval:#}");
+            let log = turn_log(&cinch_home, session).unwrap();
+            let before = log_len(&log);
+            let stdin = cinch_home
+                .join("turns")
+                .join(approval["turn_id"].as_str().unwrap())
+                .join("stdin.jsonl");
+            let written = log_len(&stdin);
+            let decided_at = Instant::now();
+            let id = approval["id"].as_str().unwrap();
+            let decided = api.post(
+                &format!("/approvals/{id}/decision"),
+                json!({"decision": started.case.decision.unwrap()}),
+            );
+            assert_eq!(decided.status, 200, "{name}: {decided:?}");
+            let mut answered_at = None;
+            let resumed_at = poll("the agent to go on", limit, || {
+                if answered_at.is_none() && log_len(&stdin) > written {
+                    answered_at = Some(Instant::now());
+                }
+                (log_len(&log) > before).then(Instant::now)
+            });
+            let answered_at = answered_at.unwrap_or(resumed_at);
+            let millis = |from: Instant, to: Instant| {
+                to.saturating_duration_since(from).as_secs_f64() * 1000.0
+            };
+            println!(
+                "{harness} approval {name}: request to SSE {:.1} ms, decision to the agent's stdin {:.1} ms, \
              to its next output {:.1} ms",
-            millis(asked_at, shown_at),
-            millis(decided_at, answered_at),
-            millis(decided_at, resumed_at),
-        );
-    }
-    for started in &started {
-        let (name, task, session) = (started.case.name, &started.task, &started.session);
-        let deadline = Instant::now() + limit;
-        while api.session(task, session)["status"] != "idle" {
-            assert!(
-                Instant::now() < deadline,
-                "{name}: never idle\n{}",
+                millis(asked_at, shown_at),
+                millis(decided_at, answered_at),
+                millis(decided_at, resumed_at),
+            );
+        }
+        for started in &started {
+            let (name, task, session) = (started.case.name, &started.task, &started.session);
+            let deadline = Instant::now() + limit;
+            while api.session(task, session)["status"] != "idle" {
+                assert!(
+                    Instant::now() < deadline,
+                    "{name}: never idle\n{}",
+                    server.log()
+                );
+                std::thread::sleep(Duration::from_millis(200));
+            }
+            let turn = support::assistant(&api.messages(task, session, "").data());
+            // codex-acp offers no way to refuse a tool but `abort`, which ends its turn.
+            let (status, detail) = if agent == Agent::CodexAcp && name != "allow" {
+                ("failed", Some("cancelled"))
+            } else {
+                ("completed", None)
+            };
+            assert_eq!(
+                turn["turn"]["status"],
+                status,
+                "{name}: {turn:#}\n{}",
                 server.log()
             );
-            std::thread::sleep(Duration::from_millis(200));
-        }
-        let turn = support::assistant(&api.messages(task, session, "").data());
-        // codex-acp offers no way to refuse a tool but `abort`, which ends its turn.
-        let (status, detail) = if agent == Agent::CodexAcp && name != "allow" {
-            ("failed", Some("cancelled"))
-        } else {
-            ("completed", None)
-        };
-        assert_eq!(
-            turn["turn"]["status"],
-            status,
-            "{name}: {turn:#}\n{}",
-            server.log()
-        );
-        if let Some(detail) = detail {
-            assert_eq!(turn["turn"]["result"]["detail"], detail, "{name}: {turn:#}");
-        }
-        let workspace = Path::new(turn["turn"]["workspace"].as_str().unwrap());
-        assert_eq!(
-            workspace.join("out.txt").exists(),
-            name == "allow",
-            "{name}: only the allowed tool wrote out.txt"
-        );
-        let listed = api.get(&format!("/approvals?session_id={session}")).data();
-        let approvals = listed.as_array().unwrap();
-        assert_eq!(approvals.len(), 1, "{name}: {listed:#}");
-        let (status, by) = match name {
-            "deny" => ("denied", None),
-            "allow" => ("allowed", None),
-            "timeout" => ("expired", Some("timeout")),
-            _ => ("denied", Some("policy")),
-        };
-        assert_eq!(approvals[0]["status"], status, "{name}: {listed:#}");
-        if let Some(by) = by {
-            assert_eq!(approvals[0]["decided_by"], by, "{name}: {listed:#}");
+            if let Some(detail) = detail {
+                assert_eq!(turn["turn"]["result"]["detail"], detail, "{name}: {turn:#}");
+            }
+            let workspace = Path::new(turn["turn"]["workspace"].as_str().unwrap());
+            assert_eq!(
+                workspace.join("out.txt").exists(),
+                name == "allow",
+                "{name}: only the allowed tool wrote out.txt"
+            );
+            let listed = api.get(&format!("/approvals?session_id={session}")).data();
+            let approvals = listed.as_array().unwrap();
+            assert_eq!(approvals.len(), 1, "{name}: {listed:#}");
+            let (status, by) = match name {
+                "deny" => ("denied", None),
+                "allow" => ("allowed", None),
+                "timeout" => ("expired", Some("timeout")),
+                _ => ("denied", Some("policy")),
+            };
+            assert_eq!(approvals[0]["status"], status, "{name}: {listed:#}");
+            if let Some(by) = by {
+                assert_eq!(approvals[0]["decided_by"], by, "{name}: {listed:#}");
+            }
         }
     }
 }
