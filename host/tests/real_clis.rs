@@ -530,8 +530,10 @@ fn own_turn(api: &support::Api, task: &str, session: &str) -> Option<Value> {
         .find(|message| message["type"] == "assistant" && message["forked_from"].is_null())
 }
 
-/// Waits for a turn of the session other than `before` to end (read before the session, so
-/// that idle means that turn is done): its assistant message.
+/// Waits for a turn of the session other than `before` to end: its assistant message.
+/// The message is read before the session, so that idle means that turn had started and is
+/// done; it is read again after, since the turn may have ended between the two reads (cinch
+/// records a turn's end in its message before it marks the session idle).
 fn ended_turn(api: &support::Api, task: &str, session: &str, before: Option<&Value>) -> Value {
     let deadline = Instant::now() + Duration::from_secs(90);
     loop {
@@ -541,8 +543,10 @@ fn ended_turn(api: &support::Api, task: &str, session: &str, before: Option<&Val
             && before.is_none_or(|before| latest["id"] != before["id"])
             && current["status"] == "idle"
         {
-            assert_eq!(latest["turn"]["status"], "completed", "{latest:#}");
-            return latest;
+            let ended = own_turn(api, task, session).expect("the turn's message");
+            assert_eq!(ended["id"], latest["id"], "{ended:#}");
+            assert_eq!(ended["turn"]["status"], "completed", "{ended:#}");
+            return ended;
         }
         assert!(
             Instant::now() < deadline,
