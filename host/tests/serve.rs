@@ -1116,27 +1116,34 @@ fn tokens_are_made_listed_and_revoked_within_their_account() {
     );
     assert_eq!(server.get("/v1/accounts", &secret).status, 200);
 
-    // Another member's token is theirs to revoke.
-    let output = world
-        .cinch()
-        .args([
-            "token",
-            "create",
-            "--member",
-            "bob",
-            "--account",
-            &account,
-            "--home",
-        ])
-        .arg(world.path("home"))
-        .output()
-        .unwrap();
+    // Another member's token is theirs to revoke. `cinch token create` names
+    // a token as the API does, with the same rules.
+    let create = |name: &str| {
+        world
+            .cinch()
+            .args(["token", "create", "--member", "bob", "--account", &account])
+            .args(["--name", name, "--home"])
+            .arg(world.path("home"))
+            .output()
+            .unwrap()
+    };
+    let before = listed(&admin).len();
+    let blank = create("  ");
+    assert!(!blank.status.success(), "{blank:?}");
+    let said = String::from_utf8_lossy(&blank.stderr);
+    assert!(
+        said.contains("--name: a token's name cannot be blank"),
+        "{said}"
+    );
+    assert_eq!(listed(&admin).len(), before, "a refused name made no token");
+    let output = create(" bob's laptop ");
     assert!(output.status.success(), "{output:?}");
     let bob = String::from_utf8(output.stdout).unwrap().trim().to_owned();
     let bobs = listed(&admin)
         .into_iter()
         .find(|token| token["owner_name"] == "bob")
         .unwrap();
+    assert_eq!(bobs["name"], "bob's laptop", "{bobs:#}");
     let bobs_path = format!("{tokens}/{}", bobs["id"].as_str().unwrap());
     let refused = server.request("DELETE", &bobs_path, Some(&admin), None);
     assert_eq!(refused.status, 403, "{refused:?}");

@@ -144,6 +144,9 @@ pub struct TokenArgs {
     /// The account, by id or name (default: the only one).
     #[arg(long)]
     account: Option<String>,
+    /// What the token is for ("CI", "laptop"), shown in the token list.
+    #[arg(long)]
+    name: Option<String>,
     /// cinch's home (default: $CINCH_HOME, else ~/.cinch).
     #[arg(long)]
     home: Option<PathBuf>,
@@ -487,6 +490,12 @@ fn sandbox_mode(no_sandbox: bool) -> anyhow::Result<Mode> {
 
 /// Prints a new token for a member or an agent.
 pub fn token_create(args: TokenArgs) -> anyhow::Result<ExitCode> {
+    let name = args
+        .name
+        .as_deref()
+        .map(crate::service::accounts::token_name)
+        .transpose()
+        .map_err(|problem| anyhow::anyhow!("--name: {problem}"))?;
     let home = home(args.home)?;
     runtime()?.block_on(async {
         let store = open_store(&home, args.database).await?;
@@ -496,7 +505,7 @@ pub fn token_create(args: TokenArgs) -> anyhow::Result<ExitCode> {
             (None, Some(agent)) => TokenFor::Agent(agent),
             (None, None) => unreachable!("clap requires one"),
         };
-        println!("{}", store.create_token(&account.id, who).await?);
+        println!("{}", store.create_token(&account.id, who, name).await?);
         Ok(ExitCode::SUCCESS)
     })
 }

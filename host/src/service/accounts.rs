@@ -58,7 +58,10 @@ impl Accounts {
         agent_id: Option<&str>,
         name: Option<&str>,
     ) -> Result<(String, TokenInfo), ServiceError> {
-        let name = name.map(token_name).transpose()?;
+        let name = name
+            .map(token_name)
+            .transpose()
+            .map_err(|problem| ServiceError::invalid_field("name", problem))?;
         let owner = match agent_id {
             None => caller.owner.clone(),
             Some(agent_id) => {
@@ -129,7 +132,7 @@ const TOKEN_NAME_MAX: usize = 100;
 
 /// `name` as a token's name: trimmed, not blank, one line of at most
 /// [`TOKEN_NAME_MAX`] characters.
-fn token_name(name: &str) -> Result<&str, ServiceError> {
+pub fn token_name(name: &str) -> Result<&str, &'static str> {
     let name = name.trim();
     let problem = if name.is_empty() {
         "a token's name cannot be blank: leave name out for a token without one"
@@ -140,5 +143,5 @@ fn token_name(name: &str) -> Result<&str, ServiceError> {
     } else {
         return Ok(name);
     };
-    Err(ServiceError::invalid_field("name", problem))
+    Err(problem)
 }

@@ -151,7 +151,7 @@ impl Store {
             .execute(&mut *tx)
             .await?;
             let admin = tokens::TokenOwner::Member(member_id);
-            let token = tokens::issue!(tx, &account.id, &admin);
+            let token = tokens::issue!(tx, &account.id, &admin, None::<&str>);
             tx.commit().await?;
             Ok((account, token))
         })

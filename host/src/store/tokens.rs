@@ -38,20 +38,21 @@ pub(super) fn new_token() -> Result<String> {
 /// Makes a token for `$owner` (a [`TokenOwner`]) in `$account_id` inside the
 /// transaction `$tx`, of either backend, and evaluates to its text.
 macro_rules! issue {
-    ($tx:ident, $account_id:expr, $owner:expr) => {{
+    ($tx:ident, $account_id:expr, $owner:expr, $name:expr) => {{
         let token = $crate::store::tokens::new_token()?;
         let (member_id, agent_id) = match $owner {
             $crate::store::TokenOwner::Member(id) => (Some(id.as_str()), None),
             $crate::store::TokenOwner::Agent(id) => (None, Some(id.as_str())),
         };
         sqlx::query(
-            "INSERT INTO tokens (hash, account_id, member_id, agent_id, created_at) \
-             VALUES ($1, $2, $3, $4, $5)",
+            "INSERT INTO tokens (hash, account_id, member_id, agent_id, name, created_at) \
+             VALUES ($1, $2, $3, $4, $5, $6)",
         )
         .bind($crate::store::tokens::hash(&token))
         .bind($account_id)
         .bind(member_id)
         .bind(agent_id)
+        .bind($name)
         .bind($crate::store::now())
         .execute(&mut *$tx)
         .await?;
@@ -96,8 +97,13 @@ pub enum TokenFor<'a> {
 }
 
 impl Store {
-    /// A new token for a member or an agent of `account_id`.
-    pub async fn create_token(&self, account_id: &str, who: TokenFor<'_>) -> Result<String> {
+    /// A new token for a member or an agent of `account_id`, named `name`.
+    pub async fn create_token(
+        &self,
+        account_id: &str,
+        who: TokenFor<'_>,
+        name: Option<&str>,
+    ) -> Result<String> {
         on_pool!(self, |pool| {
             let mut tx = pool.begin().await?;
             let owner = match &who {
@@ -141,7 +147,7 @@ impl Store {
                     TokenOwner::Agent(id)
                 }
             };
-            let token = issue!(tx, account_id, &owner);
+            let token = issue!(tx, account_id, &owner, name);
             tx.commit().await?;
             Ok(token)
         })
@@ -157,12 +163,7 @@ impl Store {
     ) -> Result<(String, TokenInfo)> {
         let token = on_pool!(self, |pool| {
             let mut tx = pool.begin().await?;
-            let token = issue!(tx, account_id, owner);
-            sqlx::query("UPDATE tokens SET name = $1 WHERE hash = $2")
-                .bind(name)
-                .bind(hash(&token))
-                .execute(&mut *tx)
-                .await?;
+            let token = issue!(tx, account_id, owner, name);
             tx.commit().await?;
             Ok::<_, StoreError>(token)
         })?;
@@ -330,11 +331,11 @@ mod tests {
         assert_eq!(stored, [(hash(&token),)]);
 
         let agent = store
-            .create_token(&principal.account_id, TokenFor::Agent("ci"))
+            .create_token(&principal.account_id, TokenFor::Agent("ci"), None)
             .await
             .unwrap();
         let again = store
-            .create_token(&principal.account_id, TokenFor::Agent("ci"))
+            .create_token(&principal.account_id, TokenFor::Agent("ci"), None)
             .await
             .unwrap();
         let (first, second) = (
