@@ -1,6 +1,7 @@
 //! Asking another node of the same database for what only it holds: a code
-//! task's harness log stays in the home of the node that ran it, and its
-//! checkpoints in that node's repository.
+//! task's harness log stays in the home of the node that ran it, its
+//! checkpoints in that node's repository, and a session's work tree on the
+//! node that runs it.
 
 use std::time::Duration;
 
@@ -10,6 +11,10 @@ pub const FORWARDED_HEADER: &str = "X-Cinch-Forwarded";
 
 /// How long a node waits for another's answer.
 const PEER_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// How long a node waits for another to carry out a request passed on: a
+/// push to a slow remote takes a while.
+const RELAY_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// What another node answered.
 #[derive(Debug)]
@@ -48,12 +53,7 @@ pub fn fetch(
     part: CallPart,
     bearer: &str,
 ) -> anyhow::Result<PeerAnswer<String>> {
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .timeout_global(Some(PEER_TIMEOUT))
-        .max_redirects(0)
-        .build()
-        .into();
+    let agent = agent(PEER_TIMEOUT);
     let url = format!(
         "{}/api/runs/{run}/tasks/{call}/{}",
         base.trim_end_matches('/'),
@@ -75,4 +75,61 @@ pub fn fetch(
         .read_to_string()
         .map_err(|error| anyhow::anyhow!("reading {url}'s answer: {error}"))?;
     Ok(PeerAnswer::Found(body))
+}
+
+/// Another node's whole answer to a request passed on to it.
+#[derive(Debug)]
+pub struct Relayed {
+    /// Its HTTP status.
+    pub status: u16,
+    /// Its `Content-Type`, if it said one.
+    pub content_type: Option<String>,
+    /// Its body.
+    pub body: Vec<u8>,
+}
+
+/// Sends `POST {base}{path}` with the JSON `body` to the node at `base` as
+/// the caller whose bearer token is `bearer` (the node checks the token and
+/// the account as for any request), and returns its answer whatever its
+/// status: it is the answer to the caller. Blocking.
+pub fn relay_post(
+    base: &str,
+    path: &str,
+    body: &serde_json::Value,
+    bearer: &str,
+) -> anyhow::Result<Relayed> {
+    let agent = agent(RELAY_TIMEOUT);
+    let url = format!("{}{path}", base.trim_end_matches('/'));
+    let mut response = agent
+        .post(&url)
+        .header("Authorization", &format!("Bearer {bearer}"))
+        .header(FORWARDED_HEADER, "1")
+        .header("Content-Type", "application/json")
+        .send(body.to_string())
+        .map_err(|error| anyhow::anyhow!("asking {url}: {error}"))?;
+    let content_type = response
+        .headers()
+        .get("content-type")
+        .and_then(|value| value.to_str().ok())
+        .map(str::to_owned);
+    let body = response
+        .body_mut()
+        .read_to_vec()
+        .map_err(|error| anyhow::anyhow!("reading {url}'s answer: {error}"))?;
+    Ok(Relayed {
+        status: response.status().as_u16(),
+        content_type,
+        body,
+    })
+}
+
+/// A client that reads every status as an answer and follows no redirect
+/// (a node answers for itself), waiting at most `timeout`.
+fn agent(timeout: Duration) -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(timeout))
+        .max_redirects(0)
+        .build()
+        .into()
 }

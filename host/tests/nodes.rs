@@ -1450,3 +1450,79 @@ fn an_approval_decided_on_another_node_reaches_the_agent_on_the_turns_node() {
     let seen = on_one.get(&format!("/approvals/{id}")).data();
     assert_eq!(seen["status"], "allowed");
 }
+
+/// A commit or a push asked of a node that does not run the session is
+/// carried out by the node that does, on its work tree, and its answer
+/// (success or problem) is the caller's.
+#[test]
+fn a_commit_and_a_push_asked_of_another_node_run_on_the_sessions_node() {
+    let Some(worlds) = shared_worlds::<2>() else {
+        return;
+    };
+    let all: Vec<&World> = worlds.iter().collect();
+    let one = node(&worlds[0], "node-1", &[]);
+    let two = node(&worlds[1], "node-2", &[]);
+    let token = worlds[0].admin_token();
+    let (on_one, on_two) = (&Api::new(&one, &token), &Api::new(&two, &token));
+    let environment = shop(on_one, &worlds[0]);
+    for world in &all {
+        world.script(Script {
+            record: Some(world.path("out/greet.json")),
+            lines: claude_turn("sess-out", "Fixed the greeting."),
+            write_files: [("greeting.txt".to_owned(), "hello, world\n".to_owned())].into(),
+            ..Script::default()
+        });
+    }
+    let (task, session) = on_one.task_on(&environment, "Fix the greeting");
+    let idle = on_one.wait(&task, &session, "its turn", |s| {
+        s["status"] == "idle" && s["harness_session_id"] == "sess-out"
+    });
+    assert_eq!(ran_on(&all, "greet"), 0);
+    let repo = worlds[0].path("repo");
+    let branch = idle["branch_name"].as_str().unwrap().to_owned();
+    let path = |rest: &str| format!("/tasks/{task}/sessions/{session}/{rest}");
+    let base = git_output(&repo, &["rev-parse", &branch]);
+
+    let committed = on_two.post(&path("commit"), json!({"message": "Fix the greeting"}));
+    assert_eq!(committed.status, 201, "{committed:?}");
+    let commit = committed.data()["commit"].as_str().unwrap().to_owned();
+    assert_ne!(git_output(&repo, &["rev-parse", &branch]), base);
+    assert_eq!(git_output(&repo, &["rev-parse", &branch]).trim(), commit);
+    let log = |server: &Server| {
+        server
+            .log()
+            .matches("committed the session's changes")
+            .count()
+    };
+    assert_eq!(
+        (log(&one), log(&two)),
+        (1, 0),
+        "node 1, which runs the session, committed"
+    );
+    // Its refusals come back as they are.
+    let again = on_two.post(&path("commit"), json!({"message": "Again"}));
+    assert_eq!(again.status, 409, "{again:?}");
+    assert!(again.text.contains("nothing to commit"), "{again:?}");
+
+    assert!(!git_output(&repo, &["branch", "--list"]).contains("feature/greeting"));
+    let pushed = on_two.post(&path("push"), json!({"branch": "feature/greeting"}));
+    assert_eq!(pushed.status, 200, "{pushed:?}");
+    assert_eq!(pushed.data()["pushed_as"], "feature/greeting");
+    assert_eq!(pushed.data()["uncommitted_changes"], false);
+    assert_eq!(
+        git_output(&repo, &["rev-parse", "feature/greeting"]).trim(),
+        commit
+    );
+    // And a caller of another account is refused by the node that runs the
+    // session as by any.
+    let (_, stranger) = worlds[0].second_account();
+    let refused = two.post(
+        &format!("/v1/accounts/{}{}", on_one.account, path("commit")),
+        &stranger,
+        &json!({"message": "Not mine"}),
+    );
+    assert!(
+        refused.status == 403 || refused.status == 404,
+        "{refused:?}"
+    );
+}

@@ -2,14 +2,16 @@
 //! setup commands' whole output.
 
 use axum::extract::{Path, State};
-use axum::http::{StatusCode, header};
+use axum::http::{HeaderMap, StatusCode, Uri, header};
 use axum::response::{IntoResponse as _, Response};
 use serde::Deserialize;
+use serde_json::{Value, json};
 
-use super::extract::{Caller, Json};
+use super::extract::{Caller, Json, bearer};
 use super::problem::Problem;
 use super::{AppState, Envelope};
-use crate::sessions::{Committed, Pushed};
+use crate::peers::FORWARDED_HEADER;
+use crate::sessions::{Committed, Pushed, SessionError};
 use crate::store::{AccountId, SessionId, TaskId};
 
 type SessionPath = Path<(AccountId, TaskId, SessionId)>;
@@ -45,14 +47,22 @@ pub async fn commit_session(
     State(app): State<AppState>,
     caller: Caller,
     Path((account, task, session)): SessionPath,
+    uri: Uri,
+    headers: HeaderMap,
     Json(body): Json<CommitCreate>,
-) -> Result<(StatusCode, axum::Json<Envelope<Committed>>), Problem> {
+) -> Result<Response, Problem> {
     caller.account(&account)?;
-    let committed = app
+    match app
         .conductor
         .commit(&account, &task, &session, &body.message)
-        .await?;
-    Ok((StatusCode::CREATED, Envelope::of(committed)))
+        .await
+    {
+        Ok(committed) => Ok((StatusCode::CREATED, Envelope::of(committed)).into_response()),
+        Err(refused) => {
+            let body = json!({"message": body.message});
+            ask_its_node(&headers, &uri, body, refused).await
+        }
+    }
 }
 
 /// A push of the session's branch.
@@ -90,15 +100,71 @@ pub async fn push_session(
     State(app): State<AppState>,
     caller: Caller,
     Path((account, task, session)): SessionPath,
+    uri: Uri,
+    headers: HeaderMap,
     Json(body): Json<PushCreate>,
-) -> Result<axum::Json<Envelope<Pushed>>, Problem> {
+) -> Result<Response, Problem> {
     caller.account(&account)?;
     let target = body.branch.as_deref().map(str::trim);
-    let pushed = app
-        .conductor
-        .push(&account, &task, &session, target)
-        .await?;
-    Ok(Envelope::of(pushed))
+    match app.conductor.push(&account, &task, &session, target).await {
+        Ok(pushed) => Ok(Envelope::of(pushed).into_response()),
+        Err(refused) => {
+            let body = json!({"branch": body.branch});
+            ask_its_node(&headers, &uri, body, refused).await
+        }
+    }
+}
+
+/// The answer of the node that runs the session to this same request (`uri`
+/// with the JSON `body`, as this caller), when `refused` says the session's
+/// work tree is there; otherwise `refused` as a problem. A request another
+/// node passed on is never passed on again.
+async fn ask_its_node(
+    headers: &HeaderMap,
+    uri: &Uri,
+    body: Value,
+    refused: SessionError,
+) -> Result<Response, Problem> {
+    let SessionError::OnAnotherNode(node) = &refused else {
+        return Err(refused.into());
+    };
+    let (Some(url), Some(token)) = (node.url.clone(), bearer(headers)) else {
+        return Err(refused.into());
+    };
+    if headers.contains_key(FORWARDED_HEADER) {
+        return Err(refused.into());
+    }
+    let path = uri
+        .path_and_query()
+        .map_or(uri.path(), |path| path.as_str())
+        .to_owned();
+    let token = token.to_owned();
+    let relayed =
+        tokio::task::spawn_blocking(move || crate::peers::relay_post(&url, &path, &body, &token))
+            .await
+            .map_err(|error| Problem::internal(&error))?;
+    match relayed {
+        Ok(answer) => {
+            let status = StatusCode::from_u16(answer.status).unwrap_or(StatusCode::BAD_GATEWAY);
+            let mut response = (status, answer.body).into_response();
+            if let Some(content_type) = answer
+                .content_type
+                .and_then(|value| header::HeaderValue::from_str(&value).ok())
+            {
+                response
+                    .headers_mut()
+                    .insert(header::CONTENT_TYPE, content_type);
+            }
+            Ok(response)
+        }
+        Err(error) => {
+            tracing::warn!(node = %node.node_id, "passing a request on to the session's node: {error:#}");
+            Err(Problem::unavailable(&format!(
+                "node {} runs the session and did not answer: {error:#}",
+                node.node_id
+            )))
+        }
+    }
 }
 
 /// The whole output of the session's setup commands at its last boot, each

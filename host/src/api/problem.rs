@@ -158,6 +158,16 @@ impl From<SessionError> for Problem {
             SessionError::Invalid { field, message } => Self::invalid_field(&field, message),
             SessionError::NotFound(message) => Self::not_found(message),
             SessionError::Conflict(message) => Self::conflict(message),
+            SessionError::OnAnotherNode(node) => Self::conflict(match node.url {
+                Some(url) => format!(
+                    "the session's work tree is on node {} ({url}), which runs the session: ask it there",
+                    node.node_id
+                ),
+                None => format!(
+                    "the session's work tree is on node {}, which runs the session and gave the other nodes no address (start it with --advertise-url): ask that node",
+                    node.node_id
+                ),
+            }),
             SessionError::Store(error) => error.into(),
             SessionError::Internal(error) => Self::internal_or_unavailable(&error),
         }

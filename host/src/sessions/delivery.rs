@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use super::{Conductor, Result, SessionError, forge, invalid, workspace};
+use super::{Conductor, OtherNode, Result, SessionError, forge, invalid, workspace};
 use crate::redact::Redactor;
 use crate::store::{AccountId, Session, SessionId, SessionStatus, TaskId};
 
@@ -110,6 +110,7 @@ impl Conductor {
         let _held = guard.lock().await;
         let session = self.session(account_id, task_id, session_id).await?;
         refuse_while_busy(&session, "a commit")?;
+        self.refuse_on_another_node(&session).await?;
         let dir = work_tree(&session)?;
         let environment = self.environment_of(&session).await?;
         let tenant = self.tenant(&session.agent_id, environment.as_ref());
@@ -159,6 +160,7 @@ impl Conductor {
         let _held = guard.lock().await;
         let session = self.session(account_id, task_id, session_id).await?;
         refuse_while_busy(&session, "a push")?;
+        self.refuse_on_another_node(&session).await?;
         let dir = work_tree(&session)?;
         let Some(environment) = self.environment_of(&session).await? else {
             return Err(SessionError::Conflict(
@@ -234,6 +236,28 @@ fn refuse_while_busy(session: &Session, what: &str) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+impl Conductor {
+    /// Refuses work on the session's work tree when another node holds its
+    /// lease: the tree there is the one its turns change (a path here, even
+    /// one that exists, is not), so the request is for that node.
+    async fn refuse_on_another_node(&self, session: &Session) -> Result<()> {
+        if self.held_generation(&session.id).is_some() {
+            return Ok(());
+        }
+        let Some(lease) = self.store.lease(&session.id).await? else {
+            return Ok(());
+        };
+        if lease.node_id == self.node_id() || lease.expired_by(&crate::store::now()) {
+            return Ok(());
+        }
+        let url = self.store.node_url(&lease.node_id).await?;
+        Err(SessionError::OnAnotherNode(OtherNode {
+            node_id: lease.node_id,
+            url,
+        }))
+    }
 }
 
 /// The session's work tree on this node.

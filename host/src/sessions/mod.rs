@@ -133,12 +133,25 @@ pub enum SessionError {
     /// The request does not fit the session's state.
     #[error("{0}")]
     Conflict(String),
+    /// The session's work tree is on the node that holds its lease: the
+    /// request is for that node.
+    #[error("the session's work tree is on node {}", .0.node_id)]
+    OnAnotherNode(OtherNode),
     /// The database failed.
     #[error(transparent)]
     Store(#[from] StoreError),
     /// Something else failed on the server's side.
     #[error("{0:#}")]
     Internal(anyhow::Error),
+}
+
+/// The node that runs a session, as another node can reach it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OtherNode {
+    /// Its id.
+    pub node_id: String,
+    /// The URL it advertises to the other nodes, if it gave one.
+    pub url: Option<String>,
 }
 
 fn invalid(field: &str, message: impl Into<String>) -> SessionError {
