@@ -390,7 +390,7 @@ impl Context {
     fn open() -> anyhow::Result<Self> {
         let home = Home::discover()?;
         let runtime = Runtime::new(Some(home.component_cache_dir()), Limits::default())?;
-        let config = crate::config::Config::load(&home.root().join("config.toml"))?;
+        let config = crate::tools::load_config(&home.root().join("config.toml"))?;
         let registry = Registry::load_with(
             &runtime,
             Some(&home.plugins_dir()),

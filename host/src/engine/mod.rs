@@ -244,7 +244,7 @@ impl Engine {
         supervisor_program: PathBuf,
         env: BTreeMap<String, String>,
     ) -> anyhow::Result<Self> {
-        let config = Config::load(&home.root().join("config.toml"))?;
+        let config = crate::tools::load_config(&home.root().join("config.toml"))?;
         let registry = load_registry(runtime, &home, &config)?;
         let watchdog = config.serve.watchdog()?.unwrap_or(DEFAULT_WATCHDOG);
         Ok(Self {
