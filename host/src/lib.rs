@@ -1,8 +1,10 @@
 //! cinch: runs coding-agent CLIs one turn at a time, with everything each
 //! harness is particular about kept in a sandboxed WebAssembly driver.
 //!
+//! The driver runtime (wasmtime, the contract's versions) is the crate
+//! `cinch_runtime`; hex, random ids and poison-tolerant locks are `cinch_base`.
+//!
 //! Modules, by job:
-//! - [`runtime`]: the wasmtime engine; loads, caches and sandboxes drivers.
 //! - [`drivers`]: which drivers there are (built-in and plugins).
 //! - [`lines`], [`parse`], [`reader`], [`progress`], [`replay`]: reading a
 //!   harness's output through its driver into progress lines and an outcome.
@@ -17,7 +19,6 @@
 //!   [`disk`]: the room left under the home.
 //! - [`mcp`]: an environment's MCP servers as each harness takes them.
 //! - [`webhooks`]: signed POSTs of an account's events, retried.
-//! - [`hex`], [`sync`]: lowercase hex; locks that outlive a panic.
 //! - [`store`]: persistence (SQLite); [`sessions`]: tasks and sessions on
 //!   the engine (workspaces, capacity, live events); [`service`]: code tasks
 //!   and what sessions and code tasks share; [`api`]: the HTTP server on
@@ -40,7 +41,6 @@ pub mod exit;
 pub mod harnesses;
 pub mod headline;
 pub mod helper;
-pub mod hex;
 pub mod home;
 pub mod lines;
 pub mod mcp;
@@ -53,14 +53,12 @@ pub mod progress;
 pub mod reader;
 pub mod redact;
 pub mod replay;
-pub mod runtime;
 pub mod sandbox;
 pub mod sealing;
 pub mod service;
 pub mod sessions;
 pub mod store;
 pub mod supervisor;
-pub mod sync;
 pub mod telemetry;
 pub mod tools;
 pub mod turn_dir;

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use cinch::drivers::Registry;
 use cinch::parse::TurnParser;
 use cinch::replay::Exit;
-use cinch::runtime::Runtime;
+use cinch_runtime::Runtime;
 use cinch_tests::{
     DRIVERS, Transcript, acp_dir, crate_dir, native_parser, recorded_dir, registry, replay_native,
     replay_wasm, runtime,

@@ -19,12 +19,13 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use cinch_runtime::{Limits, Runtime};
+
 use clap::{Parser, Subcommand};
 
 use crate::drivers::Registry;
 use crate::engine::Engine;
 use crate::home::Home;
-use crate::runtime::{Limits, Runtime};
 
 /// Runs coding-agent CLIs one turn at a time, through sandboxed drivers.
 #[derive(Debug, Parser)]

@@ -198,7 +198,7 @@ fn node_id(home: &Home, given: Option<String>) -> anyhow::Result<String> {
             Ok(kept)
         }
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-            let id = format!("node-{}", crate::hex::random(4)?);
+            let id = format!("node-{}", cinch_base::hex::random(4)?);
             std::fs::write(&path, format!("{id}\n"))
                 .with_context(|| format!("writing {}", path.display()))?;
             Ok(id)

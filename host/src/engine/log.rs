@@ -131,8 +131,8 @@ fn collect(output: &mut Vec<Output>, lines: &mut Vec<String>, truncated: &mut bo
 mod tests {
     use super::*;
     use crate::parse::TurnParser;
-    use crate::runtime::DriverFailure;
     use cinch_driver_sdk::{Event, Fed, Outcome};
+    use cinch_runtime::DriverFailure;
 
     /// Every line is an assistant message of itself.
     struct Echo;

@@ -44,6 +44,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use cinch_runtime::Runtime;
+
 use crate::config::Config;
 use crate::drivers::Registry;
 use crate::harnesses::Harness;
@@ -52,7 +54,6 @@ use crate::parse::TurnParser;
 use crate::progress::ProgressRenderer;
 use crate::reader::LogReader;
 use crate::redact::Redactor;
-use crate::runtime::Runtime;
 use crate::sandbox;
 use crate::turn_dir::{FollowedRun, Launch, SecretsSeal, TurnDir, read_json};
 use brief::Note;
@@ -344,7 +345,7 @@ impl Engine {
 
     /// The engine's watcher, started now if it is not running yet.
     fn watcher(&self) -> Option<Watcher> {
-        let mut watcher = crate::sync::lock(&self.watcher);
+        let mut watcher = cinch_base::sync::lock(&self.watcher);
         if watcher.is_none() {
             match Watcher::start() {
                 Ok(started) => *watcher = Some(started),
