@@ -6,8 +6,8 @@
 //!
 //! Modules, by job:
 //! - [`drivers`]: which drivers there are (built-in and plugins).
-//! - [`lines`], [`parse`], [`reader`], [`progress`], [`replay`]: reading a
-//!   harness's output through its driver into progress lines and an outcome.
+//! - [`reading`]: reading a harness's output through its driver into
+//!   progress lines and an outcome.
 //! - [`engine`]: a turn's life and the bookkeeping of turns; [`supervisor`]:
 //!   the detached process that owns a turn's CLI; [`helper`]: the processes
 //!   cinch starts for supervisors and sandboxed commands; [`turn_dir`]: the turn's
@@ -42,17 +42,13 @@ pub mod harnesses;
 pub mod headline;
 pub mod helper;
 pub mod home;
-pub mod lines;
 pub mod mcp;
 pub mod metrics;
-pub mod parse;
 pub mod peers;
 pub mod plugins;
 pub mod probe;
-pub mod progress;
-pub mod reader;
+pub mod reading;
 pub mod redact;
-pub mod replay;
 pub mod sandbox;
 pub mod sealing;
 pub mod service;

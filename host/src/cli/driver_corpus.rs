@@ -11,9 +11,9 @@ use serde::{Deserialize, Serialize};
 
 use super::Context;
 use super::driver_name::{Named, named};
-use crate::reader::UnknownEvents;
+use crate::reading::reader::UnknownEvents;
+use crate::reading::replay::{Exit, Report, replay};
 use crate::redact::Redactor;
-use crate::replay::{Exit, Report, replay};
 
 /// How the corpus is run.
 pub struct Options<'a> {

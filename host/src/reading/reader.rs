@@ -7,9 +7,9 @@ use std::collections::BTreeMap;
 use cinch_driver_sdk::{Event, Outcome, SkipReason};
 use cinch_runtime::DriverFailure;
 
-use crate::lines::{Line, LineSplitter};
-use crate::parse::TurnParser;
-use crate::progress::ProgressRenderer;
+use super::lines::{Line, LineSplitter};
+use super::parse::TurnParser;
+use super::progress::ProgressRenderer;
 
 /// Lines handed to the driver per call at most.
 const BATCH_LINES: usize = 256;
