@@ -218,42 +218,17 @@ fn enabled_by_default() -> bool {
 }
 
 impl Config {
-    /// The configuration at `path`; an absent file is the default.
+    /// The configuration at `path`, as written; an absent file is the
+    /// default. Values that only another module understands (the harness
+    /// pins) are checked by that module once the file is read.
     pub fn load(path: &Path) -> anyhow::Result<Self> {
         match std::fs::read_to_string(path) {
             Ok(text) => {
-                let config: Self =
-                    toml::from_str(&text).with_context(|| format!("reading {}", path.display()))?;
-                config
-                    .check_tools()
-                    .with_context(|| format!("reading {}", path.display()))?;
-                Ok(config)
+                toml::from_str(&text).with_context(|| format!("reading {}", path.display()))
             }
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(Self::default()),
             Err(error) => Err(error).with_context(|| format!("reading {}", path.display())),
         }
-    }
-
-    /// Checks each harness's `package`, `tested` and `version`, so that a
-    /// mistake shows when cinch starts rather than at a turn.
-    fn check_tools(&self) -> anyhow::Result<()> {
-        for (name, harness) in &self.harness {
-            if let Some(package) = &harness.package {
-                crate::tools::Package::parse(package)
-                    .map_err(|problem| anyhow::anyhow!("[harness.{name}] package: {problem}"))?;
-            }
-            if let Some(range) = &harness.tested {
-                crate::tools::drift::check_range(range)
-                    .map_err(|problem| anyhow::anyhow!("[harness.{name}] tested: {problem}"))?;
-            }
-            if let Some(version) = &harness.version {
-                anyhow::ensure!(
-                    crate::tools::is_version(version),
-                    "[harness.{name}] version: `{version}` is not a version (letters, digits and `.+-`, such as \"2.1.197\")"
-                );
-            }
-        }
-        Ok(())
     }
 
     /// The versions config.toml pins harnesses' CLIs to, by harness.

@@ -7,10 +7,10 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
+use cinch_runtime::{Driver, LoadError, Runtime};
 
 use crate::harnesses::{Harness, Profile};
 use crate::plugins::{Pin, PinError, Plugins, SignaturePolicy, signature::SignatureError};
-use crate::runtime::{Driver, LoadError, Runtime};
 
 /// A driver component compiled into the binary.
 pub struct BuiltinDriver {

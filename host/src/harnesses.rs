@@ -8,9 +8,9 @@
 use std::collections::BTreeMap;
 
 use cinch_driver_sdk::{Info, LoginProbe};
+use cinch_runtime::Driver;
 
 use crate::config::HarnessConfig;
-use crate::runtime::Driver;
 
 /// Where a profile was declared.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

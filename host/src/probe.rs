@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use crate::runtime::Driver;
+use cinch_runtime::Driver;
 
 /// How long a version command may take.
 const VERSION_TIMEOUT: Duration = Duration::from_secs(10);

@@ -7,7 +7,7 @@
 use chacha20poly1305::aead::{Aead as _, KeyInit as _, Payload};
 use chacha20poly1305::{XChaCha20Poly1305, XNonce};
 
-use crate::hex;
+use cinch_base::hex;
 
 /// The key's length in bytes.
 const KEY_BYTES: usize = 32;

@@ -164,7 +164,7 @@ impl Webhooks {
         view: Value,
     ) {
         let changed = {
-            let mut statuses = crate::sync::lock(&self.inner.statuses);
+            let mut statuses = cinch_base::sync::lock(&self.inner.statuses);
             statuses.insert(session_id.to_owned(), status) != Some(status)
         };
         if changed {
@@ -174,7 +174,7 @@ impl Webhooks {
 
     /// Queues events and delivers what is due, for as long as the server runs.
     pub async fn run(self) {
-        let Some(mut queue) = crate::sync::lock(&self.inner.queue).take() else {
+        let Some(mut queue) = cinch_base::sync::lock(&self.inner.queue).take() else {
             return;
         };
         loop {
@@ -375,7 +375,7 @@ pub fn signature(secret: &str, timestamp: i64, body: &str) -> String {
 fn hmac_sha256_hex(key: &str, message: &str) -> String {
     let mut mac = Hmac::<sha2::Sha256>::new_from_slice(key.as_bytes()).expect("HMAC takes any key");
     mac.update(message.as_bytes());
-    crate::hex::encode(&mac.finalize().into_bytes())
+    cinch_base::hex::encode(&mac.finalize().into_bytes())
 }
 
 /// Resolves the URL's host and refuses it when any address is private.

@@ -136,7 +136,7 @@ impl Drop for Registry {
 }
 
 fn digest(bytes: &[u8]) -> String {
-    format!("sha256:{}", cinch::runtime::sha256_hex(bytes))
+    format!("sha256:{}", cinch_runtime::sha256_hex(bytes))
 }
 
 /// The built-in claude driver's component.
@@ -284,7 +284,7 @@ fn a_driver_goes_through_a_registry_pinned_and_checked() {
     // The pinned bytes changed on disk: refused, naming both digests and the fix.
     let kept = world
         .path("home/drivers/blobs")
-        .join(format!("{}.wasm", cinch::runtime::sha256_hex(&v2)));
+        .join(format!("{}.wasm", cinch_runtime::sha256_hex(&v2)));
     let tampered = marked(&v2, "evil");
     std::fs::write(&kept, &tampered).unwrap();
     let listed = ok(&run(world.cinch().arg("drivers")));

@@ -10,9 +10,9 @@ use cinch::engine::events::{Next, TurnEventKind};
 use cinch::engine::result::{Status, TurnResult};
 use cinch::engine::{Engine, Turn, TurnRequest};
 use cinch::home::Home;
-use cinch::runtime::{Limits, Runtime};
 use cinch::supervisor::KILL_GRACE;
 use cinch_fake_cli::{Record, Script};
+use cinch_runtime::{Limits, Runtime};
 
 const API_KEY: &str = "sk-test-key-0123456789";
 

@@ -17,9 +17,9 @@
 use std::time::{Duration, Instant};
 
 use cinch::drivers::Registry;
-use cinch::parse::TurnParser;
-use cinch::replay::Exit;
-use cinch::runtime::Runtime;
+use cinch::reading::parse::TurnParser;
+use cinch::reading::replay::Exit;
+use cinch_runtime::Runtime;
 use cinch_tests::{
     DRIVERS, Transcript, acp_dir, crate_dir, native_parser, recorded_dir, registry, replay_native,
     replay_wasm, runtime,

@@ -41,9 +41,9 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use cinch::engine::events::{Next, Subscription, TurnEvent, TurnEventKind};
 use cinch::engine::{Engine, Turn, TurnRequest};
 use cinch::home::Home;
-use cinch::runtime::Runtime;
 use cinch::sandbox::Mode;
 use cinch_fake_cli::Script;
+use cinch_runtime::Runtime;
 
 /// A Codex agent message per tick; the host renders its text as a progress
 /// line, `tick <n> <microseconds since the epoch when written>`.

@@ -5,11 +5,11 @@
 use std::path::{Path, PathBuf};
 
 use cinch::drivers::Registry;
-use cinch::parse::{Native, TurnParser};
+use cinch::reading::parse::{Native, TurnParser};
+use cinch::reading::replay::{Exit, Report, replay};
 use cinch::redact::Redactor;
-use cinch::replay::{Exit, Report, replay};
-use cinch::runtime::{DriverFailure, Limits, Runtime};
 use cinch_driver_sdk::{Driver, Turn};
+use cinch_runtime::{DriverFailure, Limits, Runtime};
 use serde_json::{Value, json};
 
 /// Paths of the deliberately broken test components.

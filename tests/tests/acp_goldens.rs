@@ -6,9 +6,9 @@
 //! sides must agree, and the report must match the golden file.
 //! `CINCH_BLESS=1` rewrites the golden files (read them before committing).
 
-use cinch::parse::Native;
+use cinch::reading::parse::Native;
+use cinch::reading::replay::{Report, replay};
 use cinch::redact::Redactor;
-use cinch::replay::{Report, replay};
 use cinch_driver_acp::Acp;
 use cinch_driver_sdk::Driver;
 use cinch_tests::{

@@ -4,8 +4,8 @@
 //! frozen 0.2.0 still holds its conversation (with no decisions to take).
 
 use cinch::drivers::{Registry, load_plugin};
-use cinch::runtime::{CONTRACT_VERSIONS, Limits, Runtime};
 use cinch_driver_sdk::{BriefDelivery, Event, Turn};
+use cinch_runtime::{CONTRACT_VERSIONS, Limits, Runtime};
 use cinch_tests::test_drivers::{CONVERSANT_WASM, LEGACY_WASM};
 
 fn runtime(cache: &tempfile::TempDir) -> Runtime {

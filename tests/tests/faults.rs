@@ -4,7 +4,7 @@
 use std::time::{Duration, Instant};
 
 use cinch::drivers::{PluginError, Registry, Source, load_plugin};
-use cinch::runtime::{FailureCause, Limits, LoadError, Runtime};
+use cinch_runtime::{FailureCause, Limits, LoadError, Runtime};
 use cinch_tests::test_drivers::{FAULTY_WASM, FUTURE_WASM};
 
 const LIMITS: Limits = Limits {
@@ -18,7 +18,7 @@ fn runtime(cache: &tempfile::TempDir) -> Runtime {
 }
 
 /// Feeds `line` to a fresh faulty instance; returns the failure and how long it took.
-fn fail_with(runtime: &Runtime, line: &str) -> (cinch::runtime::DriverFailure, Duration) {
+fn fail_with(runtime: &Runtime, line: &str) -> (cinch_runtime::DriverFailure, Duration) {
     let faulty = load_plugin(runtime, FAULTY_WASM.into()).driver.unwrap();
     let mut session = faulty.session().unwrap();
     let started = Instant::now();

@@ -8,7 +8,7 @@
 //! Drivers are the server's, not an account's, so the seen-list is
 //! server-wide: a CLI that changed its output changed it for everyone. It
 //! holds only type names (cut and reduced to identifier characters by
-//! [`crate::reader::type_name`]), CLI versions, when each was first seen and
+//! [`crate::reading::reader::type_name`]), CLI versions, when each was first seen and
 //! how often; never which account, turn or line it came from.
 
 use axum::extract::{Path, State};

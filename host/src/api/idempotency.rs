@@ -58,7 +58,7 @@ impl Answering {
     /// `None` when it already answers it.
     fn take(self: &Arc<Self>, account: &str, key: &str) -> Option<Held> {
         let held = (account.to_owned(), key.to_owned());
-        let mut keys = crate::sync::lock(&self.keys);
+        let mut keys = cinch_base::sync::lock(&self.keys);
         let taken = keys.insert(held.clone());
         self.count.send_replace(keys.len());
         taken.then(|| Held {
@@ -92,7 +92,7 @@ struct Held {
 
 impl Drop for Held {
     fn drop(&mut self) {
-        let mut keys = crate::sync::lock(&self.answering.keys);
+        let mut keys = cinch_base::sync::lock(&self.answering.keys);
         keys.remove(&self.key);
         self.answering.count.send_replace(keys.len());
     }
@@ -345,7 +345,7 @@ fn fingerprint(method: &Method, uri: &axum::http::Uri, body: &[u8]) -> String {
             hasher.update(body);
         }
     }
-    crate::hex::encode(&hasher.finalize())
+    cinch_base::hex::encode(&hasher.finalize())
 }
 
 /// `value` as compact JSON with every object's keys sorted.

@@ -153,7 +153,7 @@ fn walk(workdir: &Path, entries: &[IndexEntry], trust: Trust) -> Result<Vec<Foun
                     return Ok(());
                 };
                 let found = read_folder(workdir, folder, entries, trust)?;
-                crate::sync::lock(&results).push(found);
+                cinch_base::sync::lock(&results).push(found);
             }
         };
         if threads == 1 || level.len() == 1 {

@@ -11,9 +11,9 @@ use serde::{Deserialize, Serialize};
 
 use super::Context;
 use super::driver_name::{Named, named};
-use crate::reader::UnknownEvents;
+use crate::reading::reader::UnknownEvents;
+use crate::reading::replay::{Exit, Report, replay};
 use crate::redact::Redactor;
-use crate::replay::{Exit, Report, replay};
 
 /// How the corpus is run.
 pub struct Options<'a> {
@@ -212,7 +212,7 @@ fn file_name(path: &Path) -> String {
 }
 
 /// Runs one log as `cinch driver test` does, with its recorded exit.
-fn replay_case(driver: &crate::runtime::Driver, case: &Case) -> anyhow::Result<Report> {
+fn replay_case(driver: &cinch_runtime::Driver, case: &Case) -> anyhow::Result<Report> {
     let read_beside = |ext: &str| std::fs::read_to_string(case.log.with_extension(ext)).ok();
     let code = match read_beside("exit") {
         Some(text) => text.trim().parse().with_context(|| {

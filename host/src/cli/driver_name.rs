@@ -3,9 +3,10 @@
 
 use std::path::{Path, PathBuf};
 
+use cinch_runtime::Driver;
+
 use super::Context;
 use crate::drivers::{Entry, load_plugin};
-use crate::runtime::Driver;
 
 /// A driver named on the command line: installed, or loaded from a file.
 pub enum Named<'a> {

@@ -85,7 +85,7 @@ fn profile_row(registry: &crate::drivers::Registry, profile: &Profile) -> [Strin
 }
 
 /// Where the harness's CLI is and its version, or why not.
-fn cli_cell(driver: &crate::runtime::Driver, info: &cinch_driver_sdk::Info) -> String {
+fn cli_cell(driver: &cinch_runtime::Driver, info: &cinch_driver_sdk::Info) -> String {
     if info.program.is_empty() {
         return "no program of its own: it runs its harnesses (below)".to_owned();
     }

@@ -19,12 +19,13 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use cinch_runtime::{Limits, Runtime};
+
 use clap::{Parser, Subcommand};
 
 use crate::drivers::Registry;
 use crate::engine::Engine;
 use crate::home::Home;
-use crate::runtime::{Limits, Runtime};
 
 /// Runs coding-agent CLIs one turn at a time, through sandboxed drivers.
 #[derive(Debug, Parser)]
@@ -390,7 +391,7 @@ impl Context {
     fn open() -> anyhow::Result<Self> {
         let home = Home::discover()?;
         let runtime = Runtime::new(Some(home.component_cache_dir()), Limits::default())?;
-        let config = crate::config::Config::load(&home.root().join("config.toml"))?;
+        let config = crate::tools::load_config(&home.root().join("config.toml"))?;
         let registry = Registry::load_with(
             &runtime,
             Some(&home.plugins_dir()),

@@ -10,7 +10,6 @@ use anyhow::Context as _;
 
 use crate::api::connections::Limits;
 use crate::api::{AppState, DEFAULT_BODY_LIMIT};
-use crate::config::Config;
 use crate::engine::harness::passed_env;
 use crate::home::Home;
 use crate::sandbox::{Mode, Support};
@@ -202,7 +201,7 @@ fn node_id(home: &Home, given: Option<String>) -> anyhow::Result<String> {
             Ok(kept)
         }
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-            let id = format!("node-{}", crate::hex::random(4)?);
+            let id = format!("node-{}", cinch_base::hex::random(4)?);
             std::fs::write(&path, format!("{id}\n"))
                 .with_context(|| format!("writing {}", path.display()))?;
             Ok(id)
@@ -228,7 +227,7 @@ fn write_admin_token(path: &Path, token: &str) -> anyhow::Result<()> {
 /// Serves the API until Ctrl-C or SIGTERM.
 pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let home = home(args.home)?;
-    let config = Config::load(&home.root().join("config.toml"))?;
+    let config = crate::tools::load_config(&home.root().join("config.toml"))?;
     let file = config.serve;
     let limits = connection_limits(&file)?;
     let listen = match (args.listen, &file.listen) {

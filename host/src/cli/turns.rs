@@ -52,7 +52,7 @@ fn cost_column(usage: Option<&TurnUsage>) -> String {
 
 /// The unknown event types a turn saw, as `cinch turns` ends its row with
 /// them: `  unknown: brand_new ×2, other ×1`; nothing when there were none.
-pub fn unknown_column(unknown: &crate::reader::UnknownEvents) -> String {
+pub fn unknown_column(unknown: &crate::reading::reader::UnknownEvents) -> String {
     if unknown.is_empty() {
         return String::new();
     }

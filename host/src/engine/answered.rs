@@ -5,10 +5,10 @@
 //! conversation's answer is in; the driver's outcome then says how it went.
 
 use cinch_driver_sdk::{Fed, Outcome};
+use cinch_runtime::{DriverFailure, DriverSession};
 
 use super::conversation::ask_to_end;
-use crate::parse::TurnParser;
-use crate::runtime::{DriverFailure, DriverSession};
+use crate::reading::parse::TurnParser;
 use crate::turn_dir::TurnDir;
 
 /// A one-way turn's driver session, ending the CLI when it is done.

@@ -27,10 +27,10 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use cinch_driver_sdk::{self as sdk, Event, Fed, Outcome};
+use cinch_runtime::{Driver, DriverFailure, DriverSession};
 use serde::{Deserialize, Serialize};
 
-use crate::parse::TurnParser;
-use crate::runtime::{Driver, DriverFailure, DriverSession};
+use crate::reading::parse::TurnParser;
 use crate::turn_dir::{ConversationLaunch, Launch, TurnDir, read_json_if_present, write_private};
 
 /// How long a cancelled conversation has to end after its stop lines went,

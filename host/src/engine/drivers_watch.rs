@@ -53,7 +53,7 @@ impl Engine {
     /// config's signature policy, and puts it in force at once.
     pub fn install_plugin(&self, candidate: Candidate, update: bool) -> anyhow::Result<Installed> {
         let policy = SignaturePolicy::from_config(&self.config.drivers)?;
-        let _changing = crate::sync::lock(&self.plugin_changes);
+        let _changing = cinch_base::sync::lock(&self.plugin_changes);
         let installed = self
             .plugins()
             .install(&self.runtime, &policy, candidate, update)?;
@@ -63,7 +63,7 @@ impl Engine {
 
     /// Removes plugin `name` and puts the change in force at once.
     pub fn remove_plugin(&self, name: &str) -> anyhow::Result<Option<Pin>> {
-        let _changing = crate::sync::lock(&self.plugin_changes);
+        let _changing = cinch_base::sync::lock(&self.plugin_changes);
         let removed = self.plugins().remove(name)?;
         self.reload_drivers()?;
         Ok(removed)

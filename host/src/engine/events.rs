@@ -83,7 +83,7 @@ impl EventLog {
     }
 
     fn lock(&self) -> MutexGuard<'_, Shared> {
-        crate::sync::lock(&self.shared.0)
+        cinch_base::sync::lock(&self.shared.0)
     }
 
     /// Appends an event, hands it to the listeners and wakes the

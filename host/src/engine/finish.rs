@@ -363,7 +363,7 @@ impl Finisher {
     /// tells of a refusal, saying so, so that a denial is no mystery.
     fn failure_detail(
         &self,
-        finished: &crate::reader::Finished,
+        finished: &crate::reading::reader::Finished,
         record: &ExitRecord,
         stderr: &str,
     ) -> String {
@@ -380,7 +380,7 @@ impl Finisher {
     /// Why a CLI that exited failed, in the spec's order of preference.
     fn failure_reason(
         &self,
-        finished: &crate::reader::Finished,
+        finished: &crate::reading::reader::Finished,
         record: &ExitRecord,
         stderr: &str,
     ) -> String {

@@ -9,8 +9,8 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use super::events::{EventLog, TurnEventKind};
-use crate::parse::TurnParser;
-use crate::reader::{Finished, LogReader, Output};
+use crate::reading::parse::TurnParser;
+use crate::reading::reader::{Finished, LogReader, Output};
 use crate::redact::Redactor;
 use crate::sandbox::egress::RefusalFeed;
 use crate::turn_dir::{TurnDir, write_private};
@@ -57,9 +57,9 @@ impl Refusals {
             .map(|refusal| {
                 crate::metrics::egress_refused(&self.harness);
                 TurnEventKind::Progress {
-                    line: crate::progress::cut(
+                    line: crate::reading::progress::cut(
                         self.redactor.redact(refusal.line()),
-                        crate::progress::MAX_CHARS,
+                        crate::reading::progress::MAX_CHARS,
                     ),
                 }
             })

@@ -5,9 +5,9 @@ use std::io::Read as _;
 
 use serde::{Deserialize, Serialize};
 
-use crate::parse::TurnParser;
-use crate::progress::ProgressRenderer;
-use crate::reader::{LogReader, Output};
+use crate::reading::parse::TurnParser;
+use crate::reading::progress::ProgressRenderer;
+use crate::reading::reader::{LogReader, Output};
 use crate::redact::Redactor;
 use crate::sandbox::egress::Refusal;
 
@@ -108,9 +108,9 @@ pub fn add_refusals(view: &mut LogView, refused: &[Refusal], redactor: &Redactor
             view.lines_truncated = true;
             return;
         }
-        view.lines.push(crate::progress::cut(
+        view.lines.push(crate::reading::progress::cut(
             redactor.redact(refusal.line()),
-            crate::progress::MAX_CHARS,
+            crate::reading::progress::MAX_CHARS,
         ));
     }
 }
@@ -130,9 +130,9 @@ fn collect(output: &mut Vec<Output>, lines: &mut Vec<String>, truncated: &mut bo
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::parse::TurnParser;
-    use crate::runtime::DriverFailure;
+    use crate::reading::parse::TurnParser;
     use cinch_driver_sdk::{Event, Fed, Outcome};
+    use cinch_runtime::DriverFailure;
 
     /// Every line is an assistant message of itself.
     struct Echo;

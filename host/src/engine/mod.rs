@@ -44,15 +44,16 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use cinch_runtime::Runtime;
+
 use crate::config::Config;
 use crate::drivers::Registry;
 use crate::harnesses::Harness;
 use crate::home::Home;
-use crate::parse::TurnParser;
-use crate::progress::ProgressRenderer;
-use crate::reader::LogReader;
+use crate::reading::parse::TurnParser;
+use crate::reading::progress::ProgressRenderer;
+use crate::reading::reader::LogReader;
 use crate::redact::Redactor;
-use crate::runtime::Runtime;
 use crate::sandbox;
 use crate::turn_dir::{FollowedRun, Launch, SecretsSeal, TurnDir, read_json};
 use brief::Note;
@@ -244,7 +245,7 @@ impl Engine {
         supervisor_program: PathBuf,
         env: BTreeMap<String, String>,
     ) -> anyhow::Result<Self> {
-        let config = Config::load(&home.root().join("config.toml"))?;
+        let config = crate::tools::load_config(&home.root().join("config.toml"))?;
         let registry = load_registry(runtime, &home, &config)?;
         let watchdog = config.serve.watchdog()?.unwrap_or(DEFAULT_WATCHDOG);
         Ok(Self {
@@ -344,7 +345,7 @@ impl Engine {
 
     /// The engine's watcher, started now if it is not running yet.
     fn watcher(&self) -> Option<Watcher> {
-        let mut watcher = crate::sync::lock(&self.watcher);
+        let mut watcher = cinch_base::sync::lock(&self.watcher);
         if watcher.is_none() {
             match Watcher::start() {
                 Ok(started) => *watcher = Some(started),

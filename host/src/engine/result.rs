@@ -121,10 +121,10 @@ pub struct TurnResult {
     #[serde(default)]
     pub cli_drift: Option<crate::tools::CliDrift>,
     /// Lines of valid JSON of a type the driver does not know, counted by
-    /// type (see [`crate::reader::type_name`]): not failures, but the sign
+    /// type (see [`crate::reading::reader::type_name`]): not failures, but the sign
     /// that the CLI's output has changed.
     #[serde(default)]
-    pub unknown_events: crate::reader::UnknownEvents,
+    pub unknown_events: crate::reading::reader::UnknownEvents,
     /// Lines of the output that were not JSON.
     #[serde(default)]
     pub not_json_lines: u64,

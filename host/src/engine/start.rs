@@ -475,7 +475,7 @@ fn known_or_default(asked: Option<&str>, known: &[String], what: &str) -> Option
 /// A new turn id: time-ordered and unique enough for one home.
 fn new_id() -> String {
     // Without the system's randomness the time alone still orders turns.
-    let random = crate::hex::random(4).unwrap_or_else(|_| "0".repeat(8));
+    let random = cinch_base::hex::random(4).unwrap_or_else(|_| "0".repeat(8));
     format!("t{}-{random}", now_ms())
 }
 

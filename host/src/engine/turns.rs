@@ -46,7 +46,7 @@ pub struct TurnSummary {
     /// Its tokens and cost, once it has ended, when its harness reported usage.
     pub usage: Option<result::TurnUsage>,
     /// Events of types its driver does not know, by type, once it has ended.
-    pub unknown_events: crate::reader::UnknownEvents,
+    pub unknown_events: crate::reading::reader::UnknownEvents,
 }
 
 /// Where a listed turn is: ended, or how far it has come.

@@ -18,10 +18,10 @@ use std::sync::{Arc, Condvar, Mutex, PoisonError, mpsc};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use cinch_base::sync::lock;
 use cinch_driver_sdk::Info;
+use cinch_runtime::Driver;
 
-use crate::runtime::Driver;
-use crate::sync::lock;
 use crate::turn_dir::{Launch, TurnDir, write_json};
 
 /// How long a CLI's version is taken as known once it has answered: on a

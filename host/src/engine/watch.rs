@@ -25,8 +25,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
+use cinch_base::sync::lock;
+
 use super::follow::Follower;
-use crate::sync::lock;
 
 /// How often a turn whose folders cannot be watched looks at its log.
 pub(super) const POLL_WAKE: Duration = Duration::from_millis(250);

@@ -14,11 +14,11 @@ pub mod signature;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
+use cinch_runtime::{Driver, Runtime};
 
 pub use lock::{Lock, Locked, Pin};
 
 use crate::harnesses::is_driver_name;
-use crate::runtime::{Driver, Runtime};
 
 /// The plugins folder and the lock beside it.
 #[derive(Debug, Clone)]

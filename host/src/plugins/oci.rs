@@ -7,12 +7,12 @@
 use std::time::Duration;
 
 use base64::Engine as _;
+use cinch_runtime::sha256_hex;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use ureq::http;
 
 use super::reference::Reference;
-use crate::runtime::sha256_hex;
 
 /// The OCI image manifest's media type.
 pub const MANIFEST_MEDIA_TYPE: &str = "application/vnd.oci.image.manifest.v1+json";

@@ -45,6 +45,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use cinch_base::sync::lock;
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -58,7 +59,6 @@ use crate::store::{
     NewAttachment, NewSession, NewTask, Session, SessionStatus, Store, StoreError, Task,
     TokenOwner,
 };
-use crate::sync::lock;
 use live::{CallRef, EventName, LiveState, Runs};
 use resolve::{Asked, Choice};
 

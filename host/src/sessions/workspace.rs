@@ -202,7 +202,7 @@ pub fn create(plan: &Plan) -> Result<Option<RebuiltFrom>, WorkspaceError> {
     {
         // Two boots at once in one repository race on its worktree list.
         let lock = repository_lock(&repository);
-        let _held = crate::sync::lock(&lock);
+        let _held = cinch_base::sync::lock(&lock);
         if let Some(url) = plan.repository.filter(|repository| is_url(repository)) {
             fetch(plan.tenant, url, plan.clone_dir).map_err(repository_failed)?;
         }
@@ -363,7 +363,7 @@ fn repository_lock(repository: &Path) -> Arc<Mutex<()>> {
     let key = repository
         .canonicalize()
         .unwrap_or_else(|_| repository.to_path_buf());
-    let mut locks = crate::sync::lock(&LOCKS);
+    let mut locks = cinch_base::sync::lock(&LOCKS);
     locks.entry(key).or_default().clone()
 }
 

@@ -15,7 +15,7 @@ use super::{
 };
 use crate::checkpoint::{DiffStat, Restored};
 use crate::engine::result::{TurnResult, TurnUsage};
-use crate::reader::UnknownEvents;
+use crate::reading::reader::UnknownEvents;
 
 /// A message as stored.
 #[derive(Debug, Clone)]

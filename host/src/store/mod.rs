@@ -368,7 +368,7 @@ pub fn format_time(at: time::OffsetDateTime) -> String {
     )
 }
 
-pub use crate::hex::random as random_hex;
+pub use cinch_base::hex::random as random_hex;
 
 /// A new id: `prefix_`, then a stamp that grows with every id this process
 /// makes (the time in milliseconds, shifted, plus a count within the

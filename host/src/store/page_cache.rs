@@ -60,7 +60,7 @@ impl PageCache {
     }
 
     fn lock(&self) -> MutexGuard<'_, (HashMap<String, SessionPages>, usize)> {
-        crate::sync::lock(&self.sessions)
+        cinch_base::sync::lock(&self.sessions)
     }
 
     /// The cached page, or the generation to hand back to [`PageCache::put`]

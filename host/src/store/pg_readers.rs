@@ -52,7 +52,7 @@ impl PgReaders {
             .acquire()
             .await
             .expect("the readers' semaphore is never closed");
-        let idle = crate::sync::lock(&self.idle).pop();
+        let idle = cinch_base::sync::lock(&self.idle).pop();
         if let Some(mut connection) = idle {
             match query().fetch_all(&mut connection).await {
                 Ok(rows) => {
@@ -75,6 +75,6 @@ impl PgReaders {
     }
 
     fn keep(&self, connection: PgConnection) {
-        crate::sync::lock(&self.idle).push(connection);
+        cinch_base::sync::lock(&self.idle).push(connection);
     }
 }

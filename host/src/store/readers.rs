@@ -43,13 +43,13 @@ impl SqliteReaders {
         &self,
         read: impl FnOnce(&Connection) -> rusqlite::Result<T>,
     ) -> Result<T> {
-        let taken = crate::sync::lock(&self.idle).pop();
+        let taken = cinch_base::sync::lock(&self.idle).pop();
         let connection = match taken {
             Some(connection) => connection,
             None => self.open()?,
         };
         let answer = read(&connection);
-        let mut idle = crate::sync::lock(&self.idle);
+        let mut idle = cinch_base::sync::lock(&self.idle);
         if idle.len() < KEPT {
             idle.push(connection);
         }

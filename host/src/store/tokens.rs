@@ -24,7 +24,7 @@ pub struct Principal {
 
 /// What a token is stored as: the hex SHA-256 of its text.
 pub(super) fn hash(token: &str) -> String {
-    crate::hex::encode(&Sha256::digest(token.as_bytes()))
+    cinch_base::hex::encode(&Sha256::digest(token.as_bytes()))
 }
 
 /// A new token's text.
@@ -292,18 +292,18 @@ const TOKEN_CACHE_SIZE: usize = 10_000;
 
 impl TokenCache {
     fn get(&self, hash: &str) -> Option<Principal> {
-        let seen = crate::sync::lock(&self.seen);
+        let seen = cinch_base::sync::lock(&self.seen);
         seen.get(hash)
             .filter(|(_, at)| at.elapsed() < TOKEN_CACHE_TTL)
             .map(|(principal, _)| principal.clone())
     }
 
     fn forget(&self, hash: &str) {
-        crate::sync::lock(&self.seen).remove(hash);
+        cinch_base::sync::lock(&self.seen).remove(hash);
     }
 
     fn put(&self, hash: String, principal: Principal) {
-        let mut seen = crate::sync::lock(&self.seen);
+        let mut seen = cinch_base::sync::lock(&self.seen);
         if seen.len() >= TOKEN_CACHE_SIZE {
             seen.clear();
         }

@@ -65,7 +65,7 @@ impl Writer {
         &self,
         write: impl FnOnce(&rusqlite::Transaction<'_>) -> rusqlite::Result<T>,
     ) -> Result<T> {
-        let mut open = crate::sync::lock(&self.open);
+        let mut open = cinch_base::sync::lock(&self.open);
         let open = self.opened(&mut open)?;
         let transaction = open
             .connection
@@ -78,7 +78,7 @@ impl Writer {
     /// Copies what came into the log since the checkpointer copied its bulk,
     /// if it has; else asks it to, at most every [`CHECKPOINT_EVERY`].
     pub(super) fn checkpoint_if_due(&self) -> Result<()> {
-        let mut open = crate::sync::lock(&self.open);
+        let mut open = cinch_base::sync::lock(&self.open);
         let open = self.opened(&mut open)?;
         if open.copied.swap(false, Ordering::AcqRel) {
             checkpoint(&open.connection)?;

@@ -316,7 +316,7 @@ fn classify(
     let detail = if detail.is_empty() {
         "the installer said nothing".to_owned()
     } else {
-        crate::progress::cut(detail, 600)
+        crate::reading::progress::cut(detail, 600)
     };
     let unreachable = [
         "ECONNREFUSED",

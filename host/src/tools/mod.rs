@@ -10,11 +10,12 @@ pub mod install;
 
 use std::path::{Path, PathBuf};
 
+use anyhow::Context as _;
 use serde::Serialize;
 
 pub use drift::{CliDrift, drift};
 
-use crate::config::Config;
+use crate::config::{Config, HarnessConfig};
 
 /// A package registry cinch installs CLIs from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
@@ -86,6 +87,36 @@ pub fn is_version(version: &str) -> bool {
         && version
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || ".+-".contains(c))
+}
+
+/// The home's `config.toml` at `path`, read, with every harness's `package`,
+/// `tested` and `version` checked, so that a mistake shows when cinch starts
+/// rather than at a turn.
+pub fn load_config(path: &Path) -> anyhow::Result<Config> {
+    let config = Config::load(path)?;
+    for (name, harness) in &config.harness {
+        check_pins(name, harness).with_context(|| format!("reading {}", path.display()))?;
+    }
+    Ok(config)
+}
+
+/// Checks `[harness.NAME]`'s `package`, `tested` and `version`.
+fn check_pins(name: &str, harness: &HarnessConfig) -> anyhow::Result<()> {
+    if let Some(package) = &harness.package {
+        Package::parse(package)
+            .map_err(|problem| anyhow::anyhow!("[harness.{name}] package: {problem}"))?;
+    }
+    if let Some(range) = &harness.tested {
+        drift::check_range(range)
+            .map_err(|problem| anyhow::anyhow!("[harness.{name}] tested: {problem}"))?;
+    }
+    if let Some(version) = &harness.version {
+        anyhow::ensure!(
+            is_version(version),
+            "[harness.{name}] version: `{version}` is not a version (letters, digits and `.+-`, such as \"2.1.197\")"
+        );
+    }
+    Ok(())
 }
 
 /// A harness's CLI as cinch installs and pins it.

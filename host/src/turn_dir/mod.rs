@@ -280,7 +280,7 @@ impl TurnDir {
     /// by whoever took it for the turn's follower to answer (see
     /// `engine::conversation`).
     pub fn answer(&self, key: &str) -> PathBuf {
-        let digest = crate::runtime::sha256_hex(key.as_bytes());
+        let digest = cinch_runtime::sha256_hex(key.as_bytes());
         self.dir
             .join(format!("{ANSWER_PREFIX}{}.json", &digest[..32]))
     }

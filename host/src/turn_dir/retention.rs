@@ -65,7 +65,7 @@ impl FollowedRun {
                 .to_string_lossy()
                 .into_owned(),
         };
-        *crate::sync::lock(&FOLLOWED_RUNS)
+        *cinch_base::sync::lock(&FOLLOWED_RUNS)
             .entry(followed.runs.clone())
             .or_default()
             .entry(followed.run.clone())
@@ -76,7 +76,7 @@ impl FollowedRun {
 
 impl Drop for FollowedRun {
     fn drop(&mut self) {
-        let mut followed = crate::sync::lock(&FOLLOWED_RUNS);
+        let mut followed = cinch_base::sync::lock(&FOLLOWED_RUNS);
         let Some(runs) = followed.get_mut(&self.runs) else {
             return;
         };
@@ -126,7 +126,7 @@ fn add_to_index(index: &Path, agent: Option<&str>, run: &str) -> anyhow::Result<
 fn agent_key(agent: Option<&str>) -> String {
     use sha2::Digest as _;
     let digest = sha2::Sha256::digest(agent.unwrap_or_default().as_bytes());
-    crate::hex::encode(&digest[..16])
+    cinch_base::hex::encode(&digest[..16])
 }
 
 /// Prunes as [`prune_runs`] does, unless another thread of this process is
@@ -146,7 +146,7 @@ pub fn prune_runs_unless_pruning(
         keep: keep.to_owned(),
     };
     {
-        let mut pruning = crate::sync::lock(&PRUNING);
+        let mut pruning = cinch_base::sync::lock(&PRUNING);
         if let Some(waiting) = pruning.get_mut(&root) {
             waiting.push(asked);
             return Ok(());
@@ -159,7 +159,7 @@ pub fn prune_runs_unless_pruning(
     impl Drop for Pruning<'_> {
         fn drop(&mut self) {
             if let Some(root) = self.0 {
-                crate::sync::lock(&PRUNING).remove(root);
+                cinch_base::sync::lock(&PRUNING).remove(root);
             }
         }
     }
@@ -188,7 +188,7 @@ pub fn prune_runs_unless_pruning(
 /// which it does next; none when none was asked for, and the home is then
 /// no longer being pruned.
 fn next_asked(root: &Path) -> Option<Vec<Asked>> {
-    let mut pruning = crate::sync::lock(&PRUNING);
+    let mut pruning = cinch_base::sync::lock(&PRUNING);
     let asked = std::mem::take(pruning.get_mut(root)?);
     if asked.is_empty() {
         pruning.remove(root);
@@ -214,7 +214,7 @@ fn prune_runs(home: &Home, agent: Option<&str>, keep: &[String]) -> anyhow::Resu
     };
     // Many turns' ends pruned together keep as many runs.
     let keep: HashSet<&str> = keep.iter().map(String::as_str).collect();
-    let followed: HashSet<String> = crate::sync::lock(&FOLLOWED_RUNS)
+    let followed: HashSet<String> = cinch_base::sync::lock(&FOLLOWED_RUNS)
         .get(&runs)
         .map(|followed| followed.keys().cloned().collect())
         .unwrap_or_default();
@@ -495,7 +495,7 @@ mod tests {
         finished_runs(&busy, |_| None);
         finished_runs(&other, |_| None);
         // Another thread of this process is pruning `busy`.
-        crate::sync::lock(&PRUNING).insert(busy.root().to_path_buf(), Vec::new());
+        cinch_base::sync::lock(&PRUNING).insert(busy.root().to_path_buf(), Vec::new());
 
         // A prune of another home does not wait for it.
         prune_runs_unless_pruning(&other, None, "run-00").unwrap();
@@ -512,7 +512,7 @@ mod tests {
         };
         assert_eq!(next_asked(busy.root()), Some(vec![asked]));
         assert_eq!(next_asked(busy.root()), None);
-        assert!(!crate::sync::lock(&PRUNING).contains_key(busy.root()));
+        assert!(!cinch_base::sync::lock(&PRUNING).contains_key(busy.root()));
         prune_runs_unless_pruning(&busy, None, "run-00").unwrap();
         assert_eq!(runs(&busy).len(), RUNS_KEPT);
     }

@@ -28,7 +28,7 @@ const INDEXED: &str = "indexed";
 /// The key naming the working tree `workdir` (a canonical path) among the
 /// home's files.
 pub(super) fn key(workdir: &Path) -> String {
-    let digest = crate::runtime::sha256_hex(workdir.as_os_str().as_encoded_bytes());
+    let digest = cinch_runtime::sha256_hex(workdir.as_os_str().as_encoded_bytes());
     digest[..32].to_owned()
 }
 

@@ -74,7 +74,7 @@ static ETAGS: LazyLock<Vec<HeaderValue>> = LazyLock::new(|| {
         .iter()
         .map(|asset| {
             let hash = Sha256::digest(asset.body);
-            let hex = crate::hex::encode(&hash[..8]);
+            let hex = cinch_base::hex::encode(&hash[..8]);
             HeaderValue::from_str(&format!("\"{hex}\"")).expect("hex is a valid header")
         })
         .collect()

@@ -11,7 +11,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 
 use super::writer::{Job, Pending};
 use crate::store::{RunKey, Store, StoredEvent};
-use crate::sync::lock;
+use cinch_base::sync::lock;
 
 /// A run nobody follows or streams, quiet this long, is dormant. Long past
 /// the moment the writer stores its last event, so that reading it back

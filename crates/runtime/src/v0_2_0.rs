@@ -1,12 +1,11 @@
-//! Contract version 0.3.0 (approvals: `ask`, `permission-request`,
-//! `decide`): its bindings, and the conversion of what a driver returns into
-//! the SDK's types.
+//! Contract version 0.2.0 (conversation drivers): its bindings, and the
+//! conversion of what a driver returns into the SDK's types.
 
 use cinch_driver_sdk as sdk;
 
 wasmtime::component::bindgen!({
     world: "harness-driver",
-    path: "../wit/0.3.0",
+    path: "../../wit/0.2.0",
 });
 
 use self::cinch::driver::types as wit;
@@ -25,8 +24,6 @@ super::convert::conversions! {
             default_allow: turn.permissions.default_allow,
             deny_tools: turn.permissions.deny_tools.clone(),
         },
-        ask: turn.ask,
-        fork: turn.fork,
     }
     event {
         W::Permission(answer) => Self::Permission(sdk::PermissionAnswer {
@@ -42,22 +39,6 @@ super::convert::conversions! {
                 })
                 .collect(),
         ),
-        W::PermissionRequest(request) => Self::PermissionRequest(sdk::PermissionRequest {
-            key: request.key,
-            tool: request.tool,
-            kind: request.kind,
-            title: request.title,
-            input: request.input,
-            options: request
-                .options
-                .into_iter()
-                .map(|option| sdk::PermissionOption {
-                    id: option.id,
-                    name: option.name,
-                    kind: option.kind,
-                })
-                .collect(),
-        }),
     }
 }
 

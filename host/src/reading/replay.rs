@@ -4,9 +4,9 @@
 use cinch_driver_sdk::Outcome;
 use serde::Serialize;
 
-use crate::parse::TurnParser;
-use crate::progress::ProgressRenderer;
-use crate::reader::{LogReader, Output};
+use super::parse::TurnParser;
+use super::progress::ProgressRenderer;
+use super::reader::{LogReader, Output};
 use crate::redact::Redactor;
 
 /// What a driver made of one log.
@@ -24,7 +24,7 @@ pub struct Report {
     pub unparsed: usize,
     /// Valid JSON of a type the driver does not know, counted by type.
     #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
-    pub unknown_events: crate::reader::UnknownEvents,
+    pub unknown_events: super::reader::UnknownEvents,
     /// Lines that were not JSON.
     #[serde(skip_serializing_if = "is_zero")]
     pub not_json_lines: u64,

@@ -5,11 +5,11 @@
 use std::collections::BTreeMap;
 
 use cinch_driver_sdk::{Event, Outcome, SkipReason};
+use cinch_runtime::DriverFailure;
 
-use crate::lines::{Line, LineSplitter};
-use crate::parse::TurnParser;
-use crate::progress::ProgressRenderer;
-use crate::runtime::DriverFailure;
+use super::lines::{Line, LineSplitter};
+use super::parse::TurnParser;
+use super::progress::ProgressRenderer;
 
 /// Lines handed to the driver per call at most.
 const BATCH_LINES: usize = 256;
@@ -261,8 +261,8 @@ impl<P: TurnParser> LogReader<P> {
 mod tests {
     use super::*;
     use crate::redact::Redactor;
-    use crate::runtime::DriverFailure;
     use cinch_driver_sdk::Fed;
+    use cinch_runtime::DriverFailure;
 
     /// Reads lines as the SDK does: `{"type":"known"}` is an event, other
     /// JSON is unknown by its `type`, anything else is not JSON.

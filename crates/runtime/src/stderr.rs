@@ -38,7 +38,7 @@ impl BoundedOutput {
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<u8>> {
         // A poisoned lock only means another writer panicked mid-append; the
         // bytes are still worth reading.
-        crate::sync::lock(&self.buffer)
+        cinch_base::sync::lock(&self.buffer)
     }
 
     fn append(&self, bytes: &[u8]) {

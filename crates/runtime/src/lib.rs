@@ -6,6 +6,11 @@
 //! deadline (epoch interruption) and its memory is capped. A trap, a timeout
 //! or an exhausted memory becomes a [`DriverFailure`] for that turn; the
 //! instance is then discarded, never reused.
+//!
+//! This crate knows drivers only: nothing of turns, the engine, the store or
+//! HTTP (Cargo holds that: it depends on none of them). `contract` is the one
+//! place that knows the contract versions, one bindings module beside it for
+//! each folder of `wit/`.
 
 mod cache;
 mod contract;
@@ -234,7 +239,7 @@ impl Runtime {
 /// Loads and hashes nothing twice: the hex SHA-256 of `bytes`.
 pub fn sha256_hex(bytes: &[u8]) -> String {
     use sha2::Digest as _;
-    crate::hex::encode(&sha2::Sha256::digest(bytes))
+    cinch_base::hex::encode(&sha2::Sha256::digest(bytes))
 }
 
 fn start_epoch_ticker(engine: &Engine) {

@@ -5,7 +5,7 @@ use cinch_driver_sdk as sdk;
 
 wasmtime::component::bindgen!({
     world: "harness-driver",
-    path: "../wit/0.1.0",
+    path: "../../wit/0.1.0",
 });
 
 use self::cinch::driver::types as wit;

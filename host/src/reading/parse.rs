@@ -5,8 +5,7 @@
 //! [`TurnParser`], so a log goes through identical host logic either way.
 
 use cinch_driver_sdk::{self as sdk, Fed, Outcome};
-
-use crate::runtime::{DriverFailure, DriverSession};
+use cinch_runtime::{DriverFailure, DriverSession};
 
 /// A driver's parser for one turn.
 pub trait TurnParser {
