@@ -24,6 +24,7 @@ use tempfile::TempDir;
 mod real;
 mod support;
 
+use real::fork::{HISTORY_ANSWER, ended_turn, exchange, first_turn_after, request_with};
 use real::{assert_s1, assert_s2, assert_s4};
 
 /// cinch's own timeout for every turn, in minutes: qwen and opencode retry a 500 for about 80 s
@@ -79,6 +80,14 @@ const RESUME_PROMPT: &str = "What did you answer last time?";
 /// The mock model's script that asks the user a question (Claude's
 /// AskUserQuestion tool), then ends.
 const QUESTION_SCENARIO: &str = "sq";
+
+/// The mock model's script of the fork tests: every turn answers with how much history it
+/// was sent.
+const FORK_SCENARIO: &str = "fk";
+
+/// How many files the fork tests' repository holds: issue 41 asks how long a fork takes to
+/// start in a repository of this size.
+const FORK_REPO_FILES: usize = 20_000;
 
 /// The five ACP agents, by their harness names on the acp driver.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -151,6 +160,7 @@ impl Bench {
         }
         let server = MockServer::start(vec![
             Scenario::new("s5", vec![Turn::shell("sleep 30"), Turn::text("slept")]),
+            Scenario::new(FORK_SCENARIO, vec![Turn::text(HISTORY_ANSWER)]),
             Scenario::new(
                 QUESTION_SCENARIO,
                 vec![
@@ -1086,4 +1096,159 @@ fn claude_asks_a_question_and_the_answer_reaches_the_model() {
 fn gemini_acp_asks_for_approval_over_http() {
     let _permits = Permits::take(1);
     approvals_over_http(Agent::Gemini);
+}
+
+/// Adds `count` files to `repo` in folders of a hundred, in one commit.
+fn fill_repo(repo: &Path, count: usize) {
+    for index in 0..count {
+        let folder = repo.join(format!("src/d{:03}", index / 100));
+        if index % 100 == 0 {
+            fs::create_dir_all(&folder).expect("creating a folder of the repository");
+        }
+        fs::write(
+            folder.join(format!("f{index}.txt")),
+            format!("file {index}\n"),
+        )
+        .expect("writing a file of the repository");
+    }
+    cinch_mock_model::git(repo, &["add", "."]);
+    cinch_mock_model::git(
+        repo,
+        &[
+            "-c",
+            "user.email=t@example.invalid",
+            "-c",
+            "user.name=t",
+            "commit",
+            "-qm",
+            "many files",
+        ],
+    );
+}
+
+/// Forks of an ACP agent's session, through `cinch serve`, in a repository of
+/// [`FORK_REPO_FILES`] files. A fork at the session's latest turn forks the agent's session
+/// (`session/fork`): the model sees the source's history, the fork has a harness session of
+/// its own, and neither the source's later turns reach the fork nor the fork's the source. A
+/// fork at the first turn is a brief one, whose brief says why: the agent forks its session
+/// only as it stands. Prints the time from each fork request to its first turn starting.
+fn forks_over_acp(agent: Agent) {
+    let bench = Bench::new(agent);
+    let repo = bench.repo("fork");
+    fill_repo(&repo, FORK_REPO_FILES);
+    let (server, token) = serve_bench(&bench, FORK_SCENARIO);
+    let api = support::Api::new(&server, &token);
+    let environment =
+        api.environment(json!({"name": "fork", "repository": repo.display().to_string()}));
+    let task = api.post(
+        "/tasks",
+        json!({"prompt": "First ask", "environment_id": environment, "harness": agent.harness()}),
+    );
+    assert_eq!(task.status, 201, "{task:?}");
+    let task = task.data()["id"].as_str().unwrap().to_owned();
+    let source = api.first_session(&task)["id"].as_str().unwrap().to_owned();
+    let first = ended_turn(&api, &task, &source, None);
+    assert_eq!(
+        first["content"],
+        "history of 0 model turn(s)",
+        "{}",
+        server.log()
+    );
+    let second = exchange(&api, &task, &source, "Second ask");
+    assert_eq!(second["content"], "history of 1 model turn(s)");
+    let harness_session = api.session(&task, &source)["harness_session_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let turn_one = first["turn"]["turn_id"].as_str().unwrap().to_owned();
+    let fork_path = format!("/tasks/{task}/sessions/{source}/fork");
+
+    // At the latest turn (no turn named): the agent forks its session.
+    let asked = Instant::now();
+    let forked = api.post(&fork_path, json!({"message": "Fork ask"}));
+    assert_eq!(forked.status, 201, "{forked:?}");
+    assert_eq!(forked.data()["fork_mode"], "native", "{forked:?}");
+    let fork = forked.data()["id"].as_str().unwrap().to_owned();
+    let native_start = first_turn_after(&api, &task, &fork, asked);
+    let fork_turn = ended_turn(&api, &task, &fork, None);
+    assert_eq!(
+        fork_turn["content"],
+        "history of 2 model turn(s)",
+        "{fork_turn:#}\n{}",
+        server.log()
+    );
+    let (body, turns) = request_with(&bench.server, "Fork ask");
+    assert_eq!(turns, Some(2));
+    assert!(
+        body.contains("First ask") && body.contains("Second ask"),
+        "{body}"
+    );
+    let fork_now = api.session(&task, &fork);
+    assert_eq!(fork_now["fork_mode"], "native");
+    assert_ne!(fork_now["harness_session_id"], harness_session.as_str());
+
+    // The source goes on in its own session, nothing of the fork's in it, and the fork in
+    // its own, nothing of the source's later turn in it.
+    let third = exchange(&api, &task, &source, "Third ask");
+    assert_eq!(third["content"], "history of 2 model turn(s)");
+    let (body, _) = request_with(&bench.server, "Third ask");
+    assert!(
+        body.contains("Second ask") && !body.contains("Fork ask"),
+        "{body}"
+    );
+    assert_eq!(
+        api.session(&task, &source)["harness_session_id"],
+        harness_session.as_str()
+    );
+    let again = exchange(&api, &task, &fork, "Fork again");
+    assert_eq!(again["content"], "history of 3 model turn(s)");
+    let (body, _) = request_with(&bench.server, "Fork again");
+    assert!(
+        body.contains("Fork ask") && !body.contains("Third ask"),
+        "{body}"
+    );
+
+    // At the first of the source's three turns.
+    let asked = Instant::now();
+    let middle = api.post(
+        &fork_path,
+        json!({"turn_id": turn_one, "message": "Middle ask"}),
+    );
+    assert_eq!(middle.status, 201, "{middle:?}");
+    assert_eq!(middle.data()["fork_mode"], "brief", "{middle:?}");
+    let middle = middle.data()["id"].as_str().unwrap().to_owned();
+    let middle_start = first_turn_after(&api, &task, &middle, asked);
+    let middle_turn = ended_turn(&api, &task, &middle, None);
+    let (body, turns) = request_with(&bench.server, "Middle ask");
+    assert!(
+        body.contains("First ask") && !body.contains("Second ask"),
+        "{body}"
+    );
+    // The conversation is retold in the brief, which says why.
+    assert_eq!(middle_turn["content"], "history of 0 model turn(s)");
+    assert_eq!(turns, Some(0));
+    let brief = middle_turn["turn"]["brief"].as_str().unwrap();
+    assert!(
+        brief.contains("forks its session only as it stands")
+            && brief.contains("ran 2 turn(s) after this one"),
+        "{brief}"
+    );
+    eprintln!(
+        "{} fork request to first turn started, {FORK_REPO_FILES} files: native {} ms, brief (first turn) {} ms",
+        agent.harness(),
+        native_start.as_millis(),
+        middle_start.as_millis()
+    );
+}
+
+#[test]
+fn opencode_forks_its_session_natively_at_the_latest_turn() {
+    let _permits = Permits::take(1);
+    forks_over_acp(Agent::OpenCode);
+}
+
+#[test]
+fn claude_acp_forks_its_session_natively_at_the_latest_turn() {
+    let _permits = Permits::take(1);
+    forks_over_acp(Agent::ClaudeAcp);
 }

@@ -22,6 +22,7 @@ use tempfile::TempDir;
 mod real;
 mod support;
 
+use real::fork::{HISTORY_ANSWER, ended_turn, exchange, first_turn_after, request_with};
 use real::{assert_s1, assert_s2, assert_s4};
 
 use support::{Server, assistant};
@@ -509,84 +510,6 @@ fn serve_claude(bench: &Bench, scenario: &str) -> (Server, String) {
     (server, token.trim().to_owned())
 }
 
-/// What the fork test's mock model answers every turn: how much history it was sent.
-const HISTORY_ANSWER: &str = "history of {n_model} model turn(s)";
-
-/// Sends `message` to the session and waits for its turn to end: the turn's assistant message.
-fn exchange(api: &support::Api, task: &str, session: &str, message: &str) -> Value {
-    let before = own_turn(api, task, session);
-    let sent = api.post(
-        &format!("/tasks/{task}/sessions/{session}/messages"),
-        json!({"message": message}),
-    );
-    assert_eq!(sent.status, 201, "{sent:?}");
-    ended_turn(api, task, session, before.as_ref())
-}
-
-/// The session's latest turn of its own (not one a fork inherited).
-fn own_turn(api: &support::Api, task: &str, session: &str) -> Option<Value> {
-    let page = api.walk(task, session, "desc", 100);
-    page.into_iter()
-        .find(|message| message["type"] == "assistant" && message["forked_from"].is_null())
-}
-
-/// Waits for a turn of the session other than `before` to end: its assistant message.
-/// The message is read before the session, so that idle means that turn had started and is
-/// done; it is read again after, since the turn may have ended between the two reads (cinch
-/// records a turn's end in its message before it marks the session idle).
-fn ended_turn(api: &support::Api, task: &str, session: &str, before: Option<&Value>) -> Value {
-    let deadline = Instant::now() + Duration::from_secs(90);
-    loop {
-        let latest = own_turn(api, task, session);
-        let current = api.session(task, session);
-        if let Some(latest) = latest
-            && before.is_none_or(|before| latest["id"] != before["id"])
-            && current["status"] == "idle"
-        {
-            let ended = own_turn(api, task, session).expect("the turn's message");
-            assert_eq!(ended["id"], latest["id"], "{ended:#}");
-            assert_eq!(ended["turn"]["status"], "completed", "{ended:#}");
-            return ended;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the session's turn never ended: {current:#}"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
-/// How long after `asked` the session's first turn started (its assistant message appeared).
-fn first_turn_after(api: &support::Api, task: &str, session: &str, asked: Instant) -> Duration {
-    loop {
-        if own_turn(api, task, session).is_some() {
-            return asked.elapsed();
-        }
-        assert!(
-            asked.elapsed() < Duration::from_secs(60),
-            "the fork's turn never started"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-/// The one model request (not a side request) whose body holds `text`, as its body's text
-/// and the model turns of its history.
-fn request_with(bench: &Bench, text: &str) -> (String, Option<usize>) {
-    let found: Vec<(String, Option<usize>)> = bench
-        .server
-        .requests()
-        .into_iter()
-        .filter(|request| !request.side && request.turn.is_some())
-        .filter_map(|request| {
-            let body = request.body?.to_string();
-            body.contains(text).then_some((body, request.turn))
-        })
-        .collect();
-    assert!(!found.is_empty(), "no model request holds {text:?}");
-    found.into_iter().last().unwrap()
-}
-
 /// Claude's folder for a working directory under `home`: its path with every character but
 /// letters and digits made a dash.
 fn claude_project(home: &Path, workdir: &str) -> PathBuf {
@@ -667,7 +590,7 @@ fn claude_forks_its_session_natively_at_a_middle_turn() {
         "{}",
         server.log()
     );
-    let (body, turns) = request_with(&bench, "Fork ask");
+    let (body, turns) = request_with(&bench.server, "Fork ask");
     assert_eq!(turns, Some(1));
     assert!(body.contains("First ask"), "{body}");
     assert!(
@@ -684,7 +607,7 @@ fn claude_forks_its_session_natively_at_a_middle_turn() {
     // The source goes on with its own two turns, nothing of the fork's.
     let third = exchange(&api, &task, &source, "Third ask");
     assert_eq!(third["content"], "history of 2 model turn(s)");
-    let (body, _) = request_with(&bench, "Third ask");
+    let (body, _) = request_with(&bench.server, "Third ask");
     assert!(
         body.contains("Second ask") && !body.contains("Fork ask"),
         "{body}"

@@ -98,8 +98,11 @@ pub struct AcpParser {
     harness: String,
     workdir: String,
     brief: String,
-    /// The session the turn resumes with `session/load`.
+    /// The session the turn resumes with `session/load`, or forks.
     resume: Option<String>,
+    /// The turn forks `resume` with `session/fork` (once the agent's answer
+    /// to `initialize` says it can) and prompts in the new session.
+    fork: bool,
     model: Option<String>,
     permissions: PermissionPolicy,
     /// Permission requests wait for the host's decision.
@@ -142,6 +145,7 @@ impl AcpParser {
             workdir: turn.workdir.clone(),
             brief: turn.brief.clone(),
             resume: turn.session_id.clone(),
+            fork: turn.fork && turn.session_id.is_some() && profiles::forks(&turn.harness),
             model: turn.model.clone(),
             permissions: turn.permissions.clone(),
             ask: turn.ask,
@@ -422,7 +426,12 @@ impl AcpParser {
             return;
         };
         match (request, answer) {
-            (Request::Initialize, Ok(_)) => fed.events.push(Event::Other("initialize".into())),
+            (Request::Initialize, Ok(result)) => {
+                fed.events.push(Event::Other("initialize".into()));
+                if self.fork {
+                    self.fork_session(result, fed);
+                }
+            }
             (Request::Session, Ok(result)) => self.session_answer(result, fed),
             (Request::Prompt, Ok(result)) => {
                 let reason = StopReason::of(path::str_at(result, &["stopReason"]));
@@ -441,6 +450,9 @@ impl AcpParser {
                 let said = rpc::describe_error(error);
                 let error = match request {
                     Request::Initialize => format!("the agent refused to initialize: {said}"),
+                    Request::Session if self.fork => {
+                        format!("the agent could not fork the session: {said}")
+                    }
                     Request::Session if self.resume.is_some() => {
                         format!("the agent could not load the session: {said}")
                     }
@@ -453,12 +465,38 @@ impl AcpParser {
         }
     }
 
-    /// The answer to `session/new` or `session/load`: the session is known,
-    /// so the brief goes out.
+    /// A forking turn's request for the fork, once `initialize`'s answer
+    /// (`result`) says the agent has `session/fork`; the turn fails when it
+    /// does not.
+    fn fork_session(&mut self, result: &Value, fed: &mut Fed) {
+        let advertised = path::at(
+            result,
+            &["agentCapabilities", "sessionCapabilities", "fork"],
+        )
+        .is_some_and(|fork| !fork.is_null());
+        if !advertised {
+            let error = "the agent does not advertise session/fork, so it cannot fork the session"
+                .to_owned();
+            self.fail(error, &mut fed.events);
+            self.end_turn(&mut fed.events);
+            return;
+        }
+        if self.stopping {
+            return;
+        }
+        let params = json!({"sessionId": self.resume, "cwd": self.workdir, "mcpServers": []});
+        fed.replies
+            .push(rpc::request(Request::Session, "session/fork", params));
+    }
+
+    /// The answer to `session/new`, `session/load` or `session/fork`: the
+    /// session is known, so the brief goes out.
     fn session_answer(&mut self, result: &Value, fed: &mut Fed) {
         self.session_answered = true;
         self.replaying = false;
-        let session_id = path::string_at(result, &["sessionId"]).or_else(|| self.resume.clone());
+        // A fork is a new session: only the answer names it.
+        let loaded = self.resume.clone().filter(|_| !self.fork);
+        let session_id = path::string_at(result, &["sessionId"]).or(loaded);
         let Some(session_id) = session_id else {
             let error = "the agent's answer to session/new named no session".to_owned();
             self.fail(error, &mut fed.events);
@@ -535,6 +573,12 @@ impl Parser for AcpParser {
             },
             "clientInfo": {"name": "cinch", "version": env!("CARGO_PKG_VERSION")},
         });
+        let initialize = rpc::request(Request::Initialize, "initialize", initialize);
+        // A fork waits for `initialize`'s answer, which says whether the
+        // agent can.
+        if self.fork {
+            return vec![initialize];
+        }
         let session = match &self.resume {
             Some(id) => rpc::request(
                 Request::Session,
@@ -547,10 +591,7 @@ impl Parser for AcpParser {
                 json!({"cwd": self.workdir, "mcpServers": []}),
             ),
         };
-        vec![
-            rpc::request(Request::Initialize, "initialize", initialize),
-            session,
-        ]
+        vec![initialize, session]
     }
 
     fn feed(&mut self, lines: &[String]) -> Fed {
@@ -821,6 +862,62 @@ mod tests {
         );
         assert!(fed.done);
         assert!(!parser.finish(None, "").is_error);
+    }
+
+    #[test]
+    fn a_fork_asks_for_it_once_the_agent_says_it_can_and_prompts_the_new_session() {
+        let forking = |harness: &str| {
+            AcpParser::new(&Turn {
+                harness: harness.into(),
+                fork: true,
+                ..turn(Some("old"), &[])
+            })
+        };
+        let mut parser = forking("opencode");
+        let opening = parser.opening();
+        assert_eq!(opening.len(), 1, "the fork waits for initialize's answer");
+        assert_eq!(json(&opening[0])["method"], "initialize");
+        let fed = feed(
+            &mut parser,
+            r#"{"jsonrpc":"2.0","id":1,"result":{"agentCapabilities":{"sessionCapabilities":{"fork":{}}}}}"#,
+        );
+        let fork = json(&fed.replies[0]);
+        assert_eq!(fork["method"], "session/fork");
+        assert_eq!(fork["params"]["sessionId"], "old");
+        assert_eq!(fork["params"]["cwd"], "/repo");
+        let fed = feed(
+            &mut parser,
+            r#"{"jsonrpc":"2.0","id":2,"result":{"sessionId":"new"}}"#,
+        );
+        let prompt = json(&fed.replies[0]);
+        assert_eq!(prompt["method"], "session/prompt");
+        assert_eq!(prompt["params"]["sessionId"], "new");
+        feed(
+            &mut parser,
+            r#"{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn"}}"#,
+        );
+        assert_eq!(parser.finish(None, "").session_id.as_deref(), Some("new"));
+
+        // An agent that does not advertise it: the turn fails before any session.
+        let mut parser = forking("claude-acp");
+        parser.opening();
+        let fed = feed(
+            &mut parser,
+            r#"{"jsonrpc":"2.0","id":1,"result":{"agentCapabilities":{"loadSession":true}}}"#,
+        );
+        assert!(fed.replies.is_empty() && fed.done);
+        let outcome = parser.finish(None, "");
+        assert!(
+            outcome
+                .error
+                .unwrap()
+                .contains("does not advertise session/fork")
+        );
+        assert_eq!(outcome.session_id, None);
+
+        // An agent known not to fork resumes as ever.
+        let mut parser = forking("codex-acp");
+        assert_eq!(json(&parser.opening()[1])["method"], "session/load");
     }
 
     #[test]

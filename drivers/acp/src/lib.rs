@@ -3,7 +3,8 @@
 //!
 //! The driver is the client side of the conversation (see [`conversation`]):
 //! it opens with `initialize` and `session/new` (or `session/load` when the
-//! turn resumes a session), sends the brief with `session/prompt` once the
+//! turn resumes a session; `session/fork` when it forks one and the agent's
+//! answer to `initialize` says it can), sends the brief with `session/prompt` once the
 //! session's answer names it, answers the agent's permission requests by the
 //! turn's policy, and reads `session/update` notifications into events. The
 //! turn is done when the prompt's answer arrives.

@@ -36,6 +36,14 @@ pub fn model_choice(harness: &str, model: &str) -> (Vec<String>, Vec<(String, St
     }
 }
 
+/// Whether the agent of `harness` forks its sessions (`session/fork`, which
+/// it advertises as `agentCapabilities.sessionCapabilities.fork`):
+/// claude-agent-acp 0.23 and opencode 1.18 do; codex-acp 0.16, Gemini CLI
+/// and Qwen Code do not. A turn still checks the agent's own answer.
+pub fn forks(harness: &str) -> bool {
+    matches!(harness, "claude-acp" | "opencode")
+}
+
 /// What makes the agent of `harness` ask before it acts, for a turn whose
 /// requests the host decides: arguments and environment variables. Gemini,
 /// qwen and claude-agent-acp ask in their default mode; opencode asks only

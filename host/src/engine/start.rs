@@ -186,6 +186,7 @@ impl Engine {
                 effort,
                 deny_tools,
                 ask: request.ask,
+                fork: driver_turn.fork,
             });
         let mcp = crate::mcp::deliver(&info.name, &request.mcp_servers, turn.dir()).map_err(
             |unsupported| Refusal::new(RefusalCode::McpUnsupported, unsupported.to_string()),

@@ -154,45 +154,27 @@ impl Conductor {
         let mut duration_ms = 0;
         let mut last_reply = None;
         let mut tree = None;
-        let mut cursor: Option<String> = None;
-        loop {
-            let page = self
-                .store
-                .messages(
-                    &session.account_id,
-                    &session.task_id,
-                    &session.id,
-                    crate::store::Direction::Asc,
-                    cursor.as_deref(),
-                    200,
-                )
-                .await?;
-            for message in &page.items {
-                if let (_, Some(end)) = message.checkpoints() {
-                    tree = Some(end);
-                }
-                if message.forked_from.is_some() || message.kind != MessageKind::Assistant {
-                    continue;
-                }
-                let Some(view) = message.turn_view() else {
-                    continue;
-                };
-                if view.status == TurnState::Running {
-                    continue;
-                }
-                turns += 1;
-                duration_ms += view
-                    .result
-                    .as_ref()
-                    .and_then(|result| result.duration_ms)
-                    .unwrap_or(0);
-                if !message.content.is_empty() {
-                    last_reply = Some(message.content.clone());
-                }
+        for message in self.delivered_messages(&session).await? {
+            if let (_, Some(end)) = message.checkpoints() {
+                tree = Some(end);
             }
-            match page.next_cursor {
-                Some(next) => cursor = Some(next),
-                None => break,
+            if message.forked_from.is_some() || message.kind != MessageKind::Assistant {
+                continue;
+            }
+            let Some(view) = message.turn_view() else {
+                continue;
+            };
+            if view.status == TurnState::Running {
+                continue;
+            }
+            turns += 1;
+            duration_ms += view
+                .result
+                .as_ref()
+                .and_then(|result| result.duration_ms)
+                .unwrap_or(0);
+            if !message.content.is_empty() {
+                last_reply = Some(message.content);
             }
         }
         Ok(SessionSummary {

@@ -164,34 +164,6 @@ impl Conductor {
         .await
     }
 
-    /// The session's delivered messages, oldest first.
-    pub(super) async fn delivered_messages(&self, session: &Session) -> Result<Vec<Message>> {
-        let mut all = Vec::new();
-        let mut cursor: Option<String> = None;
-        loop {
-            let page = self
-                .store
-                .messages(
-                    &session.account_id,
-                    &session.task_id,
-                    &session.id,
-                    crate::store::Direction::Asc,
-                    cursor.as_deref(),
-                    200,
-                )
-                .await?;
-            all.extend(
-                page.items
-                    .into_iter()
-                    .filter(|message| message.sequence.is_some()),
-            );
-            match page.next_cursor {
-                Some(next) => cursor = Some(next),
-                None => return Ok(all),
-            }
-        }
-    }
-
     /// For a fork not booted yet: where its work tree comes from.
     pub(super) async fn fork_source(&self, session: &Session) -> Result<Option<ForkSource>> {
         let (Some(source_id), Some(turn_id), Some(checkpoint)) = (

@@ -410,6 +410,34 @@ impl Conductor {
             .await?)
     }
 
+    /// The session's delivered messages, oldest first.
+    async fn delivered_messages(&self, session: &Session) -> Result<Vec<Message>> {
+        let mut all = Vec::new();
+        let mut cursor: Option<String> = None;
+        loop {
+            let page = self
+                .store
+                .messages(
+                    &session.account_id,
+                    &session.task_id,
+                    &session.id,
+                    crate::store::Direction::Asc,
+                    cursor.as_deref(),
+                    200,
+                )
+                .await?;
+            all.extend(
+                page.items
+                    .into_iter()
+                    .filter(|message| message.sequence.is_some()),
+            );
+            match page.next_cursor {
+                Some(next) => cursor = Some(next),
+                None => return Ok(all),
+            }
+        }
+    }
+
     /// Tells the session's webhooks and live clients what it is now, as
     /// the API shows it.
     async fn publish_session(&self, session: &Session) {

@@ -1,12 +1,15 @@
 //! Native forks: a fork on its source's harness, where the harness can fork
-//! one of its own sessions (Claude Code's `--resume ID --fork-session`),
-//! continues the conversation as the harness holds it instead of retelling it
-//! in a brief. Claude resumes only a session it finds under its project
-//! folder for the working directory, and a fork runs in a work tree of its
-//! own: the source's session file is copied there, cut after the fork's
-//! turn. Whatever stands in the way (another harness, a harness that cannot
-//! fork, a session file not on this node) makes the fork a `brief` one, with
-//! the reason.
+//! one of its own sessions (Claude Code's `--resume ID --fork-session`, an
+//! ACP agent's `session/fork`), continues the conversation as the harness
+//! holds it instead of retelling it in a brief. Claude Code resumes only a
+//! session it finds under its project folder for the working directory, and
+//! a fork runs in a work tree of its own: the source's session file is copied
+//! there, cut after the fork's turn. An ACP agent forks a session as it
+//! stands, so only the session's latest turn forks natively (the session
+//! file of claude-agent-acp, which keeps Claude Code's, is placed as it is). Whatever stands
+//! in the way (another harness, a harness that cannot fork, a session file
+//! not on this node, later turns) makes the fork a `brief` one, with the
+//! reason.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -45,6 +48,9 @@ pub(super) enum BriefReason {
     TurnNotFound(String),
     /// The work tree's path is longer than Claude Code names a folder after.
     PathTooLong,
+    /// The harness session ran turns after the fork's turn, and the agent
+    /// forks a session only as it stands.
+    LaterTurns(usize),
     /// The source's turns could not be read.
     Store(String),
     /// Copying the session file failed.
@@ -66,6 +72,10 @@ impl fmt::Display for BriefReason {
                 f,
                 "the session file of harness session {session} does not hold the turns cinch ran in it"
             ),
+            Self::LaterTurns(turns) => write!(
+                f,
+                "the agent forks its session only as it stands, and that session ran {turns} turn(s) after this one"
+            ),
             Self::PathTooLong => write!(f, "the work tree's path is too long to place a session"),
             Self::Store(error) => write!(f, "the source's turns could not be read: {error}"),
             Self::Copy(error) => write!(f, "the session file could not be copied: {error}"),
@@ -77,39 +87,65 @@ impl fmt::Display for BriefReason {
 pub(super) struct NativeSource {
     /// The harness session's id.
     pub harness_session: String,
-    /// Its session file.
-    pub file: PathBuf,
+    /// Its session file, to place cut in the fork's work tree; none for an
+    /// agent that forks the session where it keeps it.
+    pub file: Option<PathBuf>,
     /// How many turns the session ran after the fork's turn: the copy leaves
     /// them out.
     pub later_turns: usize,
 }
 
-/// Whether harness `name` forks its sessions natively, as far as cinch can
-/// place one: its driver (of a contract whose turn carries `fork`) changes
-/// its command for a fork, and it keeps sessions in Claude Code's layout.
-pub(super) fn can_fork(registry: &Registry, name: &str) -> bool {
-    registry.harness(name).is_ok_and(|harness| {
-        let resume = cinch_driver_sdk::Turn {
-            harness: name.to_owned(),
-            session_id: Some("session".to_owned()),
-            ..cinch_driver_sdk::Turn::default()
-        };
-        let fork = cinch_driver_sdk::Turn {
-            fork: true,
-            ..resume.clone()
-        };
-        let args = |turn| {
-            harness
-                .driver
-                .command(turn)
-                .map(|command| command.args)
-                .ok()
-        };
-        harness.driver.contract_version() >= FORKING_CONTRACT
-            && harness.info.resume == cinch_driver_sdk::ResumeScope::SameDirectory
-            && harness.info.state_dir.as_deref() == Some(CLAUDE_STATE)
-            && args(&fork).is_some_and(|forked| Some(forked) != args(&resume))
-    })
+/// How a harness forks one of its sessions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ForkWay {
+    /// Its command resumes a session as a fork, from the session file cinch
+    /// places in Claude Code's layout.
+    Command,
+    /// Its agent forks a session in the conversation (ACP's `session/fork`).
+    Conversation,
+}
+
+/// How harness `name` forks its sessions natively, if it does as far as cinch
+/// can tell: its driver (of a contract whose turn carries `fork`) changes its
+/// command for a fork (and it keeps sessions in Claude Code's layout), or
+/// what it says first in a conversation.
+fn fork_way(registry: &Registry, name: &str) -> Option<ForkWay> {
+    let harness = registry.harness(name).ok()?;
+    if harness.driver.contract_version() < FORKING_CONTRACT {
+        return None;
+    }
+    let resume = cinch_driver_sdk::Turn {
+        harness: name.to_owned(),
+        session_id: Some("session".to_owned()),
+        ..cinch_driver_sdk::Turn::default()
+    };
+    let fork = cinch_driver_sdk::Turn {
+        fork: true,
+        ..resume.clone()
+    };
+    let args = |turn| {
+        harness
+            .driver
+            .command(turn)
+            .map(|command| command.args)
+            .ok()
+    };
+    let opening = |turn| {
+        harness
+            .driver
+            .session_for(turn)
+            .and_then(|mut session| session.opening())
+            .ok()
+    };
+    if harness.info.resume == cinch_driver_sdk::ResumeScope::SameDirectory
+        && harness.info.state_dir.as_deref() == Some(CLAUDE_STATE)
+        && args(&fork).is_some_and(|forked| Some(forked) != args(&resume))
+    {
+        return Some(ForkWay::Command);
+    }
+    opening(&fork)
+        .is_some_and(|forked| Some(forked) != opening(&resume))
+        .then_some(ForkWay::Conversation)
 }
 
 /// The session file of `session` started in `workdir`, under `home`.
@@ -204,9 +240,8 @@ impl Conductor {
         account_id: &str,
         view: &TurnView,
     ) -> std::result::Result<NativeSource, BriefReason> {
-        if !can_fork(&self.engine.registry(), &view.harness) {
-            return Err(BriefReason::HarnessCannotFork(view.harness.clone()));
-        }
+        let way = fork_way(&self.engine.registry(), &view.harness)
+            .ok_or_else(|| BriefReason::HarnessCannotFork(view.harness.clone()))?;
         let harness_session = view
             .result
             .as_ref()
@@ -237,10 +272,25 @@ impl Conductor {
             &self.agent_home(&owner.agent_id),
             Path::new(&view.workspace),
             &harness_session,
-        )?;
-        if !file.is_file() {
-            return Err(BriefReason::SessionFileMissing(harness_session));
-        }
+        );
+        let file = match (way, file) {
+            (ForkWay::Command, Ok(file)) if file.is_file() => Some(file),
+            (ForkWay::Command, Ok(_)) => {
+                return Err(BriefReason::SessionFileMissing(harness_session));
+            }
+            (ForkWay::Command, Err(reason)) => return Err(reason),
+            // The agent forks the session as it stands. claude-agent-acp adds
+            // `/model` commands to its session file at every resume, so
+            // cinch cannot tell where a turn ends in it to cut it back.
+            (ForkWay::Conversation, _) if later_turns > 0 => {
+                return Err(BriefReason::LaterTurns(later_turns));
+            }
+            // An agent that keeps Claude Code's session files
+            // (claude-agent-acp) finds the session only under the fork's work
+            // tree's folder, where it goes as it is.
+            (ForkWay::Conversation, Ok(file)) if file.is_file() => Some(file),
+            (ForkWay::Conversation, _) => None,
+        };
         Ok(NativeSource {
             harness_session,
             file,
@@ -271,7 +321,10 @@ impl Conductor {
             .and_then(|message| message.turn_view())
             .ok_or(BriefReason::NoHarnessSession)?;
         let source = self.native_source(&session.account_id, &view).await?;
-        let text = std::fs::read_to_string(&source.file)
+        let Some(file) = &source.file else {
+            return Ok(source.harness_session);
+        };
+        let text = std::fs::read_to_string(file)
             .map_err(|_| BriefReason::SessionFileMissing(source.harness_session.clone()))?;
         let kept = cut(&text, source.later_turns)
             .ok_or_else(|| BriefReason::TurnNotFound(source.harness_session.clone()))?;
@@ -288,6 +341,27 @@ impl Conductor {
         };
         copy().map_err(|error| BriefReason::Copy(format!("{error:#}")))?;
         Ok(source.harness_session)
+    }
+
+    /// Why a fork on its source's harness that is a `brief` one from the
+    /// start does not fork the source's harness session: for its brief.
+    pub(super) async fn brief_reason(&self, session: &Session) -> Option<BriefReason> {
+        let (Some(source_id), Some(turn_id)) =
+            (&session.forked_from_session, &session.forked_from_turn)
+        else {
+            return None;
+        };
+        let view = self
+            .store
+            .turn_message(&session.account_id, source_id, turn_id)
+            .await
+            .ok()
+            .flatten()
+            .and_then(|message| message.turn_view())?;
+        let (_, reason) = self
+            .fork_mode_for(&session.account_id, &view, &session.harness)
+            .await;
+        reason
     }
 }
 

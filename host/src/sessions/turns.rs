@@ -54,6 +54,9 @@ impl Conductor {
                 .conversation_brief(session, &header, queued, &brief)
                 .await?;
         } else if Self::briefs_as_fork(session) {
+            if fallback.is_none() {
+                fallback = self.brief_reason(session).await;
+            }
             let why = fallback
                 .map(|reason| format!(" (it could not fork the source's: {reason})"))
                 .unwrap_or_default();

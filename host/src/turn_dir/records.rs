@@ -97,6 +97,10 @@ pub struct ConversationLaunch {
     /// driver reports each and answers it with the host's decision.
     #[serde(default)]
     pub ask: bool,
+    /// The turn forks the session it names: a conversation driver forks it
+    /// in its conversation (ACP's `session/fork`).
+    #[serde(default)]
+    pub fork: bool,
 }
 
 /// How the CLI ended, as the supervisor saw it.

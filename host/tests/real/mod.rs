@@ -1,6 +1,8 @@
 //! What `cinch run --json` must show for the mock model's scenarios,
 //! whichever real CLI ran the turn (shared by real_clis and real_acp).
 
+pub mod fork;
+
 use std::path::Path;
 
 use cinch_mock_model::{RunOutput, S2_ANSWER, S4_RESUMED, git};
