@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use cinch::engine::events::{Next, TurnEventKind};
 use cinch::engine::result::{Status, TurnResult};
-use cinch::engine::{Engine, Turn, TurnRequest};
+use cinch::engine::{Engine, RefusalCode, StartError, Turn, TurnRequest};
 use cinch::home::Home;
 use cinch::supervisor::KILL_GRACE;
 use cinch_fake_cli::{Record, Script};
@@ -648,8 +648,36 @@ fn turns_are_refused_before_they_start_with_a_clear_code() {
             .to_string()
             .starts_with("harness.off")
     );
+    // The reason is a type: a refusal carries its code, anything else fails.
+    let mut zero = world.request("hi");
+    zero.timeout = Duration::ZERO;
+    match engine.start(zero) {
+        Err(StartError::Refused(refusal)) => {
+            assert_eq!(refusal.code, RefusalCode::TimeoutInvalid)
+        }
+        other => panic!("not a refusal: {:?}", other.err()),
+    }
+    let mut unknown = world.request("hi");
+    unknown.harness = "nope".into();
+    assert!(matches!(engine.start(unknown), Err(StartError::Failed(_))));
     // Nothing was started: no turn folders.
     assert!(engine.list().unwrap().is_empty());
+}
+
+#[test]
+fn a_work_tree_that_cannot_be_snapshotted_fails_the_start_checkpoint() {
+    let world = World::new();
+    world.script(Script::default());
+    // The repository is there, but git cannot read its HEAD.
+    std::fs::write(world.repo().join(".git/HEAD"), "not a ref\n").unwrap();
+    let engine = world.engine();
+    match engine.start(world.request("hi")) {
+        Err(error @ StartError::CheckpointFailed(_)) => assert!(
+            format!("{error:#}").starts_with("taking the start checkpoint: "),
+            "{error:#}"
+        ),
+        other => panic!("not a checkpoint failure: {:?}", other.err()),
+    }
 }
 
 #[test]

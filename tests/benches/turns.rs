@@ -39,7 +39,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use cinch::engine::events::{Next, Subscription, TurnEvent, TurnEventKind};
-use cinch::engine::{Engine, Turn, TurnRequest};
+use cinch::engine::{Engine, StartError, Turn, TurnRequest};
 use cinch::home::Home;
 use cinch::sandbox::Mode;
 use cinch_fake_cli::Script;
@@ -1079,7 +1079,7 @@ fn dump(path: &Path, seen: &[Seen]) {
 /// One turn as a starter thread left it.
 struct Started {
     n: usize,
-    one: anyhow::Result<(Turn, Follower)>,
+    one: Result<(Turn, Follower), StartError>,
     time: Duration,
     cpu: Duration,
 }

@@ -34,7 +34,7 @@ mod version;
 mod watch;
 
 pub use check::CheckReport;
-pub use refusal::{Refusal, RefusalCode, StartCheckpointFailed};
+pub use refusal::{Refusal, RefusalCode, StartError};
 pub use turns::{ListedStatus, LogError, TurnSummary};
 
 use std::collections::BTreeMap;

@@ -1,5 +1,5 @@
-//! Why the engine did not start a turn: a refusal with its code, or a
-//! workspace it could not snapshot.
+//! Why the engine did not start a turn: a refusal with its code, a workspace
+//! it could not snapshot, or another failure.
 
 /// What keeps the engine from starting a turn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,8 +66,19 @@ impl Refusal {
     }
 }
 
-/// The workspace could not be snapshotted before the turn, so the turn did
-/// not start: the session closes (`snapshot_failure`) rather than retrying.
+/// Why [`super::Engine::start`] started no turn.
 #[derive(Debug, thiserror::Error)]
-#[error("taking the start checkpoint: {0:#}")]
-pub struct StartCheckpointFailed(pub(super) anyhow::Error);
+pub enum StartError {
+    /// The engine refused the request: the caller can do something about it.
+    #[error(transparent)]
+    Refused(#[from] Refusal),
+    /// The workspace could not be snapshotted before the turn, so the turn
+    /// did not start: a session closes (`snapshot_failure`) rather than
+    /// retrying.
+    #[error("taking the start checkpoint: {0:#}")]
+    CheckpointFailed(anyhow::Error),
+    /// Anything else: the harness is unknown, or cinch could not set the
+    /// turn up.
+    #[error(transparent)]
+    Failed(#[from] anyhow::Error),
+}

@@ -62,11 +62,11 @@ pub(super) fn started(
 }
 
 /// Records a start that was refused or failed.
-pub(super) fn not_started(span: &Span, error: &anyhow::Error) {
+pub(super) fn not_started(span: &Span, error: &super::StartError) {
     span.record("otel.status_code", "ERROR");
-    let kind = match error.downcast_ref::<super::Refusal>() {
-        Some(refusal) => refusal.code.as_str(),
-        None => "start_failed",
+    let kind = match error {
+        super::StartError::Refused(refusal) => refusal.code.as_str(),
+        _ => "start_failed",
     };
     span.record("error.type", kind);
 }

@@ -15,7 +15,7 @@ use super::harness;
 use super::spans;
 use super::version::VersionProbe;
 use super::{
-    Engine, MAX_TIMEOUT, Refusal, RefusalCode, StartCheckpointFailed, Turn, TurnRequest, brief,
+    Engine, MAX_TIMEOUT, Refusal, RefusalCode, StartError, Turn, TurnRequest, brief,
     checkpoint_ref, conversation, credential_probe, is_valid_session_id, server_credential,
 };
 use crate::checkpoint;
@@ -31,7 +31,7 @@ impl Engine {
     /// Starts a turn and returns once its supervisor is running. A working
     /// tree runs one turn at a time: while another runs there, the start is
     /// refused ([`RefusalCode::WorktreeBusy`]).
-    pub fn start(&self, request: TurnRequest) -> anyhow::Result<Turn> {
+    pub fn start(&self, request: TurnRequest) -> Result<Turn, StartError> {
         let span = spans::turn(&request.harness, request.trace_parent.as_deref());
         let started = span.in_scope(|| self.start_in(request, &span));
         if let Err(error) = &started {
@@ -41,7 +41,7 @@ impl Engine {
     }
 
     /// [`Engine::start`] in the turn's `span`.
-    fn start_in(&self, request: TurnRequest, span: &Span) -> anyhow::Result<Turn> {
+    fn start_in(&self, request: TurnRequest, span: &Span) -> Result<Turn, StartError> {
         let registry = self.registry();
         let harness = registry.harness(&request.harness)?;
         let driver = harness.driver;
@@ -98,7 +98,7 @@ impl Engine {
         }
         let (workdir, _worktree) =
             tracing::info_span!(target: TARGET, "cinch.worktree", otel.name = "worktree")
-                .in_scope(|| -> anyhow::Result<_> {
+                .in_scope(|| -> Result<_, StartError> {
                     // A fork runs in its own work tree, where the host put
                     // the session it forks from.
                     let resumed = request.session_id.as_deref().filter(|_| !request.fork);
@@ -176,7 +176,7 @@ impl Engine {
             ask: request.ask,
             fork: request.fork && request.session_id.is_some(),
         };
-        let command = driver.command(&driver_turn)?;
+        let command = driver.command(&driver_turn).map_err(anyhow::Error::from)?;
         // A stream driver's turn that asks may be a conversation (claude's
         // control protocol): the command says.
         let conversation = (info.brief == BriefDelivery::Conversation
@@ -277,7 +277,7 @@ impl Engine {
                 "cinch: start of turn",
             )
         })
-        .map_err(|error| StartCheckpointFailed(error.into()))?;
+        .map_err(|error| StartError::CheckpointFailed(error.into()))?;
         remove_managed_config(&workdir, &info.managed_config)?;
         let sandbox = (self.sandbox == sandbox::Mode::Enforced).then(|| {
             let home = env.get("HOME").map(PathBuf::from);
@@ -343,14 +343,15 @@ impl Engine {
         // The supervisor holds its own lock by now.
         drop(starting);
         kept.until_the_turn_ends();
-        self.follow(
+        let turn = self.follow(
             turn,
             launch,
             &harness,
             redactor,
             Some(version),
             span.clone(),
-        )
+        )?;
+        Ok(turn)
     }
 
     /// Every value to mask in what a turn run with `env` shows: the
@@ -381,7 +382,7 @@ impl Engine {
     /// Makes sure no other turn runs in `workdir`. A turn there whose CLI
     /// has exited but whose result nobody is writing (its follower died) is
     /// finished now, so that its end checkpoint holds only its own work.
-    fn clear_the_way(&self, workdir: &Path) -> anyhow::Result<()> {
+    fn clear_the_way(&self, workdir: &Path) -> Result<(), StartError> {
         for (turn, launch) in worktrees::unfinished_in(&self.home, workdir)? {
             let abandoned = !FileLock::is_held(&turn.supervisor_lock())
                 && !FileLock::is_held(&turn.finish_lock());

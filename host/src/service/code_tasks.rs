@@ -10,7 +10,7 @@ use super::turn_env::TurnEnv;
 use crate::engine::brief::Note;
 use crate::engine::log::LogView;
 use crate::engine::result::TurnResult;
-use crate::engine::{Engine, LogError, Refusal, TurnRequest};
+use crate::engine::{Engine, LogError, Refusal, StartError, TurnRequest};
 use crate::peers::{CallPart, PeerAnswer};
 use crate::sessions::Conductor;
 use crate::sessions::live::{CallRef, LiveState, Runs};
@@ -252,10 +252,11 @@ impl CodeTasks {
         let engine = self.engine.clone();
         let started = blocking(move || {
             crate::home::create_private_dir(&agent_home)?;
-            engine.start(request)
+            Ok(engine.start(request))
         })
         .await
-        .and_then(|started| started.map_err(engine_error));
+        .and_then(|made_home| made_home.map_err(CodeTaskError::internal))
+        .and_then(|started| started.map_err(start_error));
         let turn = match started {
             Ok(turn) => turn,
             Err(error) => {
@@ -656,10 +657,11 @@ fn call_ref(call: &Call) -> CallRef {
 }
 
 /// An engine refusal stays one; anything else is the server's fault.
-fn engine_error(error: anyhow::Error) -> CodeTaskError {
-    match error.downcast::<Refusal>() {
-        Ok(refusal) => CodeTaskError::Refused(refusal),
-        Err(error) => CodeTaskError::Internal(error),
+fn start_error(error: StartError) -> CodeTaskError {
+    match error {
+        StartError::Refused(refusal) => CodeTaskError::Refused(refusal),
+        StartError::Failed(error) => CodeTaskError::Internal(error),
+        checkpoint @ StartError::CheckpointFailed(_) => CodeTaskError::internal(checkpoint),
     }
 }
 

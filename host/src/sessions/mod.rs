@@ -51,7 +51,7 @@ use serde_json::{Value, json};
 
 use crate::engine::brief::Note;
 use crate::engine::result::TurnResult;
-use crate::engine::{Engine, StartCheckpointFailed, TurnRequest};
+use crate::engine::{Engine, StartError, TurnRequest};
 use crate::home::Home;
 use crate::redact::Redactor;
 use crate::store::{

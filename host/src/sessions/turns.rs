@@ -112,7 +112,7 @@ impl Conductor {
                 self.release_slot(&session.id);
                 let text = format!("{error:#}");
                 session.current_turn = None;
-                if error.downcast_ref::<StartCheckpointFailed>().is_some() {
+                if matches!(error, StartError::CheckpointFailed(_)) {
                     return self
                         .close_with(
                             session,
