@@ -201,6 +201,49 @@ impl Store {
         })
     }
 
+    /// At most `limit` stored events of the account's run after number
+    /// `after`, in order: a page of its history.
+    pub async fn events_page(
+        &self,
+        account_id: &str,
+        run_id: &str,
+        after: i64,
+        limit: usize,
+    ) -> Result<Vec<StoredEvent>> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        Ok(on_pool!(self, |pool| sqlx::query_as(
+            "SELECT seq, name, data FROM run_events \
+             WHERE account_id = $1 AND run_id = $2 AND seq > $3 ORDER BY seq LIMIT $4",
+        )
+        .bind(account_id)
+        .bind(run_id)
+        .bind(after)
+        .bind(limit)
+        .fetch_all(pool)
+        .await)?)
+    }
+
+    /// The newest `limit` stored events of the account's run, in order.
+    pub async fn newest_events(
+        &self,
+        account_id: &str,
+        run_id: &str,
+        limit: usize,
+    ) -> Result<Vec<StoredEvent>> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let mut newest: Vec<StoredEvent> = on_pool!(self, |pool| sqlx::query_as(
+            "SELECT seq, name, data FROM run_events \
+             WHERE account_id = $1 AND run_id = $2 ORDER BY seq DESC LIMIT $3",
+        )
+        .bind(account_id)
+        .bind(run_id)
+        .bind(limit)
+        .fetch_all(pool)
+        .await)?;
+        newest.reverse();
+        Ok(newest)
+    }
+
     /// The stored events of the account's run after number `after`, in order.
     pub async fn events_after(
         &self,

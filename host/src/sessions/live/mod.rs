@@ -7,7 +7,7 @@
 //! run already holds of it is not published again.
 //!
 //! On SQLite this node is the database's only writer: it numbers events as
-//! they are published and keeps them in memory. On PostgreSQL every node
+//! they are published and keeps the newest in memory. On PostgreSQL every node
 //! writes the same runs (a session's turn on one node, a message posted on
 //! another), so the database numbers them as it stores them ([`Numbering`]),
 //! and what a node holds in memory is what it read back: when it is told
@@ -181,11 +181,15 @@ impl Runs {
             }
             return Ok(events);
         }
-        let stored = self.store.events(account_id, run_id).await?;
+        let newest = self
+            .store
+            .newest_events(account_id, run_id, events::KEPT_EVENTS)
+            .await?;
         let events = Arc::new(RunEvents::new(
             key.clone(),
             self.numbering,
-            stored,
+            self.store.clone(),
+            newest,
             self.writer.clone(),
         ));
         if runs.len() >= KEPT_RUNS {
@@ -213,6 +217,7 @@ impl Runs {
     ) -> anyhow::Result<watch::Receiver<LiveState>> {
         let events = self.events(&call.account_id, &call.run_id).await?;
         let approvals = self.approvals.clone();
+        let published = events.published_of(&call.call_id).await?;
         let state = {
             let mut turns = lock(&self.turns);
             if let Some(followed) = turns.get(turn.id()) {
@@ -223,7 +228,6 @@ impl Runs {
             state
         };
         let receiver = state.subscribe();
-        let published = events.published_of(&call.call_id);
         // The result outlives the turn's files, which go with its run's log;
         // webhooks hear of the end once (not again from a restarted server).
         let store = self.store.clone();
