@@ -107,6 +107,11 @@ impl Numbering {
 /// history.
 pub(super) const KEPT_EVENTS: usize = 128;
 
+/// Events a stream reads from the store at a time, at least: a query for
+/// each few events cost more than the events (many late streams at once
+/// kept the database busy).
+const STORE_PAGE: usize = 512;
+
 /// The most data (JSON text) of stored events kept in memory for a run.
 const KEPT_BYTES: usize = 64 * 1024;
 
@@ -277,10 +282,11 @@ impl RunEvents {
         Arc::strong_count(self) == 1 && quiet
     }
 
-    /// The stored events after number `seq`, at most `limit` of them: a
-    /// stream takes its next batch as its client drains the last, so that
-    /// what it holds stays small however long the run's history. Those no
-    /// longer in memory are read from the store.
+    /// The stored events after number `seq`, at most `limit` of them (of
+    /// [`STORE_PAGE`] when they are read from the store): a stream takes its
+    /// next batch as its client drains the last, so that what it holds stays
+    /// small however long the run's history. Those no longer in memory are
+    /// read from the store.
     pub async fn after(&self, seq: u64, limit: usize) -> anyhow::Result<Vec<RunEvent>> {
         let stored = *self.stored.borrow();
         {
@@ -294,7 +300,12 @@ impl RunEvents {
         }
         let page = self
             .store
-            .events_page(&self.run.account_id, &self.run.run_id, seq as i64, limit)
+            .events_page(
+                &self.run.account_id,
+                &self.run.run_id,
+                seq as i64,
+                limit.max(STORE_PAGE),
+            )
             .await
             .with_context(|| {
                 format!("reading the events of run {} after {seq}", self.run.run_id)
