@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Installs the agent CLIs that cinch's real-CLI tests drive (claude, codex, gemini, and the ACP
-# agents qwen, opencode, claude-agent-acp and codex-acp) from npm, at pinned versions, into a cache directory outside the clone, and prints that install's bin
+# agents qwen, opencode, claude-agent-acp, codex-acp, copilot, kilo, cline and droid) from npm, at pinned
+# versions, into a cache directory outside the clone, and prints that install's bin
 # directory as the last line of stdout. Safe to run again: an install that answers `--version` is
 # kept as it is.
 #
-# The versions are the ones ../shared/realcli/README.md and ../shared/fixtures/acp/README.md
-# measured against the mock model; the tests assert on their exact output, so a bump is a
+# The versions are the ones ../shared/realcli/README.md, ../shared/fixtures/acp/README.md and the
+# README's "More harnesses" measured against the mock model; the tests assert on their exact output, so a bump is a
 # deliberate change here and in the tests.
 #
 #   CINCH_CLI_DIR   where to install (default ~/.cache/cinch/clis/<hash of the pinned versions>)
@@ -23,6 +24,10 @@ PINNED=(
     "@zed-industries/claude-agent-acp@0.23.1"
     "@zed-industries/codex-acp@0.16.0"
     "@zed-industries/codex-acp-linux-x64@0.16.0"
+    "@github/copilot@1.0.102"
+    "@kilocode/cli@7.7.7"
+    "cline@3.0.65"
+    "droid@0.215.0"
 )
 # What each CLI's `--version` must print, so a stale or half-finished install is redone.
 EXPECT=(
@@ -31,6 +36,10 @@ EXPECT=(
     "gemini 0.61.0"
     "qwen 0.15.10"
     "opencode 1.18.33"
+    "copilot 1.0.102"
+    "kilo 7.7.7"
+    "cline 3.0.65"
+    "droid 0.215.0"
 )
 NPM=${NPM:-npm}
 
@@ -48,6 +57,8 @@ installed() {
         name=${spec%@*}
         grep -q "\"version\": *\"${spec##*@}\"" "$dir/node_modules/$name/package.json" 2>/dev/null || return 1
     done
+    # kilo is its binary, not its launcher (see below).
+    [ "$(readlink "$bin/kilo")" = ../@kilocode/cli/bin/.kilo ] || return 1
     for entry in "${EXPECT[@]}"; do
         cli=${entry%% *}
         want=${entry#* }
@@ -87,7 +98,8 @@ done
 printf '{"name":"cinch-test-clis","private":true,"dependencies":{%s}}\n' "$deps" >"$dir/package.json"
 
 # --ignore-scripts: the only install scripts these CLIs need are claude-code's and opencode's
-# postinstalls, run below. The others build or download optional native modules (node-pty, keytar) that gemini
+# postinstalls and kilo's and droid's, run below (copilot's and cline's launchers find their
+# platform's binary package by themselves). The others build or download optional native modules (node-pty, keytar) that gemini
 # does without, and would want a compiler or hosts other than the npm registry.
 # stdout goes to stderr so that the bin directory stays the last line of our stdout.
 (cd "$dir" && "$NPM" install --no-audit --no-fund --no-save --include=optional \
@@ -98,6 +110,13 @@ printf '{"name":"cinch-test-clis","private":true,"dependencies":{%s}}\n' "$deps"
 (cd "$dir/node_modules/@anthropic-ai/claude-code" && node install.cjs) >&2
 # opencode-ai's links the native binary of this platform (from its optional package) likewise.
 (cd "$dir/node_modules/opencode-ai" && node postinstall.mjs) >&2
+# kilo's puts this platform's binary at bin/.kilo beside the files it needs. Its `kilo` launcher
+# is a node script that runs that binary as a child, to which cinch's sandbox grants no
+# /proc/self (the binary aborts without it): the command is the binary itself.
+(cd "$dir/node_modules/@kilocode/cli" && node postinstall.mjs) >&2
+ln -sfn ../@kilocode/cli/bin/.kilo "$bin/kilo"
+# droid's replaces its node launcher with this platform's binary.
+(cd "$dir/node_modules/droid" && node install.js) >&2
 
 if ! installed; then
     log "the CLIs do not answer --version as expected after installing:"

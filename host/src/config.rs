@@ -12,6 +12,11 @@
 //! secret_env = ["MY_AGENT_KEY"]
 //! env = { MY_AGENT_TELEMETRY = "0" }
 //! deny_tools = ["fetch"]   # permission requests for these tools are refused
+//! package = "npm:my-agent" # where `cinch harness install` gets it (or "pypi:…")
+//! tested = ">=1.4.0, <1.5.0" # the versions it was tested with; others report drift
+//!
+//! [harness.claude]
+//! version = "2.1.197"      # pinned: installed under <home>/tools on first use, run instead of PATH's
 //!
 //! [secrets]
 //! OPENAI_API_KEY = "sk-…"  # given to every harness, masked wherever cinch shows text
@@ -64,17 +69,6 @@ pub struct DriversConfig {
     pub require_signature: bool,
 }
 
-impl DriversConfig {
-    /// The signature policy these settings make, its keys checked.
-    pub fn policy(&self) -> anyhow::Result<crate::plugins::SignaturePolicy> {
-        crate::plugins::signature::check_trusted_keys(&self.trusted_keys)?;
-        Ok(crate::plugins::SignaturePolicy {
-            trusted_keys: self.trusted_keys.clone(),
-            require_signature: self.require_signature,
-        })
-    }
-}
-
 /// Widening and limits of the sandbox, for every turn and setup command.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -91,22 +85,6 @@ pub struct SandboxConfig {
     pub max_open_files: Option<u64>,
     /// Memory of one turn, in MiB; 0 sets no cap.
     pub memory_mb: Option<u64>,
-}
-
-impl SandboxConfig {
-    /// The limits these settings give, defaults where unset.
-    pub fn limits(&self) -> crate::sandbox::Limits {
-        let defaults = crate::sandbox::Limits::default();
-        crate::sandbox::Limits {
-            processes: self.max_processes.unwrap_or(defaults.processes),
-            open_files: self.max_open_files.unwrap_or(defaults.open_files),
-            memory_bytes: match self.memory_mb {
-                Some(0) => None,
-                Some(mb) => Some(mb << 20),
-                None => defaults.memory_bytes,
-            },
-        }
-    }
 }
 
 /// `cinch serve`'s settings in the file; each is optional.
@@ -224,6 +202,15 @@ pub struct HarnessConfig {
     /// contains one of these, case-insensitive. Every other tool is allowed.
     #[serde(default)]
     pub deny_tools: Vec<String>,
+    /// The CLI's version this harness runs: installed under
+    /// `<home>/tools/NAME/VERSION` on first use, run rather than PATH's.
+    pub version: Option<String>,
+    /// Where its CLI is published: `npm:PACKAGE` or `pypi:PACKAGE` (a
+    /// built-in harness's is known).
+    pub package: Option<String>,
+    /// The CLI versions its driver was tested with, a semver range
+    /// (`">=2.1.0, <2.2.0"`); a turn on another version reports the drift.
+    pub tested: Option<String>,
 }
 
 fn enabled_by_default() -> bool {
@@ -235,11 +222,46 @@ impl Config {
     pub fn load(path: &Path) -> anyhow::Result<Self> {
         match std::fs::read_to_string(path) {
             Ok(text) => {
-                toml::from_str(&text).with_context(|| format!("reading {}", path.display()))
+                let config: Self =
+                    toml::from_str(&text).with_context(|| format!("reading {}", path.display()))?;
+                config
+                    .check_tools()
+                    .with_context(|| format!("reading {}", path.display()))?;
+                Ok(config)
             }
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(Self::default()),
             Err(error) => Err(error).with_context(|| format!("reading {}", path.display())),
         }
+    }
+
+    /// Checks each harness's `package`, `tested` and `version`, so that a
+    /// mistake shows when cinch starts rather than at a turn.
+    fn check_tools(&self) -> anyhow::Result<()> {
+        for (name, harness) in &self.harness {
+            if let Some(package) = &harness.package {
+                crate::tools::Package::parse(package)
+                    .map_err(|problem| anyhow::anyhow!("[harness.{name}] package: {problem}"))?;
+            }
+            if let Some(range) = &harness.tested {
+                crate::tools::drift::check_range(range)
+                    .map_err(|problem| anyhow::anyhow!("[harness.{name}] tested: {problem}"))?;
+            }
+            if let Some(version) = &harness.version {
+                anyhow::ensure!(
+                    crate::tools::is_version(version),
+                    "[harness.{name}] version: `{version}` is not a version (letters, digits and `.+-`, such as \"2.1.197\")"
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// The versions config.toml pins harnesses' CLIs to, by harness.
+    pub fn pinned_versions(&self) -> BTreeMap<String, String> {
+        self.harness
+            .iter()
+            .filter_map(|(name, harness)| Some((name.clone(), harness.version.clone()?)))
+            .collect()
     }
 
     /// The tools the harness `name`'s permission requests are refused for.

@@ -16,9 +16,6 @@ use std::time::Duration;
 /// The helper binary's file name.
 pub const HELPER_BINARY: &str = "cinch-helper";
 
-/// The subcommand that applies a policy, then execs: `sandboxed POLICY PROGRAM [ARGS…]`.
-pub const SANDBOXED: &str = "sandboxed";
-
 /// The subcommand that supervises a turn: `supervise TURN_DIR`.
 pub const SUPERVISE: &str = "supervise";
 
@@ -62,7 +59,7 @@ pub enum Job {
 /// `None` when they ask for none, or for one with the wrong arguments.
 pub fn job(mut args: impl Iterator<Item = OsString>) -> Option<Job> {
     let subcommand = args.next()?;
-    if subcommand == SANDBOXED {
+    if subcommand == crate::sandbox::SANDBOXED {
         let policy = args.next()?;
         let program = args.next()?;
         let args = args.collect();

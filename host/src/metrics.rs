@@ -32,6 +32,9 @@ pub const EGRESS_REFUSED: &str = "cinch_egress_refused_total";
 pub const HOME_FREE_BYTES: &str = "cinch_home_disk_free_bytes";
 /// The size in bytes of the disk of cinch's home.
 pub const HOME_SIZE_BYTES: &str = "cinch_home_disk_size_bytes";
+/// Turns that ran on a CLI outside the versions its driver was tested
+/// with, by `harness` and `cli_version`.
+pub const TURNS_UNTESTED_CLI: &str = "cinch_turns_untested_cli_total";
 /// HTTP requests' latency in seconds, by `method`, `route` (its template,
 /// `unmatched` for none) and `status`.
 pub const HTTP_REQUEST_SECONDS: &str = "cinch_http_request_duration_seconds";
@@ -72,6 +75,10 @@ pub fn install() -> anyhow::Result<()> {
         HOME_SIZE_BYTES,
         "The size of the disk of cinch's home, in bytes."
     );
+    metrics::describe_counter!(
+        TURNS_UNTESTED_CLI,
+        "Turns that ran on a CLI outside the versions its driver was tested with, by harness and cli_version."
+    );
     metrics::describe_counter!(PROGRESS_LINES, "Progress lines of turns, by harness.");
     metrics::describe_counter!(
         DRIVER_FAILURES,
@@ -102,6 +109,17 @@ pub fn render() -> String {
 pub fn turn_ended(harness: &str, status: &str) {
     metrics::counter!(TURNS_ENDED, "harness" => harness.to_owned(), "status" => status.to_owned())
         .increment(1);
+}
+
+/// Counts a turn of `harness` that ran on its CLI at `cli_version`,
+/// outside the versions its driver was tested with.
+pub fn untested_cli(harness: &str, cli_version: &str) {
+    metrics::counter!(
+        TURNS_UNTESTED_CLI,
+        "harness" => harness.to_owned(),
+        "cli_version" => cli_version.to_owned()
+    )
+    .increment(1);
 }
 
 /// The count of progress lines moved on for `harness`'s turns, to add to

@@ -510,6 +510,18 @@ fn a_denial_is_the_agents_answer_and_of_100_racing_decisions_the_first_wins() {
     let api = Api::new(&server, &token);
     let asked = pending_approval(&api, &session);
     let id = asked["id"].as_str().unwrap().to_owned();
+    // An answer is for a question; this asks permission for a tool.
+    let answered = decide(&api, &asked, json!({"answer": "yes"}));
+    assert_eq!(answered.status, 422, "{answered:?}");
+    assert_eq!(answered.field_errors(), ["answer"]);
+    assert!(
+        answered.text.contains(r#"{\"decision\": \"allow\"}"#),
+        "the 422 says what to send: {answered:?}"
+    );
+    assert_eq!(
+        api.get(&format!("/approvals/{id}")).data()["status"],
+        "pending"
+    );
     let answers: Vec<(String, u16)> = std::thread::scope(|scope| {
         let racers: Vec<_> = (0..100)
             .map(|n| {
@@ -677,6 +689,18 @@ fn approvals_refuse_bad_input_and_harnesses_that_cannot_ask() {
         json!({"decision": "maybe"}),
     );
     assert_eq!(malformed.status, 422, "{malformed:?}");
+    // A decision or an answer, never both, never neither; an answer alone.
+    for (body, field) in [
+        (json!({}), "decision"),
+        (json!({"decision": "allow", "answer": "yes"}), "answer"),
+        (json!({"answer": "yes", "scope": "session"}), "scope"),
+        (json!({"answer": "yes", "message": "a note"}), "message"),
+        (json!({"answer": "  "}), "answer"),
+    ] {
+        let refused = api.post("/approvals/apr_nothing/decision", body.clone());
+        assert_eq!(refused.status, 422, "{body}: {refused:?}");
+        assert_eq!(refused.field_errors(), [field], "{body}: {refused:?}");
+    }
     let filter = api.get("/approvals?status=waiting");
     assert_eq!(filter.status, 422, "{filter:?}");
     let (other_account, other_token) = world.second_account();

@@ -525,3 +525,94 @@ fn fork_and_compare_in_a_browser() {
         .env("CINCH_SCRIPT_FORK", turn("sess-fork", "Howdy.", "howdy"));
     run_node(node, &server);
 }
+
+/// The fake CLI as Claude Code asking the user a question (its
+/// AskUserQuestion tool, a `can_use_tool` control request), then waiting
+/// until it is stopped.
+fn question_script() -> String {
+    let ask = json!({"type": "control_request", "request_id": "q-1", "request": {
+        "subtype": "can_use_tool", "tool_name": "AskUserQuestion",
+        "input": {"questions": [{"question": "Which greeting should I write?", "header": "Greeting",
+            "options": [{"label": "hello", "description": "the usual"},
+                        {"label": "howdy", "description": "the friendly one"}],
+            "multiSelect": false}]}}});
+    serde_json::to_string(&Script {
+        lines: vec![init(), ask],
+        read_stdin: false,
+        hang_ms: -1,
+        ..Script::default()
+    })
+    .unwrap()
+}
+
+/// Approvals in the app (`tests/browser/approvals.test.mjs`): an ACP agent
+/// (`cinch-fake-acp`) asks before it writes out.txt, under an environment
+/// whose policy asks; the card shows up live in the conversation with the
+/// count in the page title and the task in the "Needs someone" filter,
+/// Allow once lets the tool run, and Deny with a note refuses it; a
+/// question of Claude Code's (the fake CLI) is answered from its options.
+#[test]
+fn approvals_answered_in_a_browser() {
+    use cinch_fake_cli::acp::AcpScript;
+    let chromium = PathBuf::from(
+        std::env::var_os("CINCH_CHROMIUM").unwrap_or_else(|| "/usr/bin/chromium".into()),
+    );
+    check_prerequisites(&chromium);
+    let world = World::new();
+    std::fs::create_dir_all(world.path("browser-profile")).unwrap();
+    cinch_fake_cli::acp::install(&world.path("bin"), "fake-acp");
+    // The agent asks once this file exists: the test makes it while the
+    // task's page is open, so the first card comes live.
+    let gate = world.path("out/ask-now");
+    let script = world.path("bin/fake-acp-script.json");
+    AcpScript {
+        ask_permission: true,
+        permission_gate: Some(gate.clone()),
+        ..AcpScript::default()
+    }
+    .write_to(&script)
+    .unwrap();
+    std::fs::write(
+        world.path("home/config.toml"),
+        format!(
+            "{}\n[harness.fake-acp]\ndriver = \"acp\"\nprogram = \"fake-acp\"\ndisplay_name = \"Fake ACP\"\n",
+            world
+                .operator_config()
+                .replace("\"FAKE_CLI_SCRIPT\"", "\"FAKE_CLI_SCRIPT\", \"FAKE_ACP_SCRIPT\"")
+        ),
+    )
+    .unwrap();
+    let mut command = world.cinch();
+    command
+        .env("FAKE_ACP_SCRIPT", &script)
+        .args(["serve", "--home"])
+        .arg(world.path("home"));
+    let server = support::Server::start(command, world.dir.path());
+    let token = world.admin_token();
+    let account = server.get("/v1/accounts", &token).data()[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let created = server.post(
+        &format!("/v1/accounts/{account}/environments"),
+        &token,
+        &json!({"name": "asks", "repository": world.path("repo"),
+                "approvals": {"mode": "ask", "timeout_seconds": 600}}),
+    );
+    assert_eq!(created.status, 201, "{created:?}");
+    let environment = created.data()["id"].as_str().unwrap().to_owned();
+    let screenshots = screenshot_dir();
+    std::fs::create_dir_all(&screenshots).unwrap();
+    let mut node = Command::new("node");
+    node.arg(browser_dir().join("approvals.test.mjs"))
+        .env("CINCH_URL", &server.base)
+        .env("CINCH_TOKEN", &token)
+        .env("CINCH_CHROMIUM", &chromium)
+        .env("CINCH_PROFILE", world.path("browser-profile"))
+        .env("CINCH_SCREENSHOTS", &screenshots)
+        .env("CINCH_ENVIRONMENT", &environment)
+        .env("CINCH_GATE", &gate)
+        .env("CINCH_FAKE_SCRIPT", world.script_path())
+        .env("CINCH_SCRIPT_QUESTION", question_script());
+    run_node(node, &server);
+}

@@ -1321,6 +1321,24 @@ fn a_fork_on_another_node_starts_from_the_checkpoint_remote() {
     assert_eq!(of_type(on_one, &task, &source, "assistant").len(), 1);
     let source_dir = std::path::PathBuf::from(source_now["workspace"].as_str().unwrap());
     assert!(!source_dir.join("more.txt").exists());
+
+    // Node 2 compares the two though the source's work tree is not there (moved away here,
+    // as if node 1 were another machine): the source's tree comes from the checkpoint remote.
+    let away = source_dir.with_extension("away");
+    std::fs::rename(&source_dir, &away).unwrap();
+    let compared = on_two.get(&format!("/tasks/{task}/compare"));
+    let diff = on_two.get(&format!("/tasks/{task}/compare/diff?a={source}&b={fork}"));
+    std::fs::rename(&away, &source_dir).unwrap();
+    assert_eq!(compared.status, 200, "{compared:?}");
+    let rows = compared.data()["sessions"].as_array().unwrap().clone();
+    let files: Vec<&Value> = rows
+        .iter()
+        .map(|row| &row["diffstat"]["total_files"])
+        .collect();
+    assert_eq!(files, [&json!(1), &json!(2)], "{rows:#?}");
+    assert_eq!(compared.data()["differing_files"], json!(["more.txt"]));
+    assert_eq!(diff.status, 200, "{diff:?}");
+    assert!(diff.text.contains("+from node two"), "{}", diff.text);
 }
 
 /// `world`'s node running the fake ACP agent as `fake-acp`, which asks

@@ -395,30 +395,8 @@ fn claude_session_over_http() {
     let repo = bench.repo("http");
     let cinch_home = bench.dir.path().join("cinch-home");
     let home = bench.home();
-    write_cli_config(Cli::Claude, &bench.server, "s1", &home).expect("writing the CLI config");
-    let env = cli_env(Cli::Claude, &bench.server, "s1", &home);
-    // The operator passes the mock model's address and key on to harnesses;
-    // the server's other variables stay with it.
-    let passed: Vec<&str> = env
-        .iter()
-        .map(|(name, _)| name.as_str())
-        .filter(|name| !["PATH", "HOME", "TMPDIR"].contains(name))
-        .collect();
-    fs::create_dir_all(&cinch_home).expect("cinch's home");
-    fs::write(
-        cinch_home.join("config.toml"),
-        format!("[serve]\npass_env = {passed:?}\n"),
-    )
-    .expect("writing cinch's config");
-    let mut serve = Command::new(env!("CARGO_BIN_EXE_cinch"));
-    serve
-        .env_clear()
-        .envs(env)
-        .env("CINCH_HOME", &cinch_home)
-        .args(["serve", "--turn-timeout-minutes", TURN_TIMEOUT_MINUTES]);
-    let server = Server::start(serve, bench.dir.path());
-    let token = fs::read_to_string(cinch_home.join("admin-token")).expect("the admin's token");
-    let api = support::Api::new(&server, token.trim());
+    let (server, token) = serve_claude(&bench, "s1");
+    let api = support::Api::new(&server, &token);
     let environment =
         api.environment(json!({"name": "http", "repository": repo.display().to_string()}));
 
@@ -498,6 +476,255 @@ fn claude_session_over_http() {
     );
     assert_eq!(resumed["harness_session_id"], harness_session.as_str());
     assert_eq!(bench.calls("s4"), [(Some(Api::Anthropic), Some(1))]);
+}
+
+/// `cinch serve` with the real claude CLI against `scenario` of the bench's mock model: the
+/// server and the admin's token.
+fn serve_claude(bench: &Bench, scenario: &str) -> (Server, String) {
+    let cinch_home = bench.dir.path().join("cinch-home");
+    let home = bench.home();
+    write_cli_config(Cli::Claude, &bench.server, scenario, &home).expect("writing the CLI config");
+    let env = cli_env(Cli::Claude, &bench.server, scenario, &home);
+    // The operator passes the mock model's address and key on to harnesses;
+    // the server's other variables stay with it.
+    let passed: Vec<&str> = env
+        .iter()
+        .map(|(name, _)| name.as_str())
+        .filter(|name| !["PATH", "HOME", "TMPDIR"].contains(name))
+        .collect();
+    fs::create_dir_all(&cinch_home).expect("cinch's home");
+    fs::write(
+        cinch_home.join("config.toml"),
+        format!("[serve]\npass_env = {passed:?}\n"),
+    )
+    .expect("writing cinch's config");
+    let mut serve = Command::new(env!("CARGO_BIN_EXE_cinch"));
+    serve
+        .env_clear()
+        .envs(env)
+        .env("CINCH_HOME", &cinch_home)
+        .args(["serve", "--turn-timeout-minutes", TURN_TIMEOUT_MINUTES]);
+    let server = Server::start(serve, bench.dir.path());
+    let token = fs::read_to_string(cinch_home.join("admin-token")).expect("the admin's token");
+    (server, token.trim().to_owned())
+}
+
+/// What the fork test's mock model answers every turn: how much history it was sent.
+const HISTORY_ANSWER: &str = "history of {n_model} model turn(s)";
+
+/// Sends `message` to the session and waits for its turn to end: the turn's assistant message.
+fn exchange(api: &support::Api, task: &str, session: &str, message: &str) -> Value {
+    let before = own_turn(api, task, session);
+    let sent = api.post(
+        &format!("/tasks/{task}/sessions/{session}/messages"),
+        json!({"message": message}),
+    );
+    assert_eq!(sent.status, 201, "{sent:?}");
+    ended_turn(api, task, session, before.as_ref())
+}
+
+/// The session's latest turn of its own (not one a fork inherited).
+fn own_turn(api: &support::Api, task: &str, session: &str) -> Option<Value> {
+    let page = api.walk(task, session, "desc", 100);
+    page.into_iter()
+        .find(|message| message["type"] == "assistant" && message["forked_from"].is_null())
+}
+
+/// Waits for a turn of the session other than `before` to end (read before the session, so
+/// that idle means that turn is done): its assistant message.
+fn ended_turn(api: &support::Api, task: &str, session: &str, before: Option<&Value>) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(90);
+    loop {
+        let latest = own_turn(api, task, session);
+        let current = api.session(task, session);
+        if let Some(latest) = latest
+            && before.is_none_or(|before| latest["id"] != before["id"])
+            && current["status"] == "idle"
+        {
+            assert_eq!(latest["turn"]["status"], "completed", "{latest:#}");
+            return latest;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the session's turn never ended: {current:#}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// How long after `asked` the session's first turn started (its assistant message appeared).
+fn first_turn_after(api: &support::Api, task: &str, session: &str, asked: Instant) -> Duration {
+    loop {
+        if own_turn(api, task, session).is_some() {
+            return asked.elapsed();
+        }
+        assert!(
+            asked.elapsed() < Duration::from_secs(60),
+            "the fork's turn never started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The one model request (not a side request) whose body holds `text`, as its body's text
+/// and the model turns of its history.
+fn request_with(bench: &Bench, text: &str) -> (String, Option<usize>) {
+    let found: Vec<(String, Option<usize>)> = bench
+        .server
+        .requests()
+        .into_iter()
+        .filter(|request| !request.side && request.turn.is_some())
+        .filter_map(|request| {
+            let body = request.body?.to_string();
+            body.contains(text).then_some((body, request.turn))
+        })
+        .collect();
+    assert!(!found.is_empty(), "no model request holds {text:?}");
+    found.into_iter().last().unwrap()
+}
+
+/// Claude's folder for a working directory under `home`: its path with every character but
+/// letters and digits made a dash.
+fn claude_project(home: &Path, workdir: &str) -> PathBuf {
+    let workdir = fs::canonicalize(workdir).expect("the work tree");
+    let name: String = workdir
+        .display()
+        .to_string()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    home.join(".claude/projects").join(name)
+}
+
+/// A fork of a real claude session at its first of two turns resumes the harness session as
+/// a fork (`--resume ID --fork-session`): the model sees turn 1's history and not turn 2's,
+/// and the source's own session goes on as it was. Without the session file the fork retells
+/// the conversation in its brief instead, and says why. Prints the time from the fork request
+/// to its first turn starting, native and brief.
+#[test]
+fn claude_forks_its_session_natively_at_a_middle_turn() {
+    let bench = Bench::with(
+        Cli::Claude,
+        tempfile::tempdir(),
+        vec![Scenario::new("fk", vec![Turn::text(HISTORY_ANSWER)])],
+    );
+    let repo = bench.repo("fork");
+    let cinch_home = bench.dir.path().join("cinch-home");
+    let (server, token) = serve_claude(&bench, "fk");
+    let api = support::Api::new(&server, &token);
+    let environment =
+        api.environment(json!({"name": "fork", "repository": repo.display().to_string()}));
+    let task = api.post(
+        "/tasks",
+        json!({"prompt": "First ask", "environment_id": environment, "harness": "claude", "model": "claude-sonnet-4-5"}),
+    );
+    assert_eq!(task.status, 201, "{task:?}");
+    let task = task.data()["id"].as_str().unwrap().to_owned();
+    let source = api.first_session(&task)["id"].as_str().unwrap().to_owned();
+    let first = ended_turn(&api, &task, &source, None);
+    assert_eq!(
+        first["content"],
+        "history of 0 model turn(s)",
+        "{}",
+        server.log()
+    );
+    let second = exchange(&api, &task, &source, "Second ask");
+    assert_eq!(second["content"], "history of 1 model turn(s)");
+    let source_before = api.session(&task, &source);
+    let harness_session = source_before["harness_session_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let turn_one = first["turn"]["turn_id"].as_str().unwrap().to_owned();
+    let agent = api.get("/agents").data()[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let agent_home = cinch_home.join("agents").join(&agent);
+    let source_file = claude_project(&agent_home, source_before["workspace"].as_str().unwrap())
+        .join(format!("{harness_session}.jsonl"));
+    let source_text = fs::read_to_string(&source_file).expect("the source's session file");
+
+    // The fork at turn 1 resumes the harness session up to turn 1, as a new harness session.
+    let fork_path = format!("/tasks/{task}/sessions/{source}/fork");
+    let asked = Instant::now();
+    let forked = api.post(
+        &fork_path,
+        json!({"turn_id": turn_one, "message": "Fork ask"}),
+    );
+    assert_eq!(forked.status, 201, "{forked:?}");
+    assert_eq!(forked.data()["fork_mode"], "native", "{forked:?}");
+    let fork = forked.data()["id"].as_str().unwrap().to_owned();
+    let native_start = first_turn_after(&api, &task, &fork, asked);
+    let fork_turn = ended_turn(&api, &task, &fork, None);
+    assert_eq!(
+        fork_turn["content"],
+        "history of 1 model turn(s)",
+        "{}",
+        server.log()
+    );
+    let (body, turns) = request_with(&bench, "Fork ask");
+    assert_eq!(turns, Some(1));
+    assert!(body.contains("First ask"), "{body}");
+    assert!(
+        !body.contains("Second ask"),
+        "turn 2 reached the fork: {body}"
+    );
+    let fork_now = api.session(&task, &fork);
+    assert_eq!(fork_now["fork_mode"], "native");
+    let fork_session = fork_now["harness_session_id"].as_str().unwrap();
+    assert_ne!(fork_session, harness_session);
+    // The source's session file is as it was.
+    assert_eq!(fs::read_to_string(&source_file).unwrap(), source_text);
+
+    // The source goes on with its own two turns, nothing of the fork's.
+    let third = exchange(&api, &task, &source, "Third ask");
+    assert_eq!(third["content"], "history of 2 model turn(s)");
+    let (body, _) = request_with(&bench, "Third ask");
+    assert!(
+        body.contains("Second ask") && !body.contains("Fork ask"),
+        "{body}"
+    );
+    assert_eq!(
+        api.session(&task, &source)["harness_session_id"],
+        harness_session.as_str()
+    );
+
+    // A native fork whose session file is gone by its first turn falls back to a brief,
+    // which says why.
+    let waiting = api.post(&fork_path, json!({"turn_id": turn_one}));
+    assert_eq!(waiting.status, 201, "{waiting:?}");
+    assert_eq!(waiting.data()["fork_mode"], "native");
+    let waiting = waiting.data()["id"].as_str().unwrap().to_owned();
+    api.wait_status(&task, &waiting, "idle");
+    fs::remove_file(&source_file).expect("removing the source's session file");
+    let fallback = exchange(&api, &task, &waiting, "Fallback ask");
+    assert_eq!(fallback["content"], "history of 0 model turn(s)");
+    let brief = fallback["turn"]["brief"].as_str().unwrap();
+    assert!(brief.contains("no session file on this node"), "{brief}");
+    assert!(
+        brief.contains("First ask") && !brief.contains("Second ask"),
+        "{brief}"
+    );
+    assert_eq!(api.session(&task, &waiting)["fork_mode"], "brief");
+
+    // A fork asked for with the file gone is a brief one from the start.
+    let asked = Instant::now();
+    let briefed = api.post(
+        &fork_path,
+        json!({"turn_id": turn_one, "message": "Brief ask"}),
+    );
+    assert_eq!(briefed.status, 201, "{briefed:?}");
+    assert_eq!(briefed.data()["fork_mode"], "brief");
+    let briefed = briefed.data()["id"].as_str().unwrap().to_owned();
+    let brief_start = first_turn_after(&api, &task, &briefed, asked);
+    let brief_turn = ended_turn(&api, &task, &briefed, None);
+    assert_eq!(brief_turn["content"], "history of 0 model turn(s)");
+    eprintln!(
+        "fork request to first turn started: native {} ms, brief {} ms",
+        native_start.as_millis(),
+        brief_start.as_millis()
+    );
 }
 
 /// What the mock model asks the MCP tool to echo.

@@ -1078,9 +1078,25 @@ fn tokens_are_made_listed_and_revoked_within_their_account() {
         .as_str()
         .unwrap()
         .to_owned();
-    let agents = server.post(&tokens, &admin, &json!({"agent_id": agent}));
+    let agents = server.post(
+        &tokens,
+        &admin,
+        &json!({"agent_id": agent, "name": "  CI  "}),
+    );
     assert_eq!(agents.status, 201, "{agents:?}");
     assert_eq!(agents.data()["owner_kind"], "agent");
+    assert_eq!(agents.data()["name"], "CI");
+    // A name is one line of at most 100 characters, or none at all.
+    for bad in [json!(" "), json!("x".repeat(101)), json!("two\nlines")] {
+        let refused = server.post(&tokens, &admin, &json!({"name": bad}));
+        assert_eq!(refused.status, 422, "{bad}: {refused:?}");
+        assert_eq!(refused.field_errors(), ["name"], "{bad}");
+    }
+    let names: Vec<Value> = listed(&admin)
+        .iter()
+        .map(|token| token["name"].clone())
+        .collect();
+    assert_eq!(names, [Value::Null, Value::Null, json!("CI")]);
     let agent_secret = agents.data()["secret"].as_str().unwrap().to_owned();
     let unknown = server.post(&tokens, &admin, &json!({"agent_id": "agt_nope"}));
     assert_eq!(unknown.status, 422, "{unknown:?}");

@@ -1706,6 +1706,150 @@ fn ended(api: &Api, task: &str, session: &str, turns: usize) -> Vec<Value> {
     }
 }
 
+/// Claude's session file for `session` started in `workdir`, under the agent's `home`: its
+/// project folder names the work tree with every character but letters and digits a dash.
+fn claude_session_file(home: &Path, workdir: &str, session: &str) -> PathBuf {
+    let workdir = std::fs::canonicalize(workdir).unwrap();
+    let project: String = workdir
+        .display()
+        .to_string()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    home.join(".claude/projects")
+        .join(project)
+        .join(format!("{session}.jsonl"))
+}
+
+/// A fork on claude at a middle turn, with the source's session file on this node, forks
+/// natively: its first turn runs `--resume <that session> --fork-session` in the fork's work
+/// tree, where the session's file was copied without the later turn. When the harness will
+/// not fork (the turn fails with no session), the fork goes on as a brief one, and says so.
+#[test]
+fn a_native_fork_resumes_the_session_as_a_fork_and_falls_back_when_the_harness_refuses() {
+    let world = World::new();
+    let server = world.serve();
+    let token = world.admin_token();
+    let api = Api::new(&server, &token);
+    let environment = api.environment(json!({
+        "name": "shop",
+        "repository": world.path("repo").display().to_string(),
+    }));
+    world.script(Script {
+        lines: claude_turn("sess-src", "Wrote one."),
+        ..Script::default()
+    });
+    let (task, source) = api.task_on(&environment, "Write one.");
+    let first = assistant(&Value::Array(ended(&api, &task, &source, 1)));
+    let turn_one = first["turn"]["turn_id"].as_str().unwrap().to_owned();
+    world.script(Script {
+        lines: claude_turn("sess-src", "Wrote two."),
+        ..Script::default()
+    });
+    next_turn(&api, &task, &source, "Now write two.", 2);
+    // A task of one session compares too, with no other tree to share a base with.
+    let alone = api.get(&format!("/tasks/{task}/compare"));
+    assert_eq!(alone.status, 200, "{alone:?}");
+    assert_eq!(alone.data()["sessions"][0]["turns"], 2, "{alone:?}");
+    assert_eq!(alone.data()["base"], Value::Null, "{alone:?}");
+    // The session's file as Claude keeps it: each turn from its prompt on.
+    let agent = api.get("/agents").data()[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let agent_home = world.path("home/agents").join(&agent);
+    let source_now = api.session(&task, &source);
+    let source_file = claude_session_file(
+        &agent_home,
+        source_now["workspace"].as_str().unwrap(),
+        "sess-src",
+    );
+    let prompt = |text: &str| json!({"type": "user", "message": {"role": "user", "content": text}});
+    let answer = |text: &str| {
+        json!({"type": "assistant", "message": {"role": "assistant",
+            "content": [{"type": "text", "text": text}]}})
+    };
+    let tool_result = json!({"type": "user", "toolUseResult": {},
+        "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1"}]}});
+    let lines = [
+        prompt("Write one."),
+        tool_result,
+        answer("Wrote one."),
+        prompt("Now write two."),
+        answer("Wrote two."),
+    ]
+    .map(|line| format!("{line}\n"));
+    std::fs::create_dir_all(source_file.parent().unwrap()).unwrap();
+    std::fs::write(&source_file, lines.concat()).unwrap();
+
+    // The harness refuses the fork: the turn fails without a session.
+    let refused = world.path("out/refused.json");
+    world.script(Script {
+        exit_code: 1,
+        stderr: Some("No conversation found with session ID: sess-src".to_owned()),
+        record: Some(refused.clone()),
+        ..Script::default()
+    });
+    let forked = api.post(
+        &format!("/tasks/{task}/sessions/{source}/fork"),
+        json!({"turn_id": turn_one, "message": "Try another way."}),
+    );
+    assert_eq!(forked.status, 201, "{forked:?}");
+    assert_eq!(forked.data()["fork_mode"], "native", "{forked:?}");
+    let fork = forked.data()["id"].as_str().unwrap().to_owned();
+    ended(&api, &task, &fork, 2);
+    let argv = read_record(&refused)["argv"].to_string();
+    assert!(
+        argv.contains(r#""--resume","sess-src","--fork-session""#),
+        "{argv}"
+    );
+    let fork_now = api.session(&task, &fork);
+    let copied = claude_session_file(
+        &agent_home,
+        fork_now["workspace"].as_str().unwrap(),
+        "sess-src",
+    );
+    assert_eq!(
+        std::fs::read_to_string(&copied).unwrap(),
+        lines[..3].concat()
+    );
+    assert_eq!(
+        std::fs::read_to_string(&source_file).unwrap(),
+        lines.concat()
+    );
+    assert_eq!(fork_now["fork_mode"], "brief");
+    assert!(
+        fork_now["error_message"]
+            .as_str()
+            .unwrap()
+            .contains("did not fork the source's session"),
+        "{fork_now:#}"
+    );
+
+    // Its next turn is a new harness session, briefed with the conversation up to turn 1.
+    let briefed = world.path("out/briefed.json");
+    world.script(Script {
+        lines: claude_turn("sess-fork", "Took another way."),
+        record: Some(briefed.clone()),
+        ..Script::default()
+    });
+    next_turn(&api, &task, &fork, "Try it once more.", 3);
+    let run = read_record(&briefed);
+    assert!(!run["argv"].to_string().contains("--resume"), "{run:#}");
+    let brief = run["stdin"].as_str().unwrap();
+    assert!(
+        brief.contains(&format!("a fork of session {source}")),
+        "{brief}"
+    );
+    assert!(brief.contains("Assistant: Wrote one."), "{brief}");
+    assert!(!brief.contains("Now write two."), "{brief}");
+    assert_eq!(api.session(&task, &fork)["harness_session_id"], "sess-fork");
+    assert_eq!(
+        api.session(&task, &source)["harness_session_id"],
+        "sess-src"
+    );
+}
+
 #[test]
 fn a_fork_at_a_middle_turn_starts_from_its_end_and_leaves_the_source_alone() {
     let world = World::new();
@@ -1945,12 +2089,12 @@ fn a_fan_out_of_three_harnesses_completes_and_compares_side_by_side() {
     };
     world.script(Script {
         lines: claude_turn("sess-claude", "Claude's way."),
-        write_files: writes(&[("answer.txt", "claude\n")]),
+        write_files: writes(&[("answer.txt", "one\ntwo\nthree\nfour\nfive\nclaude\n")]),
         ..Script::default()
     });
     Script {
         lines: claude_turn("sess-alt", "The other way."),
-        write_files: writes(&[("answer.txt", "alt\n")]),
+        write_files: writes(&[("answer.txt", "one\ntwo\nthree\nfour\nfive\nalt\n")]),
         ..Script::default()
     }
     .write_to(&alt_script)
@@ -2025,7 +2169,7 @@ fn a_fan_out_of_three_harnesses_completes_and_compares_side_by_side() {
     // Each its own worktree from the same base.
     assert_eq!(
         std::fs::read_to_string(dirs[1].join("answer.txt")).unwrap(),
-        "alt\n"
+        "one\ntwo\nthree\nfour\nfive\nalt\n"
     );
     assert!(!dirs[0].join("codex.txt").exists() && dirs[2].join("codex.txt").exists());
     let bases: Vec<String> = dirs
@@ -2069,6 +2213,25 @@ fn a_fan_out_of_three_harnesses_completes_and_compares_side_by_side() {
     assert!(diff.content_type.starts_with("text/x-diff"), "{diff:?}");
     assert!(diff.text.contains("-claude\n+alt\n"), "{}", diff.text);
     assert!(!diff.text.contains("codex.txt"), "{}", diff.text);
+    // Three lines of context by default; the whole file when asked.
+    assert!(!diff.text.contains(" one\n"), "{}", diff.text);
+    let whole = api.get(&format!(
+        "/tasks/{task}/compare/diff?a={}&b={}&context=whole_files",
+        ids[0], ids[1]
+    ));
+    assert_eq!(whole.status, 200, "{whole:?}");
+    assert!(
+        whole
+            .text
+            .contains(" one\n two\n three\n four\n five\n-claude\n+alt\n"),
+        "{}",
+        whole.text
+    );
+    let unknown = api.get(&format!(
+        "/tasks/{task}/compare/diff?a={}&b={}&context=everything",
+        ids[0], ids[1]
+    ));
+    assert_eq!(unknown.status, 422, "{unknown:?}");
     let same = api.get(&format!(
         "/tasks/{task}/compare/diff?a={}&b={}",
         ids[0], ids[0]

@@ -111,6 +111,7 @@ impl World {
             mcp_servers: Vec::new(),
             ask: false,
             trace_parent: None,
+            fork: false,
         }
     }
 }
@@ -613,7 +614,7 @@ fn turns_are_refused_before_they_start_with_a_clear_code() {
     unknown.harness = "nope".into();
     assert_eq!(
         error(unknown),
-        "harness.missing: no driver named `nope`; installed: claude, claude-acp, codex, codex-acp, cursor, gemini, gemini-acp, opencode, qwen"
+        "harness.missing: no driver named `nope`; installed: claude, claude-acp, cline, codex, codex-acp, copilot, cursor, droid, gemini, gemini-acp, kilo, opencode, qwen"
     );
     let mut codex = world.request("hi");
     codex.harness = "codex".into();

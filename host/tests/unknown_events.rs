@@ -356,3 +356,134 @@ fn run_json(world: &World) -> Value {
     )
     .unwrap()
 }
+
+/// A claude turn on a CLI outside the versions config.toml says its driver
+/// was tested with: it runs, and its result, `GET /v1/drivers`, `/metrics`
+/// and `cinch check` report the drift; the tested range of a built-in comes
+/// with cinch (`GET /v1/drivers` names it for every harness).
+#[test]
+fn a_turn_on_a_cli_outside_the_tested_range_reports_the_drift() {
+    let world = World::new();
+    std::fs::write(
+        world.path("home/config.toml"),
+        format!(
+            "{}\n[harness.claude]\ntested = \">=1.0.0, <1.1.0\"\n",
+            world.operator_config()
+        ),
+    )
+    .unwrap();
+    let server = world.serve();
+    let token = world.admin_token();
+    let api = Api::new(&server, &token);
+
+    // Before any turn: the range is stated, no version has run.
+    let claude = claude_driver(&server, &token);
+    let harnesses = claude["harnesses"].as_array().unwrap();
+    assert_eq!(harnesses.len(), 1, "{claude:#}");
+    assert_eq!(harnesses[0]["name"], "claude");
+    assert_eq!(harnesses[0]["package"], "npm:@anthropic-ai/claude-code");
+    assert_eq!(harnesses[0]["tested_versions"], ">=1.0.0, <1.1.0");
+    assert_eq!(harnesses[0]["pinned_version"], Value::Null);
+    assert_eq!(harnesses[0]["cli_versions_run"], json!([]));
+    let drivers = server.get("/v1/drivers", &token).data();
+    let acp = drivers
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|driver| driver["name"] == "acp")
+        .unwrap();
+    let opencode = acp["harnesses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|harness| harness["name"] == "opencode")
+        .unwrap_or_else(|| panic!("no opencode under acp: {acp:#}"));
+    assert_eq!(opencode["package"], "npm:opencode-ai");
+    assert_eq!(opencode["tested_versions"], ">=1.18.0, <1.19.0");
+    let metrics = server.request("GET", "/metrics", None, None);
+    assert!(
+        !metrics.text.contains("cinch_turns_untested_cli_total{"),
+        "{}",
+        metrics.text
+    );
+
+    let environment = api.environment(json!({
+        "name": "shop",
+        "repository": world.path("repo").display().to_string(),
+    }));
+    world.script(Script {
+        version: "fake-cli 1.2.3".to_owned(),
+        lines: claude_turn("sess-drift", "done"),
+        ..Script::default()
+    });
+    let created = api.post(
+        "/tasks",
+        json!({"prompt": "Work", "environment_id": environment, "harness": "claude"}),
+    );
+    assert_eq!(created.status, 201, "{created:?}");
+    let task = created.data()["id"].as_str().unwrap().to_owned();
+    let session = api.first_session(&task)["id"].as_str().unwrap().to_owned();
+    let turns = ended_turns(&api, &task, &session, 1);
+    let result = &turns[0]["turn"]["result"];
+    // It ran all the same.
+    assert_eq!(turns[0]["turn"]["status"], "completed", "{result:#}");
+    assert_eq!(result["cli_version"], "1.2.3", "{result:#}");
+    assert_eq!(result["cli_tested"], ">=1.0.0, <1.1.0", "{result:#}");
+    assert_eq!(result["cli_drift"], "untested", "{result:#}");
+
+    let claude = claude_driver(&server, &token);
+    let runs = claude["harnesses"][0]["cli_versions_run"]
+        .as_array()
+        .unwrap();
+    assert_eq!(runs.len(), 1, "{claude:#}");
+    assert_eq!(runs[0]["cli_version"], "1.2.3");
+    assert_eq!(runs[0]["drift"], "untested");
+    assert_eq!(runs[0]["turns"], 1);
+    let metrics = server.request("GET", "/metrics", None, None);
+    assert!(
+        metrics
+            .text
+            .lines()
+            .any(|line| line.starts_with("cinch_turns_untested_cli_total{")
+                && line.contains("harness=\"claude\"")
+                && line.contains("cli_version=\"1.2.3\"")
+                && line.ends_with(" 1")),
+        "{}",
+        metrics.text
+    );
+
+    // `cinch check` says it too, in words and as a field.
+    let check = world.cinch().args(["check", "claude"]).output().unwrap();
+    let text = String::from_utf8_lossy(&check.stdout);
+    assert!(
+        text.contains("not pinned (PATH's runs)")
+            && text.contains("tested with: >=1.0.0, <1.1.0")
+            && text.contains("OUTSIDE the tested range"),
+        "{text}"
+    );
+    let check = world
+        .cinch()
+        .args(["check", "claude", "--json"])
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&check.stdout).unwrap();
+    assert_eq!(report["harnesses"][0]["drift"], "untested", "{report:#}");
+    assert_eq!(report["harnesses"][0]["tested"], ">=1.0.0, <1.1.0");
+
+    // A CLI in the range: no drift.
+    std::fs::write(
+        world.path("home/config.toml"),
+        format!(
+            "{}\n[harness.claude]\ntested = \">=1.2.0, <1.3.0\"\n",
+            world.operator_config()
+        ),
+    )
+    .unwrap();
+    let check = world
+        .cinch()
+        .args(["check", "claude", "--json"])
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&check.stdout).unwrap();
+    assert_eq!(report["harnesses"][0]["drift"], "tested", "{report:#}");
+}

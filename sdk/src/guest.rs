@@ -168,6 +168,7 @@ impl From<wit::Turn> for crate::Turn {
                 deny_tools: turn.permissions.deny_tools,
             },
             ask: turn.ask,
+            fork: turn.fork,
         }
     }
 }

@@ -165,6 +165,9 @@ pub struct Turn {
     /// [`Event::PermissionRequest`] and answers it in [`crate::Parser::decide`]
     /// (contract 0.3.0); `permissions` then goes unused.
     pub ask: bool,
+    /// With `session_id`: start a new harness session holding that one's
+    /// conversation, leaving that one as it was (a fork; contract 0.3.0).
+    pub fork: bool,
 }
 
 /// How to start the CLI for a turn. The host spawns it.

@@ -1509,6 +1509,7 @@ fn request(repo: &Path) -> TurnRequest {
         mcp_servers: Vec::new(),
         ask: false,
         trace_parent: None,
+        fork: false,
     }
 }
 

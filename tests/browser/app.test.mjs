@@ -14,13 +14,8 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import net from "node:net";
 import path from "node:path";
-import { chromium } from "playwright-core";
+import { api, env, eventually, launch, stepper } from "./support.mjs";
 
-const env = (name) => {
-  const value = process.env[name];
-  if (!value) throw new Error(`${name} is not set: run this through cargo test -p cinch --test app`);
-  return value;
-};
 const BASE = env("CINCH_URL");
 const TOKEN = env("CINCH_TOKEN");
 const SHOTS = env("CINCH_SCREENSHOTS");
@@ -36,18 +31,6 @@ function quickScript(answer, files) {
   quick.lines = quick.lines.map((line) => JSON.parse(JSON.stringify(line).replaceAll("I added a second line.", answer)));
   quick.write_files = files;
   fs.writeFileSync(env("CINCH_FAKE_SCRIPT"), JSON.stringify(quick));
-}
-
-/** A /v1 call made by the test itself (not the page), with the admin's token or `token`: its data. */
-async function api(method, rest, body, token = TOKEN) {
-  const response = await fetch(`${BASE}/v1${rest}`, {
-    method,
-    headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const answer = await response.json();
-  assert(response.ok, `${method} ${rest} answered ${response.status}: ${JSON.stringify(answer)}`);
-  return answer.data;
 }
 
 /** Waits for a session's turn to end well (the session goes back to idle, with no close reason). */
@@ -203,11 +186,7 @@ const MARKDOWN = [
     + "<a href=\"https://example.com/p.png\" rel=\"noopener noreferrer\" target=\"_blank\">pixel</a></p>"],
 ];
 
-let step = 0;
-function ok(what) {
-  step += 1;
-  console.log(`ok ${step} - ${what}`);
-}
+const ok = stepper();
 
 /** A picture of `locator` and what stands left of it (a block's logo sits on the rail there). */
 async function screenshot(locator, name, { left = 0 } = {}) {
@@ -217,22 +196,6 @@ async function screenshot(locator, name, { left = 0 } = {}) {
   const clip = { x: Math.max(0, box.x - left - 4), y: box.y - 4, width: box.width + left + 8, height: box.height + 8 };
   await page.screenshot({ path: file, clip, animations: "disabled" });
   console.log(`screenshot: ${file}`);
-}
-
-/** Polls `check` until it returns a truthy value; fails with `what` after `timeout` ms. */
-async function eventually(what, check, timeout = 30_000) {
-  const deadline = Date.now() + timeout;
-  let last;
-  for (;;) {
-    try {
-      const value = await check();
-      if (value) return value;
-    } catch (error) {
-      last = error;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${last.message}` : ""}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
 }
 
 /**
@@ -275,30 +238,7 @@ const FIRST_LINES = [
   "I wrote out.txt; it says hello.",
 ];
 
-const context = await chromium.launchPersistentContext(env("CINCH_PROFILE"), {
-  executablePath: env("CINCH_CHROMIUM"),
-  headless: true,
-  // Without the background-networking flags Chromium reaches for Google's
-  // services, which this closed network floods with retries.
-  args: [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-  ],
-  viewport: { width: 1100, height: 900 },
-  reducedMotion: "no-preference",
-});
-const page = context.pages()[0] ?? (await context.newPage());
-const problems = [];
-page.on("pageerror", (error) => problems.push(`page error: ${error.message}`));
-page.on("console", (message) => {
-  if (message.type() === "error") problems.push(`console: ${message.text()}`);
-});
+const { context, page, problems } = await launch({ reducedMotion: "no-preference" });
 // Nothing loads from outside cinch; each event stream request's Last-Event-ID is noted.
 const outside = [];
 const resumes = [];
@@ -314,11 +254,11 @@ try {
   const expected = ["status of 401", "net::ERR_INCOMPLETE_CHUNKED_ENCODING", "status of 404"];
   const unexpected = problems.filter((text) => !expected.some((known) => text.includes(known)));
   assert.deepEqual(unexpected, [], "the page logged errors");
-  console.log(`${step} passed, 0 failed`);
+  console.log(`${ok.step} passed, 0 failed`);
 } catch (error) {
   const file = path.join(SHOTS, "failure.png");
   await page.screenshot({ path: file, fullPage: true }).catch(() => {});
-  console.error(`not ok ${step + 1} - ${error.stack}`);
+  console.error(`not ok ${ok.step + 1} - ${error.stack}`);
   console.error(`screenshot of the failure: ${file}`);
   console.error(`page problems:\n${problems.join("\n")}`);
   console.error(`page text:\n${await page.locator("main").innerText().catch(() => "(none)")}`);

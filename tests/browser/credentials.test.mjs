@@ -11,42 +11,13 @@
 
 import assert from "node:assert/strict";
 import path from "node:path";
-import { chromium } from "playwright-core";
+import { api, env, launch } from "./support.mjs";
 
-const env = (name) => {
-  const value = process.env[name];
-  if (!value) throw new Error(`${name} is not set: run this through cargo test -p cinch --test app`);
-  return value;
-};
 const BASE = env("CINCH_URL");
 const TOKEN = env("CINCH_TOKEN");
 const ENVIRONMENT = env("CINCH_ENVIRONMENT");
 
-/** A /v1 call made by the test itself: its data. */
-async function api(method, rest, body) {
-  const response = await fetch(`${BASE}/v1${rest}`, {
-    method,
-    headers: { Authorization: `Bearer ${TOKEN}`, "Content-Type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const answer = await response.json();
-  assert(response.ok, `${method} ${rest} answered ${response.status}: ${JSON.stringify(answer)}`);
-  return answer.data;
-}
-
-const context = await chromium.launchPersistentContext(env("CINCH_PROFILE"), {
-  executablePath: env("CINCH_CHROMIUM"),
-  headless: true,
-  args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  viewport: { width: 1100, height: 900 },
-});
-const page = context.pages()[0] ?? (await context.newPage());
-const problems = [];
-page.on("pageerror", (error) => problems.push(`page error: ${error.message}`));
-page.on("console", (message) => {
-  if (message.type() === "error") problems.push(`console: ${message.text()}`);
-});
+const { context, page, problems } = await launch();
 
 try {
   const account = (await api("GET", "/accounts"))[0].id;

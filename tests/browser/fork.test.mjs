@@ -11,50 +11,13 @@
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
-import { chromium } from "playwright-core";
+import { api, env, eventually, launch, stepper } from "./support.mjs";
 
-const env = (name) => {
-  const value = process.env[name];
-  if (!value) throw new Error(`${name} is not set: run this through cargo test -p cinch --test app`);
-  return value;
-};
 const BASE = env("CINCH_URL");
 const TOKEN = env("CINCH_TOKEN");
 const SHOTS = env("CINCH_SCREENSHOTS");
 
-let step = 0;
-function ok(what) {
-  step += 1;
-  console.log(`ok ${step} - ${what}`);
-}
-
-/** A /v1 call made by the test itself: its data. */
-async function api(method, rest, body) {
-  const response = await fetch(`${BASE}/v1${rest}`, {
-    method,
-    headers: { Authorization: `Bearer ${TOKEN}`, "Content-Type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const answer = await response.json();
-  assert(response.ok, `${method} ${rest} answered ${response.status}: ${JSON.stringify(answer)}`);
-  return answer.data;
-}
-
-/** Polls `check` until it returns a truthy value; fails with `what` after `timeout` ms. */
-async function eventually(what, check, timeout = 30_000) {
-  const deadline = Date.now() + timeout;
-  let last;
-  for (;;) {
-    try {
-      const value = await check();
-      if (value) return value;
-    } catch (error) {
-      last = error;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${last.message}` : ""}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
+const ok = stepper();
 
 async function idleWithTurns(sessionPath, turns) {
   await eventually(`${sessionPath} idle after ${turns} turn(s)`, async () => {
@@ -64,36 +27,16 @@ async function idleWithTurns(sessionPath, turns) {
   });
 }
 
-const context = await chromium.launchPersistentContext(env("CINCH_PROFILE"), {
-  executablePath: env("CINCH_CHROMIUM"),
-  headless: true,
-  args: [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-  ],
-  viewport: { width: 1100, height: 900 },
-});
-const page = context.pages()[0] ?? (await context.newPage());
-const problems = [];
-page.on("pageerror", (error) => problems.push(`page error: ${error.message}`));
-page.on("console", (message) => {
-  if (message.type() === "error") problems.push(`console: ${message.text()}`);
-});
+const { context, page, problems } = await launch();
 
 try {
   await run();
   assert.deepEqual(problems, [], "the page logged errors");
-  console.log(`${step} passed, 0 failed`);
+  console.log(`${ok.step} passed, 0 failed`);
 } catch (error) {
   const file = path.join(SHOTS, "fork-failure.png");
   await page.screenshot({ path: file, fullPage: true }).catch(() => {});
-  console.error(`not ok ${step + 1} - ${error.stack}`);
+  console.error(`not ok ${ok.step + 1} - ${error.stack}`);
   console.error(`screenshot of the failure: ${file}`);
   console.error(`page problems:\n${problems.join("\n")}`);
   console.error(`page text:\n${await page.locator("main").innerText().catch(() => "(none)")}`);

@@ -17,52 +17,17 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import { chromium } from "playwright-core";
+import { request as api, env, eventually, launch, stepper } from "./support.mjs";
 
-const env = (name) => {
-  const value = process.env[name];
-  if (!value) throw new Error(`${name} is not set: run this through cargo test -p cinch --test app newcomer`);
-  return value;
-};
 const BASE = env("CINCH_URL");
 const TOKEN = env("CINCH_TOKEN");
 const SHOTS = env("CINCH_SCREENSHOTS");
 const REPO = env("CINCH_REPO");
 const SECRET_VALUE = "s3cret-deploy-value-8f2a";
 
-let step = 0;
+const ok = stepper();
+
 const started = Date.now();
-function ok(what) {
-  step += 1;
-  console.log(`ok ${step} - ${what} (${((Date.now() - started) / 1000).toFixed(1)}s)`);
-}
-
-/** The admin's /v1 call: its status and its whole answer's text and JSON. */
-async function api(method, rest, body, token = TOKEN) {
-  const response = await fetch(`${BASE}/v1${rest}`, {
-    method,
-    headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  return { status: response.status, text, json: text ? JSON.parse(text) : null };
-}
-
-async function eventually(what, check, timeout = 30_000) {
-  const deadline = Date.now() + timeout;
-  let last;
-  for (;;) {
-    try {
-      const value = await check();
-      if (value) return value;
-    } catch (error) {
-      last = error;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${last.message}` : ""}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
 /** Fails when the page scrolls sideways: its content is wider than the window. */
 async function noSideways(what) {
   const { scroll, client } = await page.evaluate(() =>
@@ -77,19 +42,7 @@ async function screenshot(name, locator) {
   console.log(`screenshot: ${file}`);
 }
 
-const context = await chromium.launchPersistentContext(env("CINCH_PROFILE"), {
-  executablePath: env("CINCH_CHROMIUM"),
-  headless: true,
-  args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  viewport: { width: 1200, height: 900 },
-});
-const page = context.pages()[0] ?? (await context.newPage());
-const problems = [];
-page.on("pageerror", (error) => problems.push(`page error: ${error.message}`));
-page.on("console", (message) => {
-  if (message.type() === "error") problems.push(`console: ${message.text()}`);
-});
+const { context, page, problems } = await launch({ viewport: { width: 1200, height: 900 } });
 // The app asks confirmation before a revoke: the newcomer says yes.
 page.on("dialog", (dialog) => dialog.accept());
 
@@ -98,11 +51,11 @@ try {
   // The failures the test causes: the refused environment (422), the revoked token (401).
   const unexpected = problems.filter((text) => !/status of (422|401)/.test(text));
   assert.deepEqual(unexpected, [], "the page logged errors");
-  console.log(`${step} passed, 0 failed, the path took ${((Date.now() - started) / 1000).toFixed(1)}s`);
+  console.log(`${ok.step} passed, 0 failed, the path took ${((Date.now() - started) / 1000).toFixed(1)}s`);
 } catch (error) {
   const file = path.join(SHOTS, "newcomer-failure.png");
   await page.screenshot({ path: file, fullPage: true }).catch(() => {});
-  console.error(`not ok ${step + 1} - ${error.stack}`);
+  console.error(`not ok ${ok.step + 1} - ${error.stack}`);
   console.error(`screenshot of the failure: ${file}`);
   console.error(`page problems:\n${problems.join("\n")}`);
   console.error(`page text:\n${await page.locator("main").innerText().catch(() => "(none)")}`);
@@ -401,8 +354,9 @@ async function run() {
   // Counted once the list has loaded (the screen shows itself before).
   await eventually("the tokens listed", async () => (await page.getByText("Loading the tokens…").count()) === 0);
   const before = await page.locator(".settings-row").count();
+  await page.getByLabel("Name", { exact: true }).fill("laptop");
   await page.getByRole("button", { name: "Create token" }).click();
-  const shown = page.getByLabel(/^New token for /);
+  const shown = page.getByLabel(/^New token “laptop” for /);
   await shown.waitFor();
   const secret = await shown.inputValue();
   assert.match(secret, /^cinch_[0-9a-f]{64}$/);
@@ -412,14 +366,15 @@ async function run() {
   assert(!listing.text.includes(secret.slice(6)), "the listing holds no token's text");
   // A token's id is its hash's start: the test works it out from the text.
   const newest = { id: `tok_${createHash("sha256").update(secret).digest("hex").slice(0, 16)}` };
-  assert(listing.json.data.some((token) => token.id === newest.id && token.owner_kind === "member"), JSON.stringify(listing.json.data));
+  assert(listing.json.data.some((token) => token.id === newest.id && token.owner_kind === "member" && token.name === "laptop"), JSON.stringify(listing.json.data));
+  assert.equal(await page.locator(`[data-token="${newest.id}"] .settings-name`).innerText(), "laptop", "the list shows the token's name");
   await page.reload();
   await page.getByRole("heading", { name: "Tokens", level: 1 }).waitFor();
   assert(!(await page.content()).includes(secret), "shown once: not after a reload");
   await page.getByRole("button", { name: `Revoke ${newest.id}` }).click();
   await eventually("the token gone from the list", async () => (await page.locator(`[data-token="${newest.id}"]`).count()) === 0);
   assert.equal((await api("GET", "/accounts", undefined, secret)).status, 401, "a revoked token is refused at once");
-  ok("Tokens: create (shown once), list without the text, revoke (refused at once)");
+  ok("Tokens: create with a name (shown once), list by name without the text, revoke (refused at once)");
 
   // Usage: the account's turns.
   await nav.getByRole("link", { name: "Usage" }).click();

@@ -15,44 +15,11 @@
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import path from "node:path";
-import { chromium } from "playwright-core";
+import { api, env, eventually, launch, stepper } from "./support.mjs";
 
-const env = (name) => {
-  const value = process.env[name];
-  if (!value) throw new Error(`${name} is not set: run this through cargo test -p cinch --test app`);
-  return value;
-};
 const BASE = env("CINCH_URL");
 const TOKEN = env("CINCH_TOKEN");
 const REPO = env("CINCH_REPO");
-
-/** A /v1 call made by the test itself (not the page): its data. */
-async function api(method, rest, body) {
-  const response = await fetch(`${BASE}/v1${rest}`, {
-    method,
-    headers: { Authorization: `Bearer ${TOKEN}`, "Content-Type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const answer = await response.json();
-  assert(response.ok, `${method} ${rest} answered ${response.status}: ${JSON.stringify(answer)}`);
-  return answer.data;
-}
-
-/** Polls `check` until it returns a truthy value; fails with `what` after `timeout` ms. */
-async function eventually(what, check, timeout = 30_000) {
-  const deadline = Date.now() + timeout;
-  let last;
-  for (;;) {
-    try {
-      const value = await check();
-      if (value) return value;
-    } catch (error) {
-      last = error;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${last.message}` : ""}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 /** git in the source repository (or `repo`): its output, or null when it fails. */
 function git(...args) {
@@ -67,25 +34,9 @@ function gitIn(repo, ...args) {
   }
 }
 
-let step = 0;
-function ok(what) {
-  step += 1;
-  console.log(`ok ${step} - ${what}`);
-}
+const ok = stepper();
 
-const context = await chromium.launchPersistentContext(env("CINCH_PROFILE"), {
-  executablePath: env("CINCH_CHROMIUM"),
-  headless: true,
-  args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync"],
-  viewport: { width: 1100, height: 900 },
-});
-const page = context.pages()[0] ?? (await context.newPage());
-const problems = [];
-page.on("pageerror", (error) => problems.push(`page error: ${error.message}`));
-page.on("console", (message) => {
-  if (message.type() === "error") problems.push(`console: ${message.text()}`);
-});
+const { context, page, problems } = await launch();
 
 try {
   const [account] = await api("GET", "/accounts");
@@ -173,11 +124,11 @@ try {
   // The one failure is the test's own: the second Commit's 409.
   const unexpected = problems.filter((text) => !text.includes("status of 409"));
   assert.deepEqual(unexpected, [], "the page logged errors");
-  console.log(`${step} passed, 0 failed`);
+  console.log(`${ok.step} passed, 0 failed`);
 } catch (error) {
   const file = path.join(env("CINCH_SCREENSHOTS"), "result-failure.png");
   await page.screenshot({ path: file, fullPage: true }).catch(() => {});
-  console.error(`not ok ${step + 1} - ${error.stack}`);
+  console.error(`not ok ${ok.step + 1} - ${error.stack}`);
   console.error(`screenshot of the failure: ${file}`);
   console.error(`page problems:\n${problems.join("\n")}`);
   process.exitCode = 1;

@@ -132,7 +132,17 @@ fn the_acp_component_names_its_harnesses_and_follows_the_turns_policy() {
     let names: Vec<&str> = info.harnesses.iter().map(|h| h.name.as_str()).collect();
     assert_eq!(
         names,
-        ["opencode", "qwen", "claude-acp", "codex-acp", "gemini-acp"]
+        [
+            "opencode",
+            "qwen",
+            "claude-acp",
+            "codex-acp",
+            "gemini-acp",
+            "copilot",
+            "kilo",
+            "cline",
+            "droid"
+        ]
     );
     let qwen = &info.harnesses[1];
     assert_eq!(qwen.args, ["--acp", "--auth-type", "openai"]);

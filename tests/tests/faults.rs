@@ -180,12 +180,16 @@ fn a_plugin_with_a_builtin_name_replaces_the_builtin() {
         [
             "claude",
             "claude-acp",
+            "cline",
             "codex",
             "codex-acp",
+            "copilot",
             "cursor",
+            "droid",
             "faulty",
             "gemini",
             "gemini-acp",
+            "kilo",
             "opencode",
             "qwen"
         ]

@@ -258,9 +258,11 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Decides an approval. The first decision wins: the same decision again
-         *     answers 200, a different one 409 naming who decided; so does a decision
-         *     on an approval whose turn has ended.
+         * Decides an approval (`decision`), or answers a question (`answer`). The
+         *     first decision wins: the same decision again answers 200, a different one
+         *     409 naming who decided; so does a decision on an approval whose turn has
+         *     ended. A `decision` on a question or an `answer` on a permission request
+         *     is a 422 saying which to send.
          */
         post: operations["decide_approval"];
         delete?: never;
@@ -909,7 +911,7 @@ export interface components {
              * @description Its default harness: a driver's name, as `GET /v1/models` lists them.
              * @enum {string|null}
              */
-            harness?: "claude" | "claude-acp" | "codex" | "codex-acp" | "cursor" | "gemini" | "gemini-acp" | "opencode" | "qwen" | null;
+            harness?: "claude" | "claude-acp" | "cline" | "codex" | "codex-acp" | "copilot" | "cursor" | "droid" | "gemini" | "gemini-acp" | "kilo" | "opencode" | "qwen" | null;
             /** @description Its default model, as `GET /v1/models` lists it. */
             model?: string | null;
         };
@@ -925,7 +927,7 @@ export interface components {
              * @description Its default harness.
              * @enum {string|null}
              */
-            harness?: "claude" | "claude-acp" | "codex" | "codex-acp" | "cursor" | "gemini" | "gemini-acp" | "opencode" | "qwen" | null;
+            harness?: "claude" | "claude-acp" | "cline" | "codex" | "codex-acp" | "copilot" | "cursor" | "droid" | "gemini" | "gemini-acp" | "kilo" | "opencode" | "qwen" | null;
             /** @description Its default model. */
             model?: string | null;
             /** @description Its name, unique in the account: not blank. */
@@ -942,6 +944,8 @@ export interface components {
         };
         /** @description An agent's permission request, waiting for or given a decision. */
         Approval: {
+            /** @description A question's answer, once answered. */
+            answer?: string | null;
             /** @description When its deadline decides it, while it is pending (RFC 3339). */
             deadline?: string | null;
             /** @description When it was decided (RFC 3339). */
@@ -956,7 +960,10 @@ export interface components {
             id: string;
             /** @description The command, path or diff preview, the turn's secrets masked. */
             input?: string | null;
-            /** @description `shell`, `edit`, `read`, `fetch`, `mcp` or `other`. */
+            /**
+             * @description `shell`, `edit`, `read`, `fetch`, `mcp`, `other`, or `question`: the
+             *     agent asks the user something (answered with `{"answer": "..."}`).
+             */
             kind: string;
             /** @description The note given with the decision. */
             message?: string | null;
@@ -967,8 +974,8 @@ export interface components {
             /** @description The session whose turn asked. */
             session_id: string;
             /**
-             * @description `pending`, `allowed`, `denied`, `expired` (the deadline decided) or
-             *     `cancelled` (the turn ended first).
+             * @description `pending`, `allowed`, `denied`, `answered` (a question),
+             *     `expired` (the deadline decided) or `cancelled` (the turn ended first).
              */
             status: components["schemas"]["ApprovalStatus"];
             /** @description That session's task. */
@@ -1016,7 +1023,7 @@ export interface components {
          * @description Where an approval stands.
          * @enum {string}
          */
-        ApprovalStatus: "pending" | "allowed" | "denied" | "expired" | "cancelled";
+        ApprovalStatus: "pending" | "allowed" | "denied" | "answered" | "expired" | "cancelled";
         /** @description An attachment. */
         Attachment: {
             /** @description When it was created (RFC 3339). */
@@ -1083,6 +1090,26 @@ export interface components {
             insertions: number;
             /** @description Its path in the repository. */
             path: string;
+        };
+        /**
+         * @description A CLI's version against its driver's tested range.
+         * @enum {string}
+         */
+        CliDrift: "tested" | "untested" | "unknown";
+        /** @description A CLI version turns of a harness ran on. */
+        CliVersionRun: {
+            /** @description The version; null when the CLI did not say it. */
+            cli_version?: string | null;
+            drift?: null | components["schemas"]["CliDrift"];
+            /** @description When a turn on it first ended (RFC 3339, UTC). */
+            first_seen: string;
+            /** @description When a turn on it last ended (RFC 3339, UTC). */
+            last_seen: string;
+            /**
+             * Format: int64
+             * @description How many turns ran on it.
+             */
+            turns: number;
         };
         /** @description The unknown event types seen from one version of a harness's CLI. */
         CliVersionSeen: {
@@ -1183,17 +1210,17 @@ export interface components {
          * @enum {string}
          */
         Decision: "allow" | "deny";
-        /** @description A decision on an approval. */
+        /**
+         * @description A decision on an approval: `decision` (with `scope` and `message`) for a
+         *     permission request, `answer` for a question (`kind: "question"`).
+         */
         DecisionBody: {
-            /** @description `allow` or `deny`. */
-            decision: components["schemas"]["Decision"];
+            /** @description The answer to a question. */
+            answer?: string | null;
+            decision?: null | components["schemas"]["Decision"];
             /** @description A note, recorded with the decision in the session's conversation. */
             message?: string | null;
-            /**
-             * @description `once` (the default) or `session`: the same tool with the same input
-             *     is allowed without asking for the rest of the session.
-             */
-            scope?: components["schemas"]["DecisionScope"];
+            scope?: null | components["schemas"]["DecisionScope"];
         };
         /**
          * @description How long a decision applies to the session beyond its request.
@@ -1319,6 +1346,11 @@ export interface components {
             digest: string;
             /** @description What people call it. */
             display_name: string;
+            /**
+             * @description The harnesses it runs (itself and its profiles): each one's CLI
+             *     package, tested and pinned versions, and the CLI versions turns ran on.
+             */
+            harnesses: components["schemas"]["HarnessCliView"][];
             /** @description The harness, as a request's `harness` names it. */
             name: string;
             /**
@@ -1361,6 +1393,8 @@ export interface components {
         Envelope_Approval: {
             /** @description An agent's permission request, waiting for or given a decision. */
             data: {
+                /** @description A question's answer, once answered. */
+                answer?: string | null;
                 /** @description When its deadline decides it, while it is pending (RFC 3339). */
                 deadline?: string | null;
                 /** @description When it was decided (RFC 3339). */
@@ -1375,7 +1409,10 @@ export interface components {
                 id: string;
                 /** @description The command, path or diff preview, the turn's secrets masked. */
                 input?: string | null;
-                /** @description `shell`, `edit`, `read`, `fetch`, `mcp` or `other`. */
+                /**
+                 * @description `shell`, `edit`, `read`, `fetch`, `mcp`, `other`, or `question`: the
+                 *     agent asks the user something (answered with `{"answer": "..."}`).
+                 */
                 kind: string;
                 /** @description The note given with the decision. */
                 message?: string | null;
@@ -1386,8 +1423,8 @@ export interface components {
                 /** @description The session whose turn asked. */
                 session_id: string;
                 /**
-                 * @description `pending`, `allowed`, `denied`, `expired` (the deadline decided) or
-                 *     `cancelled` (the turn ended first).
+                 * @description `pending`, `allowed`, `denied`, `answered` (a question),
+                 *     `expired` (the deadline decided) or `cancelled` (the turn ended first).
                  */
                 status: components["schemas"]["ApprovalStatus"];
                 /** @description That session's task. */
@@ -1648,6 +1685,13 @@ export interface components {
         Envelope_ServerView: {
             /** @description The server. */
             data: {
+                /**
+                 * @description The CLI versions config.toml pins, by harness (`[harness.NAME]
+                 *     version`): installed under cinch's home and run instead of PATH's.
+                 */
+                pinned_clis: {
+                    [key: string]: string;
+                };
                 /** @description How turns and setup commands are contained. */
                 sandbox: components["schemas"]["SandboxView"];
                 /** @description cinch's version. */
@@ -1780,6 +1824,8 @@ export interface components {
         /** @description A `/v1` answer: the data and, for listings, where the next page starts. */
         Envelope_Vec_Approval: {
             data: {
+                /** @description A question's answer, once answered. */
+                answer?: string | null;
                 /** @description When its deadline decides it, while it is pending (RFC 3339). */
                 deadline?: string | null;
                 /** @description When it was decided (RFC 3339). */
@@ -1794,7 +1840,10 @@ export interface components {
                 id: string;
                 /** @description The command, path or diff preview, the turn's secrets masked. */
                 input?: string | null;
-                /** @description `shell`, `edit`, `read`, `fetch`, `mcp` or `other`. */
+                /**
+                 * @description `shell`, `edit`, `read`, `fetch`, `mcp`, `other`, or `question`: the
+                 *     agent asks the user something (answered with `{"answer": "..."}`).
+                 */
                 kind: string;
                 /** @description The note given with the decision. */
                 message?: string | null;
@@ -1805,8 +1854,8 @@ export interface components {
                 /** @description The session whose turn asked. */
                 session_id: string;
                 /**
-                 * @description `pending`, `allowed`, `denied`, `expired` (the deadline decided) or
-                 *     `cancelled` (the turn ended first).
+                 * @description `pending`, `allowed`, `denied`, `answered` (a question),
+                 *     `expired` (the deadline decided) or `cancelled` (the turn ended first).
                  */
                 status: components["schemas"]["ApprovalStatus"];
                 /** @description That session's task. */
@@ -1893,6 +1942,11 @@ export interface components {
                 digest: string;
                 /** @description What people call it. */
                 display_name: string;
+                /**
+                 * @description The harnesses it runs (itself and its profiles): each one's CLI
+                 *     package, tested and pinned versions, and the CLI versions turns ran on.
+                 */
+                harnesses: components["schemas"]["HarnessCliView"][];
                 /** @description The harness, as a request's `harness` names it. */
                 name: string;
                 /**
@@ -2116,6 +2170,8 @@ export interface components {
                 created_at: string;
                 /** @description Its id: `tok_` and 16 hex digits. */
                 id: string;
+                /** @description The name it was given when made ("CI", "laptop"), if any. */
+                name?: string | null;
                 /** @description That member's or agent's id. */
                 owner_id: string;
                 /** @description Whether a member or an agent uses it. */
@@ -2302,6 +2358,28 @@ export interface components {
              *     end checkpoint, its conversation the messages up to it.
              */
             turn_id: string;
+        };
+        /**
+         * @description A harness's CLI: where it comes from, the versions its driver was tested
+         *     with, the one pinned, and those turns ran on.
+         */
+        HarnessCliView: {
+            /** @description The CLI versions its turns ran on, first seen first. */
+            cli_versions_run: components["schemas"]["CliVersionRun"][];
+            /** @description The harness. */
+            name: string;
+            /** @description Its package, `npm:NAME` or `pypi:NAME`; null when none is known. */
+            package?: string | null;
+            /**
+             * @description The version config.toml pins (`[harness.NAME] version`); null: the
+             *     CLI on the server's PATH runs.
+             */
+            pinned_version?: string | null;
+            /**
+             * @description The CLI versions its driver was tested with (a semver range); null
+             *     when it states none.
+             */
+            tested_versions?: string | null;
         };
         /** @description A harness log as the spec returns it. */
         HarnessLog: {
@@ -2592,6 +2670,13 @@ export interface components {
         };
         /** @description The server. */
         ServerView: {
+            /**
+             * @description The CLI versions config.toml pins, by harness (`[harness.NAME]
+             *     version`): installed under cinch's home and run instead of PATH's.
+             */
+            pinned_clis: {
+                [key: string]: string;
+            };
             /** @description How turns and setup commands are contained. */
             sandbox: components["schemas"]["SandboxView"];
             /** @description cinch's version. */
@@ -2796,7 +2881,7 @@ export interface components {
              *     picked is `harness.missing`.
              * @enum {string}
              */
-            harness: "claude" | "claude-acp" | "codex" | "codex-acp" | "cursor" | "gemini" | "gemini-acp" | "opencode" | "qwen";
+            harness: "claude" | "claude-acp" | "cline" | "codex" | "codex-acp" | "copilot" | "cursor" | "droid" | "gemini" | "gemini-acp" | "kilo" | "opencode" | "qwen";
             /** @description The model, when not the harness's default. */
             model?: string | null;
             /** @description Texts appended to the brief, each under `# <name>`. */
@@ -2816,6 +2901,12 @@ export interface components {
         };
         /** @description How a job ended, with the spec's metadata. */
         TaskResult: {
+            cli_drift?: null | components["schemas"]["CliDrift"];
+            /**
+             * @description The CLI versions its driver was tested with (a semver range); null
+             *     when it names none.
+             */
+            cli_tested?: string | null;
             /** @description The CLI's version when the turn started, when it said one. */
             cli_version?: string | null;
             /** @description Lines removed. */
@@ -2891,6 +2982,8 @@ export interface components {
             created_at: string;
             /** @description Its id: `tok_` and 16 hex digits. */
             id: string;
+            /** @description The name it was given when made ("CI", "laptop"), if any. */
+            name?: string | null;
             /** @description That member's or agent's id. */
             owner_id: string;
             /** @description Whether a member or an agent uses it. */
@@ -2902,6 +2995,11 @@ export interface components {
         TokenCreate: {
             /** @description An agent of the account, by id; absent: the calling member. */
             agent_id?: string | null;
+            /**
+             * @description What the token is for, to tell it from the others in a list ("CI",
+             *     "laptop"): one line, at most 100 characters.
+             */
+            name?: string | null;
         };
         /**
          * @description Whom a token acts for.
@@ -4805,6 +4903,11 @@ export interface operations {
                 a: string;
                 /** @description The session the patch goes to. */
                 b: string;
+                /**
+                 * @description `hunks` (the default): three lines around each change; `whole_files`:
+                 *     every line of each changed file, for a whole-file view.
+                 */
+                context?: "hunks" | "whole_files";
             };
             header?: never;
             path: {

@@ -8,6 +8,7 @@ use cinch_driver_sdk::{
     PermissionRequest, PlanEntry, SkipReason, ToolPhase, Turn, Usage, Value, json as path, text,
 };
 
+use crate::profiles;
 use crate::rpc::{self, Incoming, Request};
 
 /// Why the agent ended its answer to the prompt (ACP's `stopReason`).
@@ -93,6 +94,8 @@ impl Tally {
 /// Reads (and conducts) one turn of an ACP agent.
 #[derive(Default)]
 pub struct AcpParser {
+    /// The harness's name: a few agents have ways of their own.
+    harness: String,
     workdir: String,
     brief: String,
     /// The session the turn resumes with `session/load`.
@@ -118,6 +121,8 @@ pub struct AcpParser {
     done: bool,
     /// The assistant chunks of the message being streamed.
     run: String,
+    /// The last of them.
+    last_chunk: String,
     /// The assistant text since the last tool event; with `run`, the final
     /// message so far.
     reply: String,
@@ -133,6 +138,7 @@ impl AcpParser {
     pub fn new(turn: &Turn) -> Self {
         let known = !turn.brief.is_empty() || turn.session_id.is_some();
         Self {
+            harness: turn.harness.clone(),
             workdir: turn.workdir.clone(),
             brief: turn.brief.clone(),
             resume: turn.session_id.clone(),
@@ -323,6 +329,7 @@ impl AcpParser {
         match path::str_at(update, &["content", "text"]).filter(|text| !text.is_empty()) {
             Some(text) => {
                 self.run.push_str(text);
+                text.clone_into(&mut self.last_chunk);
                 out.push(Event::AssistantDelta(text.to_owned()));
             }
             None => out.push(Event::Other("agent_message_chunk".into())),
@@ -422,6 +429,11 @@ impl AcpParser {
                 self.tally.answer = answer_usage(result);
                 if let Some(error) = reason.error() {
                     self.fail(error.to_owned(), &mut fed.events);
+                } else if let Some(error) =
+                    profiles::failure_notice(&self.harness, &self.last_chunk)
+                {
+                    let error = error.to_owned();
+                    self.fail(error, &mut fed.events);
                 }
                 self.end_turn(&mut fed.events);
             }
@@ -654,7 +666,7 @@ fn permission_request(id: &Value, tool: Option<&Value>, options: &[Value]) -> Pe
     // A shell tool's title is its command when the request gives no input.
     let input = tool
         .and_then(|tool| tool.get("rawInput"))
-        .and_then(path::tool_detail)
+        .and_then(|raw| wrapped_script(raw).or_else(|| path::tool_detail(raw)))
         .or_else(|| stated_title.clone().filter(|_| kind == "shell"));
     let title = stated_title
         .or_else(|| input.clone())
@@ -674,6 +686,23 @@ fn permission_request(id: &Value, tool: Option<&Value>, options: &[Value]) -> Pe
             })
             .collect(),
     }
+}
+
+/// The script of a command given as a shell running it (codex-acp's
+/// `["/bin/bash", "-lc", "echo hi"]` is `echo hi`): what the agent wants run,
+/// which a rule such as `shell(echo *)` is written against.
+fn wrapped_script(raw_input: &Value) -> Option<String> {
+    let Value::Array(argv) = raw_input.get("command")? else {
+        return None;
+    };
+    let words: Vec<&str> = argv.iter().filter_map(Value::as_str).collect();
+    let [shell, flag, script] = words.as_slice() else {
+        return None;
+    };
+    let shell = shell.rsplit('/').next().unwrap_or(shell);
+    let is_shell = matches!(shell, "sh" | "bash" | "zsh" | "dash");
+    let runs_script = flag.len() > 1 && flag.starts_with('-') && flag.ends_with('c');
+    (is_shell && runs_script && !script.trim().is_empty()).then(|| (*script).to_owned())
 }
 
 /// The approval kind of a tool from its name and ACP's `kind`.
@@ -847,6 +876,32 @@ mod tests {
     }
 
     #[test]
+    fn a_command_run_through_a_shell_is_asked_about_as_its_script() {
+        let mut parser = AcpParser::new(&Turn {
+            ask: true,
+            ..turn(None, &[])
+        });
+        // As codex-acp asks: the command as argv, a shell running the script.
+        let codex = PERMISSION.replace("ID", r#""u-1""#).replace(
+            r#""rawInput":{"command":"rm -rf build"}"#,
+            r#""rawInput":{"command":["/bin/bash","-lc","rm -rf build"],"cwd":"/repo"}"#,
+        );
+        let fed = feed(&mut parser, &codex);
+        let request = fed
+            .events
+            .iter()
+            .find_map(|event| match event {
+                Event::PermissionRequest(request) => Some(request.clone()),
+                _ => None,
+            })
+            .expect("a permission request");
+        assert_eq!(request.input.as_deref(), Some("rm -rf build"));
+        // An argv that is not a shell running a script stays whole.
+        let argv = Value::parse(r#"{"command":["git","-c","x=y"]}"#).unwrap();
+        assert_eq!(wrapped_script(&argv), None);
+    }
+
+    #[test]
     fn other_requests_are_refused_and_stop_cancels_the_prompt() {
         let mut parser = AcpParser::new(&turn(None, &[]));
         assert!(
@@ -893,5 +948,52 @@ mod tests {
         )));
         let outcome = parser.finish(None, "");
         assert_eq!(outcome.error.as_deref(), Some("cancelled"));
+    }
+
+    /// Copilot CLI's notice of a failure, its last chunk, fails a turn it
+    /// ended with `end_turn`; the same words from another agent, or before
+    /// the model's answer, do not.
+    #[test]
+    fn copilots_error_notice_fails_its_turn() {
+        let chunk = |text: &str| {
+            format!(
+                r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"s","update":{{"sessionUpdate":"agent_message_chunk","content":{{"type":"text","text":"{text}"}}}}}}}}"#
+            )
+        };
+        let run = |harness: &str, chunks: &[&str]| {
+            let mut parser = AcpParser::new(&Turn {
+                harness: harness.into(),
+                ..turn(None, &[])
+            });
+            feed(
+                &mut parser,
+                r#"{"jsonrpc":"2.0","id":2,"result":{"sessionId":"s"}}"#,
+            );
+            for text in chunks {
+                feed(&mut parser, &chunk(text));
+            }
+            feed(
+                &mut parser,
+                r#"{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn"}}"#,
+            );
+            parser.finish(Some(0), "")
+        };
+        let refused = [
+            "Info: Retrying...",
+            "Error: Authentication failed (HTTP 401).",
+        ];
+        let outcome = run("copilot", &refused);
+        assert!(outcome.is_error);
+        assert_eq!(
+            outcome.error.as_deref(),
+            Some("Authentication failed (HTTP 401).")
+        );
+        assert!(!run("kilo", &refused).is_error);
+        let answered = run("copilot", &["Error: 401 at first", ", then do", "ne"]);
+        assert!(!answered.is_error);
+        assert_eq!(
+            answered.final_message.as_deref(),
+            Some("Error: 401 at first, then done")
+        );
     }
 }

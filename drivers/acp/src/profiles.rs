@@ -6,15 +6,27 @@ use cinch_driver_sdk::{HarnessProfile, HomeFile, LoginProbe};
 
 /// Every named profile.
 pub fn all() -> Vec<HarnessProfile> {
-    vec![opencode(), qwen(), claude_acp(), codex_acp(), gemini_acp()]
+    vec![
+        opencode(),
+        qwen(),
+        claude_acp(),
+        codex_acp(),
+        gemini_acp(),
+        copilot(),
+        kilo(),
+        cline(),
+        droid(),
+    ]
 }
 
 /// How the turn's `model` is passed to the agent of `harness`: arguments and
 /// environment variables. None for an agent that takes its model from its
-/// own configuration (opencode) or for an unknown harness.
+/// own configuration (opencode, kilo) or for an unknown harness.
 pub fn model_choice(harness: &str, model: &str) -> (Vec<String>, Vec<(String, String)>) {
     match harness {
         "gemini-acp" | "qwen" => (vec!["-m".into(), model.into()], vec![]),
+        "copilot" => (vec!["--model".into(), model.into()], vec![]),
+        "cline" => (vec![], vec![("CLINE_MODEL".into(), model.into())]),
         "codex-acp" => (
             vec!["-c".into(), format!("model={}", toml_string(model))],
             vec![],
@@ -190,6 +202,102 @@ fn gemini_acp() -> HarnessProfile {
     }
 }
 
+/// GitHub Copilot CLI 1.0 over ACP (`copilot --acp`), on GitHub's models
+/// (a login or a GitHub token) or on a model server of the user's own
+/// (`COPILOT_PROVIDER_BASE_URL`, `COPILOT_PROVIDER_TYPE` and
+/// `COPILOT_PROVIDER_API_KEY`; `COPILOT_OFFLINE=true` then keeps it from
+/// calling GitHub at all). It never updates itself under a turn.
+fn copilot() -> HarnessProfile {
+    HarnessProfile {
+        secret_env: strings(&[
+            "COPILOT_PROVIDER_API_KEY",
+            "COPILOT_GITHUB_TOKEN",
+            "GH_TOKEN",
+            "GITHUB_TOKEN",
+        ]),
+        login_files: vec![login(".copilot/config.json")],
+        set_env: env(&[("COPILOT_AUTO_UPDATE", "false")]),
+        ..profile(
+            "copilot",
+            "GitHub Copilot CLI",
+            "copilot",
+            &["--acp", "--no-auto-update", "--disable-client-telemetry"],
+        )
+    }
+}
+
+/// Kilo CLI 7.7 (`kilo acp`), an opencode fork: its provider's key, or its
+/// auth file; a model server of the user's own goes in its configuration
+/// (`~/.config/kilo/kilo.json`, or `KILO_CONFIG_CONTENT`).
+fn kilo() -> HarnessProfile {
+    HarnessProfile {
+        secret_env: strings(&["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "KILO_API_KEY"]),
+        login_files: vec![login(".local/share/kilo/auth.json")],
+        // Without the last five a turn took 200 to 250 s here against 16 s: it
+        // waits on its telemetry, presence and downloads it cannot reach.
+        set_env: env(&[
+            ("KILO_DISABLE_AUTOUPDATE", "1"),
+            ("KILO_DISABLE_MODELS_FETCH", "1"),
+            ("KILO_DISABLE_SHARE", "1"),
+            ("KILO_DISABLE_DEFAULT_PLUGINS", "1"),
+            ("KILO_DISABLE_LSP_DOWNLOAD", "1"),
+            ("KILO_DISABLE_PRESENCE", "1"),
+            ("KILO_DISABLE_SESSION_INGEST", "1"),
+            ("KILO_DISABLE_CODEBASE_INDEXING", "1"),
+            ("KILO_TELEMETRY_LEVEL", "off"),
+        ]),
+        ..profile("kilo", "Kilo", "kilo", &["acp"])
+    }
+}
+
+/// Cline CLI 3.0 (`cline --acp`). Over ACP it starts a session only with
+/// `CLINE_API_KEY` set or a Cline account signed in; `CLINE_PROVIDER`
+/// (`openai-compatible`, `anthropic`, ...) picks the provider whose settings
+/// `cline auth` wrote (its base URL among them).
+fn cline() -> HarnessProfile {
+    HarnessProfile {
+        secret_env: strings(&["CLINE_API_KEY"]),
+        login_files: vec![login(".cline/data/settings/providers.json")],
+        ..profile("cline", "Cline", "cline", &["--acp"])
+    }
+}
+
+/// Factory's Droid 0.215 over ACP (`droid exec --output-format acp`). Over
+/// ACP it starts a session only with `FACTORY_API_KEY` or a Factory login,
+/// unless `FACTORY_AIRGAP_ENABLED=true`, which runs it on the custom models of
+/// `~/.factory/config.json` (`custom_models`: a base URL and key of the user's
+/// own) with nothing sent to Factory; `~/.factory/settings.json`'s `model`
+/// (`custom:<model>`) picks one.
+fn droid() -> HarnessProfile {
+    HarnessProfile {
+        secret_env: strings(&["FACTORY_API_KEY"]),
+        // A login, or custom models with their keys.
+        login_files: vec![login(".factory/auth.json"), login(".factory/config.json")],
+        set_env: env(&[("FACTORY_DROID_AUTO_UPDATE_ENABLED", "false")]),
+        ..profile(
+            "droid",
+            "Droid",
+            "droid",
+            &["exec", "--output-format", "acp"],
+        )
+    }
+}
+
+/// The error in `chunk`, the last message chunk of a turn of the agent of
+/// `harness` that the agent ended as if it went well, when that chunk is the
+/// agent's own notice of a failure rather than the model's words: Copilot
+/// CLI ends a failed prompt with `end_turn` and says why in a chunk of its
+/// own that starts `Error: ` (its retries in ones that start `Info: `).
+pub fn failure_notice<'a>(harness: &str, chunk: &'a str) -> Option<&'a str> {
+    match harness {
+        "copilot" => chunk
+            .strip_prefix("Error: ")
+            .map(str::trim)
+            .filter(|error| !error.is_empty()),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -245,5 +353,22 @@ mod tests {
             [("ANTHROPIC_MODEL".to_owned(), "sonnet".to_owned())]
         );
         assert_eq!(model_choice("opencode", "x"), (vec![], vec![]));
+        assert_eq!(model_choice("copilot", "gpt-5").0, ["--model", "gpt-5"]);
+        assert_eq!(
+            model_choice("cline", "m").1,
+            [("CLINE_MODEL".to_owned(), "m".to_owned())]
+        );
+    }
+
+    #[test]
+    fn only_copilots_error_notices_fail_a_turn() {
+        let said = "Error: Authentication failed with provider at http://x (HTTP 401).";
+        assert_eq!(
+            failure_notice("copilot", said),
+            Some("Authentication failed with provider at http://x (HTTP 401).")
+        );
+        assert_eq!(failure_notice("copilot", "It raised TypeError: x"), None);
+        assert_eq!(failure_notice("copilot", "done"), None);
+        assert_eq!(failure_notice("kilo", said), None);
     }
 }

@@ -157,14 +157,21 @@ pub fn describe_error(error: &Value) -> String {
             format!("HTTP {status}: {text}")
         }
         ErrorCode::Rpc => {
+            // Droid's `data` is the API's error itself, beside a generic
+            // "Agent error".
             let details = path::str_at(error, &["data", "details"])
                 .or_else(|| path::str_at(error, &["data", "message"]))
-                .filter(|details| !details.trim().is_empty());
+                .or_else(|| path::str_at(error, &["data"]))
+                .map(str::trim)
+                .filter(|details| !details.is_empty());
             let said = message
                 .strip_prefix("Internal error:")
                 .map(str::trim)
                 .filter(|said| !said.is_empty());
             match (said, details) {
+                (Some(said), Some(details)) if !said.contains(details) => {
+                    format!("{said}: {details}")
+                }
                 (Some(said), _) => said.to_owned(),
                 (None, Some(details)) => details.to_owned(),
                 (None, None) if !message.is_empty() => message.to_owned(),
@@ -209,6 +216,18 @@ mod tests {
         assert_eq!(
             describe(r#"{"code":-32603,"message":"Internal error: invalid x-api-key"}"#),
             "invalid x-api-key"
+        );
+        assert_eq!(
+            describe(
+                r#"{"code":-32603,"message":"Internal error: Agent error","data":"401 Incorrect API key provided"}"#
+            ),
+            "Agent error: 401 Incorrect API key provided"
+        );
+        assert_eq!(
+            describe(
+                r#"{"code":-32603,"message":"Internal error: Bad key","data":{"message":"Bad key"}}"#
+            ),
+            "Bad key"
         );
         assert_eq!(
             describe(r#"{"code":-32000}"#),

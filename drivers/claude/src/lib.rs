@@ -14,8 +14,10 @@
 //! prompts stay on and come as `can_use_tool` control requests
 //! (`--permission-prompt-tool stdio`), each reported for the host to decide
 //! and answered with a `control_response`; the `result` line ends it.
+//! Claude's questions to the user (its `AskUserQuestion` tool) come the same
+//! way and are reported as questions ([`question`]).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use serde::Deserialize;
 
@@ -124,6 +126,11 @@ impl Driver for Claude {
         }
         if let Some(session) = &turn.session_id {
             args.extend(["--resume".into(), session.clone()]);
+            if turn.fork {
+                // A new session id with the resumed conversation: the source
+                // session's file is left as it was.
+                args.push("--fork-session".into());
+            }
         }
         Command {
             args,
@@ -177,6 +184,8 @@ pub struct ClaudeParser {
     /// Permission requests waiting for the host's decision: the tool's
     /// input (an allow hands it back), by request id.
     waiting: HashMap<String, Json>,
+    /// Those of `waiting` that are questions to the user (AskUserQuestion).
+    questions: HashSet<String>,
 }
 
 /// A tool call that has started.
@@ -341,10 +350,16 @@ impl Parser for ClaudeParser {
         let Some(input) = self.waiting.remove(key) else {
             return Vec::new();
         };
-        let response = if allow {
-            json!({"behavior": "allow", "updatedInput": input})
-        } else {
-            json!({"behavior": "deny", "message": message.unwrap_or("The user refused this tool.")})
+        let response = match (self.questions.remove(key), allow, message) {
+            // Claude reads the user's answer from the input it is allowed with.
+            (true, true, Some(answer)) => {
+                json!({"behavior": "allow", "updatedInput": question::answered(&input, answer)})
+            }
+            (true, _, _) => json!({"behavior": "deny", "message": question::UNANSWERED}),
+            (false, true, _) => json!({"behavior": "allow", "updatedInput": input}),
+            (false, false, _) => {
+                json!({"behavior": "deny", "message": message.unwrap_or("The user refused this tool.")})
+            }
         };
         let answer = json!({"type": "control_response", "response": {
             "subtype": "success", "request_id": key, "response": response}});
@@ -405,6 +420,14 @@ impl ClaudeParser {
         };
         let tool = request["tool_name"].as_str().unwrap_or("tool").to_owned();
         let input = request["input"].clone();
+        if tool == question::TOOL
+            && let Some(asked) = question::request(id, &input)
+        {
+            self.waiting.insert(id.to_owned(), input);
+            self.questions.insert(id.to_owned());
+            out.push(Event::PermissionRequest(asked));
+            return;
+        }
         let detail = ["command", "file_path", "path", "pattern", "url", "query"]
             .iter()
             .find_map(|key| input[*key].as_str())
@@ -780,6 +803,7 @@ fn usage_of(value: &Line) -> Option<Usage> {
 /// The error of a turn whose output ended without a result line.
 const NO_RESULT: &str = "the output ended before Claude Code reported a result";
 
+mod question;
 #[cfg(test)]
 mod tests;
 

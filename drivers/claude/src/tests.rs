@@ -474,6 +474,19 @@ fn command_for_a_new_and_a_resumed_turn() {
             "526e215c"
         ]
     );
+
+    // A fork resumes the session as a new one; without a session there is
+    // nothing to fork and the flag is left out.
+    turn.fork = true;
+    let args = Claude::command(&turn).args;
+    assert_eq!(args[9..], ["--resume", "526e215c", "--fork-session"]);
+    turn.session_id = None;
+    assert!(
+        !Claude::command(&turn)
+            .args
+            .iter()
+            .any(|arg| arg == "--fork-session")
+    );
 }
 
 #[test]
@@ -595,4 +608,53 @@ fn an_asking_turn_is_a_conversation_whose_permission_requests_the_host_decides()
             .contains(&"--dangerously-skip-permissions".to_owned())
     );
     assert_eq!(unasked.brief, BriefDelivery::Stdin);
+}
+
+#[test]
+fn a_question_of_claude_is_reported_as_one_and_its_answer_goes_back_in_the_input() {
+    let turn = Turn {
+        brief: "Pick a format".into(),
+        ask: true,
+        ..Turn::default()
+    };
+    let mut parser = Claude::parser(&turn);
+    let request = r#"{"type":"control_request","request_id":"q-1","request":{"subtype":"can_use_tool","tool_name":"AskUserQuestion","input":{"questions":[{"question":"Which format?","header":"Format","options":[{"label":"Summary","description":"Brief"},{"label":"Detailed","description":"Full"}],"multiSelect":false}]}}}"#;
+    let fed = parser.feed(&[request.to_owned()]);
+    let Some(Event::PermissionRequest(asked)) = fed.events.first() else {
+        panic!("{:?}", fed.events);
+    };
+    assert_eq!(
+        (asked.key.as_str(), asked.kind.as_str(), asked.tool.as_str()),
+        ("q-1", "question", "AskUserQuestion")
+    );
+    assert_eq!(asked.title, "Which format?");
+    assert_eq!(
+        asked.input.as_deref(),
+        Some("Which format?\n- Summary\n- Detailed")
+    );
+    let labels: Vec<&str> = asked.options.iter().map(|o| o.name.as_str()).collect();
+    assert_eq!(labels, ["Summary", "Detailed"]);
+    let answer: serde_json::Value =
+        serde_json::from_str(&parser.decide("q-1", true, Some("Detailed"))[0]).unwrap();
+    let response = &answer["response"]["response"];
+    assert_eq!(response["behavior"], "allow");
+    assert_eq!(
+        response["updatedInput"]["answers"]["Which format?"],
+        "Detailed"
+    );
+    assert_eq!(
+        response["updatedInput"]["questions"][0]["header"], "Format",
+        "the questions go back as they came"
+    );
+
+    // Unanswered (its deadline passed): the tool is refused, saying so.
+    let again = request.replace("q-1", "q-2");
+    parser.feed(&[again]);
+    let refused: serde_json::Value =
+        serde_json::from_str(&parser.decide("q-2", false, None)[0]).unwrap();
+    assert_eq!(refused["response"]["response"]["behavior"], "deny");
+    assert_eq!(
+        refused["response"]["response"]["message"],
+        "The user did not answer the question."
+    );
 }

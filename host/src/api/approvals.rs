@@ -38,19 +38,87 @@ pub enum StatusFilter {
     Resolved,
 }
 
-/// A decision on an approval.
+/// A decision on an approval: `decision` (with `scope` and `message`) for a
+/// permission request, `answer` for a question (`kind: "question"`).
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DecisionBody {
-    /// `allow` or `deny`.
-    pub decision: Decision,
+    /// `allow` or `deny` (a permission request).
+    pub decision: Option<Decision>,
     /// `once` (the default) or `session`: the same tool with the same input
     /// is allowed without asking for the rest of the session.
-    #[serde(default)]
-    pub scope: DecisionScope,
+    pub scope: Option<DecisionScope>,
     /// A note, recorded with the decision in the session's conversation.
     #[schema(max_length = 4000)]
     pub message: Option<String>,
+    /// The answer to a question.
+    #[schema(max_length = 4000)]
+    pub answer: Option<String>,
+}
+
+impl DecisionBody {
+    /// What the body asks for: a decision or an answer, never both.
+    fn verdict(self) -> Result<Verdict, Problem> {
+        match (self.decision, self.answer) {
+            (Some(_), Some(_)) => Err(Problem::invalid_field(
+                "answer",
+                "send `decision` to decide a permission request or `answer` to answer a question, not both",
+            )),
+            (None, None) => Err(Problem::invalid_field(
+                "decision",
+                "required: `decision` (`allow` or `deny`) for a permission request, or `answer` for a question",
+            )),
+            (None, Some(answer)) => {
+                if self.scope.is_some() || self.message.is_some() {
+                    let field = if self.scope.is_some() {
+                        "scope"
+                    } else {
+                        "message"
+                    };
+                    return Err(Problem::invalid_field(
+                        field,
+                        "an answer takes no scope or message: send only `answer`",
+                    ));
+                }
+                let answer = answer.trim().to_owned();
+                if answer.is_empty() {
+                    return Err(Problem::invalid_field("answer", "must not be blank"));
+                }
+                check_length("answer", &answer)?;
+                Ok(Verdict::Answer(answer))
+            }
+            (Some(decision), None) => {
+                if let Some(message) = &self.message {
+                    check_length("message", message)?;
+                }
+                Ok(Verdict::Decision {
+                    decision,
+                    scope: self.scope.unwrap_or_default(),
+                    message: self.message.filter(|message| !message.trim().is_empty()),
+                })
+            }
+        }
+    }
+}
+
+/// A decision's body, checked.
+enum Verdict {
+    Decision {
+        decision: Decision,
+        scope: DecisionScope,
+        message: Option<String>,
+    },
+    Answer(String),
+}
+
+fn check_length(field: &str, text: &str) -> Result<(), Problem> {
+    if text.chars().count() > MAX_MESSAGE_CHARS {
+        return Err(Problem::invalid_field(
+            field,
+            format!("at most {MAX_MESSAGE_CHARS} characters"),
+        ));
+    }
+    Ok(())
 }
 
 /// The account's approvals, newest first.
@@ -114,9 +182,11 @@ pub async fn get_approval(
     Ok(Envelope::of(approval.into()))
 }
 
-/// Decides an approval. The first decision wins: the same decision again
-/// answers 200, a different one 409 naming who decided; so does a decision
-/// on an approval whose turn has ended.
+/// Decides an approval (`decision`), or answers a question (`answer`). The
+/// first decision wins: the same decision again answers 200, a different one
+/// 409 naming who decided; so does a decision on an approval whose turn has
+/// ended. A `decision` on a question or an `answer` on a permission request
+/// is a 422 saying which to send.
 #[utoipa::path(
     post,
     path = "/v1/accounts/{account}/approvals/{approval}/decision",
@@ -141,29 +211,25 @@ pub async fn decide_approval(
     Json(body): Json<DecisionBody>,
 ) -> Result<axum::Json<Envelope<Approval>>, Problem> {
     caller.account(&account)?;
-    if body
-        .message
-        .as_ref()
-        .is_some_and(|message| message.chars().count() > MAX_MESSAGE_CHARS)
-    {
-        return Err(Problem::invalid_field(
-            "message",
-            format!("at most {MAX_MESSAGE_CHARS} characters"),
-        ));
-    }
+    let verdict = body.verdict()?;
     let decided_by = match &caller.0.owner {
         TokenOwner::Member(id) | TokenOwner::Agent(id) => id.clone(),
     };
-    let approval = app
-        .conductor
-        .decide_approval(
-            &account,
-            &approval,
-            body.decision,
-            body.scope,
-            body.message.filter(|message| !message.trim().is_empty()),
-            &decided_by,
-        )
-        .await?;
+    let approval = match verdict {
+        Verdict::Decision {
+            decision,
+            scope,
+            message,
+        } => {
+            app.conductor
+                .decide_approval(&account, &approval, decision, scope, message, &decided_by)
+                .await?
+        }
+        Verdict::Answer(answer) => {
+            app.conductor
+                .answer_question(&account, &approval, answer, &decided_by)
+                .await?
+        }
+    };
     Ok(Envelope::of(approval))
 }

@@ -196,6 +196,12 @@ pub struct TaskResult {
     pub usage: Option<crate::engine::result::TurnUsage>,
     /// The CLI's version when the turn started, when it said one.
     pub cli_version: Option<String>,
+    /// The CLI versions its driver was tested with (a semver range); null
+    /// when it names none.
+    pub cli_tested: Option<String>,
+    /// Whether `cli_version` lies in `cli_tested` (`tested`, `untested`,
+    /// `unknown`); null without a range.
+    pub cli_drift: Option<crate::tools::CliDrift>,
     /// Lines of valid JSON of a type the driver does not know, counted by
     /// type (`(no type)` for those without one): the sign that the CLI's
     /// output changed. Type names are cut at 64 characters, characters other
@@ -229,6 +235,8 @@ impl TaskResult {
             model: result.model.clone(),
             usage: result.usage,
             cli_version: result.cli_version.clone(),
+            cli_tested: result.cli_tested.clone(),
+            cli_drift: result.cli_drift,
             unknown_events: result.unknown_events.clone(),
             not_json_lines: result.not_json_lines,
             driver: result.driver.clone(),

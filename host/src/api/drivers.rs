@@ -21,7 +21,7 @@ use super::{AppState, Envelope};
 use crate::drivers::Source;
 use crate::plugins::Installed;
 use crate::service::drivers::PluginChangeError;
-use crate::store::SeenUnknown;
+use crate::store::{SeenCliVersion, SeenUnknown};
 
 /// A driver the server has loaded.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
@@ -47,6 +47,43 @@ pub struct DriverView {
     /// Per CLI version its turns ran, the event types it did not know,
     /// oldest sighting first; empty when it has known every event.
     pub cli_versions: Vec<CliVersionSeen>,
+    /// The harnesses it runs (itself and its profiles): each one's CLI
+    /// package, tested and pinned versions, and the CLI versions turns ran on.
+    pub harnesses: Vec<HarnessCliView>,
+}
+
+/// A harness's CLI: where it comes from, the versions its driver was tested
+/// with, the one pinned, and those turns ran on.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct HarnessCliView {
+    /// The harness.
+    pub name: String,
+    /// Its package, `npm:NAME` or `pypi:NAME`; null when none is known.
+    pub package: Option<String>,
+    /// The CLI versions its driver was tested with (a semver range); null
+    /// when it states none.
+    pub tested_versions: Option<String>,
+    /// The version config.toml pins (`[harness.NAME] version`); null: the
+    /// CLI on the server's PATH runs.
+    pub pinned_version: Option<String>,
+    /// The CLI versions its turns ran on, first seen first.
+    pub cli_versions_run: Vec<CliVersionRun>,
+}
+
+/// A CLI version turns of a harness ran on.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct CliVersionRun {
+    /// The version; null when the CLI did not say it.
+    pub cli_version: Option<String>,
+    /// Where it stands against the tested range (`tested`, `untested`,
+    /// `unknown`); null when no range is stated.
+    pub drift: Option<crate::tools::CliDrift>,
+    /// How many turns ran on it.
+    pub turns: u64,
+    /// When a turn on it first ended (RFC 3339, UTC).
+    pub first_seen: String,
+    /// When a turn on it last ended (RFC 3339, UTC).
+    pub last_seen: String,
 }
 
 /// Where a driver comes from.
@@ -96,6 +133,7 @@ pub async fn list_drivers(
     _caller: Caller,
 ) -> Result<axum::Json<Envelope<Vec<DriverView>>>, Problem> {
     let seen = app.drivers.unknown_events().await?;
+    let runs = app.drivers.cli_versions().await?;
     let registry = app.drivers.registry();
     let drivers = registry
         .entries()
@@ -120,10 +158,49 @@ pub async fn list_drivers(
                 version: used.version,
                 digest: used.digest,
                 cli_versions: by_version(seen.iter().filter(|row| row.harness == info.name)),
+                harnesses: std::iter::once(info.name.as_str())
+                    .chain(
+                        registry
+                            .profiles()
+                            .iter()
+                            .filter(|profile| profile.driver == info.name)
+                            .map(|profile| profile.name.as_str()),
+                    )
+                    .map(|name| harness_cli(&app, name, &runs))
+                    .collect(),
             }
         })
         .collect();
     Ok(Envelope::of(drivers))
+}
+
+/// The harness `name`'s CLI, with the versions `runs` saw its turns on.
+fn harness_cli(app: &AppState, name: &str, runs: &[SeenCliVersion]) -> HarnessCliView {
+    let tool = app.drivers.tool(name);
+    let tested = tool.as_ref().and_then(|tool| tool.tested.clone());
+    HarnessCliView {
+        name: name.to_owned(),
+        package: tool
+            .as_ref()
+            .and_then(|tool| tool.package.as_ref())
+            .map(crate::tools::Package::spec),
+        pinned_version: tool.as_ref().and_then(|tool| tool.pinned.clone()),
+        cli_versions_run: runs
+            .iter()
+            .filter(|run| run.harness == name)
+            .map(|run| {
+                let version = (!run.cli_version.is_empty()).then(|| run.cli_version.clone());
+                CliVersionRun {
+                    drift: crate::tools::drift(tested.as_deref(), version.as_deref()),
+                    cli_version: version,
+                    turns: u64::try_from(run.turns).unwrap_or(0),
+                    first_seen: run.first_seen.clone(),
+                    last_seen: run.last_seen.clone(),
+                }
+            })
+            .collect(),
+        tested_versions: tested,
+    }
 }
 
 /// One harness's rows grouped by CLI version, versions in the order they

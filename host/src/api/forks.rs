@@ -156,6 +156,10 @@ pub struct DiffPair {
     pub a: String,
     /// The session the patch goes to.
     pub b: String,
+    /// `hunks` (the default): three lines around each change; `whole_files`:
+    /// every line of each changed file, for a whole-file view.
+    #[param(inline)]
+    pub context: Option<crate::checkpoint::DiffContext>,
 }
 
 /// The unified patch from session `a`'s work tree to session `b`'s (each
@@ -187,6 +191,7 @@ pub async fn compare_diff(
             &task,
             &SessionId::from(pair.a.trim()),
             &SessionId::from(pair.b.trim()),
+            pair.context.unwrap_or_default(),
         )
         .await?;
     Ok((

@@ -17,6 +17,9 @@ pub struct ServerView {
     pub version: String,
     /// How turns and setup commands are contained.
     pub sandbox: SandboxView,
+    /// The CLI versions config.toml pins, by harness (`[harness.NAME]
+    /// version`): installed under cinch's home and run instead of PATH's.
+    pub pinned_clis: std::collections::BTreeMap<String, String>,
 }
 
 /// How tenants' processes are contained.
@@ -72,5 +75,6 @@ pub async fn get_server(
             process_limit: limited(&support.processes),
             memory_limit: limited(&support.memory),
         },
+        pinned_clis: app.drivers.pinned_versions(),
     })
 }

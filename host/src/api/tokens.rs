@@ -33,6 +33,8 @@ pub struct Token {
     pub owner_id: String,
     /// That member's or agent's name.
     pub owner_name: String,
+    /// The name it was given when made ("CI", "laptop"), if any.
+    pub name: Option<String>,
     /// When it was made (RFC 3339).
     pub created_at: String,
 }
@@ -48,6 +50,7 @@ impl From<TokenInfo> for Token {
             owner_kind,
             owner_id,
             owner_name: info.owner_name,
+            name: info.name,
             created_at: info.created_at,
         }
     }
@@ -70,6 +73,9 @@ pub struct NewToken {
 pub struct TokenCreate {
     /// An agent of the account, by id; absent: the calling member.
     pub agent_id: Option<String>,
+    /// What the token is for, to tell it from the others in a list ("CI",
+    /// "laptop"): one line, at most 100 characters.
+    pub name: Option<String>,
 }
 
 /// Makes a token for the caller or for one of the account's agents.
@@ -97,7 +103,7 @@ pub async fn create_token(
     member_only(&caller, "tokens")?;
     let (secret, info) = app
         .accounts
-        .issue_token(&caller.0, body.agent_id.as_deref())
+        .issue_token(&caller.0, body.agent_id.as_deref(), body.name.as_deref())
         .await?;
     Ok((
         StatusCode::CREATED,

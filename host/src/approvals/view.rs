@@ -19,7 +19,8 @@ pub struct Approval {
     pub harness: String,
     /// The tool as the agent names it.
     pub tool: String,
-    /// `shell`, `edit`, `read`, `fetch`, `mcp` or `other`.
+    /// `shell`, `edit`, `read`, `fetch`, `mcp`, `other`, or `question`: the
+    /// agent asks the user something (answered with `{"answer": "..."}`).
     pub kind: String,
     /// One line saying what the tool would do.
     pub title: String,
@@ -27,8 +28,8 @@ pub struct Approval {
     pub input: Option<String>,
     /// The choices the agent offered.
     pub options: Vec<ApprovalOption>,
-    /// `pending`, `allowed`, `denied`, `expired` (the deadline decided) or
-    /// `cancelled` (the turn ended first).
+    /// `pending`, `allowed`, `denied`, `answered` (a question),
+    /// `expired` (the deadline decided) or `cancelled` (the turn ended first).
     pub status: ApprovalStatus,
     /// `allow` or `deny`, once decided.
     pub decision: Option<String>,
@@ -36,6 +37,8 @@ pub struct Approval {
     pub decided_by: Option<String>,
     /// The note given with the decision.
     pub message: Option<String>,
+    /// A question's answer, once answered.
+    pub answer: Option<String>,
     /// When the agent asked (RFC 3339).
     pub requested_at: String,
     /// When its deadline decides it, while it is pending (RFC 3339).
@@ -71,7 +74,13 @@ impl From<store::Approval> for Approval {
             status: row.status,
             decision: row.decision,
             decided_by: row.decided_by,
-            message: row.message,
+            answer: row
+                .message
+                .clone()
+                .filter(|_| row.status == ApprovalStatus::Answered),
+            message: row
+                .message
+                .filter(|_| row.status != ApprovalStatus::Answered),
             requested_at: row.requested_at,
             deadline: row.deadline,
             decided_at: row.decided_at,

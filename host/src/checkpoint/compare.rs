@@ -69,10 +69,15 @@ pub fn compare(trees: &[Tree], max_files: usize) -> Result<Comparison> {
         .iter()
         .map(|tree| find_commit(&repo.repo, &tree.sha).map(|commit| commit.id()))
         .collect::<Result<Vec<Oid>>>()?;
-    let base = match repo.repo.merge_base_many(&oids) {
-        Ok(base) => Some(base.to_string()),
-        Err(error) if error.code() == git2::ErrorCode::NotFound => None,
-        Err(error) => return Err(error).context("finding the common base"),
+    // One tree has nothing to share a base with (and libgit2 wants two
+    // commits at least).
+    let base = match oids.as_slice() {
+        [_] => None,
+        _ => match repo.repo.merge_base_many(&oids) {
+            Ok(base) => Some(base.to_string()),
+            Err(error) if error.code() == git2::ErrorCode::NotFound => None,
+            Err(error) => return Err(error).context("finding the common base"),
+        },
     };
     let mut stats = Vec::new();
     if let Some(base) = &base {
@@ -89,9 +94,9 @@ pub fn compare(trees: &[Tree], max_files: usize) -> Result<Comparison> {
 }
 
 /// The unified patch from tree `a` to tree `b`, as `git diff -M` prints it.
-pub fn diff_between(a: &Tree, b: &Tree) -> Result<String> {
+pub fn diff_between(a: &Tree, b: &Tree, context: DiffContext) -> Result<String> {
     let trees = [a.clone(), b.clone()];
-    Repo::reading(&trees)?.diff(&a.sha, &b.sha, DiffContext::Hunks)
+    Repo::reading(&trees)?.diff(&a.sha, &b.sha, context)
 }
 
 /// The paths whose blob (or absence) is not the same in every commit's tree.
@@ -156,7 +161,7 @@ mod tests {
         assert_eq!(compared.stats[0].total_files, 2);
         assert_eq!(compared.stats[1].total_files, 1);
         assert_eq!(compared.differing_files, ["left.txt", "shared.txt"]);
-        let patch = diff_between(&trees[0], &trees[1]).unwrap();
+        let patch = diff_between(&trees[0], &trees[1], DiffContext::Hunks).unwrap();
         assert!(patch.contains("-left\n+right\n"), "{patch}");
         assert!(patch.contains("deleted file mode"), "{patch}");
     }

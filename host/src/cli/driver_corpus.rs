@@ -10,7 +10,7 @@ use anyhow::Context as _;
 use serde::{Deserialize, Serialize};
 
 use super::Context;
-use super::driver_test::{Named, named};
+use super::driver_name::{Named, named};
 use crate::reader::UnknownEvents;
 use crate::redact::Redactor;
 use crate::replay::{Exit, Report, replay};

@@ -10,10 +10,9 @@ use serde_json::Value;
 
 use super::Context;
 use super::driver_corpus;
-use crate::drivers::{Entry, load_plugin};
+use super::driver_name::named;
 use crate::redact::Redactor;
 use crate::replay::{Exit, Report, replay};
-use crate::runtime::Driver;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -51,32 +50,6 @@ pub struct Args {
     /// Compares with a golden file (the `--json` output, one object per log).
     #[arg(long)]
     expect: Option<PathBuf>,
-}
-
-/// A driver named on the command line: installed, or loaded from a file.
-pub enum Named<'a> {
-    Installed(&'a Driver),
-    File(Box<Entry>),
-}
-
-impl Named<'_> {
-    pub fn driver(&self) -> anyhow::Result<&Driver> {
-        match self {
-            Named::Installed(driver) => Ok(driver),
-            Named::File(entry) => {
-                (entry.driver.as_ref()).map_err(|error| anyhow::anyhow!("{error}"))
-            }
-        }
-    }
-}
-
-/// The driver `name` names: a component file, or an installed driver.
-pub fn named<'a>(context: &'a Context, name: &str) -> anyhow::Result<Named<'a>> {
-    Ok(if name.ends_with(".wasm") || Path::new(name).is_file() {
-        Named::File(Box::new(load_plugin(&context.runtime, PathBuf::from(name))))
-    } else {
-        Named::Installed(context.registry.get(name)?)
-    })
 }
 
 pub fn run(context: &Context, args: Args) -> anyhow::Result<ExitCode> {

@@ -10,7 +10,7 @@ use crate::drivers::Source;
 pub use crate::harnesses::is_driver_name;
 use crate::harnesses::{Profile, ProfileSource};
 use crate::plugins::reference::{self, Reference};
-use crate::plugins::{Candidate, Installed, Plugins, oci, signature};
+use crate::plugins::{Candidate, Installed, Plugins, SignaturePolicy, oci, signature};
 use crate::probe::{CliStatus, probe};
 
 /// Prints one row per driver, then one per harness profile on a driver.
@@ -261,7 +261,7 @@ pub fn add(context: &Context, args: AddArgs) -> anyhow::Result<ExitCode> {
         }
     };
     let plugins = Plugins::in_dir(&context.home.plugins_dir());
-    let policy = context.config.drivers.policy()?;
+    let policy = SignaturePolicy::from_config(&context.config.drivers)?;
     match plugins.install(&context.runtime, &policy, candidate, args.update)? {
         Installed::Unchanged { driver, pin } => {
             println!(

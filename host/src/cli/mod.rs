@@ -3,9 +3,11 @@
 mod credentials_report;
 mod database;
 mod driver_corpus;
+mod driver_name;
 mod driver_test;
 mod drivers;
 mod fork;
+mod harness;
 mod revert;
 mod run;
 mod scaffold;
@@ -63,6 +65,11 @@ enum Command {
     Driver {
         #[command(subcommand)]
         command: DriverCommand,
+    },
+    /// Installs harnesses' CLIs under cinch's home and lists them.
+    Harness {
+        #[command(subcommand)]
+        command: HarnessCommand,
     },
     /// Runs one turn of a harness in a repository, live.
     Run(run::Args),
@@ -174,6 +181,27 @@ enum DriverCommand {
 }
 
 #[derive(Debug, Subcommand)]
+enum HarnessCommand {
+    /// Installs a harness's CLI from its package registry into
+    /// `<home>/tools/NAME/VERSION` (default: the version its driver was
+    /// tested with, else the latest).
+    Install {
+        /// `NAME` or `NAME@VERSION`.
+        spec: String,
+        /// Prints what was installed as one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Lists each harness's package, tested versions, installed and pinned
+    /// versions, and the CLI on PATH.
+    List {
+        /// One JSON array.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
 enum TokenCommand {
     /// Prints a new token for a member or an agent of an account.
     Create(serve::TokenArgs),
@@ -276,6 +304,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             DriverCommand::Remove { name } => drivers::remove(&Context::open()?, &name),
             DriverCommand::Rollback { name } => drivers::rollback(&Context::open()?, &name),
         },
+        Command::Harness { command } => match command {
+            HarnessCommand::Install { spec, json } => harness::install(&engine()?, &spec, json),
+            HarnessCommand::List { json } => harness::list(&engine()?, json),
+        },
         Command::Run(args) => {
             let mode = args.sandbox_mode();
             run::run(&engine()?.with_sandbox(mode), args)
@@ -362,7 +394,7 @@ impl Context {
         let registry = Registry::load_with(
             &runtime,
             Some(&home.plugins_dir()),
-            &config.drivers.policy()?,
+            &crate::plugins::SignaturePolicy::from_config(&config.drivers)?,
         )?
         .with_configured(&config.harness)?;
         Ok(Self {

@@ -154,6 +154,7 @@ pub fn run(engine: &Engine, args: Args) -> anyhow::Result<ExitCode> {
         mcp_servers,
         ask: false,
         trace_parent: None,
+        fork: false,
     })?;
     watch(turn, args.json)
 }

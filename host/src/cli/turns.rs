@@ -155,6 +155,7 @@ pub fn check(engine: &Engine, name: Option<&str>, json: bool) -> anyhow::Result<
             } else {
                 println!("  {}", server_turns(&report.server_credential));
             }
+            println!("  {}", tools_line(report));
         }
     }
     let runnable = reports.iter().filter(|report| report.problem.is_none());
@@ -172,6 +173,29 @@ pub fn check(engine: &Engine, name: Option<&str>, json: bool) -> anyhow::Result<
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// The harness's pinned, installed and tested versions, in a line.
+fn tools_line(report: &crate::engine::CheckReport) -> String {
+    let installed = if report.installed.is_empty() {
+        "none".to_owned()
+    } else {
+        report.installed.join(", ")
+    };
+    let pinned = match &report.pinned {
+        Some(version) if report.installed.contains(version) => format!("pinned {version}"),
+        Some(version) => format!("pinned {version} (installed on the first turn)"),
+        None => "not pinned (PATH's runs)".to_owned(),
+    };
+    let drift = match report.drift {
+        Some(crate::tools::CliDrift::Untested) => "; the CLI turns run is OUTSIDE the tested range",
+        Some(crate::tools::CliDrift::Tested) => "; the CLI turns run is in the tested range",
+        Some(crate::tools::CliDrift::Unknown) | None => "",
+    };
+    format!(
+        "{pinned}; installed in cinch's home: {installed}; tested with: {}{drift}",
+        report.tested.as_deref().unwrap_or("(not stated)")
+    )
 }
 
 /// What `cinch serve`'s turns of a harness get for a credential, in a line.

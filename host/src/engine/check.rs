@@ -1,13 +1,13 @@
 //! `cinch check`: whether a harness's CLI is installed, its version and the
 //! credential it would run on.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde::Serialize;
 
-use super::harness::{self, Credential};
+use super::Engine;
+use super::credential::{self, Credential, needs_credential, no_credential};
 use super::server_credential::ServerCredential;
-use super::{Engine, credential_probe};
 use crate::probe::{CliStatus, probe};
 
 /// What `cinch check` reports of one harness.
@@ -28,6 +28,15 @@ pub struct CheckReport {
     /// What a `cinch serve` started here would give its turns: they get
     /// none of the shell's variables unless `[serve] pass_env` lists them.
     pub server_credential: ServerCredential,
+    /// The versions its driver was tested with (a semver range).
+    pub tested: Option<String>,
+    /// The version config.toml pins.
+    pub pinned: Option<String>,
+    /// The versions installed under cinch's home, oldest first.
+    pub installed: Vec<String>,
+    /// The version turns run (the pinned one, else PATH's) against the
+    /// tested range.
+    pub drift: Option<crate::tools::CliDrift>,
 }
 
 impl Engine {
@@ -38,7 +47,7 @@ impl Engine {
         let info = &harness.info;
         let env = self.base_env();
         let home_dir = env.get("HOME").map(PathBuf::from);
-        let credential = harness::credential(info, &env, home_dir.as_deref());
+        let credential = credential::credential(info, &env, home_dir.as_deref());
         let (path, version, mut problem) = match probe(harness.driver, info, self.search_path()) {
             CliStatus::Missing => (None, None, Some(format!("{} is not on PATH", info.program))),
             CliStatus::Found {
@@ -56,7 +65,18 @@ impl Engine {
                 "harness.off: {name} is turned off in cinch's config"
             ));
         }
+        let tool = self.tool(name)?;
+        let installed = tool.installed(&self.tools_root());
+        let running = match &tool.pinned {
+            Some(pinned) => Some(pinned.as_str()),
+            None => version.as_deref(),
+        };
+        let drift = crate::tools::drift(tool.tested.as_deref(), running);
         Ok(CheckReport {
+            tested: tool.tested,
+            pinned: tool.pinned,
+            installed,
+            drift,
             harness: name.to_owned(),
             enabled,
             path,
@@ -65,37 +85,5 @@ impl Engine {
             problem,
             server_credential: self.server_credential_with(name, &self.env)?,
         })
-    }
-}
-
-/// Whether the harness names any credential to look for: one declared in
-/// config.toml with neither variables nor login files runs on its own
-/// settings.
-pub(super) fn needs_credential(info: &cinch_driver_sdk::Info) -> bool {
-    !info.secret_env.is_empty() || !info.login_files.is_empty()
-}
-
-pub(super) fn no_credential(info: &cinch_driver_sdk::Info, home: Option<&Path>) -> String {
-    if let Some(missing) = credential_probe::missing_key(info, home) {
-        return missing;
-    }
-    let secrets = info.secret_env.join(" or ");
-    let logins: Vec<String> = info
-        .login_files
-        .iter()
-        .map(|probe| format!("~/{}", probe.path))
-        .collect();
-    match (secrets.is_empty(), logins.is_empty()) {
-        (false, false) => format!(
-            "{} has no credential: set {secrets}, or log in with `{}` (it writes {})",
-            info.display_name,
-            info.program,
-            logins.join(" or ")
-        ),
-        (false, true) => format!("{} has no credential: set {secrets}", info.display_name),
-        (true, _) => format!(
-            "{} has no credential: log in with `{}`",
-            info.display_name, info.program
-        ),
     }
 }

@@ -54,6 +54,8 @@ pub fn driver_turn(launch: &Launch, conversation: &ConversationLaunch, brief: St
             deny_tools: conversation.deny_tools.clone(),
         },
         ask: conversation.ask,
+        // Only the command forks; the parser reads the same either way.
+        fork: false,
     }
 }
 

@@ -14,8 +14,6 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use super::harness::Credential;
-
 /// The state folder of the harness whose providers are read here.
 const CODEX_STATE_DIR: &str = ".codex";
 
@@ -87,26 +85,39 @@ fn provider(info: &cinch_driver_sdk::Info, home: Option<&Path>) -> Option<Provid
         })
 }
 
-/// The credential of a harness configured to run on its own provider: the
-/// provider, when its key is set or it needs none; [`Credential::None`] when
-/// its key is missing. `None` when no such provider is configured.
+/// A provider of the harness's own configuration, as a credential.
+#[derive(Debug, PartialEq, Eq)]
+pub enum OwnProvider {
+    /// Its key is set, or it needs none.
+    Ready {
+        /// The provider's name.
+        name: String,
+        /// The variable holding its key.
+        env_key: Option<String>,
+    },
+    /// It reads its key from a variable that is not set.
+    KeyMissing,
+}
+
+/// The provider a harness is configured to run on, and whether it has its
+/// key; `None` when no such provider is configured.
 pub fn provider_credential(
     info: &cinch_driver_sdk::Info,
     env: &BTreeMap<String, String>,
     home: Option<&Path>,
-) -> Option<Credential> {
+) -> Option<OwnProvider> {
     let provider = provider(info, home)?;
     let has_key = match &provider.env_key {
         Some(key) => env.get(key).is_some_and(|value| !value.trim().is_empty()),
         None => true,
     };
     Some(if has_key {
-        Credential::Provider {
+        OwnProvider::Ready {
             name: provider.name,
             env_key: provider.env_key,
         }
     } else {
-        Credential::None
+        OwnProvider::KeyMissing
     })
 }
 
@@ -172,7 +183,7 @@ mod tests {
         );
         assert_eq!(
             provider_credential(&codex(), &BTreeMap::new(), Some(home.path())),
-            Some(Credential::Provider {
+            Some(OwnProvider::Ready {
                 name: "ollama".into(),
                 env_key: None
             })
@@ -193,7 +204,7 @@ mod tests {
         let mut env = BTreeMap::new();
         assert_eq!(
             provider_credential(&codex(), &env, Some(home.path())),
-            Some(Credential::None)
+            Some(OwnProvider::KeyMissing)
         );
         assert!(
             missing_key(&codex(), Some(home.path()))
@@ -203,7 +214,7 @@ mod tests {
         env.insert("MOCK_API_KEY".to_owned(), "sk-mock".to_owned());
         assert_eq!(
             provider_credential(&codex(), &env, Some(home.path())),
-            Some(Credential::Provider {
+            Some(OwnProvider::Ready {
                 name: "mock".into(),
                 env_key: Some("MOCK_API_KEY".into())
             })

@@ -8,7 +8,7 @@ use std::sync::{Arc, Weak};
 use std::time::{Duration, SystemTime};
 
 use super::Engine;
-use crate::plugins::{Candidate, Installed, Pin, Plugins};
+use crate::plugins::{Candidate, Installed, Pin, Plugins, SignaturePolicy};
 
 /// How often the plugins are looked at: a `driver add` is in force for new
 /// turns within this (plus the load of the new component).
@@ -52,7 +52,7 @@ impl Engine {
     /// Installs `candidate` as [`Plugins::install`] does, under the
     /// config's signature policy, and puts it in force at once.
     pub fn install_plugin(&self, candidate: Candidate, update: bool) -> anyhow::Result<Installed> {
-        let policy = self.config.drivers.policy()?;
+        let policy = SignaturePolicy::from_config(&self.config.drivers)?;
         let _changing = crate::sync::lock(&self.plugin_changes);
         let installed = self
             .plugins()

@@ -321,6 +321,11 @@ impl Finisher {
             model,
             usage,
             cli_version: launch.cli_version.clone(),
+            cli_tested: launch.cli_tested.clone(),
+            cli_drift: crate::tools::drift(
+                launch.cli_tested.as_deref(),
+                launch.cli_version.as_deref(),
+            ),
             unknown_events: finished.tally.unknown.clone(),
             not_json_lines: finished.tally.not_json,
             driver: launch.driver.clone(),
@@ -481,6 +486,8 @@ pub(super) fn unreadable_result(
         result_text,
         model: launch.model.clone(),
         cli_version: launch.cli_version.clone(),
+        cli_tested: launch.cli_tested.clone(),
+        cli_drift: crate::tools::drift(launch.cli_tested.as_deref(), launch.cli_version.as_deref()),
         driver: launch.driver.clone(),
         ..TurnResult::interrupted(launch.turn.clone(), log_path, detail)
     }

@@ -1,11 +1,9 @@
-//! What a harness runs with: its environment, its credential, and the
-//! secrets to mask in everything cinch shows of it.
+//! What a harness runs with: its environment and the secrets to mask in
+//! everything cinch shows of it (its credential: `credential`).
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 
 use cinch_driver_sdk::{Command, Info};
-use serde::Serialize;
 
 use crate::config::Config;
 use crate::redact::Redactor;
@@ -81,112 +79,10 @@ pub fn redactor(info: &Info, config: &Config, env: &BTreeMap<String, String>) ->
     Redactor::new(config.secrets.values().cloned().chain(credentials))
 }
 
-/// The credential a harness would run on.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Credential {
-    /// A secret in the environment, by its variable's name.
-    Secret {
-        /// The variable.
-        name: String,
-    },
-    /// A login kept in a file under HOME.
-    Login {
-        /// The file.
-        path: PathBuf,
-        /// The account the login names, when it does.
-        account: Option<String>,
-    },
-    /// A model provider configured for the harness: its key's variable, or
-    /// none for a local provider (see `credential_probe`).
-    Provider {
-        /// The provider's name.
-        name: String,
-        /// The variable holding its key.
-        env_key: Option<String>,
-    },
-    /// Neither.
-    None,
-}
-
-/// Finds the credential `info` names in `env` or under `home`.
-pub fn credential(info: &Info, env: &BTreeMap<String, String>, home: Option<&Path>) -> Credential {
-    if let Some(provider) = super::credential_probe::provider_credential(info, env, home) {
-        return provider;
-    }
-    if let Some(name) = info
-        .secret_env
-        .iter()
-        .find(|name| env.get(*name).is_some_and(|value| !value.trim().is_empty()))
-    {
-        return Credential::Secret { name: name.clone() };
-    }
-    let Some(home) = home else {
-        return Credential::None;
-    };
-    for probe in &info.login_files {
-        let path = home.join(&probe.path);
-        if !path.is_file() {
-            continue;
-        }
-        let account = probe.account_pointer.as_deref().and_then(|pointer| {
-            let text = std::fs::read_to_string(&path).ok()?;
-            let value: serde_json::Value = serde_json::from_str(&text).ok()?;
-            value.pointer(pointer)?.as_str().map(str::to_owned)
-        });
-        return Credential::Login { path, account };
-    }
-    Credential::None
-}
-
-impl std::fmt::Display for Credential {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Credential::Secret { name } => write!(f, "secret ({name})"),
-            Credential::Login {
-                path,
-                account: Some(account),
-            } => write!(f, "login ({}, {account})", path.display()),
-            Credential::Login {
-                path,
-                account: None,
-            } => write!(f, "login ({})", path.display()),
-            Credential::Provider { name, env_key } => match env_key {
-                Some(key) => write!(f, "model provider {name} ({key})"),
-                None => write!(f, "model provider {name} (local, no key)"),
-            },
-            Credential::None => f.write_str("none"),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cinch_driver_sdk::{BriefDelivery, LoginProbe, ResumeScope};
-
-    fn info() -> Info {
-        Info {
-            name: "x".into(),
-            display_name: "X".into(),
-            program: "x".into(),
-            version_args: vec![],
-            state_dir: None,
-            managed_config: vec![],
-            secret_env: vec!["X_API_KEY".into()],
-            login_files: vec![LoginProbe {
-                path: ".x/login.json".into(),
-                account_pointer: Some("/account/email".into()),
-            }],
-            models: vec![],
-            default_model: None,
-            efforts: vec![],
-            default_effort: None,
-            brief: BriefDelivery::Stdin,
-            resume: ResumeScope::Anywhere,
-            harnesses: vec![],
-        }
-    }
+    use cinch_driver_sdk::BriefDelivery;
 
     #[test]
     fn only_the_locale_path_and_listed_variables_pass() {
@@ -228,34 +124,5 @@ mod tests {
         for gone in ["GH_TOKEN", "GITHUB_TOKEN", "DROP"] {
             assert!(!env.contains_key(gone), "{gone}");
         }
-    }
-
-    #[test]
-    fn credentials_prefer_a_secret_then_a_login_with_its_account() {
-        let home = tempfile::tempdir().unwrap();
-        let mut env = BTreeMap::new();
-        assert_eq!(
-            credential(&info(), &env, Some(home.path())),
-            Credential::None
-        );
-        std::fs::create_dir_all(home.path().join(".x")).unwrap();
-        std::fs::write(
-            home.path().join(".x/login.json"),
-            r#"{"account":{"email":"a@b.c"}}"#,
-        )
-        .unwrap();
-        let login = credential(&info(), &env, Some(home.path()));
-        assert_eq!(
-            login.to_string(),
-            format!(
-                "login ({}, a@b.c)",
-                home.path().join(".x/login.json").display()
-            )
-        );
-        env.insert("X_API_KEY".into(), "k".into());
-        assert_eq!(
-            credential(&info(), &env, Some(home.path())).to_string(),
-            "secret (X_API_KEY)"
-        );
     }
 }

@@ -14,6 +14,7 @@ mod answered;
 pub mod brief;
 mod check;
 pub mod conversation;
+pub mod credential;
 mod credential_probe;
 mod drivers_watch;
 pub mod events;
@@ -21,6 +22,7 @@ mod finish;
 mod follow;
 pub mod harness;
 pub mod log;
+mod pinned;
 mod refusal;
 pub mod result;
 pub mod server_credential;
@@ -128,6 +130,10 @@ pub struct TurnRequest {
     /// request that asked for it), when traces are exported; the turn's
     /// span starts a trace of its own without one.
     pub trace_parent: Option<String>,
+    /// Start a new harness session forked from `session_id` (the host has
+    /// put that session where the harness finds it from `repo`), in `repo`
+    /// rather than where `session_id` started.
+    pub fork: bool,
 }
 
 /// cinch's engine: drivers, configuration and the turns under its home.
@@ -458,7 +464,7 @@ fn load_registry(runtime: &Runtime, home: &Home, config: &Config) -> anyhow::Res
     Registry::load_with(
         runtime,
         Some(&home.plugins_dir()),
-        &config.drivers.policy()?,
+        &crate::plugins::SignaturePolicy::from_config(&config.drivers)?,
     )?
     .with_configured(&config.harness)
 }

@@ -16,6 +16,8 @@ pub enum RefusalCode {
     RepoInvalid,
     /// The harness's CLI is not installed.
     CliMissing,
+    /// The harness's pinned CLI is not installed and could not be.
+    CliInstallFailed,
     /// The harness has nothing to log in with.
     NoCredential,
     /// Another turn is running in the same working tree.
@@ -36,6 +38,7 @@ impl RefusalCode {
             Self::WatchdogInvalid => "watchdog.invalid",
             Self::RepoInvalid => "repo.invalid",
             Self::CliMissing => "harness.cli_missing",
+            Self::CliInstallFailed => "harness.cli_install_failed",
             Self::NoCredential => "harness.no_credential",
             Self::WorktreeBusy => "worktree.busy",
             Self::SandboxUnavailable => "sandbox.unavailable",

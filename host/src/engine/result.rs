@@ -112,6 +112,14 @@ pub struct TurnResult {
     /// started; none when it did not say.
     #[serde(default)]
     pub cli_version: Option<String>,
+    /// The CLI versions its driver was tested with (a semver range); none
+    /// when it says none.
+    #[serde(default)]
+    pub cli_tested: Option<String>,
+    /// Whether `cli_version` lies in `cli_tested`: a turn on an untested
+    /// CLI runs, and says so here.
+    #[serde(default)]
+    pub cli_drift: Option<crate::tools::CliDrift>,
     /// Lines of valid JSON of a type the driver does not know, counted by
     /// type (see [`crate::reader::type_name`]): not failures, but the sign
     /// that the CLI's output has changed.
@@ -154,6 +162,8 @@ impl TurnResult {
             model: None,
             usage: None,
             cli_version: None,
+            cli_tested: None,
+            cli_drift: None,
             // The log was not read to its end: nothing is counted.
             unknown_events: Default::default(),
             not_json_lines: 0,

@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::Engine;
-use super::check::needs_credential;
+use super::credential::needs_credential;
 use super::harness::passed_env;
 
 /// Where a server turn's credential comes from.

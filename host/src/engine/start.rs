@@ -9,8 +9,9 @@ use anyhow::Context as _;
 use cinch_driver_sdk::{BriefDelivery, ResumeScope};
 use tracing::Span;
 
-use super::check::{needs_credential, no_credential};
-use super::harness::{self, Credential};
+use super::credential::{self, Credential};
+use super::credential::{needs_credential, no_credential};
+use super::harness;
 use super::spans;
 use super::version::VersionProbe;
 use super::{
@@ -18,7 +19,6 @@ use super::{
     checkpoint_ref, conversation, credential_probe, is_valid_session_id, server_credential,
 };
 use crate::checkpoint;
-use crate::probe::find_program;
 use crate::redact::Redactor;
 use crate::sandbox;
 use crate::telemetry::{self, TARGET};
@@ -99,12 +99,10 @@ impl Engine {
         let (workdir, _worktree) =
             tracing::info_span!(target: TARGET, "cinch.worktree", otel.name = "worktree")
                 .in_scope(|| -> anyhow::Result<_> {
-                    let workdir = self.resume_dir(
-                        &info.name,
-                        info.resume,
-                        request.session_id.as_deref(),
-                        &repo,
-                    );
+                    // A fork runs in its own work tree, where the host put
+                    // the session it forks from.
+                    let resumed = request.session_id.as_deref().filter(|_| !request.fork);
+                    let workdir = self.resume_dir(&info.name, info.resume, resumed, &repo);
                     // Held until the supervisor runs (it holds its own lock by
                     // then), so that a second start in this working tree finds
                     // the first one.
@@ -113,7 +111,8 @@ impl Engine {
                     Ok((workdir, lock))
                 })?;
 
-        let Some(program) = find_program(&info.program, self.search_path()) else {
+        let tool = crate::tools::Tool::of(&info.name, &info.program, &self.config)?;
+        let Some(program) = self.program_for(&tool)? else {
             return Err(Refusal::new(
                 RefusalCode::CliMissing,
                 format!("{} ({}) is not on PATH", info.program, info.display_name),
@@ -175,6 +174,7 @@ impl Engine {
                 deny_tools: deny_tools.clone(),
             },
             ask: request.ask,
+            fork: request.fork && request.session_id.is_some(),
         };
         let command = driver.command(&driver_turn)?;
         // A stream driver's turn that asks may be a conversation (claude's
@@ -240,7 +240,7 @@ impl Engine {
         if let (Some(profile), Some(home)) = (harness.profile, home_dir.as_deref()) {
             write_home_files(home, &profile.home_files)?;
         }
-        if harness::credential(info, &env, home_dir.as_deref()) == Credential::None
+        if credential::credential(info, &env, home_dir.as_deref()) == Credential::None
             && needs_credential(info)
         {
             // A server's turn (an agent's) gets only what cinch gives it.
@@ -288,6 +288,10 @@ impl Engine {
                 self.search_path(),
                 self.home.root(),
             ));
+            // The CLIs cinch installed: a pinned one runs from there.
+            if tool.pinned.is_some() {
+                policy.read_only.push(self.tools_root());
+            }
             policy.read_only.push(turn.prompt());
             // The harness reads its MCP configuration; it may not change it.
             policy
@@ -314,6 +318,7 @@ impl Engine {
             resumed_session: request.session_id.clone(),
             start_checkpoint: Some(start.sha),
             cli_version: version.known().map(str::to_owned),
+            cli_tested: tool.tested.clone(),
             sandbox,
             tmpdir: Some(tmpdir),
             agent: request.agent.clone(),

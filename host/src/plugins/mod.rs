@@ -36,6 +36,15 @@ pub struct SignaturePolicy {
 }
 
 impl SignaturePolicy {
+    /// The policy config.toml's `[drivers]` makes, its keys checked.
+    pub fn from_config(config: &crate::config::DriversConfig) -> anyhow::Result<Self> {
+        signature::check_trusted_keys(&config.trusted_keys)?;
+        Ok(Self {
+            trusted_keys: config.trusted_keys.clone(),
+            require_signature: config.require_signature,
+        })
+    }
+
     /// Checks `component`'s `signature` (if any) under this policy: a
     /// signature present is verified whenever keys are trusted; none is
     /// refused when one is required. Returns the signer's fingerprint.

@@ -26,6 +26,7 @@ super::convert::conversions! {
             deny_tools: turn.permissions.deny_tools.clone(),
         },
         ask: turn.ask,
+        fork: turn.fork,
     }
     event {
         W::Permission(answer) => Self::Permission(sdk::PermissionAnswer {

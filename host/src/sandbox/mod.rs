@@ -51,6 +51,10 @@ pub enum Mode {
     Disabled,
 }
 
+/// The helper's subcommand that applies a policy, then execs:
+/// `sandboxed POLICY PROGRAM [ARGS…]`.
+pub const SANDBOXED: &str = "sandboxed";
+
 /// Resource limits for one turn (or one setup command) and its descendants.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Limits {
@@ -61,6 +65,22 @@ pub struct Limits {
     pub open_files: u64,
     /// Memory of the whole group, when the machine delegates a memory cgroup.
     pub memory_bytes: Option<u64>,
+}
+
+impl Limits {
+    /// The limits config.toml's `[sandbox]` gives, defaults where unset.
+    pub fn from_config(config: &SandboxConfig) -> Self {
+        let defaults = Self::default();
+        Self {
+            processes: config.max_processes.unwrap_or(defaults.processes),
+            open_files: config.max_open_files.unwrap_or(defaults.open_files),
+            memory_bytes: match config.memory_mb {
+                Some(0) => None,
+                Some(mb) => Some(mb << 20),
+                None => defaults.memory_bytes,
+            },
+        }
+    }
 }
 
 impl Default for Limits {
@@ -147,7 +167,7 @@ impl Policy {
         let mut policy = Self::with_system(read_write);
         policy.read_only.extend(read_only);
         policy.read_only.extend(config.read_only.iter().cloned());
-        policy.limits = config.limits();
+        policy.limits = Limits::from_config(config);
         policy
     }
 
@@ -256,7 +276,7 @@ impl Launcher {
             Mode::Enforced => {
                 let mut command = Command::new(&self.program);
                 command
-                    .arg(crate::helper::SANDBOXED)
+                    .arg(SANDBOXED)
                     .arg(serde_json::to_string(policy).expect("a policy is plain data"))
                     .arg(program)
                     .args(args);
@@ -297,7 +317,7 @@ mod tests {
         let launcher = Launcher::new(PathBuf::from("/bin/cinch"), Mode::Enforced);
         let command = launcher.command(&policy, "git", &["status"]);
         let args: Vec<_> = command.get_args().collect();
-        assert_eq!(args[0], crate::helper::SANDBOXED);
+        assert_eq!(args[0], SANDBOXED);
         let back: Policy = serde_json::from_str(args[1].to_str().unwrap()).unwrap();
         assert_eq!(back, policy);
         assert_eq!(&args[2..], ["git", "status"]);

@@ -50,12 +50,15 @@ impl Accounts {
     }
 
     /// A new token of the account's agent `agent_id`, or of `caller`
-    /// itself when none is named: its text (shown this once) and its listing.
+    /// itself when none is named, called `name`: its text (shown this once)
+    /// and its listing.
     pub async fn issue_token(
         &self,
         caller: &Principal,
         agent_id: Option<&str>,
+        name: Option<&str>,
     ) -> Result<(String, TokenInfo), ServiceError> {
+        let name = name.map(token_name).transpose()?;
         let owner = match agent_id {
             None => caller.owner.clone(),
             Some(agent_id) => {
@@ -71,7 +74,10 @@ impl Accounts {
                 TokenOwner::Agent(agent_id.to_owned())
             }
         };
-        Ok(self.store.issue_token(&caller.account_id, &owner).await?)
+        Ok(self
+            .store
+            .issue_token(&caller.account_id, &owner, name)
+            .await?)
     }
 
     /// The account's tokens, oldest first.
@@ -116,4 +122,23 @@ pub enum TokenRefusal {
     /// The store failed.
     #[error(transparent)]
     Service(#[from] ServiceError),
+}
+
+/// The longest name a token may have, in characters.
+const TOKEN_NAME_MAX: usize = 100;
+
+/// `name` as a token's name: trimmed, not blank, one line of at most
+/// [`TOKEN_NAME_MAX`] characters.
+fn token_name(name: &str) -> Result<&str, ServiceError> {
+    let name = name.trim();
+    let problem = if name.is_empty() {
+        "a token's name cannot be blank: leave name out for a token without one"
+    } else if name.chars().count() > TOKEN_NAME_MAX {
+        "a token's name is at most 100 characters"
+    } else if name.chars().any(char::is_control) {
+        "a token's name is one line of text, without control characters"
+    } else {
+        return Ok(name);
+    };
+    Err(ServiceError::invalid_field("name", problem))
 }

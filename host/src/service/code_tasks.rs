@@ -220,6 +220,7 @@ impl CodeTasks {
             // The request's span: the turn belongs under it.
             ask: false,
             trace_parent: crate::telemetry::traceparent(&tracing::Span::current()),
+            fork: false,
         };
 
         // A code task's turn counts against the cap on turns at once, as a session's does.

@@ -10,7 +10,8 @@ use crate::engine::Engine;
 use crate::engine::server_credential::ServerCredential;
 use crate::plugins::reference::Reference;
 use crate::plugins::{Candidate, Installed, Pin, SourceMoved, oci};
-use crate::store::{SeenUnknown, Store};
+use crate::store::{SeenCliVersion, SeenUnknown, Store};
+use crate::tools::Tool;
 
 /// The drivers service.
 #[derive(Clone)]
@@ -34,6 +35,22 @@ impl Drivers {
     /// of the server's own; none for a harness the registry does not have.
     pub fn server_credential(&self, name: &str) -> Option<ServerCredential> {
         self.engine.server_credential(name).ok()
+    }
+
+    /// The harness `name`'s CLI as cinch installs and pins it: its
+    /// package, tested range and pinned version.
+    pub fn tool(&self, name: &str) -> Option<Tool> {
+        self.engine.tool(name).ok()
+    }
+
+    /// The versions config.toml pins harnesses' CLIs to, by harness.
+    pub fn pinned_versions(&self) -> std::collections::BTreeMap<String, String> {
+        self.engine.config().pinned_versions()
+    }
+
+    /// Every CLI version turns ran on, by harness, across all accounts.
+    pub async fn cli_versions(&self) -> Result<Vec<SeenCliVersion>, ServiceError> {
+        Ok(self.store.cli_versions().await?)
     }
 
     /// Every event type turns met that their driver did not know, by

@@ -23,6 +23,10 @@ use crate::webhooks::EventKind;
 /// Who decided when the deadline did (a rule's decision is `policy`'s).
 const BY_TIMEOUT: &str = "timeout";
 
+/// The kind of an approval that is a question to the user: answered, never
+/// decided by a rule.
+const QUESTION: &str = "question";
+
 /// How long a decision applies to the session beyond its request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
@@ -98,6 +102,8 @@ impl Conductor {
         let policy = self.approval_policy(&session, environment.as_ref()).await?;
         let request = asked.request;
         let decided = match policy.verdict(&request.tool, &request.kind, request.input.as_deref()) {
+            // A rule can allow or deny a tool, but only a person can answer.
+            _ if request.kind == QUESTION => None,
             Verdict::Decided(decision) => Some(decision),
             Verdict::Ask => None,
         };
@@ -223,6 +229,15 @@ impl Conductor {
         decided_by: &str,
     ) -> Result<ApprovalView> {
         let approval = self.approval(account_id, id).await?;
+        if approval.kind == QUESTION {
+            return Err(invalid(
+                "decision",
+                format!(
+                    "approval {id} is a question ({}): answer it with {{\"answer\": \"...\"}}, not a decision",
+                    approval.title
+                ),
+            ));
+        }
         if approval.status == ApprovalStatus::Pending {
             let decided = Decided {
                 status: ApprovalStatus::of(decision),
@@ -259,6 +274,62 @@ impl Conductor {
                 approval.decided_by.as_deref().unwrap_or("someone"),
                 approval.decided_at.as_deref().unwrap_or("an earlier time"),
                 status.as_str(),
+            ))),
+        }
+    }
+
+    /// Records `answer` by `answered_by` to the account's question `id`. The
+    /// first answer wins: the same answer again is answered with the
+    /// question; another, or one once the turn ended, conflicts.
+    pub async fn answer_question(
+        self: &Arc<Self>,
+        account_id: &AccountId,
+        id: &str,
+        answer: String,
+        answered_by: &str,
+    ) -> Result<ApprovalView> {
+        let approval = self.approval(account_id, id).await?;
+        if approval.kind != QUESTION {
+            return Err(invalid(
+                "answer",
+                format!(
+                    "approval {id} asks permission for a tool ({}), it is not a question: \
+                     send {{\"decision\": \"allow\"}} or {{\"decision\": \"deny\"}}",
+                    approval.tool
+                ),
+            ));
+        }
+        if approval.status == ApprovalStatus::Pending {
+            let decided = Decided {
+                status: ApprovalStatus::Answered,
+                decision: Decision::Allow,
+                decided_by: answered_by.to_owned(),
+                message: Some(answer.clone()),
+            };
+            if self.store.decide_approval(account_id, id, &decided).await? {
+                let session = self
+                    .store
+                    .session(account_id, &approval.session_id)
+                    .await?
+                    .ok_or_else(|| {
+                        SessionError::NotFound(format!("no session {}", approval.session_id))
+                    })?;
+                return self.decided(&session, id).await.map(ApprovalView::from);
+            }
+        }
+        let approval = self.approval(account_id, id).await?;
+        match approval.status {
+            ApprovalStatus::Answered if approval.message.as_deref() == Some(answer.as_str()) => {
+                Ok(approval.into())
+            }
+            ApprovalStatus::Cancelled => Err(SessionError::Conflict(format!(
+                "question {id} can no longer be answered: its turn ended before anyone did"
+            ))),
+            status => Err(SessionError::Conflict(format!(
+                "question {id} was already {} by {} at {}; the first answer stands",
+                status.as_str(),
+                approval.decided_by.as_deref().unwrap_or("someone"),
+                approval.decided_at.as_deref().unwrap_or("an earlier time"),
             ))),
         }
     }
@@ -303,6 +374,8 @@ impl Conductor {
         let what = match approval.status {
             ApprovalStatus::Allowed => "allowed",
             ApprovalStatus::Denied => "denied",
+            ApprovalStatus::Answered => "answered",
+            ApprovalStatus::Expired if approval.kind == QUESTION => "unanswered at its deadline",
             ApprovalStatus::Expired if approval.decision.as_deref() == Some("allow") => {
                 "allowed at its deadline"
             }

@@ -5,7 +5,7 @@
 
 use super::*;
 use crate::checkpoint::compare::{Comparison, Tree};
-use crate::checkpoint::{DiffStat, compare};
+use crate::checkpoint::{DiffContext, DiffStat, compare};
 use crate::engine::FILES_LISTED;
 use crate::store::{AccountId, SessionId, TaskId, TurnState};
 
@@ -52,16 +52,14 @@ impl Conductor {
         for session in sessions.items {
             summaries.push(self.summary(session).await?);
         }
-        let compared: Vec<usize> = summaries
-            .iter()
-            .enumerate()
-            .filter(|(_, summary)| local_tree(summary).is_some())
-            .map(|(at, _)| at)
-            .collect();
-        let trees: Vec<Tree> = compared
-            .iter()
-            .filter_map(|&at| local_tree(&summaries[at]))
-            .collect();
+        let mut compared = Vec::new();
+        let mut trees = Vec::new();
+        for (at, summary) in summaries.iter().enumerate() {
+            if let Some(tree) = self.tree(summary, &summaries).await {
+                compared.push(at);
+                trees.push(tree);
+            }
+        }
         let comparison = blocking(move || compare::compare(&trees, FILES_LISTED)).await?;
         let Comparison {
             base,
@@ -78,6 +76,46 @@ impl Conductor {
         })
     }
 
+    /// The summary's tree: in its own workspace when that is on this node,
+    /// else fetched from the checkpoint remote into a workspace of another
+    /// of `all` that is.
+    async fn tree(&self, summary: &SessionSummary, all: &[SessionSummary]) -> Option<Tree> {
+        if let Some(tree) = local_tree(summary) {
+            return Some(tree);
+        }
+        let remote = self.settings.checkpoint_remote.clone()?;
+        let sha = summary.tree.clone()?;
+        let (here, dir) = all
+            .iter()
+            .find_map(|other| local_tree(other).map(|tree| (&other.session, tree.dir)))?;
+        let tenant = self.tenant(&here.agent_id, None);
+        // A fork with no turn of its own stands at its source's checkpoint.
+        let runs: Vec<String> = std::iter::once(summary.session.id.to_string())
+            .chain(
+                summary
+                    .session
+                    .forked_from_session
+                    .iter()
+                    .map(ToString::to_string),
+            )
+            .collect();
+        let into = dir.clone();
+        let fetched = tokio::task::spawn_blocking(move || {
+            runs.iter()
+                .map(|run| workspace::fetch_checkpoints(&tenant, &into, &remote, run))
+                .collect::<anyhow::Result<Vec<()>>>()
+        })
+        .await;
+        match fetched {
+            Ok(Ok(_)) => Some(Tree { dir, sha }),
+            Ok(Err(error)) => {
+                tracing::warn!(session = %summary.session.id, "comparing without its tree, which the checkpoint remote did not give: {error:#}");
+                None
+            }
+            Err(_) => None,
+        }
+    }
+
     /// The patch from session `a`'s tree to session `b`'s.
     pub async fn compare_diff(
         &self,
@@ -85,17 +123,21 @@ impl Conductor {
         task_id: &TaskId,
         a: &SessionId,
         b: &SessionId,
+        context: DiffContext,
     ) -> Result<String> {
-        let mut trees = Vec::new();
+        let mut summaries = Vec::new();
         for (field, id) in [("a", a), ("b", b)] {
             let session = self
                 .session(account_id, task_id, id)
                 .await
                 .map_err(|_| invalid(field, format!("the task has no session {id}")))?;
-            let summary = self.summary(session).await?;
-            let tree = local_tree(&summary).ok_or_else(|| {
+            summaries.push(self.summary(session).await?);
+        }
+        let mut trees = Vec::new();
+        for (summary, id) in summaries.iter().zip([a, b]) {
+            let tree = self.tree(summary, &summaries).await.ok_or_else(|| {
                 SessionError::Conflict(format!(
-                    "session {id} has no work tree to compare yet (no turn of it ended), or its work tree is on another node"
+                    "session {id} has no work tree to compare yet (no turn of it ended), or its work tree is on another node and no checkpoint remote gives it"
                 ))
             })?;
             trees.push(tree);
@@ -104,7 +146,7 @@ impl Conductor {
         let (Some(a), Some(b)) = (a, b) else {
             unreachable!("two trees were pushed")
         };
-        blocking(move || compare::diff_between(&a, &b)).await
+        blocking(move || compare::diff_between(&a, &b, context)).await
     }
 
     async fn summary(&self, session: Session) -> Result<SessionSummary> {

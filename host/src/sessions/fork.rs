@@ -117,6 +117,17 @@ impl Conductor {
                 .or(source.harness_effort.as_deref().filter(|_| same_harness)),
         };
         let choice = self.resolve(&asked, &agent);
+        let mode = match at.turn_view() {
+            Some(view) => {
+                let (mode, reason) = self.fork_mode_for(account_id, &view, &choice.harness).await;
+                if let Some(reason) = reason {
+                    tracing::info!(session = %source.id, turn = %turn_id, "the fork retells the conversation in its brief: {reason}");
+                }
+                mode
+            }
+            // A revert ran no harness: there is no harness session to fork.
+            None => ForkMode::Brief,
+        };
         let forked_from = json!({"session_id": source.id, "turn_id": turn_id});
         let inherited = Inherited {
             messages: conversation[..=point]
@@ -140,7 +151,7 @@ impl Conductor {
             session_id: source.id.clone(),
             turn_id,
             checkpoint,
-            mode: ForkMode::Brief,
+            mode,
         };
         self.start_session_from(
             &task,
@@ -154,7 +165,7 @@ impl Conductor {
     }
 
     /// The session's delivered messages, oldest first.
-    async fn delivered_messages(&self, session: &Session) -> Result<Vec<Message>> {
+    pub(super) async fn delivered_messages(&self, session: &Session) -> Result<Vec<Message>> {
         let mut all = Vec::new();
         let mut cursor: Option<String> = None;
         loop {
@@ -211,6 +222,11 @@ impl Conductor {
     /// a fork's: briefed with the inherited conversation.
     pub(super) fn briefs_as_fork(session: &Session) -> bool {
         session.fork_mode == Some(ForkMode::Brief) && session.harness_session_id.is_none()
+    }
+
+    /// Whether the session's next turn forks the source's harness session.
+    pub(super) fn forks_natively(session: &Session) -> bool {
+        session.fork_mode == Some(ForkMode::Native) && session.harness_session_id.is_none()
     }
 }
 

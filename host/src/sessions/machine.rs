@@ -265,6 +265,8 @@ mod tests {
             model: None,
             usage: None,
             cli_version: None,
+            cli_tested: None,
+            cli_drift: None,
             unknown_events: Default::default(),
             not_json_lines: 0,
             driver: None,

@@ -24,6 +24,7 @@ mod fork;
 mod lifecycle;
 pub mod live;
 mod machine;
+mod native_fork;
 pub mod nodes;
 mod ownership;
 pub mod preview;

@@ -31,6 +31,21 @@ impl Conductor {
             .map(|message| message.content.as_str())
             .collect::<Vec<_>>()
             .join("\n\n");
+        // A native fork whose source session cannot be placed here falls
+        // back to a brief fork, and says why.
+        let mut fork_from = None;
+        let mut fallback = None;
+        if Self::forks_natively(session) {
+            match self.place_native_fork(session).await {
+                Ok(harness_session) => fork_from = Some(harness_session),
+                Err(reason) => {
+                    tracing::warn!(session = %session.id, "the fork cannot fork its harness session, so its brief retells the conversation: {reason}");
+                    session.fork_mode = Some(crate::store::ForkMode::Brief);
+                    self.save(session).await?;
+                    fallback = Some(reason);
+                }
+            }
+        }
         if let Some(previous) = session.moved_from_node.take() {
             let header = format!(
                 "[cinch: this session continues from node {previous}, which stopped; the earlier harness session stayed there, so this one starts anew. The conversation so far:]"
@@ -39,8 +54,11 @@ impl Conductor {
                 .conversation_brief(session, &header, queued, &brief)
                 .await?;
         } else if Self::briefs_as_fork(session) {
+            let why = fallback
+                .map(|reason| format!(" (it could not fork the source's: {reason})"))
+                .unwrap_or_default();
             let header = format!(
-                "[cinch: this session is a fork of session {} at its turn {}: the work tree is as that turn left it, and this harness session starts anew. The conversation so far:]",
+                "[cinch: this session is a fork of session {} at its turn {}: the work tree is as that turn left it, and this harness session starts anew{why}. The conversation so far:]",
                 session.forked_from_session.as_deref().unwrap_or_default(),
                 session.forked_from_turn.as_deref().unwrap_or_default()
             );
@@ -59,7 +77,9 @@ impl Conductor {
             notes,
             model: session.harness_model.clone(),
             effort: session.harness_effort.clone(),
-            session_id: session.harness_session_id.clone(),
+            session_id: fork_from
+                .clone()
+                .or_else(|| session.harness_session_id.clone()),
             timeout: self.settings.turn_timeout,
             run: Some(session.id.to_string()),
             env: turn_env.env,
@@ -71,6 +91,7 @@ impl Conductor {
             mcp_servers: turn_env.mcp_servers,
             ask: self.turn_asks(&policy, &session.harness),
             trace_parent: trace_parent.map(str::to_owned),
+            fork: fork_from.is_some(),
         };
         for message in queued {
             if let Some(message) = self.store.deliver_message(&message.id).await? {
@@ -382,6 +403,17 @@ impl Conductor {
             .await?;
         self.publish_message(account_id, EventName::MessageUpdated, &message)
             .await;
+        // A native fork's first turn that ended without a harness session:
+        // the harness would not fork the source's, so the fork goes on as a
+        // brief one.
+        let fork_refused = Self::forks_natively(&session)
+            && outcome.as_ref().map_or(true, |result| {
+                result.session_id.is_none() && result.status != Status::Completed
+            });
+        if fork_refused {
+            tracing::warn!(session = %session.id, "the harness did not fork the source's session: the fork goes on as a brief one");
+            session.fork_mode = Some(crate::store::ForkMode::Brief);
+        }
         if let Ok(result) = &outcome {
             if let Some(harness_session) = &result.session_id {
                 session.harness_session_id = Some(harness_session.clone());
@@ -422,7 +454,13 @@ impl Conductor {
             AfterTurn::Idle => {}
             AfterTurn::IdleAfter(reason, message) => {
                 session.close_reason = Some(reason);
-                session.error_message = Some(message);
+                session.error_message = Some(if fork_refused {
+                    format!(
+                        "{message} The harness did not fork the source's session, so the next turn starts this fork anew with the conversation so far in its brief."
+                    )
+                } else {
+                    message
+                });
             }
             AfterTurn::Close(reason, message) => {
                 return self.close_with(&mut session, reason, Some(message)).await;

@@ -342,6 +342,20 @@ pub fn push_checkpoints(
     crate::checkpoint::remote::push(|args: &[&str]| git(tenant, &dirs, dir, args), remote, run)
 }
 
+/// Fetches the run's checkpoint refs from the checkpoint remote into the
+/// repository of the workspace `dir`.
+pub fn fetch_checkpoints(
+    tenant: &Tenant,
+    dir: &Path,
+    remote: &str,
+    run: &str,
+) -> anyhow::Result<()> {
+    let remote_dir = local_path(remote).filter(|path| path.exists());
+    let mut tenant = tenant.clone();
+    tenant.read_only.extend(remote_dir.map(Path::to_path_buf));
+    crate::checkpoint::remote::fetch(|args: &[&str]| git(&tenant, &[dir], dir, args), remote, run)
+}
+
 /// One lock per repository, held while cinch changes its worktrees.
 fn repository_lock(repository: &Path) -> Arc<Mutex<()>> {
     static LOCKS: LazyLock<Mutex<HashMap<PathBuf, Arc<Mutex<()>>>>> =

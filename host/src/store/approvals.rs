@@ -16,6 +16,8 @@ pub enum ApprovalStatus {
     Allowed,
     /// Decided: the tool may not run.
     Denied,
+    /// A question the user answered (its answer is the approval's message).
+    Answered,
     /// Its deadline decided it (`decision` says how).
     Expired,
     /// Its turn ended first.
@@ -23,10 +25,11 @@ pub enum ApprovalStatus {
 }
 
 impl ApprovalStatus {
-    pub(super) const ALL: [Self; 5] = [
+    pub(super) const ALL: [Self; 6] = [
         Self::Pending,
         Self::Allowed,
         Self::Denied,
+        Self::Answered,
         Self::Expired,
         Self::Cancelled,
     ];
@@ -37,6 +40,7 @@ impl ApprovalStatus {
             Self::Pending => "pending",
             Self::Allowed => "allowed",
             Self::Denied => "denied",
+            Self::Answered => "answered",
             Self::Expired => "expired",
             Self::Cancelled => "cancelled",
         }
@@ -73,7 +77,8 @@ super::rows::row_struct! {
         pub harness: String,
         /// The tool as the agent names it.
         pub tool: String,
-        /// `shell`, `edit`, `read`, `fetch`, `mcp` or `other`.
+        /// `shell`, `edit`, `read`, `fetch`, `mcp`, `other`, or `question`
+        /// (the agent asks the user something).
         pub kind: String,
         /// One line saying what the tool would do.
         pub title: String,
@@ -87,7 +92,7 @@ super::rows::row_struct! {
         pub decision: Option<String>,
         /// Who decided: a member's or agent's id, `policy` or `timeout`.
         pub decided_by: Option<String>,
-        /// The note given with the decision.
+        /// The note given with the decision; a question's answer.
         pub message: Option<String>,
         /// When the agent asked (RFC 3339).
         pub requested_at: String,

@@ -125,7 +125,8 @@ impl Store {
             .bind(call_id)
             .fetch_optional(&mut *transaction)
             .await?;
-            if matches!(first, Some((None,))) {
+            let first = matches!(first, Some((None,)));
+            if first {
                 let at = now();
                 for (event_type, count) in &result.unknown_events {
                     sqlx::query(
@@ -166,6 +167,23 @@ impl Store {
             .execute(&mut *transaction)
             .await?;
             transaction.commit().await?;
+            if first {
+                // A tally beside the result, not part of it: counted after
+                // the result is kept, and a failure to count loses no turn.
+                let counted = sqlx::query(
+                    "INSERT INTO cli_versions (harness, cli_version, first_seen, last_seen, turns) \
+                     VALUES ($1, $2, $3, $3, 1) ON CONFLICT (harness, cli_version) DO UPDATE \
+                     SET last_seen = excluded.last_seen, turns = cli_versions.turns + 1",
+                )
+                .bind(&result.harness)
+                .bind(result.cli_version.as_deref().unwrap_or_default())
+                .bind(now())
+                .execute(pool)
+                .await;
+                if let Err(error) = counted {
+                    tracing::warn!(harness = %result.harness, "could not count the turn's CLI version: {error}");
+                }
+            }
             Ok(())
         })
     }

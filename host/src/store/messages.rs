@@ -108,12 +108,21 @@ pub struct TurnOutcome {
     pub usage: Option<TurnUsage>,
     /// The CLI's version, when its version command told it.
     pub cli_version: Option<String>,
+    /// The CLI versions its driver was tested with.
+    #[serde(default)]
+    pub cli_tested: Option<String>,
+    /// Whether the CLI's version lies in that range.
+    #[serde(default)]
+    pub cli_drift: Option<crate::tools::CliDrift>,
     /// Lines of a type the driver does not know, by type.
     pub unknown_events: UnknownEvents,
     /// Lines of the output that were not JSON.
     pub not_json_lines: u64,
     /// The driver component the turn ran on.
     pub driver: Option<crate::turn_dir::DriverUsed>,
+    /// The harness session the turn ended in: what a fork at this turn
+    /// resumes.
+    pub session_id: Option<String>,
 }
 
 impl From<&TurnResult> for TurnOutcome {
@@ -132,9 +141,12 @@ impl From<&TurnResult> for TurnOutcome {
             model: result.model.clone(),
             usage: result.usage,
             cli_version: result.cli_version.clone(),
+            cli_tested: result.cli_tested.clone(),
+            cli_drift: result.cli_drift,
             unknown_events: result.unknown_events.clone(),
             not_json_lines: result.not_json_lines,
             driver: result.driver.clone(),
+            session_id: result.session_id.clone(),
         }
     }
 }

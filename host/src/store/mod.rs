@@ -67,7 +67,7 @@ pub use sessions::{
 };
 pub use tasks::{NewTask, Task};
 pub use tokens::{Principal, TokenFor, TokenInfo, TokenOwner};
-pub use unknown_events::SeenUnknown;
+pub use unknown_events::{SeenCliVersion, SeenUnknown};
 pub use usage::{UsageGroup, UsageRow, UsageTotals};
 pub use webhooks::{Attempt, Delivery, DeliveryState, DueDelivery, Webhook};
 

@@ -449,7 +449,7 @@ impl Store {
             "UPDATE sessions SET title = $2, status = $3, harness_session_id = $4, \
              workspace = $5, current_turn = $6, waiting_since = $7, retries = $8, \
              close_reason = $9, error_message = $10, last_activity_at = $11, updated_at = $12, \
-             moved_from_node = $13, rebuilt_from = $14 \
+             moved_from_node = $13, rebuilt_from = $14, fork_mode = $17 \
              WHERE id = $1 AND ($15 IS NULL OR EXISTS (SELECT 1 FROM session_leases l \
              WHERE l.session_id = sessions.id AND l.node_id = $15 AND l.generation = $16))",
         )
@@ -469,6 +469,7 @@ impl Store {
         .bind(session.rebuilt_from)
         .bind(node)
         .bind(generation)
+        .bind(session.fork_mode)
         .execute(pool)
         .await
         .map(|done| done.rows_affected()))?;

@@ -70,6 +70,8 @@ pub struct TokenInfo {
     pub owner: TokenOwner,
     /// That member's or agent's name.
     pub owner_name: String,
+    /// The name it was given when made, if any.
+    pub name: Option<String>,
     /// When it was made (RFC 3339).
     pub created_at: String,
 }
@@ -146,15 +148,21 @@ impl Store {
     }
 
     /// A new token for `owner` (a member or an agent of `account_id`, by
-    /// id): its text, and how it is listed.
+    /// id), named `name`: its text, and how it is listed.
     pub async fn issue_token(
         &self,
         account_id: &str,
         owner: &TokenOwner,
+        name: Option<&str>,
     ) -> Result<(String, TokenInfo)> {
         let token = on_pool!(self, |pool| {
             let mut tx = pool.begin().await?;
             let token = issue!(tx, account_id, owner);
+            sqlx::query("UPDATE tokens SET name = $1 WHERE hash = $2")
+                .bind(name)
+                .bind(hash(&token))
+                .execute(&mut *tx)
+                .await?;
             tx.commit().await?;
             Ok::<_, StoreError>(token)
         })?;
@@ -175,20 +183,23 @@ impl Store {
             Option<String>,
             Option<String>,
             Option<String>,
+            Option<String>,
             String,
         );
-        let rows: Vec<Row> = on_pool!(self, |pool| sqlx::query_as(
-            "SELECT t.hash, t.member_id, t.agent_id, COALESCE(m.name, a.name), t.created_at \
+        let rows: Vec<Row> = on_pool!(self, |pool| {
+            sqlx::query_as(
+            "SELECT t.hash, t.member_id, t.agent_id, COALESCE(m.name, a.name), t.name, t.created_at \
              FROM tokens t LEFT JOIN members m ON m.id = t.member_id \
              LEFT JOIN agents a ON a.id = t.agent_id \
              WHERE t.account_id = $1 ORDER BY t.created_at, t.hash"
         )
         .bind(account_id)
         .fetch_all(pool)
-        .await)?;
+        .await
+        })?;
         Ok(rows
             .into_iter()
-            .filter_map(|(hash, member, agent, name, created_at)| {
+            .filter_map(|(hash, member, agent, owner_name, name, created_at)| {
                 let owner = match (member, agent) {
                     (Some(member), None) => TokenOwner::Member(member),
                     (None, Some(agent)) => TokenOwner::Agent(agent),
@@ -197,7 +208,8 @@ impl Store {
                 Some(TokenInfo {
                     id: id_of(&hash),
                     owner,
-                    owner_name: name.unwrap_or_default(),
+                    owner_name: owner_name.unwrap_or_default(),
+                    name,
                     created_at,
                 })
             })

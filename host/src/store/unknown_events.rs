@@ -1,6 +1,6 @@
 //! The server's seen-list of event types its drivers did not know, per
 //! harness and CLI version (written with a turn's result, in
-//! [`Store::record_call_result`]).
+//! [`Store::record_call_result`]), and the CLI versions turns ran on.
 
 use super::{Result, Store, on_pool};
 
@@ -21,7 +21,34 @@ super::rows::row_struct! {
     }
 }
 
+super::rows::row_struct! {
+    /// A CLI version turns of a harness ran on.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct SeenCliVersion {
+        /// The harness.
+        pub harness: String,
+        /// The CLI's version; empty when the CLI did not say it.
+        pub cli_version: String,
+        /// When a turn's end first recorded it (RFC 3339).
+        pub first_seen: String,
+        /// When a turn's end last recorded it (RFC 3339).
+        pub last_seen: String,
+        /// How many turns ran on it.
+        pub turns: i64,
+    }
+}
+
 impl Store {
+    /// Every CLI version turns ran on, by harness and first sighting.
+    pub async fn cli_versions(&self) -> Result<Vec<SeenCliVersion>> {
+        Ok(on_pool!(self, |pool| sqlx::query_as(
+            "SELECT harness, cli_version, first_seen, last_seen, turns FROM cli_versions \
+             ORDER BY harness, first_seen, cli_version",
+        )
+        .fetch_all(pool)
+        .await)?)
+    }
+
     /// Every unknown event type seen, ordered by harness, CLI version and
     /// first sighting.
     pub async fn unknown_events(&self) -> Result<Vec<SeenUnknown>> {

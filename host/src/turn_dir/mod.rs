@@ -20,6 +20,7 @@ mod retention;
 mod secrets;
 pub mod worktrees;
 
+pub use crate::clock::now_ms;
 pub use files::{read_json, read_json_if_present, write_json, write_private};
 pub use lock::{FileLock, WorktreeLock};
 pub use records::{ConversationLaunch, DriverUsed, ExitRecord, Launch, StopReason};
@@ -316,12 +317,4 @@ pub const ANSWER_PREFIX: &str = "answer-";
 /// Where every turn's folder is.
 pub fn turns_dir(home: &Home) -> PathBuf {
     home.root().join("turns")
-}
-
-/// Milliseconds since the epoch.
-pub fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|elapsed| elapsed.as_millis() as u64)
-        .unwrap_or(0)
 }

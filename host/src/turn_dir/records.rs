@@ -43,6 +43,9 @@ pub struct Launch {
     pub start_checkpoint: Option<String>,
     /// The CLI's version, when it said.
     pub cli_version: Option<String>,
+    /// The CLI versions its driver was tested with, when it says.
+    #[serde(default)]
+    pub cli_tested: Option<String>,
     /// What the CLI may reach; `None` runs it with cinch's own access.
     #[serde(default)]
     pub sandbox: Option<crate::sandbox::Policy>,

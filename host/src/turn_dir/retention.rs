@@ -350,6 +350,7 @@ mod tests {
             resumed_session: None,
             start_checkpoint: None,
             cli_version: None,
+            cli_tested: None,
             sandbox: None,
             tmpdir: None,
             agent: None,

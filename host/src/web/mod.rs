@@ -35,6 +35,7 @@ static ASSETS: &[Asset] = &[
     asset!("app.css", "text/css; charset=utf-8"),
     asset!("screens.css", "text/css; charset=utf-8"),
     asset!("compare.css", "text/css; charset=utf-8"),
+    asset!("approvals.css", "text/css; charset=utf-8"),
     asset!("favicon.svg", "image/svg+xml"),
     asset!("app.js", JS),
     asset!("api.js", JS),
@@ -62,6 +63,7 @@ static ASSETS: &[Asset] = &[
     asset!("highlight.js", JS),
     asset!("fork.js", JS),
     asset!("compare.js", JS),
+    asset!("approvals.js", JS),
 ];
 
 /// Each asset's entity tag, a hash of its bytes: the files are not

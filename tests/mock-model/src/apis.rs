@@ -237,6 +237,16 @@ pub(crate) fn shell_call(api: Api, tools: &[String], command: &str) -> Option<Re
         } else {
             return None;
         }
+    } else if has("run_commands") {
+        // Cline's: a list of command lines.
+        ("run_commands", json!({ "commands": [command] }))
+    } else if has("Execute") {
+        // Droid's: the model rates the command's risk.
+        (
+            "Execute",
+            json!({ "command": command, "riskLevel": "low",
+                    "riskLevelReason": "It writes one small file in the working directory." }),
+        )
     } else {
         let name = ["Bash", "bash", "run_shell_command", "shell"]
             .into_iter()

@@ -307,6 +307,34 @@ fn s2_calls_the_shell_tool_each_cli_offers() {
     assert_eq!(call["name"], "run_shell_command");
     assert_eq!(r.json()["choices"][0]["finish_reason"], "tool_calls");
 
+    // Cline's shell tool takes a list of command lines.
+    let r = post(
+        &server,
+        &format!("/sc/s2{CHAT}"),
+        &json!({ "model": "m", "messages": user, "tools": [
+            { "type": "function", "function": { "name": "read_files" } },
+            { "type": "function", "function": { "name": "run_commands" } },
+        ] }),
+    );
+    let call = &r.json()["choices"][0]["message"]["tool_calls"][0]["function"];
+    assert_eq!(call["name"], "run_commands");
+    let args: Value = serde_json::from_str(call["arguments"].as_str().unwrap()).unwrap();
+    assert_eq!(args, json!({ "commands": [SHELL_COMMAND] }));
+
+    // Droid's rates the command's risk.
+    let r = post(
+        &server,
+        &format!("/sc/s2{CHAT}"),
+        &json!({ "model": "m", "messages": user, "tools": [
+            { "type": "function", "function": { "name": "Execute" } },
+        ] }),
+    );
+    let call = &r.json()["choices"][0]["message"]["tool_calls"][0]["function"];
+    assert_eq!(call["name"], "Execute");
+    let args: Value = serde_json::from_str(call["arguments"].as_str().unwrap()).unwrap();
+    assert_eq!(args["command"], SHELL_COMMAND);
+    assert_eq!(args["riskLevel"], "low");
+
     let contents = json!([{ "role": "user", "parts": [{ "text": "make out.txt" }] }]);
     let evs = post(
         &server,

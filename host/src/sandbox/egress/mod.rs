@@ -63,7 +63,7 @@ impl Refusal {
         Self {
             host: host.to_owned(),
             port,
-            at_ms: crate::turn_dir::now_ms(),
+            at_ms: crate::clock::now_ms(),
         }
     }
 

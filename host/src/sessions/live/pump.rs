@@ -46,6 +46,12 @@ pub(super) fn pump(
     let result = Arc::new(turn.wait());
     if !ended {
         crate::metrics::turn_ended(&result.harness, result.status.as_str());
+        if result.cli_drift == Some(crate::tools::CliDrift::Untested) {
+            crate::metrics::untested_cli(
+                &result.harness,
+                result.cli_version.as_deref().unwrap_or_default(),
+            );
+        }
         let session_id = result
             .session_id
             .clone()

@@ -10,7 +10,6 @@
 import { call } from "./api.js";
 import { ago, cost, diffstat, duration, h, shortSha, tokens } from "./dom.js";
 import { diffView } from "./diff.js";
-import { cause } from "./failure.js";
 import { logo } from "./logos.js";
 import { Reply } from "./reply.js";
 import { tabs } from "./tabs.js";
@@ -304,12 +303,15 @@ function muted(text) {
   return h("p", { class: "muted", text });
 }
 
-/** What cut the turn short: the line of its detail that explains, else its exit code. */
+/**
+ * What cut the turn short: the line of its detail that explains (the
+ * server's `headline`), else the detail's first line, else its exit code.
+ */
 function errorLine(turn) {
   const result = turn.result;
   if (!result) return "";
   if (result.headline) return result.headline;
-  if (result.detail) return cause(result.detail);
+  if (result.detail?.trim()) return result.detail.trim().split("\n")[0];
   return result.exit_code != null ? `The harness exited with code ${result.exit_code}.` : "";
 }
 
@@ -344,33 +346,6 @@ function changes(result) {
       ? muted(`… ${result.total_files - result.files_changed.length} more files`)
       : null,
   );
-}
-
-/** A unified diff as one section per file, its lines coloured. */
-export function diffFiles(text) {
-  const files = [];
-  for (const line of text.replace(/\n$/, "").split("\n")) {
-    if (line.startsWith("diff --git ") || !files.length) {
-      files.push({ path: line.replace(/^diff --git a\/(.*) b\/.*$/, "$1"), lines: [], added: 0, removed: 0 });
-      if (line.startsWith("diff --git ")) continue;
-    }
-    const file = files.at(-1);
-    if (line.startsWith("+++ ") && line !== "+++ /dev/null") file.path = line.slice(6);
-    else if (line.startsWith("--- ") && line !== "--- /dev/null" && !file.path) file.path = line.slice(6);
-    if (/^(index |--- |\+\+\+ |new file|deleted file|similarity|rename |old mode|new mode)/.test(line)) continue;
-    let kind = "context";
-    if (line.startsWith("@@")) kind = "hunk";
-    else if (line.startsWith("+")) (kind = "add"), (file.added += 1);
-    else if (line.startsWith("-")) (kind = "del"), (file.removed += 1);
-    file.lines.push(h("span", { class: `diff-${kind}`, text: line }));
-  }
-  return files.map((file) =>
-    h(
-      "section",
-      { class: "diff-file" },
-      h("h4", {}, h("code", { text: file.path }), h("span", { class: "muted", text: ` +${file.added} −${file.removed}` })),
-      h("pre", { class: "diff" }, file.lines),
-    ));
 }
 
 /** The harness log: its steps as progress lines, or its raw events as JSON. */

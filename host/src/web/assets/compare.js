@@ -3,7 +3,7 @@
 // reply; the files that differ between them; and the patch between two.
 
 import { accountPath, call, v1 } from "./api.js";
-import { diffFiles } from "./block.js";
+import { diffView } from "./diff.js";
 import { diffstat, duration, h, totals } from "./dom.js";
 
 /** Shows the comparison of task `taskId`'s sessions; returns what stops the page. */
@@ -106,27 +106,15 @@ function pairDiff(taskPath, sessions) {
   const from = picker("compare-a", 0);
   const to = picker("compare-b", Math.min(1, sessions.length - 1));
   const out = h("div", { class: "compare-patch", "aria-live": "polite" });
-  const show = h("button", {
-    type: "submit",
-    class: "primary",
-    text: "Show the diff",
-  });
+  const show = h("button", { type: "submit", class: "primary", text: "Show the diff" });
   return h("form", {
     class: "compare-pair",
     "aria-label": "Diff two sessions",
-    onsubmit: async (event) => {
+    onsubmit: (event) => {
       event.preventDefault();
-      show.disabled = true;
-      out.replaceChildren(h("p", { class: "muted", text: "Loading the diff…" }));
-      try {
-        const query = `a=${encodeURIComponent(from.value)}&b=${encodeURIComponent(to.value)}`;
-        const text = await call(`/v1${taskPath}/compare/diff?${query}`, { text: true });
-        out.replaceChildren(...(text.trim() ? diffFiles(text) : [h("p", { class: "muted", text: "No differences." })]));
-      } catch (error) {
-        out.replaceChildren(h("p", { class: "problem", role: "alert", text: `Couldn't load the diff: ${error.message}` }));
-      } finally {
-        show.disabled = false;
-      }
+      const query = `a=${encodeURIComponent(from.value)}&b=${encodeURIComponent(to.value)}`;
+      const load = (context) => call(`/v1${taskPath}/compare/diff?${query}&context=${context}`, { text: true });
+      out.replaceChildren(diffView(load, { empty: "No differences." }));
     },
   },
   h("h2", { text: "Diff two sessions" }),

@@ -61,9 +61,10 @@ export function parseDiff(text) {
 
 /**
  * The Diff view. `load(context)` fetches the diff's text with `hunks` or
- * `whole_files` context. Returns its element.
+ * `whole_files` context; `empty` is said of a diff with no files. Returns
+ * its element.
  */
-export function diffView(load) {
+export function diffView(load, { empty = "No changes." } = {}) {
   const id = `diff-${nextId++}`;
   const state = { layout: "unified", scope: "hunks" };
   const texts = new Map(); // context → the diff's promise
@@ -101,7 +102,7 @@ export function diffView(load) {
       (text) => {
         if (asked !== shown) return;
         const files = text.trim() ? parseDiff(text) : [];
-        body.replaceChildren(...(files.length ? layout(files, state, id) : [h("p", { class: "muted", text: "No changes." })]));
+        body.replaceChildren(...(files.length ? layout(files, state, id) : [h("p", { class: "muted", text: empty })]));
       },
       (error) => {
         if (asked === shown) body.replaceChildren(h("p", { class: "problem", text: `Couldn't load the diff: ${error.message}` }));

@@ -1,25 +1,9 @@
-// What went wrong, headline first: a failure's text (a turn's detail, a
-// session's error message, a setup command's output) is often led by
-// chatter (gemini's "YOLO mode is enabled…", a deprecation warning), so the
-// headline is the line that explains, and the rest stays one click away.
+// What went wrong, headline first: the line that explains it, which the
+// server picks past a CLI's chatter (`headline.rs`: a turn result's
+// `headline`, the cause a setup failure's message leads with), and the rest
+// one click away.
 
 import { h } from "./dom.js";
-
-/** Lines that never explain a failure, whatever else they say. */
-const NOISE = [
-  /^YOLO mode is enabled/i,
-  /^Loaded cached credentials/i,
-  /^Data collection is /i,
-  /^\(node:\d+\)/,
-  /^npm (warn|notice)\b/i,
-  /^warning:/i,
-  /^deprecat/i,
-  /^\s*at /,
-  /^log: /,
-];
-
-/** Words of a line that says what went wrong. */
-const CAUSE = /\b(errors?|failed|failure|fatal|panic(ked)?|exception|denied|forbidden|unauthori[sz]ed|invalid|not found|no such|cannot|can't|could not|couldn't|refused|timed out|missing|quota|rate.?limit(ed)?|E[A-Z0-9]{3,}|40[13489]|429|5\d\d)\b/i;
 
 /** The lines of a failure's text: its own lines, and a setup tail's ` | ` parts. */
 function lines(text) {
@@ -27,13 +11,6 @@ function lines(text) {
     .split(/\n| \| /)
     .map((line) => line.trim())
     .filter(Boolean);
-}
-
-/** The line of `text` that explains the failure: the first that names a cause, past the noise. */
-export function cause(text) {
-  const all = lines(text);
-  const useful = all.filter((line) => !NOISE.some((noise) => noise.test(line)));
-  return useful.find((line) => CAUSE.test(line)) ?? useful[0] ?? all[0] ?? "";
 }
 
 /** Why a session closed or went idle, in words. */
@@ -52,21 +29,21 @@ const SETUP_LOG_NOTE = / \(the session's setup log has its whole output\)$/;
 
 /**
  * The failure panel of a failed session: its cause as the headline (from
- * `turnDetail`, its failed turn's detail, when there is one), what failed
+ * `turnHeadline`, its failed turn's, when there is one), what failed
  * in small print, and for a setup failure its setup log: the whole output
  * `setupLog()` fetches, the lines the session's error message keeps until
  * then (or when the server has none). Null for a session that did not fail.
  */
-export function sessionFailure(session, { turnDetail, setupLog }) {
+export function sessionFailure(session, { turnHeadline, setupLog }) {
   const reason = REASONS[session.close_reason];
   if (!reason) return null;
   const message = session.error_message ?? "";
   const setup = session.close_reason === "setup_failure" ? SETUP.exec(message) : null;
-  const turn = session.close_reason === "turn_failure" ? turnDetail : null;
+  const turn = session.close_reason === "turn_failure" ? turnHeadline : null;
   // The server leads a setup failure with the line that explains it, then
   // "; its last lines: a | b | c".
   const [picked, tail] = setup ? setup[3].replace(SETUP_LOG_NOTE, "").split("; its last lines: ") : [];
-  const headline = (setup ? cause(picked) : cause(turn || message)) || reason;
+  const headline = (setup ? picked : turn || message) || reason;
   const small = setup ? `${reason}: \`${setup[1]}\` ${setup[2]}.` : `${reason}.`;
   const panel = h("section", { class: "failure", "aria-labelledby": "failure-headline" },
     h("h3", { id: "failure-headline", class: "failure-headline", text: headline }),

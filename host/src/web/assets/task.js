@@ -11,9 +11,10 @@ import { ResultPanel } from "./result.js";
 import { sessionFailure } from "./failure.js";
 import { sessionState, stateChip, stateLabel, taskState } from "./status.js";
 import { forkButton } from "./fork.js";
+import { ApprovalCards } from "./approvals.js";
 
 /** Internal message types, shown as one muted line each. */
-const INTERNAL = { "queue-operation": "Queue", attachment: "Attachment", "ai-title": "Title" };
+const INTERNAL = { "queue-operation": "Queue", attachment: "Attachment", "ai-title": "Title", approval: "Approval" };
 /** Session states with a turn to stop. */
 const ABORTABLE = new Set(["booting", "running", "waiting"]);
 /** Session states in which a revert is refused: a turn runs or the work tree is being made. */
@@ -64,6 +65,7 @@ class TaskPage {
   stop() {
     this.stopped = true;
     this.stopStream?.();
+    this.approvals?.stop();
   }
 
   sessionPath(rest = "") {
@@ -80,6 +82,7 @@ class TaskPage {
     this.closeButton = h("button", { type: "button", text: "Close session", onclick: () => this.close() });
     this.sessionHeading = h("h2", {});
     this.sessionFacts = h("p", { class: "muted session-facts" });
+    this.approvals = this.session && new ApprovalCards(this.session.id);
     this.result = this.session && new ResultPanel({ path: (rest) => this.sessionPath(rest), messages: () => this.messages.values() });
     const taskPath = accountPath(`/tasks/${encodeURIComponent(this.taskId)}`);
     const opened = (session) => { location.hash = this.sessionHash(session); };
@@ -108,6 +111,7 @@ class TaskPage {
             this.alert,
             this.result.element,
             this.conversation,
+            this.approvals.element,
             this.composer())
           : h("p", { class: "muted", text: "This task has no session yet." })),
     );
@@ -159,17 +163,17 @@ class TaskPage {
 
   /**
    * The failure panel of a failed session, made again only when its failure
-   * changes. A failed turn's own detail (its block's) says more than the
-   * session's message, which keeps its first line.
+   * changes. A failed turn's own headline (its block's) says more than the
+   * session's message.
    */
   renderFailure(session) {
     const last = [...this.blocks.values()].at(-1)?.turn;
-    const turnDetail = last?.status !== "completed" ? last?.result?.detail : null;
-    const key = JSON.stringify([session.id, session.close_reason, session.error_message, turnDetail]);
+    const turnHeadline = last?.status !== "completed" ? last?.result?.headline : null;
+    const key = JSON.stringify([session.id, session.close_reason, session.error_message, turnHeadline]);
     if (this.failure.dataset.key === key) return;
     this.failure.dataset.key = key;
     const setupLog = () => call(`/v1${this.sessionPath("/setup-log")}`, { text: true });
-    const panel = sessionFailure(session, { turnDetail, setupLog });
+    const panel = sessionFailure(session, { turnHeadline, setupLog });
     this.failure.replaceChildren(...(panel ? [panel] : []));
   }
 
@@ -215,7 +219,7 @@ class TaskPage {
         this.connection.dataset.state = state;
       },
     });
-    const messages = await v1All(this.sessionPath("/messages"));
+    const [messages] = await Promise.all([v1All(this.sessionPath("/messages")), this.approvals.load()]);
     if (this.stopped) return;
     for (const message of messages) this.upsert(message, { seed: true });
     loaded = true;
@@ -232,6 +236,8 @@ class TaskPage {
       this.upsert(data, { seed: false });
     } else if (name === "tool.progress") {
       this.blocks.get(data.tool_call_id)?.progress(data.lines);
+    } else if (name.startsWith("approval.")) {
+      this.approvals.onEvent(name, data);
     } else if (name === "tool.ended") {
       const block = this.blocks.get(data.tool_call_id);
       if (block) announce(`${block.name.textContent} coding task ended: ${data.status.replaceAll("_", " ")}`);

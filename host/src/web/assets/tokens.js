@@ -9,6 +9,7 @@ export function showTokens(main) {
   document.title = "Tokens — cinch";
   const list = h("ul", { class: "settings-list", "aria-label": "Tokens" });
   const status = h("p", { class: "muted", role: "status", text: "Loading the tokens…" });
+  const name = field("Name", h("input", { type: "text", name: "name", maxLength: 100, autocomplete: "off", placeholder: "CI, laptop…" }), { key: "name", hint: "Optional: what it is for, to tell it from the others." });
   const owner = field("For", h("select", { name: "agent_id" }), { key: "agent_id", hint: "Yourself, or an agent (a CI job, another program) that acts for the account." });
   const problem = h("p", { class: "problem", role: "alert", hidden: true });
   const made = h("div", { class: "new-token", role: "status" });
@@ -30,24 +31,27 @@ export function showTokens(main) {
     class: "settings-form",
     onsubmit: async (event) => {
       event.preventDefault();
-      clearErrors([owner], problem);
+      clearErrors([name, owner], problem);
       const body = owner.control.value ? { agent_id: owner.control.value } : {};
+      if (name.control.value.trim()) body.name = name.control.value.trim();
       try {
         const token = await v1(accountPath("/tokens"), { method: "POST", body });
         const text = h("input", { type: "text", id: "new-token-text", readOnly: true, value: token.secret, class: "mono", spellcheck: false });
         made.replaceChildren(
-          h("label", { for: text.id, text: `New token for ${token.owner_name}` }),
+          h("label", { for: text.id, text: `New token${token.name ? ` “${token.name}”` : ""} for ${token.owner_name}` }),
           text,
           h("p", { class: "muted hint", text: "Copy it now: cinch keeps only its hash and will not show it again." }));
         text.select();
+        name.control.value = "";
         announce("Token created: copy it now");
         load();
       } catch (error) {
-        showErrors([owner], problem, error, "create the token");
+        showErrors([name, owner], problem, error, "create the token");
       }
     },
   },
   h("h2", { text: "New token" }),
+  name.element,
   owner.element,
   problem,
   h("div", { class: "form-actions" }, h("button", { type: "submit", class: "primary", text: "Create token" })),
@@ -59,7 +63,8 @@ export function showTokens(main) {
 
 function row(token, reload, problem) {
   return h("li", { class: "settings-row", "data-token": token.id },
-    h("code", { class: "settings-name", text: token.id }),
+    token.name ? h("strong", { class: "settings-name", text: token.name }) : null,
+    h("code", { class: token.name ? "muted" : "settings-name", text: token.id }),
     h("span", { class: "muted", text: `${token.owner_kind === "agent" ? "agent" : "member"} ${token.owner_name}` }),
     h("span", { class: "muted", text: `made ${ago(token.created_at)}` }),
     h("button", {
@@ -67,7 +72,8 @@ function row(token, reload, problem) {
       text: "Revoke",
       "aria-label": `Revoke ${token.id}`,
       onclick: async () => {
-        if (!window.confirm(`Revoke ${token.id} of ${token.owner_name}? Whatever uses it stops working.`)) return;
+        const what = token.name ? `“${token.name}” (${token.id})` : token.id;
+        if (!window.confirm(`Revoke ${what} of ${token.owner_name}? Whatever uses it stops working.`)) return;
         try {
           await call(`/v1${accountPath(`/tokens/${encodeURIComponent(token.id)}`)}`, { method: "DELETE" });
           announce(`Token ${token.id} revoked`);

@@ -21,12 +21,15 @@ from .attachment_create import AttachmentCreate
 from .attachment_status import AttachmentStatus
 from .binding_constraint import BindingConstraint
 from .changed_file import ChangedFile
+from .cli_drift import CliDrift
+from .cli_version_run import CliVersionRun
 from .cli_version_seen import CliVersionSeen
 from .close_reason import CloseReason
 from .code_task import CodeTask
 from .code_task_status import CodeTaskStatus
 from .commit_create import CommitCreate
 from .committed import Committed
+from .compare_diff_context import CompareDiffContext
 from .compared_session import ComparedSession
 from .compared_session_diffstat_type_0 import ComparedSessionDiffstatType0
 from .comparison import Comparison
@@ -76,6 +79,7 @@ from .envelope_resource_contents import EnvelopeResourceContents
 from .envelope_resource_contents_data import EnvelopeResourceContentsData
 from .envelope_server_view import EnvelopeServerView
 from .envelope_server_view_data import EnvelopeServerViewData
+from .envelope_server_view_data_pinned_clis import EnvelopeServerViewDataPinnedClis
 from .envelope_session import EnvelopeSession
 from .envelope_session_data import EnvelopeSessionData
 from .envelope_task_view import EnvelopeTaskView
@@ -138,6 +142,7 @@ from .fork_create import ForkCreate
 from .fork_mode import ForkMode
 from .forked_from import ForkedFrom
 from .get_usage_group_by import GetUsageGroupBy
+from .harness_cli_view import HarnessCliView
 from .harness_log import HarnessLog
 from .harness_models import HarnessModels
 from .health import Health
@@ -172,6 +177,7 @@ from .sandbox_health import SandboxHealth
 from .sandbox_view import SandboxView
 from .server_credential import ServerCredential
 from .server_view import ServerView
+from .server_view_pinned_clis import ServerViewPinnedClis
 from .session import Session
 from .session_change import SessionChange
 from .session_create import SessionCreate
@@ -222,12 +228,15 @@ __all__ = (
     "AttachmentStatus",
     "BindingConstraint",
     "ChangedFile",
+    "CliDrift",
+    "CliVersionRun",
     "CliVersionSeen",
     "CloseReason",
     "CodeTask",
     "CodeTaskStatus",
     "CommitCreate",
     "Committed",
+    "CompareDiffContext",
     "ComparedSession",
     "ComparedSessionDiffstatType0",
     "Comparison",
@@ -277,6 +286,7 @@ __all__ = (
     "EnvelopeResourceContentsData",
     "EnvelopeServerView",
     "EnvelopeServerViewData",
+    "EnvelopeServerViewDataPinnedClis",
     "EnvelopeSession",
     "EnvelopeSessionData",
     "EnvelopeTaskView",
@@ -331,6 +341,7 @@ __all__ = (
     "ForkMode",
     "ForkedFrom",
     "GetUsageGroupBy",
+    "HarnessCliView",
     "HarnessLog",
     "HarnessModels",
     "Health",
@@ -363,6 +374,7 @@ __all__ = (
     "SandboxView",
     "ServerCredential",
     "ServerView",
+    "ServerViewPinnedClis",
     "Session",
     "SessionChange",
     "SessionCreate",

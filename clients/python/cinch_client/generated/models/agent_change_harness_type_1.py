@@ -3,11 +3,15 @@ from typing import Literal
 AgentChangeHarnessType1 = Literal[
     "claude",
     "claude-acp",
+    "cline",
     "codex",
     "codex-acp",
+    "copilot",
     "cursor",
+    "droid",
     "gemini",
     "gemini-acp",
+    "kilo",
     "opencode",
     "qwen",
 ]
@@ -15,11 +19,15 @@ AgentChangeHarnessType1 = Literal[
 AGENT_CHANGE_HARNESS_TYPE_1_VALUES: set[AgentChangeHarnessType1] = {
     "claude",
     "claude-acp",
+    "cline",
     "codex",
     "codex-acp",
+    "copilot",
     "cursor",
+    "droid",
     "gemini",
     "gemini-acp",
+    "kilo",
     "opencode",
     "qwen",
 }

@@ -3,11 +3,15 @@ from typing import Literal
 AgentCreateHarnessType1 = Literal[
     "claude",
     "claude-acp",
+    "cline",
     "codex",
     "codex-acp",
+    "copilot",
     "cursor",
+    "droid",
     "gemini",
     "gemini-acp",
+    "kilo",
     "opencode",
     "qwen",
 ]
@@ -15,11 +19,15 @@ AgentCreateHarnessType1 = Literal[
 AGENT_CREATE_HARNESS_TYPE_1_VALUES: set[AgentCreateHarnessType1] = {
     "claude",
     "claude-acp",
+    "cline",
     "codex",
     "codex-acp",
+    "copilot",
     "cursor",
+    "droid",
     "gemini",
     "gemini-acp",
+    "kilo",
     "opencode",
     "qwen",
 }

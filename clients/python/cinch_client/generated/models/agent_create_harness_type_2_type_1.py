@@ -3,11 +3,15 @@ from typing import Literal
 AgentCreateHarnessType2Type1 = Literal[
     "claude",
     "claude-acp",
+    "cline",
     "codex",
     "codex-acp",
+    "copilot",
     "cursor",
+    "droid",
     "gemini",
     "gemini-acp",
+    "kilo",
     "opencode",
     "qwen",
 ]
@@ -15,11 +19,15 @@ AgentCreateHarnessType2Type1 = Literal[
 AGENT_CREATE_HARNESS_TYPE_2_TYPE_1_VALUES: set[AgentCreateHarnessType2Type1] = {
     "claude",
     "claude-acp",
+    "cline",
     "codex",
     "codex-acp",
+    "copilot",
     "cursor",
+    "droid",
     "gemini",
     "gemini-acp",
+    "kilo",
     "opencode",
     "qwen",
 }

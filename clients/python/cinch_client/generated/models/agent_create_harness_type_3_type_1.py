@@ -3,11 +3,15 @@ from typing import Literal
 AgentCreateHarnessType3Type1 = Literal[
     "claude",
     "claude-acp",
+    "cline",
     "codex",
     "codex-acp",
+    "copilot",
     "cursor",
+    "droid",
     "gemini",
     "gemini-acp",
+    "kilo",
     "opencode",
     "qwen",
 ]
@@ -15,11 +19,15 @@ AgentCreateHarnessType3Type1 = Literal[
 AGENT_CREATE_HARNESS_TYPE_3_TYPE_1_VALUES: set[AgentCreateHarnessType3Type1] = {
     "claude",
     "claude-acp",
+    "cline",
     "codex",
     "codex-acp",
+    "copilot",
     "cursor",
+    "droid",
     "gemini",
     "gemini-acp",
+    "kilo",
     "opencode",
     "qwen",
 }

@@ -23,7 +23,8 @@ class Approval:
     Attributes:
         harness (str): The harness.
         id (str): Its id.
-        kind (str): `shell`, `edit`, `read`, `fetch`, `mcp` or `other`.
+        kind (str): `shell`, `edit`, `read`, `fetch`, `mcp`, `other`, or `question`: the
+            agent asks the user something (answered with `{"answer": "..."}`).
         options (list[ApprovalOption]): The choices the agent offered.
         requested_at (str): When the agent asked (RFC 3339).
         session_id (str): The session whose turn asked.
@@ -32,6 +33,7 @@ class Approval:
         title (str): One line saying what the tool would do.
         tool (str): The tool as the agent names it.
         turn_id (str): The turn that asked.
+        answer (None | str | Unset): A question's answer, once answered.
         deadline (None | str | Unset): When its deadline decides it, while it is pending (RFC 3339).
         decided_at (None | str | Unset): When it was decided (RFC 3339).
         decided_by (None | str | Unset): Who decided: a member's or agent's id, `policy` or `timeout`.
@@ -51,6 +53,7 @@ class Approval:
     title: str
     tool: str
     turn_id: str
+    answer: None | str | Unset = UNSET
     deadline: None | str | Unset = UNSET
     decided_at: None | str | Unset = UNSET
     decided_by: None | str | Unset = UNSET
@@ -84,6 +87,12 @@ class Approval:
         tool = self.tool
 
         turn_id = self.turn_id
+
+        answer: None | str | Unset
+        if isinstance(self.answer, Unset):
+            answer = UNSET
+        else:
+            answer = self.answer
 
         deadline: None | str | Unset
         if isinstance(self.deadline, Unset):
@@ -138,6 +147,8 @@ class Approval:
                 "turn_id": turn_id,
             }
         )
+        if answer is not UNSET:
+            field_dict["answer"] = answer
         if deadline is not UNSET:
             field_dict["deadline"] = deadline
         if decided_at is not UNSET:
@@ -184,6 +195,15 @@ class Approval:
         tool = d.pop("tool")
 
         turn_id = d.pop("turn_id")
+
+        def _parse_answer(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        answer = _parse_answer(d.pop("answer", UNSET))
 
         def _parse_deadline(data: object) -> None | str | Unset:
             if data is None:
@@ -251,6 +271,7 @@ class Approval:
             title=title,
             tool=tool,
             turn_id=turn_id,
+            answer=answer,
             deadline=deadline,
             decided_at=decided_at,
             decided_by=decided_by,

@@ -1,9 +1,12 @@
 from typing import Literal
 
-ApprovalStatus = Literal["allowed", "cancelled", "denied", "expired", "pending"]
+ApprovalStatus = Literal[
+    "allowed", "answered", "cancelled", "denied", "expired", "pending"
+]
 
 APPROVAL_STATUS_VALUES: set[ApprovalStatus] = {
     "allowed",
+    "answered",
     "cancelled",
     "denied",
     "expired",

@@ -14,20 +14,35 @@ T = TypeVar("T", bound="DecisionBody")
 
 @_attrs_define
 class DecisionBody:
-    """A decision on an approval.
+    """A decision on an approval: `decision` (with `scope` and `message`) for a
+    permission request, `answer` for a question (`kind: "question"`).
 
-    Attributes:
-        decision (Decision): A decision on one request.
-        message (None | str | Unset): A note, recorded with the decision in the session's conversation.
-        scope (DecisionScope | Unset): How long a decision applies to the session beyond its request.
+        Attributes:
+            answer (None | str | Unset): The answer to a question.
+            decision (Decision | None | Unset):
+            message (None | str | Unset): A note, recorded with the decision in the session's conversation.
+            scope (DecisionScope | None | Unset):
     """
 
-    decision: Decision
+    answer: None | str | Unset = UNSET
+    decision: Decision | None | Unset = UNSET
     message: None | str | Unset = UNSET
-    scope: DecisionScope | Unset = UNSET
+    scope: DecisionScope | None | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
-        decision: str = self.decision
+        answer: None | str | Unset
+        if isinstance(self.answer, Unset):
+            answer = UNSET
+        else:
+            answer = self.answer
+
+        decision: None | str | Unset
+        if isinstance(self.decision, Unset):
+            decision = UNSET
+        elif isinstance(self.decision, str):
+            decision = self.decision
+        else:
+            decision = self.decision
 
         message: None | str | Unset
         if isinstance(self.message, Unset):
@@ -35,17 +50,21 @@ class DecisionBody:
         else:
             message = self.message
 
-        scope: str | Unset = UNSET
-        if not isinstance(self.scope, Unset):
+        scope: None | str | Unset
+        if isinstance(self.scope, Unset):
+            scope = UNSET
+        elif isinstance(self.scope, str):
+            scope = self.scope
+        else:
             scope = self.scope
 
         field_dict: dict[str, Any] = {}
 
-        field_dict.update(
-            {
-                "decision": decision,
-            }
-        )
+        field_dict.update({})
+        if answer is not UNSET:
+            field_dict["answer"] = answer
+        if decision is not UNSET:
+            field_dict["decision"] = decision
         if message is not UNSET:
             field_dict["message"] = message
         if scope is not UNSET:
@@ -56,7 +75,32 @@ class DecisionBody:
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
         d = dict(src_dict)
-        decision = check_decision(d.pop("decision"))
+
+        def _parse_answer(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        answer = _parse_answer(d.pop("answer", UNSET))
+
+        def _parse_decision(data: object) -> Decision | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                decision_type_1 = check_decision(data)
+
+                return decision_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(Decision | None | Unset, data)
+
+        decision = _parse_decision(d.pop("decision", UNSET))
 
         def _parse_message(data: object) -> None | str | Unset:
             if data is None:
@@ -67,14 +111,25 @@ class DecisionBody:
 
         message = _parse_message(d.pop("message", UNSET))
 
-        _scope = d.pop("scope", UNSET)
-        scope: DecisionScope | Unset
-        if isinstance(_scope, Unset):
-            scope = UNSET
-        else:
-            scope = check_decision_scope(_scope)
+        def _parse_scope(data: object) -> DecisionScope | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                scope_type_1 = check_decision_scope(data)
+
+                return scope_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(DecisionScope | None | Unset, data)
+
+        scope = _parse_scope(d.pop("scope", UNSET))
 
         decision_body = cls(
+            answer=answer,
             decision=decision,
             message=message,
             scope=scope,

@@ -1,12 +1,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Self, TypeVar
+from typing import Any, Self, TypeVar, cast
 
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
 from ..models.token_owner_kind import TokenOwnerKind, check_token_owner_kind
+from ..types import UNSET, Unset
 
 T = TypeVar("T", bound="EnvelopeNewTokenData")
 
@@ -23,6 +24,7 @@ class EnvelopeNewTokenData:
         owner_name (str): That member's or agent's name.
         secret (str): Its text, for `Authorization: Bearer …`. Keep it now: cinch keeps
             only its hash and never shows it again.
+        name (None | str | Unset): The name it was given when made ("CI", "laptop"), if any.
     """
 
     created_at: str
@@ -31,6 +33,7 @@ class EnvelopeNewTokenData:
     owner_kind: TokenOwnerKind
     owner_name: str
     secret: str
+    name: None | str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -46,6 +49,12 @@ class EnvelopeNewTokenData:
 
         secret = self.secret
 
+        name: None | str | Unset
+        if isinstance(self.name, Unset):
+            name = UNSET
+        else:
+            name = self.name
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -58,6 +67,8 @@ class EnvelopeNewTokenData:
                 "secret": secret,
             }
         )
+        if name is not UNSET:
+            field_dict["name"] = name
 
         return field_dict
 
@@ -76,6 +87,15 @@ class EnvelopeNewTokenData:
 
         secret = d.pop("secret")
 
+        def _parse_name(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        name = _parse_name(d.pop("name", UNSET))
+
         envelope_new_token_data = cls(
             created_at=created_at,
             id=id,
@@ -83,6 +103,7 @@ class EnvelopeNewTokenData:
             owner_kind=owner_kind,
             owner_name=owner_name,
             secret=secret,
+            name=name,
         )
 
         envelope_new_token_data.additional_properties = d

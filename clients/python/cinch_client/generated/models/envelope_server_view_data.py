@@ -7,6 +7,9 @@ from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
 if TYPE_CHECKING:
+    from ..models.envelope_server_view_data_pinned_clis import (
+        EnvelopeServerViewDataPinnedClis,
+    )
     from ..models.sandbox_view import SandboxView
 
 
@@ -18,15 +21,20 @@ class EnvelopeServerViewData:
     """The server.
 
     Attributes:
+        pinned_clis (EnvelopeServerViewDataPinnedClis): The CLI versions config.toml pins, by harness (`[harness.NAME]
+            version`): installed under cinch's home and run instead of PATH's.
         sandbox (SandboxView): How tenants' processes are contained.
         version (str): cinch's version.
     """
 
+    pinned_clis: EnvelopeServerViewDataPinnedClis
     sandbox: SandboxView
     version: str
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
+        pinned_clis = self.pinned_clis.to_dict()
+
         sandbox = self.sandbox.to_dict()
 
         version = self.version
@@ -35,6 +43,7 @@ class EnvelopeServerViewData:
         field_dict.update(self.additional_properties)
         field_dict.update(
             {
+                "pinned_clis": pinned_clis,
                 "sandbox": sandbox,
                 "version": version,
             }
@@ -44,14 +53,20 @@ class EnvelopeServerViewData:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
+        from ..models.envelope_server_view_data_pinned_clis import (
+            EnvelopeServerViewDataPinnedClis,
+        )
         from ..models.sandbox_view import SandboxView
 
         d = dict(src_dict)
+        pinned_clis = EnvelopeServerViewDataPinnedClis.from_dict(d.pop("pinned_clis"))
+
         sandbox = SandboxView.from_dict(d.pop("sandbox"))
 
         version = d.pop("version")
 
         envelope_server_view_data = cls(
+            pinned_clis=pinned_clis,
             sandbox=sandbox,
             version=version,
         )

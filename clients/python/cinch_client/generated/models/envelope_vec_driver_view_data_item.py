@@ -11,6 +11,7 @@ from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
     from ..models.cli_version_seen import CliVersionSeen
+    from ..models.harness_cli_view import HarnessCliView
 
 
 T = TypeVar("T", bound="EnvelopeVecDriverViewDataItem")
@@ -26,6 +27,8 @@ class EnvelopeVecDriverViewDataItem:
         contract_version (str): The driver contract version it implements.
         digest (str): The component's digest, `sha256:HEX`: what a turn's result names.
         display_name (str): What people call it.
+        harnesses (list[HarnessCliView]): The harnesses it runs (itself and its profiles): each one's CLI
+            package, tested and pinned versions, and the CLI versions turns ran on.
         name (str): The harness, as a request's `harness` names it.
         program (str): The program it runs, looked up on the server's PATH.
         source (DriverSource): Where a driver comes from.
@@ -39,6 +42,7 @@ class EnvelopeVecDriverViewDataItem:
     contract_version: str
     digest: str
     display_name: str
+    harnesses: list[HarnessCliView]
     name: str
     program: str
     source: DriverSource
@@ -57,6 +61,11 @@ class EnvelopeVecDriverViewDataItem:
         digest = self.digest
 
         display_name = self.display_name
+
+        harnesses = []
+        for harnesses_item_data in self.harnesses:
+            harnesses_item = harnesses_item_data.to_dict()
+            harnesses.append(harnesses_item)
 
         name = self.name
 
@@ -84,6 +93,7 @@ class EnvelopeVecDriverViewDataItem:
                 "contract_version": contract_version,
                 "digest": digest,
                 "display_name": display_name,
+                "harnesses": harnesses,
                 "name": name,
                 "program": program,
                 "source": source,
@@ -99,6 +109,7 @@ class EnvelopeVecDriverViewDataItem:
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
         from ..models.cli_version_seen import CliVersionSeen
+        from ..models.harness_cli_view import HarnessCliView
 
         d = dict(src_dict)
         cli_versions = []
@@ -113,6 +124,13 @@ class EnvelopeVecDriverViewDataItem:
         digest = d.pop("digest")
 
         display_name = d.pop("display_name")
+
+        harnesses = []
+        _harnesses = d.pop("harnesses")
+        for harnesses_item_data in _harnesses:
+            harnesses_item = HarnessCliView.from_dict(harnesses_item_data)
+
+            harnesses.append(harnesses_item)
 
         name = d.pop("name")
 
@@ -143,6 +161,7 @@ class EnvelopeVecDriverViewDataItem:
             contract_version=contract_version,
             digest=digest,
             display_name=display_name,
+            harnesses=harnesses,
             name=name,
             program=program,
             source=source,

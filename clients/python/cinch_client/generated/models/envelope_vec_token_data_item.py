@@ -1,12 +1,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Self, TypeVar
+from typing import Any, Self, TypeVar, cast
 
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
 from ..models.token_owner_kind import TokenOwnerKind, check_token_owner_kind
+from ..types import UNSET, Unset
 
 T = TypeVar("T", bound="EnvelopeVecTokenDataItem")
 
@@ -21,6 +22,7 @@ class EnvelopeVecTokenDataItem:
         owner_id (str): That member's or agent's id.
         owner_kind (TokenOwnerKind): Whom a token acts for.
         owner_name (str): That member's or agent's name.
+        name (None | str | Unset): The name it was given when made ("CI", "laptop"), if any.
     """
 
     created_at: str
@@ -28,6 +30,7 @@ class EnvelopeVecTokenDataItem:
     owner_id: str
     owner_kind: TokenOwnerKind
     owner_name: str
+    name: None | str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -41,6 +44,12 @@ class EnvelopeVecTokenDataItem:
 
         owner_name = self.owner_name
 
+        name: None | str | Unset
+        if isinstance(self.name, Unset):
+            name = UNSET
+        else:
+            name = self.name
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -52,6 +61,8 @@ class EnvelopeVecTokenDataItem:
                 "owner_name": owner_name,
             }
         )
+        if name is not UNSET:
+            field_dict["name"] = name
 
         return field_dict
 
@@ -68,12 +79,22 @@ class EnvelopeVecTokenDataItem:
 
         owner_name = d.pop("owner_name")
 
+        def _parse_name(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        name = _parse_name(d.pop("name", UNSET))
+
         envelope_vec_token_data_item = cls(
             created_at=created_at,
             id=id,
             owner_id=owner_id,
             owner_kind=owner_kind,
             owner_name=owner_name,
+            name=name,
         )
 
         envelope_vec_token_data_item.additional_properties = d

@@ -8,6 +8,7 @@ from attrs import field as _attrs_field
 
 if TYPE_CHECKING:
     from ..models.sandbox_view import SandboxView
+    from ..models.server_view_pinned_clis import ServerViewPinnedClis
 
 
 T = TypeVar("T", bound="ServerView")
@@ -18,15 +19,20 @@ class ServerView:
     """The server.
 
     Attributes:
+        pinned_clis (ServerViewPinnedClis): The CLI versions config.toml pins, by harness (`[harness.NAME]
+            version`): installed under cinch's home and run instead of PATH's.
         sandbox (SandboxView): How tenants' processes are contained.
         version (str): cinch's version.
     """
 
+    pinned_clis: ServerViewPinnedClis
     sandbox: SandboxView
     version: str
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
+        pinned_clis = self.pinned_clis.to_dict()
+
         sandbox = self.sandbox.to_dict()
 
         version = self.version
@@ -35,6 +41,7 @@ class ServerView:
         field_dict.update(self.additional_properties)
         field_dict.update(
             {
+                "pinned_clis": pinned_clis,
                 "sandbox": sandbox,
                 "version": version,
             }
@@ -45,13 +52,17 @@ class ServerView:
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
         from ..models.sandbox_view import SandboxView
+        from ..models.server_view_pinned_clis import ServerViewPinnedClis
 
         d = dict(src_dict)
+        pinned_clis = ServerViewPinnedClis.from_dict(d.pop("pinned_clis"))
+
         sandbox = SandboxView.from_dict(d.pop("sandbox"))
 
         version = d.pop("version")
 
         server_view = cls(
+            pinned_clis=pinned_clis,
             sandbox=sandbox,
             version=version,
         )

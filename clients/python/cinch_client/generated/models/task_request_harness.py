@@ -3,11 +3,15 @@ from typing import Literal
 TaskRequestHarness = Literal[
     "claude",
     "claude-acp",
+    "cline",
     "codex",
     "codex-acp",
+    "copilot",
     "cursor",
+    "droid",
     "gemini",
     "gemini-acp",
+    "kilo",
     "opencode",
     "qwen",
 ]
@@ -15,11 +19,15 @@ TaskRequestHarness = Literal[
 TASK_REQUEST_HARNESS_VALUES: set[TaskRequestHarness] = {
     "claude",
     "claude-acp",
+    "cline",
     "codex",
     "codex-acp",
+    "copilot",
     "cursor",
+    "droid",
     "gemini",
     "gemini-acp",
+    "kilo",
     "opencode",
     "qwen",
 }

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
+from ..models.cli_drift import CliDrift, check_cli_drift
 from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
@@ -39,6 +40,9 @@ class TaskResult:
             output changed. Type names are cut at 64 characters, characters other
             than letters, digits and `_-./:@` shown as `?`; past 32 types per
             turn the rest count under `(other types)`.
+        cli_drift (CliDrift | None | Unset):
+        cli_tested (None | str | Unset): The CLI versions its driver was tested with (a semver range); null
+            when it names none.
         cli_version (None | str | Unset): The CLI's version when the turn started, when it said one.
         detail (None | str | Unset): What explains the status, when something does.
         driver (DriverUsed | None | Unset):
@@ -61,6 +65,8 @@ class TaskResult:
     result_text: str
     total_files: int
     unknown_events: TaskResultUnknownEvents
+    cli_drift: CliDrift | None | Unset = UNSET
+    cli_tested: None | str | Unset = UNSET
     cli_version: None | str | Unset = UNSET
     detail: None | str | Unset = UNSET
     driver: DriverUsed | None | Unset = UNSET
@@ -100,6 +106,20 @@ class TaskResult:
         total_files = self.total_files
 
         unknown_events = self.unknown_events.to_dict()
+
+        cli_drift: None | str | Unset
+        if isinstance(self.cli_drift, Unset):
+            cli_drift = UNSET
+        elif isinstance(self.cli_drift, str):
+            cli_drift = self.cli_drift
+        else:
+            cli_drift = self.cli_drift
+
+        cli_tested: None | str | Unset
+        if isinstance(self.cli_tested, Unset):
+            cli_tested = UNSET
+        else:
+            cli_tested = self.cli_tested
 
         cli_version: None | str | Unset
         if isinstance(self.cli_version, Unset):
@@ -176,6 +196,10 @@ class TaskResult:
                 "unknown_events": unknown_events,
             }
         )
+        if cli_drift is not UNSET:
+            field_dict["cli_drift"] = cli_drift
+        if cli_tested is not UNSET:
+            field_dict["cli_tested"] = cli_tested
         if cli_version is not UNSET:
             field_dict["cli_version"] = cli_version
         if detail is not UNSET:
@@ -231,6 +255,32 @@ class TaskResult:
         total_files = d.pop("total_files")
 
         unknown_events = TaskResultUnknownEvents.from_dict(d.pop("unknown_events"))
+
+        def _parse_cli_drift(data: object) -> CliDrift | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                cli_drift_type_1 = check_cli_drift(data)
+
+                return cli_drift_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(CliDrift | None | Unset, data)
+
+        cli_drift = _parse_cli_drift(d.pop("cli_drift", UNSET))
+
+        def _parse_cli_tested(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        cli_tested = _parse_cli_tested(d.pop("cli_tested", UNSET))
 
         def _parse_cli_version(data: object) -> None | str | Unset:
             if data is None:
@@ -341,6 +391,8 @@ class TaskResult:
             result_text=result_text,
             total_files=total_files,
             unknown_events=unknown_events,
+            cli_drift=cli_drift,
+            cli_tested=cli_tested,
             cli_version=cli_version,
             detail=detail,
             driver=driver,

@@ -108,14 +108,18 @@ def sync_detailed(
     client: AuthenticatedClient | Client,
     body: DecisionBody,
 ) -> Response[EnvelopeApproval | Problem]:
-    """Decides an approval. The first decision wins: the same decision again
-    answers 200, a different one 409 naming who decided; so does a decision
-    on an approval whose turn has ended.
+    """Decides an approval (`decision`), or answers a question (`answer`). The
+    first decision wins: the same decision again answers 200, a different one
+    409 naming who decided; so does a decision on an approval whose turn has
+    ended. A `decision` on a question or an `answer` on a permission request
+    is a 422 saying which to send.
 
     Args:
         account (str):
         approval (str):
-        body (DecisionBody): A decision on an approval.
+        body (DecisionBody): A decision on an approval: `decision` (with `scope` and `message`)
+            for a
+            permission request, `answer` for a question (`kind: "question"`).
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -145,14 +149,18 @@ def sync(
     client: AuthenticatedClient | Client,
     body: DecisionBody,
 ) -> EnvelopeApproval | Problem | None:
-    """Decides an approval. The first decision wins: the same decision again
-    answers 200, a different one 409 naming who decided; so does a decision
-    on an approval whose turn has ended.
+    """Decides an approval (`decision`), or answers a question (`answer`). The
+    first decision wins: the same decision again answers 200, a different one
+    409 naming who decided; so does a decision on an approval whose turn has
+    ended. A `decision` on a question or an `answer` on a permission request
+    is a 422 saying which to send.
 
     Args:
         account (str):
         approval (str):
-        body (DecisionBody): A decision on an approval.
+        body (DecisionBody): A decision on an approval: `decision` (with `scope` and `message`)
+            for a
+            permission request, `answer` for a question (`kind: "question"`).
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -177,14 +185,18 @@ async def asyncio_detailed(
     client: AuthenticatedClient | Client,
     body: DecisionBody,
 ) -> Response[EnvelopeApproval | Problem]:
-    """Decides an approval. The first decision wins: the same decision again
-    answers 200, a different one 409 naming who decided; so does a decision
-    on an approval whose turn has ended.
+    """Decides an approval (`decision`), or answers a question (`answer`). The
+    first decision wins: the same decision again answers 200, a different one
+    409 naming who decided; so does a decision on an approval whose turn has
+    ended. A `decision` on a question or an `answer` on a permission request
+    is a 422 saying which to send.
 
     Args:
         account (str):
         approval (str):
-        body (DecisionBody): A decision on an approval.
+        body (DecisionBody): A decision on an approval: `decision` (with `scope` and `message`)
+            for a
+            permission request, `answer` for a question (`kind: "question"`).
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -212,14 +224,18 @@ async def asyncio(
     client: AuthenticatedClient | Client,
     body: DecisionBody,
 ) -> EnvelopeApproval | Problem | None:
-    """Decides an approval. The first decision wins: the same decision again
-    answers 200, a different one 409 naming who decided; so does a decision
-    on an approval whose turn has ended.
+    """Decides an approval (`decision`), or answers a question (`answer`). The
+    first decision wins: the same decision again answers 200, a different one
+    409 naming who decided; so does a decision on an approval whose turn has
+    ended. A `decision` on a question or an `answer` on a permission request
+    is a 422 saying which to send.
 
     Args:
         account (str):
         approval (str):
-        body (DecisionBody): A decision on an approval.
+        body (DecisionBody): A decision on an approval: `decision` (with `scope` and `message`)
+            for a
+            permission request, `answer` for a question (`kind: "question"`).
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.

@@ -6,8 +6,11 @@ import httpx
 
 from ... import errors
 from ...client import AuthenticatedClient, Client
+from ...models.compare_diff_context import (
+    CompareDiffContext,
+)
 from ...models.problem import Problem
-from ...types import UNSET, Response
+from ...types import UNSET, Response, Unset
 
 
 def _get_kwargs(
@@ -16,6 +19,7 @@ def _get_kwargs(
     *,
     a: str,
     b: str,
+    context: CompareDiffContext | Unset = UNSET,
 ) -> dict[str, Any]:
 
     params: dict[str, Any] = {}
@@ -23,6 +27,12 @@ def _get_kwargs(
     params["a"] = a
 
     params["b"] = b
+
+    json_context: str | Unset = UNSET
+    if not isinstance(context, Unset):
+        json_context = context
+
+    params["context"] = json_context
 
     params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
 
@@ -89,6 +99,7 @@ def sync_detailed(
     client: AuthenticatedClient | Client,
     a: str,
     b: str,
+    context: CompareDiffContext | Unset = UNSET,
 ) -> Response[Problem | str]:
     """The unified patch from session `a`'s work tree to session `b`'s (each
     as its latest end checkpoint), as `git diff -M` prints it.
@@ -98,6 +109,8 @@ def sync_detailed(
         task (str):
         a (str):
         b (str):
+        context (CompareDiffContext | Unset): How much of the unchanged text around a change a
+            diff shows.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -112,6 +125,7 @@ def sync_detailed(
         task=task,
         a=a,
         b=b,
+        context=context,
     )
 
     response = client.get_httpx_client().request(
@@ -128,6 +142,7 @@ def sync(
     client: AuthenticatedClient | Client,
     a: str,
     b: str,
+    context: CompareDiffContext | Unset = UNSET,
 ) -> Problem | str | None:
     """The unified patch from session `a`'s work tree to session `b`'s (each
     as its latest end checkpoint), as `git diff -M` prints it.
@@ -137,6 +152,8 @@ def sync(
         task (str):
         a (str):
         b (str):
+        context (CompareDiffContext | Unset): How much of the unchanged text around a change a
+            diff shows.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -152,6 +169,7 @@ def sync(
         client=client,
         a=a,
         b=b,
+        context=context,
     ).parsed
 
 
@@ -162,6 +180,7 @@ async def asyncio_detailed(
     client: AuthenticatedClient | Client,
     a: str,
     b: str,
+    context: CompareDiffContext | Unset = UNSET,
 ) -> Response[Problem | str]:
     """The unified patch from session `a`'s work tree to session `b`'s (each
     as its latest end checkpoint), as `git diff -M` prints it.
@@ -171,6 +190,8 @@ async def asyncio_detailed(
         task (str):
         a (str):
         b (str):
+        context (CompareDiffContext | Unset): How much of the unchanged text around a change a
+            diff shows.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -185,6 +206,7 @@ async def asyncio_detailed(
         task=task,
         a=a,
         b=b,
+        context=context,
     )
 
     response = await client.get_async_httpx_client().request(**kwargs)
@@ -199,6 +221,7 @@ async def asyncio(
     client: AuthenticatedClient | Client,
     a: str,
     b: str,
+    context: CompareDiffContext | Unset = UNSET,
 ) -> Problem | str | None:
     """The unified patch from session `a`'s work tree to session `b`'s (each
     as its latest end checkpoint), as `git diff -M` prints it.
@@ -208,6 +231,8 @@ async def asyncio(
         task (str):
         a (str):
         b (str):
+        context (CompareDiffContext | Unset): How much of the unchanged text around a change a
+            diff shows.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -224,5 +249,6 @@ async def asyncio(
             client=client,
             a=a,
             b=b,
+            context=context,
         )
     ).parsed
