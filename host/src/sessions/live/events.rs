@@ -8,10 +8,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use anyhow::Context as _;
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot, watch};
 
+use super::history::{self, History};
 use super::writer::{Job, Pending};
 use crate::store::{RunKey, Store, StoredEvent};
 use crate::sync::lock;
@@ -107,11 +107,6 @@ impl Numbering {
 /// history.
 pub(super) const KEPT_EVENTS: usize = 128;
 
-/// Events a stream reads from the store at a time, at least: a query for
-/// each few events cost more than the events (many late streams at once
-/// kept the database busy).
-const STORE_PAGE: usize = 512;
-
 /// The most data (JSON text) of stored events kept in memory for a run.
 const KEPT_BYTES: usize = 64 * 1024;
 
@@ -119,7 +114,7 @@ const KEPT_BYTES: usize = 64 * 1024;
 pub struct RunEvents {
     run: RunKey,
     numbering: Numbering,
-    store: Store,
+    history: Arc<History>,
     window: Mutex<Window>,
     stored: watch::Sender<u64>,
     writer: mpsc::UnboundedSender<Job>,
@@ -173,7 +168,7 @@ impl RunEvents {
     pub(super) fn new(
         run: RunKey,
         numbering: Numbering,
-        store: Store,
+        history: Arc<History>,
         newest: Vec<StoredEvent>,
         writer: mpsc::UnboundedSender<Job>,
     ) -> Self {
@@ -192,7 +187,7 @@ impl RunEvents {
         Self {
             run,
             numbering,
-            store,
+            history,
             window: Mutex::new(window),
             stored: watch::Sender::new(latest),
             writer,
@@ -282,39 +277,37 @@ impl RunEvents {
         Arc::strong_count(self) == 1 && quiet
     }
 
-    /// The stored events after number `seq`, at most `limit` of them (of
-    /// [`STORE_PAGE`] when they are read from the store): a stream takes its
-    /// next batch as its client drains the last, so that what it holds stays
-    /// small however long the run's history. Those no longer in memory are
-    /// read from the store.
-    pub async fn after(&self, seq: u64, limit: usize) -> anyhow::Result<Vec<RunEvent>> {
-        let stored = *self.stored.borrow();
-        {
-            let window = self.lock();
-            if seq >= window.dropped_through {
-                let start = window.events.partition_point(|event| event.seq <= seq);
-                let end = window.events.partition_point(|event| event.seq <= stored);
-                let end = end.max(start).min(start.saturating_add(limit));
-                return Ok(window.events.range(start..end).cloned().collect());
+    /// The stored events after number `seq`: at most `limit` of them from
+    /// memory, or the rest of their page of history (see [`History`]) when
+    /// they are no longer in memory. A stream takes its next batch as its
+    /// client drains the last, so that what it holds stays small however
+    /// long the run's history.
+    pub async fn after(&self, mut seq: u64, limit: usize) -> anyhow::Result<Vec<RunEvent>> {
+        loop {
+            let stored = *self.stored.borrow();
+            {
+                let window = self.lock();
+                if seq >= window.dropped_through {
+                    let start = window.events.partition_point(|event| event.seq <= seq);
+                    let end = window.events.partition_point(|event| event.seq <= stored);
+                    let end = end.max(start).min(start.saturating_add(limit));
+                    return Ok(window.events.range(start..end).cloned().collect());
+                }
             }
+            let page = seq / history::PAGE;
+            let events = self.history.page(&self.run, page, stored).await?;
+            let start = events.partition_point(|event| event.seq <= seq);
+            if start < events.len() {
+                return Ok(events[start..].to_vec());
+            }
+            // Nothing stored after `seq` in its page (a number skipped, or
+            // an event of a name this version does not know): the next.
+            let through = (page + 1) * history::PAGE;
+            if through >= stored {
+                return Ok(Vec::new());
+            }
+            seq = through;
         }
-        let page = self
-            .store
-            .events_page(
-                &self.run.account_id,
-                &self.run.run_id,
-                seq as i64,
-                limit.max(STORE_PAGE),
-            )
-            .await
-            .with_context(|| {
-                format!("reading the events of run {} after {seq}", self.run.run_id)
-            })?;
-        Ok(page
-            .into_iter()
-            .filter(|event| event.seq as u64 <= stored)
-            .filter_map(RunEvent::read)
-            .collect())
     }
 
     /// The newest stored event's number, watched.
@@ -340,20 +333,12 @@ impl RunEvents {
             let in_memory: Vec<RunEvent> = window.events.iter().cloned().collect();
             (window.dropped_through, in_memory)
         };
-        let mut after = 0;
-        while after < dropped_through {
-            let page = self
-                .store
-                .events_page(&self.run.account_id, &self.run.run_id, after as i64, 1024)
-                .await
-                .with_context(|| format!("reading the events of run {}", self.run.run_id))?;
-            let Some(last) = page.last() else { break };
-            after = last.seq as u64;
-            let older = page
-                .into_iter()
-                .filter(|event| event.seq as u64 <= dropped_through);
-            for event in older.filter_map(RunEvent::read) {
-                of_call.count(&event);
+        let stored = *self.stored.borrow();
+        for page in 0..dropped_through.div_ceil(history::PAGE) {
+            let events = self.history.page(&self.run, page, stored).await?;
+            let older = events.iter().filter(|event| event.seq <= dropped_through);
+            for event in older {
+                of_call.count(event);
             }
         }
         for event in &in_memory {
@@ -402,7 +387,7 @@ impl<'a> OfCall<'a> {
 impl RunEvent {
     /// An event as stored; none for a name this version does not know (a
     /// newer node's), which streams skip.
-    fn read(event: StoredEvent) -> Option<Self> {
+    pub(super) fn read(event: StoredEvent) -> Option<Self> {
         let Some(name) = EventName::parse(&event.name) else {
             tracing::warn!(name = %event.name, seq = event.seq, "skipping a run event of an unknown name");
             return None;

@@ -16,6 +16,7 @@
 //! on every node, and `Last-Event-ID` resumes on any.
 
 mod events;
+mod history;
 mod pump;
 mod writer;
 
@@ -77,6 +78,8 @@ pub struct Runs {
     webhooks: Webhooks,
     turns: Mutex<HashMap<String, watch::Sender<LiveState>>>,
     runs: Arc<RunMap>,
+    /// The runs' stored events no longer in memory, for late streams.
+    history: Arc<history::History>,
     numbering: Numbering,
     writer: mpsc::UnboundedSender<Job>,
     closing: watch::Sender<bool>,
@@ -99,6 +102,7 @@ impl Runs {
         let numbering = Numbering::of(&store);
         writer::start(store.clone(), queue, runs.clone())?;
         let (approvals, asked) = mpsc::unbounded_channel();
+        let history = Arc::new(history::History::new(store.clone()));
         Ok(Self {
             approvals,
             asked: Mutex::new(Some(asked)),
@@ -106,6 +110,7 @@ impl Runs {
             webhooks,
             turns: Mutex::default(),
             runs,
+            history,
             numbering,
             writer,
             closing: watch::Sender::new(false),
@@ -188,7 +193,7 @@ impl Runs {
         let events = Arc::new(RunEvents::new(
             key.clone(),
             self.numbering,
-            self.store.clone(),
+            self.history.clone(),
             newest,
             self.writer.clone(),
         ));
