@@ -1970,6 +1970,9 @@ fn a_turn_that_ended_while_the_database_disk_was_full_is_recorded_once_there_is_
         .as_str()
         .unwrap_or_default();
     assert!(detail.contains("no space left on device"), "{turn:#}");
+    // Its result is kept too, once there is room (the session's usage
+    // counts turns by their stored results).
+    assert_eq!(ended["usage"]["turns"], 1, "{ended:#}");
     world.script(slow_turn("s-disk", 3, 10));
     let posted = api.post(
         &format!("/tasks/{task}/sessions/{session}/messages"),
