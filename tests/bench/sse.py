@@ -48,6 +48,16 @@ def process_cpu(pid):
     return sum(process_user_system(pid))
 
 
+def resident_mib(pid):
+    """The resident memory of process `pid` now, and its peak since it began, in MiB."""
+    fields = {}
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            name, _, value = line.partition(":")
+            fields[name] = value.split()
+    return int(fields["VmRSS"][0]) / 1024, int(fields["VmHWM"][0]) / 1024
+
+
 def process_user_system(pid):
     """User and system (kernel) seconds of process `pid`, all its threads."""
     with open(f"/proc/{pid}/stat") as stat:
@@ -188,9 +198,13 @@ class Sampler(threading.Thread):
     def __init__(self, pid, clients):
         super().__init__(daemon=True)
         self.pid, self.clients, self.samples, self.stop = pid, clients, [], False
+        self.rss_peak = 0.0
 
     def run(self):
         while not self.stop:
+            # Not the kernel's peak (VmHWM): start-up, compiling the drivers,
+            # holds more than the turns do.
+            self.rss_peak = max(self.rss_peak, resident_mib(self.pid)[0])
             user, system = process_user_system(self.pid)
             self.samples.append((time.time_ns() // 1000, user + system, system,
                                  sum(client.ticks for client in self.clients)))
@@ -283,10 +297,11 @@ def main():
                      {"prompt": f"Build {n}", "environment_id": busy})
         expected = int(args.rate * args.seconds)
         reader = Client(port, token)
+        rss_idle, _ = resident_mib(server.pid)
         cpu_before, client_before = process_cpu(server.pid), resource.getrusage(
             resource.RUSAGE_SELF)
         machine_before = machine_cpu()
-        wall = time.time()
+        wall = wall_start = time.time()
         reader.start()
         for n in range(args.sessions):
             task = call(base, token, "POST", f"{prefix}/tasks",
@@ -305,6 +320,10 @@ def main():
         sampler.stop = True
         sampler.join()
         running_cpu, running_system, running_lines = sampler.while_all_ran(clients)
+        rss_peak = sampler.rss_peak
+        first_ticks = [c.arrivals_us[0] for c in clients if c.arrivals_us]
+        all_running_s = ((max(first_ticks) / 1e6 - wall_start)
+                         if len(first_ticks) == len(clients) else float("nan"))
         wall = time.time() - wall
         server_cpu = process_cpu(server.pid) - cpu_before
         steady_cpu = server_cpu - (steady_cpu - cpu_before)
@@ -360,10 +379,15 @@ def main():
               f"{running_system_us:.1f} of them in the kernel "
               f"({running_lines} lines, {running_cpu:.2f} s of CPU)")
         print(f"  the client's CPU {client_cpu:.2f} s = {100 * client_cpu / wall:.0f}% of a core")
+        mib_per_turn = (rss_peak - rss_idle) / args.sessions
+        print(f"  every turn's first line in {all_running_s:.1f} s from the first request; "
+              f"cinch serve's memory {rss_idle:.0f} MiB before the turns, at most "
+              f"{rss_peak:.0f} MiB: {mib_per_turn:.2f} MiB a turn")
         print(f"RESULT lost={lost} p99_ms={percentile(latencies, 0.99) / 1000:.2f} "
               f"serve_us_per_line={steady_cpu * 1e6 / max(steady_lines, 1):.1f} "
               f"running_us_per_line={running_cpu * 1e6 / max(running_lines, 1):.1f} "
               f"running_kernel_us_per_line={running_system_us:.1f} "
+              f"all_running_s={all_running_s:.1f} mib_per_turn={mib_per_turn:.3f} "
               "(targets: 0, <= 5 ms, <= 10 us)")
     finally:
         server.terminate()

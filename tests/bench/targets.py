@@ -11,7 +11,9 @@ turns bench's load scenario again at 1,000 turns x 10 lines/s, `sse.py`
 (200 sessions x 10 lines/s with an SSE client each), `floor.py` (the
 kernel's own cost of such a line, with no cinch code) and `messages.py` (a
 page of 50 messages, uncached, on SQLite and, with `--postgres`, on
-PostgreSQL; it needs wrk). Each prints as it goes; each ends with `RESULT`
+PostgreSQL; it needs wrk), and issue 40's runs through the API: one
+50,000-line turn's memory and, with `--thousand`, `sse.py` at 1,000
+sessions. Each prints as it goes; each ends with `RESULT`
 lines of `key=value` pairs, which this script reads. A few minutes in all.
 
 The machine's other load moves the CPU figures by a tenth or more between
@@ -45,6 +47,16 @@ BEFORE = {
     "sse_p99": "245 ms",
     "sse_cpu": "350 µs",
     "messages": "2,400-4,100 req/s",
+}
+
+# What issue 40 measured before its work, through the API (200 and 1,000
+# sessions x 10 lines/s for 20 s; one 50,000-line turn).
+BEFORE_API = {
+    "sse_p99": {200: "2.60 ms", 1000: "875 ms"},
+    "sse_cpu": {200: "83 µs", 1000: "67 µs"},
+    "all_running": {200: "4.0 s", 1000: "44 s"},
+    "memory": {200: "0.53 MiB", 1000: "(not measured)"},
+    "long_turn": "17 MB (about 350 bytes a line)",
 }
 
 
@@ -93,6 +105,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--target-dir", default=os.environ.get("CARGO_TARGET_DIR", "target"))
     parser.add_argument("--postgres", help="a PostgreSQL URL whose role may create databases")
+    parser.add_argument("--thousand", action="store_true",
+                        help="also run sse.py at 1,000 sessions (issue 40; a few minutes more)")
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         sys.exit("wrk is not installed (messages.py needs it): apt-get install wrk")
@@ -116,6 +130,15 @@ def main():
     target_dir = ["--target-dir", env["CARGO_TARGET_DIR"]]
     sse = run("sse", python + [os.path.join(HERE, "sse.py"), *target_dir, "--sessions", "200",
                                "--rate", "10", "--seconds", "20"], env)
+    sse_sizes = {200: sse}
+    if args.thousand:
+        sse_sizes[1000] = run("sse, 1,000 sessions", python + [
+            os.path.join(HERE, "sse.py"), *target_dir, "--sessions", "1000", "--rate", "10",
+            "--seconds", "20"], env)
+    # One turn of 50,000 lines: what serve holds must not grow with its length.
+    long_turn = run("sse, one 50,000-line turn", python + [
+        os.path.join(HERE, "sse.py"), *target_dir, "--sessions", "1", "--rate", "2500",
+        "--seconds", "20"], env)
     floor = run("floor", python + [os.path.join(HERE, "floor.py")], env)
     postgres = ["--postgres", args.postgres] if args.postgres else []
     messages = run("messages", python + [os.path.join(HERE, "messages.py"), *target_dir,
@@ -172,6 +195,22 @@ def main():
         BEFORE["sse_cpu"], f"{stream['serve_us_per_line']} µs ({stream['running_us_per_line']} "
         f"µs, {stream['running_kernel_us_per_line']} µs)", "≤ 10 µs",
         float(stream["serve_us_per_line"]) <= 10)
+    for sessions, found in sse_sizes.items():
+        api = one(found)
+        row(f"API, {sessions} sessions × 10 lines/s: lost, p99 CLI write → SSE client",
+            BEFORE_API["sse_p99"][sessions], f"{api['lost']}, {api['p99_ms']} ms",
+            "0, ≤ 5 ms", api["lost"] == "0" and float(api["p99_ms"]) <= 5)
+        row("the same: `cinch serve` CPU a delivered line, whole run",
+            BEFORE_API["sse_cpu"][sessions], f"{api['serve_us_per_line']} µs", "≤ 35 µs",
+            float(api["serve_us_per_line"]) <= 35)
+        row("the same: every harness running, from the first request",
+            BEFORE_API["all_running"][sessions], f"{api['all_running_s']} s",
+            "≤ 10 s" if sessions == 1000 else "", float(api["all_running_s"]) <= 10)
+        row("the same: `cinch serve` memory a running turn", BEFORE_API["memory"][sessions],
+            f"{api['mib_per_turn']} MiB", "≤ 0.5 MiB", float(api["mib_per_turn"]) <= 0.5)
+    long = one(long_turn)
+    row("one 50,000-line turn: `cinch serve` grew by", BEFORE_API["long_turn"],
+        f"{long['mib_per_turn']} MiB", "≤ 0.5 MiB", float(long["mib_per_turn"]) <= 0.5)
     kernel = one(floor)
     row("the kernel's own CPU for such a line, each step alone, no cinch code (floor.py): "
         "woken and read, stored, sent", "", f"≥ {kernel['kernel_floor_us']} µs "

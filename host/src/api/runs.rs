@@ -114,7 +114,14 @@ impl EventStream {
                 return Some((Ok(sse), self));
             }
             self.latest.mark_unchanged();
-            self.pending.extend(self.events.after(self.position, BATCH));
+            match self.events.after(self.position, BATCH).await {
+                Ok(events) => self.pending.extend(events),
+                Err(error) => {
+                    // The client resumes with `Last-Event-ID`.
+                    tracing::warn!("ending an event stream: {error:#}");
+                    return None;
+                }
+            }
             if self.pending.is_empty() {
                 tokio::select! {
                     changed = self.latest.changed() => {

@@ -1,13 +1,16 @@
 //! A turn's live events, numbered, for any number of subscribers and
 //! listeners.
 //!
-//! Events are kept for the turn's life and each subscriber reads them at its
-//! own pace from its own position: a slow subscriber never holds up the turn
-//! and never loses its place; it only falls behind, and can see by how much.
+//! Each subscriber reads them at its own pace from its own position: a slow
+//! subscriber never holds up the turn and never loses its place; it only
+//! falls behind, and can see by how much. What every subscriber has read is
+//! let go but for the newest few, so a turn's memory does not grow with its
+//! length.
 //! A listener is handed each event as it is published, on the publishing
 //! thread: nothing has to be woken for it, which is what a server moving
 //! many turns' lines on wants.
 
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -60,14 +63,63 @@ pub enum TurnEventKind {
 /// [`TurnEventKind::Ended`].
 pub type Listener = Box<dyn FnMut(&[TurnEvent]) + Send>;
 
+/// Events kept for subscribers and listeners that come late, besides what a
+/// subscriber has not read yet: once a first subscriber or listener has
+/// come, a turn's events are not all held for its life, however long it
+/// runs. Whoever needs a whole history reads it where it was stored (the
+/// server's run events).
+const KEPT: usize = 256;
+
 #[derive(Default)]
 struct Shared {
-    events: Vec<TurnEvent>,
+    /// The newest events: those some subscriber has not read yet, and at
+    /// least the last [`KEPT`].
+    events: VecDeque<TurnEvent>,
+    /// How many events were published in all.
+    published: u64,
     closed: bool,
     listeners: Vec<Listener>,
+    /// Each subscriber's next event's number, by subscriber.
+    positions: HashMap<u64, u64>,
+    /// The next subscriber's key in `positions`.
+    next_subscriber: u64,
+    /// Whether a subscriber or listener has come: until then every event
+    /// is kept for the first (it is handed the turn from its start).
+    read: bool,
     /// Subscribers waiting for events: without any, a publication wakes
     /// no one (a wake is a system call even when nobody waits).
     waiting: usize,
+}
+
+impl Shared {
+    /// The kept events after number `after`.
+    fn after(&self, after: u64) -> impl Iterator<Item = &TurnEvent> {
+        let first = self
+            .events
+            .front()
+            .map_or(self.published + 1, |event| event.seq);
+        let skip = after.saturating_sub(first - 1);
+        self.events
+            .iter()
+            .skip(usize::try_from(skip).unwrap_or(usize::MAX))
+    }
+
+    /// Lets go of the events every subscriber has read, past the last [`KEPT`].
+    fn trim(&mut self) {
+        if !self.read {
+            return;
+        }
+        let kept_from = self.published.saturating_sub(KEPT as u64) + 1;
+        let unread_from = self.positions.values().copied().min().unwrap_or(u64::MAX);
+        let keep_from = kept_from.min(unread_from);
+        while self
+            .events
+            .front()
+            .is_some_and(|event| event.seq < keep_from)
+        {
+            self.events.pop_front();
+        }
+    }
 }
 
 /// The publishing side; clones share the same events.
@@ -100,23 +152,27 @@ impl EventLog {
         let first = shared.events.len();
         let at_ms = crate::turn_dir::now_ms();
         for kind in kinds {
-            let seq = shared.events.len() as u64 + 1;
-            shared.events.push(TurnEvent { seq, at_ms, kind });
+            shared.published += 1;
+            let seq = shared.published;
+            shared.events.push_back(TurnEvent { seq, at_ms, kind });
         }
         let Shared {
             events,
             listeners,
             waiting,
+            published,
             ..
         } = &mut *shared;
-        let last = events.len() as u64;
-        let published = events.len() > first;
-        if published {
+        let last = *published;
+        let fresh = events.len() > first;
+        if fresh {
+            let batch = &events.make_contiguous()[first..];
             for listener in listeners.iter_mut() {
-                listener(&events[first..]);
+                listener(batch);
             }
         }
-        let wake = published && *waiting > 0;
+        let wake = fresh && *waiting > 0;
+        shared.trim();
         drop(shared);
         if wake {
             self.shared.1.notify_all();
@@ -133,33 +189,47 @@ impl EventLog {
         self.shared.1.notify_all();
     }
 
-    /// Hands `listener` the events after number `after` (0: from the start)
-    /// at once, then each publication as it comes. On a closed log it only
-    /// gets what there is.
+    /// Hands `listener` the kept events after number `after` (0: from the
+    /// oldest kept) at once, then each publication as it comes. On a closed
+    /// log it only gets what there is.
     pub fn listen(&self, after: u64, mut listener: Listener) {
         let mut shared = self.lock();
-        let start = usize::try_from(after)
-            .unwrap_or(usize::MAX)
-            .min(shared.events.len());
-        if start < shared.events.len() {
-            listener(&shared.events[start..]);
+        let backlog: Vec<TurnEvent> = shared.after(after).cloned().collect();
+        if !backlog.is_empty() {
+            listener(&backlog);
         }
         if !shared.closed {
             shared.listeners.push(listener);
         }
+        shared.read = true;
+        shared.trim();
     }
 
-    /// A subscriber that starts after event number `after` (0: from the start).
+    /// A subscriber that starts after event number `after` (0: from the
+    /// start), or from the oldest kept event when those before it are gone.
+    /// Events it has not read are kept for it until it is dropped.
     pub fn subscribe(&self, after: u64) -> Subscription {
+        let mut shared = self.lock();
+        let oldest = shared
+            .events
+            .front()
+            .map_or(shared.published + 1, |event| event.seq);
+        let next = (after + 1).max(oldest);
+        let key = shared.next_subscriber;
+        shared.next_subscriber += 1;
+        shared.positions.insert(key, next);
+        shared.read = true;
+        drop(shared);
         Subscription {
             log: self.clone(),
-            next: after + 1,
+            key,
+            next,
         }
     }
 
     /// How many events there are so far.
     pub fn len(&self) -> u64 {
-        self.lock().events.len() as u64
+        self.lock().published
     }
 
     /// Whether there are none yet.
@@ -171,6 +241,7 @@ impl EventLog {
 /// One subscriber's position in a turn's events.
 pub struct Subscription {
     log: EventLog,
+    key: u64,
     next: u64,
 }
 
@@ -190,8 +261,7 @@ impl Subscription {
     pub fn next(&mut self, timeout: Duration) -> Next {
         let mut guard = self.log.lock();
         guard.waiting += 1;
-        let ready =
-            |shared: &mut Shared| (shared.events.len() as u64) < self.next && !shared.closed;
+        let ready = |shared: &mut Shared| shared.published < self.next && !shared.closed;
         let (mut shared, _) = self
             .log
             .shared
@@ -199,10 +269,11 @@ impl Subscription {
             .wait_timeout_while(guard, timeout, ready)
             .unwrap_or_else(|poisoned| poisoned.into_inner());
         shared.waiting -= 1;
-        let start = (self.next - 1) as usize;
-        if start < shared.events.len() {
-            let events = shared.events[start..].to_vec();
-            self.next = shared.events.len() as u64 + 1;
+        if self.next <= shared.published {
+            let events: Vec<TurnEvent> = shared.after(self.next - 1).cloned().collect();
+            self.next = shared.published + 1;
+            shared.positions.insert(self.key, self.next);
+            shared.trim();
             Next::Events(events)
         } else if shared.closed {
             Next::Closed
@@ -214,6 +285,14 @@ impl Subscription {
     /// How many events this subscriber has not read yet.
     pub fn behind(&self) -> u64 {
         (self.log.len() + 1).saturating_sub(self.next)
+    }
+}
+
+impl Drop for Subscription {
+    fn drop(&mut self) {
+        let mut shared = self.log.lock();
+        shared.positions.remove(&self.key);
+        shared.trim();
     }
 }
 
@@ -302,5 +381,57 @@ mod tests {
         );
         assert_eq!(*late.lock().unwrap(), 6);
         assert_eq!(Arc::strong_count(&late), 1);
+    }
+
+    #[test]
+    fn what_every_reader_has_had_is_let_go_but_for_the_newest() {
+        let log = EventLog::new();
+        let heard = Arc::new(Mutex::new(0u64));
+        let into = heard.clone();
+        log.listen(
+            0,
+            Box::new(move |events| *into.lock().unwrap() += events.len() as u64),
+        );
+        let mut slow = log.subscribe(0);
+        for n in 0..5 * KEPT {
+            log.publish(line(&n.to_string()));
+        }
+        // The slow subscriber has read nothing: everything is kept for it.
+        assert_eq!(log.lock().events.len(), 5 * KEPT);
+        let Next::Events(events) = slow.next(Duration::ZERO) else {
+            panic!()
+        };
+        assert_eq!(
+            events.iter().map(|e| e.seq).collect::<Vec<_>>(),
+            (1..=5 * KEPT as u64).collect::<Vec<_>>()
+        );
+        assert_eq!(log.lock().events.len(), KEPT);
+        drop(slow);
+        for n in 0..5 * KEPT {
+            log.publish(line(&n.to_string()));
+        }
+        assert_eq!(log.lock().events.len(), KEPT);
+        assert_eq!(*heard.lock().unwrap(), 10 * KEPT as u64);
+        // A late subscriber starts at the oldest kept event.
+        let mut late = log.subscribe(0);
+        let Next::Events(events) = late.next(Duration::ZERO) else {
+            panic!()
+        };
+        assert_eq!(events.first().unwrap().seq, 9 * KEPT as u64 + 1);
+        assert_eq!(events.last().unwrap().seq, 10 * KEPT as u64);
+    }
+
+    #[test]
+    fn everything_waits_for_the_first_reader() {
+        let log = EventLog::new();
+        for n in 0..3 * KEPT {
+            log.publish(line(&n.to_string()));
+        }
+        let mut first = log.subscribe(0);
+        let Next::Events(events) = first.next(Duration::ZERO) else {
+            panic!()
+        };
+        assert_eq!(events.len(), 3 * KEPT);
+        assert_eq!(events[0].seq, 1);
     }
 }

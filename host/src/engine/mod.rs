@@ -190,13 +190,15 @@ impl Turn {
         self.dir.log()
     }
 
-    /// A subscriber to the turn's events from the start.
+    /// A subscriber to the turn's events from the start (the first
+    /// subscriber or listener; a later one from the oldest still kept).
     pub fn subscribe(&self) -> Subscription {
         self.events.subscribe(0)
     }
 
-    /// Hands `listener` the turn's events from the start, then each as it
-    /// is published (see [`Listener`]).
+    /// Hands `listener` the turn's events from the start (the first
+    /// subscriber or listener; a later one from the oldest still kept),
+    /// then each as it is published (see [`Listener`]).
     pub fn listen(&self, listener: Listener) {
         self.events.listen(0, listener);
     }

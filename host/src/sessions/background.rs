@@ -5,6 +5,7 @@ use super::machine::{Recovery, recovery};
 use super::ownership::Hold;
 use super::*;
 use crate::engine::result::minutes_or_seconds;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 impl Conductor {
     /// Picks up after a restart: turns that were running are followed again
@@ -87,6 +88,21 @@ impl Conductor {
                 .await
             }
         }
+    }
+
+    /// Kicks the waiting sessions once a turn has ended (its slot is
+    /// free), sharing the listing with the other turns ending meanwhile:
+    /// at most one listing runs and one more waits, however many turns end
+    /// together (a listing each cost the server as much as the rest of a
+    /// turn's end when hundreds ended at once).
+    pub(super) async fn kick_waiting_after_end(self: &Arc<Self>) {
+        if self.waiting_kicks.asked.swap(true, Ordering::SeqCst) {
+            // The one asked for lists after this turn's slot was freed.
+            return;
+        }
+        let _listing = self.waiting_kicks.listing.lock().await;
+        self.waiting_kicks.asked.store(false, Ordering::SeqCst);
+        self.kick_waiting().await;
     }
 
     pub(super) async fn kick_waiting(self: &Arc<Self>) {
@@ -258,4 +274,14 @@ impl Conductor {
 fn how_long_waited(seconds: i64) -> String {
     let ms = seconds.max(0) as u64 * 1000;
     minutes_or_seconds(if ms >= 60_000 { ms - ms % 60_000 } else { ms })
+}
+
+/// The listings of waiting sessions turns' ends ask for (see
+/// [`Conductor::kick_waiting_after_end`]).
+#[derive(Default)]
+pub(super) struct WaitingKicks {
+    /// Whether a listing is asked for that has not begun.
+    asked: AtomicBool,
+    /// Held by the listing under way.
+    listing: tokio::sync::Mutex<()>,
 }

@@ -272,6 +272,8 @@ pub struct Conductor {
     lost: Mutex<HashSet<String>>,
     /// Set once the node drains: it takes no work any more.
     draining: std::sync::atomic::AtomicBool,
+    /// The listings of waiting sessions asked for by turns' ends.
+    waiting_kicks: background::WaitingKicks,
 }
 
 /// A title from the first line of a prompt.
@@ -315,6 +317,7 @@ impl Conductor {
             leases: Mutex::default(),
             lost: Mutex::default(),
             draining: Default::default(),
+            waiting_kicks: Default::default(),
         })
     }
 

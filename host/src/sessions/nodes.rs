@@ -313,6 +313,8 @@ mod tests {
         for events in &held {
             let seen: Vec<(u64, String)> = events
                 .after(0, usize::MAX)
+                .await
+                .unwrap()
                 .iter()
                 .map(|event| (event.seq, event.data.to_string()))
                 .collect();

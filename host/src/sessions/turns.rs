@@ -343,7 +343,7 @@ impl Conductor {
                 }
             }
             this.kick(&account_id, &session_id, Wake::Progress);
-            this.kick_waiting().await;
+            this.kick_waiting_after_end().await;
         });
     }
 

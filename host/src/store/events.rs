@@ -1,6 +1,8 @@
 //! Runs' live events, kept so that a stream resumes across restarts.
 
-use super::{Result, Store, now, on_pool};
+use sqlx::Row as _;
+
+use super::{Readers, Result, Store, StoreError, now, on_pool};
 
 super::rows::row_struct! {
     /// One stored event of a run.
@@ -199,6 +201,88 @@ impl Store {
             transaction.commit().await?;
             Ok(seq)
         })
+    }
+
+    /// The stored events of the account's run numbered after `after` and
+    /// up to `through`, in order: a page of its history for the streams
+    /// that come late. Read on the store's own connections (on SQLite on a
+    /// thread of its own), never on the pool that requests and the health
+    /// probe use, so that many streams reading history starve neither.
+    pub async fn history(
+        &self,
+        account_id: &str,
+        run_id: &str,
+        after: i64,
+        through: i64,
+    ) -> Result<Vec<StoredEvent>> {
+        const PAGE: &str = "SELECT seq, name, data FROM run_events \
+             WHERE account_id = $1 AND run_id = $2 AND seq > $3 AND seq <= $4 ORDER BY seq";
+        match &self.readers {
+            Readers::Sqlite(readers) => {
+                let readers = readers.clone();
+                let (account_id, run_id) = (account_id.to_owned(), run_id.to_owned());
+                let read = tokio::task::spawn_blocking(move || {
+                    readers.read(|connection| {
+                        let mut statement = connection.prepare_cached(PAGE)?;
+                        let rows = statement.query_map(
+                            rusqlite::params![account_id, run_id, after, through],
+                            |row| {
+                                Ok(StoredEvent {
+                                    seq: row.get(0)?,
+                                    name: row.get(1)?,
+                                    data: row.get(2)?,
+                                })
+                            },
+                        )?;
+                        rows.collect::<rusqlite::Result<Vec<_>>>()
+                    })
+                });
+                // Only cancelled while the runtime shuts down.
+                read.await
+                    .map_err(|error| StoreError::Unavailable(Box::new(error)))?
+            }
+            Readers::Postgres(readers) => {
+                let rows = readers
+                    .fetch_all(|| {
+                        sqlx::query(PAGE)
+                            .bind(account_id)
+                            .bind(run_id)
+                            .bind(after)
+                            .bind(through)
+                    })
+                    .await?;
+                rows.iter()
+                    .map(|row| {
+                        Ok(StoredEvent {
+                            seq: row.try_get(0)?,
+                            name: row.try_get(1)?,
+                            data: row.try_get(2)?,
+                        })
+                    })
+                    .collect()
+            }
+        }
+    }
+
+    /// The newest `limit` stored events of the account's run, in order.
+    pub async fn newest_events(
+        &self,
+        account_id: &str,
+        run_id: &str,
+        limit: usize,
+    ) -> Result<Vec<StoredEvent>> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let mut newest: Vec<StoredEvent> = on_pool!(self, |pool| sqlx::query_as(
+            "SELECT seq, name, data FROM run_events \
+             WHERE account_id = $1 AND run_id = $2 ORDER BY seq DESC LIMIT $3",
+        )
+        .bind(account_id)
+        .bind(run_id)
+        .bind(limit)
+        .fetch_all(pool)
+        .await)?;
+        newest.reverse();
+        Ok(newest)
     }
 
     /// The stored events of the account's run after number `after`, in order.

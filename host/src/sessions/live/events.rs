@@ -1,7 +1,9 @@
-//! A run's events: numbered, kept in memory for its streams and stored by
-//! the writer (see [`super::writer`]); on PostgreSQL read back from the
-//! database, which numbers them.
+//! A run's events: numbered, the newest kept in memory for its streams and
+//! all stored by the writer (see [`super::writer`]); on PostgreSQL read back
+//! from the database, which numbers them. Streams read what is no longer in
+//! memory from the store.
 
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -9,6 +11,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot, watch};
 
+use super::history::{self, History};
 use super::writer::{Job, Pending};
 use crate::store::{RunKey, Store, StoredEvent};
 use cinch_base::sync::lock;
@@ -98,11 +101,21 @@ impl Numbering {
     }
 }
 
-/// A run's events, with the newest stored number watched by its streams.
+/// Stored events kept in memory for a run's live streams, at most this many
+/// and at most [`KEPT_BYTES`] of data: older ones are read from the store
+/// by the streams that come late, so a run's memory does not grow with its
+/// history.
+pub(super) const KEPT_EVENTS: usize = 128;
+
+/// The most data (JSON text) of stored events kept in memory for a run.
+const KEPT_BYTES: usize = 64 * 1024;
+
+/// A run's newest events, with the newest stored number watched by its streams.
 pub struct RunEvents {
     run: RunKey,
     numbering: Numbering,
-    events: Mutex<Vec<RunEvent>>,
+    history: Arc<History>,
+    window: Mutex<Window>,
     stored: watch::Sender<u64>,
     writer: mpsc::UnboundedSender<Job>,
     /// When it was loaded or last published to.
@@ -114,19 +127,68 @@ pub struct RunEvents {
     reads_done: tokio::sync::Mutex<u64>,
 }
 
+/// The events of a run in memory: those not stored yet and the newest
+/// stored ones; every one numbered up to `dropped_through` is only in the
+/// store.
+struct Window {
+    events: VecDeque<RunEvent>,
+    /// The data bytes of `events`.
+    bytes: usize,
+    /// The newest number of an event let go (or never loaded).
+    dropped_through: u64,
+    /// The newest event's number, whether kept or not.
+    newest: u64,
+}
+
+impl Window {
+    fn push(&mut self, event: RunEvent) {
+        self.newest = self.newest.max(event.seq);
+        self.bytes += event.data.len();
+        self.events.push_back(event);
+    }
+
+    /// Lets go of the oldest stored events past the caps.
+    fn trim(&mut self, stored: u64) {
+        while self.events.len() > KEPT_EVENTS || self.bytes > KEPT_BYTES {
+            match self.events.front() {
+                Some(oldest) if oldest.seq <= stored => {
+                    self.bytes -= oldest.data.len();
+                    self.dropped_through = oldest.seq;
+                    self.events.pop_front();
+                }
+                _ => break,
+            }
+        }
+    }
+}
+
 impl RunEvents {
+    /// A run's events in memory from its `newest` stored ones (the store's
+    /// newest, at most [`KEPT_EVENTS`] of them).
     pub(super) fn new(
         run: RunKey,
         numbering: Numbering,
-        stored: Vec<StoredEvent>,
+        history: Arc<History>,
+        newest: Vec<StoredEvent>,
         writer: mpsc::UnboundedSender<Job>,
     ) -> Self {
-        let events: Vec<RunEvent> = stored.into_iter().filter_map(RunEvent::read).collect();
-        let latest = events.last().map_or(0, |event| event.seq);
+        let dropped_through = newest.first().map_or(0, |event| event.seq as u64 - 1);
+        let latest = newest.last().map_or(0, |event| event.seq as u64);
+        let mut window = Window {
+            events: VecDeque::new(),
+            bytes: 0,
+            dropped_through,
+            newest: latest,
+        };
+        for event in newest.into_iter().filter_map(RunEvent::read) {
+            window.push(event);
+        }
+        window.trim(latest);
         Self {
             run,
             numbering,
-            events: Mutex::new(events),
+            history,
+            window: Mutex::new(window),
             stored: watch::Sender::new(latest),
             writer,
             last_active: Mutex::new(Instant::now()),
@@ -135,22 +197,23 @@ impl RunEvents {
         }
     }
 
-    fn lock(&self) -> MutexGuard<'_, Vec<RunEvent>> {
-        lock(&self.events)
+    fn lock(&self) -> MutexGuard<'_, Window> {
+        lock(&self.window)
     }
 
     /// Adds an event and stores it; streams see it once stored. Numbered
     /// next here, or by the database when other nodes write the run too.
     pub fn publish(&self, name: EventName, data: Value) {
         let data: Arc<str> = data.to_string().into();
-        let mut events = self.lock();
+        let mut window = self.lock();
         let numbered = (self.numbering == Numbering::Here).then(|| {
-            let seq = events.last().map_or(0, |event| event.seq) + 1;
-            events.push(RunEvent {
+            let seq = window.newest + 1;
+            window.push(RunEvent {
                 seq,
                 name,
                 data: data.clone(),
             });
+            window.trim(*self.stored.borrow());
             (seq, self.stored.clone())
         });
         // Sent under the lock so the writer stores events in their order.
@@ -160,7 +223,7 @@ impl RunEvents {
             data,
             numbered,
         }));
-        drop(events);
+        drop(window);
         *lock(&self.last_active) = Instant::now();
     }
 
@@ -173,7 +236,7 @@ impl RunEvents {
             return;
         }
         let asked = self.reads_asked.load(Ordering::SeqCst);
-        let newest = self.lock().last().map_or(0, |event| event.seq);
+        let newest = self.lock().newest;
         let read = store
             .events_after(&self.run.account_id, &self.run.run_id, newest as i64)
             .await;
@@ -189,12 +252,15 @@ impl RunEvents {
         if stored.is_empty() {
             return;
         }
-        let mut events = self.lock();
-        let held = events.last().map_or(0, |event| event.seq);
+        let mut window = self.lock();
+        let held = window.newest;
         let fresh = stored.into_iter().filter_map(RunEvent::read);
-        events.extend(fresh.filter(|event| event.seq > held));
-        let newest = events.last().map_or(0, |event| event.seq);
-        drop(events);
+        for event in fresh.filter(|event| event.seq > held) {
+            window.push(event);
+        }
+        let newest = window.newest;
+        window.trim(newest);
+        drop(window);
         self.stored.send_replace(newest);
         *lock(&self.last_active) = Instant::now();
     }
@@ -211,16 +277,37 @@ impl RunEvents {
         Arc::strong_count(self) == 1 && quiet
     }
 
-    /// The stored events after number `seq`, at most `limit` of them: a
-    /// stream takes its next batch as its client drains the last, so that
-    /// what it holds stays small however long the run's history.
-    pub fn after(&self, seq: u64, limit: usize) -> Vec<RunEvent> {
-        let stored = *self.stored.borrow();
-        let events = self.lock();
-        let start = events.partition_point(|event| event.seq <= seq);
-        let end = events.partition_point(|event| event.seq <= stored);
-        let end = end.max(start).min(start.saturating_add(limit));
-        events[start..end].to_vec()
+    /// The stored events after number `seq`: at most `limit` of them from
+    /// memory, or the rest of their page of history (see [`History`]) when
+    /// they are no longer in memory. A stream takes its next batch as its
+    /// client drains the last, so that what it holds stays small however
+    /// long the run's history.
+    pub async fn after(&self, mut seq: u64, limit: usize) -> anyhow::Result<Vec<RunEvent>> {
+        loop {
+            let stored = *self.stored.borrow();
+            {
+                let window = self.lock();
+                if seq >= window.dropped_through {
+                    let start = window.events.partition_point(|event| event.seq <= seq);
+                    let end = window.events.partition_point(|event| event.seq <= stored);
+                    let end = end.max(start).min(start.saturating_add(limit));
+                    return Ok(window.events.range(start..end).cloned().collect());
+                }
+            }
+            let page = seq / history::PAGE;
+            let events = self.history.page(&self.run, page, stored).await?;
+            let start = events.partition_point(|event| event.seq <= seq);
+            if start < events.len() {
+                return Ok(events[start..].to_vec());
+            }
+            // Nothing stored after `seq` in its page (a number skipped, or
+            // an event of a name this version does not know): the next.
+            let through = (page + 1) * history::PAGE;
+            if through >= stored {
+                return Ok(Vec::new());
+            }
+            seq = through;
+        }
     }
 
     /// The newest stored event's number, watched.
@@ -237,30 +324,70 @@ impl RunEvents {
     }
 
     /// What the run already holds of call `call_id`: how many progress lines,
-    /// and whether its end.
-    pub(super) fn published_of(&self, call_id: &str) -> (usize, bool) {
-        let events = self.lock();
-        let of_call = events.iter().filter_map(|event| {
-            let data: Value = serde_json::from_str(&event.data).ok()?;
-            (data["tool_call_id"].as_str() == Some(call_id)).then_some((event, data))
-        });
-        let mut lines = 0;
-        let mut ended = false;
-        for (event, data) in of_call {
-            match event.name {
-                EventName::ToolProgress => lines += data["lines"].as_array().map_or(0, Vec::len),
-                EventName::ToolEnded => ended = true,
-                _ => {}
+    /// and whether its end. What is no longer in memory is read from the
+    /// store a page at a time.
+    pub(super) async fn published_of(&self, call_id: &str) -> anyhow::Result<(usize, bool)> {
+        let mut of_call = OfCall::new(call_id);
+        let (dropped_through, in_memory) = {
+            let window = self.lock();
+            let in_memory: Vec<RunEvent> = window.events.iter().cloned().collect();
+            (window.dropped_through, in_memory)
+        };
+        let stored = *self.stored.borrow();
+        for page in 0..dropped_through.div_ceil(history::PAGE) {
+            let events = self.history.page(&self.run, page, stored).await?;
+            let older = events.iter().filter(|event| event.seq <= dropped_through);
+            for event in older {
+                of_call.count(event);
             }
         }
-        (lines, ended)
+        for event in &in_memory {
+            of_call.count(event);
+        }
+        Ok((of_call.lines, of_call.ended))
+    }
+}
+
+/// What a run holds of one call, counted event by event.
+struct OfCall<'a> {
+    call_id: &'a str,
+    lines: usize,
+    ended: bool,
+}
+
+impl<'a> OfCall<'a> {
+    fn new(call_id: &'a str) -> Self {
+        Self {
+            call_id,
+            lines: 0,
+            ended: false,
+        }
+    }
+
+    fn count(&mut self, event: &RunEvent) {
+        if !matches!(event.name, EventName::ToolProgress | EventName::ToolEnded)
+            || !event.data.contains(self.call_id)
+        {
+            return;
+        }
+        let Ok(data) = serde_json::from_str::<Value>(&event.data) else {
+            return;
+        };
+        if data["tool_call_id"].as_str() != Some(self.call_id) {
+            return;
+        }
+        match event.name {
+            EventName::ToolProgress => self.lines += data["lines"].as_array().map_or(0, Vec::len),
+            EventName::ToolEnded => self.ended = true,
+            _ => {}
+        }
     }
 }
 
 impl RunEvent {
     /// An event as stored; none for a name this version does not know (a
     /// newer node's), which streams skip.
-    fn read(event: StoredEvent) -> Option<Self> {
+    pub(super) fn read(event: StoredEvent) -> Option<Self> {
         let Some(name) = EventName::parse(&event.name) else {
             tracing::warn!(name = %event.name, seq = event.seq, "skipping a run event of an unknown name");
             return None;

@@ -7,7 +7,7 @@
 //! run already holds of it is not published again.
 //!
 //! On SQLite this node is the database's only writer: it numbers events as
-//! they are published and keeps them in memory. On PostgreSQL every node
+//! they are published and keeps the newest in memory. On PostgreSQL every node
 //! writes the same runs (a session's turn on one node, a message posted on
 //! another), so the database numbers them as it stores them ([`Numbering`]),
 //! and what a node holds in memory is what it read back: when it is told
@@ -16,6 +16,7 @@
 //! on every node, and `Last-Event-ID` resumes on any.
 
 mod events;
+mod history;
 mod pump;
 mod writer;
 
@@ -77,6 +78,8 @@ pub struct Runs {
     webhooks: Webhooks,
     turns: Mutex<HashMap<String, watch::Sender<LiveState>>>,
     runs: Arc<RunMap>,
+    /// The runs' stored events no longer in memory, for late streams.
+    history: Arc<history::History>,
     numbering: Numbering,
     writer: mpsc::UnboundedSender<Job>,
     closing: watch::Sender<bool>,
@@ -99,6 +102,7 @@ impl Runs {
         let numbering = Numbering::of(&store);
         writer::start(store.clone(), queue, runs.clone())?;
         let (approvals, asked) = mpsc::unbounded_channel();
+        let history = Arc::new(history::History::new(store.clone()));
         Ok(Self {
             approvals,
             asked: Mutex::new(Some(asked)),
@@ -106,6 +110,7 @@ impl Runs {
             webhooks,
             turns: Mutex::default(),
             runs,
+            history,
             numbering,
             writer,
             closing: watch::Sender::new(false),
@@ -181,11 +186,15 @@ impl Runs {
             }
             return Ok(events);
         }
-        let stored = self.store.events(account_id, run_id).await?;
+        let newest = self
+            .store
+            .newest_events(account_id, run_id, events::KEPT_EVENTS)
+            .await?;
         let events = Arc::new(RunEvents::new(
             key.clone(),
             self.numbering,
-            stored,
+            self.history.clone(),
+            newest,
             self.writer.clone(),
         ));
         if runs.len() >= KEPT_RUNS {
@@ -213,6 +222,7 @@ impl Runs {
     ) -> anyhow::Result<watch::Receiver<LiveState>> {
         let events = self.events(&call.account_id, &call.run_id).await?;
         let approvals = self.approvals.clone();
+        let published = events.published_of(&call.call_id).await?;
         let state = {
             let mut turns = lock(&self.turns);
             if let Some(followed) = turns.get(turn.id()) {
@@ -223,7 +233,6 @@ impl Runs {
             state
         };
         let receiver = state.subscribe();
-        let published = events.published_of(&call.call_id);
         // The result outlives the turn's files, which go with its run's log;
         // webhooks hear of the end once (not again from a restarted server).
         let store = self.store.clone();
