@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot, watch};
 
+use super::event::{EventName, Numbering, RunEvent};
 use super::history::{self, History};
 use super::writer::{Job, Pending};
 use crate::store::{RunKey, Store, StoredEvent};
@@ -20,86 +21,6 @@ use cinch_base::sync::lock;
 /// the moment the writer stores its last event, so that reading it back
 /// later finds every event.
 const DORMANT_AFTER: Duration = Duration::from_secs(60);
-
-/// What an event of a run says, by its SSE event name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EventName {
-    /// A message was added to a session.
-    MessageCreated,
-    /// A session's message changed (a turn's status or result).
-    MessageUpdated,
-    /// A session changed.
-    SessionUpdated,
-    /// Progress lines of a turn.
-    ToolProgress,
-    /// A turn ended.
-    ToolEnded,
-    /// An agent asks permission and waits for a decision.
-    ApprovalRequested,
-    /// A permission request was decided (or cancelled).
-    ApprovalResolved,
-}
-
-impl EventName {
-    const ALL: [Self; 7] = [
-        Self::MessageCreated,
-        Self::MessageUpdated,
-        Self::SessionUpdated,
-        Self::ToolProgress,
-        Self::ToolEnded,
-        Self::ApprovalRequested,
-        Self::ApprovalResolved,
-    ];
-
-    /// The name as streams and the database carry it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::MessageCreated => "message.created",
-            Self::MessageUpdated => "message.updated",
-            Self::SessionUpdated => "session.updated",
-            Self::ToolProgress => "tool.progress",
-            Self::ToolEnded => "tool.ended",
-            Self::ApprovalRequested => "approval.requested",
-            Self::ApprovalResolved => "approval.resolved",
-        }
-    }
-
-    /// The event named `name` in the database; none for a name this
-    /// version does not know.
-    pub fn parse(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|known| known.as_str() == name)
-    }
-}
-
-/// One event of a run.
-#[derive(Debug, Clone)]
-pub struct RunEvent {
-    /// Its number in the run, from 1.
-    pub seq: u64,
-    /// What it says.
-    pub name: EventName,
-    /// Its data: JSON text, written once for the database and every stream.
-    pub data: Arc<str>,
-}
-
-/// Who numbers a run's events.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Numbering {
-    /// This node, as they are published: it is the database's only writer.
-    Here,
-    /// The database, as they are stored: other nodes write the same runs.
-    Database,
-}
-
-impl Numbering {
-    pub(super) fn of(store: &Store) -> Self {
-        if store.is_shared() {
-            Self::Database
-        } else {
-            Self::Here
-        }
-    }
-}
 
 /// Stored events kept in memory for a run's live streams, at most this many
 /// and at most [`KEPT_BYTES`] of data: older ones are read from the store

@@ -15,6 +15,7 @@
 //! storing its own, and on each new stream. A stream's ids are then the same
 //! on every node, and `Last-Event-ID` resumes on any.
 
+mod event;
 mod events;
 mod history;
 mod pump;
@@ -31,8 +32,9 @@ use crate::engine::result::TurnResult;
 use crate::store::{RunKey, Store};
 use crate::webhooks::{EventKind, Webhooks};
 use cinch_base::sync::lock;
-use events::Numbering;
-pub use events::{EventName, RunEvent, RunEvents};
+use event::Numbering;
+pub use event::{EventName, RunEvent};
+pub use events::RunEvents;
 use writer::{Job, Pending};
 
 /// Runs whose events stay in memory before dormant ones are dropped.

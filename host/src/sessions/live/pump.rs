@@ -6,7 +6,8 @@ use std::sync::Arc;
 use serde_json::json;
 use tokio::sync::watch;
 
-use super::events::{EventName, RunEvents};
+use super::event::EventName;
+use super::events::RunEvents;
 use super::{AskedApproval, CallRef, LiveState};
 use crate::engine::Turn;
 use crate::engine::events::{TurnEvent, TurnEventKind};

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, oneshot, watch};
 
 use super::RunMap;
-use super::events::{EventName, Numbering};
+use super::event::{EventName, Numbering};
 use crate::store::{NewEvent, RunKey, Store};
 
 /// An event on its way to the database.
