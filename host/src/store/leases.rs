@@ -273,15 +273,20 @@ impl Store {
         })
     }
 
-    /// The sessions `node` holds that are idle or closed with a message
-    /// queued: a message another node took for them, to be run here.
+    /// The sessions `node` holds that are idle with a message queued, or
+    /// closed with one queued since they closed: a message another node took
+    /// for them, to be run here. A closed session keeps the messages it had
+    /// queued when it closed (its first prompt, when its setup failed) until
+    /// a new one wakes it, and holds its lease a moment after closing: those
+    /// must not reopen it.
     pub async fn held_sessions_with_queue(&self, node: &str) -> Result<Vec<SessionRef>> {
         Ok(on_pool!(self, |pool| sqlx::query_as(
             "SELECT s.id AS session_id, s.account_id FROM session_leases l \
              JOIN sessions s ON s.id = l.session_id \
              WHERE l.node_id = $1 AND l.expires_at > $2 AND s.status IN ('idle', 'closed') \
              AND EXISTS (SELECT 1 FROM messages m WHERE m.session_id = s.id \
-                         AND m.sequence IS NULL AND m.type = 'user') \
+                         AND m.sequence IS NULL AND m.type = 'user' \
+                         AND (s.status = 'idle' OR m.created_at > s.updated_at)) \
              ORDER BY s.id"
         )
         .bind(node)
@@ -294,7 +299,7 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::{test_session, test_store};
+    use crate::store::{MessageKind, SessionStatus, test_session, test_store};
 
     /// A new session: its id and its account's.
     async fn a_session(store: &Store) -> SessionRef {
@@ -303,6 +308,58 @@ mod tests {
             session_id: session.id.to_string(),
             account_id: session.account_id.to_string(),
         }
+    }
+
+    /// A closed session's queue from before it closed does not reopen it
+    /// (the sweep for messages taken elsewhere once rebooted a session whose
+    /// setup had failed, in the moment it still held its lease): only a
+    /// message queued since the close does.
+    #[tokio::test]
+    async fn a_closed_sessions_old_queue_is_not_a_message_to_run() {
+        let (store, _dir) = test_store().await;
+        let mut session = test_session(&store).await;
+        let long = Duration::from_secs(60);
+        store.claim_lease(&session.id, "a", long).await.unwrap();
+        let listed = |store: &Store| {
+            let store = store.clone();
+            async move {
+                store
+                    .held_sessions_with_queue("a")
+                    .await
+                    .unwrap()
+                    .into_iter()
+                    .map(|listed| listed.session_id)
+                    .collect::<Vec<_>>()
+            }
+        };
+        assert!(listed(&store).await.is_empty(), "nothing queued yet");
+        session.status = SessionStatus::Idle;
+        store.save_session(&mut session).await.unwrap();
+        store
+            .add_message(&session, MessageKind::User, "Set up", None, false)
+            .await
+            .unwrap();
+        assert_eq!(
+            listed(&store).await,
+            [session.id.to_string()],
+            "idle, queued"
+        );
+
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        session.status = SessionStatus::Closed;
+        store.save_session(&mut session).await.unwrap();
+        assert!(listed(&store).await.is_empty(), "closed with its old queue");
+
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        store
+            .add_message(&session, MessageKind::User, "Try again", None, false)
+            .await
+            .unwrap();
+        assert_eq!(
+            listed(&store).await,
+            [session.id.to_string()],
+            "a new message"
+        );
     }
 
     #[tokio::test]
