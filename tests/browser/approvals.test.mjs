@@ -13,7 +13,7 @@
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
-import { api, env, eventually, launch, stepper } from "./support.mjs";
+import { api, env, eventually, launch, reportFailure, stepper } from "./support.mjs";
 
 const BASE = env("CINCH_URL");
 const TOKEN = env("CINCH_TOKEN");
@@ -36,13 +36,7 @@ try {
   assert.deepEqual(problems, [], "the page logged errors");
   console.log(`${ok.step} passed, 0 failed`);
 } catch (error) {
-  const file = path.join(SHOTS, "approvals-failure.png");
-  await page.screenshot({ path: file, fullPage: true }).catch(() => {});
-  console.error(`not ok ${ok.step + 1} - ${error.stack}`);
-  console.error(`screenshot of the failure: ${file}`);
-  console.error(`page problems:\n${problems.join("\n")}`);
-  console.error(`page text:\n${await page.locator("main").innerText().catch(() => "(none)")}`);
-  process.exitCode = 1;
+  await reportFailure({ page, problems }, ok, "approvals", error);
 } finally {
   await context.close();
 }

@@ -17,7 +17,7 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import { request as api, env, eventually, launch, stepper } from "./support.mjs";
+import { env, eventually, launch, reportFailure, request as api, stepper } from "./support.mjs";
 
 const BASE = env("CINCH_URL");
 const TOKEN = env("CINCH_TOKEN");
@@ -53,13 +53,7 @@ try {
   assert.deepEqual(unexpected, [], "the page logged errors");
   console.log(`${ok.step} passed, 0 failed, the path took ${((Date.now() - started) / 1000).toFixed(1)}s`);
 } catch (error) {
-  const file = path.join(SHOTS, "newcomer-failure.png");
-  await page.screenshot({ path: file, fullPage: true }).catch(() => {});
-  console.error(`not ok ${ok.step + 1} - ${error.stack}`);
-  console.error(`screenshot of the failure: ${file}`);
-  console.error(`page problems:\n${problems.join("\n")}`);
-  console.error(`page text:\n${await page.locator("main").innerText().catch(() => "(none)")}`);
-  process.exitCode = 1;
+  await reportFailure({ page, problems }, ok, "newcomer", error);
 } finally {
   await context.close();
 }

@@ -4,6 +4,7 @@
 // are collected (a test ends by asserting there were none).
 
 import assert from "node:assert/strict";
+import path from "node:path";
 import { chromium } from "playwright-core";
 
 /** A setting the Rust side passes; fails, saying how to run the test, when it is missing. */
@@ -78,4 +79,19 @@ export async function launch({ viewport = { width: 1100, height: 900 }, ...optio
     if (message.type() === "error") problems.push(`console: ${message.text()}`);
   });
   return { context, page, problems };
+}
+
+/**
+ * Says why a browser test failed: the step it failed at and the error, a
+ * screenshot (`<name>-failure.png` under CINCH_SCREENSHOTS), what the page
+ * logged and its text; and fails the process.
+ */
+export async function reportFailure({ page, problems }, ok, name, error) {
+  const file = path.join(env("CINCH_SCREENSHOTS"), `${name}-failure.png`);
+  await page.screenshot({ path: file, fullPage: true }).catch(() => {});
+  console.error(`not ok ${ok.step + 1} - ${error.stack}`);
+  console.error(`screenshot of the failure: ${file}`);
+  console.error(`page problems:\n${problems.join("\n")}`);
+  console.error(`page text:\n${await page.locator("main").innerText().catch(() => "(none)")}`);
+  process.exitCode = 1;
 }
