@@ -11,12 +11,13 @@
 
 import assert from "node:assert/strict";
 import path from "node:path";
-import { api, env, launch } from "./support.mjs";
+import { api, env, launch, reportFailure, stepper } from "./support.mjs";
 
 const BASE = env("CINCH_URL");
 const TOKEN = env("CINCH_TOKEN");
 const ENVIRONMENT = env("CINCH_ENVIRONMENT");
 
+const ok = stepper();
 const { context, page, problems } = await launch();
 
 try {
@@ -49,7 +50,7 @@ try {
   await note.getByText("Claude Code gets its key from this environment's secret ANTHROPIC_API_KEY.").waitFor();
   assert.deepEqual((await api("GET", environmentPath)).secret_names, ["ANTHROPIC_API_KEY"]);
   assert(!(await page.content()).includes("sk-added-in-the-app"), "the key's value stays out of the page");
-  console.log("ok 1 - the note says the key is missing and adds it as the environment's secret");
+  ok("the note says the key is missing and adds it as the environment's secret");
 
   // The task now runs.
   await page.getByRole("button", { name: "Start task" }).click();
@@ -66,14 +67,10 @@ try {
     assert(Date.now() < deadline, `the task's session stayed ${session.status}`);
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
-  console.log("ok 2 - a task on the environment runs with its key");
+  ok("a task on the environment runs with its key");
   assert.deepEqual(problems, [], "the page logged errors");
 } catch (error) {
-  const file = path.join(env("CINCH_SCREENSHOTS"), "credentials-failure.png");
-  await page.screenshot({ path: file, fullPage: true }).catch(() => {});
-  console.error(`not ok - ${error.stack}`);
-  console.error(`page text:\n${await page.locator("main").innerText().catch(() => "(none)")}`);
-  process.exitCode = 1;
+  await reportFailure({ page, problems }, ok, "credentials", error);
 } finally {
   await context.close();
 }

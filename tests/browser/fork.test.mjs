@@ -89,6 +89,12 @@ async function run() {
   assert.match(await columns.nth(0).innerText(), /Hello\./);
   assert.match(await columns.nth(1).innerText(), /Howdy\./);
   assert.match(await columns.nth(1).innerText(), /1 file changed, \+1 −1/);
+  const fact = (column, term) => columns.nth(column).locator("dt", { hasText: term }).locator("xpath=following-sibling::dd[1]");
+  assert.deepEqual(await fact(1, "Changes").locator("li").allInnerTexts(), ["greeting.txt (+1 −1)"], "the fork's changed file under its Changes");
+  const origin = fact(1, "Forked from").getByRole("link");
+  assert.equal(await origin.innerText(), "1. claude", "a fork names the column it came from");
+  assert.equal(await origin.getAttribute("href"), `#/tasks/${encodeURIComponent(task.id)}/sessions/${encodeURIComponent(source.id)}`);
+  assert.equal(await fact(0, "Forked from").count(), 0, "the source was forked from nothing");
   assert.deepEqual(await page.locator(".compare-differing li").allInnerTexts(), ["greeting.txt"]);
   await page.getByLabel("From").selectOption({ index: 0 });
   await page.getByLabel("To").selectOption({ index: 1 });

@@ -26,7 +26,7 @@ function render(main, taskId, taskPath, task, comparison) {
   document.title = `Compare · ${task.title || "Untitled task"} — cinch`;
   const sessions = comparison.sessions;
   const back = `#/tasks/${encodeURIComponent(taskId)}`;
-  const columns = sessions.map((row, at) => column(taskId, row, at));
+  const columns = sessions.map((row, at) => column(taskId, sessions, row, at));
   // On a narrow screen one column shows at a time, picked by these tabs.
   const tabs = h("div", { class: "compare-tabs", role: "tablist", "aria-label": "Sessions" },
     sessions.map((row, at) => h("button", {
@@ -62,7 +62,7 @@ function label(row, at) {
   return `${at + 1}. ${row.session.harness}`;
 }
 
-function column(taskId, row, at) {
+function column(taskId, sessions, row, at) {
   const session = row.session;
   const facts = [
     ["Status", h("span", { class: `chip status-${session.status}`, text: session.status })],
@@ -70,9 +70,9 @@ function column(taskId, row, at) {
     ["Turns", String(row.turns)],
     ["Time", duration(row.duration_ms)],
     ["Cost", totals(session.usage) ?? "none yet"],
-    ["Changes", row.diffstat ? diffstat(row.diffstat) : "no tree to compare yet"],
+    ["Changes", changes(row.diffstat)],
   ];
-  if (session.forked_from) facts.push(["Forked from", session.forked_from.session_id]);
+  if (session.forked_from) facts.push(["Forked from", source(taskId, sessions, session.forked_from)]);
   return h("section", {
     class: "compare-column",
     id: `compare-column-${at}`,
@@ -80,15 +80,35 @@ function column(taskId, row, at) {
     "aria-labelledby": `compare-heading-${at}`,
     "data-session": session.id,
   },
-  h("h2", { id: `compare-heading-${at}` },
-    h("a", { href: `#/tasks/${encodeURIComponent(taskId)}/sessions/${encodeURIComponent(session.id)}`, text: label(row, at) })),
+  h("h2", { id: `compare-heading-${at}` }, sessionLink(taskId, session.id, label(row, at))),
   h("dl", { class: "metadata" }, facts.flatMap(([term, value]) => [h("dt", { text: term }), h("dd", {}, value)])),
-  row.diffstat?.files_changed?.length
-    ? h("ul", { class: "files" }, row.diffstat.files_changed.map((file) =>
-      h("li", {}, h("code", { text: file.path }), ` (+${file.insertions} −${file.deletions})`)))
-    : null,
   h("h3", { text: "Last reply" }),
   h("p", { class: "compare-reply", text: row.last_reply ?? "No reply yet." }));
+}
+
+function sessionLink(taskId, sessionId, text) {
+  return h("a", { href: `#/tasks/${encodeURIComponent(taskId)}/sessions/${encodeURIComponent(sessionId)}`, text });
+}
+
+/** The session's diffstat, its changed files listed under it. */
+function changes(stat) {
+  if (!stat) return "no tree to compare yet";
+  const files = stat.files_changed ?? [];
+  return [
+    diffstat(stat),
+    files.length
+      ? h("ul", { class: "files" }, files.map((file) =>
+        h("li", {}, h("code", { text: file.path }), ` (+${file.insertions} −${file.deletions})`)))
+      : null,
+  ];
+}
+
+/** The session a fork came from: its column's name when it is compared here too. */
+function source(taskId, sessions, forkedFrom) {
+  const at = sessions.findIndex((row) => row.session.id === forkedFrom.session_id);
+  return at < 0
+    ? sessionLink(taskId, forkedFrom.session_id, "another session")
+    : sessionLink(taskId, forkedFrom.session_id, label(sessions[at], at));
 }
 
 function differing(files) {
