@@ -1,35 +1,14 @@
-//! Builds the built-in drivers as components and embeds them (see `builtin.rs`),
-//! lists the store's migrations for it to embed (see `store/migrations.rs`),
+//! Lists the store's migrations for it to embed (see `store/migrations.rs`),
 //! and lists the SDK's sources and contract that `cinch driver new` writes
 //! into a scaffold (see `cli/scaffold/vendored.rs`).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-const DRIVERS: &[&str] = &["acp", "claude", "codex", "cursor", "gemini"];
-
 fn main() {
     let out = PathBuf::from(std::env::var("OUT_DIR").unwrap());
     embed_migrations(&out);
     embed_sdk(&out);
-    let packages: Vec<String> = DRIVERS
-        .iter()
-        .map(|d| format!("cinch-driver-{d}"))
-        .collect();
-    let packages: Vec<&str> = packages.iter().map(String::as_str).collect();
-    let built = wasm_build::build(&packages, &["sdk", "drivers", "wit", "Cargo.toml"]);
-
-    let mut table = String::from("&[\n");
-    for (name, component) in DRIVERS.iter().zip(&built) {
-        let _ = writeln!(
-            table,
-            "    BuiltinDriver {{ name: {name:?}, wasm: include_bytes!({path:?}), sha256: {sha:?} }},",
-            path = component.path,
-            sha = component.sha256,
-        );
-    }
-    table.push(']');
-    std::fs::write(out.join("builtin.rs"), table).expect("writing builtin.rs");
 }
 
 /// Lists the migration files of each backend for `store::migrations`, as

@@ -3,7 +3,9 @@
 //! The `metrics` facade records them; `cinch serve` installs a Prometheus
 //! recorder (without its own listener: the API's route renders it). Where no
 //! recorder is installed (`cinch run`), recording costs nothing and goes
-//! nowhere. Counters only count: rates are Prometheus's to compute.
+//! nowhere. Counters only count: rates are Prometheus's to compute. What a
+//! turn's life records itself is `cinch_engine::metrics`; this module
+//! describes those names too.
 
 use std::sync::OnceLock;
 use std::time::Instant;
@@ -12,6 +14,7 @@ use anyhow::Context as _;
 use axum::extract::{MatchedPath, Request};
 use axum::middleware::Next;
 use axum::response::Response;
+use cinch_engine::metrics::{DRIVER_FAILURES, EGRESS_REFUSED};
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 
 /// Turns that ended, by `harness` and `status`.
@@ -22,12 +25,6 @@ pub const TURNS_RUNNING: &str = "cinch_turns_running";
 pub const SESSIONS_WAITING: &str = "cinch_sessions_waiting";
 /// Progress lines of turns, by `harness`.
 pub const PROGRESS_LINES: &str = "cinch_progress_lines_total";
-/// Calls into a driver that failed (a panic, a trap, past its time or
-/// memory), by `harness`: the turn went on without its driver.
-pub const DRIVER_FAILURES: &str = "cinch_driver_failures_total";
-/// Requests the egress proxy of a turn refused (a host not in its
-/// environment's `allowed_hosts`), by `harness`; `setup` for setup commands.
-pub const EGRESS_REFUSED: &str = "cinch_egress_refused_total";
 /// Bytes cinch may still write on the disk of its home.
 pub const HOME_FREE_BYTES: &str = "cinch_home_disk_free_bytes";
 /// The size in bytes of the disk of cinch's home.
@@ -128,24 +125,13 @@ pub fn progress_lines(harness: &str) -> metrics::Counter {
     metrics::counter!(PROGRESS_LINES, "harness" => harness.to_owned())
 }
 
-/// Counts a failed call into `harness`'s driver.
-pub fn driver_failed(harness: &str) {
-    metrics::counter!(DRIVER_FAILURES, "harness" => harness.to_owned()).increment(1);
-}
-
-/// Counts a request the egress proxy refused to `harness`'s turn (`setup`
-/// for a setup command).
-pub fn egress_refused(harness: &str) {
-    metrics::counter!(EGRESS_REFUSED, "harness" => harness.to_owned()).increment(1);
-}
-
 /// Sets how many sessions wait for a turn slot.
 pub fn sessions_waiting(count: usize) {
     metrics::gauge!(SESSIONS_WAITING).set(count as f64);
 }
 
 /// Sets the disk gauges to `space`.
-pub fn disk_space(space: &crate::disk::Space) {
+pub fn disk_space(space: &cinch_engine::disk::Space) {
     metrics::gauge!(HOME_FREE_BYTES).set(space.free_bytes as f64);
     metrics::gauge!(HOME_SIZE_BYTES).set(space.total_bytes as f64);
 }

@@ -31,7 +31,7 @@ pub enum CallPart {
     /// Its harness log (JSON, as the log route answers).
     Log,
     /// Its diff (text), with this much context.
-    Diff(crate::checkpoint::DiffContext),
+    Diff(cinch_engine::checkpoint::DiffContext),
 }
 
 impl CallPart {

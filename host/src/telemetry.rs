@@ -2,44 +2,28 @@
 //! spans cinch makes (a request, a turn and the steps of its life, a webhook
 //! delivery) to a collector over OTLP/HTTP, protobuf-encoded.
 //!
-//! The spans are `tracing` spans of target [`TARGET`], bridged to
-//! OpenTelemetry by a layer that exists only while exporting; without it no
-//! subscriber wants them, so each costs the check that says so. W3C trace
-//! context crosses process edges as a `traceparent` string: in from a
-//! request's header, out to a harness's `TRACEPARENT` and a webhook's header.
+//! The spans are `tracing` spans of target `cinch_engine::telemetry::TARGET`
+//! (that module holds the trace context they carry across processes),
+//! bridged to OpenTelemetry by a layer that exists only while exporting;
+//! without it no subscriber wants them, so each costs the check that says so.
 //! Spans carry no secret and no prompt's or answer's text unless the operator
 //! asks for the content (`--otlp-include-content`), and then masked.
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use anyhow::Context as _;
-use opentelemetry::propagation::TextMapPropagator as _;
-use opentelemetry::trace::{TraceContextExt as _, TracerProvider as _};
+use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_http::{Bytes, HttpClient, HttpError, Request, Response};
 use opentelemetry_otlp::{WithExportConfig as _, WithHttpConfig as _};
-use opentelemetry_sdk::propagation::TraceContextPropagator;
 use opentelemetry_sdk::trace::SdkTracerProvider;
-use tracing::Span;
-use tracing_opentelemetry::OpenTelemetrySpanExt as _;
 use tracing_subscriber::Layer;
 use tracing_subscriber::registry::LookupSpan;
-
-/// The target of every span meant for the exporter, and of nothing else.
-pub const TARGET: &str = "cinch::traces";
 
 /// The path under a collector's address where OTLP/HTTP takes traces.
 const TRACES_PATH: &str = "/v1/traces";
 
 /// How long one export to the collector may take.
 const EXPORT_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// Whether spans are exported: set once, when the exporter starts.
-static EXPORTING: AtomicBool = AtomicBool::new(false);
-
-/// Whether spans may carry a prompt's and an answer's text.
-static CONTENT: AtomicBool = AtomicBool::new(false);
 
 /// What the operator asked of traces.
 #[derive(Debug, Clone, Default)]
@@ -100,10 +84,9 @@ where
         // (the parsing span is entered per read of a turn's log) would cost.
         .with_context_activation(false)
         .with_filter(tracing_subscriber::filter::filter_fn(|metadata| {
-            metadata.target() == TARGET
+            metadata.target() == cinch_engine::telemetry::TARGET
         }));
-    EXPORTING.store(true, Ordering::Relaxed);
-    CONTENT.store(traces.include_content, Ordering::Relaxed);
+    cinch_engine::telemetry::exporting_started(traces.include_content);
     Ok(Some((Exporter { provider }, layer)))
 }
 
@@ -126,51 +109,6 @@ fn traces_url(endpoint: &str) -> anyhow::Result<String> {
     } else {
         format!("{base}{TRACES_PATH}")
     })
-}
-
-/// Whether spans are being exported.
-pub fn exporting() -> bool {
-    EXPORTING.load(Ordering::Relaxed)
-}
-
-/// Whether spans may carry a prompt's or an answer's text.
-pub fn include_content() -> bool {
-    CONTENT.load(Ordering::Relaxed)
-}
-
-/// `count` as a span records it: OpenTelemetry's integers are signed, and
-/// the bridge would record an unsigned one as text.
-pub fn integer(count: u64) -> i64 {
-    i64::try_from(count).unwrap_or(i64::MAX)
-}
-
-/// The W3C `traceparent` of `span`, for a process or a request that joins
-/// its trace; none when nothing is exported or the span is not recorded.
-pub fn traceparent(span: &Span) -> Option<String> {
-    if !exporting() || span.is_disabled() {
-        return None;
-    }
-    let context = span.context();
-    if !context.span().span_context().is_valid() {
-        return None;
-    }
-    let mut carrier = HashMap::new();
-    TraceContextPropagator::new().inject_context(&context, &mut carrier);
-    carrier.remove("traceparent")
-}
-
-/// Makes `span`, not yet entered, continue the trace `traceparent` names;
-/// a malformed one is ignored, and the span starts a trace of its own.
-pub fn continue_trace(span: &Span, traceparent: Option<&str>) {
-    let Some(traceparent) = traceparent.filter(|_| !span.is_disabled()) else {
-        return;
-    };
-    let carrier = HashMap::from([("traceparent".to_owned(), traceparent.to_owned())]);
-    let context = TraceContextPropagator::new().extract(&carrier);
-    if context.span().span_context().is_valid() {
-        // Fails only for a span already started, which callers never pass.
-        let _ = span.set_parent(context);
-    }
 }
 
 /// Sends the exporter's requests with ureq, the HTTP client cinch has

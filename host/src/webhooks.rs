@@ -20,7 +20,8 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tracing::Instrument as _;
 
-use crate::store::{Attempt, DueDelivery, SessionStatus, Store, now, random_hex};
+use crate::store::{Attempt, DueDelivery, SessionStatus, Store, random_hex};
+use cinch_engine::clock::now;
 
 /// How long after an event cinch keeps trying to deliver it.
 const GIVE_UP_AFTER: Duration = Duration::from_secs(24 * 60 * 60);
@@ -231,7 +232,7 @@ impl Webhooks {
         };
         let allow_private = self.inner.allow_private;
         let span = tracing::info_span!(
-            target: crate::telemetry::TARGET,
+            target: cinch_engine::telemetry::TARGET,
             parent: None,
             "webhook.delivery",
             otel.name = %format!("POST webhook {}", delivery.event),
@@ -243,7 +244,7 @@ impl Webhooks {
             http.response.status_code = tracing::field::Empty,
         );
         // The receiver's own work joins the delivery's trace.
-        let traceparent = crate::telemetry::traceparent(&span);
+        let traceparent = cinch_engine::telemetry::traceparent(&span);
         let (url, body, id, event) = (
             due.url.clone(),
             delivery.payload.clone(),

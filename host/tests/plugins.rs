@@ -141,7 +141,7 @@ fn digest(bytes: &[u8]) -> String {
 
 /// The built-in claude driver's component.
 fn claude_component() -> Vec<u8> {
-    cinch::drivers::BUILTIN
+    cinch_engine::drivers::BUILTIN
         .iter()
         .find(|driver| driver.name == "claude")
         .unwrap()
@@ -634,7 +634,7 @@ fn a_running_server_swaps_drivers_live_and_rolls_back() {
     assert_eq!(again.json()["result"]["driver"]["digest"], digest(&v1));
     // Removal: the built-in is back.
     ok(&run(world.cinch().args(["driver", "remove", "claude"])));
-    let builtin = cinch::drivers::BUILTIN
+    let builtin = cinch_engine::drivers::BUILTIN
         .iter()
         .find(|driver| driver.name == "claude")
         .unwrap();

@@ -651,7 +651,10 @@ fn the_helper_and_cinch_both_run_a_command_inside_a_policy() {
     std::fs::write(inside.join("mine.txt"), "mine\n").unwrap();
     std::fs::write(world.path("outside.txt"), "not yours\n").unwrap();
     let policy =
-        serde_json::to_string(&cinch::sandbox::Policy::with_system([inside.clone()])).unwrap();
+        serde_json::to_string(&cinch_engine::sandbox::Policy::with_system(
+            [inside.clone()],
+        ))
+        .unwrap();
     let script = format!(
         "cat {}; cat {} || echo refused",
         path_text(&inside.join("mine.txt")),
@@ -933,12 +936,12 @@ fn an_environment_can_limit_egress_to_listed_hosts() {
 #[test]
 fn an_unprivileged_user_gets_a_network_of_its_own_too() {
     let target = HttpTarget::start();
-    let policy = cinch::sandbox::Policy {
-        egress: Some(cinch::sandbox::Egress {
+    let policy = cinch_engine::sandbox::Policy {
+        egress: Some(cinch_engine::sandbox::Egress {
             allowed_hosts: vec!["localhost".to_owned()],
             refusals: None,
         }),
-        ..cinch::sandbox::Policy::with_system([])
+        ..cinch_engine::sandbox::Policy::with_system([])
     };
     let policy = serde_json::to_string(&policy).unwrap();
     let curl = |host: &str, proxy: bool| {
@@ -964,7 +967,7 @@ fn an_unprivileged_user_gets_a_network_of_its_own_too() {
     } else {
         std::process::Command::new(env!("CARGO_BIN_EXE_cinch-helper"))
     };
-    let (set, _) = cinch::sandbox::egress::proxy_env();
+    let (set, _) = cinch_engine::sandbox::egress::proxy_env();
     let output = command
         .args(["sandboxed", &policy, "/bin/sh", "-c", &script])
         .current_dir("/")

@@ -64,7 +64,7 @@ fn close_stdin(turn: &Path) {
 }
 
 fn wake(turn: &Path) {
-    cinch::turn_dir::TurnDir::open(turn)
+    cinch_engine::turn_dir::TurnDir::open(turn)
         .unwrap()
         .0
         .wake_supervisor();

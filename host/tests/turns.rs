@@ -6,11 +6,11 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use cinch::engine::events::{Next, TurnEventKind};
-use cinch::engine::result::{Status, TurnResult};
-use cinch::engine::{Engine, RefusalCode, StartError, Turn, TurnRequest};
-use cinch::home::Home;
-use cinch::supervisor::KILL_GRACE;
+use cinch_engine::engine::events::{Next, TurnEventKind};
+use cinch_engine::engine::result::{Status, TurnResult};
+use cinch_engine::engine::{Engine, RefusalCode, StartError, Turn, TurnRequest};
+use cinch_engine::home::Home;
+use cinch_engine::supervisor::KILL_GRACE;
 use cinch_fake_cli::{Record, Script};
 use cinch_runtime::{Limits, Runtime};
 
@@ -70,7 +70,7 @@ impl World {
     fn engine_with(&self, env: BTreeMap<String, String>) -> Engine {
         let home = Home::open(self.path("cinch-home")).unwrap();
         let runtime = Runtime::new(Some(compiled_drivers()), Limits::default()).unwrap();
-        let helper = cinch::helper::program(Path::new(env!("CARGO_BIN_EXE_cinch")));
+        let helper = cinch_engine::helper::program(Path::new(env!("CARGO_BIN_EXE_cinch")));
         Engine::new(home, &runtime, helper, env).unwrap()
     }
 
@@ -239,7 +239,7 @@ fn a_completed_turn_has_its_diff_and_leaves_head_and_index_alone() {
 
     let engine = world.engine();
     let mut request = world.request("Create out.txt containing hello.");
-    request.notes = vec![cinch::engine::brief::Note {
+    request.notes = vec![cinch_engine::engine::brief::Note {
         name: "style.md".into(),
         text: "Be brief.".into(),
     }];

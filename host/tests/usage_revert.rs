@@ -599,9 +599,9 @@ fn cinch_revert_waits_for_a_turn_starting_in_its_work_tree() {
 
     // A start in the work tree holds its lock from before its checks until
     // its CLI runs; a revert meanwhile must not restore the tree under it.
-    let home = cinch::home::Home::open(world.path("home")).unwrap();
+    let home = cinch_engine::home::Home::open(world.path("home")).unwrap();
     let workdir = repo.canonicalize().unwrap();
-    let starting = cinch::turn_dir::WorktreeLock::take(&home, &workdir).unwrap();
+    let starting = cinch_engine::turn_dir::WorktreeLock::take(&home, &workdir).unwrap();
     let mut revert = world
         .cinch()
         .args(["revert", &turn])

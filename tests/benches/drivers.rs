@@ -16,9 +16,9 @@
 
 use std::time::{Duration, Instant};
 
-use cinch::drivers::Registry;
-use cinch::reading::parse::TurnParser;
-use cinch::reading::replay::Exit;
+use cinch_engine::drivers::Registry;
+use cinch_engine::reading::parse::TurnParser;
+use cinch_engine::reading::replay::Exit;
 use cinch_runtime::Runtime;
 use cinch_tests::{
     DRIVERS, Transcript, acp_dir, crate_dir, native_parser, recorded_dir, registry, replay_native,
@@ -99,7 +99,7 @@ fn main() {
     }
 
     println!();
-    let claude = cinch::drivers::BUILTIN
+    let claude = cinch_engine::drivers::BUILTIN
         .iter()
         .find(|b| b.name == "claude")
         .unwrap();

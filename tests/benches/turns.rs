@@ -38,10 +38,10 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use cinch::engine::events::{Next, Subscription, TurnEvent, TurnEventKind};
-use cinch::engine::{Engine, StartError, Turn, TurnRequest};
-use cinch::home::Home;
-use cinch::sandbox::Mode;
+use cinch_engine::engine::events::{Next, Subscription, TurnEvent, TurnEventKind};
+use cinch_engine::engine::{Engine, StartError, Turn, TurnRequest};
+use cinch_engine::home::Home;
+use cinch_engine::sandbox::Mode;
 use cinch_fake_cli::Script;
 use cinch_runtime::Runtime;
 
@@ -87,7 +87,7 @@ fn main() {
     let bin = root.join("bin");
     std::fs::create_dir_all(&bin).unwrap();
     cinch_fake_cli::install(&bin, "codex");
-    let cinch = cinch::helper::program(&cinch_binary());
+    let cinch = cinch_engine::helper::program(&cinch_binary());
     let runtime = cinch_tests::runtime(&root.join("cache"));
 
     println!(
@@ -383,7 +383,7 @@ fn bench_idle(
 // 6. Retention
 
 /// Agents whose runs fill the home the sixth measures in: each keeps its
-/// [`cinch::turn_dir::RUNS_KEPT`] most recent runs.
+/// [`cinch_engine::turn_dir::RUNS_KEPT`] most recent runs.
 const RETENTION_AGENTS: usize = 50;
 
 /// Fills a home as a team's server holds it in the steady state (every agent
@@ -397,10 +397,10 @@ fn bench_retention(
     cinch: &Path,
     runtime: &Runtime,
 ) -> (Duration, Duration) {
-    let runs = RETENTION_AGENTS * cinch::turn_dir::RUNS_KEPT;
+    let runs = RETENTION_AGENTS * cinch_engine::turn_dir::RUNS_KEPT;
     println!(
         "6. Retention: a turn's end in a home holding {RETENTION_AGENTS} agents x {} runs ({runs} turns), and in an empty one",
-        cinch::turn_dir::RUNS_KEPT
+        cinch_engine::turn_dir::RUNS_KEPT
     );
     let script = Script {
         lines: vec![first_tick()],
@@ -660,7 +660,7 @@ fn bench_checkpoints(root: &Path) -> f64 {
         let mut trees = Vec::new();
         for which in ["start", "end"] {
             let refname = format!("refs/cinch/runs/bench/tasks/r{round}/{which}");
-            let checkpoint = cinch::checkpoint::take(&repo, &refname, "cinch: bench")
+            let checkpoint = cinch_engine::checkpoint::take(&repo, &refname, "cinch: bench")
                 .expect("taking a checkpoint");
             trees.push(checkpoint.tree);
         }
@@ -692,7 +692,7 @@ fn bench_checkpoints(root: &Path) -> f64 {
     let git_median = median(git_times);
     let ratio = cinch_median.as_secs_f64() / git_median.as_secs_f64();
     println!(
-        "   cinch::checkpoint::take x2 (commit and ref included)   {:>8.1} ms",
+        "   cinch_engine::checkpoint::take x2 (commit and ref included)   {:>8.1} ms",
         ms_of(cinch_median)
     );
     println!(

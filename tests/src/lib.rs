@@ -4,11 +4,11 @@
 
 use std::path::{Path, PathBuf};
 
-use cinch::drivers::Registry;
-use cinch::reading::parse::{Native, TurnParser};
-use cinch::reading::replay::{Exit, Report, replay};
-use cinch::redact::Redactor;
 use cinch_driver_sdk::{Driver, Turn};
+use cinch_engine::drivers::Registry;
+use cinch_engine::reading::parse::{Native, TurnParser};
+use cinch_engine::reading::replay::{Exit, Report, replay};
+use cinch_engine::redact::Redactor;
 use cinch_runtime::{DriverFailure, Limits, Runtime};
 use serde_json::{Value, json};
 

@@ -6,11 +6,11 @@
 //! sides must agree, and the report must match the golden file.
 //! `CINCH_BLESS=1` rewrites the golden files (read them before committing).
 
-use cinch::reading::parse::Native;
-use cinch::reading::replay::{Report, replay};
-use cinch::redact::Redactor;
 use cinch_driver_acp::Acp;
 use cinch_driver_sdk::Driver;
+use cinch_engine::reading::parse::Native;
+use cinch_engine::reading::replay::{Report, replay};
+use cinch_engine::redact::Redactor;
 use cinch_tests::{
     Transcript, acp_dir, acp_display_name, acp_transcripts, client_line_kind, converse, registry,
     runtime,
@@ -40,7 +40,7 @@ fn play_native(transcript: &Transcript) -> Played {
     Played { sent, report }
 }
 
-fn play_wasm(registry: &cinch::drivers::Registry, transcript: &Transcript) -> Played {
+fn play_wasm(registry: &cinch_engine::drivers::Registry, transcript: &Transcript) -> Played {
     let turn = transcript.turn();
     let driver = registry.get("acp").expect("the built-in acp driver");
     let mut session = driver.session_for(&turn).unwrap();

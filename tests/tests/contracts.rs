@@ -3,8 +3,8 @@
 //! starts and reads a turn, with no conversation, and one built against the
 //! frozen 0.2.0 still holds its conversation (with no decisions to take).
 
-use cinch::drivers::{Registry, load_plugin};
 use cinch_driver_sdk::{BriefDelivery, Event, Turn};
+use cinch_engine::drivers::{Registry, load_plugin};
 use cinch_runtime::{CONTRACT_VERSIONS, Limits, Runtime};
 use cinch_tests::test_drivers::{CONVERSANT_WASM, LEGACY_WASM};
 

@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use cinch::drivers::{PluginError, Registry, Source, load_plugin};
+use cinch_engine::drivers::{PluginError, Registry, Source, load_plugin};
 use cinch_runtime::{FailureCause, Limits, LoadError, Runtime};
 use cinch_tests::test_drivers::{FAULTY_WASM, FUTURE_WASM};
 
@@ -166,7 +166,7 @@ fn a_plugin_with_a_builtin_name_replaces_the_builtin() {
     // A plugin of a new name sits beside the built-ins...
     std::fs::copy(FAULTY_WASM, plugins.join("faulty.wasm")).unwrap();
     // ...and one that calls itself `codex` takes the built-in's place.
-    let codex = cinch::drivers::BUILTIN
+    let codex = cinch_engine::drivers::BUILTIN
         .iter()
         .find(|b| b.name == "codex")
         .unwrap();

@@ -6,9 +6,9 @@ use serde::Serialize;
 use super::extract::{Caller, PageParams, Query};
 use super::problem::Problem;
 use super::{AppState, Envelope};
-use crate::engine::server_credential::ServerCredential;
 use crate::service::accounts::AccountWithUsage;
 use crate::store::{self, UsageTotals};
+use cinch_engine::engine::server_credential::ServerCredential;
 
 /// An account: everything else belongs to one.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]

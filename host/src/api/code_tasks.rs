@@ -12,10 +12,10 @@ use serde_json::Value;
 use super::AppState;
 use super::extract::{Caller, JsonValue, Query};
 use super::problem::{FieldError, Problem};
-use crate::engine::brief::Note;
-use crate::engine::log::LogView;
-use crate::engine::result::{ChangedFile, Status, TurnResult};
 use crate::service::code_tasks::{CodeTaskError, NewTask, TaskView};
+use cinch_engine::engine::brief::Note;
+use cinch_engine::engine::log::LogView;
+use cinch_engine::engine::result::{ChangedFile, Status, TurnResult};
 
 /// How long a client refused for capacity should wait before it tries again.
 const CAPACITY_RETRY_SECONDS: u64 = 10;
@@ -193,7 +193,7 @@ pub struct TaskResult {
     pub model: Option<String>,
     /// Its tokens and cost; null when the harness reported no usage.
     #[schema(value_type = Option<Object>)]
-    pub usage: Option<crate::engine::result::TurnUsage>,
+    pub usage: Option<cinch_engine::engine::result::TurnUsage>,
     /// The CLI's version when the turn started, when it said one.
     pub cli_version: Option<String>,
     /// The CLI versions its driver was tested with (a semver range); null
@@ -201,7 +201,7 @@ pub struct TaskResult {
     pub cli_tested: Option<String>,
     /// Whether `cli_version` lies in `cli_tested` (`tested`, `untested`,
     /// `unknown`); null without a range.
-    pub cli_drift: Option<crate::tools::CliDrift>,
+    pub cli_drift: Option<cinch_engine::tools::CliDrift>,
     /// Lines of valid JSON of a type the driver does not know, counted by
     /// type (`(no type)` for those without one): the sign that the CLI's
     /// output changed. Type names are cut at 64 characters, characters other
@@ -212,7 +212,7 @@ pub struct TaskResult {
     pub not_json_lines: u64,
     /// The driver component the turn ran on: its name, version and digest;
     /// null for a turn of an older cinch.
-    pub driver: Option<crate::turn_dir::DriverUsed>,
+    pub driver: Option<cinch_engine::turn_dir::DriverUsed>,
 }
 
 impl TaskResult {
@@ -405,7 +405,7 @@ pub struct DiffParams {
     /// `hunks` (the default): three lines around each change; `whole_files`:
     /// every line of each changed file, for a whole-file view.
     #[param(inline)]
-    pub context: Option<crate::checkpoint::DiffContext>,
+    pub context: Option<cinch_engine::checkpoint::DiffContext>,
 }
 
 /// The unified diff of what the task changed: from its start checkpoint to

@@ -8,7 +8,7 @@
 //! Drivers are the server's, not an account's, so the seen-list is
 //! server-wide: a CLI that changed its output changed it for everyone. It
 //! holds only type names (cut and reduced to identifier characters by
-//! [`crate::reading::reader::type_name`]), CLI versions, when each was first seen and
+//! [`cinch_engine::reading::reader::type_name`]), CLI versions, when each was first seen and
 //! how often; never which account, turn or line it came from.
 
 use axum::extract::{Path, State};
@@ -18,10 +18,10 @@ use serde::{Deserialize, Serialize};
 use super::extract::{Caller, Json};
 use super::problem::Problem;
 use super::{AppState, Envelope};
-use crate::drivers::Source;
-use crate::plugins::Installed;
 use crate::service::drivers::PluginChangeError;
 use crate::store::{SeenCliVersion, SeenUnknown};
+use cinch_engine::drivers::Source;
+use cinch_engine::plugins::Installed;
 
 /// A driver the server has loaded.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
@@ -77,7 +77,7 @@ pub struct CliVersionRun {
     pub cli_version: Option<String>,
     /// Where it stands against the tested range (`tested`, `untested`,
     /// `unknown`); null when no range is stated.
-    pub drift: Option<crate::tools::CliDrift>,
+    pub drift: Option<cinch_engine::tools::CliDrift>,
     /// How many turns ran on it.
     pub turns: u64,
     /// When a turn on it first ended (RFC 3339, UTC).
@@ -183,7 +183,7 @@ fn harness_cli(app: &AppState, name: &str, runs: &[SeenCliVersion]) -> HarnessCl
         package: tool
             .as_ref()
             .and_then(|tool| tool.package.as_ref())
-            .map(crate::tools::Package::spec),
+            .map(cinch_engine::tools::Package::spec),
         pinned_version: tool.as_ref().and_then(|tool| tool.pinned.clone()),
         cli_versions_run: runs
             .iter()
@@ -191,7 +191,7 @@ fn harness_cli(app: &AppState, name: &str, runs: &[SeenCliVersion]) -> HarnessCl
             .map(|run| {
                 let version = (!run.cli_version.is_empty()).then(|| run.cli_version.clone());
                 CliVersionRun {
-                    drift: crate::tools::drift(tested.as_deref(), version.as_deref()),
+                    drift: cinch_engine::tools::drift(tested.as_deref(), version.as_deref()),
                     cli_version: version,
                     turns: u64::try_from(run.turns).unwrap_or(0),
                     first_seen: run.first_seen.clone(),
@@ -363,7 +363,7 @@ pub async fn remove_driver(
     Path(name): Path<String>,
 ) -> Result<StatusCode, Problem> {
     operator(&app, &headers)?;
-    if !crate::harnesses::is_driver_name(&name) {
+    if !cinch_engine::harnesses::is_driver_name(&name) {
         return Err(Problem::not_found("no plugin of that name"));
     }
     app.drivers.remove(name).await?;

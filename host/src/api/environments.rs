@@ -12,9 +12,9 @@ use super::extract::{Caller, Json, PageParams, Query, nullable};
 use super::problem::FieldError;
 use super::problem::Problem;
 use super::{AppState, Envelope};
-use crate::mcp::{HeaderValue, McpServer, McpServerKind, Transport};
 use crate::service::ServiceError;
 use crate::store::{Environment, EnvironmentPatch, NewEnvironment};
+use cinch_engine::mcp::{HeaderValue, McpServer, McpServerKind, Transport};
 
 /// An environment as clients see it: secrets by name only.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
@@ -146,7 +146,7 @@ pub(super) fn checked_policy(
 fn allowed_hosts_schema() -> Array {
     ArrayBuilder::new()
         .schema_type(SchemaType::Array(vec![Type::Array, Type::Null]))
-        .max_items(Some(crate::sandbox::egress::hosts::MAX_HOSTS))
+        .max_items(Some(cinch_engine::sandbox::egress::hosts::MAX_HOSTS))
         .items(
             ObjectBuilder::new()
                 .schema_type(Type::String)
@@ -162,7 +162,7 @@ fn allowed_hosts_schema() -> Array {
 /// The entries of `allowed_hosts` checked and normalized (lower case, no
 /// final dot); every bad entry is a field error.
 fn allowed_hosts(hosts: Option<Vec<String>>) -> Result<Option<Vec<String>>, ServiceError> {
-    use crate::sandbox::egress::hosts::{MAX_HOSTS, check, normalize};
+    use cinch_engine::sandbox::egress::hosts::{MAX_HOSTS, check, normalize};
     let Some(hosts) = hosts else {
         return Ok(None);
     };
@@ -297,7 +297,7 @@ impl From<McpServer> for McpServerSpec {
 }
 
 /// The servers of `specs` with their types checked: each field belongs to
-/// its kind, and each kind has what it needs. Then [`crate::mcp::check`]
+/// its kind, and each kind has what it needs. Then [`cinch_engine::mcp::check`]
 /// against the environment's secrets `secrets`.
 fn mcp_servers(
     specs: Vec<McpServerSpec>,
@@ -356,7 +356,7 @@ fn mcp_servers(
     }
     if errors.is_empty() {
         errors.extend(
-            crate::mcp::check(&servers, secrets)
+            cinch_engine::mcp::check(&servers, secrets)
                 .into_iter()
                 .map(|(field, message)| FieldError::new(format!("mcp_servers{field}"), message)),
         );
@@ -496,7 +496,7 @@ impl EnvironmentUpdate {
         let mcp_servers = match self.mcp_servers {
             Some(specs) => Some(mcp_servers(specs, &names)?),
             None => {
-                let complaints = crate::mcp::check(&current.mcp_servers, &names);
+                let complaints = cinch_engine::mcp::check(&current.mcp_servers, &names);
                 if !complaints.is_empty() {
                     return Err(ServiceError::Invalid(
                         complaints

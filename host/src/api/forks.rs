@@ -9,10 +9,10 @@ use super::extract::{Caller, Json, Query, trimmed};
 use super::problem::Problem;
 use super::sessions::Session;
 use super::{AppState, Envelope};
-use crate::checkpoint::DiffStat;
 use crate::sessions::ForkSpec;
 use crate::sessions::compare::TaskComparison;
 use crate::store::{AccountId, SessionId, TaskId};
+use cinch_engine::checkpoint::DiffStat;
 
 /// A fork to make; every field is optional.
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
@@ -159,7 +159,7 @@ pub struct DiffPair {
     /// `hunks` (the default): three lines around each change; `whole_files`:
     /// every line of each changed file, for a whole-file view.
     #[param(inline)]
-    pub context: Option<crate::checkpoint::DiffContext>,
+    pub context: Option<cinch_engine::checkpoint::DiffContext>,
 }
 
 /// The unified patch from session `a`'s work tree to session `b`'s (each

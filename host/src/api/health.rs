@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use super::AppState;
 use super::problem::Problem;
-use crate::disk::DiskState;
+use cinch_engine::disk::DiskState;
 
 /// Whether the server can serve.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
@@ -109,7 +109,7 @@ pub async fn healthz(State(app): State<AppState>) -> (StatusCode, axum::Json<Hea
         drivers: drivers(&app.drivers.registry()),
         sandbox: SandboxHealth {
             enforced: app.probes.sandbox_enforced(),
-            landlock_abi: crate::sandbox::landlock_abi(),
+            landlock_abi: cinch_engine::sandbox::landlock_abi(),
         },
         disk: DiskHealth {
             state: disk,
@@ -120,12 +120,12 @@ pub async fn healthz(State(app): State<AppState>) -> (StatusCode, axum::Json<Hea
     (code, axum::Json(health))
 }
 
-fn drivers(registry: &crate::drivers::Registry) -> DriversHealth {
+fn drivers(registry: &cinch_engine::drivers::Registry) -> DriversHealth {
     let (loaded, failed): (Vec<_>, Vec<_>) = registry
         .entries()
         .iter()
         .partition(|entry| entry.driver.is_ok());
-    let names = |entries: Vec<&crate::drivers::Entry>| {
+    let names = |entries: Vec<&cinch_engine::drivers::Entry>| {
         entries
             .into_iter()
             .map(|entry| entry.name.clone())

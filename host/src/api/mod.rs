@@ -45,7 +45,6 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::engine::Engine;
 use crate::service::accounts::Accounts;
 use crate::service::agents::Agents;
 use crate::service::code_tasks::CodeTasks;
@@ -58,6 +57,7 @@ use crate::service::webhooks::Webhooks;
 use crate::sessions::Conductor;
 use crate::sessions::live::Runs;
 use crate::store::Store;
+use cinch_engine::engine::Engine;
 
 pub use problem::{FieldError, Problem};
 
@@ -314,7 +314,7 @@ fn app(state: AppState) -> axum::Router {
         ))
         .layer(DefaultBodyLimit::max(body_limit))
         .layer(axum::middleware::from_fn(crate::metrics::track_http));
-    if crate::telemetry::exporting() {
+    if cinch_engine::telemetry::exporting() {
         router.layer(axum::middleware::from_fn(trace::layer))
     } else {
         router

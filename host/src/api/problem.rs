@@ -6,11 +6,11 @@ use serde::Serialize;
 
 pub use crate::service::FieldError;
 
-use crate::engine::RefusalCode;
 use crate::service::ServiceError;
 use crate::service::code_tasks::CodeTaskError;
 use crate::sessions::SessionError;
 use crate::store::StoreError;
+use cinch_engine::engine::RefusalCode;
 
 /// An error answer.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]

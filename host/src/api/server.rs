@@ -8,7 +8,7 @@ use serde::Serialize;
 use super::extract::Caller;
 use super::problem::Problem;
 use super::{AppState, Envelope};
-use crate::sandbox::Support;
+use cinch_engine::sandbox::Support;
 
 /// The server.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
@@ -60,8 +60,8 @@ pub async fn get_server(
     static SUPPORT: OnceLock<Support> = OnceLock::new();
     let support = SUPPORT.get_or_init(Support::detect);
     let enforced = app.probes.sandbox_enforced();
-    let limited = |report: &crate::sandbox::CgroupReport| {
-        enforced && matches!(report, crate::sandbox::CgroupReport::Cgroup { .. })
+    let limited = |report: &cinch_engine::sandbox::CgroupReport| {
+        enforced && matches!(report, cinch_engine::sandbox::CgroupReport::Cgroup { .. })
     };
     Envelope::of(ServerView {
         version: env!("CARGO_PKG_VERSION").to_owned(),

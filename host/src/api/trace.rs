@@ -7,7 +7,7 @@ use axum::middleware::Next;
 use axum::response::Response;
 use tracing::Instrument as _;
 
-use crate::telemetry::{self, TARGET};
+use cinch_engine::telemetry::{self, TARGET};
 
 /// Answers `request` inside its span; installed only while exporting.
 pub async fn layer(request: Request, next: Next) -> Response {

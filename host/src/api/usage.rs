@@ -121,7 +121,7 @@ fn bound(errors: &mut Vec<FieldError>, field: &str, text: Option<&str>) -> Optio
     };
     let at = time::OffsetDateTime::parse(&whole, &Rfc3339).ok();
     match at {
-        Some(at) => Some(crate::store::format_time(
+        Some(at) => Some(cinch_engine::clock::format_time(
             at.to_offset(time::UtcOffset::UTC),
         )),
         None => {

@@ -8,7 +8,7 @@ pub mod view;
 
 pub use policy::{ApprovalMode, ApprovalPolicy, Decision, Verdict};
 
-use crate::drivers::Registry;
+use cinch_engine::drivers::Registry;
 
 /// The first contract version whose drivers can hand the host a
 /// permission request to decide.

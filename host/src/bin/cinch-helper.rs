@@ -5,12 +5,12 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let args: Vec<_> = std::env::args_os().skip(1).collect();
-    if args == [cinch::helper::VERSION_FLAG] {
-        println!("{}", cinch::helper::VERSION);
+    if args == [cinch_engine::helper::VERSION_FLAG] {
+        println!("{}", cinch_engine::helper::VERSION);
         return ExitCode::SUCCESS;
     }
-    match cinch::helper::job(args.into_iter()) {
-        Some(job) => cinch::helper::run(job),
+    match cinch_engine::helper::job(args.into_iter()) {
+        Some(job) => cinch_engine::helper::run(job),
         None => {
             eprintln!(
                 "cinch-helper is started by cinch itself: `cinch-helper sandboxed POLICY PROGRAM [ARGS…]` or `cinch-helper supervise TURN_DIR`"

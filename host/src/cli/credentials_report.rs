@@ -3,8 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::engine::Engine;
-use crate::engine::server_credential::CredentialSource;
+use cinch_engine::engine::Engine;
+use cinch_engine::engine::server_credential::CredentialSource;
 
 /// Says, for each harness whose CLI this server finds, whether its turns
 /// will have a credential and, when they will not, where to give one; a
@@ -13,7 +13,7 @@ pub fn report(engine: &Engine, server_env: &BTreeMap<String, String>) {
     let search_path = server_env.get("PATH").map_or("", String::as_str);
     for info in engine.registry().infos() {
         if !engine.config().is_enabled(&info.name)
-            || crate::probe::find_program(&info.program, search_path).is_none()
+            || cinch_engine::probe::find_program(&info.program, search_path).is_none()
         {
             continue;
         }

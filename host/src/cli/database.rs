@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 
-use crate::home::Home;
 use crate::store::{DATABASE_FILE, Store};
+use cinch_engine::home::Home;
 
 pub(super) fn home(dir: Option<PathBuf>) -> anyhow::Result<Home> {
     match dir {
@@ -45,7 +45,7 @@ pub(super) async fn open_existing_store(
 /// The database `--database` names, else `[serve] database` in the home's
 /// config.toml, else the home's SQLite file.
 fn configured(home: &Home, database: Option<String>) -> anyhow::Result<Database> {
-    let config = crate::tools::load_config(&home.root().join("config.toml"))?;
+    let config = cinch_engine::tools::load_config(&home.root().join("config.toml"))?;
     Database::choose(home, database.or(config.serve.database))
 }
 

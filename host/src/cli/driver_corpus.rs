@@ -11,9 +11,9 @@ use serde::{Deserialize, Serialize};
 
 use super::Context;
 use super::driver_name::{Named, named};
-use crate::reading::reader::UnknownEvents;
-use crate::reading::replay::{Exit, Report, replay};
-use crate::redact::Redactor;
+use cinch_engine::reading::reader::UnknownEvents;
+use cinch_engine::reading::replay::{Exit, Report, replay};
+use cinch_engine::redact::Redactor;
 
 /// How the corpus is run.
 pub struct Options<'a> {

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use cinch_runtime::Driver;
 
 use super::Context;
-use crate::drivers::{Entry, load_plugin};
+use cinch_engine::drivers::{Entry, load_plugin};
 
 /// A driver named on the command line: installed, or loaded from a file.
 pub enum Named<'a> {

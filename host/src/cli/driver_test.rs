@@ -11,8 +11,8 @@ use serde_json::Value;
 use super::Context;
 use super::driver_corpus;
 use super::driver_name::named;
-use crate::reading::replay::{Exit, Report, replay};
-use crate::redact::Redactor;
+use cinch_engine::reading::replay::{Exit, Report, replay};
+use cinch_engine::redact::Redactor;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {

@@ -6,12 +6,12 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 
 use super::Context;
-use crate::drivers::Source;
-pub use crate::harnesses::is_driver_name;
-use crate::harnesses::{Profile, ProfileSource};
-use crate::plugins::reference::{self, Reference};
-use crate::plugins::{Candidate, Installed, Plugins, SignaturePolicy, oci, signature};
-use crate::probe::{CliStatus, probe};
+use cinch_engine::drivers::Source;
+pub use cinch_engine::harnesses::is_driver_name;
+use cinch_engine::harnesses::{Profile, ProfileSource};
+use cinch_engine::plugins::reference::{self, Reference};
+use cinch_engine::plugins::{Candidate, Installed, Plugins, SignaturePolicy, oci, signature};
+use cinch_engine::probe::{CliStatus, probe};
 
 /// Prints one row per driver, then one per harness profile on a driver.
 pub fn list(context: &Context) -> anyhow::Result<ExitCode> {
@@ -38,7 +38,7 @@ pub fn list(context: &Context) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn row(entry: &crate::drivers::Entry) -> [String; 5] {
+fn row(entry: &cinch_engine::drivers::Entry) -> [String; 5] {
     let source = entry.source.to_string();
     match &entry.driver {
         Err(error) => [
@@ -61,7 +61,7 @@ fn row(entry: &crate::drivers::Entry) -> [String; 5] {
     }
 }
 
-fn profile_row(registry: &crate::drivers::Registry, profile: &Profile) -> [String; 5] {
+fn profile_row(registry: &cinch_engine::drivers::Registry, profile: &Profile) -> [String; 5] {
     let source = match profile.source {
         ProfileSource::Driver => format!("{} driver", profile.driver),
         ProfileSource::Config => format!("config.toml ({} driver)", profile.driver),
@@ -128,7 +128,7 @@ fn print_table<'a>(rows: impl Iterator<Item = &'a [String; 5]> + Clone) {
 /// turn ends): `database`, else the one the home's config names, else the
 /// home's SQLite file; a home without a database has seen none.
 pub fn seen(
-    home: &crate::home::Home,
+    home: &cinch_engine::home::Home,
     database: Option<String>,
     json: bool,
 ) -> anyhow::Result<ExitCode> {

@@ -7,10 +7,10 @@ use std::process::ExitCode;
 use anyhow::{Context as _, bail};
 use serde::Serialize;
 
-use crate::checkpoint;
-use crate::engine::result::TurnResult;
-use crate::home::Home;
-use crate::turn_dir::{TurnDir, is_valid_id, read_json};
+use cinch_engine::checkpoint;
+use cinch_engine::engine::result::TurnResult;
+use cinch_engine::home::Home;
+use cinch_engine::turn_dir::{TurnDir, is_valid_id, read_json};
 
 /// What `cinch fork` made.
 #[derive(Debug, Serialize)]

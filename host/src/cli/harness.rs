@@ -6,9 +6,9 @@ use std::process::ExitCode;
 
 use serde::Serialize;
 
-use crate::engine::Engine;
-use crate::probe::{CliStatus, probe};
-use crate::tools::{CliDrift, drift, install};
+use cinch_engine::engine::Engine;
+use cinch_engine::probe::{CliStatus, probe};
+use cinch_engine::tools::{CliDrift, drift, install};
 
 /// Installs `spec` (`NAME` or `NAME@VERSION`).
 pub fn install(engine: &Engine, spec: &str, json: bool) -> anyhow::Result<ExitCode> {
@@ -104,7 +104,10 @@ pub fn list(engine: &Engine, json: bool) -> anyhow::Result<ExitCode> {
         };
         rows.push(HarnessTools {
             harness: name.to_owned(),
-            package: tool.package.as_ref().map(crate::tools::Package::spec),
+            package: tool
+                .package
+                .as_ref()
+                .map(cinch_engine::tools::Package::spec),
             tested: tool.tested.clone(),
             installed: tool.installed(&engine.tools_root()),
             pinned: tool.pinned.clone(),

@@ -23,9 +23,9 @@ use cinch_runtime::{Limits, Runtime};
 
 use clap::{Parser, Subcommand};
 
-use crate::drivers::Registry;
-use crate::engine::Engine;
-use crate::home::Home;
+use cinch_engine::drivers::Registry;
+use cinch_engine::engine::Engine;
+use cinch_engine::home::Home;
 
 /// Runs coding-agent CLIs one turn at a time, through sandboxed drivers.
 #[derive(Debug, Parser)]
@@ -217,8 +217,8 @@ enum AccountCommand {
 /// Runs the command line and returns the process's exit code.
 pub fn main() -> ExitCode {
     // Before anything else: a supervisor forks, so no thread may exist yet.
-    if let Some(job) = crate::helper::job(std::env::args_os().skip(1)) {
-        return crate::helper::run(job);
+    if let Some(job) = cinch_engine::helper::job(std::env::args_os().skip(1)) {
+        return cinch_engine::helper::run(job);
     }
     let cli = Cli::parse();
     let traces = match &cli.command {
@@ -255,7 +255,7 @@ fn init_logs(
         .unwrap_or_else(|_| "warn".into())
         // The spans for the exporter are not log lines, whatever the level.
         .add_directive(
-            format!("{}=off", crate::telemetry::TARGET)
+            format!("{}=off", cinch_engine::telemetry::TARGET)
                 .parse()
                 .expect("a valid directive"),
         );
@@ -375,14 +375,14 @@ fn engine() -> anyhow::Result<Engine> {
 /// configured secrets).
 fn engine_in(home: Home, env: BTreeMap<String, String>) -> anyhow::Result<Engine> {
     let runtime = Runtime::new(Some(home.component_cache_dir()), Limits::default())?;
-    let program = crate::helper::program(&std::env::current_exe()?);
+    let program = cinch_engine::helper::program(&std::env::current_exe()?);
     Engine::new(home, &runtime, program, env)
 }
 
 /// What most commands need: the home, its config, the runtime and the drivers.
 struct Context {
     home: Home,
-    config: crate::config::Config,
+    config: cinch_engine::config::Config,
     runtime: Runtime,
     registry: Registry,
 }
@@ -391,11 +391,11 @@ impl Context {
     fn open() -> anyhow::Result<Self> {
         let home = Home::discover()?;
         let runtime = Runtime::new(Some(home.component_cache_dir()), Limits::default())?;
-        let config = crate::tools::load_config(&home.root().join("config.toml"))?;
+        let config = cinch_engine::tools::load_config(&home.root().join("config.toml"))?;
         let registry = Registry::load_with(
             &runtime,
             Some(&home.plugins_dir()),
-            &crate::plugins::SignaturePolicy::from_config(&config.drivers)?,
+            &cinch_engine::plugins::SignaturePolicy::from_config(&config.drivers)?,
         )?
         .with_configured(&config.harness)?;
         Ok(Self {

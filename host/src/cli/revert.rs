@@ -6,12 +6,12 @@ use std::process::ExitCode;
 use anyhow::{Context as _, bail};
 use serde::{Deserialize, Serialize};
 
-use crate::checkpoint::{self, Restored};
-use crate::engine::FILES_LISTED;
-use crate::engine::result::{TurnResult, human_duration};
-use crate::home::{Home, create_private_dir};
-use crate::turn_dir::worktrees::unfinished_in;
-use crate::turn_dir::{TurnDir, WorktreeLock, is_valid_id, now_ms, read_json, write_json};
+use cinch_engine::checkpoint::{self, Restored};
+use cinch_engine::engine::FILES_LISTED;
+use cinch_engine::engine::result::{TurnResult, human_duration};
+use cinch_engine::home::{Home, create_private_dir};
+use cinch_engine::turn_dir::worktrees::unfinished_in;
+use cinch_engine::turn_dir::{TurnDir, WorktreeLock, is_valid_id, now_ms, read_json, write_json};
 
 /// A revert as `cinch revert` keeps it (`reverts/<id>.json` in the home), so
 /// that `cinch revert <id>` undoes it.

@@ -9,10 +9,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 
-use crate::engine::brief::Note;
-use crate::engine::events::{Next, TurnEventKind};
-use crate::engine::result::Status;
-use crate::engine::{Engine, Turn, TurnRequest};
+use cinch_engine::engine::brief::Note;
+use cinch_engine::engine::events::{Next, TurnEventKind};
+use cinch_engine::engine::result::Status;
+use cinch_engine::engine::{Engine, Turn, TurnRequest};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -67,11 +67,11 @@ pub struct Args {
 
 impl Args {
     /// The sandbox the turn runs in.
-    pub fn sandbox_mode(&self) -> crate::sandbox::Mode {
+    pub fn sandbox_mode(&self) -> cinch_engine::sandbox::Mode {
         if self.no_sandbox {
-            crate::sandbox::Mode::Disabled
+            cinch_engine::sandbox::Mode::Disabled
         } else {
-            crate::sandbox::Mode::Enforced
+            cinch_engine::sandbox::Mode::Enforced
         }
     }
 }
@@ -121,12 +121,12 @@ pub fn run(engine: &Engine, args: Args) -> anyhow::Result<ExitCode> {
     let secrets = mcp_servers
         .iter()
         .flat_map(|server| match &server.transport {
-            crate::mcp::Transport::Http { headers, .. } => headers.values().collect(),
-            crate::mcp::Transport::Stdio { .. } => Vec::new(),
+            cinch_engine::mcp::Transport::Http { headers, .. } => headers.values().collect(),
+            cinch_engine::mcp::Transport::Stdio { .. } => Vec::new(),
         })
         .filter_map(|value| match value {
-            crate::mcp::HeaderValue::Secret { secret } => std::env::var(secret).ok(),
-            crate::mcp::HeaderValue::Text(_) => None,
+            cinch_engine::mcp::HeaderValue::Secret { secret } => std::env::var(secret).ok(),
+            cinch_engine::mcp::HeaderValue::Text(_) => None,
         })
         .collect();
     anyhow::ensure!(
@@ -193,16 +193,16 @@ fn only_installed_harness(engine: &Engine) -> anyhow::Result<String> {
 
 /// An `--allowed-host`, checked and normalized.
 fn allowed_host(entry: &str) -> Result<String, String> {
-    crate::sandbox::egress::hosts::check(entry)?;
-    Ok(crate::sandbox::egress::hosts::normalize(entry))
+    cinch_engine::sandbox::egress::hosts::check(entry)?;
+    Ok(cinch_engine::sandbox::egress::hosts::normalize(entry))
 }
 
 /// The MCP servers in the JSON file at `path`, checked; a header's secret
 /// must name a variable of this process's environment.
-fn read_mcp_servers(path: &std::path::Path) -> anyhow::Result<Vec<crate::mcp::McpServer>> {
+fn read_mcp_servers(path: &std::path::Path) -> anyhow::Result<Vec<cinch_engine::mcp::McpServer>> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("reading the MCP servers file {}", path.display()))?;
-    let servers: Vec<crate::mcp::McpServer> = serde_json::from_str(&text).with_context(|| {
+    let servers: Vec<cinch_engine::mcp::McpServer> = serde_json::from_str(&text).with_context(|| {
         format!(
             "{} is not a JSON list of MCP servers ({{\"name\", \"type\": \"stdio\"|\"http\", ...}})",
             path.display()
@@ -212,7 +212,7 @@ fn read_mcp_servers(path: &std::path::Path) -> anyhow::Result<Vec<crate::mcp::Mc
         .filter_map(|(name, _)| name.into_string().ok())
         .collect();
     let names = variables.iter().map(String::as_str).collect();
-    let complaints = crate::mcp::check(&servers, &names);
+    let complaints = cinch_engine::mcp::check(&servers, &names);
     if !complaints.is_empty() {
         let lines: Vec<String> = complaints
             .into_iter()

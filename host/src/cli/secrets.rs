@@ -11,8 +11,8 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 
-use crate::home::Home;
 use crate::store::{SecretsKey, SecretsKeyError, Store, StoreError};
+use cinch_engine::home::Home;
 
 /// The key file a node makes in its home when it is given none.
 const HOME_KEY_FILE: &str = "secrets.key";

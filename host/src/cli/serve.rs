@@ -10,16 +10,16 @@ use anyhow::Context as _;
 
 use crate::api::connections::Limits;
 use crate::api::{AppState, DEFAULT_BODY_LIMIT};
-use crate::engine::harness::passed_env;
-use crate::home::Home;
-use crate::sandbox::{Mode, Support};
 use crate::sessions::live::Runs;
 use crate::sessions::{Conductor, Settings};
 use crate::store::TokenFor;
+use cinch_engine::engine::harness::passed_env;
+use cinch_engine::home::Home;
+use cinch_engine::sandbox::{Mode, Support};
 
 use super::database::{Database, home, open, open_store, runtime};
-use crate::turn_dir::SecretsSeal;
 use crate::webhooks::Webhooks;
+use cinch_engine::turn_dir::SecretsSeal;
 
 /// Where the first start writes the admin's token, in the home.
 const ADMIN_TOKEN_FILE: &str = "admin-token";
@@ -227,7 +227,7 @@ fn write_admin_token(path: &Path, token: &str) -> anyhow::Result<()> {
 /// Serves the API until Ctrl-C or SIGTERM.
 pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let home = home(args.home)?;
-    let config = crate::tools::load_config(&home.root().join("config.toml"))?;
+    let config = cinch_engine::tools::load_config(&home.root().join("config.toml"))?;
     let file = config.serve;
     let limits = connection_limits(&file)?;
     let listen = match (args.listen, &file.listen) {
@@ -314,7 +314,7 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     // Built, not inherited: the server's own credentials reach no harness.
     let tenant_env = passed_env(std::env::vars(), &file.pass_env);
     let mut engine = super::engine_in(home.clone(), tenant_env.clone())?.with_sandbox(sandbox);
-    tracing::info!(helper = %crate::helper::describe(engine.helper()), "helper");
+    tracing::info!(helper = %cinch_engine::helper::describe(engine.helper()), "helper");
     super::credentials_report::report(&engine, &std::env::vars().collect());
     if let Some(minutes) = args.watchdog_minutes {
         engine = engine.with_watchdog(Duration::from_secs(minutes * 60));
@@ -396,7 +396,7 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         let mut state = AppState::new(store, engine, runs, conductor.clone(), body_limit)
             .with_disk_low_below(
                 file.min_free_disk_mib
-                    .map_or(crate::disk::DEFAULT_LOW_BELOW_BYTES, |mib| mib << 20),
+                    .map_or(cinch_engine::disk::DEFAULT_LOW_BELOW_BYTES, |mib| mib << 20),
             );
         if let Some(token) = args.metrics_token.as_deref() {
             anyhow::ensure!(
@@ -427,7 +427,7 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
 
 /// The limits on clients' connections: `[serve]`'s, defaults where unset.
 /// Raises the open-file limit first, which the default cap follows.
-fn connection_limits(file: &crate::config::ServeConfig) -> anyhow::Result<Limits> {
+fn connection_limits(file: &cinch_engine::config::ServeConfig) -> anyhow::Result<Limits> {
     let defaults = Limits::for_open_files(crate::api::connections::raise_open_file_limit());
     let seconds = |value: Option<u64>, name: &str, default: Duration| match value {
         None => Ok(default),
@@ -479,7 +479,7 @@ fn sandbox_mode(no_sandbox: bool) -> anyhow::Result<Mode> {
         support.is_sufficient(),
         "this kernel cannot sandbox turns (Landlock ABI {}, {} or later is needed: Linux 6.12); see `cinch check`, or start with --no-sandbox to run them with cinch's own access",
         support.landlock_abi,
-        crate::sandbox::MINIMUM_ABI
+        cinch_engine::sandbox::MINIMUM_ABI
     );
     for line in support.lines() {
         tracing::info!(sandbox = %line, "sandbox");

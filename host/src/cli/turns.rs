@@ -2,10 +2,10 @@
 
 use std::process::ExitCode;
 
-use crate::engine::Engine;
-use crate::engine::result::{CostSource, TurnUsage, human_duration};
-use crate::engine::server_credential::{CredentialSource, ServerCredential};
-use crate::turn_dir::now_ms;
+use cinch_engine::engine::Engine;
+use cinch_engine::engine::result::{CostSource, TurnUsage, human_duration};
+use cinch_engine::engine::server_credential::{CredentialSource, ServerCredential};
+use cinch_engine::turn_dir::now_ms;
 
 /// Lists the turns, newest first.
 pub fn list(engine: &Engine, json: bool) -> anyhow::Result<ExitCode> {
@@ -52,7 +52,7 @@ fn cost_column(usage: Option<&TurnUsage>) -> String {
 
 /// The unknown event types a turn saw, as `cinch turns` ends its row with
 /// them: `  unknown: brand_new ×2, other ×1`; nothing when there were none.
-pub fn unknown_column(unknown: &crate::reading::reader::UnknownEvents) -> String {
+pub fn unknown_column(unknown: &cinch_engine::reading::reader::UnknownEvents) -> String {
     if unknown.is_empty() {
         return String::new();
     }
@@ -121,7 +121,7 @@ pub fn check(engine: &Engine, name: Option<&str>, json: bool) -> anyhow::Result<
         .iter()
         .map(|name| engine.check(name))
         .collect::<anyhow::Result<Vec<_>>>()?;
-    let sandbox = crate::sandbox::Support::detect();
+    let sandbox = cinch_engine::sandbox::Support::detect();
     if json {
         println!(
             "{}",
@@ -132,11 +132,14 @@ pub fn check(engine: &Engine, name: Option<&str>, json: bool) -> anyhow::Result<
         for line in sandbox.lines() {
             println!("  {line}");
         }
-        println!("  helper: {}", crate::helper::describe(engine.helper()));
+        println!(
+            "  helper: {}",
+            cinch_engine::helper::describe(engine.helper())
+        );
         if !sandbox.is_sufficient() {
             println!(
                 "  turns cannot run sandboxed here (Landlock ABI {} or later is needed); `cinch run --no-sandbox` and `cinch serve --no-sandbox` run them unsandboxed",
-                crate::sandbox::MINIMUM_ABI
+                cinch_engine::sandbox::MINIMUM_ABI
             );
         }
         for report in &reports {
@@ -176,7 +179,7 @@ pub fn check(engine: &Engine, name: Option<&str>, json: bool) -> anyhow::Result<
 }
 
 /// The harness's pinned, installed and tested versions, in a line.
-fn tools_line(report: &crate::engine::CheckReport) -> String {
+fn tools_line(report: &cinch_engine::engine::CheckReport) -> String {
     let installed = if report.installed.is_empty() {
         "none".to_owned()
     } else {
@@ -188,9 +191,11 @@ fn tools_line(report: &crate::engine::CheckReport) -> String {
         None => "not pinned (PATH's runs)".to_owned(),
     };
     let drift = match report.drift {
-        Some(crate::tools::CliDrift::Untested) => "; the CLI turns run is OUTSIDE the tested range",
-        Some(crate::tools::CliDrift::Tested) => "; the CLI turns run is in the tested range",
-        Some(crate::tools::CliDrift::Unknown) | None => "",
+        Some(cinch_engine::tools::CliDrift::Untested) => {
+            "; the CLI turns run is OUTSIDE the tested range"
+        }
+        Some(cinch_engine::tools::CliDrift::Tested) => "; the CLI turns run is in the tested range",
+        Some(cinch_engine::tools::CliDrift::Unknown) | None => "",
     };
     format!(
         "{pinned}; installed in cinch's home: {installed}; tested with: {}{drift}",

@@ -6,9 +6,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::{FieldError, ServiceError};
-use crate::engine::Engine;
 use crate::sessions::Conductor;
 use crate::store::{Agent, AgentSettings, Page, Store};
+use cinch_engine::engine::Engine;
 
 /// The agents service.
 #[derive(Clone)]

@@ -7,14 +7,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use super::turn_env::TurnEnv;
-use crate::engine::brief::Note;
-use crate::engine::log::LogView;
-use crate::engine::result::TurnResult;
-use crate::engine::{Engine, LogError, Refusal, StartError, TurnRequest};
 use crate::peers::{CallPart, PeerAnswer};
 use crate::sessions::Conductor;
 use crate::sessions::live::{CallRef, LiveState, Runs};
 use crate::store::{Call, Environment, Store, StoreError, TokenOwner};
+use cinch_engine::engine::brief::Note;
+use cinch_engine::engine::log::LogView;
+use cinch_engine::engine::result::TurnResult;
+use cinch_engine::engine::{Engine, LogError, Refusal, StartError, TurnRequest};
 
 /// The rule for a run id, as answers state it.
 pub const RUN_ID_RULE: &str = "a run id is 1 to 100 letters, digits and _ . -, starting with a letter, digit or _, \
@@ -219,7 +219,7 @@ impl CodeTasks {
             mcp_servers: turn_env.mcp_servers,
             // The request's span: the turn belongs under it.
             ask: false,
-            trace_parent: crate::telemetry::traceparent(&tracing::Span::current()),
+            trace_parent: cinch_engine::telemetry::traceparent(&tracing::Span::current()),
             fork: false,
         };
 
@@ -251,7 +251,7 @@ impl CodeTasks {
         }
         let engine = self.engine.clone();
         let started = blocking(move || {
-            crate::home::create_private_dir(&agent_home)?;
+            cinch_engine::home::create_private_dir(&agent_home)?;
             Ok(engine.start(request))
         })
         .await
@@ -350,7 +350,7 @@ impl CodeTasks {
         account_id: &str,
         run: &str,
         call: &str,
-        context: crate::checkpoint::DiffContext,
+        context: cinch_engine::checkpoint::DiffContext,
         forward_as: Option<&str>,
     ) -> Result<String, CodeTaskError> {
         let call = self.find_call(account_id, run, call).await?;
@@ -364,9 +364,15 @@ impl CodeTasks {
             ));
         };
         let repository = PathBuf::from(&result.repository);
-        let local =
-            blocking(move || Ok(crate::checkpoint::diff(&repository, &start, &end, context)?))
-                .await?;
+        let local = blocking(move || {
+            Ok(cinch_engine::checkpoint::diff(
+                &repository,
+                &start,
+                &end,
+                context,
+            )?)
+        })
+        .await?;
         match local {
             Ok(diff) => Ok(diff),
             // Its repository (or the checkpoints in it) is on the node that ran it.

@@ -6,10 +6,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::ServiceError;
-use crate::disk::{DiskState, Space};
-use crate::engine::Engine;
-use crate::sandbox::Mode;
 use crate::store::{SessionStatus, Store};
+use cinch_engine::disk::{DiskState, Space};
+use cinch_engine::engine::Engine;
+use cinch_engine::sandbox::Mode;
 
 /// How long the database has to answer before the server counts as down.
 const DATABASE_ANSWER: Duration = Duration::from_secs(2);
@@ -29,7 +29,7 @@ impl Probes {
         Self {
             store,
             engine,
-            disk_low_below: crate::disk::DEFAULT_LOW_BELOW_BYTES,
+            disk_low_below: cinch_engine::disk::DEFAULT_LOW_BELOW_BYTES,
         }
     }
 

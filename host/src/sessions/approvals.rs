@@ -16,9 +16,9 @@ use super::live::AskedApproval;
 use super::*;
 use crate::approvals::view::Approval as ApprovalView;
 use crate::approvals::{ApprovalPolicy, Decision, Verdict, can_ask};
-use crate::engine::conversation::Answer;
 use crate::store::{AccountId, Approval, ApprovalStatus, Decided, NewApproval};
 use crate::webhooks::EventKind;
+use cinch_engine::engine::conversation::Answer;
 
 /// Who decided when the deadline did (a rule's decision is `policy`'s).
 const BY_TIMEOUT: &str = "timeout";
@@ -134,7 +134,7 @@ impl Conductor {
                     input: request.input.clone(),
                     options_json: serde_json::to_string(&options)
                         .map_err(|error| SessionError::Internal(error.into()))?,
-                    deadline: Some(crate::store::format_time(deadline)),
+                    deadline: Some(cinch_engine::clock::format_time(deadline)),
                     decided,
                 },
             )

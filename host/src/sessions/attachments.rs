@@ -10,8 +10,8 @@ use std::io::{self, Write as _};
 use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::{Path, PathBuf};
 
-use crate::engine::brief::Note;
 use crate::store::Attachment;
+use cinch_engine::engine::brief::Note;
 
 /// Where attachments' files go, relative to the workspace.
 pub const FOLDER: &str = ".cinch/attachments";

@@ -4,7 +4,7 @@
 use super::machine::{Recovery, recovery};
 use super::ownership::Hold;
 use super::*;
-use crate::engine::result::minutes_or_seconds;
+use cinch_engine::engine::result::minutes_or_seconds;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 impl Conductor {

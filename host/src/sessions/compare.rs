@@ -4,10 +4,10 @@
 //! git work is the checkpoint module's; this gathers the sessions' trees.
 
 use super::*;
-use crate::checkpoint::compare::{Comparison, Tree};
-use crate::checkpoint::{DiffContext, DiffStat, compare};
-use crate::engine::FILES_LISTED;
 use crate::store::{AccountId, SessionId, TaskId, TurnState};
+use cinch_engine::checkpoint::compare::{Comparison, Tree};
+use cinch_engine::checkpoint::{DiffContext, DiffStat, compare};
+use cinch_engine::engine::FILES_LISTED;
 
 /// One session as a comparison shows it.
 #[derive(Debug, Clone)]
@@ -201,7 +201,9 @@ fn local_tree(summary: &SessionSummary) -> Option<Tree> {
 
 /// Runs git work off the async threads.
 async fn blocking<T: Send + 'static>(
-    work: impl FnOnce() -> std::result::Result<T, crate::checkpoint::CheckpointError> + Send + 'static,
+    work: impl FnOnce() -> std::result::Result<T, cinch_engine::checkpoint::CheckpointError>
+    + Send
+    + 'static,
 ) -> Result<T> {
     tokio::task::spawn_blocking(work)
         .await

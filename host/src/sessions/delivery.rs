@@ -12,8 +12,8 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use super::{Conductor, OtherNode, Result, SessionError, forge, invalid, workspace};
-use crate::redact::Redactor;
 use crate::store::{AccountId, Session, SessionId, SessionStatus, TaskId};
+use cinch_engine::redact::Redactor;
 
 /// How long a commit message may be.
 const MESSAGE_MAX_CHARS: usize = 10_000;
@@ -249,7 +249,7 @@ impl Conductor {
         let Some(lease) = self.store.lease(&session.id).await? else {
             return Ok(());
         };
-        if lease.node_id == self.node_id() || lease.expired_by(&crate::store::now()) {
+        if lease.node_id == self.node_id() || lease.expired_by(&cinch_engine::clock::now()) {
             return Ok(());
         }
         let url = self.store.node_url(&lease.node_id).await?;

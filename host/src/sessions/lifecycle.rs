@@ -24,7 +24,7 @@ impl Conductor {
         let this = self.clone();
         let account_id = account_id.to_owned();
         let session_id = session_id.to_owned();
-        let trace = crate::telemetry::traceparent(&tracing::Span::current());
+        let trace = cinch_engine::telemetry::traceparent(&tracing::Span::current());
         tokio::spawn(async move {
             if let Err(error) = this
                 .advance(&account_id, &session_id, wake, trace.as_deref())
@@ -149,14 +149,14 @@ impl Conductor {
         trace: Option<&str>,
     ) -> Result<bool> {
         let span = tracing::info_span!(
-            target: crate::telemetry::TARGET,
+            target: cinch_engine::telemetry::TARGET,
             parent: None,
             "cinch.worktree",
             otel.name = "worktree",
             otel.status_code = tracing::field::Empty,
             cinch.rebuilt = session.moved_from_node.is_some(),
         );
-        crate::telemetry::continue_trace(&span, trace);
+        cinch_engine::telemetry::continue_trace(&span, trace);
         let booted = self
             .boot(session, environment.as_ref())
             .instrument(span.clone())
@@ -271,7 +271,7 @@ impl Conductor {
     }
 
     pub(super) async fn wait_for_slot(&self, session: &mut Session, cap: SlotCap) -> Result<()> {
-        let now = crate::store::now();
+        let now = cinch_engine::clock::now();
         if session.status != SessionStatus::Waiting {
             session.status = SessionStatus::Waiting;
             session.waiting_since = Some(now.clone());
@@ -352,7 +352,7 @@ impl Conductor {
         let _permit = self.boots.acquire().await;
         let result = tokio::task::spawn_blocking(move || {
             for private in [&tenant.home, &tmp_dir] {
-                crate::home::create_private_dir(private)
+                cinch_engine::home::create_private_dir(private)
                     .map_err(|error| workspace::WorkspaceError::Repository(format!("{error:#}")))?;
             }
             // Each boot's setup log is its own.
@@ -450,10 +450,11 @@ impl Conductor {
         path: &Path,
     ) -> std::result::Result<std::result::Result<(), String>, crate::store::StoreError> {
         let first = self.store.first_account_id().await?;
-        Ok(
-            crate::sandbox::RepositoryRoots::new(&self.settings.repository_roots, self.home.root())
-                .admits(path, first.as_deref() == Some(account_id)),
+        Ok(cinch_engine::sandbox::RepositoryRoots::new(
+            &self.settings.repository_roots,
+            self.home.root(),
         )
+        .admits(path, first.as_deref() == Some(account_id)))
     }
 
     pub(super) async fn close_with(

@@ -2,8 +2,8 @@
 //! them out (`lifecycle.rs`), so that every case can be tested alone.
 
 use super::Wake;
-use crate::engine::result::{Status, TurnResult};
 use crate::store::{CloseReason, SessionStatus};
+use cinch_engine::engine::result::{Status, TurnResult};
 
 /// What a session is, as far as deciding its next step goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,7 +91,7 @@ pub(super) fn after_turn(outcome: Result<&TurnResult, &str>) -> AfterTurn {
             result
                 .detail
                 .as_deref()
-                .and_then(crate::headline::pick)
+                .and_then(cinch_engine::headline::pick)
                 .as_deref()
                 .unwrap_or("no detail")
         ),

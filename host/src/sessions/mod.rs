@@ -49,16 +49,16 @@ use cinch_base::sync::lock;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::engine::brief::Note;
-use crate::engine::result::TurnResult;
-use crate::engine::{Engine, StartError, TurnRequest};
-use crate::home::Home;
-use crate::redact::Redactor;
 use crate::store::{
     Agent, Attachment, CloseReason, Environment, EnvironmentId, Message, MessageKind,
     NewAttachment, NewSession, NewTask, Session, SessionStatus, Store, StoreError, Task,
     TokenOwner,
 };
+use cinch_engine::engine::brief::Note;
+use cinch_engine::engine::result::TurnResult;
+use cinch_engine::engine::{Engine, StartError, TurnRequest};
+use cinch_engine::home::Home;
+use cinch_engine::redact::Redactor;
 use live::{CallRef, EventName, LiveState, Runs};
 use resolve::{Asked, Choice};
 
@@ -262,7 +262,7 @@ pub struct Conductor {
     /// The variables of cinch's own that tenants' processes get.
     base_env: BTreeMap<String, String>,
     /// Starts tenants' processes other than turns, in the sandbox.
-    launcher: crate::sandbox::Launcher,
+    launcher: cinch_engine::sandbox::Launcher,
     /// Workspaces being made at once, at most as many as turns.
     boots: tokio::sync::Semaphore,
     /// The sessions whose lease this node holds, with its generation.

@@ -15,8 +15,8 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use super::*;
-use crate::drivers::Registry;
 use crate::store::{ForkMode, TurnView};
+use cinch_engine::drivers::Registry;
 
 /// The contract whose turn record carries `fork`.
 const FORKING_CONTRACT: &str = "0.3.0";
@@ -335,9 +335,9 @@ impl Conductor {
         )?;
         let copy = || -> anyhow::Result<()> {
             if let Some(folder) = target.parent() {
-                crate::home::create_private_dir(folder)?;
+                cinch_engine::home::create_private_dir(folder)?;
             }
-            crate::turn_dir::write_private(&target, kept.as_bytes())
+            cinch_engine::turn_dir::write_private(&target, kept.as_bytes())
         };
         copy().map_err(|error| BriefReason::Copy(format!("{error:#}")))?;
         Ok(source.harness_session)

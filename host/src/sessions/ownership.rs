@@ -14,7 +14,7 @@ use std::sync::atomic::Ordering;
 
 use super::*;
 use crate::store::{Claim, TakenFrom, TurnOutcome, TurnState};
-use crate::turn_dir::{FileLock, TurnDir, turns_dir};
+use cinch_engine::turn_dir::{FileLock, TurnDir, turns_dir};
 
 /// The detail of a turn whose node went away: the harness's state went
 /// with it (the seed's wording for a machine that restarted).

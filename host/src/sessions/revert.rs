@@ -6,11 +6,11 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::{Conductor, EventName, Result, SessionError, invalid};
-use crate::checkpoint;
-use crate::engine::FILES_LISTED;
 use crate::store::{
     AccountId, Message, MessageKind, RevertView, SessionId, SessionStatus, TaskId, TurnState,
 };
+use cinch_engine::checkpoint;
+use cinch_engine::engine::FILES_LISTED;
 
 impl Conductor {
     /// Restores the session's work tree to the start of turn `turn_id` (an
@@ -58,7 +58,7 @@ impl Conductor {
         };
         let revert_id = crate::store::new_id("revert")?;
         let refs = format!("refs/cinch/runs/{}/reverts/{revert_id}", session.id);
-        let started_at = crate::store::now();
+        let started_at = cinch_engine::clock::now();
         let restored = tokio::task::spawn_blocking(move || {
             checkpoint::restore(
                 &workspace,
@@ -100,7 +100,7 @@ impl Conductor {
             .await?;
         self.publish_message(account_id, EventName::MessageCreated, &message)
             .await;
-        session.last_activity_at = crate::store::now();
+        session.last_activity_at = cinch_engine::clock::now();
         self.save(&mut session).await?;
         Ok(message)
     }

@@ -3,9 +3,9 @@
 
 use super::machine::{AfterTurn, after_turn};
 use super::*;
-use crate::engine::result::Status;
 use crate::service::turn_env::TurnEnv;
 use crate::store::{AttachmentStatus, TurnOutcome, TurnState, TurnView};
+use cinch_engine::engine::result::Status;
 
 /// The first pause before recording a turn's end again, when the database
 /// could not; it doubles up to [`FINISH_RETRY_MOST`].
@@ -172,7 +172,7 @@ impl Conductor {
         session.retries = 0;
         session.close_reason = None;
         session.error_message = None;
-        session.last_activity_at = crate::store::now();
+        session.last_activity_at = cinch_engine::clock::now();
         self.save(session).await?;
         let message = self
             .store
@@ -239,7 +239,7 @@ impl Conductor {
         self: &Arc<Self>,
         session: &Session,
         call_id: String,
-        turn: crate::engine::Turn,
+        turn: cinch_engine::engine::Turn,
         message: Message,
     ) -> Result<()> {
         let live = self
@@ -446,7 +446,7 @@ impl Conductor {
             }
         }
         session.current_turn = None;
-        session.last_activity_at = crate::store::now();
+        session.last_activity_at = cinch_engine::clock::now();
         if session.status == SessionStatus::Closed {
             return self.save(&mut session).await;
         }

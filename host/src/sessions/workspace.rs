@@ -16,10 +16,10 @@ use std::time::Duration;
 
 use anyhow::{Context as _, bail};
 
-use crate::config::SandboxConfig;
-use crate::redact::Redactor;
-use crate::sandbox::{Cgroup, Launcher, Policy};
 use crate::store::RebuiltFrom;
+use cinch_engine::config::SandboxConfig;
+use cinch_engine::redact::Redactor;
+use cinch_engine::sandbox::{Cgroup, Launcher, Policy};
 
 /// How long one setup command may run.
 const SETUP_TIMEOUT: Duration = Duration::from_secs(10 * 60);
@@ -237,7 +237,7 @@ fn rebuild_files(plan: &Plan) -> anyhow::Result<Option<RebuiltFrom>> {
     let remote_dir = local_path(remote).filter(|path| path.exists());
     let dirs: Vec<&Path> = std::iter::once(plan.dir).chain(remote_dir).collect();
     let git = |args: &[&str]| git(plan.tenant, &dirs, plan.dir, args);
-    if let Err(error) = crate::checkpoint::remote::fetch(git, remote, rebuild.run) {
+    if let Err(error) = cinch_engine::checkpoint::remote::fetch(git, remote, rebuild.run) {
         tracing::warn!(session = %rebuild.run, "rebuilding from the branch: {error:#}");
         return Ok(Some(RebuiltFrom::Branch));
     }
@@ -289,7 +289,7 @@ fn fork_start(plan: &Plan, repository: &Path, fork: ForkFrom) -> anyhow::Result<
                     .filter(|path| path.exists())
                     .map(Path::to_path_buf),
             );
-            let fetched = crate::checkpoint::remote::fetch(
+            let fetched = cinch_engine::checkpoint::remote::fetch(
                 |args: &[&str]| git(&tenant, &[repository], repository, args),
                 from,
                 fork.run,
@@ -339,7 +339,11 @@ pub fn push_checkpoints(
 ) -> anyhow::Result<()> {
     let remote_dir = local_path(remote).filter(|path| path.exists());
     let dirs: Vec<&Path> = std::iter::once(dir).chain(remote_dir).collect();
-    crate::checkpoint::remote::push(|args: &[&str]| git(tenant, &dirs, dir, args), remote, run)
+    cinch_engine::checkpoint::remote::push(
+        |args: &[&str]| git(tenant, &dirs, dir, args),
+        remote,
+        run,
+    )
 }
 
 /// Fetches the run's checkpoint refs from the checkpoint remote into the
@@ -353,7 +357,11 @@ pub fn fetch_checkpoints(
     let remote_dir = local_path(remote).filter(|path| path.exists());
     let mut tenant = tenant.clone();
     tenant.read_only.extend(remote_dir.map(Path::to_path_buf));
-    crate::checkpoint::remote::fetch(|args: &[&str]| git(&tenant, &[dir], dir, args), remote, run)
+    cinch_engine::checkpoint::remote::fetch(
+        |args: &[&str]| git(&tenant, &[dir], dir, args),
+        remote,
+        run,
+    )
 }
 
 /// One lock per repository, held while cinch changes its worktrees.
@@ -458,13 +466,13 @@ fn run_setup(command: &str, plan: &Plan) -> Result<(), WorkspaceError> {
     policy.cgroups = cgroup.procs_files();
     // Beside the temporary folder, out of the command's reach.
     let refusals = plan.tmp_dir.with_extension("egress-refusals.jsonl");
-    let confined = plan.tenant.launcher.mode() == crate::sandbox::Mode::Enforced;
+    let confined = plan.tenant.launcher.mode() == cinch_engine::sandbox::Mode::Enforced;
     policy.egress = plan
         .tenant
         .allowed_hosts
         .clone()
         .filter(|_| confined)
-        .map(|allowed_hosts| crate::sandbox::Egress {
+        .map(|allowed_hosts| cinch_engine::sandbox::Egress {
             allowed_hosts,
             refusals: Some(refusals.clone()),
         });
@@ -474,7 +482,7 @@ fn run_setup(command: &str, plan: &Plan) -> Result<(), WorkspaceError> {
             .tenant
             .command_under(&policy, plan.dir, "sh", &["-c", command]);
         if policy.egress.is_some() {
-            let (set, removed) = crate::sandbox::egress::proxy_env();
+            let (set, removed) = cinch_engine::sandbox::egress::proxy_env();
             command.envs(set);
             for name in removed {
                 command.env_remove(name);
@@ -495,9 +503,9 @@ fn run_setup(command: &str, plan: &Plan) -> Result<(), WorkspaceError> {
     cgroup.remove();
     if policy.egress.is_some() {
         // Each refusal is in the command's output too, where its user reads it.
-        let refused = crate::sandbox::egress::RefusalFeed::new(&refusals).next_refusals();
+        let refused = cinch_engine::sandbox::egress::RefusalFeed::new(&refusals).next_refusals();
         for _ in &refused {
-            crate::metrics::egress_refused("setup");
+            cinch_engine::metrics::egress_refused("setup");
         }
         let _ = std::fs::remove_file(&refusals);
     }
@@ -509,7 +517,7 @@ fn wait_setup(
     output: std::thread::JoinHandle<String>,
     failed: &dyn Fn(String) -> WorkspaceError,
 ) -> Result<(), WorkspaceError> {
-    let status = match crate::exit::wait_for(&mut child, SETUP_TIMEOUT) {
+    let status = match cinch_engine::exit::wait_for(&mut child, SETUP_TIMEOUT) {
         Ok(Some(status)) => status,
         Ok(None) => {
             kill_group(&mut child);
@@ -530,10 +538,10 @@ fn wait_setup(
     let code = status
         .code()
         .map_or_else(|| "a signal".to_owned(), |code| format!("exit code {code}"));
-    let Some(cause) = crate::headline::pick(&output) else {
+    let Some(cause) = cinch_engine::headline::pick(&output) else {
         return Err(failed(format!("failed with {code} and no output")));
     };
-    let tail = crate::headline::last_meaningful(&output, ERROR_TAIL_LINES);
+    let tail = cinch_engine::headline::last_meaningful(&output, ERROR_TAIL_LINES);
     let tail = if tail.len() > 1 || tail.first() != Some(&cause) {
         format!("; its last lines: {}", tail.join(" | "))
     } else {

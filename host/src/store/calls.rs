@@ -1,7 +1,7 @@
 //! Code-task calls: which turn a call of a run is, and whose it is.
 
 use super::{Result, Store, new_id, now, on_pool};
-use crate::engine::result::{CostSource, TurnResult};
+use cinch_engine::engine::result::{CostSource, TurnResult};
 
 /// A count as SQLite keeps integers.
 fn saturating_i64(count: u64) -> i64 {

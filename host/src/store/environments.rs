@@ -7,7 +7,7 @@ use super::secrets::{forget_sealed, open_all, put_sealed, read_sealed};
 use super::{
     AccountId, EnvironmentId, Page, Result, Store, StoreError, is_unique_violation, now, on_pool,
 };
-use crate::mcp::McpServer;
+use cinch_engine::mcp::McpServer;
 
 /// An environment as stored. Its secrets' values are sealed in the database
 /// and opened when it is read; nothing that answers a client or writes a
@@ -31,7 +31,7 @@ pub struct Environment {
     /// When set, the only TCP ports its processes may connect to.
     pub allowed_tcp_ports: Option<Vec<u16>>,
     /// When set, its processes reach the network only through a proxy
-    /// admitting these hosts (see [`crate::sandbox::egress`]).
+    /// admitting these hosts (see [`cinch_engine::sandbox::egress`]).
     pub allowed_hosts: Option<Vec<String>>,
     /// Its approval policy; `None`: nothing is asked.
     pub approvals: Option<crate::approvals::ApprovalPolicy>,

@@ -13,9 +13,9 @@ use super::{
     Backend, Dialect, Direction, MessageId, Page, Readers, Result, Session, SessionId, Store,
     TaskId, new_id, now, on_pool,
 };
-use crate::checkpoint::{DiffStat, Restored};
-use crate::engine::result::{TurnResult, TurnUsage};
-use crate::reading::reader::UnknownEvents;
+use cinch_engine::checkpoint::{DiffStat, Restored};
+use cinch_engine::engine::result::{TurnResult, TurnUsage};
+use cinch_engine::reading::reader::UnknownEvents;
 
 /// A message as stored.
 #[derive(Debug, Clone)]
@@ -113,13 +113,13 @@ pub struct TurnOutcome {
     pub cli_tested: Option<String>,
     /// Whether the CLI's version lies in that range.
     #[serde(default)]
-    pub cli_drift: Option<crate::tools::CliDrift>,
+    pub cli_drift: Option<cinch_engine::tools::CliDrift>,
     /// Lines of a type the driver does not know, by type.
     pub unknown_events: UnknownEvents,
     /// Lines of the output that were not JSON.
     pub not_json_lines: u64,
     /// The driver component the turn ran on.
-    pub driver: Option<crate::turn_dir::DriverUsed>,
+    pub driver: Option<cinch_engine::turn_dir::DriverUsed>,
     /// The harness session the turn ended in: what a fork at this turn
     /// resumes.
     pub session_id: Option<String>,
@@ -132,7 +132,10 @@ impl From<&TurnResult> for TurnOutcome {
             duration_ms: Some(result.duration_ms),
             changes: result.changes.clone(),
             detail: result.detail.clone(),
-            headline: result.detail.as_deref().and_then(crate::headline::pick),
+            headline: result
+                .detail
+                .as_deref()
+                .and_then(cinch_engine::headline::pick),
             final_message: result.final_message.clone(),
             start_checkpoint: result.start_checkpoint.clone(),
             end_checkpoint: result.end_checkpoint.clone(),

@@ -44,16 +44,17 @@ use std::path::Path;
 use std::str::FromStr as _;
 use std::sync::Arc;
 
+use cinch_engine::clock::{format_time, now};
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
 
-pub use crate::sealing::{SecretsKey, SecretsKeyError};
 pub use accounts::{Account, Agent, AgentSettings, Member};
 pub use approvals::{Approval, ApprovalFilter, ApprovalStatus, Decided, NewApproval};
 pub use attachments::{Attachment, AttachmentStatus, NewAttachment};
 pub use calls::Call;
+pub use cinch_engine::sealing::{SecretsKey, SecretsKeyError};
 pub use environments::{Environment, EnvironmentPatch, NewEnvironment};
 pub use events::{NewEvent, RunKey, StoredEvent};
 pub use idempotency::KeyState;
@@ -95,7 +96,7 @@ pub enum StoreError {
     Missing(String),
     /// The secrets key is missing or wrong, or a secret does not open.
     #[error(transparent)]
-    SecretsKey(crate::sealing::SecretsKeyError),
+    SecretsKey(cinch_engine::sealing::SecretsKeyError),
     /// The secret files of older versions could not be imported.
     #[error("importing the old secret files: {0}")]
     OldVault(String),
@@ -347,25 +348,6 @@ impl Store {
         })?;
         Ok(())
     }
-}
-
-/// Now, as stored: RFC 3339 in UTC with milliseconds, so text order is time order.
-pub fn now() -> String {
-    format_time(time::OffsetDateTime::now_utc())
-}
-
-/// `at` as stored.
-pub fn format_time(at: time::OffsetDateTime) -> String {
-    format!(
-        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
-        at.year(),
-        u8::from(at.month()),
-        at.day(),
-        at.hour(),
-        at.minute(),
-        at.second(),
-        at.millisecond()
-    )
 }
 
 pub use cinch_base::hex::random as random_hex;

@@ -1,9 +1,9 @@
-//! Sealing secrets for the database (see [`crate::sealing`]): the value's
+//! Sealing secrets for the database (see [`cinch_engine::sealing`]): the value's
 //! owner and name as associated data, so that a sealed value copied to
 //! another row does not open. A key check (a known text sealed under the
 //! key) tells a wrong key at start rather than at the first secret read.
 
-use crate::sealing::{Cipher, SecretsKey, SecretsKeyError};
+use cinch_engine::sealing::{Cipher, SecretsKey, SecretsKeyError};
 
 /// What the key check seals, with its own associated data.
 const CHECK_TEXT: &[u8] = b"cinch secrets key check";

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use super::sealing::Sealer;
 use super::{Result, Store, StoreError, old_vault, on_pool};
-use crate::sealing::{SecretsKey, SecretsKeyError};
+use cinch_engine::sealing::{SecretsKey, SecretsKeyError};
 
 /// A store's key, checked against the database's.
 pub(super) struct Unlocked {
@@ -90,7 +90,7 @@ macro_rules! put_sealed {
             .fetch_one(&mut *$tx)
             .await?;
             if !$unlocked.is_current(&stored) {
-                return Err($crate::sealing::SecretsKeyError::Rotated.into());
+                return Err(cinch_engine::sealing::SecretsKeyError::Rotated.into());
             }
         }
         for (name, sealed) in $sealed {

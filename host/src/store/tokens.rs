@@ -53,7 +53,7 @@ macro_rules! issue {
         .bind(member_id)
         .bind(agent_id)
         .bind($name)
-        .bind($crate::store::now())
+        .bind(cinch_engine::clock::now())
         .execute(&mut *$tx)
         .await?;
         token

@@ -3,7 +3,7 @@
 //! its own JSON-RPC request and gets its answer, so any node answers any
 //! call). Each request is authenticated with the API's bearer token and the
 //! tools act for that token's account only. Not to be confused with
-//! [`crate::mcp`], the MCP servers an environment gives its harnesses.
+//! [`cinch_engine::mcp`], the MCP servers an environment gives its harnesses.
 //!
 //! The endpoint is JSON-RPC, not REST: it is not in `/openapi.json`.
 

@@ -172,7 +172,7 @@ pub async fn diff(
             &caller.principal.account_id,
             &session.id,
             call_id,
-            crate::checkpoint::DiffContext::Hunks,
+            cinch_engine::checkpoint::DiffContext::Hunks,
             Some(&*caller.token),
         )
         .await?;

@@ -9,9 +9,9 @@ use tokio::sync::watch;
 use super::event::EventName;
 use super::events::RunEvents;
 use super::{AskedApproval, CallRef, LiveState};
-use crate::engine::Turn;
-use crate::engine::events::{TurnEvent, TurnEventKind};
-use crate::engine::result::TurnResult;
+use cinch_engine::engine::Turn;
+use cinch_engine::engine::events::{TurnEvent, TurnEventKind};
+use cinch_engine::engine::result::TurnResult;
 
 /// At most this many lines go in one `tool.progress` event (the spec's poll cap).
 const LINES_PER_EVENT: usize = 60;
@@ -47,7 +47,7 @@ pub(super) fn pump(
     let result = Arc::new(turn.wait());
     if !ended {
         crate::metrics::turn_ended(&result.harness, result.status.as_str());
-        if result.cli_drift == Some(crate::tools::CliDrift::Untested) {
+        if result.cli_drift == Some(cinch_engine::tools::CliDrift::Untested) {
             crate::metrics::untested_cli(
                 &result.harness,
                 result.cli_version.as_deref().unwrap_or_default(),

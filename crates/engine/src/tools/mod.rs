@@ -18,7 +18,8 @@ pub use drift::{CliDrift, drift};
 use crate::config::{Config, HarnessConfig};
 
 /// A package registry cinch installs CLIs from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Registry {
     /// npm (`npm install`).

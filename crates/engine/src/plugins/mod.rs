@@ -279,7 +279,7 @@ impl Plugins {
             manifest: candidate.manifest,
             signature: candidate.signature,
             signed_by,
-            installed_at: crate::store::now(),
+            installed_at: crate::clock::now(),
         };
         self.keep_blob(&pin.digest, &candidate.component)?;
         let replaced = lock.drivers.get(&name).map(|locked| locked.pin.clone());

@@ -20,8 +20,9 @@ pub const MAX_RAW_BYTES: usize = 256 << 10;
 /// A kept log, as people read it: the API's `HarnessLog`. Its field
 /// comments are the API document's descriptions, so they spell out
 /// [`MAX_LINES`] and [`MAX_RAW_BYTES`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-#[schema(as = HarnessLog, description = "A harness log as the spec returns it.")]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(as = HarnessLog, description = "A harness log as the spec returns it."))]
 pub struct LogView {
     /// The log's events as progress lines, at most 2000, redacted, each cut at 240 characters.
     pub lines: Vec<String>,
@@ -174,6 +175,7 @@ mod tests {
     // The API's `HarnessLog` before it became `LogView`, kept to prove that
     // the document did not change but for the driver a turn records since.
     /// A harness log as the spec returns it.
+    #[cfg(feature = "openapi")]
     #[derive(serde::Serialize, utoipa::ToSchema)]
     #[allow(dead_code)]
     struct HarnessLog {
@@ -197,6 +199,7 @@ mod tests {
         driver: Option<crate::turn_dir::DriverUsed>,
     }
 
+    #[cfg(feature = "openapi")]
     #[test]
     fn the_api_document_describes_it_as_its_harness_log_copy_did() {
         use utoipa::{PartialSchema as _, ToSchema as _};

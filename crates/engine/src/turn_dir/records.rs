@@ -71,7 +71,8 @@ pub struct Launch {
 
 /// Which driver component a turn ran on: what tells which parser made a
 /// result, across plugin updates.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct DriverUsed {
     /// The driver's name.
     pub name: String,

@@ -6,7 +6,8 @@
 use serde::{Deserialize, Serialize};
 
 /// A CLI's version against its driver's tested range.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum CliDrift {
     /// In the tested range.

@@ -19,7 +19,8 @@ use super::credential::needs_credential;
 use super::harness::passed_env;
 
 /// Where a server turn's credential comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum CredentialSource {
     /// `[secrets]` in cinch's `config.toml`: every turn gets it.
@@ -33,7 +34,8 @@ pub enum CredentialSource {
 
 /// Whether every server turn of a harness has a credential, whatever its
 /// environment, and how to give it one.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ServerCredential {
     /// Every turn of the harness has a credential from the server itself.
     /// When false, a turn has one only if its environment has a secret named

@@ -74,7 +74,8 @@ pub enum HeaderValue {
 }
 
 /// The kind of a server, as clients write it in `type`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum McpServerKind {
     /// A program on stdin and stdout.
