@@ -19,10 +19,10 @@
 //!   [`disk`]: the room left under the home.
 //! - [`mcp`]: an environment's MCP servers as each harness takes them.
 //! - [`webhooks`]: signed POSTs of an account's events, retried.
-//! - [`store`]: persistence (SQLite); [`sessions`]: tasks and sessions on
-//!   the engine (workspaces, capacity, live events); [`service`]: code tasks
-//!   and what sessions and code tasks share; [`api`]: the HTTP server on
-//!   them.
+//! - [`store`]: persistence (SQLite); [`runs`]: what every service that
+//!   runs turns shares (live events); [`sessions`]: tasks and sessions on
+//!   the engine (workspaces, capacity); [`service`]: code tasks and the
+//!   other services; [`api`]: the HTTP server on them.
 //! - [`metrics`]: counters and latencies for `GET /metrics`; [`telemetry`]:
 //!   traces exported over OpenTelemetry.
 //! - [`web`]: the browser app, embedded.
@@ -49,6 +49,7 @@ pub mod plugins;
 pub mod probe;
 pub mod reading;
 pub mod redact;
+pub mod runs;
 pub mod sandbox;
 pub mod sealing;
 pub mod service;

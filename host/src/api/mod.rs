@@ -46,6 +46,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::engine::Engine;
+use crate::runs::live::Runs;
 use crate::service::accounts::Accounts;
 use crate::service::agents::Agents;
 use crate::service::code_tasks::CodeTasks;
@@ -56,7 +57,6 @@ use crate::service::keys::Keys;
 use crate::service::usage::Usage;
 use crate::service::webhooks::Webhooks;
 use crate::sessions::Conductor;
-use crate::sessions::live::Runs;
 use crate::store::Store;
 
 pub use problem::{FieldError, Problem};

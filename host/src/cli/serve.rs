@@ -12,8 +12,8 @@ use crate::api::connections::Limits;
 use crate::api::{AppState, DEFAULT_BODY_LIMIT};
 use crate::engine::harness::passed_env;
 use crate::home::Home;
+use crate::runs::live::Runs;
 use crate::sandbox::{Mode, Support};
-use crate::sessions::live::Runs;
 use crate::sessions::{Conductor, Settings};
 use crate::store::TokenFor;
 

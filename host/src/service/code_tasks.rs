@@ -12,8 +12,8 @@ use crate::engine::log::LogView;
 use crate::engine::result::TurnResult;
 use crate::engine::{Engine, LogError, Refusal, StartError, TurnRequest};
 use crate::peers::{CallPart, PeerAnswer};
+use crate::runs::live::{CallRef, LiveState, Runs};
 use crate::sessions::Conductor;
-use crate::sessions::live::{CallRef, LiveState, Runs};
 use crate::store::{Call, Environment, Store, StoreError, TokenOwner};
 
 /// The rule for a run id, as answers state it.

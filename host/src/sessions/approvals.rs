@@ -12,11 +12,11 @@
 
 use std::time::Duration;
 
-use super::live::AskedApproval;
 use super::*;
 use crate::approvals::view::Approval as ApprovalView;
 use crate::approvals::{ApprovalPolicy, Decision, Verdict, can_ask};
 use crate::engine::conversation::Answer;
+use crate::runs::live::AskedApproval;
 use crate::store::{AccountId, Approval, ApprovalStatus, Decided, NewApproval};
 use crate::webhooks::EventKind;
 

@@ -22,7 +22,6 @@ mod delivery;
 mod forge;
 mod fork;
 mod lifecycle;
-pub mod live;
 mod machine;
 mod native_fork;
 pub mod nodes;
@@ -54,12 +53,12 @@ use crate::engine::result::TurnResult;
 use crate::engine::{Engine, StartError, TurnRequest};
 use crate::home::Home;
 use crate::redact::Redactor;
+use crate::runs::live::{CallRef, EventName, LiveState, Runs};
 use crate::store::{
     Agent, Attachment, CloseReason, Environment, EnvironmentId, Message, MessageKind,
     NewAttachment, NewSession, NewTask, Session, SessionStatus, Store, StoreError, Task,
     TokenOwner,
 };
-use live::{CallRef, EventName, LiveState, Runs};
 use resolve::{Asked, Choice};
 
 /// How the conductor paces its work.

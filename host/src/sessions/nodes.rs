@@ -10,7 +10,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use super::Conductor;
-use super::live::Runs;
+use crate::runs::live::Runs;
 use crate::store::{Notice, SessionWake, Store};
 
 /// How often the runs streamed here are read back without a notice: the
@@ -175,7 +175,7 @@ mod tests {
     use tokio::sync::mpsc;
 
     use super::*;
-    use crate::sessions::live::EventName;
+    use crate::runs::live::EventName;
     use crate::store::create_postgres_database;
     use crate::webhooks::Webhooks;
 
