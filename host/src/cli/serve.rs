@@ -12,6 +12,7 @@ use crate::api::connections::Limits;
 use crate::api::{AppState, DEFAULT_BODY_LIMIT};
 use crate::engine::harness::passed_env;
 use crate::home::Home;
+use crate::runs::Runner;
 use crate::runs::live::Runs;
 use crate::sandbox::{Mode, Support};
 use crate::sessions::{Conductor, Settings};
@@ -357,10 +358,17 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         let runs = Arc::new(
             Runs::new(store.clone(), webhooks).context("starting the run events writer")?,
         );
-        let conductor = Conductor::new(
+        let runner = Runner::new(
             store.clone(),
             engine.clone(),
             runs.clone(),
+            home.clone(),
+            settings.runs(),
+        );
+        let conductor = Conductor::new(
+            store.clone(),
+            engine.clone(),
+            runner.clone(),
             home.clone(),
             settings,
             tenant_env,
@@ -393,7 +401,7 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
             listener.local_addr()?
         );
         let shared = store.is_shared();
-        let mut state = AppState::new(store, engine, runs, conductor.clone(), body_limit)
+        let mut state = AppState::new(store, engine, runner, conductor.clone(), body_limit)
             .with_disk_low_below(
                 file.min_free_disk_mib
                     .map_or(crate::disk::DEFAULT_LOW_BELOW_BYTES, |mib| mib << 20),

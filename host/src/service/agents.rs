@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use super::{FieldError, ServiceError};
 use crate::engine::Engine;
-use crate::sessions::Conductor;
+use crate::runs::Runner;
 use crate::store::{Agent, AgentSettings, Page, Store};
 
 /// The agents service.
@@ -15,7 +15,7 @@ use crate::store::{Agent, AgentSettings, Page, Store};
 pub struct Agents {
     store: Store,
     engine: Arc<Engine>,
-    conductor: Arc<Conductor>,
+    runner: Arc<Runner>,
 }
 
 /// An agent and the bytes in its home directory.
@@ -29,12 +29,12 @@ pub struct AgentWithHome {
 
 impl Agents {
     /// Agents kept in `store`, their harnesses checked against the
-    /// `engine`'s drivers, their homes where the `conductor` keeps them.
-    pub fn new(store: Store, engine: Arc<Engine>, conductor: Arc<Conductor>) -> Self {
+    /// `engine`'s drivers, their homes where the `runner` keeps them.
+    pub fn new(store: Store, engine: Arc<Engine>, runner: Arc<Runner>) -> Self {
         Self {
             store,
             engine,
-            conductor,
+            runner,
         }
     }
 
@@ -49,7 +49,7 @@ impl Agents {
         let homes: Vec<_> = page
             .items
             .iter()
-            .map(|agent| self.conductor.agent_home(&agent.id))
+            .map(|agent| self.runner.agent_home(&agent.id))
             .collect();
         let sizes = tokio::task::spawn_blocking(move || {
             homes.iter().map(|home| tree_size(home)).collect::<Vec<_>>()
@@ -97,7 +97,7 @@ impl Agents {
             .update_agent(account_id, &current.id, settings)
             .await?
             .ok_or(ServiceError::NotFound("no such agent"))?;
-        let home = self.conductor.agent_home(&agent.id);
+        let home = self.runner.agent_home(&agent.id);
         let home_bytes = tokio::task::spawn_blocking(move || tree_size(&home))
             .await
             .map_err(|error| ServiceError::Internal(error.into()))?;

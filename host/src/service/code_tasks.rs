@@ -6,14 +6,15 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use super::turn_env::TurnEnv;
 use crate::engine::brief::Note;
 use crate::engine::log::LogView;
 use crate::engine::result::TurnResult;
-use crate::engine::{Engine, LogError, Refusal, StartError, TurnRequest};
+use crate::engine::{Engine, LogError, Refusal, StartError};
 use crate::peers::{CallPart, PeerAnswer};
-use crate::runs::live::{CallRef, LiveState, Runs};
-use crate::sessions::Conductor;
+use crate::runs::Runner;
+use crate::runs::launch::{Launch, LaunchError, Started, call_ref};
+use crate::runs::live::LiveState;
+use crate::runs::slots::Full;
 use crate::store::{Call, Environment, Store, StoreError, TokenOwner};
 
 /// The rule for a run id, as answers state it.
@@ -122,24 +123,17 @@ pub struct TaskView {
 pub struct CodeTasks {
     store: Store,
     engine: Arc<Engine>,
-    runs: Arc<Runs>,
-    conductor: Arc<Conductor>,
+    runner: Arc<Runner>,
 }
 
 impl CodeTasks {
-    /// Code tasks on `store` and `engine`, followed in `runs`, counted
-    /// against the `conductor`'s cap on turns at once.
-    pub fn new(
-        store: Store,
-        engine: Arc<Engine>,
-        runs: Arc<Runs>,
-        conductor: Arc<Conductor>,
-    ) -> Self {
+    /// Code tasks on `store` and `engine`, started and followed by
+    /// `runner`, counted against its cap on turns at once as sessions are.
+    pub fn new(store: Store, engine: Arc<Engine>, runner: Arc<Runner>) -> Self {
         Self {
             store,
             engine,
-            runs,
-            conductor,
+            runner,
         }
     }
 
@@ -198,9 +192,33 @@ impl CodeTasks {
                 ),
             });
         }
-        let agent_home = self.conductor.agent_home(&agent_id);
-        let turn_env = TurnEnv::new(&agent_home, Some(&environment));
-        let request = TurnRequest {
+        // A code task's turn counts against the cap on turns at once, as a session's does.
+        static CODE_TASKS: AtomicU64 = AtomicU64::new(0);
+        let slot = format!(
+            "code-task:{}:{}",
+            self.runner.node_id(),
+            CODE_TASKS.fetch_add(1, Ordering::Relaxed)
+        );
+        let slots = self.runner.slots();
+        match slots.take(account_id, &slot).await {
+            Ok(Ok(())) => {}
+            Ok(Err(Full::Node)) => {
+                return Err(CodeTaskError::CapacityFull {
+                    max_turns: slots.max_turns(),
+                });
+            }
+            Ok(Err(Full::Account)) => {
+                return Err(CodeTaskError::AccountCapacityFull {
+                    max_turns_per_account: slots.max_turns_per_account().unwrap_or_default(),
+                });
+            }
+            Err(error) => return Err(CodeTaskError::internal(error)),
+        }
+        let launch = Launch {
+            account_id,
+            run: &run,
+            agent_id: &agent_id,
+            environment: Some(&environment),
             harness: task.harness,
             repo,
             brief: task.brief,
@@ -208,93 +226,33 @@ impl CodeTasks {
             model: task.model,
             effort: task.effort,
             session_id: task.session_id,
-            timeout: task.timeout,
-            run: Some(run.clone()),
-            env: turn_env.env,
-            secrets: turn_env.secrets,
-            tcp_ports: turn_env.tcp_ports,
-            allowed_hosts: turn_env.allowed_hosts,
-            idle_limit: turn_env.idle_limit,
-            agent: Some(agent_id),
-            mcp_servers: turn_env.mcp_servers,
-            // The request's span: the turn belongs under it.
-            ask: false,
-            trace_parent: crate::telemetry::traceparent(&tracing::Span::current()),
             fork: false,
+            timeout: task.timeout,
+            ask: false,
+            // The request's span: the turn belongs under it.
+            trace_parent: crate::telemetry::traceparent(&tracing::Span::current()),
         };
-
-        // A code task's turn counts against the cap on turns at once, as a session's does.
-        static CODE_TASKS: AtomicU64 = AtomicU64::new(0);
-        let slot = format!(
-            "code-task:{}:{}",
-            self.conductor.node_id(),
-            CODE_TASKS.fetch_add(1, Ordering::Relaxed)
-        );
-        if !self.conductor.take_slot(&slot) {
-            return Err(CodeTaskError::CapacityFull {
-                max_turns: self.conductor.settings().max_turns,
-            });
-        }
-        let account_slot = self.conductor.take_account_slot(account_id, &slot).await;
-        if !matches!(account_slot, Ok(true)) {
-            self.conductor.release_slot(&slot);
-            return Err(match account_slot {
-                Err(error) => CodeTaskError::internal(error),
-                _ => CodeTaskError::AccountCapacityFull {
-                    max_turns_per_account: self
-                        .conductor
-                        .settings()
-                        .max_turns_per_account
-                        .unwrap_or_default(),
-                },
-            });
-        }
-        let engine = self.engine.clone();
-        let started = blocking(move || {
-            crate::home::create_private_dir(&agent_home)?;
-            Ok(engine.start(request))
-        })
-        .await
-        .and_then(|made_home| made_home.map_err(CodeTaskError::internal))
-        .and_then(|started| started.map_err(start_error));
-        let turn = match started {
-            Ok(turn) => turn,
+        let Started { turn, call } = match self.runner.start(launch).await {
+            Ok(started) => started,
             Err(error) => {
-                self.conductor.release_slot(&slot);
-                return Err(error);
+                slots.release(&slot);
+                return Err(match error {
+                    LaunchError::Start(error) => start_error(error),
+                    LaunchError::Call(error) => error.into(),
+                });
             }
         };
-        let turn_id = turn.id().to_owned();
-        let call = match self
-            .store
-            .create_call(
-                account_id,
-                &run,
-                &turn_id,
-                &environment.id,
-                self.conductor.node_id(),
-            )
-            .await
-        {
-            Ok(call) => call,
-            Err(error) => {
-                // A turn nobody can find must not run on.
-                turn.cancel();
-                self.conductor.release_slot(&slot);
-                return Err(error.into());
-            }
-        };
-        tracing::info!(call = %call.call_id, turn = %turn_id, run = %run, "code task started");
+        tracing::info!(call = %call.call_id, turn = %turn.id(), run = %run, "code task started");
         let mut live = self
-            .runs
+            .runner
             .follow(call_ref(&call), turn)
             .await
             .map_err(CodeTaskError::internal)?;
-        let conductor = self.conductor.clone();
+        let runner = self.runner.clone();
         let mut ended = live.clone();
         tokio::spawn(async move {
             let _ = ended.wait_for(|state| state.outcome.is_some()).await;
-            conductor.release_slot(&slot);
+            runner.slots().release(&slot);
         });
         if wait {
             live.wait_for(|state| state.outcome.is_some())
@@ -398,7 +356,7 @@ impl CodeTasks {
             .ok_or(CodeTaskError::NotFound("that call has no harness log"))?;
         // A result names its log in the home of the node that ran it.
         let ran_here = call.result()?.is_some_and(|result| {
-            self.conductor
+            self.runner
                 .is_in_home(std::path::Path::new(&result.log_path))
         });
         let engine = self.engine.clone();
@@ -425,7 +383,7 @@ impl CodeTasks {
         call: &Call,
         forward_as: Option<&str>,
     ) -> Result<LogView, CodeTaskError> {
-        if call.node_id.as_deref() == Some(self.conductor.node_id()) {
+        if call.node_id.as_deref() == Some(self.runner.node_id()) {
             return Err(CodeTaskError::LogPruned(LogError::Pruned));
         }
         let answer = self.ask_its_node(call, CallPart::Log, forward_as).await;
@@ -451,7 +409,7 @@ impl CodeTasks {
         let (Some(node), Some(bearer)) = (&call.node_id, forward_as) else {
             return None;
         };
-        if node == self.conductor.node_id() {
+        if node == self.runner.node_id() {
             return None;
         }
         let base = match self.store.node_url(node).await {
@@ -584,7 +542,7 @@ impl CodeTasks {
     /// database, and a turn this server does not follow yet (after a
     /// restart) is attached to.
     async fn live_state(&self, call: &Call) -> Result<LiveState, CodeTaskError> {
-        if let Some(live) = self.runs.watch(&call.turn_id) {
+        if let Some(live) = self.runner.live().watch(&call.turn_id) {
             return Ok(live.borrow().clone());
         }
         if let Some(result) = call.result()? {
@@ -607,7 +565,7 @@ impl CodeTasks {
             }
         };
         let mut live = self
-            .runs
+            .runner
             .follow(call_ref(call), turn)
             .await
             .map_err(CodeTaskError::internal)?;
@@ -646,14 +604,6 @@ fn is_valid_run_id(run: &str) -> bool {
         && !run.contains("..")
         && !run.ends_with('.')
         && !run.ends_with(".lock")
-}
-
-fn call_ref(call: &Call) -> CallRef {
-    CallRef {
-        account_id: call.account_id.clone(),
-        run_id: call.run_id.clone(),
-        call_id: call.call_id.clone(),
-    }
 }
 
 /// An engine refusal stays one; anything else is the server's fault.

@@ -4,22 +4,22 @@
 use std::sync::Arc;
 
 use super::ServiceError;
-use crate::sessions::Conductor;
-use crate::sessions::workspace::local_path;
+use crate::runs::Runner;
+use crate::runs::repository::local_path;
 use crate::store::{Environment, EnvironmentPatch, NewEnvironment, Page, Store};
 
 /// The environments service.
 #[derive(Clone)]
 pub struct Environments {
     store: Store,
-    conductor: Arc<Conductor>,
+    runner: Arc<Runner>,
 }
 
 impl Environments {
     /// Environments kept in `store`; their local repositories are admitted
-    /// by the `conductor`'s rules.
-    pub fn new(store: Store, conductor: Arc<Conductor>) -> Self {
-        Self { store, conductor }
+    /// by the `runner`'s rules.
+    pub fn new(store: Store, runner: Arc<Runner>) -> Self {
+        Self { store, runner }
     }
 
     /// Creates `new` in the account.
@@ -79,7 +79,7 @@ impl Environments {
     }
 
     /// Refuses a local repository the account may not use (see
-    /// [`Conductor::check_repository`]); a URL is cloned, not admitted here.
+    /// [`Runner::check_repository`]); a URL is cloned, not admitted here.
     async fn admit_repository(
         &self,
         account_id: &str,
@@ -88,7 +88,7 @@ impl Environments {
         let Some(path) = local_path(repository) else {
             return Ok(());
         };
-        self.conductor
+        self.runner
             .check_repository(account_id, path)
             .await?
             .map_err(|why| ServiceError::invalid_field("repository", why))

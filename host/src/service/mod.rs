@@ -1,6 +1,7 @@
 //! The services the HTTP API calls: each holds the rules of one kind of
 //! work and reaches the engine and the store for it; none knows HTTP.
-//! Sessions are the [`crate::sessions::Conductor`]'s.
+//! Sessions are the [`crate::sessions::Conductor`]'s. Turns start and run
+//! through [`crate::runs`], below them all.
 
 pub mod accounts;
 pub mod agents;
@@ -9,7 +10,6 @@ pub mod drivers;
 pub mod environments;
 pub mod health;
 pub mod keys;
-pub mod turn_env;
 pub mod usage;
 pub mod webhooks;
 

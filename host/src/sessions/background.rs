@@ -48,13 +48,13 @@ impl Conductor {
         session: Session,
         turn_id: String,
     ) -> Result<()> {
-        lock(&self.slots).insert(session.id.to_string());
+        self.runner.slots().hold(&session.id);
         let message = self
             .store
             .turn_message(&session.account_id, &session.id, &turn_id)
             .await?;
         let Some(message) = message else {
-            self.release_slot(&session.id);
+            self.runner.slots().release(&session.id);
             let mut session = session;
             session.status = SessionStatus::Idle;
             session.current_turn = None;

@@ -13,6 +13,7 @@ use serde::Serialize;
 
 use super::{Conductor, OtherNode, Result, SessionError, forge, invalid, workspace};
 use crate::redact::Redactor;
+use crate::runs::repository;
 use crate::store::{AccountId, Session, SessionId, SessionStatus, TaskId};
 
 /// How long a commit message may be.
@@ -167,8 +168,9 @@ impl Conductor {
                 "the session has no environment: its scratch repository is the only copy, with nowhere to push to (start the task in an environment)".to_owned(),
             ));
         };
-        if let Some(path) = workspace::local_path(&environment.repository) {
+        if let Some(path) = repository::local_path(&environment.repository) {
             let checked = self
+                .runner
                 .check_repository(account_id, path)
                 .await?
                 .map_err(|why| {
@@ -210,7 +212,7 @@ impl Conductor {
             )))
         })?;
         let base = session.base_branch.clone().or(default_branch);
-        let pull_request_url = workspace::is_url(&repository)
+        let pull_request_url = repository::is_url(&repository)
             .then(|| forge::pull_request_url(&repository, &pushed_as, base.as_deref()))
             .flatten();
         tracing::info!(session = %session.id, branch = %pushed_as, "pushed the session's branch");

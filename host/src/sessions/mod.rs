@@ -50,9 +50,10 @@ use serde_json::{Value, json};
 
 use crate::engine::brief::Note;
 use crate::engine::result::TurnResult;
-use crate::engine::{Engine, StartError, TurnRequest};
+use crate::engine::{Engine, StartError};
 use crate::home::Home;
 use crate::redact::Redactor;
+use crate::runs::Runner;
 use crate::runs::live::{CallRef, EventName, LiveState, Runs};
 use crate::store::{
     Agent, Attachment, CloseReason, Environment, EnvironmentId, Message, MessageKind,
@@ -87,6 +88,19 @@ pub struct Settings {
     /// Where checkpoints are pushed for every node to reach: a bare git
     /// repository (a path or a git URL); `None` for none.
     pub checkpoint_remote: Option<String>,
+}
+
+impl Settings {
+    /// What the runner of this node's turns runs with.
+    pub fn runs(&self) -> crate::runs::Settings {
+        crate::runs::Settings {
+            node_id: self.node_id.clone(),
+            max_turns: self.max_turns,
+            max_turns_per_account: self.max_turns_per_account,
+            lease_ttl: self.lease_ttl,
+            repository_roots: self.repository_roots.clone(),
+        }
+    }
 }
 
 impl Default for Settings {
@@ -249,13 +263,13 @@ pub struct BindingConstraint {
 pub struct Conductor {
     store: Store,
     engine: Arc<Engine>,
+    /// Starts and follows turns, and holds the turn slots.
+    runner: Arc<Runner>,
     runs: Arc<Runs>,
     home: Home,
     settings: Settings,
     /// One lock per session: its lifecycle changes one at a time.
     locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
-    /// The sessions holding a turn slot.
-    slots: Mutex<HashSet<String>>,
     /// The sessions whose workspace is being made.
     booting: Mutex<HashSet<String>>,
     /// The variables of cinch's own that tenants' processes get.
@@ -290,12 +304,12 @@ fn title_from(prompt: &str) -> String {
 }
 
 impl Conductor {
-    /// A conductor on `engine` keeping its state in `store`, its workspaces
-    /// and agents' homes under `home`.
+    /// A conductor on `engine` keeping its state in `store` and its
+    /// workspaces under `home`, running turns with `runner`.
     pub fn new(
         store: Store,
         engine: Arc<Engine>,
-        runs: Arc<Runs>,
+        runner: Arc<Runner>,
         home: Home,
         settings: Settings,
         base_env: BTreeMap<String, String>,
@@ -303,11 +317,11 @@ impl Conductor {
         let boots = tokio::sync::Semaphore::new(settings.max_turns);
         Arc::new(Self {
             store,
-            runs,
+            runs: runner.live().clone(),
+            runner,
             home,
             settings,
             locks: Mutex::default(),
-            slots: Mutex::default(),
             booting: Mutex::default(),
             base_env,
             launcher: engine.launcher(),
@@ -330,11 +344,6 @@ impl Conductor {
             .entry(session_id.to_owned())
             .or_default()
             .clone()
-    }
-
-    /// The agent's home directory: its harnesses' `HOME`, kept across restarts.
-    pub fn agent_home(&self, agent_id: &str) -> PathBuf {
-        self.home.root().join("agents").join(agent_id)
     }
 
     fn workspace_dir(&self, session_id: &str) -> PathBuf {

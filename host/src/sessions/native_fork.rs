@@ -269,7 +269,7 @@ impl Conductor {
             .filter(|turn| turn.session_id.as_deref() == Some(harness_session.as_str()))
             .count();
         let file = session_file(
-            &self.agent_home(&owner.agent_id),
+            &self.runner.agent_home(&owner.agent_id),
             Path::new(&view.workspace),
             &harness_session,
         );
@@ -329,7 +329,7 @@ impl Conductor {
         let kept = cut(&text, source.later_turns)
             .ok_or_else(|| BriefReason::TurnNotFound(source.harness_session.clone()))?;
         let target = session_file(
-            &self.agent_home(&session.agent_id),
+            &self.runner.agent_home(&session.agent_id),
             Path::new(workspace),
             &source.harness_session,
         )?;

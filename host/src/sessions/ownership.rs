@@ -121,7 +121,7 @@ impl Conductor {
             self.publish_message(&session.account_id, EventName::MessageUpdated, &message)
                 .await;
         }
-        self.release_slot(&session.id);
+        self.runner.slots().release(&session.id);
         if matches!(
             session.status,
             SessionStatus::Running | SessionStatus::Booting
@@ -167,16 +167,7 @@ impl Conductor {
                 }
             }
         }
-        if self.settings.max_turns_per_account.is_some() {
-            let holders: Vec<String> = lock(&self.slots).iter().cloned().collect();
-            if let Err(error) = self
-                .store
-                .renew_turn_slots(self.node_id(), &holders, self.settings.lease_ttl)
-                .await
-            {
-                tracing::error!("renewing the accounts' turn slots: {error}");
-            }
-        }
+        self.runner.slots().renew().await;
     }
 
     /// Renews the session's lease before a turn starts, on a shared
@@ -297,10 +288,7 @@ impl Conductor {
         if !self.store.is_shared() || self.is_draining() {
             return Ok(());
         }
-        let free = self
-            .settings
-            .max_turns
-            .saturating_sub(lock(&self.slots).len());
+        let free = self.runner.slots().free();
         if free == 0 {
             return Ok(());
         }
@@ -370,14 +358,14 @@ impl Conductor {
     pub async fn drain(&self, grace: Duration) {
         self.draining.store(true, Ordering::SeqCst);
         let deadline = std::time::Instant::now() + grace;
-        while !lock(&self.slots).is_empty() && std::time::Instant::now() < deadline {
+        while self.runner.slots().held() > 0 && std::time::Instant::now() < deadline {
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
         let held: Vec<(String, i64)> = lock(&self.leases).drain().collect();
         tracing::info!(
             "draining: giving back {} session lease(s), {} turn(s) still running",
             held.len(),
-            lock(&self.slots).len()
+            self.runner.slots().held()
         );
         for (session_id, generation) in held {
             // A turn that just ended is recorded under this lock: let it finish.

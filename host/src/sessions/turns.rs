@@ -4,7 +4,7 @@
 use super::machine::{AfterTurn, after_turn};
 use super::*;
 use crate::engine::result::Status;
-use crate::service::turn_env::TurnEnv;
+use crate::runs::launch::{Launch, LaunchError, Started};
 use crate::store::{AttachmentStatus, TurnOutcome, TurnState, TurnView};
 
 /// The first pause before recording a turn's end again, when the database
@@ -71,9 +71,12 @@ impl Conductor {
         }
         let workspace = PathBuf::from(session.workspace.clone().unwrap_or_default());
         let notes = self.attachment_notes(session, &workspace).await?;
-        let turn_env = TurnEnv::new(&self.agent_home(&session.agent_id), environment);
         let policy = self.approval_policy(session, environment).await?;
-        let request = TurnRequest {
+        let launch = Launch {
+            account_id: &session.account_id,
+            run: &session.id,
+            agent_id: &session.agent_id,
+            environment,
             harness: session.harness.clone(),
             repo: workspace.clone(),
             brief: brief.clone(),
@@ -83,18 +86,10 @@ impl Conductor {
             session_id: fork_from
                 .clone()
                 .or_else(|| session.harness_session_id.clone()),
+            fork: fork_from.is_some(),
             timeout: self.settings.turn_timeout,
-            run: Some(session.id.to_string()),
-            env: turn_env.env,
-            secrets: turn_env.secrets,
-            tcp_ports: turn_env.tcp_ports,
-            allowed_hosts: turn_env.allowed_hosts,
-            idle_limit: turn_env.idle_limit,
-            agent: Some(session.agent_id.to_string()),
-            mcp_servers: turn_env.mcp_servers,
             ask: self.turn_asks(&policy, &session.harness),
             trace_parent: trace_parent.map(str::to_owned),
-            fork: fork_from.is_some(),
         };
         for message in queued {
             if let Some(message) = self.store.deliver_message(&message.id).await? {
@@ -102,14 +97,11 @@ impl Conductor {
                     .await;
             }
         }
-        let engine = self.engine.clone();
-        let started = tokio::task::spawn_blocking(move || engine.start(request))
-            .await
-            .map_err(|error| SessionError::Internal(error.into()))?;
-        let turn = match started {
-            Ok(turn) => turn,
-            Err(error) => {
-                self.release_slot(&session.id);
+        let Started { turn, call } = match self.runner.start(launch).await {
+            Ok(started) => started,
+            Err(LaunchError::Call(error)) => return Err(error.into()),
+            Err(LaunchError::Start(error)) => {
+                self.runner.slots().release(&session.id);
                 let text = format!("{error:#}");
                 session.current_turn = None;
                 if matches!(error, StartError::CheckpointFailed(_)) {
@@ -132,16 +124,6 @@ impl Conductor {
             }
         };
         let turn_id = turn.id().to_owned();
-        let call = self
-            .store
-            .create_call(
-                &session.account_id,
-                &session.id,
-                &turn_id,
-                session.environment_id.as_deref().unwrap_or(""),
-                self.node_id(),
-            )
-            .await?;
         let display_name = self
             .engine
             .registry()
@@ -243,7 +225,7 @@ impl Conductor {
         message: Message,
     ) -> Result<()> {
         let live = self
-            .runs
+            .runner
             .follow(
                 CallRef {
                     account_id: session.account_id.to_string(),
@@ -356,7 +338,7 @@ impl Conductor {
     ) -> Result<()> {
         let guard = self.session_lock(session_id);
         let _held = guard.lock().await;
-        self.release_slot(session_id);
+        self.runner.slots().release(session_id);
         if let Some(generation) = self.held_generation(session_id)
             && !self
                 .store

@@ -18,6 +18,7 @@ use anyhow::{Context as _, bail};
 
 use crate::config::SandboxConfig;
 use crate::redact::Redactor;
+use crate::runs::repository::{is_url, local_path};
 use crate::sandbox::{Cgroup, Launcher, Policy};
 use crate::store::RebuiltFrom;
 
@@ -156,20 +157,6 @@ impl Tenant {
 /// Whether `name` is a valid branch name.
 pub fn is_valid_branch(name: &str) -> bool {
     git2::Reference::is_valid_name(&format!("refs/heads/{name}"))
-}
-
-/// Whether `repository` names a git remote rather than a local path.
-pub fn is_url(repository: &str) -> bool {
-    repository.contains("://") || repository.starts_with("git@")
-}
-
-/// The folder on this machine a repository reads from: its path, or the
-/// path of a `file://` URL; `None` for a remote.
-pub fn local_path(repository: &str) -> Option<&Path> {
-    if let Some(path) = repository.strip_prefix("file://") {
-        return Some(Path::new(path));
-    }
-    (!is_url(repository)).then_some(Path::new(repository))
 }
 
 /// Makes the workspace: a worktree on `plan.branch`, then the setup
@@ -721,7 +708,5 @@ mod tests {
         assert!(is_valid_branch("fix/checkout-flake-alt"));
         assert!(!is_valid_branch("two words"));
         assert!(!is_valid_branch("a..b"));
-        assert!(is_url("https://example.com/a.git") && is_url("git@host:a.git"));
-        assert!(!is_url("/srv/repo"));
     }
 }
