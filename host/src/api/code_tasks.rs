@@ -15,7 +15,8 @@ use super::problem::{FieldError, Problem};
 use crate::engine::brief::Note;
 use crate::engine::log::LogView;
 use crate::engine::result::{ChangedFile, Status, TurnResult};
-use crate::service::code_tasks::{CodeTaskError, NewTask, TaskView};
+use crate::service::ServiceError;
+use crate::service::code_tasks::{NewTask, TaskView};
 
 /// How long a client refused for capacity should wait before it tries again.
 const CAPACITY_RETRY_SECONDS: u64 = 10;
@@ -302,7 +303,7 @@ pub async fn start_task(
         .await;
     match started {
         Ok(view) => Ok((StatusCode::CREATED, axum::Json(Task::from(&view))).into_response()),
-        Err(error @ CodeTaskError::CapacityFull { .. }) => {
+        Err(error @ ServiceError::CapacityFull { .. }) => {
             let mut response = Problem::from(error).into_response();
             response.headers_mut().insert(
                 header::RETRY_AFTER,

@@ -90,13 +90,13 @@ impl Agents {
             .store
             .agent(account_id, id)
             .await?
-            .ok_or(ServiceError::NotFound("no such agent"))?;
+            .ok_or(ServiceError::NotFound("no such agent".to_owned()))?;
         let settings = self.check(account_id, settings, Some(&current)).await?;
         let agent = self
             .store
             .update_agent(account_id, &current.id, settings)
             .await?
-            .ok_or(ServiceError::NotFound("no such agent"))?;
+            .ok_or(ServiceError::NotFound("no such agent".to_owned()))?;
         let home = self.runner.agent_home(&agent.id);
         let home_bytes = tokio::task::spawn_blocking(move || tree_size(&home))
             .await

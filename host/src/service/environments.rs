@@ -49,7 +49,7 @@ impl Environments {
         self.store
             .environment(account_id, id)
             .await?
-            .ok_or(ServiceError::NotFound("no such environment"))
+            .ok_or(ServiceError::NotFound("no such environment".to_owned()))
     }
 
     /// Changes environment `id` by the patch `change` makes of it as it is.
@@ -67,14 +67,14 @@ impl Environments {
         self.store
             .update_environment(account_id, id, patch)
             .await?
-            .ok_or(ServiceError::NotFound("no such environment"))
+            .ok_or(ServiceError::NotFound("no such environment".to_owned()))
     }
 
     /// Deletes environment `id`.
     pub async fn delete(&self, account_id: &str, id: &str) -> Result<(), ServiceError> {
         match self.store.delete_environment(account_id, id).await? {
             true => Ok(()),
-            false => Err(ServiceError::NotFound("no such environment")),
+            false => Err(ServiceError::NotFound("no such environment".to_owned())),
         }
     }
 

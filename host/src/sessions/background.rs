@@ -72,7 +72,7 @@ impl Conductor {
         let attach_id = turn_id.clone();
         let attached = tokio::task::spawn_blocking(move || engine.attach(&attach_id, &secrets))
             .await
-            .map_err(|error| SessionError::Internal(error.into()))?;
+            .map_err(|error| ServiceError::Internal(error.into()))?;
         match attached {
             Ok(turn) => {
                 tracing::info!(session = %session.id, turn = %turn_id, "following a turn again after a restart");

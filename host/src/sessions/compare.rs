@@ -127,16 +127,15 @@ impl Conductor {
     ) -> Result<String> {
         let mut summaries = Vec::new();
         for (field, id) in [("a", a), ("b", b)] {
-            let session = self
-                .session(account_id, task_id, id)
-                .await
-                .map_err(|_| invalid(field, format!("the task has no session {id}")))?;
+            let session = self.session(account_id, task_id, id).await.map_err(|_| {
+                ServiceError::invalid_field(field, format!("the task has no session {id}"))
+            })?;
             summaries.push(self.summary(session).await?);
         }
         let mut trees = Vec::new();
         for (summary, id) in summaries.iter().zip([a, b]) {
             let tree = self.tree(summary, &summaries).await.ok_or_else(|| {
-                SessionError::Conflict(format!(
+                ServiceError::Conflict(format!(
                     "session {id} has no work tree to compare yet (no turn of it ended), or its work tree is on another node and no checkpoint remote gives it"
                 ))
             })?;
@@ -205,8 +204,8 @@ async fn blocking<T: Send + 'static>(
 ) -> Result<T> {
     tokio::task::spawn_blocking(work)
         .await
-        .map_err(|error| SessionError::Internal(error.into()))?
+        .map_err(|error| ServiceError::Internal(error.into()))?
         .map_err(|error| {
-            SessionError::Internal(anyhow::anyhow!("comparing the work trees: {error}"))
+            ServiceError::Internal(anyhow::anyhow!("comparing the work trees: {error}"))
         })
 }

@@ -424,8 +424,8 @@ impl Conductor {
 }
 
 /// The refusal of a write to a session another node took over.
-fn fenced(session_id: &str) -> SessionError {
-    SessionError::Conflict(format!(
+fn fenced(session_id: &str) -> ServiceError {
+    ServiceError::Conflict(format!(
         "session {session_id} was taken over by another node: this node no longer writes to it"
     ))
 }

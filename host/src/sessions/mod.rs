@@ -55,10 +55,10 @@ use crate::home::Home;
 use crate::redact::Redactor;
 use crate::runs::Runner;
 use crate::runs::live::{CallRef, EventName, LiveState, Runs};
+use crate::service::ServiceError;
 use crate::store::{
     Agent, Attachment, CloseReason, Environment, EnvironmentId, Message, MessageKind,
-    NewAttachment, NewSession, NewTask, Session, SessionStatus, Store, StoreError, Task,
-    TokenOwner,
+    NewAttachment, NewSession, NewTask, Session, SessionStatus, Store, Task, TokenOwner,
 };
 use resolve::{Asked, Choice};
 
@@ -129,53 +129,8 @@ const KEY_SWEEP_INTERVAL: Duration = Duration::from_secs(3600);
 /// A new task's idle timeout when the request sets none.
 pub const DEFAULT_IDLE_TIMEOUT_SECONDS: i64 = 600;
 
-/// Why a request about tasks or sessions was refused.
-#[derive(Debug, thiserror::Error)]
-pub enum SessionError {
-    /// A field is wrong; the message says how.
-    #[error("{field}: {message}")]
-    Invalid {
-        /// The field.
-        field: String,
-        /// What is wrong with it.
-        message: String,
-    },
-    /// What was named does not exist in the account.
-    #[error("{0}")]
-    NotFound(String),
-    /// The request does not fit the session's state.
-    #[error("{0}")]
-    Conflict(String),
-    /// The session's work tree is on the node that holds its lease: the
-    /// request is for that node.
-    #[error("the session's work tree is on node {}", .0.node_id)]
-    OnAnotherNode(OtherNode),
-    /// The database failed.
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    /// Something else failed on the server's side.
-    #[error("{0:#}")]
-    Internal(anyhow::Error),
-}
-
-/// The node that runs a session, as another node can reach it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OtherNode {
-    /// Its id.
-    pub node_id: String,
-    /// The URL it advertises to the other nodes, if it gave one.
-    pub url: Option<String>,
-}
-
-fn invalid(field: &str, message: impl Into<String>) -> SessionError {
-    SessionError::Invalid {
-        field: field.to_owned(),
-        message: message.into(),
-    }
-}
-
 /// The result of a conductor operation.
-pub type Result<T> = std::result::Result<T, SessionError>;
+pub type Result<T> = std::result::Result<T, ServiceError>;
 
 /// A task to create.
 #[derive(Debug, Clone, Default)]
@@ -375,15 +330,15 @@ impl Conductor {
         };
         match agent {
             Some(agent) if agent.enabled => Ok(agent),
-            Some(agent) => Err(invalid(
+            Some(agent) => Err(ServiceError::invalid_field(
                 "created_by",
                 format!("agent {} is disabled", agent.name),
             )),
-            None if id_or_name.is_some() => Err(invalid(
+            None if id_or_name.is_some() => Err(ServiceError::invalid_field(
                 "created_by",
                 "no agent of the account has that id or name",
             )),
-            None => Err(invalid(
+            None => Err(ServiceError::invalid_field(
                 "created_by",
                 "the account has no connected agent; name one",
             )),
@@ -395,7 +350,7 @@ impl Conductor {
             .environment(account_id, id)
             .await?
             .ok_or_else(|| {
-                invalid(
+                ServiceError::invalid_field(
                     "environment_id",
                     "no environment of the account has that id",
                 )

@@ -235,7 +235,7 @@ impl Conductor {
                 turn,
             )
             .await
-            .map_err(SessionError::Internal)?;
+            .map_err(ServiceError::Internal)?;
         self.watch_turn(
             session.account_id.to_string(),
             session.id.to_string(),
@@ -281,7 +281,7 @@ impl Conductor {
                 .collect()
         })
         .await
-        .map_err(|error| SessionError::Internal(error.into()))
+        .map_err(|error| ServiceError::Internal(error.into()))
     }
 
     pub(super) fn watch_turn(
@@ -313,7 +313,7 @@ impl Conductor {
                     .await
                 {
                     Ok(()) => break,
-                    Err(SessionError::Store(error)) => {
+                    Err(ServiceError::Store(error)) => {
                         tracing::error!(session = %session_id, "finishing the turn failed, trying again in {} s: {error}", pause.as_secs());
                         tokio::time::sleep(pause).await;
                         pause = (pause * 2).min(FINISH_RETRY_MOST);
@@ -352,7 +352,7 @@ impl Conductor {
             return Ok(());
         }
         let Some(mut view) = message.turn_view() else {
-            return Err(SessionError::Internal(anyhow::anyhow!(
+            return Err(ServiceError::Internal(anyhow::anyhow!(
                 "the turn's message {} holds no turn",
                 message.id
             )));
@@ -421,7 +421,7 @@ impl Conductor {
                 workspace::push_checkpoints(&tenant, Path::new(&dir), &remote, &run)
             })
             .await
-            .map_err(|error| SessionError::Internal(error.into()))?;
+            .map_err(|error| ServiceError::Internal(error.into()))?;
             if let Err(error) = pushed {
                 // The session goes on; a node taking it over would fall back to the branch.
                 tracing::error!(session = %session.id, "{error:#}");
@@ -462,7 +462,7 @@ impl Conductor {
                 workspace::commit_changes(&tenant, std::path::Path::new(&dir), &subject)
             })
             .await
-            .map_err(|error| SessionError::Internal(error.into()))?;
+            .map_err(|error| ServiceError::Internal(error.into()))?;
             if let Err(error) = committed {
                 let message = format!(
                     "cinch could not commit the turn's changes on {}: {error:#}",
