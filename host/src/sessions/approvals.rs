@@ -10,14 +10,20 @@
 //! so nothing is asked twice: a pending one gets its deadline again, a
 //! decided one is answered (the engine answers a request once).
 
+use std::sync::Arc;
 use std::time::Duration;
 
-use super::*;
+use serde_json::json;
+
+use super::{Conductor, Result};
 use crate::approvals::view::Approval as ApprovalView;
 use crate::approvals::{ApprovalPolicy, Decision, Verdict, can_ask};
 use crate::engine::conversation::Answer;
-use crate::runs::live::AskedApproval;
-use crate::store::{AccountId, Approval, ApprovalStatus, Decided, NewApproval};
+use crate::runs::live::{AskedApproval, EventName};
+use crate::service::ServiceError;
+use crate::store::{
+    AccountId, Approval, ApprovalStatus, Decided, Environment, MessageKind, NewApproval, Session,
+};
 use crate::webhooks::EventKind;
 
 /// Who decided when the deadline did (a rule's decision is `policy`'s).

@@ -1,11 +1,16 @@
 //! The conductor's background work: recovery after a restart, the retries
 //! of waits for a slot, and the sweeps of idle sessions and old keys.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
 use super::machine::{Recovery, recovery};
 use super::ownership::Hold;
-use super::*;
+use super::{Conductor, KEY_SWEEP_INTERVAL, Result, Wake, seconds_since};
 use crate::engine::result::minutes_or_seconds;
-use std::sync::atomic::{AtomicBool, Ordering};
+use crate::service::ServiceError;
+use crate::store::{CloseReason, Session, SessionStatus};
 
 impl Conductor {
     /// Picks up after a restart: turns that were running are followed again

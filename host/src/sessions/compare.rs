@@ -3,11 +3,14 @@
 //! which files differ between them, and the patch between two of them. The
 //! git work is the checkpoint module's; this gathers the sessions' trees.
 
-use super::*;
+use std::path::PathBuf;
+
+use super::{Conductor, Result, workspace};
 use crate::checkpoint::compare::{Comparison, Tree};
 use crate::checkpoint::{DiffContext, DiffStat, compare};
 use crate::engine::FILES_LISTED;
-use crate::store::{AccountId, SessionId, TaskId, TurnState};
+use crate::service::ServiceError;
+use crate::store::{AccountId, MessageKind, Session, SessionId, TaskId, TurnState};
 
 /// One session as a comparison shows it.
 #[derive(Debug, Clone)]

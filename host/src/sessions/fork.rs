@@ -3,8 +3,16 @@
 //! conversation holds the source's messages up to that turn, marked as
 //! inherited. The source is only read.
 
-use super::*;
-use crate::store::{AccountId, ForkMode, ForkOrigin, SessionId, TaskId};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use super::{Conductor, Result, SessionSpec, resolve};
+use crate::service::ServiceError;
+use crate::store::{
+    AccountId, ForkMode, ForkOrigin, Message, MessageKind, Session, SessionId, TaskId,
+};
 
 /// A fork to make.
 #[derive(Debug, Clone, Default)]

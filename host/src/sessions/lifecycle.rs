@@ -1,14 +1,21 @@
 //! A session's state machine: boot, wait for a turn slot, start a turn or
 //! idle, close; and saving each step.
 
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use cinch_base::sync::lock;
+use tracing::Instrument as _;
+
 use super::machine::{Facts, Step, next_step};
 use super::ownership::Hold;
-use super::*;
+use super::{Conductor, Result, Wake, workspace};
+use crate::redact::Redactor;
 use crate::runs::repository;
 use crate::runs::slots::Full;
 use crate::runs::turn_env::TurnEnv;
-use crate::store::RebuiltFrom;
-use tracing::Instrument as _;
+use crate::service::ServiceError;
+use crate::store::{CloseReason, Environment, RebuiltFrom, Session, SessionStatus};
 
 impl Conductor {
     /// Moves the session forward in the background; what it does belongs

@@ -40,7 +40,7 @@ pub use fork::ForkSpec;
 pub use ownership::NODE_LOST_DETAIL;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -48,17 +48,13 @@ use cinch_base::sync::lock;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::engine::brief::Note;
-use crate::engine::result::TurnResult;
-use crate::engine::{Engine, StartError};
+use crate::engine::Engine;
 use crate::home::Home;
-use crate::redact::Redactor;
 use crate::runs::Runner;
-use crate::runs::live::{CallRef, EventName, LiveState, Runs};
+use crate::runs::live::{EventName, Runs};
 use crate::service::ServiceError;
 use crate::store::{
-    Agent, Attachment, CloseReason, Environment, EnvironmentId, Message, MessageKind,
-    NewAttachment, NewSession, NewTask, Session, SessionStatus, Store, Task, TokenOwner,
+    Agent, Environment, EnvironmentId, Message, NewAttachment, Session, Store, Task,
 };
 use resolve::{Asked, Choice};
 

@@ -14,9 +14,11 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use super::*;
+use serde_json::Value;
+
+use super::Conductor;
 use crate::drivers::Registry;
-use crate::store::{ForkMode, TurnView};
+use crate::store::{ForkMode, Message, Session, TurnView};
 
 /// The contract whose turn record carries `fork`.
 const FORKING_CONTRACT: &str = "0.3.0";

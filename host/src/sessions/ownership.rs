@@ -10,10 +10,16 @@
 //! session and writes to it no more: its saves are conditioned on the
 //! generation it held.
 
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::time::Duration;
 
-use super::*;
-use crate::store::{Claim, TakenFrom, TurnOutcome, TurnState};
+use cinch_base::sync::lock;
+
+use super::{Conductor, Result, Wake};
+use crate::engine::result::TurnResult;
+use crate::runs::live::EventName;
+use crate::store::{Claim, CloseReason, Session, SessionStatus, TakenFrom, TurnOutcome, TurnState};
 use crate::turn_dir::{FileLock, TurnDir, turns_dir};
 
 /// The detail of a turn whose node went away: the harness's state went

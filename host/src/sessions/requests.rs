@@ -1,8 +1,20 @@
 //! What callers ask of the conductor: tasks, sessions, messages, attachments,
 //! abort and close.
 
-use super::*;
-use crate::store::{AccountId, Direction, Page, SessionId, TaskId, TurnView};
+use std::sync::Arc;
+
+use super::resolve::{Asked, Choice};
+use super::{
+    Conductor, DEFAULT_IDLE_TIMEOUT_SECONDS, MOST_FAN_OUT, Result, SessionSpec, TaskSpec, Wake,
+    base_branch, title_from, workspace,
+};
+use crate::runs::live::EventName;
+use crate::service::ServiceError;
+use crate::store::{
+    AccountId, Agent, Attachment, CloseReason, Direction, EnvironmentId, Message, MessageKind,
+    NewAttachment, NewSession, NewTask, Page, Session, SessionId, SessionStatus, Task, TaskId,
+    TokenOwner, TurnView,
+};
 
 impl Conductor {
     /// Creates a task as `caller`; with a prompt its first session starts.

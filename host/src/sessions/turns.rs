@@ -1,11 +1,21 @@
 //! A session's turns: starting one with its queued messages and notes,
 //! following it, and recording how it ended.
 
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
 use super::machine::{AfterTurn, after_turn};
-use super::*;
-use crate::engine::result::Status;
+use super::{Conductor, Result, Wake, attachments, preview, title_from, workspace};
+use crate::engine::StartError;
+use crate::engine::brief::Note;
+use crate::engine::result::{Status, TurnResult};
 use crate::runs::launch::{Launch, LaunchError, Started};
-use crate::store::{AttachmentStatus, TurnOutcome, TurnState, TurnView};
+use crate::runs::live::{CallRef, EventName, LiveState};
+use crate::service::ServiceError;
+use crate::store::{
+    Attachment, AttachmentStatus, CloseReason, Environment, Message, MessageKind, Session,
+    SessionStatus, TurnOutcome, TurnState, TurnView,
+};
 
 /// The first pause before recording a turn's end again, when the database
 /// could not; it doubles up to [`FINISH_RETRY_MOST`].
