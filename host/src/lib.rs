@@ -11,10 +11,11 @@
 //! Modules, by job:
 //! - [`store`]: persistence (SQLite or PostgreSQL); [`approvals`]: the
 //!   approval policy.
-//! - [`sessions`]: tasks and sessions on the engine (workspaces, capacity,
-//!   live events); [`service`]: code tasks and what sessions and code tasks
-//!   share; [`api`]: the HTTP server on them; [`web`]: the browser app,
-//!   embedded.
+//! - [`runs`]: what every service that runs turns shares: the launcher that
+//!   starts and follows a turn, turn slots, the harness environment, live
+//!   events; [`sessions`]: tasks and sessions on the engine (workspaces,
+//!   fork, delivery); [`service`]: code tasks and the other services;
+//!   [`api`]: the HTTP server on them; [`web`]: the browser app, embedded.
 //! - [`webhooks`]: signed POSTs of an account's events, retried;
 //!   [`peers`]: requests between the nodes sharing one database.
 //! - [`metrics`]: counters and latencies for `GET /metrics`; [`telemetry`]:
@@ -26,6 +27,7 @@ pub mod approvals;
 pub mod cli;
 pub mod metrics;
 pub mod peers;
+pub mod runs;
 pub mod service;
 pub mod sessions;
 pub mod store;

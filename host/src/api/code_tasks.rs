@@ -12,10 +12,11 @@ use serde_json::Value;
 use super::AppState;
 use super::extract::{Caller, JsonValue, Query};
 use super::problem::{FieldError, Problem};
-use crate::service::code_tasks::{CodeTaskError, NewTask, TaskView};
 use cinch_engine::engine::brief::Note;
 use cinch_engine::engine::log::LogView;
 use cinch_engine::engine::result::{ChangedFile, Status, TurnResult};
+use crate::service::ServiceError;
+use crate::service::code_tasks::{NewTask, TaskView};
 
 /// How long a client refused for capacity should wait before it tries again.
 const CAPACITY_RETRY_SECONDS: u64 = 10;
@@ -302,7 +303,7 @@ pub async fn start_task(
         .await;
     match started {
         Ok(view) => Ok((StatusCode::CREATED, axum::Json(Task::from(&view))).into_response()),
-        Err(error @ CodeTaskError::CapacityFull { .. }) => {
+        Err(error @ ServiceError::CapacityFull { .. }) => {
             let mut response = Problem::from(error).into_response();
             response.headers_mut().insert(
                 header::RETRY_AFTER,

@@ -11,7 +11,8 @@ use super::extract::{Caller, Json, bearer};
 use super::problem::Problem;
 use super::{AppState, Envelope};
 use crate::peers::FORWARDED_HEADER;
-use crate::sessions::{Committed, Pushed, SessionError};
+use crate::service::ServiceError;
+use crate::sessions::{Committed, Pushed};
 use crate::store::{AccountId, SessionId, TaskId};
 
 type SessionPath = Path<(AccountId, TaskId, SessionId)>;
@@ -123,9 +124,9 @@ async fn ask_its_node(
     headers: &HeaderMap,
     uri: &Uri,
     body: Value,
-    refused: SessionError,
+    refused: ServiceError,
 ) -> Result<Response, Problem> {
-    let SessionError::OnAnotherNode(node) = &refused else {
+    let ServiceError::OnAnotherNode(node) = &refused else {
         return Err(refused.into());
     };
     let (Some(url), Some(token)) = (node.url.clone(), bearer(headers)) else {

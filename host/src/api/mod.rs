@@ -45,6 +45,9 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
+use cinch_engine::engine::Engine;
+use crate::runs::Runner;
+use crate::runs::live::Runs;
 use crate::service::accounts::Accounts;
 use crate::service::agents::Agents;
 use crate::service::code_tasks::CodeTasks;
@@ -55,9 +58,7 @@ use crate::service::keys::Keys;
 use crate::service::usage::Usage;
 use crate::service::webhooks::Webhooks;
 use crate::sessions::Conductor;
-use crate::sessions::live::Runs;
 use crate::store::Store;
-use cinch_engine::engine::Engine;
 
 pub use problem::{FieldError, Problem};
 
@@ -91,31 +92,26 @@ pub struct Services {
 
 impl AppState {
     /// The state of a server on `store`, running turns with `engine` and
-    /// sessions with `conductor`, following turns in `runs`; request bodies
-    /// are at most `body_limit` bytes.
+    /// sessions with `conductor`, starting and following turns with
+    /// `runner`; request bodies are at most `body_limit` bytes.
     pub fn new(
         store: Store,
         engine: Arc<Engine>,
-        runs: Arc<Runs>,
+        runner: Arc<Runner>,
         conductor: Arc<Conductor>,
         body_limit: usize,
     ) -> Self {
         Self(Arc::new(Services {
-            code_tasks: CodeTasks::new(
-                store.clone(),
-                engine.clone(),
-                runs.clone(),
-                conductor.clone(),
-            ),
+            code_tasks: CodeTasks::new(store.clone(), engine.clone(), runner.clone()),
             accounts: Accounts::new(store.clone()),
-            agents: Agents::new(store.clone(), engine.clone(), conductor.clone()),
+            agents: Agents::new(store.clone(), engine.clone(), runner.clone()),
             drivers: Drivers::new(store.clone(), engine.clone()),
-            environments: Environments::new(store.clone(), conductor.clone()),
+            environments: Environments::new(store.clone(), runner.clone()),
             keys: Keys::new(store.clone()),
             probes: Probes::new(store.clone(), engine),
             usage: Usage::new(store.clone()),
-            webhooks: Webhooks::new(store, runs.webhooks().clone()),
-            runs,
+            webhooks: Webhooks::new(store, runner.live().webhooks().clone()),
+            runs: runner.live().clone(),
             conductor,
             body_limit,
             answering: Default::default(),

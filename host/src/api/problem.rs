@@ -7,8 +7,6 @@ use serde::Serialize;
 pub use crate::service::FieldError;
 
 use crate::service::ServiceError;
-use crate::service::code_tasks::CodeTaskError;
-use crate::sessions::SessionError;
 use crate::store::StoreError;
 use cinch_engine::engine::RefusalCode;
 
@@ -138,27 +136,14 @@ impl IntoResponse for Problem {
     }
 }
 
-impl From<StoreError> for Problem {
-    fn from(error: StoreError) -> Self {
+impl From<ServiceError> for Problem {
+    fn from(error: ServiceError) -> Self {
+        let detail = error.to_string();
         match error {
-            StoreError::Taken(message) => Self {
-                errors: vec![FieldError::new("name", message.clone())],
-                ..Self::conflict(message)
-            },
-            StoreError::Missing(message) => Self::not_found(message),
-            unavailable @ StoreError::Unavailable(_) => Self::unavailable(&unavailable),
-            other => Self::internal(&other),
-        }
-    }
-}
-
-impl From<SessionError> for Problem {
-    fn from(error: SessionError) -> Self {
-        match error {
-            SessionError::Invalid { field, message } => Self::invalid_field(&field, message),
-            SessionError::NotFound(message) => Self::not_found(message),
-            SessionError::Conflict(message) => Self::conflict(message),
-            SessionError::OnAnotherNode(node) => Self::conflict(match node.url {
+            ServiceError::Invalid(errors) => Self::invalid(errors),
+            ServiceError::NotFound(_) => Self::not_found(detail),
+            ServiceError::Conflict(_) => Self::conflict(detail),
+            ServiceError::OnAnotherNode(node) => Self::conflict(match node.url {
                 Some(url) => format!(
                     "the session's work tree is on node {} ({url}), which runs the session: ask it there",
                     node.node_id
@@ -168,50 +153,34 @@ impl From<SessionError> for Problem {
                     node.node_id
                 ),
             }),
-            SessionError::Store(error) => error.into(),
-            SessionError::Internal(error) => Self::internal_or_unavailable(&error),
-        }
-    }
-}
-
-impl From<ServiceError> for Problem {
-    fn from(error: ServiceError) -> Self {
-        match error {
-            ServiceError::Invalid(errors) => Self::invalid(errors),
-            ServiceError::NotFound(what) => Self::not_found(what),
-            ServiceError::Store(error) => error.into(),
-            ServiceError::Internal(error) => Self::internal_or_unavailable(&error),
-        }
-    }
-}
-
-impl From<CodeTaskError> for Problem {
-    fn from(error: CodeTaskError) -> Self {
-        let detail = error.to_string();
-        match error {
-            CodeTaskError::InvalidField { field, rule } => Self::invalid_field(field, rule),
-            CodeTaskError::NotFound(_) => Self::not_found(detail),
-            CodeTaskError::Conflict(_) => Self::conflict(detail),
-            CodeTaskError::NoAgent => {
+            ServiceError::NoAgent => {
                 Self::new(StatusCode::UNPROCESSABLE_ENTITY, "agent.missing", detail)
             }
-            CodeTaskError::CapacityFull { .. } | CodeTaskError::AccountCapacityFull { .. } => {
+            ServiceError::CapacityFull { .. } | ServiceError::AccountCapacityFull { .. } => {
                 Self::new(StatusCode::TOO_MANY_REQUESTS, "capacity.full", detail)
             }
             // 409 while another turn runs in the working tree, 422 for the rest.
-            CodeTaskError::Refused(refusal) => {
+            ServiceError::Refused(refusal) => {
                 let status = match refusal.code {
                     RefusalCode::WorktreeBusy => StatusCode::CONFLICT,
                     _ => StatusCode::UNPROCESSABLE_ENTITY,
                 };
                 Self::new(status, refusal.code.as_str(), refusal.detail)
             }
-            CodeTaskError::LogPruned(_) => Self::new(StatusCode::NOT_FOUND, "log.pruned", detail),
-            CodeTaskError::LogOnAnotherNode => {
+            ServiceError::LogPruned(_) => Self::new(StatusCode::NOT_FOUND, "log.pruned", detail),
+            ServiceError::LogOnAnotherNode => {
                 Self::new(StatusCode::NOT_FOUND, "log.elsewhere", detail)
             }
-            CodeTaskError::Store(error) => error.into(),
-            CodeTaskError::Internal(error) => Self::internal_or_unavailable(&error),
+            ServiceError::Store(StoreError::Taken(message)) => Self {
+                errors: vec![FieldError::new("name", message.clone())],
+                ..Self::conflict(message)
+            },
+            ServiceError::Store(StoreError::Missing(message)) => Self::not_found(message),
+            ServiceError::Store(unavailable @ StoreError::Unavailable(_)) => {
+                Self::unavailable(&unavailable)
+            }
+            ServiceError::Store(other) => Self::internal(&other),
+            ServiceError::Internal(error) => Self::internal_or_unavailable(&error),
         }
     }
 }

@@ -14,7 +14,7 @@ use tokio::sync::watch;
 use super::AppState;
 use super::extract::Caller;
 use super::problem::Problem;
-use crate::sessions::live::{RunEvent, RunEvents};
+use crate::runs::live::{RunEvent, RunEvents};
 
 /// How often an idle SSE stream sends a comment to keep proxies from closing it.
 const KEEP_ALIVE: Duration = Duration::from_secs(15);

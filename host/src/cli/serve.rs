@@ -10,16 +10,17 @@ use anyhow::Context as _;
 
 use crate::api::connections::Limits;
 use crate::api::{AppState, DEFAULT_BODY_LIMIT};
-use crate::sessions::live::Runs;
-use crate::sessions::{Conductor, Settings};
-use crate::store::TokenFor;
 use cinch_engine::engine::harness::passed_env;
 use cinch_engine::home::Home;
+use crate::runs::Runner;
+use crate::runs::live::Runs;
 use cinch_engine::sandbox::{Mode, Support};
+use crate::sessions::{Conductor, Settings};
+use crate::store::TokenFor;
 
 use super::database::{Database, home, open, open_store, runtime};
-use crate::webhooks::Webhooks;
 use cinch_engine::turn_dir::SecretsSeal;
+use crate::webhooks::Webhooks;
 
 /// Where the first start writes the admin's token, in the home.
 const ADMIN_TOKEN_FILE: &str = "admin-token";
@@ -357,10 +358,17 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         let runs = Arc::new(
             Runs::new(store.clone(), webhooks).context("starting the run events writer")?,
         );
-        let conductor = Conductor::new(
+        let runner = Runner::new(
             store.clone(),
             engine.clone(),
             runs.clone(),
+            home.clone(),
+            settings.runs(),
+        );
+        let conductor = Conductor::new(
+            store.clone(),
+            engine.clone(),
+            runner.clone(),
             home.clone(),
             settings,
             tenant_env,
@@ -393,7 +401,7 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
             listener.local_addr()?
         );
         let shared = store.is_shared();
-        let mut state = AppState::new(store, engine, runs, conductor.clone(), body_limit)
+        let mut state = AppState::new(store, engine, runner, conductor.clone(), body_limit)
             .with_disk_low_below(
                 file.min_free_disk_mib
                     .map_or(cinch_engine::disk::DEFAULT_LOW_BELOW_BYTES, |mib| mib << 20),

@@ -6,16 +6,16 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::{FieldError, ServiceError};
-use crate::sessions::Conductor;
-use crate::store::{Agent, AgentSettings, Page, Store};
 use cinch_engine::engine::Engine;
+use crate::runs::Runner;
+use crate::store::{Agent, AgentSettings, Page, Store};
 
 /// The agents service.
 #[derive(Clone)]
 pub struct Agents {
     store: Store,
     engine: Arc<Engine>,
-    conductor: Arc<Conductor>,
+    runner: Arc<Runner>,
 }
 
 /// An agent and the bytes in its home directory.
@@ -29,12 +29,12 @@ pub struct AgentWithHome {
 
 impl Agents {
     /// Agents kept in `store`, their harnesses checked against the
-    /// `engine`'s drivers, their homes where the `conductor` keeps them.
-    pub fn new(store: Store, engine: Arc<Engine>, conductor: Arc<Conductor>) -> Self {
+    /// `engine`'s drivers, their homes where the `runner` keeps them.
+    pub fn new(store: Store, engine: Arc<Engine>, runner: Arc<Runner>) -> Self {
         Self {
             store,
             engine,
-            conductor,
+            runner,
         }
     }
 
@@ -49,7 +49,7 @@ impl Agents {
         let homes: Vec<_> = page
             .items
             .iter()
-            .map(|agent| self.conductor.agent_home(&agent.id))
+            .map(|agent| self.runner.agent_home(&agent.id))
             .collect();
         let sizes = tokio::task::spawn_blocking(move || {
             homes.iter().map(|home| tree_size(home)).collect::<Vec<_>>()
@@ -90,14 +90,14 @@ impl Agents {
             .store
             .agent(account_id, id)
             .await?
-            .ok_or(ServiceError::NotFound("no such agent"))?;
+            .ok_or(ServiceError::NotFound("no such agent".to_owned()))?;
         let settings = self.check(account_id, settings, Some(&current)).await?;
         let agent = self
             .store
             .update_agent(account_id, &current.id, settings)
             .await?
-            .ok_or(ServiceError::NotFound("no such agent"))?;
-        let home = self.conductor.agent_home(&agent.id);
+            .ok_or(ServiceError::NotFound("no such agent".to_owned()))?;
+        let home = self.runner.agent_home(&agent.id);
         let home_bytes = tokio::task::spawn_blocking(move || tree_size(&home))
             .await
             .map_err(|error| ServiceError::Internal(error.into()))?;

@@ -6,83 +6,21 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use super::turn_env::TurnEnv;
-use crate::peers::{CallPart, PeerAnswer};
-use crate::sessions::Conductor;
-use crate::sessions::live::{CallRef, LiveState, Runs};
-use crate::store::{Call, Environment, Store, StoreError, TokenOwner};
+use super::ServiceError;
 use cinch_engine::engine::brief::Note;
 use cinch_engine::engine::log::LogView;
 use cinch_engine::engine::result::TurnResult;
-use cinch_engine::engine::{Engine, LogError, Refusal, StartError, TurnRequest};
+use cinch_engine::engine::{Engine, LogError, StartError};
+use crate::peers::{CallPart, PeerAnswer};
+use crate::runs::Runner;
+use crate::runs::launch::{Launch, LaunchError, Started, call_ref};
+use crate::runs::live::LiveState;
+use crate::runs::slots::Full;
+use crate::store::{Call, Environment, Store, TokenOwner};
 
 /// The rule for a run id, as answers state it.
 pub const RUN_ID_RULE: &str = "a run id is 1 to 100 letters, digits and _ . -, starting with a letter, digit or _, \
      without .., not ending in . or .lock";
-
-/// Why a code-task request was not carried out.
-#[derive(Debug, thiserror::Error)]
-pub enum CodeTaskError {
-    /// A field of the request breaks a rule.
-    #[error("{field}: {rule}")]
-    InvalidField {
-        /// The field, as the request names it.
-        field: &'static str,
-        /// What is wrong with it.
-        rule: String,
-    },
-    /// Nothing of the caller's account by that name.
-    #[error("{0}")]
-    NotFound(&'static str),
-    /// The task is not in a state that allows the request.
-    #[error("{0}")]
-    Conflict(String),
-    /// No agent to run the task as.
-    #[error(
-        "the account has no connected agent to run the task as: connect one, or call with an agent's token"
-    )]
-    NoAgent,
-    /// As many turns as the server runs at once are running.
-    #[error(
-        "{max_turns} turns are running, the most cinch runs at once (`cinch serve --max-turns`): try again when one ends"
-    )]
-    CapacityFull {
-        /// The cap.
-        max_turns: usize,
-    },
-    /// As many turns as the account may run at once on all nodes are running.
-    #[error(
-        "the account runs {max_turns_per_account} turns, the most it may run at once (`cinch serve --max-turns-per-account`): try again when one ends"
-    )]
-    AccountCapacityFull {
-        /// The account's cap.
-        max_turns_per_account: usize,
-    },
-    /// The engine refused to start the turn.
-    #[error(transparent)]
-    Refused(Refusal),
-    /// The task's harness log went with its run.
-    #[error(transparent)]
-    LogPruned(LogError),
-    /// The task ran on another node sharing the database, whose home keeps
-    /// its harness log.
-    #[error(
-        "that task ran on another cinch node, whose home keeps its harness log, and that node could not be asked for it: read it there, or give each node an --advertise-url the others reach"
-    )]
-    LogOnAnotherNode,
-    /// The store failed.
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    /// Anything else: the server's fault.
-    #[error("{0:#}")]
-    Internal(anyhow::Error),
-}
-
-impl CodeTaskError {
-    fn internal(error: impl Into<anyhow::Error>) -> Self {
-        Self::Internal(error.into())
-    }
-}
 
 /// A code task to start.
 #[derive(Debug)]
@@ -122,38 +60,28 @@ pub struct TaskView {
 pub struct CodeTasks {
     store: Store,
     engine: Arc<Engine>,
-    runs: Arc<Runs>,
-    conductor: Arc<Conductor>,
+    runner: Arc<Runner>,
 }
 
 impl CodeTasks {
-    /// Code tasks on `store` and `engine`, followed in `runs`, counted
-    /// against the `conductor`'s cap on turns at once.
-    pub fn new(
-        store: Store,
-        engine: Arc<Engine>,
-        runs: Arc<Runs>,
-        conductor: Arc<Conductor>,
-    ) -> Self {
+    /// Code tasks on `store` and `engine`, started and followed by
+    /// `runner`, counted against its cap on turns at once as sessions are.
+    pub fn new(store: Store, engine: Arc<Engine>, runner: Arc<Runner>) -> Self {
         Self {
             store,
             engine,
-            runs,
-            conductor,
+            runner,
         }
     }
 
     /// A run id is one account's: a valid one another account uses is not
     /// found.
-    pub async fn check_run(&self, account_id: &str, run: &str) -> Result<(), CodeTaskError> {
+    pub async fn check_run(&self, account_id: &str, run: &str) -> Result<(), ServiceError> {
         if !is_valid_run_id(run) {
-            return Err(CodeTaskError::InvalidField {
-                field: "run",
-                rule: RUN_ID_RULE.to_owned(),
-            });
+            return Err(ServiceError::invalid_field("run", RUN_ID_RULE));
         }
         if self.store.run_taken_by_other(account_id, run).await? {
-            return Err(CodeTaskError::NotFound("no such run"));
+            return Err(ServiceError::NotFound("no such run".to_owned()));
         }
         Ok(())
     }
@@ -161,14 +89,10 @@ impl CodeTasks {
     /// Checks `run` as [`Self::check_run`] does, and that the account has
     /// started a call in it: a run is known once it has one, and an unknown
     /// one is not found like another account's.
-    pub async fn check_run_started(
-        &self,
-        account_id: &str,
-        run: &str,
-    ) -> Result<(), CodeTaskError> {
+    pub async fn check_run_started(&self, account_id: &str, run: &str) -> Result<(), ServiceError> {
         self.check_run(account_id, run).await?;
         if !self.store.run_exists(account_id, run).await? {
-            return Err(CodeTaskError::NotFound("no such run"));
+            return Err(ServiceError::NotFound("no such run".to_owned()));
         }
         Ok(())
     }
@@ -182,7 +106,7 @@ impl CodeTasks {
         run: String,
         task: NewTask,
         wait: bool,
-    ) -> Result<TaskView, CodeTaskError> {
+    ) -> Result<TaskView, ServiceError> {
         self.check_run(account_id, &run).await?;
         let environment = self
             .resolve_environment(account_id, task.repo.as_deref())
@@ -190,17 +114,41 @@ impl CodeTasks {
         let agent_id = self.acting_agent(account_id, caller).await?;
         let repo = PathBuf::from(&environment.repository);
         if !repo.is_absolute() {
-            return Err(CodeTaskError::InvalidField {
-                field: "repo",
-                rule: format!(
+            return Err(ServiceError::invalid_field(
+                "repo",
+                format!(
                     "environment {}'s repository is not a local path; code tasks run in a local repository",
                     environment.name
                 ),
-            });
+            ));
         }
-        let agent_home = self.conductor.agent_home(&agent_id);
-        let turn_env = TurnEnv::new(&agent_home, Some(&environment));
-        let request = TurnRequest {
+        // A code task's turn counts against the cap on turns at once, as a session's does.
+        static CODE_TASKS: AtomicU64 = AtomicU64::new(0);
+        let slot = format!(
+            "code-task:{}:{}",
+            self.runner.node_id(),
+            CODE_TASKS.fetch_add(1, Ordering::Relaxed)
+        );
+        let slots = self.runner.slots();
+        match slots.take(account_id, &slot).await {
+            Ok(Ok(())) => {}
+            Ok(Err(Full::Node)) => {
+                return Err(ServiceError::CapacityFull {
+                    max_turns: slots.max_turns(),
+                });
+            }
+            Ok(Err(Full::Account)) => {
+                return Err(ServiceError::AccountCapacityFull {
+                    max_turns_per_account: slots.max_turns_per_account().unwrap_or_default(),
+                });
+            }
+            Err(error) => return Err(ServiceError::internal(error)),
+        }
+        let launch = Launch {
+            account_id,
+            run: &run,
+            agent_id: &agent_id,
+            environment: Some(&environment),
             harness: task.harness,
             repo,
             brief: task.brief,
@@ -208,98 +156,38 @@ impl CodeTasks {
             model: task.model,
             effort: task.effort,
             session_id: task.session_id,
-            timeout: task.timeout,
-            run: Some(run.clone()),
-            env: turn_env.env,
-            secrets: turn_env.secrets,
-            tcp_ports: turn_env.tcp_ports,
-            allowed_hosts: turn_env.allowed_hosts,
-            idle_limit: turn_env.idle_limit,
-            agent: Some(agent_id),
-            mcp_servers: turn_env.mcp_servers,
-            // The request's span: the turn belongs under it.
-            ask: false,
-            trace_parent: cinch_engine::telemetry::traceparent(&tracing::Span::current()),
             fork: false,
+            timeout: task.timeout,
+            ask: false,
+            // The request's span: the turn belongs under it.
+            trace_parent: cinch_engine::telemetry::traceparent(&tracing::Span::current()),
         };
-
-        // A code task's turn counts against the cap on turns at once, as a session's does.
-        static CODE_TASKS: AtomicU64 = AtomicU64::new(0);
-        let slot = format!(
-            "code-task:{}:{}",
-            self.conductor.node_id(),
-            CODE_TASKS.fetch_add(1, Ordering::Relaxed)
-        );
-        if !self.conductor.take_slot(&slot) {
-            return Err(CodeTaskError::CapacityFull {
-                max_turns: self.conductor.settings().max_turns,
-            });
-        }
-        let account_slot = self.conductor.take_account_slot(account_id, &slot).await;
-        if !matches!(account_slot, Ok(true)) {
-            self.conductor.release_slot(&slot);
-            return Err(match account_slot {
-                Err(error) => CodeTaskError::internal(error),
-                _ => CodeTaskError::AccountCapacityFull {
-                    max_turns_per_account: self
-                        .conductor
-                        .settings()
-                        .max_turns_per_account
-                        .unwrap_or_default(),
-                },
-            });
-        }
-        let engine = self.engine.clone();
-        let started = blocking(move || {
-            cinch_engine::home::create_private_dir(&agent_home)?;
-            Ok(engine.start(request))
-        })
-        .await
-        .and_then(|made_home| made_home.map_err(CodeTaskError::internal))
-        .and_then(|started| started.map_err(start_error));
-        let turn = match started {
-            Ok(turn) => turn,
+        let Started { turn, call } = match self.runner.start(launch).await {
+            Ok(started) => started,
             Err(error) => {
-                self.conductor.release_slot(&slot);
-                return Err(error);
+                slots.release(&slot);
+                return Err(match error {
+                    LaunchError::Start(error) => start_error(error),
+                    LaunchError::Call(error) => error.into(),
+                });
             }
         };
-        let turn_id = turn.id().to_owned();
-        let call = match self
-            .store
-            .create_call(
-                account_id,
-                &run,
-                &turn_id,
-                &environment.id,
-                self.conductor.node_id(),
-            )
-            .await
-        {
-            Ok(call) => call,
-            Err(error) => {
-                // A turn nobody can find must not run on.
-                turn.cancel();
-                self.conductor.release_slot(&slot);
-                return Err(error.into());
-            }
-        };
-        tracing::info!(call = %call.call_id, turn = %turn_id, run = %run, "code task started");
+        tracing::info!(call = %call.call_id, turn = %turn.id(), run = %run, "code task started");
         let mut live = self
-            .runs
+            .runner
             .follow(call_ref(&call), turn)
             .await
-            .map_err(CodeTaskError::internal)?;
-        let conductor = self.conductor.clone();
+            .map_err(ServiceError::internal)?;
+        let runner = self.runner.clone();
         let mut ended = live.clone();
         tokio::spawn(async move {
             let _ = ended.wait_for(|state| state.outcome.is_some()).await;
-            conductor.release_slot(&slot);
+            runner.slots().release(&slot);
         });
         if wait {
             live.wait_for(|state| state.outcome.is_some())
                 .await
-                .map_err(CodeTaskError::internal)?;
+                .map_err(ServiceError::internal)?;
         }
         let state = live.borrow().clone();
         Ok(TaskView {
@@ -315,7 +203,7 @@ impl CodeTasks {
         account_id: &str,
         run: &str,
         call: &str,
-    ) -> Result<TaskView, CodeTaskError> {
+    ) -> Result<TaskView, ServiceError> {
         let call = self.find_call(account_id, run, call).await?;
         let state = self.live_state(&call).await?;
         self.view(call, state).await
@@ -327,11 +215,11 @@ impl CodeTasks {
         account_id: &str,
         run: &str,
         call: &str,
-    ) -> Result<TaskView, CodeTaskError> {
+    ) -> Result<TaskView, ServiceError> {
         let call = self.find_call(account_id, run, call).await?;
         let state = self.live_state(&call).await?;
         if state.outcome.is_some() {
-            return Err(CodeTaskError::Conflict(
+            return Err(ServiceError::Conflict(
                 "that task has already ended".to_owned(),
             ));
         }
@@ -339,7 +227,7 @@ impl CodeTasks {
         let turn_id = call.turn_id.clone();
         blocking(move || engine.stop(&turn_id))
             .await?
-            .map_err(|error| CodeTaskError::Conflict(format!("{error:#}")))?;
+            .map_err(|error| ServiceError::Conflict(format!("{error:#}")))?;
         self.view(call, state).await
     }
 
@@ -352,27 +240,21 @@ impl CodeTasks {
         call: &str,
         context: cinch_engine::checkpoint::DiffContext,
         forward_as: Option<&str>,
-    ) -> Result<String, CodeTaskError> {
+    ) -> Result<String, ServiceError> {
         let call = self.find_call(account_id, run, call).await?;
         let result = self.ended(&call).await?;
         let (Some(start), Some(end)) = (
             result.start_checkpoint.clone(),
             result.end_checkpoint.clone(),
         ) else {
-            return Err(CodeTaskError::Conflict(
+            return Err(ServiceError::Conflict(
                 "that task has no start and end checkpoints".to_owned(),
             ));
         };
         let repository = PathBuf::from(&result.repository);
-        let local = blocking(move || {
-            Ok(cinch_engine::checkpoint::diff(
-                &repository,
-                &start,
-                &end,
-                context,
-            )?)
-        })
-        .await?;
+        let local =
+            blocking(move || Ok(cinch_engine::checkpoint::diff(&repository, &start, &end, context)?))
+                .await?;
         match local {
             Ok(diff) => Ok(diff),
             // Its repository (or the checkpoints in it) is on the node that ran it.
@@ -381,7 +263,7 @@ impl CodeTasks {
                 .await
             {
                 Some(Ok(PeerAnswer::Found(diff))) => Ok(diff),
-                _ => Err(CodeTaskError::Internal(error)),
+                _ => Err(ServiceError::Internal(error)),
             },
         }
     }
@@ -396,22 +278,24 @@ impl CodeTasks {
         run: &str,
         call: &str,
         forward_as: Option<&str>,
-    ) -> Result<LogView, CodeTaskError> {
+    ) -> Result<LogView, ServiceError> {
         let call = self
             .store
             .call(account_id, run, call)
             .await?
-            .ok_or(CodeTaskError::NotFound("that call has no harness log"))?;
+            .ok_or(ServiceError::NotFound(
+                "that call has no harness log".to_owned(),
+            ))?;
         // A result names its log in the home of the node that ran it.
         let ran_here = call.result()?.is_some_and(|result| {
-            self.conductor
+            self.runner
                 .is_in_home(std::path::Path::new(&result.log_path))
         });
         let engine = self.engine.clone();
         let turn_id = call.turn_id.clone();
         let read = tokio::task::spawn_blocking(move || engine.log(&turn_id))
             .await
-            .map_err(CodeTaskError::internal)?;
+            .map_err(ServiceError::internal)?;
         match read {
             Ok(view) => Ok(view),
             Err(LogError::NoSuchTurn(_)) if self.store.is_shared() && !ran_here => {
@@ -419,9 +303,9 @@ impl CodeTasks {
             }
             // The call exists, so its turn had a log: it went with its run.
             Err(LogError::NoSuchTurn(_) | LogError::Pruned) => {
-                Err(CodeTaskError::LogPruned(LogError::Pruned))
+                Err(ServiceError::LogPruned(LogError::Pruned))
             }
-            Err(LogError::Unreadable(error)) => Err(CodeTaskError::internal(error)),
+            Err(LogError::Unreadable(error)) => Err(ServiceError::internal(error)),
         }
     }
 
@@ -430,17 +314,17 @@ impl CodeTasks {
         &self,
         call: &Call,
         forward_as: Option<&str>,
-    ) -> Result<LogView, CodeTaskError> {
-        if call.node_id.as_deref() == Some(self.conductor.node_id()) {
-            return Err(CodeTaskError::LogPruned(LogError::Pruned));
+    ) -> Result<LogView, ServiceError> {
+        if call.node_id.as_deref() == Some(self.runner.node_id()) {
+            return Err(ServiceError::LogPruned(LogError::Pruned));
         }
         let answer = self.ask_its_node(call, CallPart::Log, forward_as).await;
         match answer {
             Some(Ok(PeerAnswer::Found(body))) => {
-                serde_json::from_str(&body).map_err(CodeTaskError::internal)
+                serde_json::from_str(&body).map_err(ServiceError::internal)
             }
-            Some(Ok(PeerAnswer::Gone)) => Err(CodeTaskError::LogPruned(LogError::Pruned)),
-            Some(Err(_)) | None => Err(CodeTaskError::LogOnAnotherNode),
+            Some(Ok(PeerAnswer::Gone)) => Err(ServiceError::LogPruned(LogError::Pruned)),
+            Some(Err(_)) | None => Err(ServiceError::LogOnAnotherNode),
         }
     }
 
@@ -457,7 +341,7 @@ impl CodeTasks {
         let (Some(node), Some(bearer)) = (&call.node_id, forward_as) else {
             return None;
         };
-        if node == self.conductor.node_id() {
+        if node == self.runner.node_id() {
             return None;
         }
         let base = match self.store.node_url(node).await {
@@ -478,7 +362,7 @@ impl CodeTasks {
         Some(asked)
     }
 
-    async fn view(&self, call: Call, state: LiveState) -> Result<TaskView, CodeTaskError> {
+    async fn view(&self, call: Call, state: LiveState) -> Result<TaskView, ServiceError> {
         let repository = self.repository_name(&call, &state).await?;
         Ok(TaskView {
             call,
@@ -493,7 +377,7 @@ impl CodeTasks {
         &self,
         account_id: &str,
         caller: &TokenOwner,
-    ) -> Result<String, CodeTaskError> {
+    ) -> Result<String, ServiceError> {
         if let TokenOwner::Agent(agent_id) = caller {
             return Ok(agent_id.clone());
         }
@@ -502,7 +386,7 @@ impl CodeTasks {
             .into_iter()
             .find(|agent| agent.connected && agent.enabled)
             .map(|agent| agent.id.into())
-            .ok_or(CodeTaskError::NoAgent)
+            .ok_or(ServiceError::NoAgent)
     }
 
     /// The environment a task runs in: the one named, or the account's only one.
@@ -510,7 +394,7 @@ impl CodeTasks {
         &self,
         account_id: &str,
         repo: Option<&str>,
-    ) -> Result<Environment, CodeTaskError> {
+    ) -> Result<Environment, ServiceError> {
         let environments = self.store.environment_names(account_id).await?;
         let names = || {
             environments
@@ -519,10 +403,7 @@ impl CodeTasks {
                 .collect::<Vec<_>>()
                 .join(", ")
         };
-        let invalid = |rule: String| CodeTaskError::InvalidField {
-            field: "repo",
-            rule,
-        };
+        let invalid = |rule: String| ServiceError::invalid_field("repo", rule);
         let id = match (repo, environments.as_slice()) {
             (_, []) => {
                 return Err(invalid(
@@ -550,7 +431,9 @@ impl CodeTasks {
         self.store
             .environment(account_id, &id)
             .await?
-            .ok_or(CodeTaskError::NotFound("that environment was just deleted"))
+            .ok_or(ServiceError::NotFound(
+                "that environment was just deleted".to_owned(),
+            ))
     }
 
     /// The name of the environment a call ran in, as `repo` takes it; its
@@ -559,7 +442,7 @@ impl CodeTasks {
         &self,
         call: &Call,
         state: &LiveState,
-    ) -> Result<String, CodeTaskError> {
+    ) -> Result<String, ServiceError> {
         if let Some(environment) = self
             .store
             .environment(&call.account_id, &call.environment_id)
@@ -579,18 +462,18 @@ impl CodeTasks {
         account_id: &str,
         run: &str,
         call: &str,
-    ) -> Result<Call, CodeTaskError> {
+    ) -> Result<Call, ServiceError> {
         self.store
             .call(account_id, run, call)
             .await?
-            .ok_or(CodeTaskError::NotFound("no such task"))
+            .ok_or(ServiceError::NotFound("no such task".to_owned()))
     }
 
     /// The live state of a call's turn; an ended one's result comes from the
     /// database, and a turn this server does not follow yet (after a
     /// restart) is attached to.
-    async fn live_state(&self, call: &Call) -> Result<LiveState, CodeTaskError> {
-        if let Some(live) = self.runs.watch(&call.turn_id) {
+    async fn live_state(&self, call: &Call) -> Result<LiveState, ServiceError> {
+        if let Some(live) = self.runner.live().watch(&call.turn_id) {
             return Ok(live.borrow().clone());
         }
         if let Some(result) = call.result()? {
@@ -607,16 +490,16 @@ impl CodeTasks {
             // without a result that this one lacks runs on another node.
             Err(_) if self.store.is_shared() => return Ok(LiveState::default()),
             Err(_) => {
-                return Err(CodeTaskError::NotFound(
-                    "that task's turn is gone from cinch's home",
+                return Err(ServiceError::NotFound(
+                    "that task's turn is gone from cinch's home".to_owned(),
                 ));
             }
         };
         let mut live = self
-            .runs
+            .runner
             .follow(call_ref(call), turn)
             .await
-            .map_err(CodeTaskError::internal)?;
+            .map_err(ServiceError::internal)?;
         // A finished turn's result is read back at once; a running one answers as running.
         let _ = tokio::time::timeout(
             Duration::from_secs(2),
@@ -628,10 +511,10 @@ impl CodeTasks {
     }
 
     /// The ended turn's result; a conflict while it runs.
-    async fn ended(&self, call: &Call) -> Result<Arc<TurnResult>, CodeTaskError> {
+    async fn ended(&self, call: &Call) -> Result<Arc<TurnResult>, ServiceError> {
         match self.live_state(call).await?.outcome {
             Some(Ok(result)) => Ok(result),
-            _ => Err(CodeTaskError::Conflict(
+            _ => Err(ServiceError::Conflict(
                 "that task is still running".to_owned(),
             )),
         }
@@ -654,28 +537,20 @@ fn is_valid_run_id(run: &str) -> bool {
         && !run.ends_with(".lock")
 }
 
-fn call_ref(call: &Call) -> CallRef {
-    CallRef {
-        account_id: call.account_id.clone(),
-        run_id: call.run_id.clone(),
-        call_id: call.call_id.clone(),
-    }
-}
-
 /// An engine refusal stays one; anything else is the server's fault.
-fn start_error(error: StartError) -> CodeTaskError {
+fn start_error(error: StartError) -> ServiceError {
     match error {
-        StartError::Refused(refusal) => CodeTaskError::Refused(refusal),
-        StartError::Failed(error) => CodeTaskError::Internal(error),
-        checkpoint @ StartError::CheckpointFailed(_) => CodeTaskError::internal(checkpoint),
+        StartError::Refused(refusal) => ServiceError::Refused(refusal),
+        StartError::Failed(error) => ServiceError::Internal(error),
+        checkpoint @ StartError::CheckpointFailed(_) => ServiceError::internal(checkpoint),
     }
 }
 
 /// Runs a blocking engine call off the async threads.
 async fn blocking<T: Send + 'static>(
     work: impl FnOnce() -> anyhow::Result<T> + Send + 'static,
-) -> Result<anyhow::Result<T>, CodeTaskError> {
+) -> Result<anyhow::Result<T>, ServiceError> {
     tokio::task::spawn_blocking(work)
         .await
-        .map_err(CodeTaskError::internal)
+        .map_err(ServiceError::internal)
 }

@@ -4,22 +4,22 @@
 use std::sync::Arc;
 
 use super::ServiceError;
-use crate::sessions::Conductor;
-use crate::sessions::workspace::local_path;
+use crate::runs::Runner;
+use crate::runs::repository::local_path;
 use crate::store::{Environment, EnvironmentPatch, NewEnvironment, Page, Store};
 
 /// The environments service.
 #[derive(Clone)]
 pub struct Environments {
     store: Store,
-    conductor: Arc<Conductor>,
+    runner: Arc<Runner>,
 }
 
 impl Environments {
     /// Environments kept in `store`; their local repositories are admitted
-    /// by the `conductor`'s rules.
-    pub fn new(store: Store, conductor: Arc<Conductor>) -> Self {
-        Self { store, conductor }
+    /// by the `runner`'s rules.
+    pub fn new(store: Store, runner: Arc<Runner>) -> Self {
+        Self { store, runner }
     }
 
     /// Creates `new` in the account.
@@ -49,7 +49,7 @@ impl Environments {
         self.store
             .environment(account_id, id)
             .await?
-            .ok_or(ServiceError::NotFound("no such environment"))
+            .ok_or(ServiceError::NotFound("no such environment".to_owned()))
     }
 
     /// Changes environment `id` by the patch `change` makes of it as it is.
@@ -67,19 +67,19 @@ impl Environments {
         self.store
             .update_environment(account_id, id, patch)
             .await?
-            .ok_or(ServiceError::NotFound("no such environment"))
+            .ok_or(ServiceError::NotFound("no such environment".to_owned()))
     }
 
     /// Deletes environment `id`.
     pub async fn delete(&self, account_id: &str, id: &str) -> Result<(), ServiceError> {
         match self.store.delete_environment(account_id, id).await? {
             true => Ok(()),
-            false => Err(ServiceError::NotFound("no such environment")),
+            false => Err(ServiceError::NotFound("no such environment".to_owned())),
         }
     }
 
     /// Refuses a local repository the account may not use (see
-    /// [`Conductor::check_repository`]); a URL is cloned, not admitted here.
+    /// [`Runner::check_repository`]); a URL is cloned, not admitted here.
     async fn admit_repository(
         &self,
         account_id: &str,
@@ -88,7 +88,7 @@ impl Environments {
         let Some(path) = local_path(repository) else {
             return Ok(());
         };
-        self.conductor
+        self.runner
             .check_repository(account_id, path)
             .await?
             .map_err(|why| ServiceError::invalid_field("repository", why))

@@ -43,7 +43,7 @@ impl Webhooks {
     pub async fn delete(&self, account_id: &str, id: &str) -> Result<(), ServiceError> {
         match self.store.delete_webhook(account_id, id).await? {
             true => Ok(()),
-            false => Err(ServiceError::NotFound("no such webhook")),
+            false => Err(ServiceError::NotFound("no such webhook".to_owned())),
         }
     }
 
@@ -56,7 +56,7 @@ impl Webhooks {
         limit: u32,
     ) -> Result<Page<Delivery>, ServiceError> {
         if self.store.webhook(account_id, id).await?.is_none() {
-            return Err(ServiceError::NotFound("no such webhook"));
+            return Err(ServiceError::NotFound("no such webhook".to_owned()));
         }
         Ok(self.store.deliveries(account_id, id, cursor, limit).await?)
     }
@@ -72,6 +72,8 @@ impl Webhooks {
         self.store
             .redeliver(account_id, id, delivery)
             .await?
-            .ok_or(ServiceError::NotFound("no such delivery of that webhook"))
+            .ok_or(ServiceError::NotFound(
+                "no such delivery of that webhook".to_owned(),
+            ))
     }
 }

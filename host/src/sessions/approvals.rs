@@ -10,15 +10,21 @@
 //! so nothing is asked twice: a pending one gets its deadline again, a
 //! decided one is answered (the engine answers a request once).
 
+use std::sync::Arc;
 use std::time::Duration;
 
-use super::live::AskedApproval;
-use super::*;
+use serde_json::json;
+
+use super::{Conductor, Result};
 use crate::approvals::view::Approval as ApprovalView;
 use crate::approvals::{ApprovalPolicy, Decision, Verdict, can_ask};
-use crate::store::{AccountId, Approval, ApprovalStatus, Decided, NewApproval};
-use crate::webhooks::EventKind;
 use cinch_engine::engine::conversation::Answer;
+use crate::runs::live::{AskedApproval, EventName};
+use crate::service::ServiceError;
+use crate::store::{
+    AccountId, Approval, ApprovalStatus, Decided, Environment, MessageKind, NewApproval, Session,
+};
+use crate::webhooks::EventKind;
 
 /// Who decided when the deadline did (a rule's decision is `policy`'s).
 const BY_TIMEOUT: &str = "timeout";
@@ -62,7 +68,7 @@ impl Conductor {
             return Ok(());
         }
         let able = crate::approvals::harnesses_that_ask(&self.engine.registry());
-        Err(invalid(
+        Err(ServiceError::invalid_field(
             "approvals",
             format!(
                 "harness `{harness}` cannot ask for approval (it runs with its permissions off); \
@@ -133,7 +139,7 @@ impl Conductor {
                     title: request.title.clone(),
                     input: request.input.clone(),
                     options_json: serde_json::to_string(&options)
-                        .map_err(|error| SessionError::Internal(error.into()))?,
+                        .map_err(|error| ServiceError::Internal(error.into()))?,
                     deadline: Some(cinch_engine::clock::format_time(deadline)),
                     decided,
                 },
@@ -230,7 +236,7 @@ impl Conductor {
     ) -> Result<ApprovalView> {
         let approval = self.approval(account_id, id).await?;
         if approval.kind == QUESTION {
-            return Err(invalid(
+            return Err(ServiceError::invalid_field(
                 "decision",
                 format!(
                     "approval {id} is a question ({}): answer it with {{\"answer\": \"...\"}}, not a decision",
@@ -251,7 +257,7 @@ impl Conductor {
                     .session(account_id, &approval.session_id)
                     .await?
                     .ok_or_else(|| {
-                        SessionError::NotFound(format!("no session {}", approval.session_id))
+                        ServiceError::NotFound(format!("no session {}", approval.session_id))
                     })?;
                 if scope == DecisionScope::Session && decision == Decision::Allow {
                     self.allow_for_session(&session, &approval).await?;
@@ -264,11 +270,11 @@ impl Conductor {
             approval.status,
             approval.decision.as_deref().and_then(Decision::parse),
         ) {
-            (ApprovalStatus::Cancelled, _) => Err(SessionError::Conflict(format!(
+            (ApprovalStatus::Cancelled, _) => Err(ServiceError::Conflict(format!(
                 "approval {id} can no longer be decided: its turn ended before anyone did"
             ))),
             (_, Some(recorded)) if recorded == decision => Ok(approval.into()),
-            (status, recorded) => Err(SessionError::Conflict(format!(
+            (status, recorded) => Err(ServiceError::Conflict(format!(
                 "approval {id} was already decided: {} by {} at {} ({}); the first decision stands",
                 recorded.map_or("decided", Decision::as_str),
                 approval.decided_by.as_deref().unwrap_or("someone"),
@@ -290,7 +296,7 @@ impl Conductor {
     ) -> Result<ApprovalView> {
         let approval = self.approval(account_id, id).await?;
         if approval.kind != QUESTION {
-            return Err(invalid(
+            return Err(ServiceError::invalid_field(
                 "answer",
                 format!(
                     "approval {id} asks permission for a tool ({}), it is not a question: \
@@ -312,7 +318,7 @@ impl Conductor {
                     .session(account_id, &approval.session_id)
                     .await?
                     .ok_or_else(|| {
-                        SessionError::NotFound(format!("no session {}", approval.session_id))
+                        ServiceError::NotFound(format!("no session {}", approval.session_id))
                     })?;
                 return self.decided(&session, id).await.map(ApprovalView::from);
             }
@@ -322,10 +328,10 @@ impl Conductor {
             ApprovalStatus::Answered if approval.message.as_deref() == Some(answer.as_str()) => {
                 Ok(approval.into())
             }
-            ApprovalStatus::Cancelled => Err(SessionError::Conflict(format!(
+            ApprovalStatus::Cancelled => Err(ServiceError::Conflict(format!(
                 "question {id} can no longer be answered: its turn ended before anyone did"
             ))),
-            status => Err(SessionError::Conflict(format!(
+            status => Err(ServiceError::Conflict(format!(
                 "question {id} was already {} by {} at {}; the first answer stands",
                 status.as_str(),
                 approval.decided_by.as_deref().unwrap_or("someone"),
@@ -339,7 +345,7 @@ impl Conductor {
         self.store
             .approval(account_id, id)
             .await?
-            .ok_or_else(|| SessionError::NotFound(format!("no approval {id} in this account")))
+            .ok_or_else(|| ServiceError::NotFound(format!("no approval {id} in this account")))
     }
 
     /// The approval `id` was just decided: told to the conversation and to

@@ -1,11 +1,16 @@
 //! The conductor's background work: recovery after a restart, the retries
 //! of waits for a slot, and the sweeps of idle sessions and old keys.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
 use super::machine::{Recovery, recovery};
 use super::ownership::Hold;
-use super::*;
+use super::{Conductor, KEY_SWEEP_INTERVAL, Result, Wake, seconds_since};
 use cinch_engine::engine::result::minutes_or_seconds;
-use std::sync::atomic::{AtomicBool, Ordering};
+use crate::service::ServiceError;
+use crate::store::{CloseReason, Session, SessionStatus};
 
 impl Conductor {
     /// Picks up after a restart: turns that were running are followed again
@@ -48,13 +53,13 @@ impl Conductor {
         session: Session,
         turn_id: String,
     ) -> Result<()> {
-        lock(&self.slots).insert(session.id.to_string());
+        self.runner.slots().hold(&session.id);
         let message = self
             .store
             .turn_message(&session.account_id, &session.id, &turn_id)
             .await?;
         let Some(message) = message else {
-            self.release_slot(&session.id);
+            self.runner.slots().release(&session.id);
             let mut session = session;
             session.status = SessionStatus::Idle;
             session.current_turn = None;
@@ -72,7 +77,7 @@ impl Conductor {
         let attach_id = turn_id.clone();
         let attached = tokio::task::spawn_blocking(move || engine.attach(&attach_id, &secrets))
             .await
-            .map_err(|error| SessionError::Internal(error.into()))?;
+            .map_err(|error| ServiceError::Internal(error.into()))?;
         match attached {
             Ok(turn) => {
                 tracing::info!(session = %session.id, turn = %turn_id, "following a turn again after a restart");

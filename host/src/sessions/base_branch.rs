@@ -18,7 +18,7 @@ pub enum BaseBranch {
 /// Looks `branch` up in the repository at `repository` (a local path) or, for
 /// a git URL, in its clone at `clone_dir`.
 pub fn look_up(repository: &str, clone_dir: &Path, branch: &str) -> BaseBranch {
-    let dir = if super::workspace::is_url(repository) {
+    let dir = if crate::runs::repository::is_url(repository) {
         clone_dir
     } else {
         Path::new(repository)

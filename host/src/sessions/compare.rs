@@ -3,11 +3,14 @@
 //! which files differ between them, and the patch between two of them. The
 //! git work is the checkpoint module's; this gathers the sessions' trees.
 
-use super::*;
-use crate::store::{AccountId, SessionId, TaskId, TurnState};
+use std::path::PathBuf;
+
+use super::{Conductor, Result, workspace};
 use cinch_engine::checkpoint::compare::{Comparison, Tree};
 use cinch_engine::checkpoint::{DiffContext, DiffStat, compare};
 use cinch_engine::engine::FILES_LISTED;
+use crate::service::ServiceError;
+use crate::store::{AccountId, MessageKind, Session, SessionId, TaskId, TurnState};
 
 /// One session as a comparison shows it.
 #[derive(Debug, Clone)]
@@ -127,16 +130,15 @@ impl Conductor {
     ) -> Result<String> {
         let mut summaries = Vec::new();
         for (field, id) in [("a", a), ("b", b)] {
-            let session = self
-                .session(account_id, task_id, id)
-                .await
-                .map_err(|_| invalid(field, format!("the task has no session {id}")))?;
+            let session = self.session(account_id, task_id, id).await.map_err(|_| {
+                ServiceError::invalid_field(field, format!("the task has no session {id}"))
+            })?;
             summaries.push(self.summary(session).await?);
         }
         let mut trees = Vec::new();
         for (summary, id) in summaries.iter().zip([a, b]) {
             let tree = self.tree(summary, &summaries).await.ok_or_else(|| {
-                SessionError::Conflict(format!(
+                ServiceError::Conflict(format!(
                     "session {id} has no work tree to compare yet (no turn of it ended), or its work tree is on another node and no checkpoint remote gives it"
                 ))
             })?;
@@ -201,14 +203,12 @@ fn local_tree(summary: &SessionSummary) -> Option<Tree> {
 
 /// Runs git work off the async threads.
 async fn blocking<T: Send + 'static>(
-    work: impl FnOnce() -> std::result::Result<T, cinch_engine::checkpoint::CheckpointError>
-    + Send
-    + 'static,
+    work: impl FnOnce() -> std::result::Result<T, cinch_engine::checkpoint::CheckpointError> + Send + 'static,
 ) -> Result<T> {
     tokio::task::spawn_blocking(work)
         .await
-        .map_err(|error| SessionError::Internal(error.into()))?
+        .map_err(|error| ServiceError::Internal(error.into()))?
         .map_err(|error| {
-            SessionError::Internal(anyhow::anyhow!("comparing the work trees: {error}"))
+            ServiceError::Internal(anyhow::anyhow!("comparing the work trees: {error}"))
         })
 }

@@ -11,9 +11,11 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use super::{Conductor, OtherNode, Result, SessionError, forge, invalid, workspace};
-use crate::store::{AccountId, Session, SessionId, SessionStatus, TaskId};
+use super::{Conductor, Result, forge, workspace};
 use cinch_engine::redact::Redactor;
+use crate::runs::repository;
+use crate::service::{OtherNode, ServiceError};
+use crate::store::{AccountId, Session, SessionId, SessionStatus, TaskId};
 
 /// How long a commit message may be.
 const MESSAGE_MAX_CHARS: usize = 10_000;
@@ -71,7 +73,7 @@ impl Conductor {
         match tokio::fs::read(&path).await {
             Ok(bytes) => Ok(Some(String::from_utf8_lossy(&bytes).into_owned())),
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(error) => Err(SessionError::Internal(anyhow::anyhow!(
+            Err(error) => Err(ServiceError::Internal(anyhow::anyhow!(
                 "reading {}: {error}",
                 path.display()
             ))),
@@ -89,19 +91,19 @@ impl Conductor {
     ) -> Result<Committed> {
         let message = message.trim();
         if message.is_empty() {
-            return Err(invalid(
+            return Err(ServiceError::invalid_field(
                 "message",
                 "the commit message is blank: say what the change does",
             ));
         }
         if message.contains('\0') {
-            return Err(invalid(
+            return Err(ServiceError::invalid_field(
                 "message",
                 "the commit message holds a NUL character, which git cannot store",
             ));
         }
         if message.chars().count() > MESSAGE_MAX_CHARS {
-            return Err(invalid(
+            return Err(ServiceError::invalid_field(
                 "message",
                 format!("the commit message is longer than {MESSAGE_MAX_CHARS} characters"),
             ));
@@ -118,15 +120,15 @@ impl Conductor {
         let committed =
             tokio::task::spawn_blocking(move || workspace::commit_changes(&tenant, &dir, &owned))
                 .await
-                .map_err(|error| SessionError::Internal(error.into()))?
+                .map_err(|error| ServiceError::Internal(error.into()))?
                 .map_err(|error| {
-                    SessionError::Internal(error.context(format!(
+                    ServiceError::Internal(error.context(format!(
                         "committing on branch {} of session {}",
                         session.branch_name, session.id
                     )))
                 })?;
         let Some(commit) = committed else {
-            return Err(SessionError::Conflict(format!(
+            return Err(ServiceError::Conflict(format!(
                 "nothing to commit: the work tree of branch {} has no changes since its last commit",
                 session.branch_name
             )));
@@ -151,7 +153,7 @@ impl Conductor {
         if let Some(target) = target
             && !workspace::is_valid_branch(target)
         {
-            return Err(invalid(
+            return Err(ServiceError::invalid_field(
                 "branch",
                 format!("{target:?} is not a git branch name"),
             ));
@@ -163,16 +165,17 @@ impl Conductor {
         self.refuse_on_another_node(&session).await?;
         let dir = work_tree(&session)?;
         let Some(environment) = self.environment_of(&session).await? else {
-            return Err(SessionError::Conflict(
+            return Err(ServiceError::Conflict(
                 "the session has no environment: its scratch repository is the only copy, with nowhere to push to (start the task in an environment)".to_owned(),
             ));
         };
-        if let Some(path) = workspace::local_path(&environment.repository) {
+        if let Some(path) = repository::local_path(&environment.repository) {
             let checked = self
+                .runner
                 .check_repository(account_id, path)
                 .await?
                 .map_err(|why| {
-                    SessionError::Conflict(format!(
+                    ServiceError::Conflict(format!(
                         "environment {}'s repository is refused: {why}",
                         environment.name
                     ))
@@ -201,16 +204,16 @@ impl Conductor {
                 (pushed, dirty)
             })
             .await
-            .map_err(|error| SessionError::Internal(error.into()))?
+            .map_err(|error| ServiceError::Internal(error.into()))?
         };
         let default_branch = outcome.map_err(|error| {
-            SessionError::Conflict(redactor.redact(format!(
+            ServiceError::Conflict(redactor.redact(format!(
                 "could not push branch {branch} to {}: {error:#}",
                 without_credentials(&repository)
             )))
         })?;
         let base = session.base_branch.clone().or(default_branch);
-        let pull_request_url = workspace::is_url(&repository)
+        let pull_request_url = repository::is_url(&repository)
             .then(|| forge::pull_request_url(&repository, &pushed_as, base.as_deref()))
             .flatten();
         tracing::info!(session = %session.id, branch = %pushed_as, "pushed the session's branch");
@@ -230,7 +233,7 @@ fn refuse_while_busy(session: &Session, what: &str) -> Result<()> {
         session.status,
         SessionStatus::Running | SessionStatus::Booting
     ) {
-        return Err(SessionError::Conflict(format!(
+        return Err(ServiceError::Conflict(format!(
             "the session is {}: {what} waits until no turn runs (abort it, or wait for it to end)",
             session.status
         )));
@@ -253,7 +256,7 @@ impl Conductor {
             return Ok(());
         }
         let url = self.store.node_url(&lease.node_id).await?;
-        Err(SessionError::OnAnotherNode(OtherNode {
+        Err(ServiceError::OnAnotherNode(OtherNode {
             node_id: lease.node_id,
             url,
         }))
@@ -263,12 +266,12 @@ impl Conductor {
 /// The session's work tree on this node.
 fn work_tree(session: &Session) -> Result<PathBuf> {
     let Some(dir) = session.workspace.as_deref().map(PathBuf::from) else {
-        return Err(SessionError::Conflict(
+        return Err(ServiceError::Conflict(
             "the session has no work tree yet: send it a message first".to_owned(),
         ));
     };
     if !Path::new(&dir).join(".git").exists() {
-        return Err(SessionError::Conflict(format!(
+        return Err(ServiceError::Conflict(format!(
             "the session's work tree is not on this node ({}): ask the node that runs it",
             dir.display()
         )));

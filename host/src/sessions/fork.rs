@@ -3,8 +3,16 @@
 //! conversation holds the source's messages up to that turn, marked as
 //! inherited. The source is only read.
 
-use super::*;
-use crate::store::{AccountId, ForkMode, ForkOrigin, SessionId, TaskId};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use super::{Conductor, Result, SessionSpec, resolve};
+use crate::service::ServiceError;
+use crate::store::{
+    AccountId, ForkMode, ForkOrigin, Message, MessageKind, Session, SessionId, TaskId,
+};
 
 /// A fork to make.
 #[derive(Debug, Clone, Default)]
@@ -68,7 +76,7 @@ impl Conductor {
         if let Some(harness) = &spec.harness
             && self.engine.registry().harness(harness).is_err()
         {
-            return Err(invalid(
+            return Err(ServiceError::invalid_field(
                 "harness",
                 format!("no harness is named {harness}: GET /v1/models lists them"),
             ));
@@ -84,13 +92,13 @@ impl Conductor {
                             .is_some_and(|view| &view.turn_id == turn_id)
                 })
                 .ok_or_else(|| {
-                    invalid("turn_id", format!("the session has no turn {turn_id:?}"))
+                    ServiceError::invalid_field("turn_id", format!("the session has no turn {turn_id:?}"))
                 })?,
             None => conversation
                 .iter()
                 .rposition(|message| message.checkpoints().1.is_some())
                 .ok_or_else(|| {
-                    SessionError::Conflict(
+                    ServiceError::Conflict(
                         "the session has no ended turn to fork from yet: wait for its first turn to end"
                             .to_owned(),
                     )
@@ -99,7 +107,7 @@ impl Conductor {
         let at = &conversation[point];
         let turn_id = turn_id_of(at).unwrap_or_default();
         let Some(checkpoint) = at.checkpoints().1 else {
-            return Err(SessionError::Conflict(format!(
+            return Err(ServiceError::Conflict(format!(
                 "turn {turn_id} has no end checkpoint (it is still running, or it ended before taking one): fork at a turn that ended"
             )));
         };

@@ -1,21 +1,21 @@
 //! A session's state machine: boot, wait for a turn slot, start a turn or
 //! idle, close; and saving each step.
 
-use super::machine::{Facts, Step, has_slot, next_step};
-use super::ownership::Hold;
-use super::*;
-use crate::service::turn_env::TurnEnv;
-use crate::store::RebuiltFrom;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use cinch_base::sync::lock;
 use tracing::Instrument as _;
 
-/// Which cap on turns at once a session waits behind.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum SlotCap {
-    /// This node's, `--max-turns`.
-    Node,
-    /// Its account's on all nodes, `--max-turns-per-account`.
-    Account,
-}
+use super::machine::{Facts, Step, next_step};
+use super::ownership::Hold;
+use super::{Conductor, Result, Wake, workspace};
+use cinch_engine::redact::Redactor;
+use crate::runs::repository;
+use crate::runs::slots::Full;
+use crate::runs::turn_env::TurnEnv;
+use crate::service::ServiceError;
+use crate::store::{CloseReason, Environment, RebuiltFrom, Session, SessionStatus};
 
 impl Conductor {
     /// Moves the session forward in the background; what it does belongs
@@ -103,15 +103,13 @@ impl Conductor {
             if !self.confirm_lease(&session.id).await? {
                 return Ok(());
             }
-            if !self.take_slot(&session.id) {
-                return self.wait_for_slot(&mut session, SlotCap::Node).await;
-            }
-            if !self
-                .take_account_slot(&session.account_id, &session.id)
+            if let Err(full) = self
+                .runner
+                .slots()
+                .take(&session.account_id, &session.id)
                 .await?
             {
-                self.release_slot(&session.id);
-                return self.wait_for_slot(&mut session, SlotCap::Account).await;
+                return self.wait_for_slot(&mut session, full).await;
             }
             let environment = self.environment_of(&session).await?;
             return match self
@@ -120,7 +118,7 @@ impl Conductor {
             {
                 Ok(()) => Ok(()),
                 Err(error) => {
-                    self.release_slot(&session.id);
+                    self.runner.slots().release(&session.id);
                     Err(error)
                 }
             };
@@ -219,58 +217,7 @@ impl Conductor {
         }
     }
 
-    /// Takes a turn slot for `session_id` (or a code task's key): false when
-    /// `max_turns` turns already hold one.
-    pub fn take_slot(&self, session_id: &str) -> bool {
-        let mut slots = lock(&self.slots);
-        if !has_slot(
-            slots.len(),
-            self.settings.max_turns,
-            slots.contains(session_id),
-        ) {
-            return false;
-        }
-        slots.insert(session_id.to_owned());
-        true
-    }
-
-    /// Takes one of the account's slots (counted on every node) for
-    /// `holder`, a session or a code task's key: false when the account runs
-    /// `max_turns_per_account` turns already. Always true without that cap.
-    pub async fn take_account_slot(&self, account_id: &str, holder: &str) -> Result<bool> {
-        let Some(cap) = self.settings.max_turns_per_account else {
-            return Ok(true);
-        };
-        Ok(self
-            .store
-            .take_turn_slot(
-                account_id,
-                holder,
-                self.node_id(),
-                cap,
-                self.settings.lease_ttl,
-            )
-            .await?)
-    }
-
-    /// Gives back the slots `take_slot` and `take_account_slot` gave.
-    pub fn release_slot(&self, holder: &str) {
-        lock(&self.slots).remove(holder);
-        if self.settings.max_turns_per_account.is_some()
-            && let Ok(runtime) = tokio::runtime::Handle::try_current()
-        {
-            // Not renewed any more either: a release that fails runs out.
-            let store = self.store.clone();
-            let holder = holder.to_owned();
-            runtime.spawn(async move {
-                if let Err(error) = store.release_turn_slot(&holder).await {
-                    tracing::warn!(%holder, "giving back an account's turn slot: {error}");
-                }
-            });
-        }
-    }
-
-    pub(super) async fn wait_for_slot(&self, session: &mut Session, cap: SlotCap) -> Result<()> {
+    pub(super) async fn wait_for_slot(&self, session: &mut Session, full: Full) -> Result<()> {
         let now = cinch_engine::clock::now();
         if session.status != SessionStatus::Waiting {
             session.status = SessionStatus::Waiting;
@@ -281,12 +228,12 @@ impl Conductor {
         if self.close_if_overlong(session).await? {
             return Ok(());
         }
-        session.error_message = Some(match cap {
-            SlotCap::Node => format!(
+        session.error_message = Some(match full {
+            Full::Node => format!(
                 "Waiting for a turn slot: {} turns are running, the most cinch runs at once. The session starts by itself when one ends; nothing to do.",
                 self.settings.max_turns
             ),
-            SlotCap::Account => format!(
+            Full::Account => format!(
                 "Waiting for a turn slot: this account runs as many turns as it may at once ({}, `cinch serve --max-turns-per-account`), on all nodes together. The session starts by itself when one of them ends; nothing to do.",
                 self.settings.max_turns_per_account.unwrap_or_default()
             ),
@@ -320,9 +267,10 @@ impl Conductor {
             |environment| self.home.root().join("repos").join(environment.id.as_str()),
         );
         if let Some(environment) = environment
-            && let Some(path) = workspace::local_path(&environment.repository)
+            && let Some(path) = repository::local_path(&environment.repository)
         {
-            self.check_repository(&session.account_id, path)
+            self.runner
+                .check_repository(&session.account_id, path)
                 .await
                 .map_err(|error| {
                     workspace::WorkspaceError::Repository(format!(
@@ -425,36 +373,18 @@ impl Conductor {
         environment: Option<&Environment>,
     ) -> workspace::Tenant {
         let mut env = self.base_env.clone();
-        env.extend(TurnEnv::new(&self.agent_home(agent_id), environment).env);
+        env.extend(TurnEnv::new(&self.runner.agent_home(agent_id), environment).env);
         let source = environment
-            .filter(|environment| workspace::is_url(&environment.repository))
-            .and_then(|environment| workspace::local_path(&environment.repository));
+            .filter(|environment| repository::is_url(&environment.repository))
+            .and_then(|environment| repository::local_path(&environment.repository));
         workspace::Tenant {
             launcher: self.launcher.clone(),
             env,
-            home: self.agent_home(agent_id),
+            home: self.runner.agent_home(agent_id),
             read_only: source.map(Path::to_path_buf).into_iter().collect(),
             config: self.engine.config().sandbox.clone(),
             allowed_hosts: environment.and_then(|environment| environment.allowed_hosts.clone()),
         }
-    }
-
-    /// Whether an environment of `account_id` may use the local repository
-    /// at `path` (as a path or a `file://` URL): it must exist, lie under one of the operator's repository
-    /// roots (anywhere, for the first account, when there are none), and
-    /// neither hold nor lie inside cinch's home. The reason when not; the
-    /// store's error when it could not be told.
-    pub async fn check_repository(
-        &self,
-        account_id: &str,
-        path: &Path,
-    ) -> std::result::Result<std::result::Result<(), String>, crate::store::StoreError> {
-        let first = self.store.first_account_id().await?;
-        Ok(cinch_engine::sandbox::RepositoryRoots::new(
-            &self.settings.repository_roots,
-            self.home.root(),
-        )
-        .admits(path, first.as_deref() == Some(account_id)))
     }
 
     pub(super) async fn close_with(
@@ -501,8 +431,8 @@ impl Conductor {
 }
 
 /// The refusal of a write to a session another node took over.
-fn fenced(session_id: &str) -> SessionError {
-    SessionError::Conflict(format!(
+fn fenced(session_id: &str) -> ServiceError {
+    ServiceError::Conflict(format!(
         "session {session_id} was taken over by another node: this node no longer writes to it"
     ))
 }

@@ -118,13 +118,6 @@ pub(super) fn recovery(status: SessionStatus, current_turn: Option<&str>) -> Rec
     }
 }
 
-/// Whether a turn slot is there for a holder, with `held` of `cap` slots
-/// taken and `holds_one` when it has one already (asking again changes
-/// nothing).
-pub(super) fn has_slot(held: usize, cap: usize, holds_one: bool) -> bool {
-    holds_one || held < cap
-}
-
 fn interrupted() -> AfterTurn {
     AfterTurn::IdleAfter(
         CloseReason::TurnInterrupted,
@@ -170,16 +163,6 @@ mod tests {
             }
             assert_eq!(recovery(status, None), Recovery::Settle, "{status:?}");
         }
-    }
-
-    #[test]
-    fn a_slot_is_there_below_the_cap_or_for_its_holder() {
-        assert!(has_slot(0, 1, false));
-        assert!(has_slot(3, 4, false));
-        assert!(!has_slot(4, 4, false), "at the cap another waits");
-        assert!(!has_slot(5, 4, false), "past it (the cap was lowered) too");
-        assert!(has_slot(4, 4, true), "a holder keeps its slot");
-        assert!(!has_slot(0, 0, false));
     }
 
     #[test]

@@ -22,7 +22,6 @@ mod delivery;
 mod forge;
 mod fork;
 mod lifecycle;
-pub mod live;
 mod machine;
 mod native_fork;
 pub mod nodes;
@@ -41,7 +40,7 @@ pub use fork::ForkSpec;
 pub use ownership::NODE_LOST_DETAIL;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -49,17 +48,14 @@ use cinch_base::sync::lock;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::store::{
-    Agent, Attachment, CloseReason, Environment, EnvironmentId, Message, MessageKind,
-    NewAttachment, NewSession, NewTask, Session, SessionStatus, Store, StoreError, Task,
-    TokenOwner,
-};
-use cinch_engine::engine::brief::Note;
-use cinch_engine::engine::result::TurnResult;
-use cinch_engine::engine::{Engine, StartError, TurnRequest};
+use cinch_engine::engine::Engine;
 use cinch_engine::home::Home;
-use cinch_engine::redact::Redactor;
-use live::{CallRef, EventName, LiveState, Runs};
+use crate::runs::Runner;
+use crate::runs::live::{EventName, Runs};
+use crate::service::ServiceError;
+use crate::store::{
+    Agent, Environment, EnvironmentId, Message, NewAttachment, Session, Store, Task,
+};
 use resolve::{Asked, Choice};
 
 /// How the conductor paces its work.
@@ -90,6 +86,19 @@ pub struct Settings {
     pub checkpoint_remote: Option<String>,
 }
 
+impl Settings {
+    /// What the runner of this node's turns runs with.
+    pub fn runs(&self) -> crate::runs::Settings {
+        crate::runs::Settings {
+            node_id: self.node_id.clone(),
+            max_turns: self.max_turns,
+            max_turns_per_account: self.max_turns_per_account,
+            lease_ttl: self.lease_ttl,
+            repository_roots: self.repository_roots.clone(),
+        }
+    }
+}
+
 impl Default for Settings {
     fn default() -> Self {
         Self {
@@ -116,53 +125,8 @@ const KEY_SWEEP_INTERVAL: Duration = Duration::from_secs(3600);
 /// A new task's idle timeout when the request sets none.
 pub const DEFAULT_IDLE_TIMEOUT_SECONDS: i64 = 600;
 
-/// Why a request about tasks or sessions was refused.
-#[derive(Debug, thiserror::Error)]
-pub enum SessionError {
-    /// A field is wrong; the message says how.
-    #[error("{field}: {message}")]
-    Invalid {
-        /// The field.
-        field: String,
-        /// What is wrong with it.
-        message: String,
-    },
-    /// What was named does not exist in the account.
-    #[error("{0}")]
-    NotFound(String),
-    /// The request does not fit the session's state.
-    #[error("{0}")]
-    Conflict(String),
-    /// The session's work tree is on the node that holds its lease: the
-    /// request is for that node.
-    #[error("the session's work tree is on node {}", .0.node_id)]
-    OnAnotherNode(OtherNode),
-    /// The database failed.
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    /// Something else failed on the server's side.
-    #[error("{0:#}")]
-    Internal(anyhow::Error),
-}
-
-/// The node that runs a session, as another node can reach it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OtherNode {
-    /// Its id.
-    pub node_id: String,
-    /// The URL it advertises to the other nodes, if it gave one.
-    pub url: Option<String>,
-}
-
-fn invalid(field: &str, message: impl Into<String>) -> SessionError {
-    SessionError::Invalid {
-        field: field.to_owned(),
-        message: message.into(),
-    }
-}
-
 /// The result of a conductor operation.
-pub type Result<T> = std::result::Result<T, SessionError>;
+pub type Result<T> = std::result::Result<T, ServiceError>;
 
 /// A task to create.
 #[derive(Debug, Clone, Default)]
@@ -250,13 +214,13 @@ pub struct BindingConstraint {
 pub struct Conductor {
     store: Store,
     engine: Arc<Engine>,
+    /// Starts and follows turns, and holds the turn slots.
+    runner: Arc<Runner>,
     runs: Arc<Runs>,
     home: Home,
     settings: Settings,
     /// One lock per session: its lifecycle changes one at a time.
     locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
-    /// The sessions holding a turn slot.
-    slots: Mutex<HashSet<String>>,
     /// The sessions whose workspace is being made.
     booting: Mutex<HashSet<String>>,
     /// The variables of cinch's own that tenants' processes get.
@@ -291,12 +255,12 @@ fn title_from(prompt: &str) -> String {
 }
 
 impl Conductor {
-    /// A conductor on `engine` keeping its state in `store`, its workspaces
-    /// and agents' homes under `home`.
+    /// A conductor on `engine` keeping its state in `store` and its
+    /// workspaces under `home`, running turns with `runner`.
     pub fn new(
         store: Store,
         engine: Arc<Engine>,
-        runs: Arc<Runs>,
+        runner: Arc<Runner>,
         home: Home,
         settings: Settings,
         base_env: BTreeMap<String, String>,
@@ -304,11 +268,11 @@ impl Conductor {
         let boots = tokio::sync::Semaphore::new(settings.max_turns);
         Arc::new(Self {
             store,
-            runs,
+            runs: runner.live().clone(),
+            runner,
             home,
             settings,
             locks: Mutex::default(),
-            slots: Mutex::default(),
             booting: Mutex::default(),
             base_env,
             launcher: engine.launcher(),
@@ -331,11 +295,6 @@ impl Conductor {
             .entry(session_id.to_owned())
             .or_default()
             .clone()
-    }
-
-    /// The agent's home directory: its harnesses' `HOME`, kept across restarts.
-    pub fn agent_home(&self, agent_id: &str) -> PathBuf {
-        self.home.root().join("agents").join(agent_id)
     }
 
     fn workspace_dir(&self, session_id: &str) -> PathBuf {
@@ -367,15 +326,15 @@ impl Conductor {
         };
         match agent {
             Some(agent) if agent.enabled => Ok(agent),
-            Some(agent) => Err(invalid(
+            Some(agent) => Err(ServiceError::invalid_field(
                 "created_by",
                 format!("agent {} is disabled", agent.name),
             )),
-            None if id_or_name.is_some() => Err(invalid(
+            None if id_or_name.is_some() => Err(ServiceError::invalid_field(
                 "created_by",
                 "no agent of the account has that id or name",
             )),
-            None => Err(invalid(
+            None => Err(ServiceError::invalid_field(
                 "created_by",
                 "the account has no connected agent; name one",
             )),
@@ -387,7 +346,7 @@ impl Conductor {
             .environment(account_id, id)
             .await?
             .ok_or_else(|| {
-                invalid(
+                ServiceError::invalid_field(
                     "environment_id",
                     "no environment of the account has that id",
                 )

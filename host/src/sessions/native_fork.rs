@@ -14,9 +14,11 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use super::*;
-use crate::store::{ForkMode, TurnView};
+use serde_json::Value;
+
+use super::Conductor;
 use cinch_engine::drivers::Registry;
+use crate::store::{ForkMode, Message, Session, TurnView};
 
 /// The contract whose turn record carries `fork`.
 const FORKING_CONTRACT: &str = "0.3.0";
@@ -269,7 +271,7 @@ impl Conductor {
             .filter(|turn| turn.session_id.as_deref() == Some(harness_session.as_str()))
             .count();
         let file = session_file(
-            &self.agent_home(&owner.agent_id),
+            &self.runner.agent_home(&owner.agent_id),
             Path::new(&view.workspace),
             &harness_session,
         );
@@ -329,7 +331,7 @@ impl Conductor {
         let kept = cut(&text, source.later_turns)
             .ok_or_else(|| BriefReason::TurnNotFound(source.harness_session.clone()))?;
         let target = session_file(
-            &self.agent_home(&session.agent_id),
+            &self.runner.agent_home(&session.agent_id),
             Path::new(workspace),
             &source.harness_session,
         )?;

@@ -10,7 +10,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use super::Conductor;
-use super::live::Runs;
+use crate::runs::live::Runs;
 use crate::store::{Notice, SessionWake, Store};
 
 /// How often the runs streamed here are read back without a notice: the
@@ -83,12 +83,6 @@ async fn listen(store: Store, runs: Arc<Runs>, woken: impl Fn(&SessionWake)) {
 }
 
 impl Conductor {
-    /// Whether `path` lies in this node's home: what a turn's result names
-    /// there (its log) is this node's, not another's.
-    pub fn is_in_home(&self, path: &std::path::Path) -> bool {
-        path.starts_with(self.home.root())
-    }
-
     /// Tells the other nodes that a message came for the session, so that
     /// the one running it moves it on at once (nothing on SQLite).
     pub async fn wake_on_other_nodes(&self, account_id: &str, session_id: &str) {
@@ -175,7 +169,7 @@ mod tests {
     use tokio::sync::mpsc;
 
     use super::*;
-    use crate::sessions::live::EventName;
+    use crate::runs::live::EventName;
     use crate::store::create_postgres_database;
     use crate::webhooks::Webhooks;
 

@@ -10,10 +10,16 @@
 //! session and writes to it no more: its saves are conditioned on the
 //! generation it held.
 
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::time::Duration;
 
-use super::*;
-use crate::store::{Claim, TakenFrom, TurnOutcome, TurnState};
+use cinch_base::sync::lock;
+
+use super::{Conductor, Result, Wake};
+use cinch_engine::engine::result::TurnResult;
+use crate::runs::live::EventName;
+use crate::store::{Claim, CloseReason, Session, SessionStatus, TakenFrom, TurnOutcome, TurnState};
 use cinch_engine::turn_dir::{FileLock, TurnDir, turns_dir};
 
 /// The detail of a turn whose node went away: the harness's state went
@@ -121,7 +127,7 @@ impl Conductor {
             self.publish_message(&session.account_id, EventName::MessageUpdated, &message)
                 .await;
         }
-        self.release_slot(&session.id);
+        self.runner.slots().release(&session.id);
         if matches!(
             session.status,
             SessionStatus::Running | SessionStatus::Booting
@@ -167,16 +173,7 @@ impl Conductor {
                 }
             }
         }
-        if self.settings.max_turns_per_account.is_some() {
-            let holders: Vec<String> = lock(&self.slots).iter().cloned().collect();
-            if let Err(error) = self
-                .store
-                .renew_turn_slots(self.node_id(), &holders, self.settings.lease_ttl)
-                .await
-            {
-                tracing::error!("renewing the accounts' turn slots: {error}");
-            }
-        }
+        self.runner.slots().renew().await;
     }
 
     /// Renews the session's lease before a turn starts, on a shared
@@ -297,10 +294,7 @@ impl Conductor {
         if !self.store.is_shared() || self.is_draining() {
             return Ok(());
         }
-        let free = self
-            .settings
-            .max_turns
-            .saturating_sub(lock(&self.slots).len());
+        let free = self.runner.slots().free();
         if free == 0 {
             return Ok(());
         }
@@ -370,14 +364,14 @@ impl Conductor {
     pub async fn drain(&self, grace: Duration) {
         self.draining.store(true, Ordering::SeqCst);
         let deadline = std::time::Instant::now() + grace;
-        while !lock(&self.slots).is_empty() && std::time::Instant::now() < deadline {
+        while self.runner.slots().held() > 0 && std::time::Instant::now() < deadline {
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
         let held: Vec<(String, i64)> = lock(&self.leases).drain().collect();
         tracing::info!(
             "draining: giving back {} session lease(s), {} turn(s) still running",
             held.len(),
-            lock(&self.slots).len()
+            self.runner.slots().held()
         );
         for (session_id, generation) in held {
             // A turn that just ended is recorded under this lock: let it finish.

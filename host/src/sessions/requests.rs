@@ -1,8 +1,20 @@
 //! What callers ask of the conductor: tasks, sessions, messages, attachments,
 //! abort and close.
 
-use super::*;
-use crate::store::{AccountId, Direction, Page, SessionId, TaskId, TurnView};
+use std::sync::Arc;
+
+use super::resolve::{Asked, Choice};
+use super::{
+    Conductor, DEFAULT_IDLE_TIMEOUT_SECONDS, MOST_FAN_OUT, Result, SessionSpec, TaskSpec, Wake,
+    base_branch, title_from, workspace,
+};
+use crate::runs::live::EventName;
+use crate::service::ServiceError;
+use crate::store::{
+    AccountId, Agent, Attachment, CloseReason, Direction, EnvironmentId, Message, MessageKind,
+    NewAttachment, NewSession, NewTask, Page, Session, SessionId, SessionStatus, Task, TaskId,
+    TokenOwner, TurnView,
+};
 
 impl Conductor {
     /// Creates a task as `caller`; with a prompt its first session starts.
@@ -102,27 +114,27 @@ impl Conductor {
             return Ok(());
         }
         if spec.sessions.len() > MOST_FAN_OUT {
-            return Err(invalid(
+            return Err(ServiceError::invalid_field(
                 "sessions",
                 format!("at most {MOST_FAN_OUT} sessions start at once"),
             ));
         }
         if spec.prompt.is_none() {
-            return Err(invalid(
+            return Err(ServiceError::invalid_field(
                 "prompt",
                 "sessions start with a prompt: send one for them all",
             ));
         }
         if spec.harness.is_some() || spec.model.is_some() || spec.effort.is_some() {
-            return Err(invalid(
+            return Err(ServiceError::invalid_field(
                 "sessions",
                 "with sessions, each names its harness, model and effort: leave the task's out",
             ));
         }
         for (index, choice) in spec.sessions.iter().enumerate() {
             if self.engine.registry().harness(&choice.harness).is_err() {
-                return Err(invalid(
-                    &format!("sessions[{index}].harness"),
+                return Err(ServiceError::invalid_field(
+                    format!("sessions[{index}].harness"),
                     format!(
                         "no harness is named {}: GET /v1/models lists them",
                         choice.harness
@@ -138,7 +150,7 @@ impl Conductor {
         self.store
             .task(account_id, task_id)
             .await?
-            .ok_or_else(|| SessionError::NotFound("no such task".into()))
+            .ok_or_else(|| ServiceError::NotFound("no such task".into()))
     }
 
     /// A page of the account's tasks, newest first; with `unowned`, only
@@ -211,7 +223,7 @@ impl Conductor {
         self.store
             .attachment(account_id, task_id, attachment_id)
             .await?
-            .ok_or_else(|| SessionError::NotFound("no such attachment".into()))
+            .ok_or_else(|| ServiceError::NotFound("no such attachment".into()))
     }
 
     /// The account's session of the task.
@@ -225,7 +237,7 @@ impl Conductor {
             .session(account_id, session_id)
             .await?
             .filter(|session| &session.task_id == task_id)
-            .ok_or_else(|| SessionError::NotFound("no such session".into()))
+            .ok_or_else(|| ServiceError::NotFound("no such session".into()))
     }
 
     /// The account's session of the task, and whether it has done all it
@@ -262,7 +274,7 @@ impl Conductor {
         };
         let turn = match &message.turn {
             Some(turn) => serde_json::from_str(turn.get()).map_err(|error| {
-                SessionError::Internal(anyhow::anyhow!("a stored turn: {error}"))
+                ServiceError::Internal(anyhow::anyhow!("a stored turn: {error}"))
             })?,
             None => return Ok(None),
         };
@@ -288,7 +300,7 @@ impl Conductor {
         if let Some(branch) = &spec.branch_name
             && !workspace::is_valid_branch(branch)
         {
-            return Err(invalid(
+            return Err(ServiceError::invalid_field(
                 "branch_name",
                 format!("{branch} is not a valid git branch name"),
             ));
@@ -296,7 +308,7 @@ impl Conductor {
         if let Some(branch) = &spec.base_branch
             && !workspace::is_valid_branch(branch)
         {
-            return Err(invalid(
+            return Err(ServiceError::invalid_field(
                 "base_branch",
                 format!("{branch} is not a valid git branch name"),
             ));
@@ -356,10 +368,10 @@ impl Conductor {
                 base_branch::look_up(&repository, &clone_dir, &branch)
             })
             .await
-            .map_err(|error| SessionError::Internal(error.into()))?
+            .map_err(|error| ServiceError::Internal(error.into()))?
         };
         match looked_up {
-            base_branch::BaseBranch::Missing => Err(invalid(
+            base_branch::BaseBranch::Missing => Err(ServiceError::invalid_field(
                 "base_branch",
                 format!(
                     "{branch} is neither a branch of {} nor origin/{branch}",
@@ -554,7 +566,7 @@ impl Conductor {
                 self.save(&mut session).await?;
                 Ok(session)
             }
-            status => Err(SessionError::Conflict(format!(
+            status => Err(ServiceError::Conflict(format!(
                 "the session is {status}: there is nothing to abort"
             ))),
         }
@@ -604,8 +616,8 @@ impl Conductor {
         let engine = self.engine.clone();
         tokio::task::spawn_blocking(move || engine.stop(&turn))
             .await
-            .map_err(|error| SessionError::Internal(error.into()))?
-            .map_err(|error| SessionError::Conflict(format!("{error:#}")))
+            .map_err(|error| ServiceError::Internal(error.into()))?
+            .map_err(|error| ServiceError::Conflict(format!("{error:#}")))
     }
 
     /// Marks the session's queued messages as dropped, so that they are not

@@ -5,12 +5,13 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::{Conductor, EventName, Result, SessionError, invalid};
+use super::{Conductor, EventName, Result};
+use cinch_engine::checkpoint;
+use cinch_engine::engine::FILES_LISTED;
+use crate::service::ServiceError;
 use crate::store::{
     AccountId, Message, MessageKind, RevertView, SessionId, SessionStatus, TaskId, TurnState,
 };
-use cinch_engine::checkpoint;
-use cinch_engine::engine::FILES_LISTED;
 
 impl Conductor {
     /// Restores the session's work tree to the start of turn `turn_id` (an
@@ -31,13 +32,13 @@ impl Conductor {
             session.status,
             SessionStatus::Running | SessionStatus::Booting
         ) {
-            return Err(SessionError::Conflict(format!(
+            return Err(ServiceError::Conflict(format!(
                 "the session is {}: a revert waits until no turn runs (abort it, or wait for it to end)",
                 session.status
             )));
         }
         let Some(workspace) = session.workspace.clone().map(PathBuf::from) else {
-            return Err(SessionError::Conflict(
+            return Err(ServiceError::Conflict(
                 "the session has no work tree yet".to_owned(),
             ));
         };
@@ -46,13 +47,13 @@ impl Conductor {
             .turn_message(account_id, session_id, turn_id)
             .await?
         else {
-            return Err(invalid(
+            return Err(ServiceError::invalid_field(
                 "turn_id",
                 format!("the session has no turn {turn_id:?}"),
             ));
         };
         let (Some(target), _) = message.checkpoints() else {
-            return Err(SessionError::Conflict(format!(
+            return Err(ServiceError::Conflict(format!(
                 "turn {turn_id} has no start checkpoint to go back to"
             )));
         };
@@ -69,9 +70,9 @@ impl Conductor {
             )
         })
         .await
-        .map_err(|error| SessionError::Internal(error.into()))?
+        .map_err(|error| ServiceError::Internal(error.into()))?
         .map_err(|error| {
-            SessionError::Internal(anyhow::anyhow!("reverting the work tree: {error}"))
+            ServiceError::Internal(anyhow::anyhow!("reverting the work tree: {error}"))
         })?;
 
         let mut content = format!("Reverted the work tree to {}.", reverted(&message, turn_id));
@@ -93,7 +94,7 @@ impl Conductor {
             started_at,
             result: restored,
         })
-        .map_err(|error| SessionError::Internal(error.into()))?;
+        .map_err(|error| ServiceError::Internal(error.into()))?;
         let message = self
             .store
             .add_message(&session, MessageKind::Revert, &content, Some(&view), true)

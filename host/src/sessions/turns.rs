@@ -1,11 +1,21 @@
 //! A session's turns: starting one with its queued messages and notes,
 //! following it, and recording how it ended.
 
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
 use super::machine::{AfterTurn, after_turn};
-use super::*;
-use crate::service::turn_env::TurnEnv;
-use crate::store::{AttachmentStatus, TurnOutcome, TurnState, TurnView};
-use cinch_engine::engine::result::Status;
+use super::{Conductor, Result, Wake, attachments, preview, title_from, workspace};
+use cinch_engine::engine::StartError;
+use cinch_engine::engine::brief::Note;
+use cinch_engine::engine::result::{Status, TurnResult};
+use crate::runs::launch::{Launch, LaunchError, Started};
+use crate::runs::live::{CallRef, EventName, LiveState};
+use crate::service::ServiceError;
+use crate::store::{
+    Attachment, AttachmentStatus, CloseReason, Environment, Message, MessageKind, Session,
+    SessionStatus, TurnOutcome, TurnState, TurnView,
+};
 
 /// The first pause before recording a turn's end again, when the database
 /// could not; it doubles up to [`FINISH_RETRY_MOST`].
@@ -71,9 +81,12 @@ impl Conductor {
         }
         let workspace = PathBuf::from(session.workspace.clone().unwrap_or_default());
         let notes = self.attachment_notes(session, &workspace).await?;
-        let turn_env = TurnEnv::new(&self.agent_home(&session.agent_id), environment);
         let policy = self.approval_policy(session, environment).await?;
-        let request = TurnRequest {
+        let launch = Launch {
+            account_id: &session.account_id,
+            run: &session.id,
+            agent_id: &session.agent_id,
+            environment,
             harness: session.harness.clone(),
             repo: workspace.clone(),
             brief: brief.clone(),
@@ -83,18 +96,10 @@ impl Conductor {
             session_id: fork_from
                 .clone()
                 .or_else(|| session.harness_session_id.clone()),
+            fork: fork_from.is_some(),
             timeout: self.settings.turn_timeout,
-            run: Some(session.id.to_string()),
-            env: turn_env.env,
-            secrets: turn_env.secrets,
-            tcp_ports: turn_env.tcp_ports,
-            allowed_hosts: turn_env.allowed_hosts,
-            idle_limit: turn_env.idle_limit,
-            agent: Some(session.agent_id.to_string()),
-            mcp_servers: turn_env.mcp_servers,
             ask: self.turn_asks(&policy, &session.harness),
             trace_parent: trace_parent.map(str::to_owned),
-            fork: fork_from.is_some(),
         };
         for message in queued {
             if let Some(message) = self.store.deliver_message(&message.id).await? {
@@ -102,14 +107,11 @@ impl Conductor {
                     .await;
             }
         }
-        let engine = self.engine.clone();
-        let started = tokio::task::spawn_blocking(move || engine.start(request))
-            .await
-            .map_err(|error| SessionError::Internal(error.into()))?;
-        let turn = match started {
-            Ok(turn) => turn,
-            Err(error) => {
-                self.release_slot(&session.id);
+        let Started { turn, call } = match self.runner.start(launch).await {
+            Ok(started) => started,
+            Err(LaunchError::Call(error)) => return Err(error.into()),
+            Err(LaunchError::Start(error)) => {
+                self.runner.slots().release(&session.id);
                 let text = format!("{error:#}");
                 session.current_turn = None;
                 if matches!(error, StartError::CheckpointFailed(_)) {
@@ -132,16 +134,6 @@ impl Conductor {
             }
         };
         let turn_id = turn.id().to_owned();
-        let call = self
-            .store
-            .create_call(
-                &session.account_id,
-                &session.id,
-                &turn_id,
-                session.environment_id.as_deref().unwrap_or(""),
-                self.node_id(),
-            )
-            .await?;
         let display_name = self
             .engine
             .registry()
@@ -243,7 +235,7 @@ impl Conductor {
         message: Message,
     ) -> Result<()> {
         let live = self
-            .runs
+            .runner
             .follow(
                 CallRef {
                     account_id: session.account_id.to_string(),
@@ -253,7 +245,7 @@ impl Conductor {
                 turn,
             )
             .await
-            .map_err(SessionError::Internal)?;
+            .map_err(ServiceError::Internal)?;
         self.watch_turn(
             session.account_id.to_string(),
             session.id.to_string(),
@@ -299,7 +291,7 @@ impl Conductor {
                 .collect()
         })
         .await
-        .map_err(|error| SessionError::Internal(error.into()))
+        .map_err(|error| ServiceError::Internal(error.into()))
     }
 
     pub(super) fn watch_turn(
@@ -331,7 +323,7 @@ impl Conductor {
                     .await
                 {
                     Ok(()) => break,
-                    Err(SessionError::Store(error)) => {
+                    Err(ServiceError::Store(error)) => {
                         tracing::error!(session = %session_id, "finishing the turn failed, trying again in {} s: {error}", pause.as_secs());
                         tokio::time::sleep(pause).await;
                         pause = (pause * 2).min(FINISH_RETRY_MOST);
@@ -356,7 +348,7 @@ impl Conductor {
     ) -> Result<()> {
         let guard = self.session_lock(session_id);
         let _held = guard.lock().await;
-        self.release_slot(session_id);
+        self.runner.slots().release(session_id);
         if let Some(generation) = self.held_generation(session_id)
             && !self
                 .store
@@ -370,7 +362,7 @@ impl Conductor {
             return Ok(());
         }
         let Some(mut view) = message.turn_view() else {
-            return Err(SessionError::Internal(anyhow::anyhow!(
+            return Err(ServiceError::Internal(anyhow::anyhow!(
                 "the turn's message {} holds no turn",
                 message.id
             )));
@@ -439,7 +431,7 @@ impl Conductor {
                 workspace::push_checkpoints(&tenant, Path::new(&dir), &remote, &run)
             })
             .await
-            .map_err(|error| SessionError::Internal(error.into()))?;
+            .map_err(|error| ServiceError::Internal(error.into()))?;
             if let Err(error) = pushed {
                 // The session goes on; a node taking it over would fall back to the branch.
                 tracing::error!(session = %session.id, "{error:#}");
@@ -480,7 +472,7 @@ impl Conductor {
                 workspace::commit_changes(&tenant, std::path::Path::new(&dir), &subject)
             })
             .await
-            .map_err(|error| SessionError::Internal(error.into()))?;
+            .map_err(|error| ServiceError::Internal(error.into()))?;
             if let Err(error) = committed {
                 let message = format!(
                     "cinch could not commit the turn's changes on {}: {error:#}",

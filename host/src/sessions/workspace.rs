@@ -16,10 +16,11 @@ use std::time::Duration;
 
 use anyhow::{Context as _, bail};
 
-use crate::store::RebuiltFrom;
 use cinch_engine::config::SandboxConfig;
 use cinch_engine::redact::Redactor;
+use crate::runs::repository::{is_url, local_path};
 use cinch_engine::sandbox::{Cgroup, Launcher, Policy};
+use crate::store::RebuiltFrom;
 
 /// How long one setup command may run.
 const SETUP_TIMEOUT: Duration = Duration::from_secs(10 * 60);
@@ -156,20 +157,6 @@ impl Tenant {
 /// Whether `name` is a valid branch name.
 pub fn is_valid_branch(name: &str) -> bool {
     git2::Reference::is_valid_name(&format!("refs/heads/{name}"))
-}
-
-/// Whether `repository` names a git remote rather than a local path.
-pub fn is_url(repository: &str) -> bool {
-    repository.contains("://") || repository.starts_with("git@")
-}
-
-/// The folder on this machine a repository reads from: its path, or the
-/// path of a `file://` URL; `None` for a remote.
-pub fn local_path(repository: &str) -> Option<&Path> {
-    if let Some(path) = repository.strip_prefix("file://") {
-        return Some(Path::new(path));
-    }
-    (!is_url(repository)).then_some(Path::new(repository))
 }
 
 /// Makes the workspace: a worktree on `plan.branch`, then the setup
@@ -339,11 +326,7 @@ pub fn push_checkpoints(
 ) -> anyhow::Result<()> {
     let remote_dir = local_path(remote).filter(|path| path.exists());
     let dirs: Vec<&Path> = std::iter::once(dir).chain(remote_dir).collect();
-    cinch_engine::checkpoint::remote::push(
-        |args: &[&str]| git(tenant, &dirs, dir, args),
-        remote,
-        run,
-    )
+    cinch_engine::checkpoint::remote::push(|args: &[&str]| git(tenant, &dirs, dir, args), remote, run)
 }
 
 /// Fetches the run's checkpoint refs from the checkpoint remote into the
@@ -357,11 +340,7 @@ pub fn fetch_checkpoints(
     let remote_dir = local_path(remote).filter(|path| path.exists());
     let mut tenant = tenant.clone();
     tenant.read_only.extend(remote_dir.map(Path::to_path_buf));
-    cinch_engine::checkpoint::remote::fetch(
-        |args: &[&str]| git(&tenant, &[dir], dir, args),
-        remote,
-        run,
-    )
+    cinch_engine::checkpoint::remote::fetch(|args: &[&str]| git(&tenant, &[dir], dir, args), remote, run)
 }
 
 /// One lock per repository, held while cinch changes its worktrees.
@@ -729,7 +708,5 @@ mod tests {
         assert!(is_valid_branch("fix/checkout-flake-alt"));
         assert!(!is_valid_branch("two words"));
         assert!(!is_valid_branch("a..b"));
-        assert!(is_url("https://example.com/a.git") && is_url("git@host:a.git"));
-        assert!(!is_url("/srv/repo"));
     }
 }
