@@ -5,7 +5,7 @@
 //! Claude Code parser's TypeScript port (tests/drivers/claude-ts) is then
 //! dropped to run the corpus and a turn.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -19,8 +19,8 @@ use cinch_mock_model::{
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
-mod real;
-mod support;
+use crate::real;
+use crate::support;
 
 use real::fork::{HISTORY_ANSWER, ended_turn, exchange, first_turn_after, request_with};
 use real::{assert_s1, assert_s2, assert_s4};

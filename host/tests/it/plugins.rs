@@ -3,7 +3,7 @@
 //! loopback), pinned in drivers.lock, signed with OpenSSH keys, swapped and
 //! rolled back under a running server.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output};

@@ -4,8 +4,8 @@
 //! stalled clients and a full disk. Each over a real `cinch serve` on
 //! loopback, or `cinch run`.
 
-mod otlp;
-mod support;
+use crate::otlp;
+use crate::support;
 
 use std::time::{Duration, Instant};
 

@@ -1,7 +1,7 @@
 //! Many sessions booting at once on one environment: cinch's git operations
 //! on one repository take turns, so every worktree is made.
 
-mod support;
+use crate::support;
 
 use cinch_fake_cli::Script;
 use serde_json::json;
