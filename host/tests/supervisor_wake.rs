@@ -4,6 +4,7 @@
 //! looked at their files 40 times a second), and a stop still reaches it.
 //! Alone in its binary: it takes every inotify instance its user has left.
 
+#[path = "it/support/mod.rs"]
 mod support;
 
 use std::os::fd::{FromRawFd as _, OwnedFd};

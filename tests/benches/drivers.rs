@@ -11,7 +11,7 @@
 //! change the size of the generated logs; default 32). With
 //! `CINCH_BENCH_COMPONENT=FILE.wasm`, a driver component reading Claude
 //! Code's format from elsewhere (the TypeScript port built by
-//! host/tests/scaffold.rs) is measured beside the claude driver, on the same
+//! host/tests/it/scaffold.rs) is measured beside the claude driver, on the same
 //! log in the same run.
 
 use std::time::{Duration, Instant};

@@ -1,5 +1,5 @@
 // The web app in a real headless Chromium, against the `cinch serve` that
-// host/tests/app.rs starts. It reads:
+// host/tests/it/app.rs starts. It reads:
 //   CINCH_URL, CINCH_TOKEN        the server and its admin token
 //   CINCH_AGENT_TOKEN             a token of the account's agent (its tasks are nobody's)
 //   CINCH_CHROMIUM, CINCH_PROFILE the browser and a fresh profile folder
@@ -8,7 +8,7 @@
 //   CINCH_FAKE_SCRIPT             the fake CLI's script file, rewritten before each turn
 //   CINCH_SCRIPT_FIRST, CINCH_SCRIPT_FOLLOW_UP, CINCH_SCRIPT_HANG, CINCH_SCRIPT_MARKDOWN
 //                                 the fake CLI's scripts for the turns
-// Run it through `cargo test -p cinch --test app`.
+// Run it through `cargo test -p cinch --test it -- app::the_app_in_a_browser`.
 
 import assert from "node:assert/strict";
 import fs from "node:fs";

@@ -1,5 +1,5 @@
 // Approvals in the web app, in a real headless Chromium, against the
-// `cinch serve` that host/tests/app.rs starts. It reads:
+// `cinch serve` that host/tests/it/app.rs starts. It reads:
 //   CINCH_URL, CINCH_TOKEN        the server and its admin token
 //   CINCH_CHROMIUM, CINCH_PROFILE the browser and a fresh profile folder
 //   CINCH_SCREENSHOTS             where screenshots go (their paths are printed)
@@ -8,7 +8,7 @@
 //   CINCH_GATE                    the agent asks once this file exists
 //   CINCH_FAKE_SCRIPT, CINCH_SCRIPT_QUESTION  the fake CLI's (`claude`) script file, and the
 //                                 script that asks the user a question and waits
-// Run it through `cargo test -p cinch --test app approvals_answered`.
+// Run it through `cargo test -p cinch --test it -- app::approvals_answered`.
 
 import assert from "node:assert/strict";
 import fs from "node:fs";

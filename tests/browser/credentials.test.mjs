@@ -1,5 +1,5 @@
 // New task's key note in a real headless Chromium, against the `cinch serve`
-// that host/tests/app.rs starts with no model key of its own for its turns
+// that host/tests/it/app.rs starts with no model key of its own for its turns
 // (ANTHROPIC_API_KEY is not passed on). It reads:
 //   CINCH_URL, CINCH_TOKEN        the server and its admin token
 //   CINCH_CHROMIUM, CINCH_PROFILE the browser and a fresh profile folder
@@ -7,7 +7,7 @@
 //   CINCH_ENVIRONMENT             the id of the environment "bare", which has no secret
 // The note says Claude Code has no key for a task on "bare", takes the key and adds it as
 // the environment's secret; the environment then has it, and a task on it runs.
-// Run it through `cargo test -p cinch --test app`.
+// Run it through `cargo test -p cinch --test it -- app::new_task_offers_to_add_the_missing_key`.
 
 import assert from "node:assert/strict";
 import path from "node:path";

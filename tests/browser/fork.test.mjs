@@ -1,12 +1,12 @@
 // Fork and Compare in the web app, in a real headless Chromium, against the
-// `cinch serve` that host/tests/app.rs starts. It reads:
+// `cinch serve` that host/tests/it/app.rs starts. It reads:
 //   CINCH_URL, CINCH_TOKEN        the server and its admin token
 //   CINCH_CHROMIUM, CINCH_PROFILE the browser and a fresh profile folder
 //   CINCH_SCREENSHOTS             where screenshots go (their paths are printed)
 //   CINCH_FAKE_SCRIPT             the fake CLI's script file, rewritten before each turn
 //   CINCH_SCRIPT_SOURCE, CINCH_SCRIPT_FORK  the fake CLI's scripts: the first session's turn, the fork's
 //   CINCH_ENVIRONMENT             the id of the environment the task runs in
-// Run it through `cargo test -p cinch --test app fork_and_compare`.
+// Run it through `cargo test -p cinch --test it -- app::fork_and_compare`.
 
 import assert from "node:assert/strict";
 import fs from "node:fs";

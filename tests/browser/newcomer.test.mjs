@@ -1,5 +1,5 @@
 // A newcomer's path in the app alone, in a real headless Chromium against
-// the `cinch serve` that host/tests/app.rs starts (the fake CLI as claude):
+// the `cinch serve` that host/tests/it/app.rs starts (the fake CLI as claude):
 // Environments → New environment (a field's problem shown by the field, a
 // write-only secret), a task in it whose state changes live, the Diff view
 // (file tree, side by side, highlighting, whole file), a failed setup and a
@@ -11,7 +11,7 @@
 //   CINCH_REPO                    the repository the newcomer's environment uses
 //   CINCH_FAKE_SCRIPT             the fake CLI's script file, rewritten before each turn
 //   CINCH_SCRIPT_CHANGE, CINCH_SCRIPT_FAIL  the scripts of the turn that changes files, and of the failing one
-// Run it through `cargo test -p cinch --test app newcomer`.
+// Run it through `cargo test -p cinch --test it -- app::a_newcomers_path`.
 
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";

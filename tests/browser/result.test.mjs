@@ -1,5 +1,5 @@
 // Getting a session's result out in the app, in a real headless Chromium
-// against the `cinch serve` that host/tests/app.rs starts: the session shows
+// against the `cinch serve` that host/tests/it/app.rs starts: the session shows
 // its branch, Commit commits the turn's change with the message drafted from
 // the turn's final message, Push sends the branch to the environment's
 // repository (where `git branch` then shows it), and New session starts
@@ -10,7 +10,7 @@
 //   CINCH_REPO                    the repository of the environment "result"
 //   CINCH_FORGE_REPO              the bare repository that https://github.com/acme/widget.git
 //                                 stands for (the agent's git config sends the URL there)
-// Run it through `cargo test -p cinch --test app`.
+// Run it through `cargo test -p cinch --test it -- app::the_result_out_in_a_browser`.
 
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";

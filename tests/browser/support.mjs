@@ -1,5 +1,5 @@
 // What every browser test shares: its settings from the environment that
-// host/tests/app.rs gives it, the test's own calls to the API, waiting for a
+// host/tests/it/app.rs gives it, the test's own calls to the API, waiting for a
 // condition, numbered "ok" lines, and a headless Chromium whose page errors
 // are collected (a test ends by asserting there were none).
 
@@ -10,7 +10,7 @@ import { chromium } from "playwright-core";
 /** A setting the Rust side passes; fails, saying how to run the test, when it is missing. */
 export function env(name) {
   const value = process.env[name];
-  if (!value) throw new Error(`${name} is not set: run this through cargo test -p cinch --test app`);
+  if (!value) throw new Error(`${name} is not set: run this through cargo test -p cinch --test it -- app::`);
   return value;
 }
 

@@ -2,7 +2,7 @@
 // --verbose`; Amp and Qwen Code print the same), ported line for line from
 // the Rust driver (drivers/claude) to measure a TypeScript driver against it.
 // It replaces src/driver.ts of a `cinch driver new --lang ts claude-ts`
-// scaffold; see host/tests/scaffold.rs.
+// scaffold; see host/tests/it/scaffold.rs.
 
 import {
   type Command, type Event, type Fed, type Info, type Outcome, type Turn, type Usage,

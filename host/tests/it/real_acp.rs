@@ -21,8 +21,9 @@ use cinch_mock_model::{
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
-mod real;
-mod support;
+use crate::real;
+use crate::support;
+use crate::support::gate::{self, Load};
 
 use real::fork::{HISTORY_ANSWER, ended_turn, exchange, first_turn_after, request_with};
 use real::{assert_s1, assert_s2, assert_s4};
@@ -35,43 +36,6 @@ const TURN_TIMEOUT_MINUTES: &str = "8";
 
 /// Past cinch's timeout and the supervisor's kill grace.
 const RUN_TIMEOUT: Duration = Duration::from_secs(510);
-
-/// How many of this file's tests run their agents at once. A real agent is a node process or
-/// two, busy for seconds at a time: with four tests at once beside the nine agents of the 500
-/// test, on 2 cores, claude-acp had not called the model after 60 s and opencode had not asked
-/// for approval after 240 s. The 500 test takes every permit.
-const AGENTS_AT_ONCE: usize = 3;
-
-/// Permits to run agents, [`AGENTS_AT_ONCE`] in all.
-static AGENT_PERMITS: (std::sync::Mutex<usize>, std::sync::Condvar) = (
-    std::sync::Mutex::new(AGENTS_AT_ONCE),
-    std::sync::Condvar::new(),
-);
-
-/// `count` permits, held until dropped.
-struct Permits(usize);
-
-impl Permits {
-    fn take(count: usize) -> Self {
-        let (free, freed) = &AGENT_PERMITS;
-        let mut free = free.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        while *free < count {
-            free = freed
-                .wait(free)
-                .unwrap_or_else(|poisoned| poisoned.into_inner());
-        }
-        *free -= count;
-        Permits(count)
-    }
-}
-
-impl Drop for Permits {
-    fn drop(&mut self) {
-        let (free, freed) = &AGENT_PERMITS;
-        *free.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) += self.0;
-        freed.notify_all();
-    }
-}
 
 const PROMPT: &str = "Reply with the word done";
 const SHELL_PROMPT: &str = "Create a file out.txt containing hello, using the shell";
@@ -492,7 +456,7 @@ fn scenarios(agent: Agent) {
 /// test, named to sort (and so start) first while the other tests run beside it.
 #[test]
 fn a_500_fails_the_turn_of_every_agent() {
-    let _permits = Permits::take(AGENTS_AT_ONCE);
+    let _machine = gate::hold(Load::Machine);
     let agents = [
         Agent::Gemini,
         Agent::Qwen,
@@ -534,7 +498,7 @@ fn a_500_fails_the_turn_of_every_agent() {
 /// much: claude-agent-acp keeps Claude Code's ten retries of a 401 to itself.)
 #[test]
 fn a_refused_key_ends_a_qwen_turn_at_once() {
-    let _permits = Permits::take(1);
+    let _agent = gate::hold(Load::Agent);
     let mut bench = Bench::new(Agent::Qwen);
     bench.own_retries = true;
     let (answered, _) = bench.turn("s1", &bench.repo("s1"), PROMPT, None);
@@ -554,55 +518,55 @@ fn a_refused_key_ends_a_qwen_turn_at_once() {
 
 #[test]
 fn gemini_over_acp_through_cinch() {
-    let _permits = Permits::take(1);
+    let _agent = gate::hold(Load::Agent);
     scenarios(Agent::Gemini);
 }
 
 #[test]
 fn qwen_through_cinch() {
-    let _permits = Permits::take(1);
+    let _agent = gate::hold(Load::Agent);
     scenarios(Agent::Qwen);
 }
 
 #[test]
 fn opencode_through_cinch() {
-    let _permits = Permits::take(1);
+    let _agent = gate::hold(Load::Agent);
     scenarios(Agent::OpenCode);
 }
 
 #[test]
 fn claude_acp_through_cinch() {
-    let _permits = Permits::take(1);
+    let _agent = gate::hold(Load::Agent);
     scenarios(Agent::ClaudeAcp);
 }
 
 #[test]
 fn codex_acp_through_cinch() {
-    let _permits = Permits::take(1);
+    let _agent = gate::hold(Load::Agent);
     scenarios(Agent::CodexAcp);
 }
 
 #[test]
 fn copilot_through_cinch() {
-    let _permits = Permits::take(1);
+    let _agent = gate::hold(Load::Agent);
     scenarios(Agent::Copilot);
 }
 
 #[test]
 fn kilo_through_cinch() {
-    let _permits = Permits::take(1);
+    let _agent = gate::hold(Load::Agent);
     scenarios(Agent::Kilo);
 }
 
 #[test]
 fn cline_through_cinch() {
-    let _permits = Permits::take(1);
+    let _agent = gate::hold(Load::Agent);
     scenarios(Agent::Cline);
 }
 
 #[test]
 fn droid_through_cinch() {
-    let _permits = Permits::take(1);
+    let _agent = gate::hold(Load::Agent);
     scenarios(Agent::Droid);
 }
 
@@ -610,7 +574,7 @@ fn droid_through_cinch() {
 /// `session/cancel`, the turn ends `cancelled` long before the sleep would have.
 #[test]
 fn a_running_acp_turn_is_cancelled() {
-    let _permits = Permits::take(1);
+    let _agent = gate::hold(Load::Agent);
     let bench = Bench::new(Agent::ClaudeAcp);
     let repo = bench.repo("s5");
     let mut command = bench.command("s5", &repo, "Sleep for 30 seconds using the shell", None);
@@ -965,31 +929,31 @@ fn approvals_over_http(agent: Agent) {
 
 #[test]
 fn qwen_asks_for_approval_over_http() {
-    let _permits = Permits::take(1);
+    let _agent = gate::hold(Load::Agent);
     approvals_over_http(Agent::Qwen);
 }
 
 #[test]
 fn claude_acp_asks_for_approval_over_http() {
-    let _permits = Permits::take(1);
+    let _agent = gate::hold(Load::Agent);
     approvals_over_http(Agent::ClaudeAcp);
 }
 
 #[test]
 fn opencode_asks_for_approval_over_http() {
-    let _permits = Permits::take(1);
+    let _agent = gate::hold(Load::Agent);
     approvals_over_http(Agent::OpenCode);
 }
 
 #[test]
 fn claude_asks_for_approval_over_http_through_its_control_protocol() {
-    let _permits = Permits::take(1);
+    let _agent = gate::hold(Load::Agent);
     approvals_over_http(Agent::Claude);
 }
 
 #[test]
 fn codex_acp_asks_for_approval_over_http() {
-    let _permits = Permits::take(1);
+    let _agent = gate::hold(Load::Agent);
     approvals_over_http(Agent::CodexAcp);
 }
 
@@ -999,7 +963,7 @@ fn codex_acp_asks_for_approval_over_http() {
 /// `{"answer": ...}`; the answer reaches the model in the tool's result.
 #[test]
 fn claude_asks_a_question_and_the_answer_reaches_the_model() {
-    let _permits = Permits::take(1);
+    let _agent = gate::hold(Load::Agent);
     let bench = Bench::new(Agent::Claude);
     let (server, token) = serve_bench(&bench, QUESTION_SCENARIO);
     let api = support::Api::new(&server, &token);
@@ -1094,7 +1058,7 @@ fn claude_asks_a_question_and_the_answer_reaches_the_model() {
 
 #[test]
 fn gemini_acp_asks_for_approval_over_http() {
-    let _permits = Permits::take(1);
+    let _agent = gate::hold(Load::Agent);
     approvals_over_http(Agent::Gemini);
 }
 
@@ -1243,12 +1207,12 @@ fn forks_over_acp(agent: Agent) {
 
 #[test]
 fn opencode_forks_its_session_natively_at_the_latest_turn() {
-    let _permits = Permits::take(1);
+    let _agent = gate::hold(Load::Agent);
     forks_over_acp(Agent::OpenCode);
 }
 
 #[test]
 fn claude_acp_forks_its_session_natively_at_the_latest_turn() {
-    let _permits = Permits::take(1);
+    let _agent = gate::hold(Load::Agent);
     forks_over_acp(Agent::ClaudeAcp);
 }

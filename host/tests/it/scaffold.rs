@@ -5,7 +5,8 @@
 //! Claude Code parser's TypeScript port (tests/drivers/claude-ts) is then
 //! dropped to run the corpus and a turn.
 
-mod support;
+use crate::support;
+use crate::support::gate::{self, Load};
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -52,6 +53,7 @@ fn scaffold_target_dir() -> PathBuf {
 
 #[test]
 fn a_new_driver_builds_tests_installs_and_runs() {
+    let _compiler = gate::hold(Load::Agent);
     let work = tempfile::tempdir().unwrap();
     let home = work.path().join("home");
     let crate_dir = work.path().join("my-cli");
@@ -219,6 +221,7 @@ fn link_node_modules(project: &Path) {
 
 #[test]
 fn a_typescript_driver_builds_tests_and_runs_a_turn() {
+    let _compiler = gate::hold(Load::Agent);
     let world = World::new();
     let project = world.path("claude-ts");
     let cinch_bin = env!("CARGO_BIN_EXE_cinch");

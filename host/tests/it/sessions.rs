@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use cinch_fake_cli::Script;
 use serde_json::{Value, json};
 
-mod support;
+use crate::support;
 
 use support::*;
 

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use cinch_fake_cli::Script;
 use serde_json::{Value, json};
 
-mod support;
+use crate::support;
 
 use support::*;
 
@@ -1048,8 +1048,8 @@ fn a_paused_node_whose_lease_was_taken_stops_its_turn_and_writes_nothing() {
 /// Takeover time after kill -9: ten times, a node running a turn is killed
 /// and another takes its session over; prints the median and the maximum
 /// from the kill to the session seen idle with its turn interrupted. A
-/// measurement, not a check: `cargo test -p cinch --test nodes -- --ignored
-/// --nocapture takeover_time` with `CINCH_TEST_DATABASE` set.
+/// measurement, not a check: `cargo test -p cinch --test it -- --ignored
+/// --nocapture nodes::takeover_time` with `CINCH_TEST_DATABASE` set.
 #[test]
 #[ignore = "a measurement of ten takeovers, run by hand"]
 fn takeover_time_after_kill_9() {

@@ -4,8 +4,9 @@
 //! stalled clients and a full disk. Each over a real `cinch serve` on
 //! loopback, or `cinch run`.
 
-mod otlp;
-mod support;
+use crate::otlp;
+use crate::support;
+use crate::support::gate::{self, Load};
 
 use std::time::{Duration, Instant};
 
@@ -967,6 +968,7 @@ fn timed(
 
 #[test]
 fn while_postgresql_is_stopped_every_route_answers_503_at_once_and_works_again_after() {
+    let _machine = gate::hold(Load::Machine);
     if std::env::var("CINCH_TEST_DATABASE")
         .unwrap_or_default()
         .is_empty()
@@ -1480,6 +1482,7 @@ fn latency(server: &support::Server, path: &str, token: Option<&str>, rounds: us
 
 #[test]
 fn clients_sending_their_headers_slowly_are_cut_off_while_others_are_served() {
+    let _machine = gate::hold(Load::Machine);
     let world = World::new();
     world.configure("header_timeout_seconds = 4");
     let server = world.serve();
@@ -1547,6 +1550,7 @@ fn clients_sending_their_headers_slowly_are_cut_off_while_others_are_served() {
 
 #[test]
 fn connections_past_the_cap_are_refused_at_once_and_healthz_still_answers() {
+    let _machine = gate::hold(Load::Machine);
     let world = World::new();
     world.configure("max_connections = 20\nheader_timeout_seconds = 30");
     let server = world.serve();
@@ -1678,6 +1682,7 @@ fn read_until_quiet(
 
 #[test]
 fn stalled_event_readers_hold_little_are_cut_off_and_resume_exactly_once() {
+    let _machine = gate::hold(Load::Machine);
     let world = World::new();
     world.configure("idle_timeout_seconds = 20");
     // A turn of 30,000 lines, a few to an event as they come.
@@ -2000,6 +2005,7 @@ fn ticks_of(events: &[(u64, String, Value)]) -> Vec<u64> {
 
 #[test]
 fn a_long_turn_holds_little_memory_and_late_streams_get_every_line_once_in_order() {
+    let _machine = gate::hold(Load::Machine);
     let world = World::new();
     let lines: u64 = 60_000;
     world.script(Script {

@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 
-mod support;
+use crate::support;
 
 use support::*;
 

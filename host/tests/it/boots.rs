@@ -1,7 +1,8 @@
 //! Many sessions booting at once on one environment: cinch's git operations
 //! on one repository take turns, so every worktree is made.
 
-mod support;
+use crate::support;
+use crate::support::gate::{self, Load};
 
 use cinch_fake_cli::Script;
 use serde_json::json;
@@ -9,6 +10,7 @@ use support::*;
 
 #[test]
 fn fifty_sessions_at_once_on_one_environment_all_reach_idle() {
+    let _machine = gate::hold(Load::Machine);
     const SESSIONS: usize = 50;
     let world = World::new();
     world.script(Script {

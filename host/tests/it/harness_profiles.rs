@@ -3,7 +3,7 @@
 //! `GET /v1/models` reports it, and a turn runs its program with its
 //! arguments and environment through its driver.
 
-mod support;
+use crate::support;
 
 use cinch_fake_cli::{Record, Script};
 use serde_json::Value;

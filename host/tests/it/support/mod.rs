@@ -2,6 +2,8 @@
 //! `cinch serve` on loopback, requests and SSE reading.
 #![allow(dead_code)]
 
+pub mod gate;
+
 use std::io::{BufRead as _, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};

@@ -19,7 +19,8 @@ use std::time::{Duration, Instant};
 use cinch_fake_cli::Script;
 use serde_json::{Value, json};
 
-mod support;
+use crate::support;
+use crate::support::gate::{self, Load};
 
 use support::{World, claude_turn, git};
 
@@ -245,6 +246,7 @@ fn the_app_in_a_browser() {
 /// Runs a browser test's `node` to its end, within 5 minutes; fails with
 /// the server's log when it fails.
 fn run_node(mut node: Command, server: &support::Server) {
+    let _browser = gate::hold(Load::Agent);
     let mut child = node.spawn().unwrap();
     let deadline = Instant::now() + Duration::from_secs(300);
     let status = loop {

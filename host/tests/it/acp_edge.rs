@@ -6,7 +6,7 @@
 //! The agent records every line it reads, so each test also shows that
 //! nothing reached it twice.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};

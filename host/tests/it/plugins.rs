@@ -3,7 +3,8 @@
 //! loopback), pinned in drivers.lock, signed with OpenSSH keys, swapped and
 //! rolled back under a running server.
 
-mod support;
+use crate::support;
+use crate::support::gate::{self, Load};
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output};
@@ -539,6 +540,7 @@ fn task_result(server: &support::Server, token: &str, path: &str) -> Value {
 
 #[test]
 fn a_running_server_swaps_drivers_live_and_rolls_back() {
+    let _machine = gate::hold(Load::Machine);
     let world = World::new();
     let v1 = marked(&claude_component(), "v1");
     let v2 = marked(&claude_component(), "v2");

@@ -2,7 +2,7 @@
 //! end and a session's status changes, a receiver that fails then recovers,
 //! the delivery log, redelivery, and the addresses a tenant may not reach.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};

@@ -19,8 +19,9 @@ use cinch_mock_model::{
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
-mod real;
-mod support;
+use crate::real;
+use crate::support;
+use crate::support::gate::{self, Load};
 
 use real::fork::{HISTORY_ANSWER, ended_turn, exchange, first_turn_after, request_with};
 use real::{assert_s1, assert_s2, assert_s4};
@@ -48,6 +49,8 @@ struct Bench {
     server: MockServer,
     dir: TempDir,
     timings: Vec<(String, Duration)>,
+    /// The gate's share for this bench's CLI, held while the bench lives.
+    _agent: gate::Permit<'static>,
     /// How the CLI names the mock model's host (its address unless a test says otherwise).
     model_host: &'static str,
     /// Variables of [`cli_env`] the CLI does not get (a setting a test wants at its default).
@@ -79,6 +82,7 @@ impl Bench {
             server: MockServer::start(scenarios),
             dir,
             timings: Vec::new(),
+            _agent: gate::hold(Load::Agent),
             model_host: MOCK_ADDRESS,
             unset: Vec::new(),
         }

@@ -2,7 +2,7 @@
 //! fake CLI running probes, printing the claude driver's JSONL) and setup
 //! commands of another account, against a real `cinch serve`.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::os::linux::net::SocketAddrExt as _;
