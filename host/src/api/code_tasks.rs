@@ -12,11 +12,11 @@ use serde_json::Value;
 use super::AppState;
 use super::extract::{Caller, JsonValue, Query};
 use super::problem::{FieldError, Problem};
+use crate::service::ServiceError;
+use crate::service::code_tasks::{NewTask, TaskView};
 use cinch_engine::engine::brief::Note;
 use cinch_engine::engine::log::LogView;
 use cinch_engine::engine::result::{ChangedFile, Status, TurnResult};
-use crate::service::ServiceError;
-use crate::service::code_tasks::{NewTask, TaskView};
 
 /// How long a client refused for capacity should wait before it tries again.
 const CAPACITY_RETRY_SECONDS: u64 = 10;

@@ -45,7 +45,6 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use cinch_engine::engine::Engine;
 use crate::runs::Runner;
 use crate::runs::live::Runs;
 use crate::service::accounts::Accounts;
@@ -59,6 +58,7 @@ use crate::service::usage::Usage;
 use crate::service::webhooks::Webhooks;
 use crate::sessions::Conductor;
 use crate::store::Store;
+use cinch_engine::engine::Engine;
 
 pub use problem::{FieldError, Problem};
 

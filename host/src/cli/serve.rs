@@ -10,17 +10,17 @@ use anyhow::Context as _;
 
 use crate::api::connections::Limits;
 use crate::api::{AppState, DEFAULT_BODY_LIMIT};
-use cinch_engine::engine::harness::passed_env;
-use cinch_engine::home::Home;
 use crate::runs::Runner;
 use crate::runs::live::Runs;
-use cinch_engine::sandbox::{Mode, Support};
 use crate::sessions::{Conductor, Settings};
 use crate::store::TokenFor;
+use cinch_engine::engine::harness::passed_env;
+use cinch_engine::home::Home;
+use cinch_engine::sandbox::{Mode, Support};
 
 use super::database::{Database, home, open, open_store, runtime};
-use cinch_engine::turn_dir::SecretsSeal;
 use crate::webhooks::Webhooks;
+use cinch_engine::turn_dir::SecretsSeal;
 
 /// Where the first start writes the admin's token, in the home.
 const ADMIN_TOKEN_FILE: &str = "admin-token";

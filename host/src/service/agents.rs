@@ -6,9 +6,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::{FieldError, ServiceError};
-use cinch_engine::engine::Engine;
 use crate::runs::Runner;
 use crate::store::{Agent, AgentSettings, Page, Store};
+use cinch_engine::engine::Engine;
 
 /// The agents service.
 #[derive(Clone)]

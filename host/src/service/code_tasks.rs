@@ -7,16 +7,16 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use super::ServiceError;
-use cinch_engine::engine::brief::Note;
-use cinch_engine::engine::log::LogView;
-use cinch_engine::engine::result::TurnResult;
-use cinch_engine::engine::{Engine, LogError, StartError};
 use crate::peers::{CallPart, PeerAnswer};
 use crate::runs::Runner;
 use crate::runs::launch::{Launch, LaunchError, Started, call_ref};
 use crate::runs::live::LiveState;
 use crate::runs::slots::Full;
 use crate::store::{Call, Environment, Store, TokenOwner};
+use cinch_engine::engine::brief::Note;
+use cinch_engine::engine::log::LogView;
+use cinch_engine::engine::result::TurnResult;
+use cinch_engine::engine::{Engine, LogError, StartError};
 
 /// The rule for a run id, as answers state it.
 pub const RUN_ID_RULE: &str = "a run id is 1 to 100 letters, digits and _ . -, starting with a letter, digit or _, \
@@ -252,9 +252,15 @@ impl CodeTasks {
             ));
         };
         let repository = PathBuf::from(&result.repository);
-        let local =
-            blocking(move || Ok(cinch_engine::checkpoint::diff(&repository, &start, &end, context)?))
-                .await?;
+        let local = blocking(move || {
+            Ok(cinch_engine::checkpoint::diff(
+                &repository,
+                &start,
+                &end,
+                context,
+            )?)
+        })
+        .await?;
         match local {
             Ok(diff) => Ok(diff),
             // Its repository (or the checkpoints in it) is on the node that ran it.

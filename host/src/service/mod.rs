@@ -15,8 +15,8 @@ pub mod webhooks;
 
 use serde::Serialize;
 
-use cinch_engine::engine::{LogError, Refusal};
 use crate::store::StoreError;
+use cinch_engine::engine::{LogError, Refusal};
 
 /// One field's complaint.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]

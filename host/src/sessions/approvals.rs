@@ -18,13 +18,13 @@ use serde_json::json;
 use super::{Conductor, Result};
 use crate::approvals::view::Approval as ApprovalView;
 use crate::approvals::{ApprovalPolicy, Decision, Verdict, can_ask};
-use cinch_engine::engine::conversation::Answer;
 use crate::runs::live::{AskedApproval, EventName};
 use crate::service::ServiceError;
 use crate::store::{
     AccountId, Approval, ApprovalStatus, Decided, Environment, MessageKind, NewApproval, Session,
 };
 use crate::webhooks::EventKind;
+use cinch_engine::engine::conversation::Answer;
 
 /// Who decided when the deadline did (a rule's decision is `policy`'s).
 const BY_TIMEOUT: &str = "timeout";

@@ -8,9 +8,9 @@ use std::time::Duration;
 use super::machine::{Recovery, recovery};
 use super::ownership::Hold;
 use super::{Conductor, KEY_SWEEP_INTERVAL, Result, Wake, seconds_since};
-use cinch_engine::engine::result::minutes_or_seconds;
 use crate::service::ServiceError;
 use crate::store::{CloseReason, Session, SessionStatus};
+use cinch_engine::engine::result::minutes_or_seconds;
 
 impl Conductor {
     /// Picks up after a restart: turns that were running are followed again

@@ -6,11 +6,11 @@
 use std::path::PathBuf;
 
 use super::{Conductor, Result, workspace};
+use crate::service::ServiceError;
+use crate::store::{AccountId, MessageKind, Session, SessionId, TaskId, TurnState};
 use cinch_engine::checkpoint::compare::{Comparison, Tree};
 use cinch_engine::checkpoint::{DiffContext, DiffStat, compare};
 use cinch_engine::engine::FILES_LISTED;
-use crate::service::ServiceError;
-use crate::store::{AccountId, MessageKind, Session, SessionId, TaskId, TurnState};
 
 /// One session as a comparison shows it.
 #[derive(Debug, Clone)]
@@ -203,7 +203,9 @@ fn local_tree(summary: &SessionSummary) -> Option<Tree> {
 
 /// Runs git work off the async threads.
 async fn blocking<T: Send + 'static>(
-    work: impl FnOnce() -> std::result::Result<T, cinch_engine::checkpoint::CheckpointError> + Send + 'static,
+    work: impl FnOnce() -> std::result::Result<T, cinch_engine::checkpoint::CheckpointError>
+    + Send
+    + 'static,
 ) -> Result<T> {
     tokio::task::spawn_blocking(work)
         .await

@@ -12,10 +12,10 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use super::{Conductor, Result, forge, workspace};
-use cinch_engine::redact::Redactor;
 use crate::runs::repository;
 use crate::service::{OtherNode, ServiceError};
 use crate::store::{AccountId, Session, SessionId, SessionStatus, TaskId};
+use cinch_engine::redact::Redactor;
 
 /// How long a commit message may be.
 const MESSAGE_MAX_CHARS: usize = 10_000;

@@ -10,12 +10,12 @@ use tracing::Instrument as _;
 use super::machine::{Facts, Step, next_step};
 use super::ownership::Hold;
 use super::{Conductor, Result, Wake, workspace};
-use cinch_engine::redact::Redactor;
 use crate::runs::repository;
 use crate::runs::slots::Full;
 use crate::runs::turn_env::TurnEnv;
 use crate::service::ServiceError;
 use crate::store::{CloseReason, Environment, RebuiltFrom, Session, SessionStatus};
+use cinch_engine::redact::Redactor;
 
 impl Conductor {
     /// Moves the session forward in the background; what it does belongs

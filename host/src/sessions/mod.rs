@@ -48,14 +48,14 @@ use cinch_base::sync::lock;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use cinch_engine::engine::Engine;
-use cinch_engine::home::Home;
 use crate::runs::Runner;
 use crate::runs::live::{EventName, Runs};
 use crate::service::ServiceError;
 use crate::store::{
     Agent, Environment, EnvironmentId, Message, NewAttachment, Session, Store, Task,
 };
+use cinch_engine::engine::Engine;
+use cinch_engine::home::Home;
 use resolve::{Asked, Choice};
 
 /// How the conductor paces its work.

@@ -17,8 +17,8 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::Conductor;
-use cinch_engine::drivers::Registry;
 use crate::store::{ForkMode, Message, Session, TurnView};
+use cinch_engine::drivers::Registry;
 
 /// The contract whose turn record carries `fork`.
 const FORKING_CONTRACT: &str = "0.3.0";

@@ -17,9 +17,9 @@ use std::time::Duration;
 use cinch_base::sync::lock;
 
 use super::{Conductor, Result, Wake};
-use cinch_engine::engine::result::TurnResult;
 use crate::runs::live::EventName;
 use crate::store::{Claim, CloseReason, Session, SessionStatus, TakenFrom, TurnOutcome, TurnState};
+use cinch_engine::engine::result::TurnResult;
 use cinch_engine::turn_dir::{FileLock, TurnDir, turns_dir};
 
 /// The detail of a turn whose node went away: the harness's state went

@@ -6,12 +6,12 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::{Conductor, EventName, Result};
-use cinch_engine::checkpoint;
-use cinch_engine::engine::FILES_LISTED;
 use crate::service::ServiceError;
 use crate::store::{
     AccountId, Message, MessageKind, RevertView, SessionId, SessionStatus, TaskId, TurnState,
 };
+use cinch_engine::checkpoint;
+use cinch_engine::engine::FILES_LISTED;
 
 impl Conductor {
     /// Restores the session's work tree to the start of turn `turn_id` (an

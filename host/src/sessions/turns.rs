@@ -6,9 +6,6 @@ use std::sync::Arc;
 
 use super::machine::{AfterTurn, after_turn};
 use super::{Conductor, Result, Wake, attachments, preview, title_from, workspace};
-use cinch_engine::engine::StartError;
-use cinch_engine::engine::brief::Note;
-use cinch_engine::engine::result::{Status, TurnResult};
 use crate::runs::launch::{Launch, LaunchError, Started};
 use crate::runs::live::{CallRef, EventName, LiveState};
 use crate::service::ServiceError;
@@ -16,6 +13,9 @@ use crate::store::{
     Attachment, AttachmentStatus, CloseReason, Environment, Message, MessageKind, Session,
     SessionStatus, TurnOutcome, TurnState, TurnView,
 };
+use cinch_engine::engine::StartError;
+use cinch_engine::engine::brief::Note;
+use cinch_engine::engine::result::{Status, TurnResult};
 
 /// The first pause before recording a turn's end again, when the database
 /// could not; it doubles up to [`FINISH_RETRY_MOST`].

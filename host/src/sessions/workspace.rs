@@ -16,11 +16,11 @@ use std::time::Duration;
 
 use anyhow::{Context as _, bail};
 
+use crate::runs::repository::{is_url, local_path};
+use crate::store::RebuiltFrom;
 use cinch_engine::config::SandboxConfig;
 use cinch_engine::redact::Redactor;
-use crate::runs::repository::{is_url, local_path};
 use cinch_engine::sandbox::{Cgroup, Launcher, Policy};
-use crate::store::RebuiltFrom;
 
 /// How long one setup command may run.
 const SETUP_TIMEOUT: Duration = Duration::from_secs(10 * 60);
@@ -326,7 +326,11 @@ pub fn push_checkpoints(
 ) -> anyhow::Result<()> {
     let remote_dir = local_path(remote).filter(|path| path.exists());
     let dirs: Vec<&Path> = std::iter::once(dir).chain(remote_dir).collect();
-    cinch_engine::checkpoint::remote::push(|args: &[&str]| git(tenant, &dirs, dir, args), remote, run)
+    cinch_engine::checkpoint::remote::push(
+        |args: &[&str]| git(tenant, &dirs, dir, args),
+        remote,
+        run,
+    )
 }
 
 /// Fetches the run's checkpoint refs from the checkpoint remote into the
@@ -340,7 +344,11 @@ pub fn fetch_checkpoints(
     let remote_dir = local_path(remote).filter(|path| path.exists());
     let mut tenant = tenant.clone();
     tenant.read_only.extend(remote_dir.map(Path::to_path_buf));
-    cinch_engine::checkpoint::remote::fetch(|args: &[&str]| git(&tenant, &[dir], dir, args), remote, run)
+    cinch_engine::checkpoint::remote::fetch(
+        |args: &[&str]| git(&tenant, &[dir], dir, args),
+        remote,
+        run,
+    )
 }
 
 /// One lock per repository, held while cinch changes its worktrees.

@@ -492,6 +492,8 @@ fn an_approval_waits_past_the_watchdog_for_a_person_whose_allow_lets_the_tool_ru
     assert_eq!(recorded.len(), 1, "{recorded:?}");
     assert!(recorded[0].contains("allowed by mem"), "{recorded:?}");
     assert!(recorded[0].ends_with("go ahead"), "{recorded:?}");
+    let kinds = api.assert_listing_reads_as_its_events(&task, &session);
+    assert!(kinds.iter().any(|kind| kind == "approval"), "{kinds:?}");
     let queue = api.get("/tasks?owner=none").data();
     assert!(
         !queue

@@ -203,6 +203,10 @@ fn the_message_list_shows_every_change_at_once_in_sequence_order() {
     assert_eq!(backward, ids(&whole));
     abort(&api, &task, &session);
     api.wait_status(&task, &session, "idle");
+    let kinds = api.assert_listing_reads_as_its_events(&task, &session);
+    for kind in ["queue-operation", "attachment"] {
+        assert!(kinds.iter().any(|listed| listed == kind), "{kinds:?}");
+    }
 }
 
 /// Two tasks on one turn slot: the first runs until stopped, the second's

@@ -159,6 +159,10 @@ fn a_task_runs_a_session_that_answers_follow_ups() {
         .map(|m| m["type"].as_str().unwrap())
         .collect();
     assert_eq!(kinds, ["attachment", "user", "assistant"]);
+    assert_eq!(
+        api.assert_listing_reads_as_its_events(&task_id, &session_id),
+        kinds
+    );
     assert_eq!(messages[0]["content"], "attached CI failure");
     assert_eq!(messages[1]["sequence"], 2);
     assert_eq!(messages[2]["sequence"], 3);
@@ -942,6 +946,10 @@ fn task_without_title_gets_one_and_agent_tokens_own_nothing() {
         .map(|m| m["type"].as_str().unwrap().to_owned())
         .collect();
     assert_eq!(kinds, ["ai-title", "user", "assistant"]);
+    assert_eq!(
+        api.assert_listing_reads_as_its_events(task_id, session_id),
+        kinds
+    );
     // No environment: the agent works in a scratch repository.
     assert!(
         Command::new("git")

@@ -426,6 +426,12 @@ fn a_turn_is_reverted_and_the_revert_undone_over_http() {
     assert_eq!(revert["turn"]["result"]["total_files"], 2);
     let listed = api.walk(&task, &session, "asc", 200);
     assert_eq!(listed.last().unwrap()["id"], revert["id"]);
+    let kinds = api.assert_listing_reads_as_its_events(&task, &session);
+    assert_eq!(
+        kinds.last().map(String::as_str),
+        Some("revert"),
+        "{kinds:?}"
+    );
 
     // Another account's token cannot revert it.
     let (_, other_token) = world.second_account();

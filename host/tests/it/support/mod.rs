@@ -409,10 +409,13 @@ pub fn recorded(name: &str) -> PathBuf {
         .join(name)
 }
 
+/// How long a test reads an event stream at most, as any other request.
+const STREAM_LIMIT: Duration = Duration::from_secs(120);
+
 pub fn agent() -> ureq::Agent {
     ureq::Agent::config_builder()
         .http_status_as_error(false)
-        .timeout_global(Some(Duration::from_secs(120)))
+        .timeout_global(Some(STREAM_LIMIT))
         .build()
         .into()
 }
@@ -603,6 +606,7 @@ impl Server {
             path,
             token,
             last_event_id,
+            STREAM_LIMIT,
             |id, name, data| (id, name, data),
             done,
         )
@@ -620,6 +624,7 @@ impl Server {
             path,
             token,
             last_event_id,
+            STREAM_LIMIT,
             |id, name, data| (id, name, data, Instant::now()),
             done,
         )
@@ -630,11 +635,15 @@ impl Server {
         path: &str,
         token: &str,
         last_event_id: Option<u64>,
+        within: Duration,
         event: impl Fn(u64, String, Value) -> E,
         done: impl Fn(&[E]) -> bool,
     ) -> Vec<E> {
         let mut request = agent()
             .get(&self.url(path))
+            .config()
+            .timeout_global(Some(within))
+            .build()
             .header("Authorization", format!("Bearer {token}"));
         if let Some(id) = last_event_id {
             request = request.header("Last-Event-ID", id.to_string());
@@ -651,7 +660,9 @@ impl Server {
         let mut events = Vec::new();
         let (mut id, mut name, mut data) = (0, String::new(), String::new());
         for line in reader.lines() {
-            let line = line.unwrap();
+            // A stream still open after `within` ends here: the caller's
+            // assertions say what it lacks.
+            let Ok(line) = line else { break };
             if let Some(value) = line.strip_prefix("id:") {
                 id = value.trim().parse().unwrap();
             } else if let Some(value) = line.strip_prefix("event:") {
@@ -779,6 +790,57 @@ impl<'a> Api<'a> {
 
     pub fn messages(&self, task: &str, session: &str, query: &str) -> Answer {
         self.get(&format!("/tasks/{task}/sessions/{session}/messages{query}"))
+    }
+
+    /// Holds the message listing, whose JSON the store writes itself (the
+    /// API's busiest read), to the serde view live events carry: every listed
+    /// message reads as the last `message.created` or `message.updated`
+    /// event about it, field for field (an event from while the message was
+    /// queued has no sequence yet). Read once the session has settled. Returns
+    /// the kinds compared, in the listing's order.
+    pub fn assert_listing_reads_as_its_events(&self, task: &str, session: &str) -> Vec<String> {
+        let listed = self.walk(task, session, "asc", 50);
+        let reads_as = |message: &Value, event: &Value| {
+            let mut expected = event.clone();
+            if expected["sequence"].is_null() {
+                expected["sequence"] = message["sequence"].clone();
+            }
+            expected
+        };
+        let latest = |events: &[(u64, String, Value)], message: &Value| {
+            events
+                .iter()
+                .rev()
+                .find(|(_, name, data)| name.starts_with("message.") && data["id"] == message["id"])
+                .map(|(_, _, data)| reads_as(message, data))
+        };
+        let path = self.path(&format!("/tasks/{task}/sessions/{session}/events"));
+        // Read until every message's latest event reads as listed; on a
+        // difference the stream ends after a while, and the assertion below
+        // shows it.
+        let events = self.server.read_stream(
+            &path,
+            &self.token,
+            None,
+            Duration::from_secs(10),
+            |id, name, data| (id, name, data),
+            |events| {
+                listed
+                    .iter()
+                    .all(|message| latest(events, message).as_ref() == Some(message))
+            },
+        );
+        listed
+            .iter()
+            .map(|message| {
+                assert_eq!(
+                    Some(message),
+                    latest(&events, message).as_ref(),
+                    "the listing and the live events write this message differently"
+                );
+                message["type"].as_str().unwrap().to_owned()
+            })
+            .collect()
     }
 
     /// Every message, walking `meta.next_cursor` pages of `limit` in `direction`.
