@@ -20,9 +20,9 @@
 //! - [`mcp`]: an environment's MCP servers as each harness takes them.
 //! - [`webhooks`]: signed POSTs of an account's events, retried.
 //! - [`store`]: persistence (SQLite); [`runs`]: what every service that
-//!   runs turns shares (live events); [`sessions`]: tasks and sessions on
-//!   the engine (workspaces, capacity); [`service`]: code tasks and the
-//!   other services; [`api`]: the HTTP server on them.
+//!   runs turns shares (starting and following a turn, slots, live events);
+//!   [`service`]: the services, tasks and sessions among them; [`api`]: the
+//!   HTTP server on them.
 //! - [`metrics`]: counters and latencies for `GET /metrics`; [`telemetry`]:
 //!   traces exported over OpenTelemetry.
 //! - [`web`]: the browser app, embedded.
@@ -53,7 +53,6 @@ pub mod runs;
 pub mod sandbox;
 pub mod sealing;
 pub mod service;
-pub mod sessions;
 pub mod store;
 pub mod supervisor;
 pub mod telemetry;

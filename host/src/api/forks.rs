@@ -10,8 +10,8 @@ use super::problem::Problem;
 use super::sessions::Session;
 use super::{AppState, Envelope};
 use crate::checkpoint::DiffStat;
-use crate::sessions::ForkSpec;
-use crate::sessions::compare::TaskComparison;
+use crate::service::sessions::ForkSpec;
+use crate::service::sessions::compare::TaskComparison;
 use crate::store::{AccountId, SessionId, TaskId};
 
 /// A fork to make; every field is optional.
