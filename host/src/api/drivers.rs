@@ -20,7 +20,6 @@ use super::problem::Problem;
 use super::{AppState, Envelope};
 use crate::drivers::Source;
 use crate::plugins::Installed;
-use crate::service::drivers::PluginChangeError;
 use crate::store::{SeenCliVersion, SeenUnknown};
 
 /// A driver the server has loaded.
@@ -287,16 +286,6 @@ fn operator(app: &AppState, headers: &HeaderMap) -> Result<(), Problem> {
         return Err(unauthorized());
     }
     Ok(())
-}
-
-impl From<PluginChangeError> for Problem {
-    fn from(error: PluginChangeError) -> Self {
-        match &error {
-            PluginChangeError::Refused(_) => Problem::invalid_field("source", error.to_string()),
-            PluginChangeError::Moved(_) => Problem::conflict(error.to_string()),
-            PluginChangeError::NotInstalled(_) => Problem::not_found(error.to_string()),
-        }
-    }
 }
 
 /// Installs a plugin from an OCI registry (every digest checked, the
