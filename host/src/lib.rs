@@ -13,8 +13,7 @@
 //!   approval policy.
 //! - [`runs`]: what every service that runs turns shares: the launcher that
 //!   starts and follows a turn, turn slots, the harness environment, live
-//!   events; [`sessions`]: tasks and sessions on the engine (workspaces,
-//!   fork, delivery); [`service`]: code tasks and the other services;
+//!   events; [`service`]: the services, tasks and sessions among them;
 //!   [`api`]: the HTTP server on them; [`web`]: the browser app, embedded.
 //! - [`webhooks`]: signed POSTs of an account's events, retried;
 //!   [`peers`]: requests between the nodes sharing one database.
@@ -29,7 +28,6 @@ pub mod metrics;
 pub mod peers;
 pub mod runs;
 pub mod service;
-pub mod sessions;
 pub mod store;
 pub mod telemetry;
 pub mod web;

@@ -9,7 +9,7 @@ use super::problem::Problem;
 use super::{AppState, Envelope};
 use crate::approvals::Decision;
 use crate::approvals::view::Approval;
-use crate::sessions::DecisionScope;
+use crate::service::sessions::DecisionScope;
 use crate::store::{AccountId, ApprovalFilter, TokenOwner};
 
 /// The longest note a decision may carry, in characters.

@@ -12,7 +12,7 @@ use super::problem::Problem;
 use super::{AppState, Envelope};
 use crate::peers::FORWARDED_HEADER;
 use crate::service::ServiceError;
-use crate::sessions::{Committed, Pushed};
+use crate::service::sessions::{Committed, Pushed};
 use crate::store::{AccountId, SessionId, TaskId};
 
 type SessionPath = Path<(AccountId, TaskId, SessionId)>;

@@ -18,7 +18,6 @@ use serde::{Deserialize, Serialize};
 use super::extract::{Caller, Json};
 use super::problem::Problem;
 use super::{AppState, Envelope};
-use crate::service::drivers::PluginChangeError;
 use crate::store::{SeenCliVersion, SeenUnknown};
 use cinch_engine::drivers::Source;
 use cinch_engine::plugins::Installed;
@@ -287,16 +286,6 @@ fn operator(app: &AppState, headers: &HeaderMap) -> Result<(), Problem> {
         return Err(unauthorized());
     }
     Ok(())
-}
-
-impl From<PluginChangeError> for Problem {
-    fn from(error: PluginChangeError) -> Self {
-        match &error {
-            PluginChangeError::Refused(_) => Problem::invalid_field("source", error.to_string()),
-            PluginChangeError::Moved(_) => Problem::conflict(error.to_string()),
-            PluginChangeError::NotInstalled(_) => Problem::not_found(error.to_string()),
-        }
-    }
 }
 
 /// Installs a plugin from an OCI registry (every digest checked, the

@@ -9,8 +9,8 @@ use super::extract::{Caller, Json, Query, trimmed};
 use super::problem::Problem;
 use super::sessions::Session;
 use super::{AppState, Envelope};
-use crate::sessions::ForkSpec;
-use crate::sessions::compare::TaskComparison;
+use crate::service::sessions::ForkSpec;
+use crate::service::sessions::compare::TaskComparison;
 use crate::store::{AccountId, SessionId, TaskId};
 use cinch_engine::checkpoint::DiffStat;
 

@@ -54,9 +54,9 @@ use crate::service::drivers::Drivers;
 use crate::service::environments::Environments;
 use crate::service::health::Probes;
 use crate::service::keys::Keys;
+use crate::service::sessions::Conductor;
 use crate::service::usage::Usage;
 use crate::service::webhooks::Webhooks;
-use crate::sessions::Conductor;
 use crate::store::Store;
 use cinch_engine::engine::Engine;
 

@@ -8,8 +8,8 @@ use serde::Deserialize;
 use super::extract::{Caller, Json, PageParams, Query, trimmed};
 use super::problem::Problem;
 use super::{AppState, Envelope};
-use crate::sessions::SessionSpec;
-pub use crate::sessions::views::{Message, Session};
+use crate::service::sessions::SessionSpec;
+pub use crate::service::sessions::views::{Message, Session};
 use crate::store::{AccountId, Direction, SessionId, TaskId};
 
 /// A session to start under the task; every field is optional. Its harness,

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use super::extract::{Caller, Json, PageParams, Query, trimmed};
 use super::problem::{FieldError, Problem};
 use super::{AppState, Envelope};
-use crate::sessions::{BindingConstraint, SessionChoice, TaskSpec};
+use crate::service::sessions::{BindingConstraint, SessionChoice, TaskSpec};
 use crate::store::{self, AccountId, AttachmentStatus, NewAttachment, TaskId, UsageTotals};
 
 /// A task, with what its listing shows of its sessions.

@@ -1,7 +1,7 @@
 //! Approvals: a person (or a rule, or a deadline) decides what the agent
 //! may do while its turn runs. [`policy`] says when to ask and what rules
 //! decide without asking; the objects live in the store, the flow in
-//! `sessions::approvals`, the routes in `api::approvals`.
+//! `service::sessions::approvals`, the routes in `api::approvals`.
 
 pub mod policy;
 pub mod view;

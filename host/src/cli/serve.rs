@@ -12,7 +12,7 @@ use crate::api::connections::Limits;
 use crate::api::{AppState, DEFAULT_BODY_LIMIT};
 use crate::runs::Runner;
 use crate::runs::live::Runs;
-use crate::sessions::{Conductor, Settings};
+use crate::service::sessions::{Conductor, Settings};
 use crate::store::TokenFor;
 use cinch_engine::engine::harness::passed_env;
 use cinch_engine::home::Home;
@@ -301,7 +301,10 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let settings = Settings {
         repository_roots,
         node_id: node_id.clone(),
-        lease_ttl: lease_ttl.map_or(crate::sessions::DEFAULT_LEASE_TTL, Duration::from_secs),
+        lease_ttl: lease_ttl.map_or(
+            crate::service::sessions::DEFAULT_LEASE_TTL,
+            Duration::from_secs,
+        ),
         checkpoint_remote: args.checkpoint_remote.or(file.checkpoint_remote.clone()),
         max_turns_per_account,
         ..settings
@@ -378,7 +381,7 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
             .await
             .context("picking up the sessions that were running")?;
         tokio::spawn(conductor.clone().run_background());
-        crate::sessions::nodes::hear_other_nodes(&store, runs.clone(), conductor.clone());
+        crate::service::sessions::nodes::hear_other_nodes(&store, runs.clone(), conductor.clone());
         let listener = tokio::net::TcpListener::bind(listen)
             .await
             .with_context(|| format!("listening on {listen}"))?;

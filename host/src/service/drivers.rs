@@ -60,57 +60,46 @@ impl Drivers {
     }
 }
 
-/// Why a plugin change was refused.
-#[derive(Debug, thiserror::Error)]
-pub enum PluginChangeError {
-    /// The source cannot be installed as asked: not an OCI reference, not
-    /// reachable, not a driver, not signed as config.toml requires, ...
-    #[error("{0}")]
-    Refused(String),
-    /// The source now gives other bytes than when it was added, and no
-    /// update was asked for.
-    #[error(transparent)]
-    Moved(#[from] SourceMoved),
-    /// No plugin of that name.
-    #[error("{0}")]
-    NotInstalled(String),
-}
-
 impl Drivers {
     /// Pulls the component the OCI reference `source` names (every digest
     /// checked; credentials from the server's ~/.docker/config.json),
     /// installs it and puts it in force for new turns.
-    pub async fn add(&self, source: String, update: bool) -> Result<Installed, PluginChangeError> {
+    pub async fn add(&self, source: String, update: bool) -> Result<Installed, ServiceError> {
         let engine = self.engine.clone();
         tokio::task::spawn_blocking(move || {
-            let refused =
-                |error: &dyn std::fmt::Display| PluginChangeError::Refused(error.to_string());
+            let refused = |error: &dyn std::fmt::Display| refused_source(error.to_string());
             let reference = Reference::parse(&source).map_err(|error| refused(&error))?;
             let credentials = oci::Credentials::from_docker_config(&reference.registry)
-                .map_err(|error| PluginChangeError::Refused(format!("{error:#}")))?;
+                .map_err(|error| refused_source(format!("{error:#}")))?;
             let mut client = oci::Client::new(&reference, false, credentials);
             let candidate =
                 Candidate::pull(&reference, &mut client).map_err(|error| refused(&error))?;
             engine.install_plugin(candidate, update).map_err(|error| {
                 match error.downcast::<SourceMoved>() {
-                    Ok(moved) => PluginChangeError::Moved(moved),
-                    Err(error) => PluginChangeError::Refused(format!("{error:#}")),
+                    Ok(moved) => ServiceError::Conflict(moved.to_string()),
+                    Err(error) => refused_source(format!("{error:#}")),
                 }
             })
         })
         .await
-        .map_err(|error| PluginChangeError::Refused(format!("the install stopped: {error}")))?
+        .map_err(|error| refused_source(format!("the install stopped: {error}")))?
     }
 
     /// Removes plugin `name`; the built-in of that name, if any, is back.
-    pub async fn remove(&self, name: String) -> Result<Option<Pin>, PluginChangeError> {
+    pub async fn remove(&self, name: String) -> Result<Option<Pin>, ServiceError> {
         let engine = self.engine.clone();
         tokio::task::spawn_blocking(move || {
             engine
                 .remove_plugin(&name)
-                .map_err(|error| PluginChangeError::NotInstalled(format!("{error:#}")))
+                .map_err(|error| ServiceError::NotFound(format!("{error:#}")))
         })
         .await
-        .map_err(|error| PluginChangeError::Refused(format!("the removal stopped: {error}")))?
+        .map_err(|error| refused_source(format!("the removal stopped: {error}")))?
     }
+}
+
+/// A source that cannot be installed as asked: not an OCI reference, not
+/// reachable, not a driver, not signed as config.toml requires, ...
+fn refused_source(why: String) -> ServiceError {
+    ServiceError::invalid_field("source", why)
 }

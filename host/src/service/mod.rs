@@ -1,7 +1,8 @@
 //! The services the HTTP API calls: each holds the rules of one kind of
 //! work and reaches the engine and the store for it; none knows HTTP.
-//! Sessions are the [`crate::sessions::Conductor`]'s. Turns start and run
-//! through [`crate::runs`], below them all.
+//! Tasks and sessions are [`sessions`]' (its conductor). Turns start and
+//! run through [`crate::runs`], below them all, and every service refuses
+//! with one [`ServiceError`].
 
 pub mod accounts;
 pub mod agents;
@@ -10,6 +11,7 @@ pub mod drivers;
 pub mod environments;
 pub mod health;
 pub mod keys;
+pub mod sessions;
 pub mod usage;
 pub mod webhooks;
 

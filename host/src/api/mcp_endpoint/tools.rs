@@ -20,7 +20,7 @@ use super::McpCaller;
 use super::turns::{self, Diff, SessionState, TurnReport};
 use crate::api::extract::trimmed;
 use crate::api::{AppState, Problem};
-use crate::sessions::TaskSpec;
+use crate::service::sessions::TaskSpec;
 use crate::store::{AccountId, Environment, EnvironmentId};
 
 /// How long `wait_for_task` waits unless told.

@@ -11,7 +11,7 @@
 //! writes the same runs (a session's turn on one node, a message posted on
 //! another), so the database numbers them as it stores them ([`Numbering`]),
 //! and what a node holds in memory is what it read back: when it is told
-//! another node stored some ([`Runs::read_back`], from `super::nodes`), after
+//! another node stored some ([`Runs::read_back`], from `sessions::nodes`), after
 //! storing its own, and on each new stream. A stream's ids are then the same
 //! on every node, and `Last-Event-ID` resumes on any.
 

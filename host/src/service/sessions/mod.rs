@@ -12,6 +12,10 @@
 //! `lifecycle` (the state machine), `turns` (starting and ending a turn),
 //! `background` (recovery, retries, sweeps); this module keeps its types,
 //! its construction and the helpers they share.
+//!
+//! Sessions are a service beside the others of [`crate::service`]: their
+//! turns start, run and take slots through [`crate::runs`], as code tasks'
+//! do, and a refused request is a [`ServiceError`] like any service's.
 
 mod approvals;
 pub mod attachments;
