@@ -12,7 +12,7 @@ use super::problem::Problem;
 use super::{AppState, Envelope};
 use crate::peers::FORWARDED_HEADER;
 use crate::sessions::{Committed, Pushed, SessionError};
-use crate::store::{AccountId, SessionId, TaskId};
+use cinch_store::{AccountId, SessionId, TaskId};
 
 type SessionPath = Path<(AccountId, TaskId, SessionId)>;
 

@@ -56,8 +56,8 @@ use crate::service::usage::Usage;
 use crate::service::webhooks::Webhooks;
 use crate::sessions::Conductor;
 use crate::sessions::live::Runs;
-use crate::store::Store;
 use cinch_engine::engine::Engine;
+use cinch_store::Store;
 
 pub use problem::{FieldError, Problem};
 

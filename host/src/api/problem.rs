@@ -9,8 +9,8 @@ pub use crate::service::FieldError;
 use crate::service::ServiceError;
 use crate::service::code_tasks::CodeTaskError;
 use crate::sessions::SessionError;
-use crate::store::StoreError;
 use cinch_engine::engine::RefusalCode;
+use cinch_store::StoreError;
 
 /// An error answer.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]

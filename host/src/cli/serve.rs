@@ -12,10 +12,10 @@ use crate::api::connections::Limits;
 use crate::api::{AppState, DEFAULT_BODY_LIMIT};
 use crate::sessions::live::Runs;
 use crate::sessions::{Conductor, Settings};
-use crate::store::TokenFor;
 use cinch_engine::engine::harness::passed_env;
 use cinch_engine::home::Home;
 use cinch_engine::sandbox::{Mode, Support};
+use cinch_store::TokenFor;
 
 use super::database::{Database, home, open, open_store, runtime};
 use crate::webhooks::Webhooks;

@@ -10,11 +10,11 @@ use super::turn_env::TurnEnv;
 use crate::peers::{CallPart, PeerAnswer};
 use crate::sessions::Conductor;
 use crate::sessions::live::{CallRef, LiveState, Runs};
-use crate::store::{Call, Environment, Store, StoreError, TokenOwner};
 use cinch_engine::engine::brief::Note;
 use cinch_engine::engine::log::LogView;
 use cinch_engine::engine::result::TurnResult;
 use cinch_engine::engine::{Engine, LogError, Refusal, StartError, TurnRequest};
+use cinch_store::{Call, Environment, Store, StoreError, TokenOwner};
 
 /// The rule for a run id, as answers state it.
 pub const RUN_ID_RULE: &str = "a run id is 1 to 100 letters, digits and _ . -, starting with a letter, digit or _, \

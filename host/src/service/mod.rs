@@ -15,7 +15,7 @@ pub mod webhooks;
 
 use serde::Serialize;
 
-use crate::store::StoreError;
+use cinch_store::StoreError;
 
 /// One field's complaint.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]

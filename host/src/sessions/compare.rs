@@ -4,10 +4,10 @@
 //! git work is the checkpoint module's; this gathers the sessions' trees.
 
 use super::*;
-use crate::store::{AccountId, SessionId, TaskId, TurnState};
 use cinch_engine::checkpoint::compare::{Comparison, Tree};
 use cinch_engine::checkpoint::{DiffContext, DiffStat, compare};
 use cinch_engine::engine::FILES_LISTED;
+use cinch_store::{AccountId, SessionId, TaskId, TurnState};
 
 /// One session as a comparison shows it.
 #[derive(Debug, Clone)]

@@ -12,8 +12,8 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use super::{Conductor, OtherNode, Result, SessionError, forge, invalid, workspace};
-use crate::store::{AccountId, Session, SessionId, SessionStatus, TaskId};
 use cinch_engine::redact::Redactor;
+use cinch_store::{AccountId, Session, SessionId, SessionStatus, TaskId};
 
 /// How long a commit message may be.
 const MESSAGE_MAX_CHARS: usize = 10_000;

@@ -4,7 +4,7 @@
 //! inherited. The source is only read.
 
 use super::*;
-use crate::store::{AccountId, ForkMode, ForkOrigin, SessionId, TaskId};
+use cinch_store::{AccountId, ForkMode, ForkOrigin, SessionId, TaskId};
 
 /// A fork to make.
 #[derive(Debug, Clone, Default)]

@@ -5,7 +5,7 @@ use super::machine::{Facts, Step, has_slot, next_step};
 use super::ownership::Hold;
 use super::*;
 use crate::service::turn_env::TurnEnv;
-use crate::store::RebuiltFrom;
+use cinch_store::RebuiltFrom;
 use tracing::Instrument as _;
 
 /// Which cap on turns at once a session waits behind.
@@ -448,7 +448,7 @@ impl Conductor {
         &self,
         account_id: &str,
         path: &Path,
-    ) -> std::result::Result<std::result::Result<(), String>, crate::store::StoreError> {
+    ) -> std::result::Result<std::result::Result<(), String>, cinch_store::StoreError> {
         let first = self.store.first_account_id().await?;
         Ok(cinch_engine::sandbox::RepositoryRoots::new(
             &self.settings.repository_roots,

@@ -49,16 +49,16 @@ use cinch_base::sync::lock;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::store::{
-    Agent, Attachment, CloseReason, Environment, EnvironmentId, Message, MessageKind,
-    NewAttachment, NewSession, NewTask, Session, SessionStatus, Store, StoreError, Task,
-    TokenOwner,
-};
 use cinch_engine::engine::brief::Note;
 use cinch_engine::engine::result::TurnResult;
 use cinch_engine::engine::{Engine, StartError, TurnRequest};
 use cinch_engine::home::Home;
 use cinch_engine::redact::Redactor;
+use cinch_store::{
+    Agent, Attachment, CloseReason, Environment, EnvironmentId, Message, MessageKind,
+    NewAttachment, NewSession, NewTask, Session, SessionStatus, Store, StoreError, Task,
+    TokenOwner,
+};
 use live::{CallRef, EventName, LiveState, Runs};
 use resolve::{Asked, Choice};
 
@@ -189,7 +189,7 @@ pub struct TaskSpec {
     /// same base with the same prompt; empty for one session as above.
     pub sessions: Vec<SessionChoice>,
     /// The approval policy of the session it starts, over its environment's.
-    pub approvals: Option<crate::approvals::ApprovalPolicy>,
+    pub approvals: Option<cinch_store::approval_policy::ApprovalPolicy>,
 }
 
 /// The most sessions one task starts at once (a fan-out).
@@ -222,7 +222,7 @@ pub struct SessionSpec {
     /// Whether turns' changes are committed on the branch.
     pub auto_commit: bool,
     /// Its approval policy, over its environment's.
-    pub approvals: Option<crate::approvals::ApprovalPolicy>,
+    pub approvals: Option<cinch_store::approval_policy::ApprovalPolicy>,
 }
 
 /// Why a session is moved on.
@@ -399,14 +399,14 @@ impl Conductor {
         &self,
         session: &Session,
         cursor: Option<&str>,
-    ) -> Result<crate::store::Page<Message>> {
+    ) -> Result<cinch_store::Page<Message>> {
         Ok(self
             .store
             .messages(
                 &session.account_id,
                 &session.task_id,
                 &session.id,
-                crate::store::Direction::Desc,
+                cinch_store::Direction::Desc,
                 cursor,
                 200,
             )
@@ -424,7 +424,7 @@ impl Conductor {
                     &session.account_id,
                     &session.task_id,
                     &session.id,
-                    crate::store::Direction::Asc,
+                    cinch_store::Direction::Asc,
                     cursor.as_deref(),
                     200,
                 )

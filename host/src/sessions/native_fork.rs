@@ -15,8 +15,8 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use super::*;
-use crate::store::{ForkMode, TurnView};
 use cinch_engine::drivers::Registry;
+use cinch_store::{ForkMode, TurnView};
 
 /// The contract whose turn record carries `fork`.
 const FORKING_CONTRACT: &str = "0.3.0";

@@ -13,8 +13,8 @@
 use std::sync::atomic::Ordering;
 
 use super::*;
-use crate::store::{Claim, TakenFrom, TurnOutcome, TurnState};
 use cinch_engine::turn_dir::{FileLock, TurnDir, turns_dir};
+use cinch_store::{Claim, TakenFrom, TurnOutcome, TurnState};
 
 /// The detail of a turn whose node went away: the harness's state went
 /// with it (the seed's wording for a machine that restarted).

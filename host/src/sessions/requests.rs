@@ -2,7 +2,7 @@
 //! abort and close.
 
 use super::*;
-use crate::store::{AccountId, Direction, Page, SessionId, TaskId, TurnView};
+use cinch_store::{AccountId, Direction, Page, SessionId, TaskId, TurnView};
 
 impl Conductor {
     /// Creates a task as `caller`; with a prompt its first session starts.
@@ -324,7 +324,7 @@ impl Conductor {
     async fn check_approvals(
         &self,
         account_id: &str,
-        given: Option<&crate::approvals::ApprovalPolicy>,
+        given: Option<&cinch_store::approval_policy::ApprovalPolicy>,
         environment_id: Option<&str>,
         harness: &str,
     ) -> Result<()> {
@@ -391,7 +391,7 @@ impl Conductor {
         choice: Choice,
         spec: SessionSpec,
         title_from_prompt: bool,
-        fork: Option<(crate::store::ForkOrigin, super::fork::Inherited)>,
+        fork: Option<(cinch_store::ForkOrigin, super::fork::Inherited)>,
     ) -> Result<Session> {
         let (origin, inherited) = fork.unzip();
         let session = self

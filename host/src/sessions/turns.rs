@@ -4,8 +4,8 @@
 use super::machine::{AfterTurn, after_turn};
 use super::*;
 use crate::service::turn_env::TurnEnv;
-use crate::store::{AttachmentStatus, TurnOutcome, TurnState, TurnView};
 use cinch_engine::engine::result::Status;
+use cinch_store::{AttachmentStatus, TurnOutcome, TurnState, TurnView};
 
 /// The first pause before recording a turn's end again, when the database
 /// could not; it doubles up to [`FINISH_RETRY_MOST`].
@@ -40,7 +40,7 @@ impl Conductor {
                 Ok(harness_session) => fork_from = Some(harness_session),
                 Err(reason) => {
                     tracing::warn!(session = %session.id, "the fork cannot fork its harness session, so its brief retells the conversation: {reason}");
-                    session.fork_mode = Some(crate::store::ForkMode::Brief);
+                    session.fork_mode = Some(cinch_store::ForkMode::Brief);
                     self.save(session).await?;
                     fallback = Some(reason);
                 }
@@ -415,7 +415,7 @@ impl Conductor {
             });
         if fork_refused {
             tracing::warn!(session = %session.id, "the harness did not fork the source's session: the fork goes on as a brief one");
-            session.fork_mode = Some(crate::store::ForkMode::Brief);
+            session.fork_mode = Some(cinch_store::ForkMode::Brief);
         }
         if let Ok(result) = &outcome {
             if let Some(harness_session) = &result.session_id {
