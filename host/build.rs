@@ -1,5 +1,4 @@
-//! Lists the store's migrations for it to embed (see `store/migrations.rs`),
-//! and lists the SDK's sources and contract that `cinch driver new` writes
+//! Lists the SDK's sources and contract that `cinch driver new` writes
 //! into a scaffold (see `cli/scaffold/vendored.rs`).
 
 use std::fmt::Write as _;
@@ -7,53 +6,7 @@ use std::path::{Path, PathBuf};
 
 fn main() {
     let out = PathBuf::from(std::env::var("OUT_DIR").unwrap());
-    embed_migrations(&out);
     embed_sdk(&out);
-}
-
-/// Lists the migration files of each backend for `store::migrations`, as
-/// `(version, description, sql)` in order of version, read as sqlx reads a
-/// folder of them: `<version>_<description>.sql`, `_` in a description
-/// being a space.
-fn embed_migrations(out: &Path) {
-    println!("cargo:rerun-if-changed=migrations");
-    let mut code = String::new();
-    for (name, folder) in [
-        ("SQLITE", "migrations"),
-        ("POSTGRES", "migrations/postgres"),
-    ] {
-        let folder = Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap()).join(folder);
-        let mut files: Vec<(i64, String, PathBuf)> = std::fs::read_dir(&folder)
-            .unwrap_or_else(|error| panic!("listing {}: {error}", folder.display()))
-            .map(|entry| entry.expect("a migration file").path())
-            .filter(|path| path.is_file())
-            .map(|path| {
-                let file = path
-                    .file_name()
-                    .unwrap()
-                    .to_str()
-                    .expect("a UTF-8 file name");
-                let (version, description) = file
-                    .strip_suffix(".sql")
-                    .and_then(|stem| stem.split_once('_'))
-                    .unwrap_or_else(|| panic!("{file} is not named <version>_<description>.sql"));
-                let version = version
-                    .parse()
-                    .unwrap_or_else(|_| panic!("{file} does not start with a version number"));
-                (version, description.replace('_', " "), path)
-            })
-            .collect();
-        files.sort_by_key(|(version, ..)| *version);
-        let _ = writeln!(code, "const {name}: &[File] = &[");
-        for (version, description, path) in files {
-            let _ = writeln!(
-                code,
-                "    ({version}, {description:?}, include_str!({path:?})),"
-            );
-        }
-        code.push_str("];\n");
-    }
-    std::fs::write(out.join("migrations.rs"), code).expect("writing migrations.rs");
 }
 
 /// Lists for `cinch driver new` the SDK's source files, a standalone manifest

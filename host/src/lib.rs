@@ -1,16 +1,17 @@
 //! cinch: runs coding-agent CLIs one turn at a time, with everything each
 //! harness is particular about kept in a sandboxed WebAssembly driver.
 //!
-//! This crate is the layers above a turn: the store, sessions, services, the
-//! HTTP server and the `cinch` command. A turn's life (supervisor, sandbox,
+//! This crate is the layers above a turn and its store: sessions, services,
+//! the HTTP server and the `cinch` command. Persistence (SQLite or
+//! PostgreSQL) is the crate `cinch_store`; a turn's life (supervisor, sandbox,
 //! turn files, checkpoints, the reading pipeline, drivers, config and home)
 //! is the crate `cinch_engine`; the driver runtime (wasmtime, the contract's
 //! versions) is `cinch_runtime`; hex, random ids and poison-tolerant locks
 //! are `cinch_base`.
 //!
 //! Modules, by job:
-//! - [`store`]: persistence (SQLite or PostgreSQL); [`approvals`]: the
-//!   approval policy.
+//! - [`approvals`]: which harnesses can ask for approvals, and an approval
+//!   as the API shows it (the policy is `cinch_store::approval_policy`).
 //! - [`runs`]: what every service that runs turns shares: the launcher that
 //!   starts and follows a turn, turn slots, the harness environment, live
 //!   events; [`service`]: the services, tasks and sessions among them;
@@ -28,7 +29,6 @@ pub mod metrics;
 pub mod peers;
 pub mod runs;
 pub mod service;
-pub mod store;
 pub mod telemetry;
 pub mod web;
 pub mod webhooks;

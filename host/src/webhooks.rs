@@ -20,8 +20,8 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tracing::Instrument as _;
 
-use crate::store::{Attempt, DueDelivery, SessionStatus, Store, random_hex};
 use cinch_engine::clock::now;
+use cinch_store::{Attempt, DueDelivery, SessionStatus, Store, random_hex};
 
 /// How long after an event cinch keeps trying to deliver it.
 const GIVE_UP_AFTER: Duration = Duration::from_secs(24 * 60 * 60);

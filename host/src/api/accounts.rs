@@ -7,8 +7,8 @@ use super::extract::{Caller, PageParams, Query};
 use super::problem::Problem;
 use super::{AppState, Envelope};
 use crate::service::accounts::AccountWithUsage;
-use crate::store::{self, UsageTotals};
 use cinch_engine::engine::server_credential::ServerCredential;
+use cinch_store::{self as store, UsageTotals};
 
 /// An account: everything else belongs to one.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]

@@ -9,7 +9,7 @@ use super::extract::{Caller, Json, PageParams, Query, nullable, trimmed};
 use super::problem::Problem;
 use super::{AppState, Envelope};
 use crate::service::agents::AgentWithHome;
-use crate::store::{self, AgentSettings, TokenOwner};
+use cinch_store::{self as store, AgentSettings, TokenOwner};
 
 /// The account's agents, oldest first.
 #[utoipa::path(

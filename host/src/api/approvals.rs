@@ -7,10 +7,10 @@ use serde::Deserialize;
 use super::extract::{Caller, Json, PageParams, Query};
 use super::problem::Problem;
 use super::{AppState, Envelope};
-use crate::approvals::Decision;
 use crate::approvals::view::Approval;
 use crate::service::sessions::DecisionScope;
-use crate::store::{AccountId, ApprovalFilter, TokenOwner};
+use cinch_store::approval_policy::Decision;
+use cinch_store::{AccountId, ApprovalFilter, TokenOwner};
 
 /// The longest note a decision may carry, in characters.
 const MAX_MESSAGE_CHARS: usize = 4000;

@@ -13,7 +13,7 @@ use super::{AppState, Envelope};
 use crate::peers::FORWARDED_HEADER;
 use crate::service::ServiceError;
 use crate::service::sessions::{Committed, Pushed};
-use crate::store::{AccountId, SessionId, TaskId};
+use cinch_store::{AccountId, SessionId, TaskId};
 
 type SessionPath = Path<(AccountId, TaskId, SessionId)>;
 

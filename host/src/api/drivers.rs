@@ -18,9 +18,9 @@ use serde::{Deserialize, Serialize};
 use super::extract::{Caller, Json};
 use super::problem::Problem;
 use super::{AppState, Envelope};
-use crate::store::{SeenCliVersion, SeenUnknown};
 use cinch_engine::drivers::Source;
 use cinch_engine::plugins::Installed;
+use cinch_store::{SeenCliVersion, SeenUnknown};
 
 /// A driver the server has loaded.
 #[derive(Debug, Serialize, utoipa::ToSchema)]

@@ -13,8 +13,8 @@ use super::problem::FieldError;
 use super::problem::Problem;
 use super::{AppState, Envelope};
 use crate::service::ServiceError;
-use crate::store::{Environment, EnvironmentPatch, NewEnvironment};
 use cinch_engine::mcp::{HeaderValue, McpServer, McpServerKind, Transport};
+use cinch_store::{Environment, EnvironmentPatch, NewEnvironment};
 
 /// An environment as clients see it: secrets by name only.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
@@ -40,7 +40,7 @@ pub struct EnvironmentView {
     pub allowed_hosts: Option<Vec<String>>,
     /// When its sessions' agents ask before they act (see Approvals); null:
     /// they never ask.
-    pub approvals: Option<crate::approvals::ApprovalPolicy>,
+    pub approvals: Option<cinch_store::approval_policy::ApprovalPolicy>,
     /// Minutes its harness may write nothing before the turn is stopped
     /// (`timed_out`); null: the server's watchdog.
     pub watchdog_minutes: Option<u32>,
@@ -125,8 +125,8 @@ fn tcp_ports() -> Array {
 /// An approval policy checked: each malformed rule or bound is a field
 /// error under `approvals`.
 pub(super) fn checked_policy(
-    policy: Option<crate::approvals::ApprovalPolicy>,
-) -> Result<Option<crate::approvals::ApprovalPolicy>, ServiceError> {
+    policy: Option<cinch_store::approval_policy::ApprovalPolicy>,
+) -> Result<Option<cinch_store::approval_policy::ApprovalPolicy>, ServiceError> {
     let Some(policy) = policy else {
         return Ok(None);
     };
@@ -403,7 +403,7 @@ pub struct EnvironmentCreate {
     /// When its sessions' agents ask before they act: `mode` (`allow`,
     /// `ask`, `deny`), `allow` and `deny` rules (`Bash(git push*)`),
     /// `timeout_seconds` and `on_timeout`; absent or null: never.
-    pub approvals: Option<crate::approvals::ApprovalPolicy>,
+    pub approvals: Option<cinch_store::approval_policy::ApprovalPolicy>,
     /// Minutes its harness may write nothing before the turn is stopped
     /// (1 to 60); absent or null: the server's watchdog (10 by default).
     #[schema(minimum = 1, maximum = 60)]
@@ -445,8 +445,8 @@ pub struct EnvironmentUpdate {
     pub allowed_hosts: Option<Option<Vec<String>>>,
     /// A new approval policy, replacing the old; null asks nothing again.
     #[serde(default, deserialize_with = "nullable")]
-    #[schema(value_type = Option<crate::approvals::ApprovalPolicy>)]
-    pub approvals: Option<Option<crate::approvals::ApprovalPolicy>>,
+    #[schema(value_type = Option<cinch_store::approval_policy::ApprovalPolicy>)]
+    pub approvals: Option<Option<cinch_store::approval_policy::ApprovalPolicy>>,
     /// A new watchdog in minutes (1 to 60); null goes back to the server's.
     #[serde(default, deserialize_with = "nullable")]
     #[schema(value_type = Option<u32>, minimum = 1, maximum = 60)]

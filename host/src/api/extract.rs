@@ -13,7 +13,7 @@ use serde_json::Value;
 use super::AppState;
 use super::problem::Problem;
 use super::validate::Schema;
-use crate::store::Principal;
+use cinch_store::Principal;
 
 /// The caller, from `Authorization: Bearer <token>`.
 pub struct Caller(pub Principal);
@@ -177,7 +177,7 @@ impl PageParams {
     /// The cursor, checked: an id, as a previous page's `meta.next_cursor` gave it.
     pub fn cursor(&self) -> Result<Option<&str>, Problem> {
         match self.cursor.as_deref() {
-            Some(cursor) if !crate::store::is_id(cursor) => Err(Problem::invalid_field(
+            Some(cursor) if !cinch_store::is_id(cursor) => Err(Problem::invalid_field(
                 "cursor",
                 "a cursor is a previous page's meta.next_cursor, as it was given",
             )),

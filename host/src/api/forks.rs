@@ -11,8 +11,8 @@ use super::sessions::Session;
 use super::{AppState, Envelope};
 use crate::service::sessions::ForkSpec;
 use crate::service::sessions::compare::TaskComparison;
-use crate::store::{AccountId, SessionId, TaskId};
 use cinch_engine::checkpoint::DiffStat;
+use cinch_store::{AccountId, SessionId, TaskId};
 
 /// A fork to make; every field is optional.
 #[derive(Debug, Deserialize, utoipa::ToSchema)]

@@ -28,7 +28,7 @@ use tracing::Instrument as _;
 use super::AppState;
 use super::problem::Problem;
 use crate::service::ServiceError;
-use crate::store::{KeyState, StoreError};
+use cinch_store::{KeyState, StoreError};
 
 /// The header.
 const HEADER: &str = "idempotency-key";

@@ -57,8 +57,8 @@ use crate::service::keys::Keys;
 use crate::service::sessions::Conductor;
 use crate::service::usage::Usage;
 use crate::service::webhooks::Webhooks;
-use crate::store::Store;
 use cinch_engine::engine::Engine;
+use cinch_store::Store;
 
 pub use problem::{FieldError, Problem};
 

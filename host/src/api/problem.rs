@@ -7,8 +7,8 @@ use serde::Serialize;
 pub use crate::service::FieldError;
 
 use crate::service::ServiceError;
-use crate::store::StoreError;
 use cinch_engine::engine::RefusalCode;
+use cinch_store::StoreError;
 
 /// An error answer.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]

@@ -10,7 +10,7 @@ use super::problem::Problem;
 use super::{AppState, Envelope};
 use crate::service::sessions::SessionSpec;
 pub use crate::service::sessions::views::{Message, Session};
-use crate::store::{AccountId, Direction, SessionId, TaskId};
+use cinch_store::{AccountId, Direction, SessionId, TaskId};
 
 /// A session to start under the task; every field is optional. Its harness,
 /// model and effort come from the task's agent's current settings.
@@ -40,7 +40,7 @@ pub struct SessionCreate {
     /// Commit what each turn changed on the branch (default false).
     pub auto_commit: Option<bool>,
     /// Its approval policy, over its environment's (see Approvals).
-    pub approvals: Option<crate::approvals::ApprovalPolicy>,
+    pub approvals: Option<cinch_store::approval_policy::ApprovalPolicy>,
 }
 
 type SessionPath = Path<(AccountId, TaskId, SessionId)>;

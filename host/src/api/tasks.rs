@@ -8,7 +8,7 @@ use super::extract::{Caller, Json, PageParams, Query, trimmed};
 use super::problem::{FieldError, Problem};
 use super::{AppState, Envelope};
 use crate::service::sessions::{BindingConstraint, SessionChoice, TaskSpec};
-use crate::store::{self, AccountId, AttachmentStatus, NewAttachment, TaskId, UsageTotals};
+use cinch_store::{self as store, AccountId, AttachmentStatus, NewAttachment, TaskId, UsageTotals};
 
 /// A task, with what its listing shows of its sessions.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
@@ -173,7 +173,7 @@ pub struct TaskCreate {
     pub sessions: Option<Vec<FanOutSession>>,
     /// The approval policy of the session the prompt starts, over its
     /// environment's (see Approvals).
-    pub approvals: Option<crate::approvals::ApprovalPolicy>,
+    pub approvals: Option<cinch_store::approval_policy::ApprovalPolicy>,
 }
 
 /// One session of a fan-out.

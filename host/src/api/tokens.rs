@@ -10,7 +10,7 @@ use super::extract::{Caller, Json};
 use super::problem::Problem;
 use super::{AppState, Envelope};
 use crate::service::accounts::TokenRefusal;
-use crate::store::{TokenInfo, TokenOwner};
+use cinch_store::{TokenInfo, TokenOwner};
 
 /// Whom a token acts for.
 #[derive(Debug, Clone, Copy, Serialize, utoipa::ToSchema)]

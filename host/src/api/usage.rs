@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use super::extract::{Caller, Query};
 use super::problem::{FieldError, Problem};
 use super::{AppState, Envelope};
-use crate::store::{self, UsageGroup, UsageTotals};
+use cinch_store::{self as store, UsageGroup, UsageTotals};
 
 /// Which turns and how to group them.
 #[derive(Debug, Deserialize, utoipa::IntoParams)]

@@ -8,7 +8,7 @@ use super::agents::member_only;
 use super::extract::{Caller, Json, PageParams, Query};
 use super::problem::Problem;
 use super::{AppState, Envelope};
-use crate::store::{Delivery, DeliveryState, Webhook};
+use cinch_store::{Delivery, DeliveryState, Webhook};
 
 /// A webhook as clients see it: its secret never comes back.
 #[derive(Debug, Serialize, utoipa::ToSchema)]

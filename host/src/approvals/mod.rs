@@ -1,12 +1,11 @@
 //! Approvals: a person (or a rule, or a deadline) decides what the agent
-//! may do while its turn runs. [`policy`] says when to ask and what rules
-//! decide without asking; the objects live in the store, the flow in
-//! `service::sessions::approvals`, the routes in `api::approvals`.
+//! may do while its turn runs. Which harnesses can ask is here, and
+//! [`view`] an approval as the API shows it; the policy (when to ask, what
+//! rules decide without asking) is `cinch_store::approval_policy`, kept with
+//! the environment, and the objects live in the store; the flow is
+//! `service::sessions::approvals`, the routes `api::approvals`.
 
-pub mod policy;
 pub mod view;
-
-pub use policy::{ApprovalMode, ApprovalPolicy, Decision, Verdict};
 
 use cinch_engine::drivers::Registry;
 

@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use crate::store::{self, ApprovalStatus};
+use cinch_store::{self as store, ApprovalStatus};
 
 /// An agent's permission request, waiting for or given a decision.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]

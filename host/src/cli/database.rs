@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 
-use crate::store::{DATABASE_FILE, Store};
 use cinch_engine::home::Home;
+use cinch_store::{DATABASE_FILE, Store};
 
 pub(super) fn home(dir: Option<PathBuf>) -> anyhow::Result<Home> {
     match dir {

@@ -77,7 +77,7 @@ pub fn revert(home: &Home, id: &str, json: bool) -> anyhow::Result<ExitCode> {
             running.turn
         );
     }
-    let revert_id = crate::store::new_id("revert")?;
+    let revert_id = cinch_store::new_id("revert")?;
     let refs = format!("refs/cinch/runs/{run}/reverts/{revert_id}");
     let restored = checkpoint::restore(
         &workdir,

@@ -11,8 +11,8 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 
-use crate::store::{SecretsKey, SecretsKeyError, Store, StoreError};
 use cinch_engine::home::Home;
+use cinch_store::{SecretsKey, SecretsKeyError, Store, StoreError};
 
 /// The key file a node makes in its home when it is given none.
 const HOME_KEY_FILE: &str = "secrets.key";

@@ -13,10 +13,10 @@ use crate::api::{AppState, DEFAULT_BODY_LIMIT};
 use crate::runs::Runner;
 use crate::runs::live::Runs;
 use crate::service::sessions::{Conductor, Settings};
-use crate::store::TokenFor;
 use cinch_engine::engine::harness::passed_env;
 use cinch_engine::home::Home;
 use cinch_engine::sandbox::{Mode, Support};
+use cinch_store::TokenFor;
 
 use super::database::{Database, home, open, open_store, runtime};
 use crate::webhooks::Webhooks;

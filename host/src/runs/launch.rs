@@ -9,9 +9,9 @@ use tokio::sync::watch;
 use super::Runner;
 use super::live::{CallRef, LiveState};
 use super::turn_env::TurnEnv;
-use crate::store::{Call, Environment, StoreError};
 use cinch_engine::engine::brief::Note;
 use cinch_engine::engine::{StartError, Turn, TurnRequest};
+use cinch_store::{Call, Environment, StoreError};
 
 /// A turn to start: what its service chose; its agent and environment give
 /// the rest ([`TurnEnv`]).

@@ -15,9 +15,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::store::{Store, StoreError};
 use cinch_engine::engine::Engine;
 use cinch_engine::home::Home;
+use cinch_store::{Store, StoreError};
 use live::Runs;
 use slots::Slots;
 

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use cinch_base::sync::lock;
 
-use crate::store::{Store, StoreError};
+use cinch_store::{Store, StoreError};
 
 /// Which cap left no slot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
-use crate::store::Environment;
 use cinch_engine::mcp::McpServer;
+use cinch_store::Environment;
 
 /// The parts of a turn that come from its agent and environment.
 #[derive(Debug, Clone, Default)]

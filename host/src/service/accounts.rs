@@ -2,7 +2,7 @@
 //! its members, and its tokens (made, listed, revoked).
 
 use super::ServiceError;
-use crate::store::{Account, Member, Page, Principal, Store, TokenInfo, TokenOwner, UsageTotals};
+use cinch_store::{Account, Member, Page, Principal, Store, TokenInfo, TokenOwner, UsageTotals};
 
 /// An account and the tokens and cost of all its turns.
 #[derive(Debug)]

@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use super::{FieldError, ServiceError};
 use crate::runs::Runner;
-use crate::store::{Agent, AgentSettings, Page, Store};
 use cinch_engine::engine::Engine;
+use cinch_store::{Agent, AgentSettings, Page, Store};
 
 /// The agents service.
 #[derive(Clone)]

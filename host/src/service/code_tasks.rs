@@ -12,11 +12,11 @@ use crate::runs::Runner;
 use crate::runs::launch::{Launch, LaunchError, Started, call_ref};
 use crate::runs::live::LiveState;
 use crate::runs::slots::Full;
-use crate::store::{Call, Environment, Store, TokenOwner};
 use cinch_engine::engine::brief::Note;
 use cinch_engine::engine::log::LogView;
 use cinch_engine::engine::result::TurnResult;
 use cinch_engine::engine::{Engine, LogError, StartError};
+use cinch_store::{Call, Environment, Store, TokenOwner};
 
 /// The rule for a run id, as answers state it.
 pub const RUN_ID_RULE: &str = "a run id is 1 to 100 letters, digits and _ . -, starting with a letter, digit or _, \

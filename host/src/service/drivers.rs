@@ -5,13 +5,13 @@
 use std::sync::Arc;
 
 use super::ServiceError;
-use crate::store::{SeenCliVersion, SeenUnknown, Store};
 use cinch_engine::drivers::Registry;
 use cinch_engine::engine::Engine;
 use cinch_engine::engine::server_credential::ServerCredential;
 use cinch_engine::plugins::reference::Reference;
 use cinch_engine::plugins::{Candidate, Installed, Pin, SourceMoved, oci};
 use cinch_engine::tools::Tool;
+use cinch_store::{SeenCliVersion, SeenUnknown, Store};
 
 /// The drivers service.
 #[derive(Clone)]

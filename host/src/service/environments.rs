@@ -6,7 +6,7 @@ use std::sync::Arc;
 use super::ServiceError;
 use crate::runs::Runner;
 use crate::runs::repository::local_path;
-use crate::store::{Environment, EnvironmentPatch, NewEnvironment, Page, Store};
+use cinch_store::{Environment, EnvironmentPatch, NewEnvironment, Page, Store};
 
 /// The environments service.
 #[derive(Clone)]

@@ -6,10 +6,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::ServiceError;
-use crate::store::{SessionStatus, Store};
 use cinch_engine::disk::{DiskState, Space};
 use cinch_engine::engine::Engine;
 use cinch_engine::sandbox::Mode;
+use cinch_store::{SessionStatus, Store};
 
 /// How long the database has to answer before the server counts as down.
 const DATABASE_ANSWER: Duration = Duration::from_secs(2);

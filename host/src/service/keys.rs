@@ -3,7 +3,7 @@
 //! this service only keeps the keys.
 
 use super::ServiceError;
-use crate::store::{KeyState, Store};
+use cinch_store::{KeyState, Store};
 
 /// The idempotency-keys service.
 #[derive(Clone)]

@@ -17,8 +17,8 @@ pub mod webhooks;
 
 use serde::Serialize;
 
-use crate::store::StoreError;
 use cinch_engine::engine::{LogError, Refusal};
+use cinch_store::StoreError;
 
 /// One field's complaint.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]

@@ -1,7 +1,7 @@
 //! Usage: the tokens and cost of an account's turns over a time range.
 
 use super::ServiceError;
-use crate::store::{Store, UsageGroup, UsageRow, UsageTotals};
+use cinch_store::{Store, UsageGroup, UsageRow, UsageTotals};
 
 /// The usage service.
 #[derive(Clone)]

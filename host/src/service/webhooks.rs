@@ -2,8 +2,8 @@
 //! sender may reach, listed, removed and sent again.
 
 use super::ServiceError;
-use crate::store::{Delivery, Page, Store, Webhook};
 use crate::webhooks::Webhooks as Sender;
+use cinch_store::{Delivery, Page, Store, Webhook};
 
 /// The webhooks service.
 #[derive(Clone)]

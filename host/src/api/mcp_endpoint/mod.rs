@@ -21,7 +21,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 
 use super::AppState;
 use super::extract::{bearer, principal};
-use crate::store::Principal;
+use cinch_store::Principal;
 
 pub use tools::Tools;
 

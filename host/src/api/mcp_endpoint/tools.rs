@@ -21,7 +21,7 @@ use super::turns::{self, Diff, SessionState, TurnReport};
 use crate::api::extract::trimmed;
 use crate::api::{AppState, Problem};
 use crate::service::sessions::TaskSpec;
-use crate::store::{AccountId, Environment, EnvironmentId};
+use cinch_store::{AccountId, Environment, EnvironmentId};
 
 /// How long `wait_for_task` waits unless told.
 const DEFAULT_WAIT_SECONDS: u64 = 60;
@@ -186,7 +186,7 @@ impl Tools {
         let cursor = trimmed(arguments.cursor);
         if cursor
             .as_deref()
-            .is_some_and(|cursor| !crate::store::is_id(cursor))
+            .is_some_and(|cursor| !cinch_store::is_id(cursor))
         {
             return Err(
                 "cursor: pass a previous answer's next_cursor as it was given, or none".to_owned(),
@@ -393,7 +393,7 @@ impl Tools {
         wanted: &str,
     ) -> Result<EnvironmentId, String> {
         let environments = &self.app.environments;
-        if crate::store::is_id(wanted)
+        if cinch_store::is_id(wanted)
             && let Ok(environment) = environments.get(account, wanted).await
         {
             return Ok(environment.id);

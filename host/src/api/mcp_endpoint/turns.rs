@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use super::McpCaller;
 use crate::api::{AppState, Problem};
-use crate::store::{
+use cinch_store::{
     AccountId, CloseReason, Session, SessionStatus, TaskId, TurnOutcome, TurnState, TurnView,
 };
 

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use crate::store::Store;
+use cinch_store::Store;
 
 /// What an event of a run says, by its SSE event name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

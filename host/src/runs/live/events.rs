@@ -14,8 +14,8 @@ use tokio::sync::{mpsc, oneshot, watch};
 use super::event::{EventName, Numbering, RunEvent};
 use super::history::{self, History};
 use super::writer::{Job, Pending};
-use crate::store::{RunKey, Store, StoredEvent};
 use cinch_base::sync::lock;
+use cinch_store::{RunKey, Store, StoredEvent};
 
 /// A run nobody follows or streams, quiet this long, is dormant. Long past
 /// the moment the writer stores its last event, so that reading it back

@@ -17,8 +17,8 @@ use anyhow::Context as _;
 use tokio::sync::{OnceCell, Semaphore};
 
 use super::RunEvent;
-use crate::store::{RunKey, Store};
 use cinch_base::sync::lock;
+use cinch_store::{RunKey, Store};
 
 /// Events in a page: page `n` holds those numbered `n * PAGE + 1` to
 /// `(n + 1) * PAGE`. Big enough that a stream far behind makes few reads,
@@ -145,12 +145,12 @@ impl History {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::NewEvent;
+    use cinch_store::NewEvent;
 
     /// A store holding `count` events of one run, each a line `width`
     /// characters wide, and the run.
     async fn run_of(count: i64, width: usize) -> (Store, RunKey, tempfile::TempDir) {
-        let (store, dir) = crate::store::test_store().await;
+        let (store, dir) = cinch_store::test_store().await;
         let (account, _) = store.create_account("history").await.unwrap();
         let run = RunKey {
             account_id: account.id.to_string(),

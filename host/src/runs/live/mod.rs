@@ -27,11 +27,11 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, watch};
 
-use crate::store::{RunKey, Store};
 use crate::webhooks::{EventKind, Webhooks};
 use cinch_base::sync::lock;
 use cinch_engine::engine::Turn;
 use cinch_engine::engine::result::TurnResult;
+use cinch_store::{RunKey, Store};
 use event::Numbering;
 pub use event::{EventName, RunEvent};
 pub use events::RunEvents;

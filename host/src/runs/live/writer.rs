@@ -8,7 +8,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 
 use super::RunMap;
 use super::event::{EventName, Numbering};
-use crate::store::{NewEvent, RunKey, Store};
+use cinch_store::{NewEvent, RunKey, Store};
 
 /// An event on its way to the database.
 pub(super) struct Pending {

@@ -16,15 +16,16 @@ use std::time::Duration;
 use serde_json::json;
 
 use super::{Conductor, Result};
+use crate::approvals::can_ask;
 use crate::approvals::view::Approval as ApprovalView;
-use crate::approvals::{ApprovalPolicy, Decision, Verdict, can_ask};
 use crate::runs::live::{AskedApproval, EventName};
 use crate::service::ServiceError;
-use crate::store::{
-    AccountId, Approval, ApprovalStatus, Decided, Environment, MessageKind, NewApproval, Session,
-};
 use crate::webhooks::EventKind;
 use cinch_engine::engine::conversation::Answer;
+use cinch_store::approval_policy::{ApprovalPolicy, Decision, Verdict};
+use cinch_store::{
+    AccountId, Approval, ApprovalStatus, Decided, Environment, MessageKind, NewApproval, Session,
+};
 
 /// Who decided when the deadline did (a rule's decision is `policy`'s).
 const BY_TIMEOUT: &str = "timeout";
@@ -476,10 +477,10 @@ impl Conductor {
     pub async fn approvals(
         &self,
         account_id: &AccountId,
-        filter: crate::store::ApprovalFilter<'_>,
+        filter: cinch_store::ApprovalFilter<'_>,
         cursor: Option<&str>,
         limit: u32,
-    ) -> Result<crate::store::Page<Approval>> {
+    ) -> Result<cinch_store::Page<Approval>> {
         Ok(self
             .store
             .approvals(account_id, filter, cursor, limit)

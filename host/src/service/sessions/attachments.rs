@@ -10,8 +10,8 @@ use std::io::{self, Write as _};
 use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::{Path, PathBuf};
 
-use crate::store::Attachment;
 use cinch_engine::engine::brief::Note;
+use cinch_store::Attachment;
 
 /// Where attachments' files go, relative to the workspace.
 pub const FOLDER: &str = ".cinch/attachments";
@@ -185,7 +185,7 @@ fn decode_base64(text: &str) -> Option<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::AttachmentStatus;
+    use cinch_store::AttachmentStatus;
 
     #[test]
     fn base64_decodes_with_and_without_padding() {

@@ -9,8 +9,8 @@ use super::machine::{Recovery, recovery};
 use super::ownership::Hold;
 use super::{Conductor, KEY_SWEEP_INTERVAL, Result, Wake, seconds_since};
 use crate::service::ServiceError;
-use crate::store::{CloseReason, Session, SessionStatus};
 use cinch_engine::engine::result::minutes_or_seconds;
+use cinch_store::{CloseReason, Session, SessionStatus};
 
 impl Conductor {
     /// Picks up after a restart: turns that were running are followed again

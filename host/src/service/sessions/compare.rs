@@ -7,10 +7,10 @@ use std::path::PathBuf;
 
 use super::{Conductor, Result, workspace};
 use crate::service::ServiceError;
-use crate::store::{AccountId, MessageKind, Session, SessionId, TaskId, TurnState};
 use cinch_engine::checkpoint::compare::{Comparison, Tree};
 use cinch_engine::checkpoint::{DiffContext, DiffStat, compare};
 use cinch_engine::engine::FILES_LISTED;
+use cinch_store::{AccountId, MessageKind, Session, SessionId, TaskId, TurnState};
 
 /// One session as a comparison shows it.
 #[derive(Debug, Clone)]

@@ -14,8 +14,8 @@ use serde::Serialize;
 use super::{Conductor, Result, forge, workspace};
 use crate::runs::repository;
 use crate::service::{OtherNode, ServiceError};
-use crate::store::{AccountId, Session, SessionId, SessionStatus, TaskId};
 use cinch_engine::redact::Redactor;
+use cinch_store::{AccountId, Session, SessionId, SessionStatus, TaskId};
 
 /// How long a commit message may be.
 const MESSAGE_MAX_CHARS: usize = 10_000;

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use super::{Conductor, Result, SessionSpec, resolve};
 use crate::service::ServiceError;
-use crate::store::{
+use cinch_store::{
     AccountId, ForkMode, ForkOrigin, Message, MessageKind, Session, SessionId, TaskId,
 };
 

@@ -14,8 +14,8 @@ use crate::runs::repository;
 use crate::runs::slots::Full;
 use crate::runs::turn_env::TurnEnv;
 use crate::service::ServiceError;
-use crate::store::{CloseReason, Environment, RebuiltFrom, Session, SessionStatus};
 use cinch_engine::redact::Redactor;
+use cinch_store::{CloseReason, Environment, RebuiltFrom, Session, SessionStatus};
 
 impl Conductor {
     /// Moves the session forward in the background; what it does belongs

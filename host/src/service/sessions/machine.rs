@@ -2,8 +2,8 @@
 //! them out (`lifecycle.rs`), so that every case can be tested alone.
 
 use super::Wake;
-use crate::store::{CloseReason, SessionStatus};
 use cinch_engine::engine::result::{Status, TurnResult};
+use cinch_store::{CloseReason, SessionStatus};
 
 /// What a session is, as far as deciding its next step goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -55,11 +55,11 @@ use serde_json::{Value, json};
 use crate::runs::Runner;
 use crate::runs::live::{EventName, Runs};
 use crate::service::ServiceError;
-use crate::store::{
-    Agent, Environment, EnvironmentId, Message, NewAttachment, Session, Store, Task,
-};
 use cinch_engine::engine::Engine;
 use cinch_engine::home::Home;
+use cinch_store::{
+    Agent, Environment, EnvironmentId, Message, NewAttachment, Session, Store, Task,
+};
 use resolve::{Asked, Choice};
 
 /// How the conductor paces its work.
@@ -157,7 +157,7 @@ pub struct TaskSpec {
     /// same base with the same prompt; empty for one session as above.
     pub sessions: Vec<SessionChoice>,
     /// The approval policy of the session it starts, over its environment's.
-    pub approvals: Option<crate::approvals::ApprovalPolicy>,
+    pub approvals: Option<cinch_store::approval_policy::ApprovalPolicy>,
 }
 
 /// The most sessions one task starts at once (a fan-out).
@@ -190,7 +190,7 @@ pub struct SessionSpec {
     /// Whether turns' changes are committed on the branch.
     pub auto_commit: bool,
     /// Its approval policy, over its environment's.
-    pub approvals: Option<crate::approvals::ApprovalPolicy>,
+    pub approvals: Option<cinch_store::approval_policy::ApprovalPolicy>,
 }
 
 /// Why a session is moved on.
@@ -362,14 +362,14 @@ impl Conductor {
         &self,
         session: &Session,
         cursor: Option<&str>,
-    ) -> Result<crate::store::Page<Message>> {
+    ) -> Result<cinch_store::Page<Message>> {
         Ok(self
             .store
             .messages(
                 &session.account_id,
                 &session.task_id,
                 &session.id,
-                crate::store::Direction::Desc,
+                cinch_store::Direction::Desc,
                 cursor,
                 200,
             )
@@ -387,7 +387,7 @@ impl Conductor {
                     &session.account_id,
                     &session.task_id,
                     &session.id,
-                    crate::store::Direction::Asc,
+                    cinch_store::Direction::Asc,
                     cursor.as_deref(),
                     200,
                 )

@@ -17,8 +17,8 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::Conductor;
-use crate::store::{ForkMode, Message, Session, TurnView};
 use cinch_engine::drivers::Registry;
+use cinch_store::{ForkMode, Message, Session, TurnView};
 
 /// The contract whose turn record carries `fork`.
 const FORKING_CONTRACT: &str = "0.3.0";

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use super::Conductor;
 use crate::runs::live::Runs;
-use crate::store::{Notice, SessionWake, Store};
+use cinch_store::{Notice, SessionWake, Store};
 
 /// How often the runs streamed here are read back without a notice: the
 /// fallback for notices lost, not the way events normally arrive.
@@ -24,7 +24,7 @@ const RELISTEN_AFTER: Duration = Duration::from_secs(1);
 fn this_node() -> &'static str {
     static NODE: OnceLock<String> = OnceLock::new();
     NODE.get_or_init(|| {
-        crate::store::random_hex(8).unwrap_or_else(|_| std::process::id().to_string())
+        cinch_store::random_hex(8).unwrap_or_else(|_| std::process::id().to_string())
     })
 }
 
@@ -170,8 +170,8 @@ mod tests {
 
     use super::*;
     use crate::runs::live::EventName;
-    use crate::store::create_postgres_database;
     use crate::webhooks::Webhooks;
+    use cinch_store::create_postgres_database;
 
     /// Two nodes' stores over one new database on the PostgreSQL server
     /// `CINCH_TEST_DATABASE` names, with an account; `None` without one.
@@ -183,10 +183,10 @@ mod tests {
             eprintln!("skipped: CINCH_TEST_DATABASE names no PostgreSQL server");
             return None;
         };
-        let name = format!("cinch_unit_{}", crate::store::random_hex(8).unwrap());
+        let name = format!("cinch_unit_{}", cinch_store::random_hex(8).unwrap());
         let url = create_postgres_database(&server, &name).await.unwrap();
         let dir = tempfile::tempdir().unwrap();
-        let key = crate::store::SecretsKey::generate().unwrap();
+        let key = cinch_store::SecretsKey::generate().unwrap();
         let one = Store::open_postgres(&url).await.unwrap();
         let one = one.unlock_secrets(&key).await.unwrap();
         let two = Store::open_postgres(&url).await.unwrap();

@@ -18,9 +18,9 @@ use cinch_base::sync::lock;
 
 use super::{Conductor, Result, Wake};
 use crate::runs::live::EventName;
-use crate::store::{Claim, CloseReason, Session, SessionStatus, TakenFrom, TurnOutcome, TurnState};
 use cinch_engine::engine::result::TurnResult;
 use cinch_engine::turn_dir::{FileLock, TurnDir, turns_dir};
+use cinch_store::{Claim, CloseReason, Session, SessionStatus, TakenFrom, TurnOutcome, TurnState};
 
 /// The detail of a turn whose node went away: the harness's state went
 /// with it (the seed's wording for a machine that restarted).

@@ -10,7 +10,7 @@ use super::{
 };
 use crate::runs::live::EventName;
 use crate::service::ServiceError;
-use crate::store::{
+use cinch_store::{
     AccountId, Agent, Attachment, CloseReason, Direction, EnvironmentId, Message, MessageKind,
     NewAttachment, NewSession, NewTask, Page, Session, SessionId, SessionStatus, Task, TaskId,
     TokenOwner, TurnView,
@@ -336,7 +336,7 @@ impl Conductor {
     async fn check_approvals(
         &self,
         account_id: &str,
-        given: Option<&crate::approvals::ApprovalPolicy>,
+        given: Option<&cinch_store::approval_policy::ApprovalPolicy>,
         environment_id: Option<&str>,
         harness: &str,
     ) -> Result<()> {
@@ -403,7 +403,7 @@ impl Conductor {
         choice: Choice,
         spec: SessionSpec,
         title_from_prompt: bool,
-        fork: Option<(crate::store::ForkOrigin, super::fork::Inherited)>,
+        fork: Option<(cinch_store::ForkOrigin, super::fork::Inherited)>,
     ) -> Result<Session> {
         let (origin, inherited) = fork.unzip();
         let session = self

@@ -4,7 +4,7 @@
 
 use cinch_driver_sdk::Info;
 
-use crate::store::Agent;
+use cinch_store::Agent;
 
 /// The harness a request gets when it names none (and its agent has none).
 pub const DEFAULT_HARNESS: &str = "claude";

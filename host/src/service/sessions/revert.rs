@@ -7,11 +7,11 @@ use std::sync::Arc;
 
 use super::{Conductor, EventName, Result};
 use crate::service::ServiceError;
-use crate::store::{
-    AccountId, Message, MessageKind, RevertView, SessionId, SessionStatus, TaskId, TurnState,
-};
 use cinch_engine::checkpoint;
 use cinch_engine::engine::FILES_LISTED;
+use cinch_store::{
+    AccountId, Message, MessageKind, RevertView, SessionId, SessionStatus, TaskId, TurnState,
+};
 
 impl Conductor {
     /// Restores the session's work tree to the start of turn `turn_id` (an
@@ -57,7 +57,7 @@ impl Conductor {
                 "turn {turn_id} has no start checkpoint to go back to"
             )));
         };
-        let revert_id = crate::store::new_id("revert")?;
+        let revert_id = cinch_store::new_id("revert")?;
         let refs = format!("refs/cinch/runs/{}/reverts/{revert_id}", session.id);
         let started_at = cinch_engine::clock::now();
         let restored = tokio::task::spawn_blocking(move || {

@@ -9,13 +9,13 @@ use super::{Conductor, Result, Wake, attachments, preview, title_from, workspace
 use crate::runs::launch::{Launch, LaunchError, Started};
 use crate::runs::live::{CallRef, EventName, LiveState};
 use crate::service::ServiceError;
-use crate::store::{
-    Attachment, AttachmentStatus, CloseReason, Environment, Message, MessageKind, Session,
-    SessionStatus, TurnOutcome, TurnState, TurnView,
-};
 use cinch_engine::engine::StartError;
 use cinch_engine::engine::brief::Note;
 use cinch_engine::engine::result::{Status, TurnResult};
+use cinch_store::{
+    Attachment, AttachmentStatus, CloseReason, Environment, Message, MessageKind, Session,
+    SessionStatus, TurnOutcome, TurnState, TurnView,
+};
 
 /// The first pause before recording a turn's end again, when the database
 /// could not; it doubles up to [`FINISH_RETRY_MOST`].
@@ -50,7 +50,7 @@ impl Conductor {
                 Ok(harness_session) => fork_from = Some(harness_session),
                 Err(reason) => {
                     tracing::warn!(session = %session.id, "the fork cannot fork its harness session, so its brief retells the conversation: {reason}");
-                    session.fork_mode = Some(crate::store::ForkMode::Brief);
+                    session.fork_mode = Some(cinch_store::ForkMode::Brief);
                     self.save(session).await?;
                     fallback = Some(reason);
                 }
@@ -407,7 +407,7 @@ impl Conductor {
             });
         if fork_refused {
             tracing::warn!(session = %session.id, "the harness did not fork the source's session: the fork goes on as a brief one");
-            session.fork_mode = Some(crate::store::ForkMode::Brief);
+            session.fork_mode = Some(cinch_store::ForkMode::Brief);
         }
         if let Ok(result) = &outcome {
             if let Some(harness_session) = &result.session_id {

@@ -5,8 +5,8 @@
 use serde::Serialize;
 use serde_json::value::RawValue;
 
-use crate::store::{
-    self, CloseReason, ForkMode, MessageKind, RebuiltFrom, SessionStatus, UsageTotals,
+use cinch_store::{
+    self as store, CloseReason, ForkMode, MessageKind, RebuiltFrom, SessionStatus, UsageTotals,
 };
 
 /// Where a fork was forked from.

@@ -17,10 +17,10 @@ use std::time::Duration;
 use anyhow::{Context as _, bail};
 
 use crate::runs::repository::{is_url, local_path};
-use crate::store::RebuiltFrom;
 use cinch_engine::config::SandboxConfig;
 use cinch_engine::redact::Redactor;
 use cinch_engine::sandbox::{Cgroup, Launcher, Policy};
+use cinch_store::RebuiltFrom;
 
 /// How long one setup command may run.
 const SETUP_TIMEOUT: Duration = Duration::from_secs(10 * 60);

@@ -50,7 +50,7 @@ pub fn test_database() -> Option<String> {
         .unwrap();
     Some(
         runtime
-            .block_on(cinch::store::create_postgres_database(&server, &name))
+            .block_on(cinch_store::create_postgres_database(&server, &name))
             .unwrap(),
     )
 }

@@ -2,7 +2,9 @@
 //! asking. A rule names a tool by its name or kind (`Bash`, `shell`,
 //! `edit`), optionally with a glob on its command or path in parentheses:
 //! `Bash(git push*)`, `Write(.env*)`, `shell(rm *)`. Deny rules win over
-//! allow rules; what no rule decides follows the mode.
+//! allow rules; what no rule decides follows the mode. It lives with the
+//! store, which keeps it with each environment and session; the host's
+//! sessions apply it.
 
 use serde::{Deserialize, Serialize};
 
@@ -16,7 +18,8 @@ pub const DEFAULT_TIMEOUT_SECONDS: u32 = 600;
 pub const MAX_RULES: usize = 100;
 
 /// When and how the agent's permission requests are decided.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ApprovalPolicy {
     /// `allow` (the default: nothing is asked), `ask` (a person decides
@@ -38,7 +41,8 @@ pub struct ApprovalPolicy {
 }
 
 /// When the agent's permission requests are asked.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum ApprovalMode {
     /// Nothing is asked; the harness runs unattended (deny rules still refuse).
@@ -51,7 +55,8 @@ pub enum ApprovalMode {
 }
 
 /// A decision on one request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Decision {
     /// The tool may run.

@@ -76,7 +76,7 @@ pub(super) use text_type;
 /// gives its names with `as_str` and lists its variants in `ALL`.
 macro_rules! text_column {
     ($type:ty) => {
-        $crate::store::rows::text_type!($type, |text| {
+        $crate::rows::text_type!($type, |text| {
             <$type>::ALL
                 .iter()
                 .find(|variant| variant.as_str() == text)

@@ -1,16 +1,25 @@
+//! cinch-store: cinch's persistence. It must never depend on an HTTP
+//! server (no axum, no hyper server) nor know of sessions' or services'
+//! rules: it keeps rows, not API types; it sits on cinch-engine for a turn's
+//! types (results, usage, checkpoints) and nothing above. Its types describe
+//! themselves to the API's OpenAPI document only through the optional
+//! `openapi` feature (utoipa's derives), which the host turns on; the
+//! `testing` feature gives other crates' unit tests [`test_store`].
+//!
 //! Persistence: accounts, members, agents, tokens, environments, tasks,
 //! sessions, messages, attachments, code-task calls (with their usage,
 //! rolled up), the event types drivers did not know, runs' events,
 //! idempotency keys and secrets (sealed, see [`sealing`]): in a SQLite file in cinch's home (the default, one
 //! machine), or in PostgreSQL (several nodes over one database).
 //!
-//! The schema (`host/migrations/` for SQLite, `host/migrations/postgres/`
+//! The schema (`crates/store/migrations/` for SQLite, `migrations/postgres/`
 //! beside it) and every query are plain SQL with TEXT ids, TEXT timestamps
 //! and `$n` parameters, so that each query is written once and compiled for
 //! both backends ([`on_pool!`]); the few fragments that differ are in
 //! [`Dialect`].
 
 mod accounts;
+pub mod approval_policy;
 mod approvals;
 mod attachments;
 mod calls;
@@ -178,8 +187,8 @@ enum Pool {
 macro_rules! on_pool {
     ($store:expr, |$pool:ident| $body:expr) => {
         match &$store.pool {
-            $crate::store::Pool::Sqlite($pool) => $body,
-            $crate::store::Pool::Postgres($pool) => $body,
+            $crate::Pool::Sqlite($pool) => $body,
+            $crate::Pool::Postgres($pool) => $body,
         }
     };
 }
@@ -459,8 +468,8 @@ fn is_unique_violation(error: &sqlx::Error) -> bool {
 /// Stores for the unit tests: a SQLite file in a temporary folder, or, when
 /// `CINCH_TEST_DATABASE` names a PostgreSQL server, a database of the test's
 /// own there (CI runs the suite both ways).
-#[cfg(test)]
-pub(crate) async fn test_store() -> (Store, tempfile::TempDir) {
+#[cfg(any(test, feature = "testing"))]
+pub async fn test_store() -> (Store, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let store = match std::env::var("CINCH_TEST_DATABASE") {
         Ok(server) if !server.is_empty() => {
@@ -475,8 +484,8 @@ pub(crate) async fn test_store() -> (Store, tempfile::TempDir) {
 }
 
 /// A new session in a new account, as its first agent's, for the unit tests.
-#[cfg(test)]
-pub(crate) async fn test_session(store: &Store) -> Session {
+#[cfg(any(test, feature = "testing"))]
+pub async fn test_session(store: &Store) -> Session {
     let (account, _) = store.create_account("acme").await.unwrap();
     let agent = store.agents(&account.id, None, 10).await.unwrap().items[0].clone();
     let task = store

@@ -45,7 +45,8 @@ pub struct Message {
 /// An assistant message's turn: its call, where it stands and, once ended,
 /// its result. Stored as JSON in the message (keys in name order, as a JSON
 /// map writes them, so stored turns and new ones read alike).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct TurnView {
     /// The code-task call the turn is, in the session's run.
     pub call_id: String,
@@ -70,7 +71,7 @@ pub struct TurnView {
     /// When it started (RFC 3339).
     pub started_at: String,
     /// Once it ended: its result.
-    #[schema(value_type = Option<Object>)]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
     pub result: Option<TurnOutcome>,
 }
 
@@ -173,7 +174,8 @@ pub struct RevertView {
 }
 
 /// Where a turn stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum TurnState {
     /// Under way.
@@ -198,7 +200,8 @@ impl TurnView {
 }
 
 /// What a message is, stored as its kebab-case name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum MessageKind {
     /// A person's message; a turn's brief.
@@ -885,8 +888,8 @@ mod tests {
 
     #[tokio::test]
     async fn a_page_is_read_again_once_the_server_has_closed_its_connection() {
-        let (store, _dir) = crate::store::test_store().await;
-        let session = crate::store::test_session(&store).await;
+        let (store, _dir) = crate::test_store().await;
+        let session = crate::test_session(&store).await;
         for text in ["one", "two", "three"] {
             store
                 .add_message(&session, MessageKind::User, text, None, true)
@@ -906,7 +909,7 @@ mod tests {
         let before = page().await.unwrap();
         assert_eq!(before.1, 3, "{}", before.0);
         assert!(before.0.contains("\"content\":\"three\""), "{}", before.0);
-        if let crate::store::Pool::Postgres(pool) = &store.pool {
+        if let crate::Pool::Postgres(pool) = &store.pool {
             // Every other connection to the database goes: the one the page
             // was read on, now idle, among them.
             let closed: Vec<(bool,)> = sqlx::query_as(

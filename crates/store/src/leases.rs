@@ -299,7 +299,7 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::{MessageKind, SessionStatus, test_session, test_store};
+    use crate::{MessageKind, SessionStatus, test_session, test_store};
 
     /// A new session: its id and its account's.
     async fn a_session(store: &Store) -> SessionRef {

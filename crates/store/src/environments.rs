@@ -34,7 +34,7 @@ pub struct Environment {
     /// admitting these hosts (see [`cinch_engine::sandbox::egress`]).
     pub allowed_hosts: Option<Vec<String>>,
     /// Its approval policy; `None`: nothing is asked.
-    pub approvals: Option<crate::approvals::ApprovalPolicy>,
+    pub approvals: Option<crate::approval_policy::ApprovalPolicy>,
     /// Minutes its harness may write nothing before the turn is stopped;
     /// `None`: the server's watchdog.
     pub watchdog_minutes: Option<u32>,
@@ -64,7 +64,7 @@ pub struct NewEnvironment {
     /// The only hosts its processes may reach, through the proxy; `None`: any.
     pub allowed_hosts: Option<Vec<String>>,
     /// Its approval policy; `None`: nothing is asked.
-    pub approvals: Option<crate::approvals::ApprovalPolicy>,
+    pub approvals: Option<crate::approval_policy::ApprovalPolicy>,
     /// Its watchdog in minutes; `None`: the server's.
     pub watchdog_minutes: Option<u32>,
     /// MCP servers its harnesses get.
@@ -90,7 +90,7 @@ pub struct EnvironmentPatch {
     /// New allowed hosts (`Some(None)` opens the network again).
     pub allowed_hosts: Option<Option<Vec<String>>>,
     /// A new approval policy (`Some(None)` asks nothing again).
-    pub approvals: Option<Option<crate::approvals::ApprovalPolicy>>,
+    pub approvals: Option<Option<crate::approval_policy::ApprovalPolicy>>,
     /// A new watchdog (`Some(None)` goes back to the server's).
     pub watchdog_minutes: Option<Option<u32>>,
     /// New MCP servers, replacing the old.

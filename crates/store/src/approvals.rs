@@ -4,10 +4,11 @@
 //! each session's own approval policy.
 
 use super::{Page, Result, Store, new_id, now, on_pool};
-use crate::approvals::{ApprovalPolicy, Decision};
+use crate::approval_policy::{ApprovalPolicy, Decision};
 
 /// Where an approval stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ApprovalStatus {
     /// Waiting for a decision.

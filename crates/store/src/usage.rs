@@ -8,7 +8,8 @@ use serde::{Deserialize, Serialize};
 use super::{PerBackend, Result, Store, on_pool};
 
 /// The tokens and cost of some turns.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct UsageTotals {
     /// Turns that have ended.
     pub turns: i64,
@@ -75,7 +76,8 @@ const TOTALS: PerBackend<&str> = PerBackend {
 };
 
 /// What an account's usage is grouped by.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum UsageGroup {
     /// The harness (driver) that ran the turns.

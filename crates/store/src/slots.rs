@@ -103,7 +103,7 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::test_store;
+    use crate::test_store;
 
     #[tokio::test]
     async fn an_accounts_slots_are_capped_across_nodes_and_run_out_with_their_node() {

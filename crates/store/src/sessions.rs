@@ -80,7 +80,8 @@ super::rows::row_struct! {
 }
 
 /// Where a session is in its life, stored as its snake_case name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum SessionStatus {
     /// Preparing its workspace (clone or worktree, setup commands).
@@ -126,7 +127,8 @@ impl std::fmt::Display for SessionStatus {
 
 /// Why a session closed, or the recovery that left it idle; stored as its
 /// snake_case name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum CloseReason {
     /// Someone closed it.
@@ -186,7 +188,8 @@ super::text_column!(CloseReason);
 
 /// What a session's work tree was rebuilt from on the node that took it
 /// over, stored as its snake_case name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum RebuiltFrom {
     /// Its last end checkpoint, fetched from the checkpoint remote.
@@ -210,7 +213,8 @@ impl RebuiltFrom {
 super::text_column!(RebuiltFrom);
 
 /// How a fork's harness session began, stored as its snake_case name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ForkMode {
     /// The harness forked the source's own session: it remembers the

@@ -25,7 +25,8 @@ super::rows::row_struct! {
 }
 
 /// Where a delivery stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum DeliveryState {
     /// Not yet answered 2xx; another attempt is due.

@@ -39,16 +39,16 @@ pub(super) fn new_token() -> Result<String> {
 /// transaction `$tx`, of either backend, and evaluates to its text.
 macro_rules! issue {
     ($tx:ident, $account_id:expr, $owner:expr, $name:expr) => {{
-        let token = $crate::store::tokens::new_token()?;
+        let token = $crate::tokens::new_token()?;
         let (member_id, agent_id) = match $owner {
-            $crate::store::TokenOwner::Member(id) => (Some(id.as_str()), None),
-            $crate::store::TokenOwner::Agent(id) => (None, Some(id.as_str())),
+            $crate::TokenOwner::Member(id) => (Some(id.as_str()), None),
+            $crate::TokenOwner::Agent(id) => (None, Some(id.as_str())),
         };
         sqlx::query(
             "INSERT INTO tokens (hash, account_id, member_id, agent_id, name, created_at) \
              VALUES ($1, $2, $3, $4, $5, $6)",
         )
-        .bind($crate::store::tokens::hash(&token))
+        .bind($crate::tokens::hash(&token))
         .bind($account_id)
         .bind(member_id)
         .bind(agent_id)
@@ -317,7 +317,7 @@ mod tests {
 
     #[tokio::test]
     async fn tokens_are_stored_hashed_and_authenticate_their_owner() {
-        let (store, _dir) = crate::store::test_store().await;
+        let (store, _dir) = crate::test_store().await;
         let token = store.bootstrap().await.unwrap().unwrap();
         assert!(store.bootstrap().await.unwrap().is_none());
         let principal = store.authenticate(&token).await.unwrap().unwrap();

@@ -33,7 +33,8 @@ super::rows::row_struct! {
 
 /// Whether an attachment's content is available, stored as its snake_case
 /// name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum AttachmentStatus {
     /// Its content is available.
