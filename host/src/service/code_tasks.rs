@@ -486,6 +486,7 @@ impl CodeTasks {
             return Ok(LiveState {
                 session_id: result.session_id.clone(),
                 outcome: Some(Ok(Arc::new(result))),
+                result_stored: true,
             });
         }
         let engine = self.engine.clone();

@@ -47,6 +47,9 @@ pub struct LiveState {
     pub session_id: Option<String>,
     /// The result once the turn has ended, or why it could not be had.
     pub outcome: Option<Result<Arc<TurnResult>, String>>,
+    /// Whether the result is in the database already (its session need
+    /// not store it again).
+    pub result_stored: bool,
 }
 
 /// A permission request of a followed turn, on its way to the conductor.
@@ -256,13 +259,16 @@ impl Runs {
             // shown only once stored, so whoever waits for it (`?wait=true`)
             // reads it back everywhere.
             run_events.flushed().await;
-            if let Err(error) = store
+            let recorded = store
                 .record_call_result(&stored.account_id, &stored.run_id, &stored.call_id, &result)
-                .await
-            {
+                .await;
+            if let Err(error) = &recorded {
                 tracing::error!(call = %stored.call_id, "storing the turn's result: {error}");
             }
-            outcome.send_modify(|state| state.outcome = Some(Ok(result.clone())));
+            outcome.send_modify(|state| {
+                state.outcome = Some(Ok(result.clone()));
+                state.result_stored = recorded.is_ok();
+            });
             if let Some(webhooks) = webhooks {
                 webhooks.notify(
                     &stored.account_id,

@@ -89,6 +89,7 @@ impl Conductor {
                     &session.id,
                     message,
                     Err(format!("{error:#}")),
+                    false,
                 )
                 .await
             }

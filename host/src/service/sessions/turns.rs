@@ -303,9 +303,12 @@ impl Conductor {
     ) {
         let this = self.clone();
         tokio::spawn(async move {
-            let outcome = match live.wait_for(|state| state.outcome.is_some()).await {
-                Ok(state) => state.outcome.clone().expect("waited for it"),
-                Err(_) => Err("the turn's follower went away".to_owned()),
+            let (outcome, stored) = match live.wait_for(|state| state.outcome.is_some()).await {
+                Ok(state) => (
+                    state.outcome.clone().expect("waited for it"),
+                    state.result_stored,
+                ),
+                Err(_) => (Err("the turn's follower went away".to_owned()), false),
             };
             if let Some(turn) = message.turn_view()
                 && let Err(error) = this
@@ -319,7 +322,13 @@ impl Conductor {
             let mut pause = FINISH_RETRY_FIRST;
             loop {
                 match this
-                    .finish_turn(&account_id, &session_id, message.clone(), outcome.clone())
+                    .finish_turn(
+                        &account_id,
+                        &session_id,
+                        message.clone(),
+                        outcome.clone(),
+                        stored,
+                    )
                     .await
                 {
                     Ok(()) => break,
@@ -345,6 +354,7 @@ impl Conductor {
         session_id: &str,
         message: Message,
         outcome: std::result::Result<Arc<TurnResult>, String>,
+        result_stored: bool,
     ) -> Result<()> {
         let guard = self.session_lock(session_id);
         let _held = guard.lock().await;
@@ -367,8 +377,12 @@ impl Conductor {
                 message.id
             )));
         };
-        if let Ok(result) = &outcome {
-            // Kept before the session is read, so that its usage counts the turn.
+        // Kept before the session is read, so that its usage counts the
+        // turn; by the turn's follower already unless that failed (a second
+        // write a turn's end cost as much as the first).
+        if let Ok(result) = &outcome
+            && !result_stored
+        {
             self.store
                 .record_call_result(account_id, session_id, &view.call_id, result)
                 .await?;
