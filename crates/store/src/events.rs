@@ -311,6 +311,44 @@ mod tests {
     use super::*;
 
     #[tokio::test]
+    async fn a_write_waiting_for_the_lock_takes_it_soon_after_it_is_let_go() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(super::super::DATABASE_FILE);
+        let store = Store::open(&path).await.unwrap();
+        // SQLite's own wait would try again 178 ms after it began, and
+        // next at 228 ms.
+        const HELD: Duration = Duration::from_millis(200);
+        let hold = |path: &std::path::Path| {
+            let holder = rusqlite::Connection::open(path).unwrap();
+            holder.execute_batch("BEGIN IMMEDIATE").unwrap();
+            std::thread::spawn(move || {
+                std::thread::sleep(HELD);
+                holder.execute_batch("COMMIT").unwrap();
+            })
+        };
+        // A write of the requests' pool, then one of the store's own connections.
+        let started = Instant::now();
+        let held = hold(&path);
+        store.create_account("waits").await.unwrap();
+        let pool_waited = started.elapsed();
+        held.join().unwrap();
+        let own =
+            super::super::readers::connect(&path, rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE)
+                .unwrap();
+        let started = Instant::now();
+        let held = hold(&path);
+        own.execute_batch("BEGIN IMMEDIATE; COMMIT").unwrap();
+        let own_waited = started.elapsed();
+        held.join().unwrap();
+        for waited in [pool_waited, own_waited] {
+            assert!(
+                waited >= HELD && waited < Duration::from_millis(220),
+                "waited {pool_waited:?} (pool) and {own_waited:?} (own) for a lock held {HELD:?}"
+            );
+        }
+    }
+
+    #[tokio::test]
     async fn storing_events_for_long_keeps_the_log_checkpointed() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(super::super::DATABASE_FILE);

@@ -273,6 +273,13 @@ impl Store {
             // A connection to a file has no other end to lose: a ping
             // before each use would only cost two hops to its thread.
             .test_before_acquire(false)
+            .after_connect(|connection, _| {
+                Box::pin(async move {
+                    let mut handle = connection.lock_handle().await?;
+                    readers::retry_soon_when_busy(handle.as_raw_handle());
+                    Ok(())
+                })
+            })
             .connect_with(options)
             .await?;
         migrations::sqlite().await?.run(&pool).await?;
