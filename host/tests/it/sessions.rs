@@ -2185,6 +2185,26 @@ fn a_fan_out_of_three_harnesses_completes_and_compares_side_by_side() {
         .map(|dir| git_output(dir, &["rev-parse", "HEAD"]))
         .collect();
     assert!(bases.iter().all(|base| base == &bases[0]), "{bases:?}");
+    // Each is one of the repository's linked worktrees as git lists them,
+    // on its session's branch, and git's own pruning keeps them.
+    let repo = world.path("repo");
+    git(&repo, &["worktree", "prune"]);
+    let listed = git_output(&repo, &["worktree", "list", "--porcelain"]);
+    for (id, dir) in ids.iter().zip(&dirs) {
+        let branch = api.session(&task, id)["branch_name"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let entry = format!(
+            "worktree {}\nHEAD {}\nbranch refs/heads/{branch}",
+            dir.canonicalize().unwrap().display(),
+            bases[0].trim()
+        );
+        assert!(
+            listed.split("\n\n").any(|block| block.trim() == entry),
+            "{entry}\n{listed}"
+        );
+    }
 
     let compared = api.get(&format!("/tasks/{task}/compare"));
     assert_eq!(compared.status, 200, "{compared:?}");

@@ -26,6 +26,7 @@ mod delivery;
 mod forge;
 mod fork;
 mod lifecycle;
+mod linked_worktree;
 mod machine;
 mod native_fork;
 pub mod nodes;

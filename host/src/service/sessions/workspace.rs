@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use anyhow::{Context as _, bail};
 
+use super::linked_worktree;
 use crate::runs::repository::{is_url, local_path};
 use cinch_engine::config::SandboxConfig;
 use cinch_engine::redact::Redactor;
@@ -189,7 +190,7 @@ pub fn create(plan: &Plan) -> Result<Option<RebuiltFrom>, WorkspaceError> {
     {
         // Two boots at once in one repository race on its worktree list.
         let lock = repository_lock(&repository);
-        let _held = cinch_base::sync::lock(&lock);
+        let held = cinch_base::sync::lock(&lock);
         if let Some(url) = plan.repository.filter(|repository| is_url(repository)) {
             fetch(plan.tenant, url, plan.clone_dir).map_err(repository_failed)?;
         }
@@ -198,7 +199,7 @@ pub fn create(plan: &Plan) -> Result<Option<RebuiltFrom>, WorkspaceError> {
                 Some(fork) => Some(fork_start(plan, &repository, fork).map_err(repository_failed)?),
                 None => None,
             };
-            add_worktree(&repository, plan, start.as_deref()).map_err(repository_failed)?;
+            add_worktree(&repository, plan, start.as_deref(), held).map_err(repository_failed)?;
         }
     }
     if let (Some(fork), true) = (plan.fork, made_now) {
@@ -390,8 +391,14 @@ fn fetch(tenant: &Tenant, url: &str, dir: &Path) -> anyhow::Result<()> {
 }
 
 /// Adds the worktree on the session's branch, made new from `start` when
-/// given (a fork's), else from the base branch.
-fn add_worktree(repository: &Path, plan: &Plan, start: Option<&str>) -> anyhow::Result<()> {
+/// given (a fork's), else from the base branch. `held`: the repository's
+/// lock, let go as soon as nothing two adds share is changed any more.
+fn add_worktree(
+    repository: &Path,
+    plan: &Plan,
+    start: Option<&str>,
+    held: std::sync::MutexGuard<'_, ()>,
+) -> anyhow::Result<()> {
     anyhow::ensure!(
         repository.join(".git").exists() || repository.join("HEAD").exists(),
         "{} is not a git repository",
@@ -423,17 +430,62 @@ fn add_worktree(repository: &Path, plan: &Plan, start: Option<&str>) -> anyhow::
             }
         })
     });
+    // A new session's branch from a local one (no upstream to record in
+    // the repository's config) is its own; so is its link: neither needs
+    // the lock, and the link's time does not grow with the worktrees the
+    // repository has, as `git worktree add`'s does.
+    let tracks = base
+        .as_deref()
+        .is_some_and(|base| base.starts_with("origin/"));
+    if start.is_none()
+        && plan.rebuild.is_none()
+        && !tracks
+        && let Some(common) = linked_worktree::common_dir(repository)
+    {
+        drop(held);
+        let mut branch = vec!["branch", "-q", plan.branch];
+        branch.extend(base.as_deref());
+        if git(&branch).is_ok() {
+            linked_worktree::link(&common, plan.dir, plan.branch)?;
+            let checkout = ["reset", "-q", "--hard", "--no-recurse-submodules"];
+            return self::git(plan.tenant, &dirs, plan.dir, &checkout).map(drop);
+        }
+        // Whatever stopped git (the branch is there already, the
+        // repository has no commit yet) is for `git worktree add` to
+        // handle or explain, as before.
+        let lock = repository_lock(repository);
+        let _held = cinch_base::sync::lock(&lock);
+        return add_with_git(plan, &dirs, repository, &dir, start, base.as_deref());
+    }
+    add_with_git(plan, &dirs, repository, &dir, start, base.as_deref())
+}
+
+/// `git worktree add` of the session's branch, made new from `base` (or
+/// HEAD), in `dir`.
+fn add_with_git(
+    plan: &Plan,
+    dirs: &[&Path],
+    repository: &Path,
+    dir: &str,
+    start: Option<&str>,
+    base: Option<&str>,
+) -> anyhow::Result<()> {
+    let git = |args: &[&str]| git(plan.tenant, dirs, repository, args);
+    let branch_exists = || {
+        let branch = format!("refs/heads/{}", plan.branch);
+        git(&["rev-parse", "--verify", "-q", &branch]).is_ok()
+    };
     // A new session's branch is new too, so making it comes first: one git
     // process (a sandboxed start each) for most sessions.
-    let mut args = vec!["worktree", "add", "-q", "-b", plan.branch, &dir];
+    let mut args = vec!["worktree", "add", "-q", "-b", plan.branch, dir];
     if start.is_some() {
         // A fork's files are the checkpoint's, written once by its checkout
         // (not the branch's first: 20,000 files took 1.6 s instead of 1.1).
         args.insert(3, "--no-checkout");
     }
-    args.extend(base.as_deref());
+    args.extend(base);
     match git(&args) {
-        Err(_) if branch_exists() => git(&["worktree", "add", "-q", &dir, plan.branch]).map(drop),
+        Err(_) if branch_exists() => git(&["worktree", "add", "-q", dir, plan.branch]).map(drop),
         made => made.map(drop),
     }
 }
