@@ -2275,6 +2275,105 @@ fn a_fan_out_of_three_harnesses_completes_and_compares_side_by_side() {
     assert_eq!(missing.status, 422, "{missing:?}");
 }
 
+/// Every path under `dir`, with each file's bytes, in order.
+fn tree(dir: &Path) -> Vec<(PathBuf, Option<String>)> {
+    let mut found = Vec::new();
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    entries.sort();
+    for path in entries {
+        if path.is_symlink() || !path.is_dir() {
+            found.push((path.clone(), std::fs::read_to_string(&path).ok()));
+        } else {
+            found.push((path.clone(), None));
+            found.extend(tree(&path));
+        }
+    }
+    found
+}
+
+#[test]
+fn a_linked_worktrees_folder_is_never_written_through() {
+    let world = World::new();
+    let server = world.serve();
+    let token = world.admin_token();
+    let api = Api::new(&server, &token);
+    let repo = world.path("repo");
+    let environment = api.environment(json!({
+        "name": "shop",
+        "repository": repo.display().to_string(),
+    }));
+    world.script(Script {
+        lines: claude_turn("sess-linked", "Done."),
+        ..Script::default()
+    });
+    // What an agent committing from its worktree could plant: the folder
+    // of the repository's worktrees made a link to a folder outside it.
+    let outside = world.path("planted");
+    std::fs::create_dir_all(outside.join("kept")).unwrap();
+    std::fs::write(outside.join("kept/file"), "mine\n").unwrap();
+    let worktrees = repo.join(".git/worktrees");
+    let _ = std::fs::remove_dir(&worktrees);
+    std::os::unix::fs::symlink(&outside, &worktrees).unwrap();
+    let before = tree(&outside);
+    assert_eq!(before.len(), 2, "{before:?}");
+
+    let created = api.post(
+        "/tasks",
+        json!({"prompt": "Write the answer.", "environment_id": environment}),
+    );
+    assert_eq!(created.status, 201, "{created:?}");
+    let task = created.data()["id"].as_str().unwrap().to_owned();
+    let session = api.first_session(&task)["id"].as_str().unwrap().to_owned();
+    // A worktree git lists lives in the repository's worktrees folder,
+    // here the link's target: the session cannot have one, and says why.
+    let settled = api.wait(&task, &session, "closed or idle", |session| {
+        session["status"] == "closed" || session["status"] == "idle"
+    });
+    assert_eq!(tree(&outside), before);
+    assert_eq!(settled["close_reason"], "vm_failure", "{settled:#}");
+    let error = settled["error_message"].as_str().unwrap();
+    assert!(error.contains("git worktree add"), "{error}");
+    assert!(
+        server
+            .log()
+            .contains("linking a session's worktree directly failed"),
+        "{}",
+        server.log()
+    );
+
+    // With the folder whole again, the next session runs its turn in a
+    // worktree of the repository, and nothing went through the link.
+    std::fs::remove_file(&worktrees).unwrap();
+    let created = api.post(
+        "/tasks",
+        json!({"prompt": "Write the answer.", "environment_id": environment}),
+    );
+    assert_eq!(created.status, 201, "{created:?}");
+    let task = created.data()["id"].as_str().unwrap().to_owned();
+    let session = api.first_session(&task)["id"].as_str().unwrap().to_owned();
+    let messages = ended(&api, &task, &session, 1);
+    let turn = assistant(&Value::Array(messages));
+    assert_eq!(turn["turn"]["status"], "completed", "{turn:#}");
+    let session = api.session(&task, &session);
+    let dir = PathBuf::from(session["workspace"].as_str().unwrap());
+    let entry = format!(
+        "worktree {}\nHEAD {}\nbranch refs/heads/{}",
+        dir.canonicalize().unwrap().display(),
+        git_output(&dir, &["rev-parse", "HEAD"]).trim(),
+        session["branch_name"].as_str().unwrap()
+    );
+    git(&repo, &["worktree", "prune"]);
+    let listed = git_output(&repo, &["worktree", "list", "--porcelain"]);
+    assert!(
+        listed.split("\n\n").any(|block| block.trim() == entry),
+        "{entry}\n{listed}"
+    );
+    assert_eq!(tree(&outside), before);
+}
+
 #[test]
 fn forks_and_fan_outs_wait_for_capacity_like_any_session() {
     let world = World::new();

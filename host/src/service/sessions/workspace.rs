@@ -446,13 +446,23 @@ fn add_worktree(
         let mut branch = vec!["branch", "-q", plan.branch];
         branch.extend(base.as_deref());
         if git(&branch).is_ok() {
-            linked_worktree::link(&common, plan.dir, plan.branch)?;
-            let checkout = ["reset", "-q", "--hard", "--no-recurse-submodules"];
-            return self::git(plan.tenant, &dirs, plan.dir, &checkout).map(drop);
+            match linked_worktree::link(&common, plan.dir, plan.branch) {
+                Ok(()) => {
+                    let checkout = ["reset", "-q", "--hard", "--no-recurse-submodules"];
+                    return self::git(plan.tenant, &dirs, plan.dir, &checkout).map(drop);
+                }
+                // A link or a file where the git folder should have a
+                // folder: cinch writes nothing through it, and git, in
+                // the sandbox, adds the worktree or says why not.
+                Err(error) => tracing::warn!(
+                    repository = %repository.display(),
+                    "linking a session's worktree directly failed, so git worktree add makes it: {error:#}"
+                ),
+            }
         }
         // Whatever stopped git (the branch is there already, the
-        // repository has no commit yet) is for `git worktree add` to
-        // handle or explain, as before.
+        // repository has no commit yet) or the link is for `git worktree
+        // add` to handle or explain, as before.
         let lock = repository_lock(repository);
         let _held = cinch_base::sync::lock(&lock);
         return add_with_git(plan, &dirs, repository, &dir, start, base.as_deref());
