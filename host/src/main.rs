@@ -1,5 +1,8 @@
-//! The `cinch` binary: everything it does is in the library's `cli`.
+//! The `cinch` command: running turns from a terminal, managing drivers and
+//! harnesses, and `cinch serve`, which starts the server (`cinch_server`).
+
+mod cli;
 
 fn main() -> std::process::ExitCode {
-    cinch::cli::main()
+    cli::main()
 }

@@ -1,5 +1,5 @@
 //! `cinch-helper`: the small binary cinch starts for sandboxed commands and
-//! turn supervisors (see the library's `helper` module).
+//! turn supervisors (see `cinch_engine::helper`).
 
 use std::process::ExitCode;
 
