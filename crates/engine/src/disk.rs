@@ -6,7 +6,7 @@ use std::path::Path;
 
 /// Free space under which the disk counts as full: a turn's files and the
 /// database's next writes no longer fit.
-pub const FULL_BELOW_BYTES: u64 = 1 << 20;
+pub(crate) const FULL_BELOW_BYTES: u64 = 1 << 20;
 
 /// Free space under which the disk counts as low, unless configured.
 pub const DEFAULT_LOW_BELOW_BYTES: u64 = 1 << 30;
@@ -66,7 +66,7 @@ impl Space {
 }
 
 /// Whether `error` comes of a full disk (or a spent quota).
-pub fn is_full(error: &anyhow::Error) -> bool {
+pub(crate) fn is_full(error: &anyhow::Error) -> bool {
     error.chain().any(|cause| {
         cause.downcast_ref::<std::io::Error>().is_some_and(|io| {
             matches!(

@@ -79,7 +79,7 @@ pub struct Registry {
 /// No driver has the name asked for.
 #[derive(Debug, thiserror::Error)]
 #[error("harness.missing: no driver named `{name}`; installed: {installed}")]
-pub struct UnknownDriver {
+pub(crate) struct UnknownDriver {
     /// The name asked for.
     pub name: String,
     /// The names there are, comma-separated.

@@ -11,7 +11,7 @@ const FALLBACK_LOOK: Duration = Duration::from_millis(10);
 /// A descriptor that becomes readable when the process `pid` exits; `None`
 /// where the kernel has no pidfds. For a child, open it before anything may
 /// reap the child, so that it names that process and no later one.
-pub fn pidfd(pid: u32) -> Option<OwnedFd> {
+pub(crate) fn pidfd(pid: u32) -> Option<OwnedFd> {
     // SAFETY: the pidfd_open syscall with a pid and no flags.
     let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) };
     // SAFETY: a descriptor the kernel just gave us.

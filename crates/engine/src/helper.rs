@@ -14,10 +14,10 @@ use std::process::{Command, ExitCode, Output, Stdio};
 use std::time::Duration;
 
 /// The helper binary's file name.
-pub const HELPER_BINARY: &str = "cinch-helper";
+pub(crate) const HELPER_BINARY: &str = "cinch-helper";
 
 /// The subcommand that supervises a turn: `supervise TURN_DIR`.
-pub const SUPERVISE: &str = "supervise";
+pub(crate) const SUPERVISE: &str = "supervise";
 
 /// The subcommand that runs a confined network's proxy (see
 /// [`crate::sandbox::egress::netns`]): `egress-proxy EGRESS_JSON PARENT_PID`.

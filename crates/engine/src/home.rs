@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context as _;
 
 /// The environment variable that overrides where the home is.
-pub const HOME_ENV: &str = "CINCH_HOME";
+pub(crate) const HOME_ENV: &str = "CINCH_HOME";
 
 /// cinch's home directory and the places under it.
 #[derive(Debug, Clone)]

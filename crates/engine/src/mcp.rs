@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 /// The most MCP servers one environment may list.
-pub const MAX_SERVERS: usize = 20;
+pub(crate) const MAX_SERVERS: usize = 20;
 
 /// One MCP server a harness starts (stdio) or connects to (HTTP).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -86,7 +86,7 @@ pub enum McpServerKind {
 
 /// One complaint about a list of servers: the field (relative to the list,
 /// `[0].url`) and what is wrong.
-pub type Complaint = (String, String);
+pub(crate) type Complaint = (String, String);
 
 fn is_name(name: &str) -> bool {
     !name.is_empty()

@@ -13,7 +13,7 @@ pub const DRIVER_FAILURES: &str = "cinch_driver_failures_total";
 pub const EGRESS_REFUSED: &str = "cinch_egress_refused_total";
 
 /// Counts a failed call into `harness`'s driver.
-pub fn driver_failed(harness: &str) {
+pub(crate) fn driver_failed(harness: &str) {
     metrics::counter!(DRIVER_FAILURES, "harness" => harness.to_owned()).increment(1);
 }
 

@@ -65,7 +65,7 @@ pub fn probe(driver: &Driver, info: &cinch_driver_sdk::Info, search_path: &str) 
 /// Runs the CLI at `path` with `version_args` and has `driver` read its
 /// version from what it printed (`None` when it printed none); else says
 /// why the command failed.
-pub fn read_version(
+pub(crate) fn read_version(
     driver: &Driver,
     path: &Path,
     version_args: &[String],

@@ -1,7 +1,7 @@
 //! Replaces secret values in text shown to people or stored.
 
 /// What a secret becomes.
-pub const MASK: &str = "[redacted]";
+pub(crate) const MASK: &str = "[redacted]";
 
 /// Secrets shorter than this are not masked: masking `1` or `ab` would mangle
 /// ordinary text and protect nothing.
@@ -37,7 +37,7 @@ impl Redactor {
     }
 
     /// Whether `text` holds any of the secrets.
-    pub fn finds_secret(&self, text: &str) -> bool {
+    pub(crate) fn finds_secret(&self, text: &str) -> bool {
         self.secrets
             .iter()
             .any(|secret| text.contains(secret.as_str()))

@@ -16,7 +16,7 @@ use wasmtime_wasi_io::streams::{OutputStream, StreamResult};
 
 /// The first `capacity` bytes a guest wrote; later bytes are dropped.
 #[derive(Clone)]
-pub struct BoundedOutput {
+pub(crate) struct BoundedOutput {
     buffer: Arc<Mutex<Vec<u8>>>,
     capacity: usize,
 }

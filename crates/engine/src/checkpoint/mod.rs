@@ -88,7 +88,7 @@ impl<T> Context<T> for Result<T, git2::Error> {
 /// A repository opened once for several checkpoint operations: a turn's end
 /// takes its checkpoint and counts what changed since its start with one
 /// (opening a repository reads its configuration files).
-pub struct Repo {
+pub(crate) struct Repo {
     repo: Repository,
     workdir: PathBuf,
 }

@@ -9,7 +9,7 @@
 use anyhow::Context as _;
 
 /// The refs of one run's (a session's) checkpoints.
-pub fn run_refs(run: &str) -> String {
+pub(crate) fn run_refs(run: &str) -> String {
     format!("refs/cinch/runs/{run}/")
 }
 

@@ -9,12 +9,12 @@ use std::process::Command;
 use tempfile::TempDir;
 
 /// The ref the tests take a start checkpoint at.
-pub const START: &str = "refs/cinch/runs/r1/tasks/c1/start";
+pub(crate) const START: &str = "refs/cinch/runs/r1/tasks/c1/start";
 /// The ref of the end checkpoint.
 pub const END: &str = "refs/cinch/runs/r1/tasks/c1/end";
 
 /// git in `dir`, with no user or system configuration.
-pub fn git_command(dir: &Path, args: &[&str]) -> Command {
+pub(crate) fn git_command(dir: &Path, args: &[&str]) -> Command {
     let mut command = Command::new("git");
     command
         .current_dir(dir)
@@ -44,7 +44,7 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
 }
 
 /// A fresh repository on branch main, with nothing committed.
-pub fn empty_repo() -> (TempDir, PathBuf) {
+pub(crate) fn empty_repo() -> (TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("repo");
     fs::create_dir(&root).unwrap();
@@ -59,7 +59,7 @@ pub fn empty_repo() -> (TempDir, PathBuf) {
 }
 
 /// A repository whose one commit holds `files`.
-pub fn repo_with(files: &[(&str, &str)]) -> (TempDir, PathBuf) {
+pub(crate) fn repo_with(files: &[(&str, &str)]) -> (TempDir, PathBuf) {
     let (dir, root) = empty_repo();
     for (path, contents) in files {
         write(&root, path, contents);
@@ -68,7 +68,7 @@ pub fn repo_with(files: &[(&str, &str)]) -> (TempDir, PathBuf) {
     (dir, root)
 }
 
-pub fn commit_all(root: &Path, message: &str) {
+pub(crate) fn commit_all(root: &Path, message: &str) {
     git(root, &["add", "-A"]);
     git(root, &["commit", "-q", "-m", message]);
 }
@@ -121,7 +121,7 @@ pub fn snapshot(root: &Path, index_file: &Path) -> (Option<Vec<u8>>, String, Str
     (index, status, format!("{files:?}"))
 }
 
-pub fn files_at(root: &Path, sha: &str) -> Vec<String> {
+pub(crate) fn files_at(root: &Path, sha: &str) -> Vec<String> {
     git(root, &["ls-tree", "-r", "--name-only", sha])
         .lines()
         .map(str::to_owned)
@@ -132,6 +132,6 @@ pub fn show(root: &Path, sha: &str, path: &str) -> String {
     git(root, &["show", &format!("{sha}:{path}")])
 }
 
-pub fn rev_parse(root: &Path, rev: &str) -> String {
+pub(crate) fn rev_parse(root: &Path, rev: &str) -> String {
     git(root, &["rev-parse", rev]).trim().to_owned()
 }

@@ -12,7 +12,7 @@ use crate::reading::parse::TurnParser;
 use crate::turn_dir::TurnDir;
 
 /// A one-way turn's driver session, ending the CLI when it is done.
-pub struct OneWay {
+pub(crate) struct OneWay {
     session: DriverSession,
     turn: TurnDir,
     /// Whether the supervisor was asked already (by this host, or by one

@@ -2,10 +2,10 @@
 
 /// Notes together may hold at most this many bytes; a note past the cap is
 /// named, not included.
-pub const NOTES_CAP_BYTES: usize = 64 << 10;
+pub(crate) const NOTES_CAP_BYTES: usize = 64 << 10;
 
 /// What every harness is told before its task.
-pub const PREAMBLE: &str = "\
+pub(crate) const PREAMBLE: &str = "\
 You are running as a coding agent for one turn, with no way to reach the person who asked. \
 When you are blocked or need a decision, stop and ask in your final message instead of guessing. \
 You may commit on the current branch; never push and never open pull requests. \
@@ -21,7 +21,7 @@ pub struct Note {
 }
 
 /// The whole brief.
-pub fn compose(task: &str, notes: &[Note]) -> String {
+pub(crate) fn compose(task: &str, notes: &[Note]) -> String {
     let mut brief = format!("{PREAMBLE}\n\n# Task\n\n{}\n", task.trim_end());
     let mut used = 0;
     let mut left_out = Vec::new();

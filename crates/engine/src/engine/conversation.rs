@@ -35,12 +35,16 @@ use crate::turn_dir::{ConversationLaunch, Launch, TurnDir, read_json_if_present,
 
 /// How long a cancelled conversation has to end after its stop lines went,
 /// before it is stopped as any turn (SIGTERM, then SIGKILL).
-pub const STOP_WAIT: Duration = Duration::from_secs(3);
+pub(crate) const STOP_WAIT: Duration = Duration::from_secs(3);
 
 /// The driver's turn for a conversation launched as `launch`; `brief` is the
 /// brief's text (empty once the prompt file is gone: by then the CLI has
 /// exited and the opening is only counted).
-pub fn driver_turn(launch: &Launch, conversation: &ConversationLaunch, brief: String) -> sdk::Turn {
+pub(crate) fn driver_turn(
+    launch: &Launch,
+    conversation: &ConversationLaunch,
+    brief: String,
+) -> sdk::Turn {
     sdk::Turn {
         prompt_file: launch.prompt.display().to_string(),
         workdir: launch.workdir.display().to_string(),
@@ -88,7 +92,11 @@ pub fn answer(turn: &TurnDir, answer: &Answer) -> anyhow::Result<()> {
 }
 
 /// Writes the driver's opening lines for `turn` to a new `stdin.jsonl`.
-pub fn write_opening(driver: &Driver, turn: &sdk::Turn, dir: &TurnDir) -> anyhow::Result<()> {
+pub(crate) fn write_opening(
+    driver: &Driver,
+    turn: &sdk::Turn,
+    dir: &TurnDir,
+) -> anyhow::Result<()> {
     let mut session = driver.session_for(turn)?;
     let opening = session.opening()?;
     let mut text = String::new();
@@ -158,7 +166,7 @@ impl Conversation {
 
     /// Answers the requests whose decision has arrived (see [`answer`]):
     /// records each answer with the driver's lines, then writes the lines.
-    pub fn apply_answers(&self) -> anyhow::Result<()> {
+    pub(crate) fn apply_answers(&self) -> anyhow::Result<()> {
         let mut inner = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
         if inner.waiting.is_empty() {
             return Ok(());
@@ -192,7 +200,7 @@ impl Conversation {
     /// Sends the driver's graceful stop lines (`session/cancel`) once.
     /// Returns whether the conversation is still open (its answer has not
     /// arrived), so that the stop request must follow if it does not end.
-    pub fn send_stop_lines(&self) -> anyhow::Result<bool> {
+    pub(crate) fn send_stop_lines(&self) -> anyhow::Result<bool> {
         let mut inner = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
         if inner.done {
             return Ok(false);

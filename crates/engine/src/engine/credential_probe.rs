@@ -87,7 +87,7 @@ fn provider(info: &cinch_driver_sdk::Info, home: Option<&Path>) -> Option<Provid
 
 /// A provider of the harness's own configuration, as a credential.
 #[derive(Debug, PartialEq, Eq)]
-pub enum OwnProvider {
+pub(crate) enum OwnProvider {
     /// Its key is set, or it needs none.
     Ready {
         /// The provider's name.
@@ -101,7 +101,7 @@ pub enum OwnProvider {
 
 /// The provider a harness is configured to run on, and whether it has its
 /// key; `None` when no such provider is configured.
-pub fn provider_credential(
+pub(crate) fn provider_credential(
     info: &cinch_driver_sdk::Info,
     env: &BTreeMap<String, String>,
     home: Option<&Path>,
@@ -124,19 +124,19 @@ pub fn provider_credential(
 /// Whether `info`'s harness runs on a provider of its own configuration
 /// under `home`: the vendor's model ids then mean nothing to it, and the
 /// configuration chooses the model.
-pub fn runs_on_own_provider(info: &cinch_driver_sdk::Info, home: Option<&Path>) -> bool {
+pub(crate) fn runs_on_own_provider(info: &cinch_driver_sdk::Info, home: Option<&Path>) -> bool {
     provider(info, home).is_some()
 }
 
 /// The variable holding the key of the provider `info`'s harness runs on
 /// under `home`, when it has one: a secret to mask.
-pub fn provider_key(info: &cinch_driver_sdk::Info, home: Option<&Path>) -> Option<String> {
+pub(crate) fn provider_key(info: &cinch_driver_sdk::Info, home: Option<&Path>) -> Option<String> {
     provider(info, home)?.env_key
 }
 
 /// What to tell a user whose configured provider has no key, if that is why
 /// the harness has no credential.
-pub fn missing_key(info: &cinch_driver_sdk::Info, home: Option<&Path>) -> Option<String> {
+pub(crate) fn missing_key(info: &cinch_driver_sdk::Info, home: Option<&Path>) -> Option<String> {
     let provider = provider(info, home)?;
     let key = provider.env_key?;
     Some(format!(

@@ -12,7 +12,7 @@ use crate::plugins::{Candidate, Installed, Pin, Plugins, SignaturePolicy};
 
 /// How often the plugins are looked at: a `driver add` is in force for new
 /// turns within this (plus the load of the new component).
-pub const INTERVAL: Duration = Duration::from_millis(200);
+pub(crate) const INTERVAL: Duration = Duration::from_millis(200);
 
 /// What tells that the plugins changed: each file's name, size, inode and
 /// modification time.

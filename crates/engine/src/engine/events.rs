@@ -124,7 +124,7 @@ impl Shared {
 
 /// The publishing side; clones share the same events.
 #[derive(Clone, Default)]
-pub struct EventLog {
+pub(crate) struct EventLog {
     shared: Arc<(Mutex<Shared>, Condvar)>,
 }
 
@@ -147,7 +147,7 @@ impl EventLog {
     /// Appends events, hands them to the listeners together and wakes the
     /// subscribers once; returns the number of the last (of the last
     /// before them when there are none).
-    pub fn publish_all(&self, kinds: impl IntoIterator<Item = TurnEventKind>) -> u64 {
+    pub(crate) fn publish_all(&self, kinds: impl IntoIterator<Item = TurnEventKind>) -> u64 {
         let mut shared = self.lock();
         let first = shared.events.len();
         let at_ms = crate::turn_dir::now_ms();
@@ -230,11 +230,6 @@ impl EventLog {
     /// How many events there are so far.
     pub fn len(&self) -> u64 {
         self.lock().published
-    }
-
-    /// Whether there are none yet.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 }
 

@@ -12,10 +12,10 @@ use crate::redact::Redactor;
 use crate::sandbox::egress::Refusal;
 
 /// At most this many progress lines are returned.
-pub const MAX_LINES: usize = 2000;
+pub(crate) const MAX_LINES: usize = 2000;
 
 /// The raw JSONL returned is at most this many bytes, in whole lines.
-pub const MAX_RAW_BYTES: usize = 256 << 10;
+pub(crate) const MAX_RAW_BYTES: usize = 256 << 10;
 
 /// A kept log, as people read it: the API's `HarnessLog`. Its field
 /// comments are the API document's descriptions, so they spell out
@@ -103,7 +103,7 @@ pub fn read(
 
 /// Adds what the turn's egress proxy refused, as warnings after the
 /// harness's own lines (the raw log does not say where they fell in it).
-pub fn add_refusals(view: &mut LogView, refused: &[Refusal], redactor: &Redactor) {
+pub(crate) fn add_refusals(view: &mut LogView, refused: &[Refusal], redactor: &Redactor) {
     for refusal in refused {
         if view.lines.len() >= MAX_LINES {
             view.lines_truncated = true;

@@ -65,15 +65,12 @@ use result::TurnResult;
 use version::{KnownVersions, VersionProbe};
 use watch::{Followed, Signal, Watcher};
 
-/// The timeout when a turn names none.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30 * 60);
-
 /// The longest timeout a turn may have.
-pub const MAX_TIMEOUT: Duration = Duration::from_secs(60 * 60);
+pub(crate) const MAX_TIMEOUT: Duration = Duration::from_secs(60 * 60);
 
 /// How long a harness may write nothing before the watchdog stops it, when
 /// neither the turn nor cinch's config says otherwise.
-pub const DEFAULT_WATCHDOG: Duration = Duration::from_secs(10 * 60);
+pub(crate) const DEFAULT_WATCHDOG: Duration = Duration::from_secs(10 * 60);
 
 /// At most this many changed files are listed.
 pub const FILES_LISTED: usize = 30;
@@ -319,7 +316,7 @@ impl Engine {
     /// Loads the drivers again from the home's plugins and drivers.lock and
     /// puts them in force for the turns that start from now on; turns
     /// already running keep the driver they started with.
-    pub fn reload_drivers(&self) -> anyhow::Result<()> {
+    pub(crate) fn reload_drivers(&self) -> anyhow::Result<()> {
         let registry = load_registry(&self.runtime, &self.home, &self.config)?;
         *self
             .registry
@@ -471,7 +468,7 @@ fn load_registry(runtime: &Runtime, home: &Home, config: &Config) -> anyhow::Res
 }
 
 /// Letters, digits and `_ . : -`, at most 200 characters.
-pub fn is_valid_session_id(id: &str) -> bool {
+pub(crate) fn is_valid_session_id(id: &str) -> bool {
     !id.is_empty()
         && id.len() <= 200
         && id

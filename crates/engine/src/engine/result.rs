@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use crate::checkpoint::DiffStat;
 
 /// The result text is cut to this size; the final message gives way first.
-pub const RESULT_MAX_BYTES: usize = 24 << 10;
+pub(crate) const RESULT_MAX_BYTES: usize = 24 << 10;
 
 /// How a turn ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -173,7 +173,7 @@ impl TurnResult {
 }
 
 /// The detail text of a timeout of `timeout_ms`.
-pub fn timed_out_detail(timeout_ms: u64) -> String {
+pub(crate) fn timed_out_detail(timeout_ms: u64) -> String {
     format!(
         "Stopped after {}. Resume the session to continue.",
         minutes_or_seconds(timeout_ms)
@@ -182,7 +182,7 @@ pub fn timed_out_detail(timeout_ms: u64) -> String {
 
 /// The detail text of a turn the watchdog stopped, after `idle_limit_ms`
 /// without output.
-pub fn no_output_detail(idle_limit_ms: u64) -> String {
+pub(crate) fn no_output_detail(idle_limit_ms: u64) -> String {
     format!(
         "No output for {}; stopped.",
         minutes_or_seconds(idle_limit_ms)
@@ -201,22 +201,22 @@ pub fn minutes_or_seconds(ms: u64) -> String {
 }
 
 /// The detail text of a cancel.
-pub const CANCELLED_DETAIL: &str = "Stopped: the turn was cancelled.";
+pub(crate) const CANCELLED_DETAIL: &str = "Stopped: the turn was cancelled.";
 
 /// The detail text of a turn whose supervisor is gone.
-pub const GONE_DETAIL: &str = "The harness's state is gone: the machine restarted or its supervisor was killed. Resume the session to continue.";
+pub(crate) const GONE_DETAIL: &str = "The harness's state is gone: the machine restarted or its supervisor was killed. Resume the session to continue.";
 
 /// The detail text of a turn whose result could not be read.
-pub const UNREADABLE_DETAIL: &str = "The harness exited, and its result could not be read.";
+pub(crate) const UNREADABLE_DETAIL: &str = "The harness exited, and its result could not be read.";
 
 /// The detail text of a turn whose result could not be saved: cinch's home
 /// is out of room.
-pub const DISK_FULL_DETAIL: &str = "The harness exited, but cinch could not save its result: no space left on device in cinch's home. Free some space, then send a message to carry on.";
+pub(crate) const DISK_FULL_DETAIL: &str = "The harness exited, but cinch could not save its result: no space left on device in cinch's home. Free some space, then send a message to carry on.";
 
 /// The detail text of a turn whose result could not be read or saved
 /// because of `error`: a full disk is said plainly, with what to do; other
 /// causes (which name the server's files) stay in the server's log.
-pub fn unreadable_detail(error: &anyhow::Error) -> &'static str {
+pub(crate) fn unreadable_detail(error: &anyhow::Error) -> &'static str {
     if crate::disk::is_full(error) {
         DISK_FULL_DETAIL
     } else {
@@ -225,7 +225,7 @@ pub fn unreadable_detail(error: &anyhow::Error) -> &'static str {
 }
 
 /// The detail text of a turn whose CLI did not stop.
-pub fn not_stopped_detail(log: &str) -> String {
+pub(crate) fn not_stopped_detail(log: &str) -> String {
     format!("The harness did not stop and may still be running; its log is {log}.")
 }
 
@@ -241,7 +241,7 @@ pub fn human_duration(ms: u64) -> String {
 }
 
 /// The parts of a result text.
-pub struct ResultText<'a> {
+pub(crate) struct ResultText<'a> {
     /// The status.
     pub status: Status,
     /// The harness as people know it.

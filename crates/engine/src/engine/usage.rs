@@ -72,7 +72,7 @@ impl From<Usage> for RunningTotal {
 /// tokens and cost. For a harness that reports running totals, the total is
 /// kept under cinch's home and the previous one (of the session resumed)
 /// taken off.
-pub fn of_turn(
+pub(crate) fn of_turn(
     home: &Home,
     harness: &str,
     model: Option<&str>,

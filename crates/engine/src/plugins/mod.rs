@@ -191,7 +191,7 @@ impl Plugins {
     }
 
     /// The lock file.
-    pub fn lock_path(&self) -> PathBuf {
+    pub(crate) fn lock_path(&self) -> PathBuf {
         self.dir.with_file_name("drivers.lock")
     }
 
@@ -201,13 +201,13 @@ impl Plugins {
     }
 
     /// Where the component of `digest` is kept.
-    pub fn blob_path(&self, digest: &str) -> PathBuf {
+    pub(crate) fn blob_path(&self, digest: &str) -> PathBuf {
         let hex = digest.strip_prefix("sha256:").unwrap_or(digest);
         self.dir.join("blobs").join(format!("{hex}.wasm"))
     }
 
     /// The pinned component's bytes, checked against its pin.
-    pub fn pinned_bytes(&self, name: &str, pin: &Pin) -> Result<Vec<u8>, PinError> {
+    pub(crate) fn pinned_bytes(&self, name: &str, pin: &Pin) -> Result<Vec<u8>, PinError> {
         let path = self.blob_path(&pin.digest);
         let bytes = std::fs::read(&path).map_err(|error| PinError::Missing {
             name: name.to_owned(),

@@ -15,16 +15,16 @@ use ureq::http;
 use super::reference::Reference;
 
 /// The OCI image manifest's media type.
-pub const MANIFEST_MEDIA_TYPE: &str = "application/vnd.oci.image.manifest.v1+json";
+pub(crate) const MANIFEST_MEDIA_TYPE: &str = "application/vnd.oci.image.manifest.v1+json";
 /// The Wasm OCI Artifact config's media type.
-pub const CONFIG_MEDIA_TYPE: &str = "application/vnd.wasm.config.v0+json";
+pub(crate) const CONFIG_MEDIA_TYPE: &str = "application/vnd.wasm.config.v0+json";
 /// The component layer's media type.
-pub const LAYER_MEDIA_TYPE: &str = "application/wasm";
+pub(crate) const LAYER_MEDIA_TYPE: &str = "application/wasm";
 /// The manifest annotation holding the component's OpenSSH signature
 /// (SSHSIG, armored), when it was published signed.
-pub const SIGNATURE_ANNOTATION: &str = "dev.cinch.driver.signature";
+pub(crate) const SIGNATURE_ANNOTATION: &str = "dev.cinch.driver.signature";
 /// The standard annotation cinch reads a driver's version from.
-pub const VERSION_ANNOTATION: &str = "org.opencontainers.image.version";
+pub(crate) const VERSION_ANNOTATION: &str = "org.opencontainers.image.version";
 
 /// The largest manifest or component cinch takes from a registry.
 const MAX_BLOB_BYTES: u64 = 256 << 20;

@@ -99,20 +99,11 @@ impl Reference {
     }
 
     /// The tag, else the digest: what the registry's manifest URL takes.
-    pub fn manifest_name(&self) -> &str {
+    pub(crate) fn manifest_name(&self) -> &str {
         self.digest
             .as_deref()
             .or(self.tag.as_deref())
             .expect("a parsed reference has a tag or a digest")
-    }
-
-    /// The same repository at `digest`, without the tag.
-    pub fn at_digest(&self, digest: &str) -> Self {
-        Self {
-            digest: Some(digest.to_owned()),
-            tag: None,
-            ..self.clone()
-        }
     }
 
     /// Whether the registry is on this machine (plain HTTP is allowed there).

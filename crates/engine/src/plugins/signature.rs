@@ -10,7 +10,7 @@ use ssh_key::{HashAlg, LineEnding, PrivateKey, PublicKey, SshSig};
 
 /// The SSHSIG namespace of driver signatures: a signature made for
 /// something else (git commits, files) does not pass for a driver's.
-pub const NAMESPACE: &str = "cinch-driver";
+pub(crate) const NAMESPACE: &str = "cinch-driver";
 
 /// Why a component's signature was refused.
 #[derive(Debug, thiserror::Error)]
@@ -116,7 +116,7 @@ pub fn verify(
 }
 
 /// Checks every line of `trusted` reads as an OpenSSH public key.
-pub fn check_trusted_keys(trusted: &[String]) -> anyhow::Result<()> {
+pub(crate) fn check_trusted_keys(trusted: &[String]) -> anyhow::Result<()> {
     for line in trusted {
         PublicKey::from_openssh(line.trim()).with_context(|| {
             format!(

@@ -6,7 +6,7 @@
 
 /// The longest line passed to a driver. Longer lines are skipped: a driver
 /// parsing one could need many times its size in memory.
-pub const MAX_LINE_BYTES: usize = 4 << 20;
+pub(crate) const MAX_LINE_BYTES: usize = 4 << 20;
 
 /// One line of output.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,7 +21,7 @@ pub enum Line {
 
 /// Accumulates chunks and yields whole lines.
 #[derive(Debug)]
-pub struct LineSplitter {
+pub(crate) struct LineSplitter {
     pending: Vec<u8>,
     max_line: usize,
     /// The length so far of an over-long line whose bytes are being dropped.
@@ -66,7 +66,8 @@ impl LineSplitter {
     }
 
     /// Bytes held for a line whose newline has not arrived yet.
-    pub fn pending_bytes(&self) -> usize {
+    #[cfg(test)]
+    fn pending_bytes(&self) -> usize {
         self.pending.len()
     }
 

@@ -15,10 +15,10 @@ use cinch_driver_sdk::{Event, PlanEntry, ToolUse};
 use crate::redact::Redactor;
 
 /// The longest progress line, in characters.
-pub const MAX_CHARS: usize = 240;
+pub(crate) const MAX_CHARS: usize = 240;
 
 /// Renders one turn's events into progress lines.
-pub struct ProgressRenderer {
+pub(crate) struct ProgressRenderer {
     display_name: String,
     redactor: Redactor,
     /// Tool calls already shown, so that started and completed give one line.

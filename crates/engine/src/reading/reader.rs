@@ -43,19 +43,19 @@ pub struct Tally {
 }
 
 /// The longest event type name kept; a longer one is cut (at a character).
-pub const MAX_TYPE_CHARS: usize = 64;
+pub(crate) const MAX_TYPE_CHARS: usize = 64;
 
 /// Distinct unknown types counted per turn; the rest go under [`OTHER_TYPES`],
 /// so that output full of made-up types cannot grow a turn's result (or the
 /// server's seen-list) without bound.
-pub const MAX_UNKNOWN_TYPES: usize = 32;
+pub(crate) const MAX_UNKNOWN_TYPES: usize = 32;
 
 /// The name unknown events without a `type` are counted under.
-pub const NO_TYPE: &str = "(no type)";
+pub(crate) const NO_TYPE: &str = "(no type)";
 
 /// The name unknown events past [`MAX_UNKNOWN_TYPES`] distinct types are
 /// counted under.
-pub const OTHER_TYPES: &str = "(other types)";
+pub(crate) const OTHER_TYPES: &str = "(other types)";
 
 /// Unknown events counted by type name.
 pub type UnknownEvents = BTreeMap<String, u64>;
@@ -81,7 +81,7 @@ pub fn type_name(kind: Option<&str>) -> String {
 }
 
 /// Counts one unknown event of type `kind` in `counts`, within the caps.
-pub fn count_unknown(counts: &mut UnknownEvents, kind: Option<&str>, by: u64) {
+pub(crate) fn count_unknown(counts: &mut UnknownEvents, kind: Option<&str>, by: u64) {
     let name = type_name(kind);
     let name = if counts.contains_key(&name) || counts.len() < MAX_UNKNOWN_TYPES {
         name
@@ -107,7 +107,7 @@ pub struct Finished {
 }
 
 /// A driver's parser, with the host's line handling and progress rendering.
-pub struct LogReader<P> {
+pub(crate) struct LogReader<P> {
     parser: P,
     renderer: ProgressRenderer,
     splitter: LineSplitter,

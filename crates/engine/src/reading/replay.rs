@@ -84,7 +84,7 @@ pub fn replay(
 }
 
 /// The outcome with secrets masked in everything a person reads.
-pub fn redact_outcome(outcome: Outcome, redactor: &Redactor) -> Outcome {
+pub(crate) fn redact_outcome(outcome: Outcome, redactor: &Redactor) -> Outcome {
     Outcome {
         final_message: outcome.final_message.map(|text| redactor.redact(&text)),
         error: outcome.error.map(|text| redactor.redact(&text)),

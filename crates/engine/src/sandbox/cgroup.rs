@@ -9,7 +9,7 @@ use super::Limits;
 
 /// A controller cinch can put a turn's processes under.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Controller {
+pub(crate) enum Controller {
     /// `pids.max`: processes and threads at once.
     Pids,
     /// `memory.max` (v2) or `memory.limit_in_bytes` (v1).
@@ -27,7 +27,7 @@ impl Controller {
 
 /// Where a controller's cgroups for cinch are made.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Hierarchy {
+pub(crate) struct Hierarchy {
     /// The controller.
     pub controller: Controller,
     /// cinch's own cgroup in that hierarchy: turns get children of it.
@@ -48,7 +48,7 @@ impl Hierarchy {
 
 /// The hierarchies in which this process may make child cgroups for the
 /// controllers cinch uses.
-pub fn hierarchies() -> Vec<Hierarchy> {
+pub(crate) fn hierarchies() -> Vec<Hierarchy> {
     let (Ok(mountinfo), Ok(own)) = (
         std::fs::read_to_string("/proc/self/mountinfo"),
         std::fs::read_to_string("/proc/self/cgroup"),
@@ -164,13 +164,13 @@ impl Cgroup {
 
 /// Sets the per-process limits: no core dumps (they would hold the
 /// harness's secrets), and at most `limits.open_files` open files.
-pub fn set_rlimits(limits: &Limits) -> std::io::Result<()> {
+pub(crate) fn set_rlimits(limits: &Limits) -> std::io::Result<()> {
     set_rlimit(libc::RLIMIT_CORE, 0)?;
     set_rlimit(libc::RLIMIT_NOFILE, limits.open_files)
 }
 
 /// Adds `niceness` to this process's nice value.
-pub fn lower_priority(niceness: i32) -> std::io::Result<()> {
+pub(crate) fn lower_priority(niceness: i32) -> std::io::Result<()> {
     // nice() may return -1 on success, so only errno tells of a failure.
     // SAFETY: errno is this thread's; nice changes only this process.
     unsafe {

@@ -53,7 +53,7 @@ pub enum Mode {
 
 /// The helper's subcommand that applies a policy, then execs:
 /// `sandboxed POLICY PROGRAM [ARGS…]`.
-pub const SANDBOXED: &str = "sandboxed";
+pub(crate) const SANDBOXED: &str = "sandboxed";
 
 /// Resource limits for one turn (or one setup command) and its descendants.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -118,7 +118,7 @@ pub struct Policy {
 
 /// Why a policy could not be applied.
 #[derive(Debug, thiserror::Error)]
-pub enum SandboxError {
+pub(crate) enum SandboxError {
     /// Landlock refused the ruleset.
     #[error("the sandbox could not be set up: {0}")]
     Landlock(#[from] landlock::RulesetError),
@@ -174,7 +174,7 @@ impl Policy {
     /// Applies the policy to this process and returns how much the kernel
     /// enforced. Call it in a child between fork and exec (or in a process
     /// about to exec): it cannot be undone.
-    pub fn enforce(&self) -> Result<RestrictionStatus, SandboxError> {
+    pub(crate) fn enforce(&self) -> Result<RestrictionStatus, SandboxError> {
         for procs in &self.cgroups {
             std::fs::write(procs, b"0")?;
         }
@@ -231,7 +231,7 @@ impl Policy {
 
 /// Whether a process's error output tells of something refused to it (the
 /// way libc, node and the sandbox's own setup report it).
-pub fn mentions_denial(stderr: &str) -> bool {
+pub(crate) fn mentions_denial(stderr: &str) -> bool {
     [
         "Permission denied",
         "EACCES",

@@ -50,11 +50,11 @@ pub const KILL_GRACE: Duration = Duration::from_secs(10);
 /// How long a conversation's CLI keeps its stdin after the host has its
 /// answer: an agent records its session after answering (qwen-code writes
 /// the model's reply to its session file then), and some exit at once on EOF.
-pub const CLOSE_SETTLE: Duration = Duration::from_secs(1);
+pub(crate) const CLOSE_SETTLE: Duration = Duration::from_secs(1);
 
 /// How long a conversation's CLI has after its stdin is closed before its
 /// group is ended (ACP agents such as claude-agent-acp never exit on EOF).
-pub const CLOSE_GRACE: Duration = Duration::from_secs(2);
+pub(crate) const CLOSE_GRACE: Duration = Duration::from_secs(2);
 
 mod channel;
 mod wake;

@@ -25,7 +25,7 @@ pub struct Known {
 /// package registry (its vendor's script installs it); so is kilo, whose
 /// npm launcher starts its binary as a child that the sandbox's missing
 /// `/proc/self` aborts (`tests/install-clis.sh` links the binary instead).
-pub const KNOWN: &[Known] = &[
+pub(crate) const KNOWN: &[Known] = &[
     npm(
         "claude",
         "@anthropic-ai/claude-code",

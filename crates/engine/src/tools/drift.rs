@@ -36,7 +36,7 @@ pub fn drift(tested: Option<&str>, version: Option<&str>) -> Option<CliDrift> {
 }
 
 /// Checks a declared range, for config.toml's `tested`.
-pub fn check_range(range: &str) -> Result<(), String> {
+pub(crate) fn check_range(range: &str) -> Result<(), String> {
     semver::VersionReq::parse(range)
         .map(|_| ())
         .map_err(|error| {

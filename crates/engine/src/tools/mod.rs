@@ -82,7 +82,7 @@ impl Package {
 
 /// Whether `version` may name a version (and its folder): letters, digits
 /// and `.+-`, starting with a letter or digit.
-pub fn is_version(version: &str) -> bool {
+pub(crate) fn is_version(version: &str) -> bool {
     version.starts_with(|c: char| c.is_ascii_alphanumeric())
         && version.len() <= 64
         && version
@@ -188,7 +188,7 @@ impl Tool {
     }
 
     /// The program of the installation at `dir`.
-    pub fn program_in(&self, dir: &Path) -> PathBuf {
+    pub(crate) fn program_in(&self, dir: &Path) -> PathBuf {
         match self.package.as_ref().map(|package| package.registry) {
             Some(Registry::Pypi) => dir.join("bin").join(&self.program),
             _ => dir.join("node_modules").join(".bin").join(&self.program),
@@ -196,7 +196,7 @@ impl Tool {
     }
 
     /// The pinned version's program, when it is installed.
-    pub fn installed_program(&self, root: &Path, version: &str) -> Option<PathBuf> {
+    pub(crate) fn installed_program(&self, root: &Path, version: &str) -> Option<PathBuf> {
         let program = self.program_in(&self.dir(root, version));
         program.is_file().then_some(program)
     }

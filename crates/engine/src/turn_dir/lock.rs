@@ -16,7 +16,7 @@ pub struct FileLock {
 
 impl FileLock {
     /// Takes the lock without waiting; `None` when someone else holds it.
-    pub fn try_take(path: &Path) -> anyhow::Result<Option<Self>> {
+    pub(crate) fn try_take(path: &Path) -> anyhow::Result<Option<Self>> {
         let file = std::fs::OpenOptions::new()
             .create(true)
             .truncate(false)

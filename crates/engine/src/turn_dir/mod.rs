@@ -122,7 +122,7 @@ impl TurnDir {
     /// recorded. Looked at the other way round, a turn passing from one to
     /// the next in between would look finished (its run pruned while it
     /// still ran).
-    pub fn is_unfinished(&self) -> bool {
+    pub(crate) fn is_unfinished(&self) -> bool {
         !self.result().exists()
             && (self.is_starting()
                 || FileLock::is_held(&self.supervisor_lock())
@@ -131,13 +131,13 @@ impl TurnDir {
 
     /// Whether the process starting the turn is still at it (its
     /// supervisor is not running yet).
-    pub fn is_starting(&self) -> bool {
+    pub(crate) fn is_starting(&self) -> bool {
         FileLock::is_held(&self.starting_lock())
     }
 
     /// Asks the turn's supervisor to stop the CLI, for `reason`; the first
     /// reason asked for stays.
-    pub fn request_stop(&self, reason: StopReason) -> anyhow::Result<()> {
+    pub(crate) fn request_stop(&self, reason: StopReason) -> anyhow::Result<()> {
         if self.stop().exists() {
             return Ok(());
         }
@@ -180,7 +180,7 @@ impl TurnDir {
     }
 
     /// The folder of the turn's run, which holds its log.
-    pub fn run_dir(&self) -> &Path {
+    pub(crate) fn run_dir(&self) -> &Path {
         self.log.parent().expect("a log has a folder")
     }
 
@@ -206,7 +206,7 @@ impl TurnDir {
 
     /// What the egress proxy refused, one JSON line each, when the turn's
     /// network is limited to its environment's `allowed_hosts`.
-    pub fn egress_refusals(&self) -> PathBuf {
+    pub(crate) fn egress_refusals(&self) -> PathBuf {
         self.dir.join("egress-refusals.jsonl")
     }
 
@@ -226,13 +226,13 @@ impl TurnDir {
     }
 
     /// The supervisor's process id.
-    pub fn supervisor_pid(&self) -> PathBuf {
+    pub(crate) fn supervisor_pid(&self) -> PathBuf {
         self.dir.join("supervisor.pid")
     }
 
     /// Held (flock) by the process starting the turn until its supervisor
     /// runs.
-    pub fn starting_lock(&self) -> PathBuf {
+    pub(crate) fn starting_lock(&self) -> PathBuf {
         self.dir.join("starting.lock")
     }
 
@@ -242,7 +242,7 @@ impl TurnDir {
     }
 
     /// Held by whoever writes the turn's result, so only one does.
-    pub fn finish_lock(&self) -> PathBuf {
+    pub(crate) fn finish_lock(&self) -> PathBuf {
         self.dir.join("finish.lock")
     }
 
@@ -259,7 +259,7 @@ impl TurnDir {
     /// A conversation's lines for the CLI's stdin, one JSON message a line:
     /// the opening written before the start, then each reply appended whole.
     /// The supervisor forwards it to the CLI as it grows.
-    pub fn stdin_lines(&self) -> PathBuf {
+    pub(crate) fn stdin_lines(&self) -> PathBuf {
         self.dir.join("stdin.jsonl")
     }
 
@@ -272,7 +272,7 @@ impl TurnDir {
 
     /// How many stop lines the host appended to [`TurnDir::stdin_lines`]
     /// (written before them), so that a restarted host counts its replies.
-    pub fn stop_lines_sent(&self) -> PathBuf {
+    pub(crate) fn stop_lines_sent(&self) -> PathBuf {
         self.dir.join("stop-lines")
     }
 
@@ -295,18 +295,18 @@ impl TurnDir {
     /// Present while a permission request of the agent waits for a
     /// decision: the supervisor's watchdog does not count that wait as
     /// silence (the approval's deadline decides it).
-    pub fn awaiting_approval(&self) -> PathBuf {
+    pub(crate) fn awaiting_approval(&self) -> PathBuf {
         self.dir.join("awaiting-approval")
     }
 
     /// The FIFO the supervisor sleeps on: see [`TurnDir::wake_supervisor`].
-    pub fn wake_fifo(&self) -> PathBuf {
+    pub(crate) fn wake_fifo(&self) -> PathBuf {
         self.dir.join("wake")
     }
 
     /// Written by whoever cancels a conversation turn: its follower sends the
     /// driver's graceful lines first, then the stop request follows.
-    pub fn cancel_request(&self) -> PathBuf {
+    pub(crate) fn cancel_request(&self) -> PathBuf {
         self.dir.join("cancel")
     }
 }

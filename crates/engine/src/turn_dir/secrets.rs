@@ -111,7 +111,7 @@ impl<'a> KeptSecrets<'a> {
     }
 
     /// The turn has started: its secrets wait for its end.
-    pub fn until_the_turn_ends(mut self) {
+    pub(crate) fn until_the_turn_ends(mut self) {
         self.started = true;
     }
 }

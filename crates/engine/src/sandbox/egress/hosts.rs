@@ -62,7 +62,7 @@ pub fn normalize(entry: &str) -> String {
 
 /// The hosts a turn's requests may name.
 #[derive(Debug, Clone)]
-pub struct AllowedHosts {
+pub(crate) struct AllowedHosts {
     entries: Vec<String>,
 }
 

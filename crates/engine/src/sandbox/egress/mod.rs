@@ -19,10 +19,10 @@ pub use netns::{EGRESS_PROXY, confine, run_proxy};
 
 /// The port the proxy listens on, on the confined network's own loopback
 /// (which holds nothing else, so any port would do).
-pub const PROXY_PORT: u16 = 3128;
+pub(crate) const PROXY_PORT: u16 = 3128;
 
 /// The proxy's URL, as a confined process reaches it.
-pub fn proxy_url() -> String {
+pub(crate) fn proxy_url() -> String {
     format!("http://127.0.0.1:{PROXY_PORT}")
 }
 

@@ -26,7 +26,7 @@ const HEAD_TIMEOUT: Duration = Duration::from_secs(30);
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
 
 /// The file descriptor the listening socket is handed on.
-pub const LISTENER_FD: i32 = 3;
+pub(crate) const LISTENER_FD: i32 = 3;
 
 /// Serves the listener on [`LISTENER_FD`] until the process is killed (it
 /// dies with the confined process, see [`super::netns`]).
