@@ -502,11 +502,11 @@ fn bench_tracing(root: &Path, bin: &Path, cinch: &Path, runtime: &Runtime) -> Tr
         "7. Tracing's cost: {ROUNDS} turns of {lines} lines each, their spans exported over OTLP and not, alternating"
     );
     let collector = Collector::start();
-    let traces = cinch_server::telemetry::Traces {
+    let traces = cinch_server::Traces {
         endpoint: Some(collector.url.clone()),
         include_content: false,
     };
-    let (exporter, layer) = cinch_server::telemetry::exporter(&traces)
+    let (exporter, layer) = cinch_server::exporter(&traces)
         .expect("the exporter")
         .expect("an endpoint");
     // Off, no subscriber wants the spans, as in a server without the option.

@@ -5,7 +5,8 @@
 //! `cinch_engine`; the command line is the `cinch` crate, which depends on
 //! this one and never the other way.
 //!
-//! Modules, by job:
+//! Modules, by job (private: the command line uses what the crate root
+//! re-exports):
 //! - [`runs`]: what every service that runs turns shares: the launcher that
 //!   starts and follows a turn, turn slots, the harness environment, live
 //!   events.
@@ -19,12 +20,26 @@
 //! - [`metrics`]: counters and latencies for `GET /metrics`; [`telemetry`]:
 //!   traces exported over OpenTelemetry.
 
-pub mod api;
-pub mod approvals;
-pub mod metrics;
-pub mod peers;
-pub mod runs;
-pub mod service;
-pub mod telemetry;
-pub mod web;
-pub mod webhooks;
+mod api;
+mod approvals;
+mod metrics;
+mod peers;
+mod runs;
+mod service;
+mod telemetry;
+mod web;
+mod webhooks;
+
+// What the command line builds a server from (`cinch serve`), and the few
+// pieces it shares with the server; everything else is this crate's own.
+pub use api::connections::{Limits as ConnectionLimits, raise_open_file_limit};
+pub use api::drivers::by_version as unknown_events_by_version;
+pub use api::{AppState, DEFAULT_BODY_LIMIT, serve};
+pub use metrics::install as install_metrics;
+pub use runs::Runner;
+pub use runs::live::Runs;
+pub use service::accounts::token_name;
+pub use service::sessions::nodes::hear_other_nodes;
+pub use service::sessions::{Conductor, DEFAULT_LEASE_TTL, Settings};
+pub use telemetry::{Exporter, Traces, exporter};
+pub use webhooks::Webhooks;

@@ -147,7 +147,7 @@ pub fn seen(
         let drivers: Vec<serde_json::Value> = harnesses
             .into_iter()
             .map(|harness| {
-                let versions = cinch_server::api::drivers::by_version(
+                let versions = cinch_server::unknown_events_by_version(
                     rows.iter().filter(|row| row.harness == harness),
                 );
                 serde_json::json!({"name": harness, "cli_versions": versions})

@@ -223,7 +223,7 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let traces = match &cli.command {
         Command::Serve(args) => args.traces(),
-        _ => cinch_server::telemetry::Traces::default(),
+        _ => cinch_server::Traces::default(),
     };
     // Sends the buffered spans when dropped, after the command.
     let _exporter = match init_logs(cli.log_format, &traces) {
@@ -246,8 +246,8 @@ pub fn main() -> ExitCode {
 /// when `traces` names a collector.
 fn init_logs(
     format: LogFormat,
-    traces: &cinch_server::telemetry::Traces,
-) -> anyhow::Result<Option<cinch_server::telemetry::Exporter>> {
+    traces: &cinch_server::Traces,
+) -> anyhow::Result<Option<cinch_server::Exporter>> {
     use tracing_subscriber::Layer as _;
     use tracing_subscriber::layer::SubscriberExt as _;
     use tracing_subscriber::util::SubscriberInitExt as _;
@@ -277,7 +277,7 @@ fn init_logs(
             .boxed(),
     };
     let logs = logs.with_filter(level);
-    let (exporter, traces) = cinch_server::telemetry::exporter(traces)?.unzip();
+    let (exporter, traces) = cinch_server::exporter(traces)?.unzip();
     tracing_subscriber::registry()
         .with(logs)
         .with(traces)

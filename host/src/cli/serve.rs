@@ -11,16 +11,16 @@ use anyhow::Context as _;
 use cinch_engine::engine::harness::passed_env;
 use cinch_engine::home::Home;
 use cinch_engine::sandbox::{Mode, Support};
-use cinch_server::api::connections::Limits;
-use cinch_server::api::{AppState, DEFAULT_BODY_LIMIT};
-use cinch_server::runs::Runner;
-use cinch_server::runs::live::Runs;
-use cinch_server::service::sessions::{Conductor, Settings};
+use cinch_server::ConnectionLimits as Limits;
+use cinch_server::Runner;
+use cinch_server::Runs;
+use cinch_server::{AppState, DEFAULT_BODY_LIMIT};
+use cinch_server::{Conductor, Settings};
 use cinch_store::TokenFor;
 
 use super::database::{Database, home, open, open_store, runtime};
 use cinch_engine::turn_dir::SecretsSeal;
-use cinch_server::webhooks::Webhooks;
+use cinch_server::Webhooks;
 
 /// Where the first start writes the admin's token, in the home.
 const ADMIN_TOKEN_FILE: &str = "admin-token";
@@ -125,8 +125,8 @@ pub struct ServeArgs {
 
 impl ServeArgs {
     /// What the options ask of traces.
-    pub(super) fn traces(&self) -> cinch_server::telemetry::Traces {
-        cinch_server::telemetry::Traces {
+    pub(super) fn traces(&self) -> cinch_server::Traces {
+        cinch_server::Traces {
             endpoint: self.otlp_endpoint.clone(),
             include_content: self.otlp_include_content,
         }
@@ -301,10 +301,7 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let settings = Settings {
         repository_roots,
         node_id: node_id.clone(),
-        lease_ttl: lease_ttl.map_or(
-            cinch_server::service::sessions::DEFAULT_LEASE_TTL,
-            Duration::from_secs,
-        ),
+        lease_ttl: lease_ttl.map_or(cinch_server::DEFAULT_LEASE_TTL, Duration::from_secs),
         checkpoint_remote: args.checkpoint_remote.or(file.checkpoint_remote.clone()),
         max_turns_per_account,
         ..settings
@@ -323,7 +320,7 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     if let Some(minutes) = args.watchdog_minutes {
         engine = engine.with_watchdog(Duration::from_secs(minutes * 60));
     }
-    cinch_server::metrics::install()?;
+    cinch_server::install_metrics()?;
     runtime()?.block_on(async {
         let store = open(&database).await?;
         let (mut store, secrets_key) = super::secrets::unlock_for_serve(
@@ -381,7 +378,7 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
             .await
             .context("picking up the sessions that were running")?;
         tokio::spawn(conductor.clone().run_background());
-        cinch_server::service::sessions::nodes::hear_other_nodes(&store, runs.clone(), conductor.clone());
+        cinch_server::hear_other_nodes(&store, runs.clone(), conductor.clone());
         let listener = tokio::net::TcpListener::bind(listen)
             .await
             .with_context(|| format!("listening on {listen}"))?;
@@ -423,7 +420,7 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
             );
             state = state.with_operator_token(token.trim());
         }
-        cinch_server::api::serve(listener, state, limits).await;
+        cinch_server::serve(listener, state, limits).await;
         if shared {
             // Other nodes go on: what runs here finishes or moves to them.
             eprintln!(
@@ -439,7 +436,7 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
 /// The limits on clients' connections: `[serve]`'s, defaults where unset.
 /// Raises the open-file limit first, which the default cap follows.
 fn connection_limits(file: &cinch_engine::config::ServeConfig) -> anyhow::Result<Limits> {
-    let defaults = Limits::for_open_files(cinch_server::api::connections::raise_open_file_limit());
+    let defaults = Limits::for_open_files(cinch_server::raise_open_file_limit());
     let seconds = |value: Option<u64>, name: &str, default: Duration| match value {
         None => Ok(default),
         Some(seconds @ 1..=3600) => Ok(Duration::from_secs(seconds)),
@@ -503,7 +500,7 @@ pub fn token_create(args: TokenArgs) -> anyhow::Result<ExitCode> {
     let name = args
         .name
         .as_deref()
-        .map(cinch_server::service::accounts::token_name)
+        .map(cinch_server::token_name)
         .transpose()
         .map_err(|problem| anyhow::anyhow!("--name: {problem}"))?;
     let home = home(args.home)?;

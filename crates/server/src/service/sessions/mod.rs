@@ -42,7 +42,6 @@ pub mod workspace;
 pub use approvals::DecisionScope;
 pub use delivery::{Committed, Pushed};
 pub use fork::ForkSpec;
-pub use ownership::NODE_LOST_DETAIL;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::PathBuf;
