@@ -1,6 +1,8 @@
 //! Accounts and who acts in them: members (people) and agents (execution
 //! identities, one of them the account's connected agent).
 
+use cinch_base::timestamp::Timestamp;
+
 use super::{
     AccountId, AgentId, Page, Pool, Result, Store, StoreError, new_id, now, on_pool, tokens,
 };
@@ -14,7 +16,7 @@ super::rows::row_struct! {
         /// Its name.
         pub name: String,
         /// When it was created (RFC 3339).
-        pub created_at: String,
+        pub created_at: Timestamp,
     }
 }
 
@@ -31,7 +33,7 @@ super::rows::row_struct! {
         /// `admin` or `member`.
         pub role: String,
         /// When it was created (RFC 3339).
-        pub created_at: String,
+        pub created_at: Timestamp,
     }
 }
 
@@ -59,7 +61,7 @@ super::rows::row_struct! {
         /// Its default environment.
         pub environment_id: Option<String>,
         /// When it was created (RFC 3339).
-        pub created_at: String,
+        pub created_at: Timestamp,
     }
 }
 
@@ -119,14 +121,14 @@ impl Store {
         let account = Account {
             id: AccountId::generate()?,
             name: name.to_owned(),
-            created_at: created_at.clone(),
+            created_at,
         };
         on_pool!(self, |pool| {
             let mut tx = pool.begin().await?;
             sqlx::query("INSERT INTO accounts (id, name, created_at) VALUES ($1, $2, $3)")
                 .bind(&account.id)
                 .bind(&account.name)
-                .bind(&created_at)
+                .bind(created_at)
                 .execute(&mut *tx)
                 .await?;
             sqlx::query(
@@ -136,7 +138,7 @@ impl Store {
             .bind(new_id("agt")?)
             .bind(&account.id)
             .bind(CONNECTED_AGENT)
-            .bind(&created_at)
+            .bind(created_at)
             .execute(&mut *tx)
             .await?;
             let member_id = new_id("mem")?;
@@ -147,7 +149,7 @@ impl Store {
             .bind(&member_id)
             .bind(&account.id)
             .bind(ADMIN_MEMBER)
-            .bind(&created_at)
+            .bind(created_at)
             .execute(&mut *tx)
             .await?;
             let admin = tokens::TokenOwner::Member(member_id);

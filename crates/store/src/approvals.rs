@@ -3,6 +3,8 @@
 //! conditional update wins, and every later one reads who decided. Also
 //! each session's own approval policy.
 
+use cinch_base::timestamp::Timestamp;
+
 use super::{Page, Result, Store, new_id, now, on_pool};
 use crate::approval_policy::{ApprovalPolicy, Decision};
 
@@ -96,11 +98,11 @@ super::rows::row_struct! {
         /// The note given with the decision; a question's answer.
         pub message: Option<String>,
         /// When the agent asked (RFC 3339).
-        pub requested_at: String,
+        pub requested_at: Timestamp,
         /// When the deadline decides it (RFC 3339), while it may.
-        pub deadline: Option<String>,
+        pub deadline: Option<Timestamp>,
         /// When it was decided (RFC 3339).
-        pub decided_at: Option<String>,
+        pub decided_at: Option<Timestamp>,
     }
 }
 
@@ -128,7 +130,7 @@ pub struct NewApproval {
     /// The options, as JSON.
     pub options_json: String,
     /// Its deadline (RFC 3339).
-    pub deadline: Option<String>,
+    pub deadline: Option<Timestamp>,
     /// Decided at once by the policy, when it was.
     pub decided: Option<Decision>,
 }
@@ -176,7 +178,7 @@ impl Store {
                 ApprovalStatus::of(decision),
                 Some(decision.as_str()),
                 Some("policy"),
-                Some(at.clone()),
+                Some(at),
             ),
             None => (ApprovalStatus::Pending, None, None, None),
         };
@@ -202,9 +204,9 @@ impl Store {
         .bind(status)
         .bind(decision)
         .bind(decided_by)
-        .bind(&at)
-        .bind(new.deadline.as_deref().filter(|_| new.decided.is_none()))
-        .bind(&decided_at)
+        .bind(at)
+        .bind(new.deadline.filter(|_| new.decided.is_none()))
+        .bind(decided_at)
         .execute(pool)
         .await
         .map(|done| done.rows_affected()))?;

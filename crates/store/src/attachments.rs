@@ -1,5 +1,6 @@
 //! A task's attachments: context for its agent, as MCP resources.
 
+use cinch_base::timestamp::Timestamp;
 use serde::Serialize;
 
 use super::{Result, Store, new_id, now, on_pool};
@@ -27,7 +28,7 @@ super::rows::row_struct! {
         /// Why it failed.
         pub error: Option<String>,
         /// When it was created (RFC 3339).
-        pub created_at: String,
+        pub created_at: Timestamp,
     }
 }
 

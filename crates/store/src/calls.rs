@@ -1,6 +1,7 @@
 //! Code-task calls: which turn a call of a run is, and whose it is.
 
 use super::{Result, Store, new_id, now, on_pool};
+use cinch_base::timestamp::Timestamp;
 use cinch_engine::engine::result::{CostSource, TurnResult};
 
 /// A count as SQLite keeps integers.
@@ -23,7 +24,7 @@ super::rows::row_struct! {
         /// The environment it ran in.
         pub environment_id: String,
         /// When it started (RFC 3339).
-        pub created_at: String,
+        pub created_at: Timestamp,
         /// The node it ran on; none for a call from before nodes were recorded.
         pub node_id: Option<String>,
         /// Its result as JSON, once its turn has ended.
@@ -71,7 +72,7 @@ impl Store {
         .bind(&call.turn_id)
         .bind(&call.account_id)
         .bind(&call.environment_id)
-        .bind(&call.created_at)
+        .bind(call.created_at)
         .bind(node)
         .execute(pool)
         .await
@@ -137,7 +138,7 @@ impl Store {
                     .bind(&result.harness)
                     .bind(result.cli_version.as_deref().unwrap_or_default())
                     .bind(event_type)
-                    .bind(&at)
+                    .bind(at)
                     .bind(saturating_i64(*count))
                     .execute(&mut *transaction)
                     .await?;

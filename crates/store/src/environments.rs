@@ -7,6 +7,7 @@ use super::secrets::{forget_sealed, open_all, put_sealed, read_sealed};
 use super::{
     AccountId, EnvironmentId, Page, Result, Store, StoreError, is_unique_violation, now, on_pool,
 };
+use cinch_base::timestamp::Timestamp;
 use cinch_engine::mcp::McpServer;
 
 /// An environment as stored. Its secrets' values are sealed in the database
@@ -41,9 +42,9 @@ pub struct Environment {
     /// MCP servers its harnesses get; a header's secret by name only.
     pub mcp_servers: Vec<McpServer>,
     /// When it was created (RFC 3339).
-    pub created_at: String,
+    pub created_at: Timestamp,
     /// When it last changed (RFC 3339).
-    pub updated_at: String,
+    pub updated_at: Timestamp,
 }
 
 /// A new environment's fields.
@@ -105,8 +106,8 @@ type Row = (
     String,
     String,
     String,
-    String,
-    String,
+    Timestamp,
+    Timestamp,
     Option<String>,
     Option<i64>,
     String,
@@ -287,7 +288,7 @@ impl Store {
             approvals: new.approvals,
             watchdog_minutes: new.watchdog_minutes,
             mcp_servers: new.mcp_servers,
-            created_at: created_at.clone(),
+            created_at,
             updated_at: created_at,
         };
         let sealed = match environment.secrets.is_empty() {

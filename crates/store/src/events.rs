@@ -42,6 +42,7 @@ impl Store {
         }
         let created_at = now();
         if let Some(writer) = &self.writer {
+            let created_at = created_at.to_string();
             return writer.write(|transaction| {
                 let mut insert = transaction.prepare_cached(&insert_events(1))?;
                 for event in events {
@@ -67,7 +68,7 @@ impl Store {
                     .bind(event.seq)
                     .bind(event.name)
                     .bind(event.data)
-                    .bind(&created_at);
+                    .bind(created_at);
             }
             insert.execute(pool).await?;
             Ok(())
@@ -185,7 +186,7 @@ impl Store {
                     .bind(seq)
                     .bind(*name)
                     .bind(data)
-                    .bind(&created_at);
+                    .bind(created_at);
             }
             if !events.is_empty() {
                 insert.execute(&mut *transaction).await?;

@@ -114,8 +114,7 @@ impl Store {
 
     /// Forgets keys older than [`KEY_LIFETIME_HOURS`].
     pub async fn sweep_keys(&self) -> Result<u64> {
-        let cutoff = time::OffsetDateTime::now_utc() - time::Duration::hours(KEY_LIFETIME_HOURS);
-        let cutoff = super::format_time(cutoff);
+        let cutoff = now() - std::time::Duration::from_secs(KEY_LIFETIME_HOURS as u64 * 60 * 60);
         let done = on_pool!(self, |pool| sqlx::query(
             "DELETE FROM idempotency_keys WHERE created_at < $1"
         )

@@ -8,7 +8,9 @@
 
 use std::time::Duration;
 
-use super::{Result, Store, format_time, now, on_pool};
+use cinch_base::timestamp::Timestamp;
+
+use super::{Result, Store, now, on_pool};
 
 super::rows::row_struct! {
     /// A lease as stored.
@@ -20,17 +22,33 @@ super::rows::row_struct! {
         pub node_id: String,
         /// Grows each time the session changes hands.
         pub generation: i64,
-        /// When it runs out unless renewed; empty once given back.
-        pub expires_at: String,
+        /// When it runs out unless renewed.
+        pub expires_at: Expiry,
     }
 }
 
 impl Lease {
-    /// Whether it ran out (or was given back) by `at` (stored time text).
-    pub fn expired_by(&self, at: &str) -> bool {
-        self.expires_at.as_str() <= at
+    /// Whether it ran out (or was given back) by `at`.
+    pub fn expired_by(&self, at: Timestamp) -> bool {
+        self.expires_at <= Expiry::At(at)
     }
 }
+
+/// When a lease runs out: at a moment, or already, once given back (stored
+/// as empty text, which statements compare as earlier than any moment; the
+/// derived order agrees).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Expiry {
+    /// Its node gave it back.
+    GivenBack,
+    /// It runs out then unless renewed.
+    At(Timestamp),
+}
+
+super::rows::text_type!(Expiry, |text| match text {
+    "" => Ok(Expiry::GivenBack),
+    at => Ok(Expiry::At(at.parse()?)),
+});
 
 /// Whom a node took a session's lease from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -83,9 +101,9 @@ super::rows::row_struct! {
     }
 }
 
-/// The stored time `ttl` from now.
-fn expiry(ttl: Duration) -> String {
-    format_time(time::OffsetDateTime::now_utc() + ttl)
+/// The moment `ttl` from now.
+fn expiry(ttl: Duration) -> Timestamp {
+    now() + ttl
 }
 
 impl Store {
@@ -114,7 +132,7 @@ impl Store {
                 )
                 .bind(session_id)
                 .bind(node)
-                .bind(&until)
+                .bind(until)
                 .execute(pool)
                 .await
                 .map(|done| done.rows_affected()))?;
@@ -128,7 +146,7 @@ impl Store {
             };
             let (generation, from) = if lease.node_id == node {
                 (lease.generation, TakenFrom::Itself)
-            } else if lease.expired_by(&now()) {
+            } else if lease.expired_by(now()) {
                 (lease.generation + 1, TakenFrom::Node(lease.node_id.clone()))
             } else {
                 return Ok(Claim::OwnedBy(lease.node_id));
@@ -140,7 +158,7 @@ impl Store {
             .bind(session_id)
             .bind(node)
             .bind(generation)
-            .bind(&until)
+            .bind(until)
             .bind(&lease.node_id)
             .bind(lease.generation)
             .execute(pool)
@@ -245,7 +263,7 @@ impl Store {
                 dialect.skip_locked
             ))
             .bind(node)
-            .bind(&at)
+            .bind(at)
             .bind(cap)
             .bind(limit as i64)
             .fetch_all(&mut *transaction)
@@ -259,7 +277,7 @@ impl Store {
                 .bind(&wait.session_id)
                 .bind(node)
                 .bind(wait.generation + 1)
-                .bind(&until)
+                .bind(until)
                 .bind(wait.generation)
                 .execute(&mut *transaction)
                 .await?;
@@ -410,8 +428,8 @@ mod tests {
             store.release_lease(&session, "b", 2).await.unwrap();
             let lease = store.lease(&session).await.unwrap().unwrap();
             assert_eq!(
-                (lease.node_id.as_str(), lease.expires_at.as_str()),
-                ("b", "")
+                (lease.node_id.as_str(), lease.expires_at),
+                ("b", Expiry::GivenBack)
             );
             assert_eq!(
                 store.orphaned_sessions("a").await.unwrap(),

@@ -53,7 +53,7 @@ use std::path::Path;
 use std::str::FromStr as _;
 use std::sync::Arc;
 
-use cinch_engine::clock::{format_time, now};
+use cinch_base::timestamp::Timestamp;
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
@@ -68,7 +68,7 @@ pub use environments::{Environment, EnvironmentPatch, NewEnvironment};
 pub use events::{NewEvent, RunKey, StoredEvent};
 pub use idempotency::KeyState;
 pub use ids::{AccountId, AgentId, EnvironmentId, MessageId, SessionId, TaskId};
-pub use leases::{Claim, ClaimedWait, Lease, SessionRef, TakenFrom};
+pub use leases::{Claim, ClaimedWait, Expiry, Lease, SessionRef, TakenFrom};
 pub use messages::{Message, MessageKind, RevertView, TurnOutcome, TurnState, TurnView};
 pub use notify::{Listener, Notice, SessionWake};
 pub use secrets::Imported;
@@ -368,6 +368,11 @@ impl Store {
 
 pub use cinch_base::hex::random as random_hex;
 
+/// Now, as the store's rows keep it.
+fn now() -> Timestamp {
+    Timestamp::now()
+}
+
 /// A new id: `prefix_`, then a stamp that grows with every id this process
 /// makes (the time in milliseconds, shifted, plus a count within the
 /// millisecond: ids sort by creation, which cursor pagination relies on),
@@ -534,6 +539,53 @@ pub async fn test_session(store: &Store) -> Session {
 mod tests {
     use super::*;
 
+    /// A moment reads the text older versions stored, on either backend,
+    /// writes that same text, and binds as text that statements compare
+    /// with the column.
+    #[tokio::test]
+    async fn moments_are_the_text_stored_before() {
+        let (store, _dir) = test_store().await;
+        let (account, _) = store.create_account("acme").await.unwrap();
+        let (stored,): (String,) = on_pool!(store, |pool| sqlx::query_as(
+            "SELECT created_at FROM accounts WHERE id = $1"
+        )
+        .bind(&account.id)
+        .fetch_one(pool)
+        .await)
+        .unwrap();
+        assert_eq!(stored, account.created_at.to_string());
+        assert_eq!(stored.len(), "2026-01-01T00:00:00.000Z".len());
+
+        let old = "2025-06-07T08:09:10.011Z";
+        on_pool!(store, |pool| sqlx::query(
+            "UPDATE accounts SET created_at = $2 WHERE id = $1"
+        )
+        .bind(&account.id)
+        .bind(old)
+        .execute(pool)
+        .await
+        .map(|done| done.rows_affected()))
+        .unwrap();
+        let read = store.account(&account.id).await.unwrap().unwrap();
+        assert_eq!(read.created_at.to_string(), old);
+        let earlier = |at: Timestamp| {
+            let store = store.clone();
+            async move {
+                let (count,): (i64,) = on_pool!(store, |pool| sqlx::query_as(
+                    "SELECT COUNT(*) FROM accounts WHERE created_at < $1"
+                )
+                .bind(at)
+                .fetch_one(pool)
+                .await)
+                .unwrap();
+                count
+            }
+        };
+        assert_eq!(earlier(read.created_at).await, 0);
+        let later = read.created_at + std::time::Duration::from_millis(1);
+        assert_eq!(earlier(later).await, 1);
+    }
+
     #[test]
     fn every_sqlite_migration_has_its_postgres_twin() {
         let names = |dir: &str| -> Vec<String> {
@@ -611,6 +663,5 @@ mod tests {
             burst.windows(2).all(|pair| pair[0] < pair[1]),
             "ids in one millisecond sort too"
         );
-        assert_eq!(now().len(), "2026-01-01T00:00:00.000Z".len());
     }
 }

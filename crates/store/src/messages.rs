@@ -13,6 +13,7 @@ use super::{
     Backend, Dialect, Direction, MessageId, Page, Readers, Result, Session, SessionId, Store,
     TaskId, new_id, now, on_pool,
 };
+use cinch_base::timestamp::Timestamp;
 use cinch_engine::checkpoint::{DiffStat, Restored};
 use cinch_engine::engine::result::{TurnResult, TurnUsage};
 use cinch_engine::reading::reader::UnknownEvents;
@@ -36,7 +37,7 @@ pub struct Message {
     /// Kept as stored text: listing messages copies it out without parsing it.
     pub turn: Option<Box<RawValue>>,
     /// When it was created (RFC 3339).
-    pub created_at: String,
+    pub created_at: Timestamp,
     /// For a message a fork inherited: the fork point, the JSON object
     /// `{"session_id", "turn_id"}`; none for the session's own messages.
     pub forked_from: Option<Box<RawValue>>,
@@ -69,7 +70,8 @@ pub struct TurnView {
     /// The harness's own session id, once known.
     pub session_id: Option<String>,
     /// When it started (RFC 3339).
-    pub started_at: String,
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
+    pub started_at: Timestamp,
     /// Once it ended: its result.
     #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
     pub result: Option<TurnOutcome>,
@@ -168,7 +170,7 @@ pub struct RevertView {
     /// Always completed: a revert is recorded once done.
     pub status: TurnState,
     /// When it started (RFC 3339).
-    pub started_at: String,
+    pub started_at: Timestamp,
     /// What the restore did.
     pub result: Restored,
 }
@@ -255,7 +257,7 @@ type Row = (
     MessageKind,
     String,
     Option<String>,
-    String,
+    Timestamp,
     Option<String>,
 );
 
@@ -425,7 +427,7 @@ impl Store {
                 .bind(message.kind)
                 .bind(&message.content)
                 .bind(message.turn.as_ref().map(|turn| turn.get()))
-                .bind(&message.created_at)
+                .bind(message.created_at)
                 .bind(&forked_from)
                 .execute(&mut *tx)
                 .await?;
@@ -937,7 +939,7 @@ mod tests {
             repository: "scratch".into(),
             workspace: "/w".into(),
             session_id: None,
-            started_at: "2026-01-01T00:00:00.000Z".into(),
+            started_at: "2026-01-01T00:00:00.000Z".parse().unwrap(),
             result: None,
         };
         let stored = view.to_value().to_string();
@@ -953,7 +955,7 @@ mod tests {
             kind: MessageKind::Assistant,
             content: String::new(),
             turn: Some(RawValue::from_string(stored).unwrap()),
-            created_at: "2026-01-01T00:00:00.000Z".into(),
+            created_at: "2026-01-01T00:00:00.000Z".parse().unwrap(),
             forked_from: None,
         };
         assert_eq!(message.turn_view(), Some(view));

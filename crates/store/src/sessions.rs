@@ -1,6 +1,7 @@
 //! Sessions: one harness session each, in its own workspace, with its
 //! lifecycle state.
 
+use cinch_base::timestamp::Timestamp;
 use serde::Serialize;
 
 use super::usage::{totals_json, usage_of};
@@ -48,7 +49,7 @@ super::rows::row_struct! {
         /// The engine turn running now.
         pub current_turn: Option<String>,
         /// When the wait for capacity began; only while `waiting`.
-        pub waiting_since: Option<String>,
+        pub waiting_since: Option<Timestamp>,
         /// Attempts to get capacity so far in this wait.
         pub retries: i64,
         /// Why it stopped, or the recovery that left it idle.
@@ -56,7 +57,7 @@ super::rows::row_struct! {
         /// What went wrong and what to do next.
         pub error_message: Option<String>,
         /// When it last started or ended a turn or took a message.
-        pub last_activity_at: String,
+        pub last_activity_at: Timestamp,
         /// The node it was taken over from, until its next turn starts: that
         /// turn starts a new harness session, briefed with the conversation.
         pub moved_from_node: Option<String>,
@@ -71,9 +72,9 @@ super::rows::row_struct! {
         /// How a fork's harness session began.
         pub fork_mode: Option<ForkMode>,
         /// When it was created (RFC 3339).
-        pub created_at: String,
+        pub created_at: Timestamp,
         /// When it last changed (RFC 3339).
-        pub updated_at: String,
+        pub updated_at: Timestamp,
         /// The tokens and cost of its turns.
         pub usage: UsageTotals,
     }
@@ -260,7 +261,7 @@ super::rows::row_struct! {
         /// Its account.
         pub account_id: String,
         /// When it last started or ended a turn or took a message.
-        pub last_activity_at: String,
+        pub last_activity_at: Timestamp,
         /// Its task's idle timeout.
         pub idle_timeout_seconds: i64,
     }
@@ -346,7 +347,7 @@ impl Store {
         .bind(&new.vendor)
         .bind(&new.harness_model)
         .bind(&new.harness_effort)
-        .bind(&created_at)
+        .bind(created_at)
         .bind(new.fork.as_ref().map(|fork| &fork.session_id))
         .bind(new.fork.as_ref().map(|fork| &fork.turn_id))
         .bind(new.fork.as_ref().map(|fork| &fork.checkpoint))
@@ -463,12 +464,12 @@ impl Store {
         .bind(&session.harness_session_id)
         .bind(&session.workspace)
         .bind(&session.current_turn)
-        .bind(&session.waiting_since)
+        .bind(session.waiting_since)
         .bind(session.retries)
         .bind(session.close_reason)
         .bind(&session.error_message)
-        .bind(&session.last_activity_at)
-        .bind(&session.updated_at)
+        .bind(session.last_activity_at)
+        .bind(session.updated_at)
         .bind(&session.moved_from_node)
         .bind(session.rebuilt_from)
         .bind(node)

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use super::{Result, Store, format_time, now, on_pool};
+use super::{Result, Store, now, on_pool};
 
 impl Store {
     /// Takes a slot of `account_id` for `holder` on `node` until `ttl` from
@@ -23,7 +23,7 @@ impl Store {
     ) -> Result<bool> {
         let dialect = self.dialect();
         let at = now();
-        let until = format_time(time::OffsetDateTime::now_utc() + ttl);
+        let until = now() + ttl;
         on_pool!(self, |pool| {
             let mut transaction = pool.begin_with(dialect.begin_write).await?;
             sqlx::query(&format!(
@@ -39,7 +39,7 @@ impl Store {
             )
             .bind(account_id)
             .bind(holder)
-            .bind(&at)
+            .bind(at)
             .fetch_one(&mut *transaction)
             .await?;
             if held as usize >= cap {
@@ -55,7 +55,7 @@ impl Store {
             .bind(holder)
             .bind(account_id)
             .bind(node)
-            .bind(&until)
+            .bind(until)
             .execute(&mut *transaction)
             .await?;
             transaction.commit().await?;
@@ -84,14 +84,14 @@ impl Store {
         holders: &[String],
         ttl: Duration,
     ) -> Result<()> {
-        let until = format_time(time::OffsetDateTime::now_utc() + ttl);
+        let until = now() + ttl;
         for holder in holders {
             on_pool!(self, |pool| sqlx::query(
                 "UPDATE turn_slots SET expires_at = $3 WHERE holder = $1 AND node_id = $2"
             )
             .bind(holder)
             .bind(node)
-            .bind(&until)
+            .bind(until)
             .execute(pool)
             .await
             .map(|_| ()))?;

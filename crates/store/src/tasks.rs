@@ -1,5 +1,7 @@
 //! Tasks: the work items of an account, who runs them and who owns them.
 
+use cinch_base::timestamp::Timestamp;
+
 use super::usage::{totals_json, usage_of};
 use super::{
     AccountId, AgentId, CloseReason, EnvironmentId, Page, PerBackend, Result, SessionStatus, Store,
@@ -42,9 +44,9 @@ super::rows::row_struct! {
         /// `None` when none waits.
         pub waiting_retries: Option<i64>,
         /// When it was created (RFC 3339).
-        pub created_at: String,
+        pub created_at: Timestamp,
         /// When it last changed (RFC 3339).
-        pub updated_at: String,
+        pub updated_at: Timestamp,
         /// The tokens and cost of its sessions' turns.
         pub usage: UsageTotals,
     }
@@ -111,7 +113,7 @@ impl Store {
         .bind(new.idle_timeout_seconds)
         .bind(&new.created_by)
         .bind(&new.owner)
-        .bind(&created_at)
+        .bind(created_at)
         .execute(pool)
         .await.map(|done| done.rows_affected())
         })?;

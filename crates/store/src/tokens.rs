@@ -1,5 +1,6 @@
 //! Bearer tokens: handed out once, kept only as their SHA-256.
 
+use cinch_base::timestamp::Timestamp;
 use sha2::{Digest as _, Sha256};
 
 use super::{Result, Store, StoreError, new_id, now, on_pool, random_hex};
@@ -53,7 +54,7 @@ macro_rules! issue {
         .bind(member_id)
         .bind(agent_id)
         .bind($name)
-        .bind(cinch_engine::clock::now())
+        .bind(Timestamp::now())
         .execute(&mut *$tx)
         .await?;
         token
@@ -74,7 +75,7 @@ pub struct TokenInfo {
     /// The name it was given when made, if any.
     pub name: Option<String>,
     /// When it was made (RFC 3339).
-    pub created_at: String,
+    pub created_at: Timestamp,
 }
 
 /// The prefix of a token's id.
@@ -185,7 +186,7 @@ impl Store {
             Option<String>,
             Option<String>,
             Option<String>,
-            String,
+            Timestamp,
         );
         let rows: Vec<Row> = on_pool!(self, |pool| {
             sqlx::query_as(

@@ -2,6 +2,8 @@
 //! harness and CLI version (written with a turn's result, in
 //! [`Store::record_call_result`]), and the CLI versions turns ran on.
 
+use cinch_base::timestamp::Timestamp;
+
 use super::{Result, Store, on_pool};
 
 super::rows::row_struct! {
@@ -15,7 +17,7 @@ super::rows::row_struct! {
         /// The event's type name.
         pub event_type: String,
         /// When a turn's end first recorded it (RFC 3339).
-        pub first_seen: String,
+        pub first_seen: Timestamp,
         /// How many such events all turns have seen.
         pub count: i64,
     }
@@ -30,9 +32,9 @@ super::rows::row_struct! {
         /// The CLI's version; empty when the CLI did not say it.
         pub cli_version: String,
         /// When a turn's end first recorded it (RFC 3339).
-        pub first_seen: String,
+        pub first_seen: Timestamp,
         /// When a turn's end last recorded it (RFC 3339).
-        pub last_seen: String,
+        pub last_seen: Timestamp,
         /// How many turns ran on it.
         pub turns: i64,
     }

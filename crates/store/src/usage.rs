@@ -3,6 +3,7 @@
 //! model or day. Every turn's usage is kept with its call
 //! ([`Store::record_call_result`]).
 
+use cinch_base::timestamp::Timestamp;
 use serde::{Deserialize, Serialize};
 
 use super::{PerBackend, Result, Store, on_pool};
@@ -114,10 +115,12 @@ impl Store {
     pub async fn usage_report(
         &self,
         account_id: &str,
-        from: Option<&str>,
-        to: Option<&str>,
+        from: Option<Timestamp>,
+        to: Option<Timestamp>,
         group_by: Option<UsageGroup>,
     ) -> Result<(UsageTotals, Vec<UsageRow>)> {
+        // An open bound is empty text, which the statement tells apart.
+        let (from, to) = (text_or_empty(from), text_or_empty(to));
         let filter = "c.account_id = $1 AND ($2 = '' OR c.created_at >= $2) \
                       AND ($3 = '' OR c.created_at < $3)";
         let totals = TOTALS.get(self.backend());
@@ -125,8 +128,8 @@ impl Store {
             "SELECT {totals} FROM code_task_calls c WHERE {filter}"
         ))
         .bind(account_id)
-        .bind(from.unwrap_or(""))
-        .bind(to.unwrap_or(""))
+        .bind(&from)
+        .bind(&to)
         .fetch_one(pool)
         .await)?;
         let Some(group) = group_by else {
@@ -139,8 +142,8 @@ impl Store {
              GROUP BY {key} ORDER BY {key}"
             ))
             .bind(account_id)
-            .bind(from.unwrap_or(""))
-            .bind(to.unwrap_or(""))
+            .bind(&from)
+            .bind(&to)
             .fetch_all(pool)
             .await)?;
         let rows = rows
@@ -149,4 +152,9 @@ impl Store {
             .collect();
         Ok((total, rows))
     }
+}
+
+/// A moment's text, or empty text for none.
+fn text_or_empty(at: Option<Timestamp>) -> String {
+    at.map(|at| at.to_string()).unwrap_or_default()
 }

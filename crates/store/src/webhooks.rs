@@ -1,6 +1,7 @@
 //! Webhooks and their deliveries. A webhook's signing secret is one of the
 //! sealed secrets (see [`super::secrets`]), owned by the webhook's id.
 
+use cinch_base::timestamp::Timestamp;
 use serde::Serialize;
 
 use super::secrets::{forget_sealed, open_all, put_sealed, read_sealed};
@@ -20,7 +21,7 @@ super::rows::row_struct! {
         /// The URL events are POSTed to.
         pub url: String,
         /// When it was made (RFC 3339).
-        pub created_at: String,
+        pub created_at: Timestamp,
     }
 }
 
@@ -71,15 +72,15 @@ super::rows::row_struct! {
         /// Attempts made.
         pub attempts: i64,
         /// When the next attempt is due, while pending.
-        pub next_attempt_at: Option<String>,
+        pub next_attempt_at: Option<Timestamp>,
         /// The HTTP status of the last attempt, when one answered.
         pub last_status: Option<i64>,
         /// Why the last attempt failed, when it did.
         pub last_error: Option<String>,
         /// When the event happened (RFC 3339).
-        pub created_at: String,
+        pub created_at: Timestamp,
         /// When it was answered 2xx.
-        pub delivered_at: Option<String>,
+        pub delivered_at: Option<Timestamp>,
     }
 }
 
@@ -104,7 +105,7 @@ pub enum Attempt {
         /// What went wrong.
         error: String,
         /// When to try again.
-        next: String,
+        next: Timestamp,
     },
     /// Not delivered, and no more attempts.
     GaveUp {
@@ -144,7 +145,7 @@ impl Store {
             .bind(&webhook.id)
             .bind(&webhook.account_id)
             .bind(&webhook.url)
-            .bind(&webhook.created_at)
+            .bind(webhook.created_at)
             .execute(&mut *tx)
             .await?;
             put_sealed!(tx, dialect, unlocked, &webhook.id, &sealed);
@@ -223,7 +224,7 @@ impl Store {
         let webhooks = self.webhooks(account_id).await?;
         let created_at = now();
         for webhook in &webhooks {
-            self.insert_delivery(&webhook.id, account_id, event, payload, &created_at)
+            self.insert_delivery(&webhook.id, account_id, event, payload, created_at)
                 .await?;
         }
         Ok(webhooks.len())
@@ -235,7 +236,7 @@ impl Store {
         account_id: &str,
         event: &str,
         payload: &str,
-        created_at: &str,
+        created_at: Timestamp,
     ) -> Result<Delivery> {
         let id = new_id("dlv")?;
         on_pool!(self, |pool| sqlx::query(
@@ -265,7 +266,7 @@ impl Store {
     }
 
     /// Pending deliveries due at `at` (RFC 3339), oldest first, at most `limit`.
-    pub async fn due_deliveries(&self, at: &str, limit: u32) -> Result<Vec<DueDelivery>> {
+    pub async fn due_deliveries(&self, at: Timestamp, limit: u32) -> Result<Vec<DueDelivery>> {
         let rows: Vec<Delivery> = on_pool!(self, |pool| sqlx::query_as(&format!(
             "SELECT {DELIVERY_COLUMNS} FROM webhook_deliveries \
              WHERE state = $1 AND next_attempt_at <= $2 ORDER BY next_attempt_at, id LIMIT $3"
@@ -291,8 +292,8 @@ impl Store {
     }
 
     /// When the next pending delivery is due, if any is.
-    pub async fn next_delivery_due(&self) -> Result<Option<String>> {
-        let row: Option<(Option<String>,)> = on_pool!(self, |pool| sqlx::query_as(
+    pub async fn next_delivery_due(&self) -> Result<Option<Timestamp>> {
+        let row: Option<(Option<Timestamp>,)> = on_pool!(self, |pool| sqlx::query_as(
             "SELECT MIN(next_attempt_at) FROM webhook_deliveries WHERE state = $1"
         )
         .bind(DeliveryState::Pending)
@@ -319,7 +320,7 @@ impl Store {
                 DeliveryState::Pending,
                 *status,
                 Some(error.clone()),
-                Some(next.clone()),
+                Some(*next),
                 None,
             ),
             Attempt::GaveUp { status, error } => (
@@ -394,7 +395,7 @@ impl Store {
             account_id,
             &original.event,
             &original.payload,
-            &now(),
+            now(),
         )
         .await
         .map(Some)

@@ -172,7 +172,7 @@ pub fn seen(
                     row.cli_version.clone()
                 },
                 row.event_type.clone(),
-                row.first_seen.clone(),
+                row.first_seen.to_string(),
                 row.count.to_string(),
             ]
         })

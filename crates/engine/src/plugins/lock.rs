@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
+use cinch_base::timestamp::Timestamp;
 use serde::{Deserialize, Serialize};
 
 /// One pinned component.
@@ -32,7 +33,7 @@ pub struct Pin {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signed_by: Option<String>,
     /// When it was installed (RFC 3339, UTC).
-    pub installed_at: String,
+    pub installed_at: Timestamp,
 }
 
 /// A plugin's pin and the pins it replaced, oldest first.

@@ -14,6 +14,7 @@ pub mod signature;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
+use cinch_base::timestamp::Timestamp;
 use cinch_runtime::{Driver, Runtime};
 
 pub use lock::{Lock, Locked, Pin};
@@ -279,7 +280,7 @@ impl Plugins {
             manifest: candidate.manifest,
             signature: candidate.signature,
             signed_by,
-            installed_at: crate::clock::now(),
+            installed_at: Timestamp::now(),
         };
         self.keep_blob(&pin.digest, &candidate.component)?;
         let replaced = lock.drivers.get(&name).map(|locked| locked.pin.clone());

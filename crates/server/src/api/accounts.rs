@@ -7,6 +7,7 @@ use super::extract::{Caller, PageParams, Query};
 use super::problem::Problem;
 use super::{AppState, Envelope};
 use crate::service::accounts::AccountWithUsage;
+use cinch_base::timestamp::Timestamp;
 use cinch_engine::engine::server_credential::ServerCredential;
 use cinch_store::{self as store, UsageTotals};
 
@@ -18,7 +19,8 @@ pub struct Account {
     /// Its name.
     pub name: String,
     /// When it was created (RFC 3339).
-    pub created_at: String,
+    #[schema(value_type = String)]
+    pub created_at: Timestamp,
     /// The tokens and cost of all its turns, where the API shows it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub usage: Option<UsageTotals>,
@@ -47,7 +49,8 @@ pub struct Member {
     /// `admin` or `member`.
     pub role: String,
     /// When it was created (RFC 3339).
-    pub created_at: String,
+    #[schema(value_type = String)]
+    pub created_at: Timestamp,
 }
 
 impl From<store::Member> for Member {

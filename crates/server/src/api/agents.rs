@@ -9,6 +9,7 @@ use super::extract::{Caller, Json, PageParams, Query, nullable, trimmed};
 use super::problem::Problem;
 use super::{AppState, Envelope};
 use crate::service::agents::AgentWithHome;
+use cinch_base::timestamp::Timestamp;
 use cinch_store::{self as store, AgentSettings, TokenOwner};
 
 /// The account's agents, oldest first.
@@ -61,7 +62,8 @@ pub struct Agent {
     /// Its default environment.
     pub environment_id: Option<String>,
     /// When it was created (RFC 3339).
-    pub created_at: String,
+    #[schema(value_type = String)]
+    pub created_at: Timestamp,
 }
 
 impl From<store::Agent> for Agent {

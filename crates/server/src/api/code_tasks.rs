@@ -14,6 +14,7 @@ use super::extract::{Caller, JsonValue, Query};
 use super::problem::{FieldError, Problem};
 use crate::service::ServiceError;
 use crate::service::code_tasks::{NewTask, TaskView};
+use cinch_base::timestamp::Timestamp;
 use cinch_engine::engine::brief::Note;
 use cinch_engine::engine::log::LogView;
 use cinch_engine::engine::result::{ChangedFile, Status, TurnResult};
@@ -153,7 +154,8 @@ pub struct Task {
     /// The harness session, once reported.
     pub session_id: Option<String>,
     /// When it started (RFC 3339).
-    pub created_at: String,
+    #[schema(value_type = String)]
+    pub created_at: Timestamp,
     /// The result, once it has ended.
     pub result: Option<TaskResult>,
 }
@@ -339,7 +341,7 @@ impl From<&TaskView> for Task {
                 .as_ref()
                 .and_then(|result| result.session_id.clone())
                 .or_else(|| state.session_id.clone()),
-            created_at: call.created_at.clone(),
+            created_at: call.created_at,
             result: result
                 .as_deref()
                 .map(|result| TaskResult::new(result, repository)),

@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 use super::extract::{Caller, Json};
 use super::problem::Problem;
 use super::{AppState, Envelope};
+use cinch_base::timestamp::Timestamp;
 use cinch_engine::drivers::Source;
 use cinch_engine::plugins::Installed;
 use cinch_store::{SeenCliVersion, SeenUnknown};
@@ -80,9 +81,11 @@ pub struct CliVersionRun {
     /// How many turns ran on it.
     pub turns: u64,
     /// When a turn on it first ended (RFC 3339, UTC).
-    pub first_seen: String,
+    #[schema(value_type = String)]
+    pub first_seen: Timestamp,
     /// When a turn on it last ended (RFC 3339, UTC).
-    pub last_seen: String,
+    #[schema(value_type = String)]
+    pub last_seen: Timestamp,
 }
 
 /// Where a driver comes from.
@@ -112,7 +115,8 @@ pub struct UnknownEventSeen {
     #[serde(rename = "type")]
     pub event_type: String,
     /// When a turn's end first recorded it (RFC 3339, UTC).
-    pub first_seen: String,
+    #[schema(value_type = String)]
+    pub first_seen: Timestamp,
     /// How many such events turns on every account have seen since.
     pub count: u64,
 }
@@ -193,8 +197,8 @@ fn harness_cli(app: &AppState, name: &str, runs: &[SeenCliVersion]) -> HarnessCl
                     drift: cinch_engine::tools::drift(tested.as_deref(), version.as_deref()),
                     cli_version: version,
                     turns: u64::try_from(run.turns).unwrap_or(0),
-                    first_seen: run.first_seen.clone(),
-                    last_seen: run.last_seen.clone(),
+                    first_seen: run.first_seen,
+                    last_seen: run.last_seen,
                 }
             })
             .collect(),
@@ -227,7 +231,7 @@ pub fn by_version<'a>(rows: impl Iterator<Item = &'a SeenUnknown>) -> Vec<CliVer
                 .into_iter()
                 .map(|row| UnknownEventSeen {
                     event_type: row.event_type.clone(),
-                    first_seen: row.first_seen.clone(),
+                    first_seen: row.first_seen,
                     count: u64::try_from(row.count).unwrap_or(0),
                 })
                 .collect(),

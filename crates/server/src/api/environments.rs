@@ -13,6 +13,7 @@ use super::problem::FieldError;
 use super::problem::Problem;
 use super::{AppState, Envelope};
 use crate::service::ServiceError;
+use cinch_base::timestamp::Timestamp;
 use cinch_engine::mcp::{HeaderValue, McpServer, McpServerKind, Transport};
 use cinch_store::{Environment, EnvironmentPatch, NewEnvironment};
 
@@ -48,9 +49,11 @@ pub struct EnvironmentView {
     /// `{"secret": NAME}`, never the value.
     pub mcp_servers: Vec<McpServerSpec>,
     /// When it was created (RFC 3339).
-    pub created_at: String,
+    #[schema(value_type = String)]
+    pub created_at: Timestamp,
     /// When it last changed (RFC 3339).
-    pub updated_at: String,
+    #[schema(value_type = String)]
+    pub updated_at: Timestamp,
 }
 
 impl From<Environment> for EnvironmentView {

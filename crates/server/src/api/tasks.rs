@@ -8,6 +8,7 @@ use super::extract::{Caller, Json, PageParams, Query, trimmed};
 use super::problem::{FieldError, Problem};
 use super::{AppState, Envelope};
 use crate::service::sessions::{BindingConstraint, SessionChoice, TaskSpec};
+use cinch_base::timestamp::Timestamp;
 use cinch_store::{self as store, AccountId, AttachmentStatus, NewAttachment, TaskId, UsageTotals};
 
 /// A task, with what its listing shows of its sessions.
@@ -47,9 +48,11 @@ pub struct Task {
     /// Why its newest session closed, or the failure that left it idle.
     pub session_close_reason: Option<store::CloseReason>,
     /// When it was created (RFC 3339).
-    pub created_at: String,
+    #[schema(value_type = String)]
+    pub created_at: Timestamp,
     /// When it last changed (RFC 3339).
-    pub updated_at: String,
+    #[schema(value_type = String)]
+    pub updated_at: Timestamp,
     /// The tokens and cost of its sessions' turns.
     pub usage: UsageTotals,
 }
@@ -125,7 +128,8 @@ pub struct Attachment {
     /// Why it failed.
     pub error: Option<String>,
     /// When it was created (RFC 3339).
-    pub created_at: String,
+    #[schema(value_type = String)]
+    pub created_at: Timestamp,
 }
 
 impl From<store::Attachment> for Attachment {

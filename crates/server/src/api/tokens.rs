@@ -10,6 +10,7 @@ use super::extract::{Caller, Json};
 use super::problem::Problem;
 use super::{AppState, Envelope};
 use crate::service::accounts::TokenRefusal;
+use cinch_base::timestamp::Timestamp;
 use cinch_store::{TokenInfo, TokenOwner};
 
 /// Whom a token acts for.
@@ -36,7 +37,8 @@ pub struct Token {
     /// The name it was given when made ("CI", "laptop"), if any.
     pub name: Option<String>,
     /// When it was made (RFC 3339).
-    pub created_at: String,
+    #[schema(value_type = String)]
+    pub created_at: Timestamp,
 }
 
 impl From<TokenInfo> for Token {

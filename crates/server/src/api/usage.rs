@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use super::extract::{Caller, Query};
 use super::problem::{FieldError, Problem};
 use super::{AppState, Envelope};
+use cinch_base::timestamp::Timestamp;
 use cinch_store::{self as store, UsageGroup, UsageTotals};
 
 /// Which turns and how to group them.
@@ -52,9 +53,11 @@ impl From<store::UsageRow> for UsageRow {
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct UsageReport {
     /// The range's start as applied (stored form), when given.
-    pub from: Option<String>,
+    #[schema(value_type = Option<String>)]
+    pub from: Option<Timestamp>,
     /// The range's end as applied, when given.
-    pub to: Option<String>,
+    #[schema(value_type = Option<String>)]
+    pub to: Option<Timestamp>,
     /// How `groups` is grouped, when asked.
     pub group_by: Option<UsageGroup>,
     /// Every turn in the range together.
@@ -88,7 +91,7 @@ pub async fn get_usage(
     let from = bound(&mut errors, "from", params.from.as_deref());
     let to = bound(&mut errors, "to", params.to.as_deref());
     let group_by = params.group_by;
-    if let (Some(from), Some(to)) = (&from, &to)
+    if let (Some(from), Some(to)) = (from, to)
         && from >= to
     {
         errors.push(FieldError::new("to", "to must be later than from"));
@@ -96,10 +99,7 @@ pub async fn get_usage(
     if !errors.is_empty() {
         return Err(Problem::invalid(errors));
     }
-    let (totals, groups) = app
-        .usage
-        .report(&account, from.as_deref(), to.as_deref(), group_by)
-        .await?;
+    let (totals, groups) = app.usage.report(&account, from, to, group_by).await?;
     Ok(Envelope::of(UsageReport {
         from,
         to,
@@ -110,8 +110,7 @@ pub async fn get_usage(
 }
 
 /// A range bound in the stored form, or a complaint about `field`.
-fn bound(errors: &mut Vec<FieldError>, field: &str, text: Option<&str>) -> Option<String> {
-    use time::format_description::well_known::Rfc3339;
+fn bound(errors: &mut Vec<FieldError>, field: &str, text: Option<&str>) -> Option<Timestamp> {
     let text = text?;
     // A day is its first moment, in UTC.
     let whole = if text.len() == "YYYY-MM-DD".len() {
@@ -119,12 +118,9 @@ fn bound(errors: &mut Vec<FieldError>, field: &str, text: Option<&str>) -> Optio
     } else {
         text.to_owned()
     };
-    let at = time::OffsetDateTime::parse(&whole, &Rfc3339).ok();
-    match at {
-        Some(at) => Some(cinch_engine::clock::format_time(
-            at.to_offset(time::UtcOffset::UTC),
-        )),
-        None => {
+    match whole.parse() {
+        Ok(at) => Some(at),
+        Err(_) => {
             errors.push(FieldError::new(
                 field,
                 format!("{field} is an RFC 3339 time or a day (YYYY-MM-DD), not {text:?}"),

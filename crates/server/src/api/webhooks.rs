@@ -8,6 +8,7 @@ use super::agents::member_only;
 use super::extract::{Caller, Json, PageParams, Query};
 use super::problem::Problem;
 use super::{AppState, Envelope};
+use cinch_base::timestamp::Timestamp;
 use cinch_store::{Delivery, DeliveryState, Webhook};
 
 /// A webhook as clients see it: its secret never comes back.
@@ -20,7 +21,8 @@ pub struct WebhookView {
     /// Where events are POSTed.
     pub url: String,
     /// When it was made (RFC 3339).
-    pub created_at: String,
+    #[schema(value_type = String)]
+    pub created_at: Timestamp,
 }
 
 impl From<Webhook> for WebhookView {
@@ -62,7 +64,8 @@ pub struct DeliveryView {
     /// Attempts made so far.
     pub attempts: i64,
     /// When the next attempt is due, while pending.
-    pub next_attempt_at: Option<String>,
+    #[schema(value_type = Option<String>)]
+    pub next_attempt_at: Option<Timestamp>,
     /// The last attempt's HTTP status, when the receiver answered.
     pub last_status: Option<i64>,
     /// Why the last attempt failed, when it did.
@@ -71,9 +74,11 @@ pub struct DeliveryView {
     #[schema(value_type = Object)]
     pub payload: serde_json::Value,
     /// When the event happened (RFC 3339).
-    pub created_at: String,
+    #[schema(value_type = String)]
+    pub created_at: Timestamp,
     /// When a receiver answered 2xx.
-    pub delivered_at: Option<String>,
+    #[schema(value_type = Option<String>)]
+    pub delivered_at: Option<Timestamp>,
 }
 
 impl From<Delivery> for DeliveryView {

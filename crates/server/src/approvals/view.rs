@@ -2,6 +2,7 @@
 
 use serde::Serialize;
 
+use cinch_base::timestamp::Timestamp;
 use cinch_store::{self as store, ApprovalStatus};
 
 /// An agent's permission request, waiting for or given a decision.
@@ -40,11 +41,14 @@ pub struct Approval {
     /// A question's answer, once answered.
     pub answer: Option<String>,
     /// When the agent asked (RFC 3339).
-    pub requested_at: String,
+    #[schema(value_type = String)]
+    pub requested_at: Timestamp,
     /// When its deadline decides it, while it is pending (RFC 3339).
-    pub deadline: Option<String>,
+    #[schema(value_type = Option<String>)]
+    pub deadline: Option<Timestamp>,
     /// When it was decided (RFC 3339).
-    pub decided_at: Option<String>,
+    #[schema(value_type = Option<String>)]
+    pub decided_at: Option<Timestamp>,
 }
 
 /// A choice the agent offered.

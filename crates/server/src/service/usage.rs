@@ -1,6 +1,7 @@
 //! Usage: the tokens and cost of an account's turns over a time range.
 
 use super::ServiceError;
+use cinch_base::timestamp::Timestamp;
 use cinch_store::{Store, UsageGroup, UsageRow, UsageTotals};
 
 /// The usage service.
@@ -21,8 +22,8 @@ impl Usage {
     pub async fn report(
         &self,
         account_id: &str,
-        from: Option<&str>,
-        to: Option<&str>,
+        from: Option<Timestamp>,
+        to: Option<Timestamp>,
         group_by: Option<UsageGroup>,
     ) -> Result<(UsageTotals, Vec<UsageRow>), ServiceError> {
         Ok(self

@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use super::McpCaller;
 use crate::api::{AppState, Problem};
+use cinch_base::timestamp::Timestamp;
 use cinch_store::{
     AccountId, CloseReason, Session, SessionStatus, TaskId, TurnOutcome, TurnState, TurnView,
 };
@@ -56,7 +57,7 @@ pub struct TurnReport {
     /// Where it stands.
     pub status: TurnState,
     /// When it started (RFC 3339).
-    pub started_at: String,
+    pub started_at: Timestamp,
     /// The agent's answer: its last message.
     pub final_message: String,
     /// Once it ended: exit code, files changed, usage, the result text.

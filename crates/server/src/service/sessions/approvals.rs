@@ -21,6 +21,7 @@ use crate::approvals::view::Approval as ApprovalView;
 use crate::runs::live::{AskedApproval, EventName};
 use crate::service::ServiceError;
 use crate::webhooks::EventKind;
+use cinch_base::timestamp::Timestamp;
 use cinch_engine::engine::conversation::Answer;
 use cinch_store::approval_policy::{ApprovalPolicy, Decision, Verdict};
 use cinch_store::{
@@ -114,8 +115,7 @@ impl Conductor {
             Verdict::Decided(decision) => Some(decision),
             Verdict::Ask => None,
         };
-        let deadline = time::OffsetDateTime::now_utc()
-            + time::Duration::seconds(policy.timeout().as_secs() as i64);
+        let deadline = Timestamp::now() + Duration::from_secs(policy.timeout().as_secs());
         let options: Vec<crate::approvals::view::ApprovalOption> = request
             .options
             .iter()
@@ -141,7 +141,7 @@ impl Conductor {
                     input: request.input.clone(),
                     options_json: serde_json::to_string(&options)
                         .map_err(|error| ServiceError::Internal(error.into()))?,
-                    deadline: Some(cinch_engine::clock::format_time(deadline)),
+                    deadline: Some(deadline),
                     decided,
                 },
             )
@@ -175,18 +175,7 @@ impl Conductor {
     fn arm_deadline(self: &Arc<Self>, approval: Approval, fallback: Duration) {
         let wait = approval
             .deadline
-            .as_deref()
-            .and_then(|deadline| {
-                time::OffsetDateTime::parse(
-                    deadline,
-                    &time::format_description::well_known::Rfc3339,
-                )
-                .ok()
-            })
-            .map(|deadline| {
-                let left = deadline - time::OffsetDateTime::now_utc();
-                Duration::from_millis(left.whole_milliseconds().max(0) as u64)
-            })
+            .map(|deadline| deadline.saturating_duration_since(Timestamp::now()))
             .unwrap_or(fallback);
         let this = self.clone();
         tokio::spawn(async move {
@@ -279,7 +268,9 @@ impl Conductor {
                 "approval {id} was already decided: {} by {} at {} ({}); the first decision stands",
                 recorded.map_or("decided", Decision::as_str),
                 approval.decided_by.as_deref().unwrap_or("someone"),
-                approval.decided_at.as_deref().unwrap_or("an earlier time"),
+                approval
+                    .decided_at
+                    .map_or("an earlier time".into(), |at| at.to_string()),
                 status.as_str(),
             ))),
         }
@@ -336,7 +327,9 @@ impl Conductor {
                 "question {id} was already {} by {} at {}; the first answer stands",
                 status.as_str(),
                 approval.decided_by.as_deref().unwrap_or("someone"),
-                approval.decided_at.as_deref().unwrap_or("an earlier time"),
+                approval
+                    .decided_at
+                    .map_or("an earlier time".into(), |at| at.to_string()),
             ))),
         }
     }

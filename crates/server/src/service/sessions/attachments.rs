@@ -210,7 +210,7 @@ mod tests {
             blob: Some("iVBORw0KGgo=".into()),
             status: AttachmentStatus::Ready,
             error: None,
-            created_at: "2026-01-01T00:00:00.000Z".into(),
+            created_at: "2026-01-01T00:00:00.000Z".parse().unwrap(),
         }
     }
 

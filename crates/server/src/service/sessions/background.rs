@@ -176,7 +176,7 @@ impl Conductor {
     pub(super) async fn close_overlong_waits(&self) -> Result<()> {
         let limit = self.settings.wait_limit.as_secs() as i64;
         for waiting in self.store.sessions_in(&[SessionStatus::Waiting]).await? {
-            let waited = waiting.waiting_since.as_deref().and_then(seconds_since);
+            let waited = waiting.waiting_since.map(seconds_since);
             if waited.is_none_or(|waited| waited < limit) {
                 continue;
             }
@@ -199,7 +199,7 @@ impl Conductor {
     /// (cinch was down, or no retry came). Its queued messages stay queued:
     /// the message that resumes the session delivers them with it.
     pub(super) async fn close_if_overlong(&self, session: &mut Session) -> Result<bool> {
-        let Some(waited) = session.waiting_since.as_deref().and_then(seconds_since) else {
+        let Some(waited) = session.waiting_since.map(seconds_since) else {
             return Ok(false);
         };
         let limit = self.settings.wait_limit.as_secs() as i64;
@@ -243,7 +243,7 @@ impl Conductor {
 
     pub(super) async fn close_idle(&self) -> Result<()> {
         for idle in self.store.idle_sessions().await? {
-            let idle_for = seconds_since(&idle.last_activity_at).unwrap_or(0);
+            let idle_for = seconds_since(idle.last_activity_at);
             if idle_for < idle.idle_timeout_seconds {
                 continue;
             }

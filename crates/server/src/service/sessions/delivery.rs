@@ -14,6 +14,7 @@ use serde::Serialize;
 use super::{Conductor, Result, forge, workspace};
 use crate::runs::repository;
 use crate::service::{OtherNode, ServiceError};
+use cinch_base::timestamp::Timestamp;
 use cinch_engine::redact::Redactor;
 use cinch_store::{AccountId, Session, SessionId, SessionStatus, TaskId};
 
@@ -252,7 +253,7 @@ impl Conductor {
         let Some(lease) = self.store.lease(&session.id).await? else {
             return Ok(());
         };
-        if lease.node_id == self.node_id() || lease.expired_by(&cinch_engine::clock::now()) {
+        if lease.node_id == self.node_id() || lease.expired_by(Timestamp::now()) {
             return Ok(());
         }
         let url = self.store.node_url(&lease.node_id).await?;

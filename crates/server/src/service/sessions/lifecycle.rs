@@ -14,6 +14,7 @@ use crate::runs::repository;
 use crate::runs::slots::Full;
 use crate::runs::turn_env::TurnEnv;
 use crate::service::ServiceError;
+use cinch_base::timestamp::Timestamp;
 use cinch_engine::redact::Redactor;
 use cinch_store::{CloseReason, Environment, RebuiltFrom, Session, SessionStatus};
 
@@ -218,10 +219,10 @@ impl Conductor {
     }
 
     pub(super) async fn wait_for_slot(&self, session: &mut Session, full: Full) -> Result<()> {
-        let now = cinch_engine::clock::now();
+        let now = Timestamp::now();
         if session.status != SessionStatus::Waiting {
             session.status = SessionStatus::Waiting;
-            session.waiting_since = Some(now.clone());
+            session.waiting_since = Some(now);
             session.retries = 0;
         }
         session.retries += 1;

@@ -55,6 +55,7 @@ use serde_json::{Value, json};
 use crate::runs::Runner;
 use crate::runs::live::{EventName, Runs};
 use crate::service::ServiceError;
+use cinch_base::timestamp::Timestamp;
 use cinch_engine::engine::Engine;
 use cinch_engine::home::Home;
 use cinch_store::{
@@ -435,9 +436,7 @@ impl Conductor {
     }
 }
 
-/// Whole seconds from a stored timestamp to now.
-fn seconds_since(stored: &str) -> Option<i64> {
-    let at =
-        time::OffsetDateTime::parse(stored, &time::format_description::well_known::Rfc3339).ok()?;
-    Some((time::OffsetDateTime::now_utc() - at).whole_seconds())
+/// Whole seconds from `at` to now (none when `at` is later).
+fn seconds_since(at: Timestamp) -> i64 {
+    Timestamp::now().saturating_duration_since(at).as_secs() as i64
 }

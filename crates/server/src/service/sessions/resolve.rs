@@ -123,7 +123,7 @@ mod tests {
             model: model.map(Into::into),
             effort: effort.map(Into::into),
             environment_id: None,
-            created_at: String::new(),
+            created_at: cinch_base::timestamp::Timestamp::now(),
         }
     }
 

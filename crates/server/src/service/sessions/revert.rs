@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use super::{Conductor, EventName, Result};
 use crate::service::ServiceError;
+use cinch_base::timestamp::Timestamp;
 use cinch_engine::checkpoint;
 use cinch_engine::engine::FILES_LISTED;
 use cinch_store::{
@@ -59,7 +60,7 @@ impl Conductor {
         };
         let revert_id = cinch_store::new_id("revert")?;
         let refs = format!("refs/cinch/runs/{}/reverts/{revert_id}", session.id);
-        let started_at = cinch_engine::clock::now();
+        let started_at = Timestamp::now();
         let restored = tokio::task::spawn_blocking(move || {
             checkpoint::restore(
                 &workspace,
@@ -101,7 +102,7 @@ impl Conductor {
             .await?;
         self.publish_message(account_id, EventName::MessageCreated, &message)
             .await;
-        session.last_activity_at = cinch_engine::clock::now();
+        session.last_activity_at = Timestamp::now();
         self.save(&mut session).await?;
         Ok(message)
     }

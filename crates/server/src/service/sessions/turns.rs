@@ -9,6 +9,7 @@ use super::{Conductor, Result, Wake, attachments, preview, title_from, workspace
 use crate::runs::launch::{Launch, LaunchError, Started};
 use crate::runs::live::{CallRef, EventName, LiveState};
 use crate::service::ServiceError;
+use cinch_base::timestamp::Timestamp;
 use cinch_engine::engine::StartError;
 use cinch_engine::engine::brief::Note;
 use cinch_engine::engine::result::{Status, TurnResult};
@@ -153,7 +154,7 @@ impl Conductor {
                 .to_owned(),
             workspace: workspace.display().to_string(),
             session_id: session.harness_session_id.clone(),
-            started_at: call.created_at.clone(),
+            started_at: call.created_at,
             result: None,
         };
         // The session is running before its turn's message exists, so a reader
@@ -164,7 +165,7 @@ impl Conductor {
         session.retries = 0;
         session.close_reason = None;
         session.error_message = None;
-        session.last_activity_at = cinch_engine::clock::now();
+        session.last_activity_at = Timestamp::now();
         self.save(session).await?;
         let message = self
             .store
@@ -452,7 +453,7 @@ impl Conductor {
             }
         }
         session.current_turn = None;
-        session.last_activity_at = cinch_engine::clock::now();
+        session.last_activity_at = Timestamp::now();
         if session.status == SessionStatus::Closed {
             return self.save(&mut session).await;
         }

@@ -5,6 +5,7 @@
 use serde::Serialize;
 use serde_json::value::RawValue;
 
+use cinch_base::timestamp::Timestamp;
 use cinch_store::{
     self as store, CloseReason, ForkMode, MessageKind, RebuiltFrom, SessionStatus, UsageTotals,
 };
@@ -57,7 +58,8 @@ pub struct Session {
     /// The engine turn running now.
     pub current_turn: Option<String>,
     /// When the wait for capacity began; only while `waiting`.
-    pub waiting_since: Option<String>,
+    #[schema(value_type = Option<String>)]
+    pub waiting_since: Option<Timestamp>,
     /// Attempts to get capacity so far in this wait.
     pub retries: i64,
     /// Why it stopped, or the recovery that left it idle.
@@ -65,7 +67,8 @@ pub struct Session {
     /// What went wrong and what to do next.
     pub error_message: Option<String>,
     /// When it last started or ended a turn or took a message.
-    pub last_activity_at: String,
+    #[schema(value_type = String)]
+    pub last_activity_at: Timestamp,
     /// The node it was taken over from, until its next turn starts: that
     /// turn starts a new harness session, briefed with the conversation.
     pub moved_from_node: Option<String>,
@@ -77,9 +80,11 @@ pub struct Session {
     /// session, `brief` when a new one was given the conversation.
     pub fork_mode: Option<ForkMode>,
     /// When it was created (RFC 3339).
-    pub created_at: String,
+    #[schema(value_type = String)]
+    pub created_at: Timestamp,
     /// When it last changed (RFC 3339).
-    pub updated_at: String,
+    #[schema(value_type = String)]
+    pub updated_at: Timestamp,
     /// The tokens and cost of its turns.
     pub usage: UsageTotals,
 }
@@ -148,7 +153,8 @@ pub struct Message {
     #[schema(value_type = Option<Object>)]
     pub turn: Option<Box<RawValue>>,
     /// When it was created (RFC 3339).
-    pub created_at: String,
+    #[schema(value_type = String)]
+    pub created_at: Timestamp,
     /// For a message a fork inherited from its source: the fork point,
     /// `{"session_id", "turn_id"}`; null for the session's own messages.
     #[schema(value_type = Option<Object>)]
