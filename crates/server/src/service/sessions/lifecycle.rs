@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use cinch_base::sync::lock;
+use cinch_base::timestamp::Timestamp;
 use tracing::Instrument as _;
 
 use super::machine::{Facts, Step, next_step};
@@ -14,7 +15,6 @@ use crate::runs::repository;
 use crate::runs::slots::Full;
 use crate::runs::turn_env::TurnEnv;
 use crate::service::ServiceError;
-use cinch_base::timestamp::Timestamp;
 use cinch_engine::redact::Redactor;
 use cinch_store::{CloseReason, Environment, RebuiltFrom, Session, SessionStatus};
 

@@ -49,13 +49,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use cinch_base::sync::lock;
+use cinch_base::timestamp::Timestamp;
 use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::runs::Runner;
 use crate::runs::live::{EventName, Runs};
 use crate::service::ServiceError;
-use cinch_base::timestamp::Timestamp;
 use cinch_engine::engine::Engine;
 use cinch_engine::home::Home;
 use cinch_store::{
