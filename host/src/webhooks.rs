@@ -9,6 +9,7 @@
 //! (a tenant must not reach the server's own network) unless the operator
 //! started the server with `--webhook-allow-private`.
 
+use cinch_store::{AccountId, SessionId};
 use std::collections::HashMap;
 use std::net::{IpAddr, ToSocketAddrs as _};
 use std::sync::{Arc, Mutex};
@@ -96,12 +97,12 @@ struct Inner {
     /// Taken by the worker when it starts.
     queue: Mutex<Option<mpsc::UnboundedReceiver<Notice>>>,
     /// Each session's status as last notified, so only changes are sent.
-    statuses: Mutex<HashMap<String, SessionStatus>>,
+    statuses: Mutex<HashMap<SessionId, SessionStatus>>,
 }
 
 /// An event to queue for an account's webhooks.
 struct Notice {
-    account_id: String,
+    account_id: AccountId,
     kind: EventKind,
     data: Value,
     at: String,
@@ -146,9 +147,9 @@ impl Webhooks {
     }
 
     /// Queues an event of `account_id` for its webhooks (from any thread).
-    pub fn notify(&self, account_id: &str, kind: EventKind, data: Value) {
+    pub fn notify(&self, account_id: &AccountId, kind: EventKind, data: Value) {
         let _ = self.inner.notices.send(Notice {
-            account_id: account_id.to_owned(),
+            account_id: account_id.clone(),
             kind,
             data,
             at: now(),
@@ -159,14 +160,14 @@ impl Webhooks {
     /// status changed.
     pub fn session_saved(
         &self,
-        account_id: &str,
-        session_id: &str,
+        account_id: &AccountId,
+        session_id: &SessionId,
         status: SessionStatus,
         view: Value,
     ) {
         let changed = {
             let mut statuses = cinch_base::sync::lock(&self.inner.statuses);
-            statuses.insert(session_id.to_owned(), status) != Some(status)
+            statuses.insert(session_id.clone(), status) != Some(status)
         };
         if changed {
             self.notify(account_id, EventKind::SessionStatusChanged, view);

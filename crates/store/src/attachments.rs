@@ -1,5 +1,6 @@
 //! A task's attachments: context for its agent, as MCP resources.
 
+use crate::{AccountId, TaskId};
 use serde::Serialize;
 
 use super::{Result, Store, new_id, now, on_pool};
@@ -11,7 +12,7 @@ super::rows::row_struct! {
         /// Its id.
         pub id: String,
         /// Its task.
-        pub task_id: String,
+        pub task_id: TaskId,
         /// Its name.
         pub name: String,
         /// Where its content came from (a reference; never fetched).
@@ -80,8 +81,8 @@ impl Store {
     /// Stores an attachment of the task: `ready`, or `failed` with its error.
     pub async fn create_attachment(
         &self,
-        account_id: &str,
-        task_id: &str,
+        account_id: &AccountId,
+        task_id: &TaskId,
         new: NewAttachment,
     ) -> Result<Attachment> {
         let id = new_id("att")?;
@@ -117,8 +118,8 @@ impl Store {
     /// The task's attachment `id`.
     pub async fn attachment(
         &self,
-        account_id: &str,
-        task_id: &str,
+        account_id: &AccountId,
+        task_id: &TaskId,
         id: &str,
     ) -> Result<Option<Attachment>> {
         Ok(on_pool!(self, |pool| sqlx::query_as(&format!(
@@ -132,7 +133,11 @@ impl Store {
     }
 
     /// Every attachment of the task, oldest first.
-    pub async fn attachments(&self, account_id: &str, task_id: &str) -> Result<Vec<Attachment>> {
+    pub async fn attachments(
+        &self,
+        account_id: &AccountId,
+        task_id: &TaskId,
+    ) -> Result<Vec<Attachment>> {
         Ok(on_pool!(self, |pool| sqlx::query_as(&format!(
             "SELECT {COLUMNS} FROM attachments WHERE account_id = $1 AND task_id = $2 ORDER BY id"
         ))

@@ -6,6 +6,8 @@
 //! back), and then with the next generation: every write of the old owner is
 //! conditioned on the generation it held, so it fails from then on.
 
+use crate::AccountId;
+use crate::SessionId;
 use std::time::Duration;
 
 use super::{Result, Store, format_time, now, on_pool};
@@ -15,7 +17,7 @@ super::rows::row_struct! {
     #[derive(Debug, Clone, PartialEq, Eq)]
     pub struct Lease {
         /// The session it is for.
-        pub session_id: String,
+        pub session_id: SessionId,
         /// The node that holds (or last held) it.
         pub node_id: String,
         /// Grows each time the session changes hands.
@@ -62,9 +64,9 @@ super::rows::row_struct! {
     #[derive(Debug, Clone, PartialEq, Eq)]
     pub struct SessionRef {
         /// The session.
-        pub session_id: String,
+        pub session_id: SessionId,
         /// Its account.
-        pub account_id: String,
+        pub account_id: AccountId,
     }
 }
 
@@ -73,9 +75,9 @@ super::rows::row_struct! {
     #[derive(Debug, Clone, PartialEq, Eq)]
     pub struct ClaimedWait {
         /// The session.
-        pub session_id: String,
+        pub session_id: SessionId,
         /// Its account.
-        pub account_id: String,
+        pub account_id: AccountId,
         /// The node that held it.
         pub from_node: String,
         /// The lease's generation now, the claiming node's.
@@ -90,7 +92,7 @@ fn expiry(ttl: Duration) -> String {
 
 impl Store {
     /// The session's lease, if it ever had one.
-    pub async fn lease(&self, session_id: &str) -> Result<Option<Lease>> {
+    pub async fn lease(&self, session_id: &SessionId) -> Result<Option<Lease>> {
         Ok(on_pool!(self, |pool| sqlx::query_as(
             "SELECT session_id, node_id, generation, expires_at FROM session_leases \
              WHERE session_id = $1"
@@ -104,7 +106,12 @@ impl Store {
     /// has none, when `node` holds it already, or when it ran out. Each step
     /// is a compare-and-set on the stored row, so of two nodes trying at
     /// once exactly one wins.
-    pub async fn claim_lease(&self, session_id: &str, node: &str, ttl: Duration) -> Result<Claim> {
+    pub async fn claim_lease(
+        &self,
+        session_id: &SessionId,
+        node: &str,
+        ttl: Duration,
+    ) -> Result<Claim> {
         loop {
             let until = expiry(ttl);
             let Some(lease) = self.lease(session_id).await? else {
@@ -156,7 +163,7 @@ impl Store {
     /// when the node no longer holds it (another node took it).
     pub async fn renew_lease(
         &self,
-        session_id: &str,
+        session_id: &SessionId,
         node: &str,
         generation: i64,
         ttl: Duration,
@@ -176,7 +183,12 @@ impl Store {
     }
 
     /// Whether `node` still holds the session's lease at `generation`.
-    pub async fn holds_lease(&self, session_id: &str, node: &str, generation: i64) -> Result<bool> {
+    pub async fn holds_lease(
+        &self,
+        session_id: &SessionId,
+        node: &str,
+        generation: i64,
+    ) -> Result<bool> {
         Ok(self
             .lease(session_id)
             .await?
@@ -186,7 +198,12 @@ impl Store {
     /// Gives `node`'s lease at `generation` back, so that another node may
     /// take the session at once; the row keeps the node's id, which tells
     /// the next owner where the work tree was.
-    pub async fn release_lease(&self, session_id: &str, node: &str, generation: i64) -> Result<()> {
+    pub async fn release_lease(
+        &self,
+        session_id: &SessionId,
+        node: &str,
+        generation: i64,
+    ) -> Result<()> {
         on_pool!(self, |pool| sqlx::query(
             "UPDATE session_leases SET expires_at = '' \
              WHERE session_id = $1 AND node_id = $2 AND generation = $3"
@@ -305,8 +322,8 @@ mod tests {
     async fn a_session(store: &Store) -> SessionRef {
         let session = test_session(store).await;
         SessionRef {
-            session_id: session.id.to_string(),
-            account_id: session.account_id.to_string(),
+            session_id: session.id.clone(),
+            account_id: session.account_id.clone(),
         }
     }
 
@@ -339,11 +356,7 @@ mod tests {
             .add_message(&session, MessageKind::User, "Set up", None, false)
             .await
             .unwrap();
-        assert_eq!(
-            listed(&store).await,
-            [session.id.to_string()],
-            "idle, queued"
-        );
+        assert_eq!(listed(&store).await, [session.id.clone()], "idle, queued");
 
         tokio::time::sleep(Duration::from_millis(5)).await;
         session.status = SessionStatus::Closed;
@@ -355,11 +368,7 @@ mod tests {
             .add_message(&session, MessageKind::User, "Try again", None, false)
             .await
             .unwrap();
-        assert_eq!(
-            listed(&store).await,
-            [session.id.to_string()],
-            "a new message"
-        );
+        assert_eq!(listed(&store).await, [session.id.clone()], "a new message");
     }
 
     #[tokio::test]

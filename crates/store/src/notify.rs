@@ -4,6 +4,7 @@
 //! one lost while the connection was down is made up for by reading again
 //! whatever it could have been about ([`Notice::Reconnected`]).
 
+use crate::{AccountId, SessionId};
 use serde::{Deserialize, Serialize};
 use sqlx::postgres::PgListener;
 
@@ -19,9 +20,9 @@ const WAKE_CHANNEL: &str = "cinch_session_wake";
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SessionWake {
     /// The session's account.
-    pub account_id: String,
+    pub account_id: AccountId,
     /// The session.
-    pub session_id: String,
+    pub session_id: SessionId,
     /// The node it was posted on, so that it can leave its own notices be.
     pub from: String,
     /// A turn of the session to stop (an abort), rather than a message.

@@ -3,6 +3,7 @@
 //! running a turn there; its heartbeat keeps them, so a dead node's slots
 //! run out like its leases.
 
+use crate::AccountId;
 use std::time::Duration;
 
 use super::{Result, Store, format_time, now, on_pool};
@@ -15,7 +16,7 @@ impl Store {
     /// slot at once cannot both have it.
     pub async fn take_turn_slot(
         &self,
-        account_id: &str,
+        account_id: &AccountId,
         holder: &str,
         node: &str,
         cap: usize,

@@ -3,6 +3,7 @@
 //! model or day. Every turn's usage is kept with its call
 //! ([`Store::record_call_result`]).
 
+use crate::AccountId;
 use serde::{Deserialize, Serialize};
 
 use super::{PerBackend, Result, Store, on_pool};
@@ -113,7 +114,7 @@ impl Store {
     /// timestamps; either bound open when none), all together and grouped.
     pub async fn usage_report(
         &self,
-        account_id: &str,
+        account_id: &AccountId,
         from: Option<&str>,
         to: Option<&str>,
         group_by: Option<UsageGroup>,

@@ -1,6 +1,7 @@
 //! Webhooks and their deliveries. A webhook's signing secret is one of the
 //! sealed secrets (see [`super::secrets`]), owned by the webhook's id.
 
+use crate::AccountId;
 use serde::Serialize;
 
 use super::secrets::{forget_sealed, open_all, put_sealed, read_sealed};
@@ -16,7 +17,7 @@ super::rows::row_struct! {
         /// Its id.
         pub id: String,
         /// The account whose events it gets.
-        pub account_id: String,
+        pub account_id: AccountId,
         /// The URL events are POSTed to.
         pub url: String,
         /// When it was made (RFC 3339).
@@ -61,7 +62,7 @@ super::rows::row_struct! {
         /// The webhook.
         pub webhook_id: String,
         /// The account.
-        pub account_id: String,
+        pub account_id: AccountId,
         /// The event's type, e.g. `turn.ended`.
         pub event: String,
         /// The body sent, exactly.
@@ -122,7 +123,7 @@ impl Store {
     /// Makes a webhook of `account_id` POSTing to `url`, signed with `secret`.
     pub async fn create_webhook(
         &self,
-        account_id: &str,
+        account_id: &AccountId,
         url: &str,
         secret: &str,
     ) -> Result<Webhook> {
@@ -154,7 +155,7 @@ impl Store {
     }
 
     /// The account's webhooks, oldest first.
-    pub async fn webhooks(&self, account_id: &str) -> Result<Vec<Webhook>> {
+    pub async fn webhooks(&self, account_id: &AccountId) -> Result<Vec<Webhook>> {
         Ok(on_pool!(self, |pool| {
             sqlx::query_as(
             "SELECT id, account_id, url, created_at FROM webhooks WHERE account_id = $1 ORDER BY id",
@@ -166,7 +167,7 @@ impl Store {
     }
 
     /// The account's webhook `id`.
-    pub async fn webhook(&self, account_id: &str, id: &str) -> Result<Option<Webhook>> {
+    pub async fn webhook(&self, account_id: &AccountId, id: &str) -> Result<Option<Webhook>> {
         Ok(on_pool!(self, |pool| {
             sqlx::query_as(
             "SELECT id, account_id, url, created_at FROM webhooks WHERE account_id = $1 AND id = $2",
@@ -180,7 +181,7 @@ impl Store {
 
     /// Deletes the account's webhook `id` with its deliveries and secret;
     /// whether there was one.
-    pub async fn delete_webhook(&self, account_id: &str, id: &str) -> Result<bool> {
+    pub async fn delete_webhook(&self, account_id: &AccountId, id: &str) -> Result<bool> {
         let done = on_pool!(self, |pool| {
             let mut tx = pool.begin().await?;
             sqlx::query("DELETE FROM webhook_deliveries WHERE account_id = $1 AND webhook_id = $2")
@@ -216,7 +217,7 @@ impl Store {
     /// account; how many deliveries were queued.
     pub async fn enqueue_deliveries(
         &self,
-        account_id: &str,
+        account_id: &AccountId,
         event: &str,
         payload: &str,
     ) -> Result<usize> {
@@ -232,7 +233,7 @@ impl Store {
     async fn insert_delivery(
         &self,
         webhook_id: &str,
-        account_id: &str,
+        account_id: &AccountId,
         event: &str,
         payload: &str,
         created_at: &str,
@@ -350,7 +351,7 @@ impl Store {
     /// A page of the webhook's deliveries, newest first, before `cursor`.
     pub async fn deliveries(
         &self,
-        account_id: &str,
+        account_id: &AccountId,
         webhook_id: &str,
         cursor: Option<&str>,
         limit: u32,
@@ -373,7 +374,7 @@ impl Store {
     /// of the same event (the same body, so receivers can tell it is one).
     pub async fn redeliver(
         &self,
-        account_id: &str,
+        account_id: &AccountId,
         webhook_id: &str,
         id: &str,
     ) -> Result<Option<Delivery>> {

@@ -8,7 +8,7 @@ use super::problem::Problem;
 use super::{AppState, Envelope};
 use crate::service::accounts::AccountWithUsage;
 use cinch_engine::engine::server_credential::ServerCredential;
-use cinch_store::{self as store, UsageTotals};
+use cinch_store::{self as store, AccountId, UsageTotals};
 
 /// An account: everything else belongs to one.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
@@ -54,7 +54,7 @@ impl From<store::Member> for Member {
     fn from(row: store::Member) -> Self {
         Self {
             id: row.id,
-            account_id: row.account_id,
+            account_id: row.account_id.into(),
             name: row.name,
             role: row.role,
             created_at: row.created_at,
@@ -97,7 +97,7 @@ pub async fn list_accounts(
 pub async fn list_members(
     State(app): State<AppState>,
     caller: Caller,
-    Path(account): Path<String>,
+    Path(account): Path<AccountId>,
     Query(page): Query<PageParams>,
 ) -> Result<axum::Json<Envelope<Vec<Member>>>, Problem> {
     caller.account(&account)?;

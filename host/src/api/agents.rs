@@ -9,7 +9,7 @@ use super::extract::{Caller, Json, PageParams, Query, nullable, trimmed};
 use super::problem::Problem;
 use super::{AppState, Envelope};
 use crate::service::agents::AgentWithHome;
-use cinch_store::{self as store, AgentSettings, TokenOwner};
+use cinch_store::{self as store, AccountId, AgentId, AgentSettings, EnvironmentId, TokenOwner};
 
 /// The account's agents, oldest first.
 #[utoipa::path(
@@ -26,7 +26,7 @@ use cinch_store::{self as store, AgentSettings, TokenOwner};
 pub async fn list_agents(
     State(app): State<AppState>,
     caller: Caller,
-    Path(account): Path<String>,
+    Path(account): Path<AccountId>,
     Query(page): Query<PageParams>,
 ) -> Result<axum::Json<Envelope<Vec<AgentView>>>, Problem> {
     caller.account(&account)?;
@@ -75,7 +75,7 @@ impl From<store::Agent> for Agent {
             harness: row.harness,
             model: row.model,
             effort: row.effort,
-            environment_id: row.environment_id,
+            environment_id: row.environment_id.map(Into::into),
             created_at: row.created_at,
         }
     }
@@ -166,7 +166,7 @@ impl From<AgentChange> for AgentSettings {
             harness: change.harness,
             model: setting(change.model),
             effort: setting(change.effort),
-            environment_id: setting(change.environment_id),
+            environment_id: setting(change.environment_id).map(|id| id.map(EnvironmentId::from)),
             enabled: change.enabled,
         }
     }
@@ -204,7 +204,7 @@ pub(super) fn member_only(caller: &Caller, what: &str) -> Result<(), Problem> {
 pub async fn create_agent(
     State(app): State<AppState>,
     caller: Caller,
-    Path(account): Path<String>,
+    Path(account): Path<AccountId>,
     Json(body): Json<AgentCreate>,
 ) -> Result<(StatusCode, axum::Json<Envelope<AgentView>>), Problem> {
     caller.account(&account)?;
@@ -247,7 +247,7 @@ pub async fn create_agent(
 pub async fn update_agent(
     State(app): State<AppState>,
     caller: Caller,
-    Path((account, agent)): Path<(String, String)>,
+    Path((account, agent)): Path<(AccountId, AgentId)>,
     Json(change): Json<AgentChange>,
 ) -> Result<axum::Json<Envelope<AgentView>>, Problem> {
     caller.account(&account)?;

@@ -10,7 +10,7 @@ use super::{AppState, Envelope};
 use crate::approvals::view::Approval;
 use crate::service::sessions::DecisionScope;
 use cinch_store::approval_policy::Decision;
-use cinch_store::{AccountId, ApprovalFilter, TokenOwner};
+use cinch_store::{AccountId, ApprovalFilter, SessionId, TaskId, TokenOwner};
 
 /// The longest note a decision may carry, in characters.
 const MAX_MESSAGE_CHARS: usize = 4000;
@@ -142,10 +142,12 @@ pub async fn list_approvals(
     Query(page): Query<PageParams>,
 ) -> Result<axum::Json<Envelope<Vec<Approval>>>, Problem> {
     caller.account(&account)?;
+    let session_id = query.session_id.map(SessionId::from);
+    let task_id = query.task_id.map(TaskId::from);
     let filter = ApprovalFilter {
         pending: query.status.map(|status| status == StatusFilter::Pending),
-        session_id: query.session_id.as_deref(),
-        task_id: query.task_id.as_deref(),
+        session_id: session_id.as_ref(),
+        task_id: task_id.as_ref(),
     };
     let page = app
         .conductor
@@ -213,7 +215,8 @@ pub async fn decide_approval(
     caller.account(&account)?;
     let verdict = body.verdict()?;
     let decided_by = match &caller.0.owner {
-        TokenOwner::Member(id) | TokenOwner::Agent(id) => id.clone(),
+        TokenOwner::Member(id) => id.clone(),
+        TokenOwner::Agent(id) => id.to_string(),
     };
     let approval = match verdict {
         Verdict::Decision {

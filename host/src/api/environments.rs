@@ -14,7 +14,7 @@ use super::problem::Problem;
 use super::{AppState, Envelope};
 use crate::service::ServiceError;
 use cinch_engine::mcp::{HeaderValue, McpServer, McpServerKind, Transport};
-use cinch_store::{Environment, EnvironmentPatch, NewEnvironment};
+use cinch_store::{AccountId, Environment, EnvironmentId, EnvironmentPatch, NewEnvironment};
 
 /// An environment as clients see it: secrets by name only.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
@@ -545,7 +545,7 @@ impl EnvironmentUpdate {
 pub async fn create_environment(
     State(app): State<AppState>,
     caller: Caller,
-    Path(account): Path<String>,
+    Path(account): Path<AccountId>,
     Json(new): Json<EnvironmentCreate>,
 ) -> Result<(StatusCode, axum::Json<Envelope<EnvironmentView>>), Problem> {
     caller.account(&account)?;
@@ -568,7 +568,7 @@ pub async fn create_environment(
 pub async fn list_environments(
     State(app): State<AppState>,
     caller: Caller,
-    Path(account): Path<String>,
+    Path(account): Path<AccountId>,
     Query(page): Query<PageParams>,
 ) -> Result<axum::Json<Envelope<Vec<EnvironmentView>>>, Problem> {
     caller.account(&account)?;
@@ -597,7 +597,7 @@ pub async fn list_environments(
 pub async fn get_environment(
     State(app): State<AppState>,
     caller: Caller,
-    Path((account, id)): Path<(String, String)>,
+    Path((account, id)): Path<(AccountId, EnvironmentId)>,
 ) -> Result<axum::Json<Envelope<EnvironmentView>>, Problem> {
     caller.account(&account)?;
     let environment = app.environments.get(&account, &id).await?;
@@ -622,7 +622,7 @@ pub async fn get_environment(
 pub async fn update_environment(
     State(app): State<AppState>,
     caller: Caller,
-    Path((account, id)): Path<(String, String)>,
+    Path((account, id)): Path<(AccountId, EnvironmentId)>,
     Json(patch): Json<EnvironmentUpdate>,
 ) -> Result<axum::Json<Envelope<EnvironmentView>>, Problem> {
     caller.account(&account)?;
@@ -648,7 +648,7 @@ pub async fn update_environment(
 pub async fn delete_environment(
     State(app): State<AppState>,
     caller: Caller,
-    Path((account, id)): Path<(String, String)>,
+    Path((account, id)): Path<(AccountId, EnvironmentId)>,
 ) -> Result<StatusCode, Problem> {
     caller.account(&account)?;
     app.environments.delete(&account, &id).await?;

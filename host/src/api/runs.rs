@@ -1,5 +1,6 @@
 //! Live event streams (SSE): a run's, and a session's (its run).
 
+use cinch_store::AccountId;
 use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -59,7 +60,7 @@ pub async fn run_events(
 /// The live events of `run` after the request's `Last-Event-ID`.
 pub async fn stream(
     app: &AppState,
-    account_id: &str,
+    account_id: &AccountId,
     run: &str,
     headers: &HeaderMap,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>> + use<>>, Problem> {

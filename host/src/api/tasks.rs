@@ -132,7 +132,7 @@ impl From<store::Attachment> for Attachment {
     fn from(row: store::Attachment) -> Self {
         Self {
             id: row.id,
-            task_id: row.task_id,
+            task_id: row.task_id.into(),
             name: row.name,
             uri: row.uri,
             mime_type: row.mime_type,

@@ -8,7 +8,7 @@ use super::agents::member_only;
 use super::extract::{Caller, Json, PageParams, Query};
 use super::problem::Problem;
 use super::{AppState, Envelope};
-use cinch_store::{Delivery, DeliveryState, Webhook};
+use cinch_store::{AccountId, Delivery, DeliveryState, Webhook};
 
 /// A webhook as clients see it: its secret never comes back.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
@@ -27,7 +27,7 @@ impl From<Webhook> for WebhookView {
     fn from(webhook: Webhook) -> Self {
         Self {
             id: webhook.id,
-            account_id: webhook.account_id,
+            account_id: webhook.account_id.into(),
             url: webhook.url,
             created_at: webhook.created_at,
         }
@@ -112,7 +112,7 @@ impl From<Delivery> for DeliveryView {
 pub async fn create_webhook(
     State(app): State<AppState>,
     caller: Caller,
-    Path(account): Path<String>,
+    Path(account): Path<AccountId>,
     Json(create): Json<WebhookCreate>,
 ) -> Result<(StatusCode, axum::Json<Envelope<WebhookView>>), Problem> {
     caller.account(&account)?;
@@ -139,7 +139,7 @@ pub async fn create_webhook(
 pub async fn list_webhooks(
     State(app): State<AppState>,
     caller: Caller,
-    Path(account): Path<String>,
+    Path(account): Path<AccountId>,
 ) -> Result<axum::Json<Envelope<Vec<WebhookView>>>, Problem> {
     caller.account(&account)?;
     let webhooks = app.webhooks.list(&account).await?;
@@ -165,7 +165,7 @@ pub async fn list_webhooks(
 pub async fn delete_webhook(
     State(app): State<AppState>,
     caller: Caller,
-    Path((account, webhook)): Path<(String, String)>,
+    Path((account, webhook)): Path<(AccountId, String)>,
 ) -> Result<StatusCode, Problem> {
     caller.account(&account)?;
     member_only(&caller, "webhooks")?;
@@ -192,7 +192,7 @@ pub async fn delete_webhook(
 pub async fn list_deliveries(
     State(app): State<AppState>,
     caller: Caller,
-    Path((account, webhook)): Path<(String, String)>,
+    Path((account, webhook)): Path<(AccountId, String)>,
     Query(page): Query<PageParams>,
 ) -> Result<axum::Json<Envelope<Vec<DeliveryView>>>, Problem> {
     caller.account(&account)?;
@@ -226,7 +226,7 @@ pub async fn list_deliveries(
 pub async fn redeliver(
     State(app): State<AppState>,
     caller: Caller,
-    Path((account, webhook, delivery)): Path<(String, String, String)>,
+    Path((account, webhook, delivery)): Path<(AccountId, String, String)>,
 ) -> Result<(StatusCode, axum::Json<Envelope<DeliveryView>>), Problem> {
     caller.account(&account)?;
     member_only(&caller, "webhooks")?;

@@ -63,8 +63,8 @@ impl From<store::Approval> for Approval {
         Self {
             options: serde_json::from_str(&row.options_json).unwrap_or_default(),
             id: row.id,
-            session_id: row.session_id,
-            task_id: row.task_id,
+            session_id: row.session_id.into(),
+            task_id: row.task_id.into(),
             turn_id: row.turn_id,
             harness: row.harness,
             tool: row.tool,

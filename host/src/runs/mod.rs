@@ -5,6 +5,7 @@
 //! its environment give a turn, and [`live`] each run's live events.
 //! Sessions and code tasks use it alike; it knows no service.
 
+use cinch_store::{AccountId, AgentId};
 pub mod launch;
 pub mod live;
 pub mod repository;
@@ -92,8 +93,8 @@ impl Runner {
     }
 
     /// The agent's home directory: its harnesses' `HOME`, kept across restarts.
-    pub fn agent_home(&self, agent_id: &str) -> PathBuf {
-        self.home.root().join("agents").join(agent_id)
+    pub fn agent_home(&self, agent_id: &AgentId) -> PathBuf {
+        self.home.root().join("agents").join(agent_id.as_str())
     }
 
     /// Whether `path` lies in this node's home: what a turn's result names
@@ -109,13 +110,13 @@ impl Runner {
     /// store's error when it could not be told.
     pub async fn check_repository(
         &self,
-        account_id: &str,
+        account_id: &AccountId,
         path: &Path,
     ) -> Result<Result<(), String>, StoreError> {
         let first = self.store.first_account_id().await?;
         Ok(
             cinch_engine::sandbox::RepositoryRoots::new(&self.repository_roots, self.home.root())
-                .admits(path, first.as_deref() == Some(account_id)),
+                .admits(path, first.as_ref() == Some(account_id)),
         )
     }
 }

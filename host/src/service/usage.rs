@@ -1,6 +1,7 @@
 //! Usage: the tokens and cost of an account's turns over a time range.
 
 use super::ServiceError;
+use cinch_store::AccountId;
 use cinch_store::{Store, UsageGroup, UsageRow, UsageTotals};
 
 /// The usage service.
@@ -20,7 +21,7 @@ impl Usage {
     /// per group.
     pub async fn report(
         &self,
-        account_id: &str,
+        account_id: &AccountId,
         from: Option<&str>,
         to: Option<&str>,
         group_by: Option<UsageGroup>,

@@ -1,15 +1,14 @@
 //! What the tools read of a task: the session they act on, whether it is
 //! done, and its newest turn with that turn's diff.
 
+use cinch_store::SessionId;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
 use super::McpCaller;
 use crate::api::{AppState, Problem};
-use cinch_store::{
-    AccountId, CloseReason, Session, SessionStatus, TaskId, TurnOutcome, TurnState, TurnView,
-};
+use cinch_store::{CloseReason, Session, SessionStatus, TaskId, TurnOutcome, TurnState, TurnView};
 
 /// How often a wait looks at the session again.
 const POLL_INTERVAL: Duration = Duration::from_millis(200);
@@ -71,12 +70,12 @@ pub async fn session_of(
     task_id: &str,
     session_id: Option<&str>,
 ) -> Result<Session, Problem> {
-    let account = AccountId::from(caller.principal.account_id.as_str());
-    let task = TaskId::from(task_id.trim());
+    let account = caller.principal.account_id.clone();
+    let task = TaskId::from(task_id.trim().to_owned());
     if let Some(session_id) = session_id.map(str::trim).filter(|id| !id.is_empty()) {
         return Ok(app
             .conductor
-            .session(&account, &task, &session_id.into())
+            .session(&account, &task, &SessionId::from(session_id.to_owned()))
             .await?);
     }
     let mut newest = None;
@@ -170,7 +169,7 @@ pub async fn diff(
         .code_tasks
         .diff(
             &caller.principal.account_id,
-            &session.id,
+            session.id.as_str(),
             call_id,
             cinch_engine::checkpoint::DiffContext::Hunks,
             Some(&*caller.token),

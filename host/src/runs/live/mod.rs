@@ -15,6 +15,7 @@
 //! storing its own, and on each new stream. A stream's ids are then the same
 //! on every node, and `Last-Event-ID` resumes on any.
 
+use cinch_store::AccountId;
 mod event;
 mod events;
 mod history;
@@ -69,7 +70,7 @@ pub struct AskedApproval {
 #[derive(Debug, Clone)]
 pub struct CallRef {
     /// The account.
-    pub account_id: String,
+    pub account_id: AccountId,
     /// The run.
     pub run_id: String,
     /// The call.
@@ -124,7 +125,13 @@ impl Runs {
 
     /// Adds an event to the account's run (see [`RunEvents::publish`]),
     /// without reading the run's events when the database numbers them.
-    pub async fn publish(&self, account_id: &str, run_id: &str, name: EventName, data: Value) {
+    pub async fn publish(
+        &self,
+        account_id: &AccountId,
+        run_id: &str,
+        name: EventName,
+        data: Value,
+    ) {
         let run = RunKey {
             account_id: account_id.to_owned(),
             run_id: run_id.to_owned(),
@@ -178,7 +185,11 @@ impl Runs {
     /// The run's events, read back from the database the first time.
     /// On PostgreSQL what it holds is read back first: a notice from
     /// another node may have been missed.
-    pub async fn events(&self, account_id: &str, run_id: &str) -> anyhow::Result<Arc<RunEvents>> {
+    pub async fn events(
+        &self,
+        account_id: &AccountId,
+        run_id: &str,
+    ) -> anyhow::Result<Arc<RunEvents>> {
         let key = RunKey {
             account_id: account_id.to_owned(),
             run_id: run_id.to_owned(),

@@ -202,7 +202,7 @@ mod tests {
     fn attachment(name: &str, mime_type: Option<&str>) -> Attachment {
         Attachment {
             id: "att_1".into(),
-            task_id: "task_1".into(),
+            task_id: "task_1".to_owned().into(),
             name: name.into(),
             uri: None,
             mime_type: mime_type.map(str::to_owned),

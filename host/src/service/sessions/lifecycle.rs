@@ -1,6 +1,7 @@
 //! A session's state machine: boot, wait for a turn slot, start a turn or
 //! idle, close; and saving each step.
 
+use cinch_store::{AccountId, AgentId, SessionId};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -20,7 +21,12 @@ use cinch_store::{CloseReason, Environment, RebuiltFrom, Session, SessionStatus}
 impl Conductor {
     /// Moves the session forward in the background; what it does belongs
     /// in the trace of the caller's span (a request's), if traced.
-    pub(super) fn kick(self: &Arc<Self>, account_id: &str, session_id: &str, wake: Wake) {
+    pub(super) fn kick(
+        self: &Arc<Self>,
+        account_id: &AccountId,
+        session_id: &SessionId,
+        wake: Wake,
+    ) {
         let this = self.clone();
         let account_id = account_id.to_owned();
         let session_id = session_id.to_owned();
@@ -40,8 +46,8 @@ impl Conductor {
     /// stays closed, its queued messages kept, until a message wakes it.
     pub(super) async fn advance(
         self: &Arc<Self>,
-        account_id: &str,
-        session_id: &str,
+        account_id: &AccountId,
+        session_id: &SessionId,
         wake: Wake,
         trace: Option<&str>,
     ) -> Result<()> {
@@ -72,7 +78,7 @@ impl Conductor {
             match step {
                 Step::Stay => return Ok(()),
                 Step::Boot => {
-                    if !lock(&self.booting).insert(session_id.to_owned()) {
+                    if !lock(&self.booting).insert(session_id.clone()) {
                         // Booting already: that boot moves the session on when done.
                         return Ok(());
                     }
@@ -106,7 +112,7 @@ impl Conductor {
             if let Err(full) = self
                 .runner
                 .slots()
-                .take(&session.account_id, &session.id)
+                .take(&session.account_id, session.id.as_str())
                 .await?
             {
                 return self.wait_for_slot(&mut session, full).await;
@@ -118,7 +124,7 @@ impl Conductor {
             {
                 Ok(()) => Ok(()),
                 Err(error) => {
-                    self.runner.slots().release(&session.id);
+                    self.runner.slots().release(session.id.as_str());
                     Err(error)
                 }
             };
@@ -326,7 +332,7 @@ impl Conductor {
                 tenant: &tenant,
                 redactor: &redactor,
                 rebuild: rebuilding.then_some(workspace::Rebuild {
-                    run: &run,
+                    run: run.as_str(),
                     checkpoint: checkpoint.as_deref(),
                     remote: remote.as_deref(),
                 }),
@@ -369,7 +375,7 @@ impl Conductor {
     /// sandbox, with what its harness would get as its environment.
     pub(super) fn tenant(
         &self,
-        agent_id: &str,
+        agent_id: &AgentId,
         environment: Option<&Environment>,
     ) -> workspace::Tenant {
         let mut env = self.base_env.clone();
@@ -431,7 +437,7 @@ impl Conductor {
 }
 
 /// The refusal of a write to a session another node took over.
-fn fenced(session_id: &str) -> ServiceError {
+fn fenced(session_id: &SessionId) -> ServiceError {
     ServiceError::Conflict(format!(
         "session {session_id} was taken over by another node: this node no longer writes to it"
     ))

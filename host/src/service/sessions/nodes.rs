@@ -6,6 +6,7 @@
 //! read back on reconnecting, and every [`POLL_INTERVAL`] whatever happens.
 //! On SQLite there is no other node and nothing to hear.
 
+use cinch_store::{AccountId, SessionId};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -85,7 +86,7 @@ async fn listen(store: Store, runs: Arc<Runs>, woken: impl Fn(&SessionWake)) {
 impl Conductor {
     /// Tells the other nodes that a message came for the session, so that
     /// the one running it moves it on at once (nothing on SQLite).
-    pub async fn wake_on_other_nodes(&self, account_id: &str, session_id: &str) {
+    pub async fn wake_on_other_nodes(&self, account_id: &AccountId, session_id: &SessionId) {
         let wake = SessionWake {
             account_id: account_id.to_owned(),
             session_id: session_id.to_owned(),
@@ -102,8 +103,8 @@ impl Conductor {
     /// so that it answers the agent at once.
     pub(super) async fn decided_on_other_nodes(
         &self,
-        account_id: &str,
-        session_id: &str,
+        account_id: &AccountId,
+        session_id: &SessionId,
         approval_id: &str,
     ) -> super::Result<()> {
         let wake = SessionWake {
@@ -120,8 +121,8 @@ impl Conductor {
     /// taken on a node that does not run it).
     pub(super) async fn stop_on_other_nodes(
         &self,
-        account_id: &str,
-        session_id: &str,
+        account_id: &AccountId,
+        session_id: &SessionId,
         turn: &str,
     ) -> super::Result<()> {
         let wake = SessionWake {
@@ -175,7 +176,7 @@ mod tests {
 
     /// Two nodes' stores over one new database on the PostgreSQL server
     /// `CINCH_TEST_DATABASE` names, with an account; `None` without one.
-    async fn two_nodes() -> Option<(Store, Store, String, tempfile::TempDir)> {
+    async fn two_nodes() -> Option<(Store, Store, AccountId, tempfile::TempDir)> {
         let server = std::env::var("CINCH_TEST_DATABASE")
             .ok()
             .filter(|url| !url.is_empty());
@@ -192,7 +193,7 @@ mod tests {
         let two = Store::open_postgres(&url).await.unwrap();
         let two = two.unlock_secrets(&key).await.unwrap();
         one.bootstrap().await.unwrap();
-        let account = one.find_account(None).await.unwrap().id.to_string();
+        let account = one.find_account(None).await.unwrap().id;
         Some((one, two, account, dir))
     }
 
@@ -214,7 +215,7 @@ mod tests {
         }));
         let wake = |from: &str| SessionWake {
             account_id: account.clone(),
-            session_id: "ses_1".to_owned(),
+            session_id: "ses_1".to_owned().into(),
             from: from.to_owned(),
             stop_turn: None,
             approval: None,
