@@ -9,7 +9,6 @@
 //! (a tenant must not reach the server's own network) unless the operator
 //! started the server with `--webhook-allow-private`.
 
-use cinch_store::{AccountId, SessionId};
 use std::collections::HashMap;
 use std::net::{IpAddr, ToSocketAddrs as _};
 use std::sync::{Arc, Mutex};
@@ -22,7 +21,7 @@ use tokio::sync::mpsc;
 use tracing::Instrument as _;
 
 use cinch_engine::clock::now;
-use cinch_store::{Attempt, DueDelivery, SessionStatus, Store, random_hex};
+use cinch_store::{AccountId, Attempt, DueDelivery, SessionId, SessionStatus, Store, random_hex};
 
 /// How long after an event cinch keeps trying to deliver it.
 const GIVE_UP_AFTER: Duration = Duration::from_secs(24 * 60 * 60);

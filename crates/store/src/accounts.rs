@@ -2,9 +2,9 @@
 //! identities, one of them the account's connected agent).
 
 use super::{
-    AccountId, AgentId, Page, Pool, Result, Store, StoreError, new_id, now, on_pool, tokens,
+    AccountId, AgentId, EnvironmentId, Page, Pool, Result, Store, StoreError, new_id, now, on_pool,
+    tokens,
 };
-use crate::EnvironmentId;
 
 super::rows::row_struct! {
     /// An account: everything else belongs to one.

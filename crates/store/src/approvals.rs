@@ -3,8 +3,7 @@
 //! conditional update wins, and every later one reads who decided. Also
 //! each session's own approval policy.
 
-use super::{Page, Result, Store, new_id, now, on_pool};
-use crate::TaskId;
+use super::{Page, Result, Store, TaskId, new_id, now, on_pool};
 use crate::approval_policy::{ApprovalPolicy, Decision};
 use crate::{AccountId, SessionId};
 

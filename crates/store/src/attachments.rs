@@ -1,9 +1,8 @@
 //! A task's attachments: context for its agent, as MCP resources.
 
-use crate::{AccountId, TaskId};
 use serde::Serialize;
 
-use super::{Result, Store, new_id, now, on_pool};
+use super::{AccountId, Result, Store, TaskId, new_id, now, on_pool};
 
 super::rows::row_struct! {
     /// An attachment as stored.

@@ -1,7 +1,6 @@
 //! Code-task calls: which turn a call of a run is, and whose it is.
 
-use super::{Result, Store, new_id, now, on_pool};
-use crate::{AccountId, EnvironmentId};
+use super::{AccountId, EnvironmentId, Result, Store, new_id, now, on_pool};
 use cinch_engine::engine::result::{CostSource, TurnResult};
 
 /// A count as SQLite keeps integers.

@@ -1,9 +1,8 @@
 //! Runs' live events, kept so that a stream resumes across restarts.
 
-use crate::AccountId;
 use sqlx::Row as _;
 
-use super::{Readers, Result, Store, StoreError, now, on_pool};
+use super::{AccountId, Readers, Result, Store, StoreError, now, on_pool};
 
 super::rows::row_struct! {
     /// One stored event of a run.

@@ -1,7 +1,6 @@
 //! Idempotency keys: a POST sent again with the same key gets the first answer.
 
-use super::{Result, Store, is_unique_violation, now, on_pool};
-use crate::AccountId;
+use super::{AccountId, Result, Store, is_unique_violation, now, on_pool};
 
 /// What a key says about a request.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -6,11 +6,10 @@
 //! back), and then with the next generation: every write of the old owner is
 //! conditioned on the generation it held, so it fails from then on.
 
-use crate::AccountId;
 use crate::SessionId;
 use std::time::Duration;
 
-use super::{Result, Store, format_time, now, on_pool};
+use super::{AccountId, Result, Store, format_time, now, on_pool};
 
 super::rows::row_struct! {
     /// A lease as stored.

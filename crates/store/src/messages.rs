@@ -1,7 +1,6 @@
 //! A session's messages: the conversation, in order of delivery. Every
 //! write here forgets the session's cached pages.
 
-use crate::AccountId;
 use std::sync::LazyLock;
 
 use serde::{Deserialize, Serialize};
@@ -11,8 +10,8 @@ use sqlx::Row as _;
 
 use super::page_cache::{CachedPage, PageKey};
 use super::{
-    Backend, Dialect, Direction, MessageId, Page, Readers, Result, Session, SessionId, Store,
-    TaskId, now, on_pool,
+    AccountId, Backend, Dialect, Direction, MessageId, Page, Readers, Result, Session, SessionId,
+    Store, TaskId, now, on_pool,
 };
 use cinch_engine::checkpoint::{DiffStat, Restored};
 use cinch_engine::engine::result::{TurnResult, TurnUsage};

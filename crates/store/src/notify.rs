@@ -4,12 +4,11 @@
 //! one lost while the connection was down is made up for by reading again
 //! whatever it could have been about ([`Notice::Reconnected`]).
 
-use crate::{AccountId, SessionId};
 use serde::{Deserialize, Serialize};
 use sqlx::postgres::PgListener;
 
 use super::events::{RUN_EVENTS_CHANNEL, RunKey};
-use super::{Pool, Result, Store};
+use super::{AccountId, Pool, Result, SessionId, Store};
 
 /// The channel on which a node tells the others that a message came for a
 /// session: the payload is a [`SessionWake`] as JSON.

@@ -2,12 +2,11 @@
 //! messages change: a conversation is read far more often than it is
 //! written (every viewer, every reload), and only the server writes it.
 
-use crate::SessionId;
 use crate::{AccountId, TaskId};
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
 
-use super::Direction;
+use super::{Direction, SessionId};
 
 /// A page as the listing answers it: its JSON, how many messages, the next cursor.
 pub type CachedPage = (String, usize, Option<String>);

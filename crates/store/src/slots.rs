@@ -3,10 +3,9 @@
 //! running a turn there; its heartbeat keeps them, so a dead node's slots
 //! run out like its leases.
 
-use crate::AccountId;
 use std::time::Duration;
 
-use super::{Result, Store, format_time, now, on_pool};
+use super::{AccountId, Result, Store, format_time, now, on_pool};
 
 impl Store {
     /// Takes a slot of `account_id` for `holder` on `node` until `ttl` from

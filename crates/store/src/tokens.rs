@@ -1,9 +1,8 @@
 //! Bearer tokens: handed out once, kept only as their SHA-256.
 
-use crate::{AccountId, AgentId};
 use sha2::{Digest as _, Sha256};
 
-use super::{Result, Store, StoreError, new_id, now, on_pool, random_hex};
+use super::{AccountId, AgentId, Result, Store, StoreError, new_id, now, on_pool, random_hex};
 
 /// Who a token acts for.
 #[derive(Debug, Clone, PartialEq, Eq)]

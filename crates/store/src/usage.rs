@@ -3,10 +3,9 @@
 //! model or day. Every turn's usage is kept with its call
 //! ([`Store::record_call_result`]).
 
-use crate::AccountId;
 use serde::{Deserialize, Serialize};
 
-use super::{PerBackend, Result, Store, on_pool};
+use super::{AccountId, PerBackend, Result, Store, on_pool};
 
 /// The tokens and cost of some turns.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -1,11 +1,10 @@
 //! Webhooks and their deliveries. A webhook's signing secret is one of the
 //! sealed secrets (see [`super::secrets`]), owned by the webhook's id.
 
-use crate::AccountId;
 use serde::Serialize;
 
 use super::secrets::{forget_sealed, open_all, put_sealed, read_sealed};
-use super::{Page, Result, Store, StoreError, new_id, now, on_pool};
+use super::{AccountId, Page, Result, Store, StoreError, new_id, now, on_pool};
 
 /// The name of a webhook's signing secret among its secrets.
 const SECRET_KEY: &str = "signing_secret";

@@ -1,6 +1,5 @@
 //! Live event streams (SSE): a run's, and a session's (its run).
 
-use cinch_store::AccountId;
 use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -16,6 +15,7 @@ use super::AppState;
 use super::extract::Caller;
 use super::problem::Problem;
 use crate::runs::live::{RunEvent, RunEvents};
+use cinch_store::AccountId;
 
 /// How often an idle SSE stream sends a comment to keep proxies from closing it.
 const KEEP_ALIVE: Duration = Duration::from_secs(15);

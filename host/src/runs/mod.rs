@@ -5,7 +5,6 @@
 //! its environment give a turn, and [`live`] each run's live events.
 //! Sessions and code tasks use it alike; it knows no service.
 
-use cinch_store::{AccountId, AgentId};
 pub mod launch;
 pub mod live;
 pub mod repository;
@@ -18,7 +17,7 @@ use std::time::Duration;
 
 use cinch_engine::engine::Engine;
 use cinch_engine::home::Home;
-use cinch_store::{Store, StoreError};
+use cinch_store::{AccountId, AgentId, Store, StoreError};
 use live::Runs;
 use slots::Slots;
 

@@ -2,14 +2,13 @@
 //! account's turns on every node together. Sessions and code tasks take a
 //! slot before a turn starts and give it back once it ended.
 
-use cinch_store::AccountId;
 use std::collections::HashSet;
 use std::sync::Mutex;
 use std::time::Duration;
 
 use cinch_base::sync::lock;
 
-use cinch_store::{Store, StoreError};
+use cinch_store::{AccountId, Store, StoreError};
 
 /// Which cap left no slot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -2,9 +2,8 @@
 //! its members, and its tokens (made, listed, revoked).
 
 use super::ServiceError;
-use cinch_store::AccountId;
 use cinch_store::{
-    Account, AgentId, Member, Page, Principal, Store, TokenInfo, TokenOwner, UsageTotals,
+    Account, AccountId, AgentId, Member, Page, Principal, Store, TokenInfo, TokenOwner, UsageTotals,
 };
 
 /// An account and the tokens and cost of all its turns.

@@ -2,14 +2,13 @@
 //! model, effort and environment (checked against the drivers and the
 //! account's environments), and the size of their homes.
 
-use cinch_store::AccountId;
 use std::path::Path;
 use std::sync::Arc;
 
 use super::{FieldError, ServiceError};
 use crate::runs::Runner;
 use cinch_engine::engine::Engine;
-use cinch_store::{Agent, AgentId, AgentSettings, Page, Store};
+use cinch_store::{AccountId, Agent, AgentId, AgentSettings, Page, Store};
 
 /// The agents service.
 #[derive(Clone)]

@@ -1,7 +1,6 @@
 //! Code tasks: a turn in one of the account's environments, started,
 //! followed, cancelled and read back as a call of a run.
 
-use cinch_store::AccountId;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -17,7 +16,7 @@ use cinch_engine::engine::brief::Note;
 use cinch_engine::engine::log::LogView;
 use cinch_engine::engine::result::TurnResult;
 use cinch_engine::engine::{Engine, LogError, StartError};
-use cinch_store::{AgentId, Call, Environment, EnvironmentId, Store, TokenOwner};
+use cinch_store::{AccountId, AgentId, Call, Environment, EnvironmentId, Store, TokenOwner};
 
 /// The rule for a run id, as answers state it.
 pub const RUN_ID_RULE: &str = "a run id is 1 to 100 letters, digits and _ . -, starting with a letter, digit or _, \

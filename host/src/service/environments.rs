@@ -1,13 +1,14 @@
 //! Environments: the repositories, setup, variables and secrets an account
 //! runs its work in, each repository admitted by the operator's rules.
 
-use cinch_store::AccountId;
 use std::sync::Arc;
 
 use super::ServiceError;
 use crate::runs::Runner;
 use crate::runs::repository::local_path;
-use cinch_store::{Environment, EnvironmentId, EnvironmentPatch, NewEnvironment, Page, Store};
+use cinch_store::{
+    AccountId, Environment, EnvironmentId, EnvironmentPatch, NewEnvironment, Page, Store,
+};
 
 /// The environments service.
 #[derive(Clone)]

@@ -3,8 +3,7 @@
 //! this service only keeps the keys.
 
 use super::ServiceError;
-use cinch_store::AccountId;
-use cinch_store::{KeyState, Store};
+use cinch_store::{AccountId, KeyState, Store};
 
 /// The idempotency-keys service.
 #[derive(Clone)]

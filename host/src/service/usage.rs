@@ -1,8 +1,7 @@
 //! Usage: the tokens and cost of an account's turns over a time range.
 
 use super::ServiceError;
-use cinch_store::AccountId;
-use cinch_store::{Store, UsageGroup, UsageRow, UsageTotals};
+use cinch_store::{AccountId, Store, UsageGroup, UsageRow, UsageTotals};
 
 /// The usage service.
 #[derive(Clone)]

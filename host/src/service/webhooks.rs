@@ -3,8 +3,7 @@
 
 use super::ServiceError;
 use crate::webhooks::Webhooks as Sender;
-use cinch_store::AccountId;
-use cinch_store::{Delivery, Page, Store, Webhook};
+use cinch_store::{AccountId, Delivery, Page, Store, Webhook};
 
 /// The webhooks service.
 #[derive(Clone)]

@@ -1,14 +1,15 @@
 //! What the tools read of a task: the session they act on, whether it is
 //! done, and its newest turn with that turn's diff.
 
-use cinch_store::SessionId;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
 use super::McpCaller;
 use crate::api::{AppState, Problem};
-use cinch_store::{CloseReason, Session, SessionStatus, TaskId, TurnOutcome, TurnState, TurnView};
+use cinch_store::{
+    CloseReason, Session, SessionId, SessionStatus, TaskId, TurnOutcome, TurnState, TurnView,
+};
 
 /// How often a wait looks at the session again.
 const POLL_INTERVAL: Duration = Duration::from_millis(200);

@@ -15,7 +15,6 @@
 //! storing its own, and on each new stream. A stream's ids are then the same
 //! on every node, and `Last-Event-ID` resumes on any.
 
-use cinch_store::AccountId;
 mod event;
 mod events;
 mod history;
@@ -32,7 +31,7 @@ use crate::webhooks::{EventKind, Webhooks};
 use cinch_base::sync::lock;
 use cinch_engine::engine::Turn;
 use cinch_engine::engine::result::TurnResult;
-use cinch_store::{RunKey, Store};
+use cinch_store::{AccountId, RunKey, Store};
 use event::Numbering;
 pub use event::{EventName, RunEvent};
 pub use events::RunEvents;

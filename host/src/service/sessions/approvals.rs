@@ -10,7 +10,6 @@
 //! so nothing is asked twice: a pending one gets its deadline again, a
 //! decided one is answered (the engine answers a request once).
 
-use cinch_store::SessionId;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -26,6 +25,7 @@ use cinch_engine::engine::conversation::Answer;
 use cinch_store::approval_policy::{ApprovalPolicy, Decision, Verdict};
 use cinch_store::{
     AccountId, Approval, ApprovalStatus, Decided, Environment, MessageKind, NewApproval, Session,
+    SessionId,
 };
 
 /// Who decided when the deadline did (a rule's decision is `policy`'s).

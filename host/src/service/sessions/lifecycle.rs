@@ -1,7 +1,6 @@
 //! A session's state machine: boot, wait for a turn slot, start a turn or
 //! idle, close; and saving each step.
 
-use cinch_store::{AccountId, AgentId, SessionId};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -16,7 +15,9 @@ use crate::runs::slots::Full;
 use crate::runs::turn_env::TurnEnv;
 use crate::service::ServiceError;
 use cinch_engine::redact::Redactor;
-use cinch_store::{CloseReason, Environment, RebuiltFrom, Session, SessionStatus};
+use cinch_store::{
+    AccountId, AgentId, CloseReason, Environment, RebuiltFrom, Session, SessionId, SessionStatus,
+};
 
 impl Conductor {
     /// Moves the session forward in the background; what it does belongs

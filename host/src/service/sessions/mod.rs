@@ -17,7 +17,6 @@
 //! turns start, run and take slots through [`crate::runs`], as code tasks'
 //! do, and a refused request is a [`ServiceError`] like any service's.
 
-use cinch_store::{AccountId, SessionId};
 mod approvals;
 pub mod attachments;
 mod background;
@@ -60,7 +59,8 @@ use crate::service::ServiceError;
 use cinch_engine::engine::Engine;
 use cinch_engine::home::Home;
 use cinch_store::{
-    Agent, Environment, EnvironmentId, Message, NewAttachment, Session, Store, Task,
+    AccountId, Agent, Environment, EnvironmentId, Message, NewAttachment, Session, SessionId,
+    Store, Task,
 };
 use resolve::{Asked, Choice};
 

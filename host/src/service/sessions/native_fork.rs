@@ -11,7 +11,6 @@
 //! not on this node, later turns) makes the fork a `brief` one, with the
 //! reason.
 
-use cinch_store::AccountId;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -19,7 +18,7 @@ use serde_json::Value;
 
 use super::Conductor;
 use cinch_engine::drivers::Registry;
-use cinch_store::{ForkMode, Message, Session, SessionId, TurnView};
+use cinch_store::{AccountId, ForkMode, Message, Session, SessionId, TurnView};
 
 /// The contract whose turn record carries `fork`.
 const FORKING_CONTRACT: &str = "0.3.0";

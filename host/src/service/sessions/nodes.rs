@@ -6,13 +6,12 @@
 //! read back on reconnecting, and every [`POLL_INTERVAL`] whatever happens.
 //! On SQLite there is no other node and nothing to hear.
 
-use cinch_store::{AccountId, SessionId};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use super::Conductor;
 use crate::runs::live::Runs;
-use cinch_store::{Notice, SessionWake, Store};
+use cinch_store::{AccountId, Notice, SessionId, SessionWake, Store};
 
 /// How often the runs streamed here are read back without a notice: the
 /// fallback for notices lost, not the way events normally arrive.

@@ -10,7 +10,6 @@
 //! session and writes to it no more: its saves are conditioned on the
 //! generation it held.
 
-use cinch_store::{AccountId, SessionId};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -21,7 +20,10 @@ use super::{Conductor, Result, Wake};
 use crate::runs::live::EventName;
 use cinch_engine::engine::result::TurnResult;
 use cinch_engine::turn_dir::{FileLock, TurnDir, turns_dir};
-use cinch_store::{Claim, CloseReason, Session, SessionStatus, TakenFrom, TurnOutcome, TurnState};
+use cinch_store::{
+    AccountId, Claim, CloseReason, Session, SessionId, SessionStatus, TakenFrom, TurnOutcome,
+    TurnState,
+};
 
 /// The detail of a turn whose node went away: the harness's state went
 /// with it (the seed's wording for a machine that restarted).

@@ -1,7 +1,6 @@
 //! A session's turns: starting one with its queued messages and notes,
 //! following it, and recording how it ended.
 
-use cinch_store::{AccountId, SessionId};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -14,8 +13,8 @@ use cinch_engine::engine::StartError;
 use cinch_engine::engine::brief::Note;
 use cinch_engine::engine::result::{Status, TurnResult};
 use cinch_store::{
-    Attachment, AttachmentStatus, CloseReason, Environment, Message, MessageKind, Session,
-    SessionStatus, TurnOutcome, TurnState, TurnView,
+    AccountId, Attachment, AttachmentStatus, CloseReason, Environment, Message, MessageKind,
+    Session, SessionId, SessionStatus, TurnOutcome, TurnState, TurnView,
 };
 
 /// The first pause before recording a turn's end again, when the database
