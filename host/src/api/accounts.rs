@@ -14,7 +14,8 @@ use cinch_store::{self as store, AccountId, UsageTotals};
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct Account {
     /// Its id.
-    pub id: String,
+    #[schema(value_type = String)]
+    pub id: AccountId,
     /// Its name.
     pub name: String,
     /// When it was created (RFC 3339).
@@ -27,7 +28,7 @@ pub struct Account {
 impl From<AccountWithUsage> for Account {
     fn from(AccountWithUsage { account, usage }: AccountWithUsage) -> Self {
         Self {
-            id: account.id.into(),
+            id: account.id,
             name: account.name,
             created_at: account.created_at,
             usage: Some(usage),
@@ -41,7 +42,8 @@ pub struct Member {
     /// Its id.
     pub id: String,
     /// The account it belongs to.
-    pub account_id: String,
+    #[schema(value_type = String)]
+    pub account_id: AccountId,
     /// Its name, unique in the account.
     pub name: String,
     /// `admin` or `member`.
@@ -54,7 +56,7 @@ impl From<store::Member> for Member {
     fn from(row: store::Member) -> Self {
         Self {
             id: row.id,
-            account_id: row.account_id.into(),
+            account_id: row.account_id,
             name: row.name,
             role: row.role,
             created_at: row.created_at,

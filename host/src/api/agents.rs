@@ -43,9 +43,11 @@ pub async fn list_agents(
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct Agent {
     /// Its id.
-    pub id: String,
+    #[schema(value_type = String)]
+    pub id: AgentId,
     /// The account it belongs to.
-    pub account_id: String,
+    #[schema(value_type = String)]
+    pub account_id: AccountId,
     /// Its name, unique in the account.
     pub name: String,
     /// Whether it is the account's connected agent (the default `created_by`).
@@ -59,7 +61,8 @@ pub struct Agent {
     /// Its pinned effort (applies to its own harness only).
     pub effort: Option<String>,
     /// Its default environment.
-    pub environment_id: Option<String>,
+    #[schema(value_type = Option<String>)]
+    pub environment_id: Option<EnvironmentId>,
     /// When it was created (RFC 3339).
     pub created_at: String,
 }
@@ -67,15 +70,15 @@ pub struct Agent {
 impl From<store::Agent> for Agent {
     fn from(row: store::Agent) -> Self {
         Self {
-            id: row.id.into(),
-            account_id: row.account_id.into(),
+            id: row.id,
+            account_id: row.account_id,
             name: row.name,
             connected: row.connected,
             enabled: row.enabled,
             harness: row.harness,
             model: row.model,
             effort: row.effort,
-            environment_id: row.environment_id.map(Into::into),
+            environment_id: row.environment_id,
             created_at: row.created_at,
         }
     }

@@ -20,9 +20,11 @@ use cinch_store::{AccountId, Environment, EnvironmentId, EnvironmentPatch, NewEn
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct EnvironmentView {
     /// Its id.
-    pub id: String,
+    #[schema(value_type = String)]
+    pub id: EnvironmentId,
     /// The account it belongs to.
-    pub account_id: String,
+    #[schema(value_type = String)]
+    pub account_id: AccountId,
     /// Its name, unique in the account (the jobs API's `repo`).
     pub name: String,
     /// A local path or a git URL to clone.
@@ -56,8 +58,8 @@ pub struct EnvironmentView {
 impl From<Environment> for EnvironmentView {
     fn from(environment: Environment) -> Self {
         Self {
-            id: environment.id.into(),
-            account_id: environment.account_id.into(),
+            id: environment.id,
+            account_id: environment.account_id,
             name: environment.name,
             repository: environment.repository,
             setup: environment.setup,

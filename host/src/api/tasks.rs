@@ -8,15 +8,20 @@ use super::extract::{Caller, Json, PageParams, Query, trimmed};
 use super::problem::{FieldError, Problem};
 use super::{AppState, Envelope};
 use crate::service::sessions::{BindingConstraint, SessionChoice, TaskSpec};
-use cinch_store::{self as store, AccountId, AttachmentStatus, NewAttachment, TaskId, UsageTotals};
+use cinch_store::{
+    self as store, AccountId, AgentId, AttachmentStatus, EnvironmentId, NewAttachment, TaskId,
+    UsageTotals,
+};
 
 /// A task, with what its listing shows of its sessions.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct Task {
     /// Its id.
-    pub id: String,
+    #[schema(value_type = String)]
+    pub id: TaskId,
     /// The account it belongs to.
-    pub account_id: String,
+    #[schema(value_type = String)]
+    pub account_id: AccountId,
     /// Its title.
     pub title: String,
     /// Always `active`: a task has no terminal state of its own (its
@@ -24,11 +29,13 @@ pub struct Task {
     /// reaches, even when every session idles out or is closed.
     pub status: TaskStatus,
     /// The environment its sessions use unless they name another.
-    pub environment_id: Option<String>,
+    #[schema(value_type = Option<String>)]
+    pub environment_id: Option<EnvironmentId>,
     /// Seconds an idle session waits for a message before it is closed.
     pub idle_timeout_seconds: i64,
     /// The agent it runs as.
-    pub created_by: String,
+    #[schema(value_type = String)]
+    pub created_by: AgentId,
     /// That agent's name.
     pub created_by_name: String,
     /// The member responsible for it; none when an agent opened it ("needs someone").
@@ -57,13 +64,13 @@ pub struct Task {
 impl From<store::Task> for Task {
     fn from(row: store::Task) -> Self {
         Self {
-            id: row.id.into(),
-            account_id: row.account_id.into(),
+            id: row.id,
+            account_id: row.account_id,
             title: row.title,
             status: TaskStatus::Active,
-            environment_id: row.environment_id.map(Into::into),
+            environment_id: row.environment_id,
             idle_timeout_seconds: row.idle_timeout_seconds,
-            created_by: row.created_by.into(),
+            created_by: row.created_by,
             created_by_name: row.created_by_name,
             owner: row.owner,
             owner_name: row.owner_name,
@@ -112,7 +119,8 @@ pub struct Attachment {
     /// Its id.
     pub id: String,
     /// Its task.
-    pub task_id: String,
+    #[schema(value_type = String)]
+    pub task_id: TaskId,
     /// Its name.
     pub name: String,
     /// Where its content came from (a reference; never fetched).
@@ -132,7 +140,7 @@ impl From<store::Attachment> for Attachment {
     fn from(row: store::Attachment) -> Self {
         Self {
             id: row.id,
-            task_id: row.task_id.into(),
+            task_id: row.task_id,
             name: row.name,
             uri: row.uri,
             mime_type: row.mime_type,

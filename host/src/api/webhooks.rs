@@ -16,7 +16,8 @@ pub struct WebhookView {
     /// Its id.
     pub id: String,
     /// The account whose events it gets.
-    pub account_id: String,
+    #[schema(value_type = String)]
+    pub account_id: AccountId,
     /// Where events are POSTed.
     pub url: String,
     /// When it was made (RFC 3339).
@@ -27,7 +28,7 @@ impl From<Webhook> for WebhookView {
     fn from(webhook: Webhook) -> Self {
         Self {
             id: webhook.id,
-            account_id: webhook.account_id.into(),
+            account_id: webhook.account_id,
             url: webhook.url,
             created_at: webhook.created_at,
         }

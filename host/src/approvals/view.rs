@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use cinch_store::{self as store, ApprovalStatus};
+use cinch_store::{self as store, ApprovalStatus, SessionId, TaskId};
 
 /// An agent's permission request, waiting for or given a decision.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
@@ -10,9 +10,11 @@ pub struct Approval {
     /// Its id.
     pub id: String,
     /// The session whose turn asked.
-    pub session_id: String,
+    #[schema(value_type = String)]
+    pub session_id: SessionId,
     /// That session's task.
-    pub task_id: String,
+    #[schema(value_type = String)]
+    pub task_id: TaskId,
     /// The turn that asked.
     pub turn_id: String,
     /// The harness.
@@ -63,8 +65,8 @@ impl From<store::Approval> for Approval {
         Self {
             options: serde_json::from_str(&row.options_json).unwrap_or_default(),
             id: row.id,
-            session_id: row.session_id.into(),
-            task_id: row.task_id.into(),
+            session_id: row.session_id,
+            task_id: row.task_id,
             turn_id: row.turn_id,
             harness: row.harness,
             tool: row.tool,
