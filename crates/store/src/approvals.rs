@@ -3,9 +3,8 @@
 //! conditional update wins, and every later one reads who decided. Also
 //! each session's own approval policy.
 
-use super::{Page, Result, Store, TaskId, new_id, now, on_pool};
+use super::{AccountId, ApprovalId, Page, Result, SessionId, Store, TaskId, now, on_pool};
 use crate::approval_policy::{ApprovalPolicy, Decision};
-use crate::{AccountId, SessionId};
 
 /// Where an approval stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -64,7 +63,7 @@ super::rows::row_struct! {
     #[derive(Debug, Clone)]
     pub struct Approval {
         /// Its id (`apr_…`).
-        pub id: String,
+        pub id: ApprovalId,
         /// Its account.
         pub account_id: AccountId,
         /// The session whose turn asked.
@@ -170,7 +169,7 @@ impl Store {
         account_id: &AccountId,
         new: NewApproval,
     ) -> Result<(Approval, bool)> {
-        let id = new_id("apr")?;
+        let id = ApprovalId::generate()?;
         let at = now();
         let (status, decision, decided_by, decided_at) = match new.decided {
             Some(decision) => (
@@ -220,7 +219,11 @@ impl Store {
     }
 
     /// The account's approval `id`.
-    pub async fn approval(&self, account_id: &AccountId, id: &str) -> Result<Option<Approval>> {
+    pub async fn approval(
+        &self,
+        account_id: &AccountId,
+        id: &ApprovalId,
+    ) -> Result<Option<Approval>> {
         Ok(on_pool!(self, |pool| sqlx::query_as(&format!(
             "SELECT {COLUMNS} FROM approvals WHERE account_id = $1 AND id = $2"
         ))
@@ -256,7 +259,9 @@ impl Store {
         .bind(i64::from(limit) + 1)
         .fetch_all(pool)
         .await)?;
-        Ok(Page::from_rows(rows, limit, |approval| &approval.id))
+        Ok(Page::from_rows(rows, limit, |approval| {
+            approval.id.as_str()
+        }))
     }
 
     /// Records `decided` on the approval `id` if it is still pending;
@@ -264,7 +269,7 @@ impl Store {
     pub async fn decide_approval(
         &self,
         account_id: &AccountId,
-        id: &str,
+        id: &ApprovalId,
         decided: &Decided,
     ) -> Result<bool> {
         let changed = on_pool!(self, |pool| sqlx::query(

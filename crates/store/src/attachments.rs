@@ -2,14 +2,14 @@
 
 use serde::Serialize;
 
-use super::{AccountId, Result, Store, TaskId, new_id, now, on_pool};
+use super::{AccountId, AttachmentId, Result, Store, TaskId, now, on_pool};
 
 super::rows::row_struct! {
     /// An attachment as stored.
     #[derive(Debug, Clone)]
     pub struct Attachment {
         /// Its id.
-        pub id: String,
+        pub id: AttachmentId,
         /// Its task.
         pub task_id: TaskId,
         /// Its name.
@@ -84,7 +84,7 @@ impl Store {
         task_id: &TaskId,
         new: NewAttachment,
     ) -> Result<Attachment> {
-        let id = new_id("att")?;
+        let id = AttachmentId::generate()?;
         let status = if new.error.is_some() {
             AttachmentStatus::Failed
         } else {
@@ -119,7 +119,7 @@ impl Store {
         &self,
         account_id: &AccountId,
         task_id: &TaskId,
-        id: &str,
+        id: &AttachmentId,
     ) -> Result<Option<Attachment>> {
         Ok(on_pool!(self, |pool| sqlx::query_as(&format!(
             "SELECT {COLUMNS} FROM attachments WHERE account_id = $1 AND task_id = $2 AND id = $3"

@@ -98,3 +98,18 @@ typed_id!(
     EnvironmentId,
     "env"
 );
+typed_id!(
+    /// A webhook's id (`whk_…`).
+    WebhookId,
+    "whk"
+);
+typed_id!(
+    /// An approval's id (`apr_…`).
+    ApprovalId,
+    "apr"
+);
+typed_id!(
+    /// An attachment's id (`att_…`).
+    AttachmentId,
+    "att"
+);

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use sqlx::postgres::PgListener;
 
 use super::events::{RUN_EVENTS_CHANNEL, RunKey};
-use super::{AccountId, Pool, Result, SessionId, Store};
+use super::{AccountId, ApprovalId, Pool, Result, SessionId, Store};
 
 /// The channel on which a node tells the others that a message came for a
 /// session: the payload is a [`SessionWake`] as JSON.
@@ -30,7 +30,7 @@ pub struct SessionWake {
     /// An approval decided on another node, for the node running its turn
     /// to answer the agent with.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub approval: Option<String>,
+    pub approval: Option<ApprovalId>,
 }
 
 /// What a node was told.

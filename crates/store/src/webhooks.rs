@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use super::secrets::{forget_sealed, open_all, put_sealed, read_sealed};
-use super::{AccountId, Page, Result, Store, StoreError, new_id, now, on_pool};
+use super::{AccountId, Page, Result, Store, StoreError, WebhookId, new_id, now, on_pool};
 
 /// The name of a webhook's signing secret among its secrets.
 const SECRET_KEY: &str = "signing_secret";
@@ -14,7 +14,7 @@ super::rows::row_struct! {
     #[derive(Debug, Clone)]
     pub struct Webhook {
         /// Its id.
-        pub id: String,
+        pub id: WebhookId,
         /// The account whose events it gets.
         pub account_id: AccountId,
         /// The URL events are POSTed to.
@@ -59,7 +59,7 @@ super::rows::row_struct! {
         /// Its id.
         pub id: String,
         /// The webhook.
-        pub webhook_id: String,
+        pub webhook_id: WebhookId,
         /// The account.
         pub account_id: AccountId,
         /// The event's type, e.g. `turn.ended`.
@@ -127,14 +127,16 @@ impl Store {
         secret: &str,
     ) -> Result<Webhook> {
         let webhook = Webhook {
-            id: new_id("whk")?,
+            id: WebhookId::generate()?,
             account_id: account_id.to_owned(),
             url: url.to_owned(),
             created_at: now(),
         };
         let unlocked = self.unlocked()?;
-        let sealed =
-            unlocked.seal_all(&webhook.id, [(&SECRET_KEY.to_owned(), &secret.to_owned())])?;
+        let sealed = unlocked.seal_all(
+            webhook.id.as_str(),
+            [(&SECRET_KEY.to_owned(), &secret.to_owned())],
+        )?;
         let dialect = self.dialect();
         on_pool!(self, |pool| {
             let mut tx = pool.begin_with(dialect.begin_write).await?;
@@ -166,7 +168,7 @@ impl Store {
     }
 
     /// The account's webhook `id`.
-    pub async fn webhook(&self, account_id: &AccountId, id: &str) -> Result<Option<Webhook>> {
+    pub async fn webhook(&self, account_id: &AccountId, id: &WebhookId) -> Result<Option<Webhook>> {
         Ok(on_pool!(self, |pool| {
             sqlx::query_as(
             "SELECT id, account_id, url, created_at FROM webhooks WHERE account_id = $1 AND id = $2",
@@ -180,7 +182,7 @@ impl Store {
 
     /// Deletes the account's webhook `id` with its deliveries and secret;
     /// whether there was one.
-    pub async fn delete_webhook(&self, account_id: &AccountId, id: &str) -> Result<bool> {
+    pub async fn delete_webhook(&self, account_id: &AccountId, id: &WebhookId) -> Result<bool> {
         let done = on_pool!(self, |pool| {
             let mut tx = pool.begin().await?;
             sqlx::query("DELETE FROM webhook_deliveries WHERE account_id = $1 AND webhook_id = $2")
@@ -203,9 +205,9 @@ impl Store {
     }
 
     /// The webhook's signing secret.
-    pub async fn webhook_secret(&self, webhook_id: &str) -> Result<String> {
+    pub async fn webhook_secret(&self, webhook_id: &WebhookId) -> Result<String> {
         let sealed = on_pool!(self, |pool| read_sealed!(pool, webhook_id))?;
-        open_all(self.secrets.as_deref(), webhook_id, sealed)?
+        open_all(self.secrets.as_deref(), webhook_id.as_str(), sealed)?
             .remove(SECRET_KEY)
             .ok_or_else(|| {
                 StoreError::Missing(format!("webhook {webhook_id} has no signing secret"))
@@ -231,7 +233,7 @@ impl Store {
 
     async fn insert_delivery(
         &self,
-        webhook_id: &str,
+        webhook_id: &WebhookId,
         account_id: &AccountId,
         event: &str,
         payload: &str,
@@ -351,7 +353,7 @@ impl Store {
     pub async fn deliveries(
         &self,
         account_id: &AccountId,
-        webhook_id: &str,
+        webhook_id: &WebhookId,
         cursor: Option<&str>,
         limit: u32,
     ) -> Result<Page<Delivery>> {
@@ -374,7 +376,7 @@ impl Store {
     pub async fn redeliver(
         &self,
         account_id: &AccountId,
-        webhook_id: &str,
+        webhook_id: &WebhookId,
         id: &str,
     ) -> Result<Option<Delivery>> {
         let original: Option<Delivery> = on_pool!(self, |pool| sqlx::query_as(&format!(

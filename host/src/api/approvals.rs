@@ -10,7 +10,7 @@ use super::{AppState, Envelope};
 use crate::approvals::view::Approval;
 use crate::service::sessions::DecisionScope;
 use cinch_store::approval_policy::Decision;
-use cinch_store::{AccountId, ApprovalFilter, SessionId, TaskId, TokenOwner};
+use cinch_store::{AccountId, ApprovalFilter, ApprovalId, SessionId, TaskId, TokenOwner};
 
 /// The longest note a decision may carry, in characters.
 const MAX_MESSAGE_CHARS: usize = 4000;
@@ -177,7 +177,7 @@ pub async fn list_approvals(
 pub async fn get_approval(
     State(app): State<AppState>,
     caller: Caller,
-    Path((account, approval)): Path<(AccountId, String)>,
+    Path((account, approval)): Path<(AccountId, ApprovalId)>,
 ) -> Result<axum::Json<Envelope<Approval>>, Problem> {
     caller.account(&account)?;
     let approval = app.conductor.approval(&account, &approval).await?;
@@ -209,7 +209,7 @@ pub async fn get_approval(
 pub async fn decide_approval(
     State(app): State<AppState>,
     caller: Caller,
-    Path((account, approval)): Path<(AccountId, String)>,
+    Path((account, approval)): Path<(AccountId, ApprovalId)>,
     Json(body): Json<DecisionBody>,
 ) -> Result<axum::Json<Envelope<Approval>>, Problem> {
     caller.account(&account)?;

@@ -9,8 +9,8 @@ use super::problem::{FieldError, Problem};
 use super::{AppState, Envelope};
 use crate::service::sessions::{BindingConstraint, SessionChoice, TaskSpec};
 use cinch_store::{
-    self as store, AccountId, AgentId, AttachmentStatus, EnvironmentId, NewAttachment, TaskId,
-    UsageTotals,
+    self as store, AccountId, AgentId, AttachmentId, AttachmentStatus, EnvironmentId,
+    NewAttachment, TaskId, UsageTotals,
 };
 
 /// A task, with what its listing shows of its sessions.
@@ -117,7 +117,8 @@ impl AppState {
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct Attachment {
     /// Its id.
-    pub id: String,
+    #[schema(value_type = String)]
+    pub id: AttachmentId,
     /// Its task.
     #[schema(value_type = String)]
     pub task_id: TaskId,
@@ -506,7 +507,7 @@ pub struct ResourceContent {
 pub async fn attachment_contents(
     State(app): State<AppState>,
     caller: Caller,
-    Path((account, task, attachment)): Path<(AccountId, TaskId, String)>,
+    Path((account, task, attachment)): Path<(AccountId, TaskId, AttachmentId)>,
 ) -> Result<axum::Json<Envelope<ResourceContents>>, Problem> {
     caller.account(&account)?;
     let attachment = app

@@ -8,13 +8,14 @@ use super::agents::member_only;
 use super::extract::{Caller, Json, PageParams, Query};
 use super::problem::Problem;
 use super::{AppState, Envelope};
-use cinch_store::{AccountId, Delivery, DeliveryState, Webhook};
+use cinch_store::{AccountId, Delivery, DeliveryState, Webhook, WebhookId};
 
 /// A webhook as clients see it: its secret never comes back.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct WebhookView {
     /// Its id.
-    pub id: String,
+    #[schema(value_type = String)]
+    pub id: WebhookId,
     /// The account whose events it gets.
     #[schema(value_type = String)]
     pub account_id: AccountId,
@@ -55,7 +56,8 @@ pub struct DeliveryView {
     /// Its id (also sent as `X-Cinch-Delivery`).
     pub id: String,
     /// The webhook.
-    pub webhook_id: String,
+    #[schema(value_type = String)]
+    pub webhook_id: WebhookId,
     /// The event's type: `turn.ended` or `session.status_changed`.
     pub event: String,
     /// Where it stands.
@@ -166,7 +168,7 @@ pub async fn list_webhooks(
 pub async fn delete_webhook(
     State(app): State<AppState>,
     caller: Caller,
-    Path((account, webhook)): Path<(AccountId, String)>,
+    Path((account, webhook)): Path<(AccountId, WebhookId)>,
 ) -> Result<StatusCode, Problem> {
     caller.account(&account)?;
     member_only(&caller, "webhooks")?;
@@ -193,7 +195,7 @@ pub async fn delete_webhook(
 pub async fn list_deliveries(
     State(app): State<AppState>,
     caller: Caller,
-    Path((account, webhook)): Path<(AccountId, String)>,
+    Path((account, webhook)): Path<(AccountId, WebhookId)>,
     Query(page): Query<PageParams>,
 ) -> Result<axum::Json<Envelope<Vec<DeliveryView>>>, Problem> {
     caller.account(&account)?;
@@ -227,7 +229,7 @@ pub async fn list_deliveries(
 pub async fn redeliver(
     State(app): State<AppState>,
     caller: Caller,
-    Path((account, webhook, delivery)): Path<(AccountId, String, String)>,
+    Path((account, webhook, delivery)): Path<(AccountId, WebhookId, String)>,
 ) -> Result<(StatusCode, axum::Json<Envelope<DeliveryView>>), Problem> {
     caller.account(&account)?;
     member_only(&caller, "webhooks")?;

@@ -2,13 +2,14 @@
 
 use serde::Serialize;
 
-use cinch_store::{self as store, ApprovalStatus, SessionId, TaskId};
+use cinch_store::{self as store, ApprovalId, ApprovalStatus, SessionId, TaskId};
 
 /// An agent's permission request, waiting for or given a decision.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct Approval {
     /// Its id.
-    pub id: String,
+    #[schema(value_type = String)]
+    pub id: ApprovalId,
     /// The session whose turn asked.
     #[schema(value_type = String)]
     pub session_id: SessionId,

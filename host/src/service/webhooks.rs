@@ -3,7 +3,7 @@
 
 use super::ServiceError;
 use crate::webhooks::Webhooks as Sender;
-use cinch_store::{AccountId, Delivery, Page, Store, Webhook};
+use cinch_store::{AccountId, Delivery, Page, Store, Webhook, WebhookId};
 
 /// The webhooks service.
 #[derive(Clone)]
@@ -40,7 +40,7 @@ impl Webhooks {
     }
 
     /// Removes webhook `id` with its delivery log.
-    pub async fn delete(&self, account_id: &AccountId, id: &str) -> Result<(), ServiceError> {
+    pub async fn delete(&self, account_id: &AccountId, id: &WebhookId) -> Result<(), ServiceError> {
         match self.store.delete_webhook(account_id, id).await? {
             true => Ok(()),
             false => Err(ServiceError::NotFound("no such webhook".to_owned())),
@@ -51,7 +51,7 @@ impl Webhooks {
     pub async fn deliveries(
         &self,
         account_id: &AccountId,
-        id: &str,
+        id: &WebhookId,
         cursor: Option<&str>,
         limit: u32,
     ) -> Result<Page<Delivery>, ServiceError> {
@@ -66,7 +66,7 @@ impl Webhooks {
     pub async fn redeliver(
         &self,
         account_id: &AccountId,
-        id: &str,
+        id: &WebhookId,
         delivery: &str,
     ) -> Result<Delivery, ServiceError> {
         self.store

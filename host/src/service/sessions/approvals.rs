@@ -10,6 +10,7 @@
 //! so nothing is asked twice: a pending one gets its deadline again, a
 //! decided one is answered (the engine answers a request once).
 
+use cinch_store::ApprovalId;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -234,7 +235,7 @@ impl Conductor {
     pub async fn decide_approval(
         self: &Arc<Self>,
         account_id: &AccountId,
-        id: &str,
+        id: &ApprovalId,
         decision: Decision,
         scope: DecisionScope,
         message: Option<String>,
@@ -296,7 +297,7 @@ impl Conductor {
     pub async fn answer_question(
         self: &Arc<Self>,
         account_id: &AccountId,
-        id: &str,
+        id: &ApprovalId,
         answer: String,
         answered_by: &str,
     ) -> Result<ApprovalView> {
@@ -347,7 +348,7 @@ impl Conductor {
     }
 
     /// The account's approval `id`.
-    pub async fn approval(&self, account_id: &AccountId, id: &str) -> Result<Approval> {
+    pub async fn approval(&self, account_id: &AccountId, id: &ApprovalId) -> Result<Approval> {
         self.store
             .approval(account_id, id)
             .await?
@@ -356,7 +357,7 @@ impl Conductor {
 
     /// The approval `id` was just decided: told to the conversation and to
     /// the session's streams, and handed to the node running its turn.
-    async fn decided(self: &Arc<Self>, session: &Session, id: &str) -> Result<Approval> {
+    async fn decided(self: &Arc<Self>, session: &Session, id: &ApprovalId) -> Result<Approval> {
         let approval = self.approval(&session.account_id, id).await?;
         self.record_decision(session, &approval).await?;
         if self.store.is_shared() && !self.runs_turn_here(&session.id, &approval.turn_id) {
@@ -370,7 +371,7 @@ impl Conductor {
 
     /// Another node decided the approval `id`: its agent is answered here
     /// when its turn runs here.
-    pub(super) async fn deliver_decided(self: &Arc<Self>, account_id: &AccountId, id: &str) {
+    pub(super) async fn deliver_decided(self: &Arc<Self>, account_id: &AccountId, id: &ApprovalId) {
         match self.store.approval(account_id, id).await {
             Ok(Some(approval)) if self.runs_turn_here(&approval.session_id, &approval.turn_id) => {
                 self.answer_agent(&approval).await;

@@ -201,7 +201,7 @@ mod tests {
 
     fn attachment(name: &str, mime_type: Option<&str>) -> Attachment {
         Attachment {
-            id: "att_1".into(),
+            id: "att_1".to_owned().into(),
             task_id: "task_1".to_owned().into(),
             name: name.into(),
             uri: None,

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use super::Conductor;
 use crate::runs::live::Runs;
-use cinch_store::{AccountId, Notice, SessionId, SessionWake, Store};
+use cinch_store::{AccountId, ApprovalId, Notice, SessionId, SessionWake, Store};
 
 /// How often the runs streamed here are read back without a notice: the
 /// fallback for notices lost, not the way events normally arrive.
@@ -104,7 +104,7 @@ impl Conductor {
         &self,
         account_id: &AccountId,
         session_id: &SessionId,
-        approval_id: &str,
+        approval_id: &ApprovalId,
     ) -> super::Result<()> {
         let wake = SessionWake {
             account_id: account_id.to_owned(),

@@ -1,6 +1,7 @@
 //! What callers ask of the conductor: tasks, sessions, messages, attachments,
 //! abort and close.
 
+use cinch_store::AttachmentId;
 use std::sync::Arc;
 
 use super::resolve::{Asked, Choice};
@@ -218,7 +219,7 @@ impl Conductor {
         &self,
         account_id: &AccountId,
         task_id: &TaskId,
-        attachment_id: &str,
+        attachment_id: &AttachmentId,
     ) -> Result<Attachment> {
         self.store
             .attachment(account_id, task_id, attachment_id)
