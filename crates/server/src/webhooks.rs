@@ -21,7 +21,7 @@ use tokio::sync::mpsc;
 use tracing::Instrument as _;
 
 use cinch_base::timestamp::Timestamp;
-use cinch_store::{Attempt, DueDelivery, SessionStatus, Store, random_hex};
+use cinch_store::{AccountId, Attempt, DueDelivery, SessionId, SessionStatus, Store, random_hex};
 
 /// How long after an event cinch keeps trying to deliver it.
 const GIVE_UP_AFTER: Duration = Duration::from_secs(24 * 60 * 60);
@@ -96,12 +96,12 @@ struct Inner {
     /// Taken by the worker when it starts.
     queue: Mutex<Option<mpsc::UnboundedReceiver<Notice>>>,
     /// Each session's status as last notified, so only changes are sent.
-    statuses: Mutex<HashMap<String, SessionStatus>>,
+    statuses: Mutex<HashMap<SessionId, SessionStatus>>,
 }
 
 /// An event to queue for an account's webhooks.
 struct Notice {
-    account_id: String,
+    account_id: AccountId,
     kind: EventKind,
     data: Value,
     at: Timestamp,
@@ -146,9 +146,9 @@ impl Webhooks {
     }
 
     /// Queues an event of `account_id` for its webhooks (from any thread).
-    pub fn notify(&self, account_id: &str, kind: EventKind, data: Value) {
+    pub fn notify(&self, account_id: &AccountId, kind: EventKind, data: Value) {
         let _ = self.inner.notices.send(Notice {
-            account_id: account_id.to_owned(),
+            account_id: account_id.clone(),
             kind,
             data,
             at: Timestamp::now(),
@@ -159,14 +159,14 @@ impl Webhooks {
     /// status changed.
     pub fn session_saved(
         &self,
-        account_id: &str,
-        session_id: &str,
+        account_id: &AccountId,
+        session_id: &SessionId,
         status: SessionStatus,
         view: Value,
     ) {
         let changed = {
             let mut statuses = cinch_base::sync::lock(&self.inner.statuses);
-            statuses.insert(session_id.to_owned(), status) != Some(status)
+            statuses.insert(session_id.clone(), status) != Some(status)
         };
         if changed {
             self.notify(account_id, EventKind::SessionStatusChanged, view);

@@ -4,7 +4,8 @@
 use cinch_base::timestamp::Timestamp;
 
 use super::{
-    AccountId, AgentId, Page, Pool, Result, Store, StoreError, new_id, now, on_pool, tokens,
+    AccountId, AgentId, EnvironmentId, Page, Pool, Result, Store, StoreError, new_id, now, on_pool,
+    tokens,
 };
 
 super::rows::row_struct! {
@@ -27,7 +28,7 @@ super::rows::row_struct! {
         /// Its id.
         pub id: String,
         /// The account it belongs to.
-        pub account_id: String,
+        pub account_id: AccountId,
         /// Its name, unique in the account.
         pub name: String,
         /// `admin` or `member`.
@@ -59,7 +60,7 @@ super::rows::row_struct! {
         /// Its pinned effort (applies to its own harness only).
         pub effort: Option<String>,
         /// Its default environment.
-        pub environment_id: Option<String>,
+        pub environment_id: Option<EnvironmentId>,
         /// When it was created (RFC 3339).
         pub created_at: Timestamp,
     }
@@ -135,7 +136,7 @@ impl Store {
                 "INSERT INTO agents (id, account_id, name, connected, enabled, created_at) \
              VALUES ($1, $2, $3, TRUE, TRUE, $4)",
             )
-            .bind(new_id("agt")?)
+            .bind(AgentId::generate()?)
             .bind(&account.id)
             .bind(CONNECTED_AGENT)
             .bind(created_at)
@@ -160,8 +161,8 @@ impl Store {
     }
 
     /// The first account made on this server (the operator's own).
-    pub async fn first_account_id(&self) -> Result<Option<String>> {
-        let row: Option<(String,)> = on_pool!(self, |pool| sqlx::query_as(
+    pub async fn first_account_id(&self) -> Result<Option<AccountId>> {
+        let row: Option<(AccountId,)> = on_pool!(self, |pool| sqlx::query_as(
             "SELECT id FROM accounts ORDER BY created_at, id LIMIT 1"
         )
         .fetch_optional(pool)
@@ -170,7 +171,7 @@ impl Store {
     }
 
     /// The account with this id.
-    pub async fn account(&self, id: &str) -> Result<Option<Account>> {
+    pub async fn account(&self, id: &AccountId) -> Result<Option<Account>> {
         Ok(on_pool!(self, |pool| sqlx::query_as(
             "SELECT id, name, created_at FROM accounts WHERE id = $1"
         )
@@ -215,7 +216,7 @@ impl Store {
     /// A page of the account's members, oldest first, after `cursor`.
     pub async fn members(
         &self,
-        account_id: &str,
+        account_id: &AccountId,
         cursor: Option<&str>,
         limit: u32,
     ) -> Result<Page<Member>> {
@@ -228,13 +229,13 @@ impl Store {
         .bind(i64::from(limit) + 1)
         .fetch_all(pool)
         .await)?;
-        Ok(Page::from_rows(rows, limit, |member| &member.id))
+        Ok(Page::from_rows(rows, limit, |member| member.id.as_str()))
     }
 
     /// A page of the account's agents, oldest first, after `cursor`.
     pub async fn agents(
         &self,
-        account_id: &str,
+        account_id: &AccountId,
         cursor: Option<&str>,
         limit: u32,
     ) -> Result<Page<Agent>> {
@@ -248,7 +249,7 @@ impl Store {
         .fetch_all(pool)
         .await
         })?;
-        Ok(Page::from_rows(rows, limit, |agent| &agent.id))
+        Ok(Page::from_rows(rows, limit, |agent| agent.id.as_str()))
     }
 }
 
@@ -262,14 +263,14 @@ pub struct AgentSettings {
     /// Its pinned effort.
     pub effort: Option<Option<String>>,
     /// Its default environment.
-    pub environment_id: Option<Option<String>>,
+    pub environment_id: Option<Option<EnvironmentId>>,
     /// Whether it may run tasks.
     pub enabled: Option<bool>,
 }
 
 impl Store {
     /// The account's agent `id`.
-    pub async fn agent(&self, account_id: &str, id: &str) -> Result<Option<Agent>> {
+    pub async fn agent(&self, account_id: &AccountId, id: &AgentId) -> Result<Option<Agent>> {
         Ok(on_pool!(self, |pool| sqlx::query_as(&format!(
             "SELECT {AGENT_COLUMNS} FROM agents WHERE account_id = $1 AND id = $2"
         ))
@@ -282,11 +283,11 @@ impl Store {
     /// Adds an agent named `name` to the account with `settings`.
     pub async fn create_agent(
         &self,
-        account_id: &str,
+        account_id: &AccountId,
         name: &str,
         settings: AgentSettings,
     ) -> Result<Agent> {
-        let id = new_id("agt")?;
+        let id = AgentId::generate()?;
         on_pool!(self, |pool| sqlx::query(
             "INSERT INTO agents (id, account_id, name, connected, enabled, created_at) \
              VALUES ($1, $2, $3, FALSE, TRUE, $4)",
@@ -310,8 +311,8 @@ impl Store {
     /// Changes the account's agent `id`; `None` when there is none.
     pub async fn update_agent(
         &self,
-        account_id: &str,
-        id: &str,
+        account_id: &AccountId,
+        id: &AgentId,
         settings: AgentSettings,
     ) -> Result<Option<Agent>> {
         let Some(mut agent) = self.agent(account_id, id).await? else {

@@ -5,7 +5,7 @@
 
 use cinch_base::timestamp::Timestamp;
 
-use super::{Page, Result, Store, new_id, now, on_pool};
+use super::{AccountId, ApprovalId, Page, Result, SessionId, Store, TaskId, now, on_pool};
 use crate::approval_policy::{ApprovalPolicy, Decision};
 
 /// Where an approval stands.
@@ -65,13 +65,13 @@ super::rows::row_struct! {
     #[derive(Debug, Clone)]
     pub struct Approval {
         /// Its id (`apr_…`).
-        pub id: String,
+        pub id: ApprovalId,
         /// Its account.
-        pub account_id: String,
+        pub account_id: AccountId,
         /// The session whose turn asked.
-        pub session_id: String,
+        pub session_id: SessionId,
         /// That session's task.
-        pub task_id: String,
+        pub task_id: TaskId,
         /// The turn that asked.
         pub turn_id: String,
         /// The request's key within the turn (the driver's).
@@ -110,9 +110,9 @@ super::rows::row_struct! {
 #[derive(Debug, Clone)]
 pub struct NewApproval {
     /// Its session.
-    pub session_id: String,
+    pub session_id: SessionId,
     /// Its task.
-    pub task_id: String,
+    pub task_id: TaskId,
     /// The turn that asked.
     pub turn_id: String,
     /// The request's key within the turn.
@@ -154,9 +154,9 @@ pub struct ApprovalFilter<'a> {
     /// Only the pending (`Some(true)`) or only the decided (`Some(false)`).
     pub pending: Option<bool>,
     /// Only this session's.
-    pub session_id: Option<&'a str>,
+    pub session_id: Option<&'a SessionId>,
     /// Only this task's.
-    pub task_id: Option<&'a str>,
+    pub task_id: Option<&'a TaskId>,
 }
 
 const COLUMNS: &str = "id, account_id, session_id, task_id, turn_id, request_key, harness, tool, \
@@ -168,10 +168,10 @@ impl Store {
     /// either way, and whether it is new.
     pub async fn insert_approval(
         &self,
-        account_id: &str,
+        account_id: &AccountId,
         new: NewApproval,
     ) -> Result<(Approval, bool)> {
-        let id = new_id("apr")?;
+        let id = ApprovalId::generate()?;
         let at = now();
         let (status, decision, decided_by, decided_at) = match new.decided {
             Some(decision) => (
@@ -221,7 +221,11 @@ impl Store {
     }
 
     /// The account's approval `id`.
-    pub async fn approval(&self, account_id: &str, id: &str) -> Result<Option<Approval>> {
+    pub async fn approval(
+        &self,
+        account_id: &AccountId,
+        id: &ApprovalId,
+    ) -> Result<Option<Approval>> {
         Ok(on_pool!(self, |pool| sqlx::query_as(&format!(
             "SELECT {COLUMNS} FROM approvals WHERE account_id = $1 AND id = $2"
         ))
@@ -234,7 +238,7 @@ impl Store {
     /// A page of the account's approvals, newest first, before `cursor`.
     pub async fn approvals(
         &self,
-        account_id: &str,
+        account_id: &AccountId,
         filter: ApprovalFilter<'_>,
         cursor: Option<&str>,
         limit: u32,
@@ -252,20 +256,22 @@ impl Store {
             Some(false) => "resolved",
             None => "",
         })
-        .bind(filter.session_id.unwrap_or(""))
-        .bind(filter.task_id.unwrap_or(""))
+        .bind(filter.session_id.map_or("", SessionId::as_str))
+        .bind(filter.task_id.map_or("", TaskId::as_str))
         .bind(i64::from(limit) + 1)
         .fetch_all(pool)
         .await)?;
-        Ok(Page::from_rows(rows, limit, |approval| &approval.id))
+        Ok(Page::from_rows(rows, limit, |approval| {
+            approval.id.as_str()
+        }))
     }
 
     /// Records `decided` on the approval `id` if it is still pending;
     /// whether this decision was the one recorded.
     pub async fn decide_approval(
         &self,
-        account_id: &str,
-        id: &str,
+        account_id: &AccountId,
+        id: &ApprovalId,
         decided: &Decided,
     ) -> Result<bool> {
         let changed = on_pool!(self, |pool| sqlx::query(
@@ -313,7 +319,10 @@ impl Store {
     }
 
     /// The session's own approval policy, when it has one.
-    pub async fn session_approvals(&self, session_id: &str) -> Result<Option<ApprovalPolicy>> {
+    pub async fn session_approvals(
+        &self,
+        session_id: &SessionId,
+    ) -> Result<Option<ApprovalPolicy>> {
         let json: Option<(Option<String>,)> = on_pool!(self, |pool| sqlx::query_as(
             "SELECT approvals_json FROM sessions WHERE id = $1"
         )
@@ -329,7 +338,7 @@ impl Store {
     /// Sets the session's own approval policy.
     pub async fn set_session_approvals(
         &self,
-        session_id: &str,
+        session_id: &SessionId,
         policy: &ApprovalPolicy,
     ) -> Result<()> {
         on_pool!(self, |pool| sqlx::query(

@@ -3,16 +3,16 @@
 use cinch_base::timestamp::Timestamp;
 use serde::Serialize;
 
-use super::{Result, Store, new_id, now, on_pool};
+use super::{AccountId, AttachmentId, Result, Store, TaskId, now, on_pool};
 
 super::rows::row_struct! {
     /// An attachment as stored.
     #[derive(Debug, Clone)]
     pub struct Attachment {
         /// Its id.
-        pub id: String,
+        pub id: AttachmentId,
         /// Its task.
-        pub task_id: String,
+        pub task_id: TaskId,
         /// Its name.
         pub name: String,
         /// Where its content came from (a reference; never fetched).
@@ -81,11 +81,11 @@ impl Store {
     /// Stores an attachment of the task: `ready`, or `failed` with its error.
     pub async fn create_attachment(
         &self,
-        account_id: &str,
-        task_id: &str,
+        account_id: &AccountId,
+        task_id: &TaskId,
         new: NewAttachment,
     ) -> Result<Attachment> {
-        let id = new_id("att")?;
+        let id = AttachmentId::generate()?;
         let status = if new.error.is_some() {
             AttachmentStatus::Failed
         } else {
@@ -118,9 +118,9 @@ impl Store {
     /// The task's attachment `id`.
     pub async fn attachment(
         &self,
-        account_id: &str,
-        task_id: &str,
-        id: &str,
+        account_id: &AccountId,
+        task_id: &TaskId,
+        id: &AttachmentId,
     ) -> Result<Option<Attachment>> {
         Ok(on_pool!(self, |pool| sqlx::query_as(&format!(
             "SELECT {COLUMNS} FROM attachments WHERE account_id = $1 AND task_id = $2 AND id = $3"
@@ -133,7 +133,11 @@ impl Store {
     }
 
     /// Every attachment of the task, oldest first.
-    pub async fn attachments(&self, account_id: &str, task_id: &str) -> Result<Vec<Attachment>> {
+    pub async fn attachments(
+        &self,
+        account_id: &AccountId,
+        task_id: &TaskId,
+    ) -> Result<Vec<Attachment>> {
         Ok(on_pool!(self, |pool| sqlx::query_as(&format!(
             "SELECT {COLUMNS} FROM attachments WHERE account_id = $1 AND task_id = $2 ORDER BY id"
         ))

@@ -1,6 +1,6 @@
 //! Code-task calls: which turn a call of a run is, and whose it is.
 
-use super::{Result, Store, new_id, now, on_pool};
+use super::{AccountId, EnvironmentId, Result, Store, new_id, now, on_pool};
 use cinch_base::timestamp::Timestamp;
 use cinch_engine::engine::result::{CostSource, TurnResult};
 
@@ -20,8 +20,8 @@ super::rows::row_struct! {
         /// The engine's turn.
         pub turn_id: String,
         /// The account whose call it is.
-        pub account_id: String,
-        /// The environment it ran in.
+        pub account_id: AccountId,
+        /// The environment it ran in; empty for a session's turn without one.
         pub environment_id: String,
         /// When it started (RFC 3339).
         pub created_at: Timestamp,
@@ -47,10 +47,10 @@ impl Store {
     /// Records a call that has started as `turn_id` on `node`.
     pub async fn create_call(
         &self,
-        account_id: &str,
+        account_id: &AccountId,
         run_id: &str,
         turn_id: &str,
-        environment_id: &str,
+        environment_id: Option<&EnvironmentId>,
         node: &str,
     ) -> Result<Call> {
         let call = Call {
@@ -58,7 +58,7 @@ impl Store {
             run_id: run_id.to_owned(),
             turn_id: turn_id.to_owned(),
             account_id: account_id.to_owned(),
-            environment_id: environment_id.to_owned(),
+            environment_id: environment_id.map_or_else(String::new, EnvironmentId::to_string),
             created_at: now(),
             node_id: Some(node.to_owned()),
             result: None,
@@ -83,7 +83,7 @@ impl Store {
     /// The account's call `call_id` of run `run_id`.
     pub async fn call(
         &self,
-        account_id: &str,
+        account_id: &AccountId,
         run_id: &str,
         call_id: &str,
     ) -> Result<Option<Call>> {
@@ -106,7 +106,7 @@ impl Store {
     /// Keeping it again changes nothing.
     pub async fn record_call_result(
         &self,
-        account_id: &str,
+        account_id: &AccountId,
         run_id: &str,
         call_id: &str,
         result: &TurnResult,
@@ -190,7 +190,7 @@ impl Store {
     }
 
     /// Whether the account has started a call in run `run_id`.
-    pub async fn run_exists(&self, account_id: &str, run_id: &str) -> Result<bool> {
+    pub async fn run_exists(&self, account_id: &AccountId, run_id: &str) -> Result<bool> {
         let row: Option<(String,)> = on_pool!(self, |pool| sqlx::query_as(
             "SELECT call_id FROM code_task_calls WHERE account_id = $1 AND run_id = $2 LIMIT 1",
         )
@@ -202,7 +202,7 @@ impl Store {
     }
 
     /// Whether another account has used run id `run_id` (a run is one account's).
-    pub async fn run_taken_by_other(&self, account_id: &str, run_id: &str) -> Result<bool> {
+    pub async fn run_taken_by_other(&self, account_id: &AccountId, run_id: &str) -> Result<bool> {
         let row: Option<(String,)> = on_pool!(self, |pool| {
             sqlx::query_as(
             "SELECT account_id FROM code_task_calls WHERE run_id = $1 AND account_id <> $2 LIMIT 1",

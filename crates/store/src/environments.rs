@@ -271,13 +271,13 @@ impl Store {
     /// in one transaction, so that a failure leaves neither.
     pub async fn create_environment(
         &self,
-        account_id: &str,
+        account_id: &AccountId,
         new: NewEnvironment,
     ) -> Result<Environment> {
         let created_at = now();
         let environment = Environment {
             id: EnvironmentId::generate()?,
-            account_id: account_id.into(),
+            account_id: account_id.clone(),
             name: new.name,
             repository: new.repository,
             setup: new.setup,
@@ -295,7 +295,7 @@ impl Store {
             true => Vec::new(),
             false => self
                 .unlocked()?
-                .seal_all(&environment.id, &environment.secrets)?,
+                .seal_all(environment.id.as_str(), &environment.secrets)?,
         };
         let dialect = self.dialect();
         on_pool!(self, |pool| {
@@ -316,7 +316,11 @@ impl Store {
     }
 
     /// The account's environment with this id.
-    pub async fn environment(&self, account_id: &str, id: &str) -> Result<Option<Environment>> {
+    pub async fn environment(
+        &self,
+        account_id: &AccountId,
+        id: &EnvironmentId,
+    ) -> Result<Option<Environment>> {
         let row: Option<Row> = on_pool!(self, |pool| sqlx::query_as(&format!(
             "SELECT {COLUMNS} FROM environments WHERE account_id = $1 AND id = $2"
         ))
@@ -333,7 +337,7 @@ impl Store {
     /// A page of the account's environments, oldest first, after `cursor`.
     pub async fn environments(
         &self,
-        account_id: &str,
+        account_id: &AccountId,
         cursor: Option<&str>,
         limit: u32,
     ) -> Result<Page<Environment>> {
@@ -351,12 +355,15 @@ impl Store {
             environments.push(self.environment_with_secrets(row).await?);
         }
         Ok(Page::from_rows(environments, limit, |environment| {
-            &environment.id
+            environment.id.as_str()
         }))
     }
 
     /// Every environment of the account, by name.
-    pub async fn environment_names(&self, account_id: &str) -> Result<Vec<(String, String)>> {
+    pub async fn environment_names(
+        &self,
+        account_id: &AccountId,
+    ) -> Result<Vec<(EnvironmentId, String)>> {
         Ok(on_pool!(self, |pool| sqlx::query_as(
             "SELECT id, name FROM environments WHERE account_id = $1 ORDER BY name"
         )
@@ -369,14 +376,14 @@ impl Store {
     /// secrets in one transaction; `None` when there is none.
     pub async fn update_environment(
         &self,
-        account_id: &str,
-        id: &str,
+        account_id: &AccountId,
+        id: &EnvironmentId,
         patch: EnvironmentPatch,
     ) -> Result<Option<Environment>> {
         let dialect = self.dialect();
         let sealed = match patch.secrets.values().any(Option::is_some) {
             true => self.unlocked()?.seal_all(
-                id,
+                id.as_str(),
                 patch
                     .secrets
                     .iter()
@@ -399,7 +406,7 @@ impl Store {
             };
             let stored = read_sealed!(&mut *tx, id)?;
             let mut environment =
-                environment_of(row, open_all(self.secrets.as_deref(), id, stored)?)?;
+                environment_of(row, open_all(self.secrets.as_deref(), id.as_str(), stored)?)?;
             let removed = apply(&mut environment, patch);
             write_row!(tx, UPDATE, &environment);
             put_sealed!(tx, dialect, self.unlocked()?, id, &sealed);
@@ -417,7 +424,11 @@ impl Store {
 
     /// Deletes the account's environment `id` with its secrets; whether
     /// there was one.
-    pub async fn delete_environment(&self, account_id: &str, id: &str) -> Result<bool> {
+    pub async fn delete_environment(
+        &self,
+        account_id: &AccountId,
+        id: &EnvironmentId,
+    ) -> Result<bool> {
         let dialect = self.dialect();
         let done = on_pool!(self, |pool| {
             let mut tx = pool.begin_with(dialect.begin_write).await?;

@@ -2,7 +2,7 @@
 
 use sqlx::Row as _;
 
-use super::{Readers, Result, Store, StoreError, now, on_pool};
+use super::{AccountId, Readers, Result, Store, StoreError, now, on_pool};
 
 super::rows::row_struct! {
     /// One stored event of a run.
@@ -21,7 +21,7 @@ super::rows::row_struct! {
 #[derive(Debug, Clone)]
 pub struct NewEvent<'a> {
     /// Its run's account.
-    pub account_id: &'a str,
+    pub account_id: &'a AccountId,
     /// Its run.
     pub run_id: &'a str,
     /// Its number in the run.
@@ -94,7 +94,7 @@ impl Store {
     }
 
     /// Every stored event of the account's run, in order.
-    pub async fn events(&self, account_id: &str, run_id: &str) -> Result<Vec<StoredEvent>> {
+    pub async fn events(&self, account_id: &AccountId, run_id: &str) -> Result<Vec<StoredEvent>> {
         self.events_after(account_id, run_id, 0).await
     }
 }
@@ -131,7 +131,7 @@ pub const RUN_EVENTS_CHANNEL: &str = "cinch_run_events";
 #[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct RunKey {
     /// The run's account.
-    pub account_id: String,
+    pub account_id: AccountId,
     /// The run (a session's run is the session's id).
     pub run_id: String,
 }
@@ -211,7 +211,7 @@ impl Store {
     /// probe use, so that many streams reading history starve neither.
     pub async fn history(
         &self,
-        account_id: &str,
+        account_id: &AccountId,
         run_id: &str,
         after: i64,
         through: i64,
@@ -221,7 +221,7 @@ impl Store {
         match &self.readers {
             Readers::Sqlite(readers) => {
                 let readers = readers.clone();
-                let (account_id, run_id) = (account_id.to_owned(), run_id.to_owned());
+                let (account_id, run_id) = (account_id.as_str().to_owned(), run_id.to_owned());
                 let read = tokio::task::spawn_blocking(move || {
                     readers.read(|connection| {
                         let mut statement = connection.prepare_cached(PAGE)?;
@@ -268,7 +268,7 @@ impl Store {
     /// The newest `limit` stored events of the account's run, in order.
     pub async fn newest_events(
         &self,
-        account_id: &str,
+        account_id: &AccountId,
         run_id: &str,
         limit: usize,
     ) -> Result<Vec<StoredEvent>> {
@@ -289,7 +289,7 @@ impl Store {
     /// The stored events of the account's run after number `after`, in order.
     pub async fn events_after(
         &self,
-        account_id: &str,
+        account_id: &AccountId,
         run_id: &str,
         after: i64,
     ) -> Result<Vec<StoredEvent>> {
@@ -356,7 +356,7 @@ mod tests {
         let log = || std::fs::metadata(path.with_extension("db-wal")).map_or(0, |meta| meta.len());
         let store = Store::open(&path).await.unwrap();
         let (account, _) = store.create_account("events").await.unwrap();
-        let account_id = account.id.to_string();
+        let account_id = account.id.clone();
         // An event a millisecond, stored as the run events writer does, for
         // several times as long as a checkpoint is due after.
         let started = Instant::now();

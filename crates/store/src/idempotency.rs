@@ -1,6 +1,6 @@
 //! Idempotency keys: a POST sent again with the same key gets the first answer.
 
-use super::{Result, Store, is_unique_violation, now, on_pool};
+use super::{AccountId, Result, Store, is_unique_violation, now, on_pool};
 
 /// What a key says about a request.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,7 +30,7 @@ impl Store {
     /// Claims `key` for a request with `fingerprint`, or tells what it already holds.
     pub async fn claim_key(
         &self,
-        account_id: &str,
+        account_id: &AccountId,
         key: &str,
         fingerprint: &str,
     ) -> Result<KeyState> {
@@ -77,7 +77,7 @@ impl Store {
     /// Records the answer to the request holding `key`.
     pub async fn answer_key(
         &self,
-        account_id: &str,
+        account_id: &AccountId,
         key: &str,
         status: u16,
         content_type: Option<&str>,
@@ -100,7 +100,7 @@ impl Store {
 
     /// Lets go of `key` without an answer (the request failed on the
     /// server's side), so that a retry runs again.
-    pub async fn release_key(&self, account_id: &str, key: &str) -> Result<()> {
+    pub async fn release_key(&self, account_id: &AccountId, key: &str) -> Result<()> {
         on_pool!(self, |pool| sqlx::query(
             "DELETE FROM idempotency_keys WHERE account_id = $1 AND key = $2"
         )

@@ -1,9 +1,9 @@
 //! Typed ids: a session's id is a [`SessionId`], not any string, so that a
 //! task's id cannot be passed where a session's is asked for. Each is text
-//! in the database and in JSON, and reads as a `&str` where one is wanted.
+//! in the database and in JSON; none converts to or from `&str` by itself
+//! (`as_str` gives the text, `From<String>` takes an id read from outside).
 
 use std::fmt;
-use std::ops::Deref;
 
 use serde::{Deserialize, Serialize};
 
@@ -30,6 +30,12 @@ macro_rules! typed_id {
             }
         }
 
+        impl rusqlite::ToSql for $name {
+            fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
+                self.0.to_sql()
+            }
+        }
+
         impl $name {
             /// A new id, unique and in creation order.
             pub fn generate() -> Result<Self> {
@@ -38,20 +44,6 @@ macro_rules! typed_id {
 
             /// The id as text.
             pub fn as_str(&self) -> &str {
-                &self.0
-            }
-        }
-
-        impl Deref for $name {
-            type Target = str;
-
-            fn deref(&self) -> &str {
-                &self.0
-            }
-        }
-
-        impl AsRef<str> for $name {
-            fn as_ref(&self) -> &str {
                 &self.0
             }
         }
@@ -68,33 +60,9 @@ macro_rules! typed_id {
             }
         }
 
-        impl From<&str> for $name {
-            fn from(id: &str) -> Self {
-                Self(id.to_owned())
-            }
-        }
-
         impl From<$name> for String {
             fn from(id: $name) -> String {
                 id.0
-            }
-        }
-
-        impl PartialEq<str> for $name {
-            fn eq(&self, other: &str) -> bool {
-                self.0 == other
-            }
-        }
-
-        impl PartialEq<&str> for $name {
-            fn eq(&self, other: &&str) -> bool {
-                self.0 == *other
-            }
-        }
-
-        impl PartialEq<String> for $name {
-            fn eq(&self, other: &String) -> bool {
-                &self.0 == other
             }
         }
     };
@@ -129,4 +97,19 @@ typed_id!(
     /// An environment's id (`env_…`).
     EnvironmentId,
     "env"
+);
+typed_id!(
+    /// A webhook's id (`whk_…`).
+    WebhookId,
+    "whk"
+);
+typed_id!(
+    /// An approval's id (`apr_…`).
+    ApprovalId,
+    "apr"
+);
+typed_id!(
+    /// An attachment's id (`att_…`).
+    AttachmentId,
+    "att"
 );

@@ -6,18 +6,19 @@
 //! back), and then with the next generation: every write of the old owner is
 //! conditioned on the generation it held, so it fails from then on.
 
+use crate::SessionId;
 use std::time::Duration;
 
 use cinch_base::timestamp::Timestamp;
 
-use super::{Result, Store, now, on_pool};
+use super::{AccountId, Result, Store, now, on_pool};
 
 super::rows::row_struct! {
     /// A lease as stored.
     #[derive(Debug, Clone, PartialEq, Eq)]
     pub struct Lease {
         /// The session it is for.
-        pub session_id: String,
+        pub session_id: SessionId,
         /// The node that holds (or last held) it.
         pub node_id: String,
         /// Grows each time the session changes hands.
@@ -80,9 +81,9 @@ super::rows::row_struct! {
     #[derive(Debug, Clone, PartialEq, Eq)]
     pub struct SessionRef {
         /// The session.
-        pub session_id: String,
+        pub session_id: SessionId,
         /// Its account.
-        pub account_id: String,
+        pub account_id: AccountId,
     }
 }
 
@@ -91,9 +92,9 @@ super::rows::row_struct! {
     #[derive(Debug, Clone, PartialEq, Eq)]
     pub struct ClaimedWait {
         /// The session.
-        pub session_id: String,
+        pub session_id: SessionId,
         /// Its account.
-        pub account_id: String,
+        pub account_id: AccountId,
         /// The node that held it.
         pub from_node: String,
         /// The lease's generation now, the claiming node's.
@@ -108,7 +109,7 @@ fn expiry(ttl: Duration) -> Timestamp {
 
 impl Store {
     /// The session's lease, if it ever had one.
-    pub async fn lease(&self, session_id: &str) -> Result<Option<Lease>> {
+    pub async fn lease(&self, session_id: &SessionId) -> Result<Option<Lease>> {
         Ok(on_pool!(self, |pool| sqlx::query_as(
             "SELECT session_id, node_id, generation, expires_at FROM session_leases \
              WHERE session_id = $1"
@@ -122,7 +123,12 @@ impl Store {
     /// has none, when `node` holds it already, or when it ran out. Each step
     /// is a compare-and-set on the stored row, so of two nodes trying at
     /// once exactly one wins.
-    pub async fn claim_lease(&self, session_id: &str, node: &str, ttl: Duration) -> Result<Claim> {
+    pub async fn claim_lease(
+        &self,
+        session_id: &SessionId,
+        node: &str,
+        ttl: Duration,
+    ) -> Result<Claim> {
         loop {
             let until = expiry(ttl);
             let Some(lease) = self.lease(session_id).await? else {
@@ -174,7 +180,7 @@ impl Store {
     /// when the node no longer holds it (another node took it).
     pub async fn renew_lease(
         &self,
-        session_id: &str,
+        session_id: &SessionId,
         node: &str,
         generation: i64,
         ttl: Duration,
@@ -194,7 +200,12 @@ impl Store {
     }
 
     /// Whether `node` still holds the session's lease at `generation`.
-    pub async fn holds_lease(&self, session_id: &str, node: &str, generation: i64) -> Result<bool> {
+    pub async fn holds_lease(
+        &self,
+        session_id: &SessionId,
+        node: &str,
+        generation: i64,
+    ) -> Result<bool> {
         Ok(self
             .lease(session_id)
             .await?
@@ -204,7 +215,12 @@ impl Store {
     /// Gives `node`'s lease at `generation` back, so that another node may
     /// take the session at once; the row keeps the node's id, which tells
     /// the next owner where the work tree was.
-    pub async fn release_lease(&self, session_id: &str, node: &str, generation: i64) -> Result<()> {
+    pub async fn release_lease(
+        &self,
+        session_id: &SessionId,
+        node: &str,
+        generation: i64,
+    ) -> Result<()> {
         on_pool!(self, |pool| sqlx::query(
             "UPDATE session_leases SET expires_at = '' \
              WHERE session_id = $1 AND node_id = $2 AND generation = $3"
@@ -323,8 +339,8 @@ mod tests {
     async fn a_session(store: &Store) -> SessionRef {
         let session = test_session(store).await;
         SessionRef {
-            session_id: session.id.to_string(),
-            account_id: session.account_id.to_string(),
+            session_id: session.id.clone(),
+            account_id: session.account_id.clone(),
         }
     }
 
@@ -357,11 +373,7 @@ mod tests {
             .add_message(&session, MessageKind::User, "Set up", None, false)
             .await
             .unwrap();
-        assert_eq!(
-            listed(&store).await,
-            [session.id.to_string()],
-            "idle, queued"
-        );
+        assert_eq!(listed(&store).await, [session.id.clone()], "idle, queued");
 
         tokio::time::sleep(Duration::from_millis(5)).await;
         session.status = SessionStatus::Closed;
@@ -373,11 +385,7 @@ mod tests {
             .add_message(&session, MessageKind::User, "Try again", None, false)
             .await
             .unwrap();
-        assert_eq!(
-            listed(&store).await,
-            [session.id.to_string()],
-            "a new message"
-        );
+        assert_eq!(listed(&store).await, [session.id.clone()], "a new message");
     }
 
     #[tokio::test]

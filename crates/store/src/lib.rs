@@ -67,7 +67,10 @@ pub use cinch_engine::sealing::{SecretsKey, SecretsKeyError};
 pub use environments::{Environment, EnvironmentPatch, NewEnvironment};
 pub use events::{NewEvent, RunKey, StoredEvent};
 pub use idempotency::KeyState;
-pub use ids::{AccountId, AgentId, EnvironmentId, MessageId, SessionId, TaskId};
+pub use ids::{
+    AccountId, AgentId, ApprovalId, AttachmentId, EnvironmentId, MessageId, SessionId, TaskId,
+    WebhookId,
+};
 pub use leases::{Claim, ClaimedWait, Expiry, Lease, SessionRef, TakenFrom};
 pub use messages::{Message, MessageKind, RevertView, TurnOutcome, TurnState, TurnView};
 pub use notify::{Listener, Notice, SessionWake};

@@ -10,8 +10,8 @@ use sqlx::Row as _;
 
 use super::page_cache::{CachedPage, PageKey};
 use super::{
-    Backend, Dialect, Direction, MessageId, Page, Readers, Result, Session, SessionId, Store,
-    TaskId, new_id, now, on_pool,
+    AccountId, Backend, Dialect, Direction, MessageId, Page, Readers, Result, Session, SessionId,
+    Store, TaskId, now, on_pool,
 };
 use cinch_base::timestamp::Timestamp;
 use cinch_engine::checkpoint::{DiffStat, Restored};
@@ -357,7 +357,7 @@ impl Store {
         turn: Option<&Value>,
         delivered: bool,
     ) -> Result<Message> {
-        let id = new_id("msg")?;
+        let id = MessageId::generate()?;
         let dialect = self.dialect();
         on_pool!(self, |pool| {
             let mut tx = pool.begin_with(dialect.begin_write).await?;
@@ -405,7 +405,7 @@ impl Store {
         let forked_from = forked_from.to_string();
         let ids = messages
             .iter()
-            .map(|_| new_id("msg"))
+            .map(|_| MessageId::generate())
             .collect::<Result<Vec<_>>>()?;
         on_pool!(self, |pool| {
             let mut tx = pool.begin_with(dialect.begin_write).await?;
@@ -439,7 +439,7 @@ impl Store {
     }
 
     /// The message `id`.
-    pub async fn message(&self, id: &str) -> Result<Option<Message>> {
+    pub async fn message(&self, id: &MessageId) -> Result<Option<Message>> {
         let row: Option<Row> = on_pool!(self, |pool| sqlx::query_as(&format!(
             "SELECT {COLUMNS} FROM messages WHERE id = $1"
         ))
@@ -453,8 +453,8 @@ impl Store {
     /// has the id `turn_id`.
     pub async fn turn_message(
         &self,
-        account_id: &str,
-        session_id: &str,
+        account_id: &AccountId,
+        session_id: &SessionId,
         turn_id: &str,
     ) -> Result<Option<Message>> {
         let row: Option<Row> = on_pool!(self, |pool| sqlx::query_as(&format!(
@@ -470,7 +470,7 @@ impl Store {
     }
 
     /// Gives a queued message the session's next sequence number.
-    pub async fn deliver_message(&self, id: &str) -> Result<Option<Message>> {
+    pub async fn deliver_message(&self, id: &MessageId) -> Result<Option<Message>> {
         let dialect = self.dialect();
         on_pool!(self, |pool| {
             let mut tx = pool.begin_with(dialect.begin_write).await?;
@@ -495,7 +495,12 @@ impl Store {
     }
 
     /// Rewrites an assistant message's text and turn.
-    pub async fn update_message(&self, id: &str, content: &str, turn: &Value) -> Result<Message> {
+    pub async fn update_message(
+        &self,
+        id: &MessageId,
+        content: &str,
+        turn: &Value,
+    ) -> Result<Message> {
         on_pool!(self, |pool| sqlx::query(
             "UPDATE messages SET content = $2, turn_json = $3 WHERE id = $1"
         )
@@ -511,7 +516,7 @@ impl Store {
     }
 
     /// The session's queued user messages, oldest first.
-    pub async fn queued_messages(&self, session_id: &str) -> Result<Vec<Message>> {
+    pub async fn queued_messages(&self, session_id: &SessionId) -> Result<Vec<Message>> {
         let rows: Vec<Row> = on_pool!(self, |pool| sqlx::query_as(&format!(
             "SELECT {COLUMNS} FROM messages WHERE session_id = $1 AND sequence IS NULL \
              AND type = 'user' ORDER BY id"
@@ -525,9 +530,9 @@ impl Store {
     /// A page of the messages of the task's session in `direction`, past `cursor`.
     pub async fn messages(
         &self,
-        account_id: &str,
-        task_id: &str,
-        session_id: &str,
+        account_id: &AccountId,
+        task_id: &TaskId,
+        session_id: &SessionId,
         direction: Direction,
         cursor: Option<&str>,
         limit: u32,
@@ -540,7 +545,7 @@ impl Store {
         };
         let rows = self.page_rows(&ids, direction, limit).await?;
         let rows = rows.into_iter().map(from_row).collect::<Result<Vec<_>>>()?;
-        Ok(Page::from_rows(rows, limit, |message| &message.id))
+        Ok(Page::from_rows(rows, limit, |message| message.id.as_str()))
     }
 
     /// The rows of a page and the one past it, when there is one.
@@ -569,9 +574,9 @@ impl Store {
     /// read, and parsing every stored turn costs more than the query itself.
     pub async fn messages_json(
         &self,
-        account_id: &str,
-        task_id: &str,
-        session_id: &str,
+        account_id: &AccountId,
+        task_id: &TaskId,
+        session_id: &SessionId,
         direction: Direction,
         cursor: Option<&str>,
         limit: u32,
@@ -683,9 +688,9 @@ fn page_query(direction: Direction) -> &'static str {
 
 /// Whose page is asked for, and past which message (empty for the first).
 struct PageIds<'a> {
-    account_id: &'a str,
-    task_id: &'a str,
-    session_id: &'a str,
+    account_id: &'a AccountId,
+    task_id: &'a TaskId,
+    session_id: &'a SessionId,
     cursor: &'a str,
 }
 
@@ -948,9 +953,9 @@ mod tests {
             r#"{"brief":"Fix it","call_id":"call_1","harness":"claude","harness_display_name":"Claude Code","repository":"scratch","result":null,"run_id":"ses_1","session_id":null,"started_at":"2026-01-01T00:00:00.000Z","status":"timed_out","turn_id":"turn_1","workspace":"/w"}"#
         );
         let message = Message {
-            id: "msg_1".into(),
-            session_id: "ses_1".into(),
-            task_id: "task_1".into(),
+            id: "msg_1".to_owned().into(),
+            session_id: "ses_1".to_owned().into(),
+            task_id: "task_1".to_owned().into(),
             sequence: Some(1),
             kind: MessageKind::Assistant,
             content: String::new(),

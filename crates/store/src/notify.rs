@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use sqlx::postgres::PgListener;
 
 use super::events::{RUN_EVENTS_CHANNEL, RunKey};
-use super::{Pool, Result, Store};
+use super::{AccountId, ApprovalId, Pool, Result, SessionId, Store};
 
 /// The channel on which a node tells the others that a message came for a
 /// session: the payload is a [`SessionWake`] as JSON.
@@ -19,9 +19,9 @@ const WAKE_CHANNEL: &str = "cinch_session_wake";
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SessionWake {
     /// The session's account.
-    pub account_id: String,
+    pub account_id: AccountId,
     /// The session.
-    pub session_id: String,
+    pub session_id: SessionId,
     /// The node it was posted on, so that it can leave its own notices be.
     pub from: String,
     /// A turn of the session to stop (an abort), rather than a message.
@@ -30,7 +30,7 @@ pub struct SessionWake {
     /// An approval decided on another node, for the node running its turn
     /// to answer the agent with.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub approval: Option<String>,
+    pub approval: Option<ApprovalId>,
 }
 
 /// What a node was told.

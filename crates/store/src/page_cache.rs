@@ -2,10 +2,11 @@
 //! messages change: a conversation is read far more often than it is
 //! written (every viewer, every reload), and only the server writes it.
 
+use crate::{AccountId, TaskId};
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
 
-use super::Direction;
+use super::{Direction, SessionId};
 
 /// A page as the listing answers it: its JSON, how many messages, the next cursor.
 pub type CachedPage = (String, usize, Option<String>);
@@ -14,9 +15,9 @@ pub type CachedPage = (String, usize, Option<String>);
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct PageKey {
     /// The account asking.
-    pub account_id: String,
+    pub account_id: AccountId,
     /// The task named in the path.
-    pub task_id: String,
+    pub task_id: TaskId,
     /// Which way it runs.
     pub direction: Direction,
     /// Where it starts.
@@ -34,7 +35,7 @@ struct SessionPages {
 
 /// The cache, by session, and the bytes of JSON it holds.
 pub struct PageCache {
-    sessions: Mutex<(HashMap<String, SessionPages>, usize)>,
+    sessions: Mutex<(HashMap<SessionId, SessionPages>, usize)>,
     /// The most bytes of pages kept; past it the cache starts over.
     max_bytes: usize,
 }
@@ -59,13 +60,13 @@ impl PageCache {
         self.max_bytes > 0
     }
 
-    fn lock(&self) -> MutexGuard<'_, (HashMap<String, SessionPages>, usize)> {
+    fn lock(&self) -> MutexGuard<'_, (HashMap<SessionId, SessionPages>, usize)> {
         cinch_base::sync::lock(&self.sessions)
     }
 
     /// The cached page, or the generation to hand back to [`PageCache::put`]
     /// with the page read from the database.
-    pub fn get(&self, session_id: &str, key: &PageKey) -> Result<CachedPage, u64> {
+    pub fn get(&self, session_id: &SessionId, key: &PageKey) -> Result<CachedPage, u64> {
         let cache = self.lock();
         match cache.0.get(session_id) {
             Some(entry) => entry.pages.get(key).cloned().ok_or(entry.generation),
@@ -74,7 +75,7 @@ impl PageCache {
     }
 
     /// Keeps a page read at `generation`, unless the messages changed since.
-    pub fn put(&self, session_id: &str, generation: u64, key: PageKey, page: CachedPage) {
+    pub fn put(&self, session_id: &SessionId, generation: u64, key: PageKey, page: CachedPage) {
         if page.0.len() > self.max_bytes {
             return;
         }
@@ -87,7 +88,7 @@ impl PageCache {
             }
             *bytes = 0;
         }
-        let entry = sessions.entry(session_id.to_owned()).or_default();
+        let entry = sessions.entry(session_id.clone()).or_default();
         if entry.generation != generation {
             return;
         }
@@ -98,10 +99,10 @@ impl PageCache {
     }
 
     /// Forgets the session's pages: its messages changed.
-    pub fn invalidate(&self, session_id: &str) {
+    pub fn invalidate(&self, session_id: &SessionId) {
         let mut cache = self.lock();
         let (sessions, bytes) = &mut *cache;
-        let entry = sessions.entry(session_id.to_owned()).or_default();
+        let entry = sessions.entry(session_id.clone()).or_default();
         entry.generation += 1;
         *bytes -= entry.pages.values().map(|page| page.0.len()).sum::<usize>();
         entry.pages.clear();
@@ -112,10 +113,14 @@ impl PageCache {
 mod tests {
     use super::*;
 
+    fn ses() -> SessionId {
+        "ses".to_owned().into()
+    }
+
     fn key() -> PageKey {
         PageKey {
-            account_id: "acc".into(),
-            task_id: "task".into(),
+            account_id: "acc".to_owned().into(),
+            task_id: "task".to_owned().into(),
             direction: Direction::Asc,
             cursor: None,
             limit: 50,
@@ -125,32 +130,32 @@ mod tests {
     #[test]
     fn a_change_between_read_and_put_keeps_the_stale_page_out() {
         let cache = PageCache::default();
-        let generation = cache.get("ses", &key()).unwrap_err();
-        cache.invalidate("ses");
-        cache.put("ses", generation, key(), ("[]".into(), 0, None));
-        let generation = cache.get("ses", &key()).unwrap_err();
-        cache.put("ses", generation, key(), ("[1]".into(), 1, None));
-        assert_eq!(cache.get("ses", &key()).unwrap().0, "[1]");
-        cache.invalidate("ses");
-        assert!(cache.get("ses", &key()).is_err());
+        let generation = cache.get(&ses(), &key()).unwrap_err();
+        cache.invalidate(&ses());
+        cache.put(&ses(), generation, key(), ("[]".into(), 0, None));
+        let generation = cache.get(&ses(), &key()).unwrap_err();
+        cache.put(&ses(), generation, key(), ("[1]".into(), 1, None));
+        assert_eq!(cache.get(&ses(), &key()).unwrap().0, "[1]");
+        cache.invalidate(&ses());
+        assert!(cache.get(&ses(), &key()).is_err());
     }
 
     #[test]
     fn a_cache_of_no_bytes_keeps_nothing() {
         let cache = PageCache::holding(0);
         assert!(!cache.is_on());
-        let generation = cache.get("ses", &key()).unwrap_err();
-        cache.put("ses", generation, key(), ("[]".into(), 0, None));
-        assert!(cache.get("ses", &key()).is_err());
+        let generation = cache.get(&ses(), &key()).unwrap_err();
+        cache.put(&ses(), generation, key(), ("[]".into(), 0, None));
+        assert!(cache.get(&ses(), &key()).is_err());
         let small = PageCache::holding(3);
-        small.put("ses", 0, key(), ("[1]".into(), 1, None));
-        assert_eq!(small.get("ses", &key()).unwrap().0, "[1]");
+        small.put(&ses(), 0, key(), ("[1]".into(), 1, None));
+        assert_eq!(small.get(&ses(), &key()).unwrap().0, "[1]");
         let longer = PageKey { limit: 2, ..key() };
-        small.put("ses", 0, longer.clone(), ("[1,2]".into(), 2, None));
+        small.put(&ses(), 0, longer.clone(), ("[1,2]".into(), 2, None));
         assert!(
-            small.get("ses", &longer).is_err(),
+            small.get(&ses(), &longer).is_err(),
             "a page larger than the cache is not kept"
         );
-        assert_eq!(small.get("ses", &key()).unwrap().0, "[1]");
+        assert_eq!(small.get(&ses(), &key()).unwrap().0, "[1]");
     }
 }

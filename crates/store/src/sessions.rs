@@ -7,7 +7,7 @@ use serde::Serialize;
 use super::usage::{totals_json, usage_of};
 use super::{
     AccountId, AgentId, EnvironmentId, Page, PerBackend, Result, SessionId, Store, TaskId,
-    UsageTotals, new_id, now, on_pool,
+    UsageTotals, now, on_pool,
 };
 
 super::rows::row_struct! {
@@ -257,9 +257,9 @@ super::rows::row_struct! {
     #[derive(Debug, Clone)]
     pub struct IdleSession {
         /// The session.
-        pub session_id: String,
+        pub session_id: SessionId,
         /// Its account.
-        pub account_id: String,
+        pub account_id: AccountId,
         /// When it last started or ended a turn or took a message.
         pub last_activity_at: Timestamp,
         /// Its task's idle timeout.
@@ -321,8 +321,8 @@ const COLUMNS: PerBackend<&str> = PerBackend {
 
 impl Store {
     /// Stores a new session, `booting`.
-    pub async fn create_session(&self, account_id: &str, new: NewSession) -> Result<Session> {
-        let id = new_id("ses")?;
+    pub async fn create_session(&self, account_id: &AccountId, new: NewSession) -> Result<Session> {
+        let id = SessionId::generate()?;
         let created_at = now();
         let branch = new.branch_name.unwrap_or_else(|| format!("cinch/{id}"));
         on_pool!(self, |pool| {
@@ -362,7 +362,7 @@ impl Store {
     }
 
     /// The account's session `id`.
-    pub async fn session(&self, account_id: &str, id: &str) -> Result<Option<Session>> {
+    pub async fn session(&self, account_id: &AccountId, id: &SessionId) -> Result<Option<Session>> {
         let columns = COLUMNS.get(self.backend());
         Ok(on_pool!(self, |pool| sqlx::query_as(&format!(
             "SELECT {columns} FROM sessions WHERE account_id = $1 AND id = $2"
@@ -376,8 +376,8 @@ impl Store {
     /// A page of the task's sessions, oldest first, after `cursor`.
     pub async fn sessions(
         &self,
-        account_id: &str,
-        task_id: &str,
+        account_id: &AccountId,
+        task_id: &TaskId,
         cursor: Option<&str>,
         limit: u32,
     ) -> Result<Page<Session>> {
@@ -392,7 +392,7 @@ impl Store {
         .bind(i64::from(limit) + 1)
         .fetch_all(pool)
         .await)?;
-        Ok(Page::from_rows(rows, limit, |session| &session.id))
+        Ok(Page::from_rows(rows, limit, |session| session.id.as_str()))
     }
 
     /// Every session in one of `statuses`, oldest first, of every account.

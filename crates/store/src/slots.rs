@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use super::{Result, Store, now, on_pool};
+use super::{AccountId, Result, Store, now, on_pool};
 
 impl Store {
     /// Takes a slot of `account_id` for `holder` on `node` until `ttl` from
@@ -15,7 +15,7 @@ impl Store {
     /// slot at once cannot both have it.
     pub async fn take_turn_slot(
         &self,
-        account_id: &str,
+        account_id: &AccountId,
         holder: &str,
         node: &str,
         cap: usize,

@@ -5,7 +5,7 @@ use cinch_base::timestamp::Timestamp;
 use super::usage::{totals_json, usage_of};
 use super::{
     AccountId, AgentId, CloseReason, EnvironmentId, Page, PerBackend, Result, SessionStatus, Store,
-    TaskId, UsageTotals, new_id, now, on_pool,
+    TaskId, UsageTotals, now, on_pool,
 };
 
 super::rows::row_struct! {
@@ -98,8 +98,8 @@ const SELECT: PerBackend<&str> = PerBackend {
 
 impl Store {
     /// Stores a new task of `account_id`.
-    pub async fn create_task(&self, account_id: &str, new: NewTask) -> Result<Task> {
-        let id = new_id("task")?;
+    pub async fn create_task(&self, account_id: &AccountId, new: NewTask) -> Result<Task> {
+        let id = TaskId::generate()?;
         let created_at = now();
         on_pool!(self, |pool| {
             sqlx::query(
@@ -124,7 +124,7 @@ impl Store {
     }
 
     /// The account's task `id`.
-    pub async fn task(&self, account_id: &str, id: &str) -> Result<Option<Task>> {
+    pub async fn task(&self, account_id: &AccountId, id: &TaskId) -> Result<Option<Task>> {
         let select = SELECT.get(self.backend());
         Ok(on_pool!(self, |pool| sqlx::query_as(&format!(
             "{select} WHERE t.account_id = $1 AND t.id = $2"
@@ -139,7 +139,7 @@ impl Store {
     /// `unowned`, only those nobody owns.
     pub async fn tasks(
         &self,
-        account_id: &str,
+        account_id: &AccountId,
         unowned: bool,
         cursor: Option<&str>,
         limit: u32,
@@ -156,11 +156,11 @@ impl Store {
         .bind(i64::from(limit) + 1)
         .fetch_all(pool)
         .await)?;
-        Ok(Page::from_rows(rows, limit, |task| &task.id))
+        Ok(Page::from_rows(rows, limit, |task| task.id.as_str()))
     }
 
     /// Records the last thing the agent said on the task.
-    pub async fn set_task_preview(&self, task_id: &str, preview: &str) -> Result<()> {
+    pub async fn set_task_preview(&self, task_id: &TaskId, preview: &str) -> Result<()> {
         on_pool!(self, |pool| sqlx::query(
             "UPDATE tasks SET last_message_preview = $2, updated_at = $3 WHERE id = $1"
         )

@@ -3,7 +3,7 @@
 use cinch_base::timestamp::Timestamp;
 use sha2::{Digest as _, Sha256};
 
-use super::{Result, Store, StoreError, new_id, now, on_pool, random_hex};
+use super::{AccountId, AgentId, Result, Store, StoreError, new_id, now, on_pool, random_hex};
 
 /// Who a token acts for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -11,14 +11,14 @@ pub enum TokenOwner {
     /// A member, by id.
     Member(String),
     /// An agent, by id.
-    Agent(String),
+    Agent(AgentId),
 }
 
 /// Who is calling: the account a token belongs to and its owner.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Principal {
     /// The token's account.
-    pub account_id: String,
+    pub account_id: AccountId,
     /// The member or agent it acts for.
     pub owner: TokenOwner,
 }
@@ -101,7 +101,7 @@ impl Store {
     /// A new token for a member or an agent of `account_id`, named `name`.
     pub async fn create_token(
         &self,
-        account_id: &str,
+        account_id: &AccountId,
         who: TokenFor<'_>,
         name: Option<&str>,
     ) -> Result<String> {
@@ -133,13 +133,13 @@ impl Store {
                     "INSERT INTO agents (id, account_id, name, connected, enabled, created_at) \
                      VALUES ($1, $2, $3, FALSE, TRUE, $4) ON CONFLICT (account_id, name) DO NOTHING",
                 )
-                .bind(new_id("agt")?)
+                .bind(AgentId::generate()?)
                 .bind(account_id)
                 .bind(name)
                 .bind(now())
                 .execute(&mut *tx)
                 .await?;
-                    let (id,): (String,) =
+                    let (id,): (AgentId,) =
                         sqlx::query_as("SELECT id FROM agents WHERE account_id = $1 AND name = $2")
                             .bind(account_id)
                             .bind(name)
@@ -158,7 +158,7 @@ impl Store {
     /// id), named `name`: its text, and how it is listed.
     pub async fn issue_token(
         &self,
-        account_id: &str,
+        account_id: &AccountId,
         owner: &TokenOwner,
         name: Option<&str>,
     ) -> Result<(String, TokenInfo)> {
@@ -179,11 +179,11 @@ impl Store {
     }
 
     /// The account's tokens, oldest first.
-    pub async fn tokens_of(&self, account_id: &str) -> Result<Vec<TokenInfo>> {
+    pub async fn tokens_of(&self, account_id: &AccountId) -> Result<Vec<TokenInfo>> {
         type Row = (
             String,
             Option<String>,
-            Option<String>,
+            Option<AgentId>,
             Option<String>,
             Option<String>,
             Timestamp,
@@ -221,7 +221,11 @@ impl Store {
     /// Deletes the account's token `id`; it stops working here at once
     /// (other nodes trust a token they saw for up to a minute). Returns
     /// the token as it was, none when the account has no such token.
-    pub async fn revoke_token(&self, account_id: &str, id: &str) -> Result<Option<TokenInfo>> {
+    pub async fn revoke_token(
+        &self,
+        account_id: &AccountId,
+        id: &str,
+    ) -> Result<Option<TokenInfo>> {
         let Some(digits) = id.strip_prefix(ID_PREFIX).filter(|digits| {
             digits.len() == ID_DIGITS && digits.bytes().all(|byte| byte.is_ascii_hexdigit())
         }) else {
@@ -255,7 +259,7 @@ impl Store {
         if let Some(principal) = self.tokens.get(&hash) {
             return Ok(Some(principal));
         }
-        let row: Option<(String, Option<String>, Option<String>)> =
+        let row: Option<(AccountId, Option<String>, Option<AgentId>)> =
             on_pool!(self, |pool| sqlx::query_as(
                 "SELECT account_id, member_id, agent_id FROM tokens WHERE hash = $1"
             )

@@ -6,7 +6,7 @@
 use cinch_base::timestamp::Timestamp;
 use serde::{Deserialize, Serialize};
 
-use super::{PerBackend, Result, Store, on_pool};
+use super::{AccountId, PerBackend, Result, Store, on_pool};
 
 /// The tokens and cost of some turns.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -114,7 +114,7 @@ impl Store {
     /// timestamps; either bound open when none), all together and grouped.
     pub async fn usage_report(
         &self,
-        account_id: &str,
+        account_id: &AccountId,
         from: Option<Timestamp>,
         to: Option<Timestamp>,
         group_by: Option<UsageGroup>,

@@ -5,7 +5,7 @@ use cinch_base::timestamp::Timestamp;
 use serde::Serialize;
 
 use super::secrets::{forget_sealed, open_all, put_sealed, read_sealed};
-use super::{Page, Result, Store, StoreError, new_id, now, on_pool};
+use super::{AccountId, Page, Result, Store, StoreError, WebhookId, new_id, now, on_pool};
 
 /// The name of a webhook's signing secret among its secrets.
 const SECRET_KEY: &str = "signing_secret";
@@ -15,9 +15,9 @@ super::rows::row_struct! {
     #[derive(Debug, Clone)]
     pub struct Webhook {
         /// Its id.
-        pub id: String,
+        pub id: WebhookId,
         /// The account whose events it gets.
-        pub account_id: String,
+        pub account_id: AccountId,
         /// The URL events are POSTed to.
         pub url: String,
         /// When it was made (RFC 3339).
@@ -60,9 +60,9 @@ super::rows::row_struct! {
         /// Its id.
         pub id: String,
         /// The webhook.
-        pub webhook_id: String,
+        pub webhook_id: WebhookId,
         /// The account.
-        pub account_id: String,
+        pub account_id: AccountId,
         /// The event's type, e.g. `turn.ended`.
         pub event: String,
         /// The body sent, exactly.
@@ -123,19 +123,21 @@ impl Store {
     /// Makes a webhook of `account_id` POSTing to `url`, signed with `secret`.
     pub async fn create_webhook(
         &self,
-        account_id: &str,
+        account_id: &AccountId,
         url: &str,
         secret: &str,
     ) -> Result<Webhook> {
         let webhook = Webhook {
-            id: new_id("whk")?,
+            id: WebhookId::generate()?,
             account_id: account_id.to_owned(),
             url: url.to_owned(),
             created_at: now(),
         };
         let unlocked = self.unlocked()?;
-        let sealed =
-            unlocked.seal_all(&webhook.id, [(&SECRET_KEY.to_owned(), &secret.to_owned())])?;
+        let sealed = unlocked.seal_all(
+            webhook.id.as_str(),
+            [(&SECRET_KEY.to_owned(), &secret.to_owned())],
+        )?;
         let dialect = self.dialect();
         on_pool!(self, |pool| {
             let mut tx = pool.begin_with(dialect.begin_write).await?;
@@ -155,7 +157,7 @@ impl Store {
     }
 
     /// The account's webhooks, oldest first.
-    pub async fn webhooks(&self, account_id: &str) -> Result<Vec<Webhook>> {
+    pub async fn webhooks(&self, account_id: &AccountId) -> Result<Vec<Webhook>> {
         Ok(on_pool!(self, |pool| {
             sqlx::query_as(
             "SELECT id, account_id, url, created_at FROM webhooks WHERE account_id = $1 ORDER BY id",
@@ -167,7 +169,7 @@ impl Store {
     }
 
     /// The account's webhook `id`.
-    pub async fn webhook(&self, account_id: &str, id: &str) -> Result<Option<Webhook>> {
+    pub async fn webhook(&self, account_id: &AccountId, id: &WebhookId) -> Result<Option<Webhook>> {
         Ok(on_pool!(self, |pool| {
             sqlx::query_as(
             "SELECT id, account_id, url, created_at FROM webhooks WHERE account_id = $1 AND id = $2",
@@ -181,7 +183,7 @@ impl Store {
 
     /// Deletes the account's webhook `id` with its deliveries and secret;
     /// whether there was one.
-    pub async fn delete_webhook(&self, account_id: &str, id: &str) -> Result<bool> {
+    pub async fn delete_webhook(&self, account_id: &AccountId, id: &WebhookId) -> Result<bool> {
         let done = on_pool!(self, |pool| {
             let mut tx = pool.begin().await?;
             sqlx::query("DELETE FROM webhook_deliveries WHERE account_id = $1 AND webhook_id = $2")
@@ -204,9 +206,9 @@ impl Store {
     }
 
     /// The webhook's signing secret.
-    pub async fn webhook_secret(&self, webhook_id: &str) -> Result<String> {
+    pub async fn webhook_secret(&self, webhook_id: &WebhookId) -> Result<String> {
         let sealed = on_pool!(self, |pool| read_sealed!(pool, webhook_id))?;
-        open_all(self.secrets.as_deref(), webhook_id, sealed)?
+        open_all(self.secrets.as_deref(), webhook_id.as_str(), sealed)?
             .remove(SECRET_KEY)
             .ok_or_else(|| {
                 StoreError::Missing(format!("webhook {webhook_id} has no signing secret"))
@@ -217,7 +219,7 @@ impl Store {
     /// account; how many deliveries were queued.
     pub async fn enqueue_deliveries(
         &self,
-        account_id: &str,
+        account_id: &AccountId,
         event: &str,
         payload: &str,
     ) -> Result<usize> {
@@ -232,8 +234,8 @@ impl Store {
 
     async fn insert_delivery(
         &self,
-        webhook_id: &str,
-        account_id: &str,
+        webhook_id: &WebhookId,
+        account_id: &AccountId,
         event: &str,
         payload: &str,
         created_at: Timestamp,
@@ -351,8 +353,8 @@ impl Store {
     /// A page of the webhook's deliveries, newest first, before `cursor`.
     pub async fn deliveries(
         &self,
-        account_id: &str,
-        webhook_id: &str,
+        account_id: &AccountId,
+        webhook_id: &WebhookId,
         cursor: Option<&str>,
         limit: u32,
     ) -> Result<Page<Delivery>> {
@@ -374,8 +376,8 @@ impl Store {
     /// of the same event (the same body, so receivers can tell it is one).
     pub async fn redeliver(
         &self,
-        account_id: &str,
-        webhook_id: &str,
+        account_id: &AccountId,
+        webhook_id: &WebhookId,
         id: &str,
     ) -> Result<Option<Delivery>> {
         let original: Option<Delivery> = on_pool!(self, |pool| sqlx::query_as(&format!(

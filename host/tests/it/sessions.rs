@@ -473,6 +473,64 @@ fn idempotency_keys_and_bad_input() {
     assert_eq!(bad_branch.field_errors(), ["branch_name"]);
 }
 
+/// An id of one kind where another kind is asked for finds nothing: a
+/// task's id as a session's or an environment's, a session's as a task's or
+/// an account's, and text that is no id at all each answer 404 with a
+/// problem saying what is missing, never another object or a 5xx.
+#[test]
+fn an_id_of_another_kind_finds_nothing() {
+    let world = World::new();
+    let server = world.serve();
+    let token = world.admin_token();
+    let api = Api::new(&server, &token);
+    let environment = api.environment(json!({
+        "name": "repo",
+        "repository": world.path("repo").display().to_string(),
+    }));
+    let (task, session) = api.task_on(&environment, "Say hello");
+    let before = api.wait(&task, &session, "idle", |s| s["status"] == "idle");
+    assert_eq!(before["task_id"], task.as_str());
+
+    for (path, missing) in [
+        (
+            api.path(&format!("/tasks/{task}/sessions/{task}")),
+            "no such session",
+        ),
+        (
+            api.path(&format!("/tasks/{task}/sessions/{task}/messages")),
+            "no such session",
+        ),
+        (
+            api.path(&format!("/tasks/{task}/sessions/not%20an%20id")),
+            "no such session",
+        ),
+        (api.path(&format!("/tasks/{session}")), "no such task"),
+        (
+            api.path(&format!("/tasks/{session}/sessions/{session}")),
+            "no such session",
+        ),
+        (
+            api.path(&format!("/environments/{task}")),
+            "no such environment",
+        ),
+        (format!("/v1/accounts/{session}/tasks"), "no such account"),
+    ] {
+        let answer = server.get(&path, &token);
+        assert_eq!(answer.status, 404, "{path}: {answer:?}");
+        assert_eq!(answer.content_type, "application/problem+json", "{path}");
+        assert!(answer.text.contains(missing), "{path}: {answer:?}");
+    }
+    let listed = api.messages(&task, &session, "").data();
+    let sent = api.post(
+        &format!("/tasks/{task}/sessions/{task}/messages"),
+        json!({"message": "hi"}),
+    );
+    assert_eq!(sent.status, 404, "{sent:?}");
+    assert!(sent.text.contains("no such session"), "{sent:?}");
+    assert_eq!(api.messages(&task, &session, "").data(), listed);
+    assert_eq!(api.session(&task, &session)["status"], "idle");
+}
+
 /// An environment on the world's repository whose turns report `session`,
 /// then write nothing until they are aborted.
 fn hanging_environment(world: &World, api: &Api, session: &str) -> String {

@@ -9,13 +9,14 @@ use super::{AppState, Envelope};
 use crate::service::accounts::AccountWithUsage;
 use cinch_base::timestamp::Timestamp;
 use cinch_engine::engine::server_credential::ServerCredential;
-use cinch_store::{self as store, UsageTotals};
+use cinch_store::{self as store, AccountId, UsageTotals};
 
 /// An account: everything else belongs to one.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct Account {
     /// Its id.
-    pub id: String,
+    #[schema(value_type = String)]
+    pub id: AccountId,
     /// Its name.
     pub name: String,
     /// When it was created (RFC 3339).
@@ -29,7 +30,7 @@ pub struct Account {
 impl From<AccountWithUsage> for Account {
     fn from(AccountWithUsage { account, usage }: AccountWithUsage) -> Self {
         Self {
-            id: account.id.into(),
+            id: account.id,
             name: account.name,
             created_at: account.created_at,
             usage: Some(usage),
@@ -43,7 +44,8 @@ pub struct Member {
     /// Its id.
     pub id: String,
     /// The account it belongs to.
-    pub account_id: String,
+    #[schema(value_type = String)]
+    pub account_id: AccountId,
     /// Its name, unique in the account.
     pub name: String,
     /// `admin` or `member`.
@@ -100,7 +102,7 @@ pub async fn list_accounts(
 pub async fn list_members(
     State(app): State<AppState>,
     caller: Caller,
-    Path(account): Path<String>,
+    Path(account): Path<AccountId>,
     Query(page): Query<PageParams>,
 ) -> Result<axum::Json<Envelope<Vec<Member>>>, Problem> {
     caller.account(&account)?;

@@ -10,7 +10,7 @@ use super::problem::Problem;
 use super::{AppState, Envelope};
 use crate::service::agents::AgentWithHome;
 use cinch_base::timestamp::Timestamp;
-use cinch_store::{self as store, AgentSettings, TokenOwner};
+use cinch_store::{self as store, AccountId, AgentId, AgentSettings, EnvironmentId, TokenOwner};
 
 /// The account's agents, oldest first.
 #[utoipa::path(
@@ -27,7 +27,7 @@ use cinch_store::{self as store, AgentSettings, TokenOwner};
 pub async fn list_agents(
     State(app): State<AppState>,
     caller: Caller,
-    Path(account): Path<String>,
+    Path(account): Path<AccountId>,
     Query(page): Query<PageParams>,
 ) -> Result<axum::Json<Envelope<Vec<AgentView>>>, Problem> {
     caller.account(&account)?;
@@ -44,9 +44,11 @@ pub async fn list_agents(
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct Agent {
     /// Its id.
-    pub id: String,
+    #[schema(value_type = String)]
+    pub id: AgentId,
     /// The account it belongs to.
-    pub account_id: String,
+    #[schema(value_type = String)]
+    pub account_id: AccountId,
     /// Its name, unique in the account.
     pub name: String,
     /// Whether it is the account's connected agent (the default `created_by`).
@@ -60,7 +62,8 @@ pub struct Agent {
     /// Its pinned effort (applies to its own harness only).
     pub effort: Option<String>,
     /// Its default environment.
-    pub environment_id: Option<String>,
+    #[schema(value_type = Option<String>)]
+    pub environment_id: Option<EnvironmentId>,
     /// When it was created (RFC 3339).
     #[schema(value_type = String)]
     pub created_at: Timestamp,
@@ -69,8 +72,8 @@ pub struct Agent {
 impl From<store::Agent> for Agent {
     fn from(row: store::Agent) -> Self {
         Self {
-            id: row.id.into(),
-            account_id: row.account_id.into(),
+            id: row.id,
+            account_id: row.account_id,
             name: row.name,
             connected: row.connected,
             enabled: row.enabled,
@@ -168,7 +171,7 @@ impl From<AgentChange> for AgentSettings {
             harness: change.harness,
             model: setting(change.model),
             effort: setting(change.effort),
-            environment_id: setting(change.environment_id),
+            environment_id: setting(change.environment_id).map(|id| id.map(EnvironmentId::from)),
             enabled: change.enabled,
         }
     }
@@ -206,7 +209,7 @@ pub(super) fn member_only(caller: &Caller, what: &str) -> Result<(), Problem> {
 pub async fn create_agent(
     State(app): State<AppState>,
     caller: Caller,
-    Path(account): Path<String>,
+    Path(account): Path<AccountId>,
     Json(body): Json<AgentCreate>,
 ) -> Result<(StatusCode, axum::Json<Envelope<AgentView>>), Problem> {
     caller.account(&account)?;
@@ -249,7 +252,7 @@ pub async fn create_agent(
 pub async fn update_agent(
     State(app): State<AppState>,
     caller: Caller,
-    Path((account, agent)): Path<(String, String)>,
+    Path((account, agent)): Path<(AccountId, AgentId)>,
     Json(change): Json<AgentChange>,
 ) -> Result<axum::Json<Envelope<AgentView>>, Problem> {
     caller.account(&account)?;

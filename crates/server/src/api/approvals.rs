@@ -10,7 +10,7 @@ use super::{AppState, Envelope};
 use crate::approvals::view::Approval;
 use crate::service::sessions::DecisionScope;
 use cinch_store::approval_policy::Decision;
-use cinch_store::{AccountId, ApprovalFilter, TokenOwner};
+use cinch_store::{AccountId, ApprovalFilter, ApprovalId, SessionId, TaskId, TokenOwner};
 
 /// The longest note a decision may carry, in characters.
 const MAX_MESSAGE_CHARS: usize = 4000;
@@ -142,10 +142,12 @@ pub async fn list_approvals(
     Query(page): Query<PageParams>,
 ) -> Result<axum::Json<Envelope<Vec<Approval>>>, Problem> {
     caller.account(&account)?;
+    let session_id = query.session_id.map(SessionId::from);
+    let task_id = query.task_id.map(TaskId::from);
     let filter = ApprovalFilter {
         pending: query.status.map(|status| status == StatusFilter::Pending),
-        session_id: query.session_id.as_deref(),
-        task_id: query.task_id.as_deref(),
+        session_id: session_id.as_ref(),
+        task_id: task_id.as_ref(),
     };
     let page = app
         .conductor
@@ -175,7 +177,7 @@ pub async fn list_approvals(
 pub async fn get_approval(
     State(app): State<AppState>,
     caller: Caller,
-    Path((account, approval)): Path<(AccountId, String)>,
+    Path((account, approval)): Path<(AccountId, ApprovalId)>,
 ) -> Result<axum::Json<Envelope<Approval>>, Problem> {
     caller.account(&account)?;
     let approval = app.conductor.approval(&account, &approval).await?;
@@ -207,13 +209,14 @@ pub async fn get_approval(
 pub async fn decide_approval(
     State(app): State<AppState>,
     caller: Caller,
-    Path((account, approval)): Path<(AccountId, String)>,
+    Path((account, approval)): Path<(AccountId, ApprovalId)>,
     Json(body): Json<DecisionBody>,
 ) -> Result<axum::Json<Envelope<Approval>>, Problem> {
     caller.account(&account)?;
     let verdict = body.verdict()?;
     let decided_by = match &caller.0.owner {
-        TokenOwner::Member(id) | TokenOwner::Agent(id) => id.clone(),
+        TokenOwner::Member(id) => id.clone(),
+        TokenOwner::Agent(id) => id.to_string(),
     };
     let approval = match verdict {
         Verdict::Decision {

@@ -15,15 +15,17 @@ use super::{AppState, Envelope};
 use crate::service::ServiceError;
 use cinch_base::timestamp::Timestamp;
 use cinch_engine::mcp::{HeaderValue, McpServer, McpServerKind, Transport};
-use cinch_store::{Environment, EnvironmentPatch, NewEnvironment};
+use cinch_store::{AccountId, Environment, EnvironmentId, EnvironmentPatch, NewEnvironment};
 
 /// An environment as clients see it: secrets by name only.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct EnvironmentView {
     /// Its id.
-    pub id: String,
+    #[schema(value_type = String)]
+    pub id: EnvironmentId,
     /// The account it belongs to.
-    pub account_id: String,
+    #[schema(value_type = String)]
+    pub account_id: AccountId,
     /// Its name, unique in the account (the jobs API's `repo`).
     pub name: String,
     /// A local path or a git URL to clone.
@@ -59,8 +61,8 @@ pub struct EnvironmentView {
 impl From<Environment> for EnvironmentView {
     fn from(environment: Environment) -> Self {
         Self {
-            id: environment.id.into(),
-            account_id: environment.account_id.into(),
+            id: environment.id,
+            account_id: environment.account_id,
             name: environment.name,
             repository: environment.repository,
             setup: environment.setup,
@@ -548,7 +550,7 @@ impl EnvironmentUpdate {
 pub async fn create_environment(
     State(app): State<AppState>,
     caller: Caller,
-    Path(account): Path<String>,
+    Path(account): Path<AccountId>,
     Json(new): Json<EnvironmentCreate>,
 ) -> Result<(StatusCode, axum::Json<Envelope<EnvironmentView>>), Problem> {
     caller.account(&account)?;
@@ -571,7 +573,7 @@ pub async fn create_environment(
 pub async fn list_environments(
     State(app): State<AppState>,
     caller: Caller,
-    Path(account): Path<String>,
+    Path(account): Path<AccountId>,
     Query(page): Query<PageParams>,
 ) -> Result<axum::Json<Envelope<Vec<EnvironmentView>>>, Problem> {
     caller.account(&account)?;
@@ -600,7 +602,7 @@ pub async fn list_environments(
 pub async fn get_environment(
     State(app): State<AppState>,
     caller: Caller,
-    Path((account, id)): Path<(String, String)>,
+    Path((account, id)): Path<(AccountId, EnvironmentId)>,
 ) -> Result<axum::Json<Envelope<EnvironmentView>>, Problem> {
     caller.account(&account)?;
     let environment = app.environments.get(&account, &id).await?;
@@ -625,7 +627,7 @@ pub async fn get_environment(
 pub async fn update_environment(
     State(app): State<AppState>,
     caller: Caller,
-    Path((account, id)): Path<(String, String)>,
+    Path((account, id)): Path<(AccountId, EnvironmentId)>,
     Json(patch): Json<EnvironmentUpdate>,
 ) -> Result<axum::Json<Envelope<EnvironmentView>>, Problem> {
     caller.account(&account)?;
@@ -651,7 +653,7 @@ pub async fn update_environment(
 pub async fn delete_environment(
     State(app): State<AppState>,
     caller: Caller,
-    Path((account, id)): Path<(String, String)>,
+    Path((account, id)): Path<(AccountId, EnvironmentId)>,
 ) -> Result<StatusCode, Problem> {
     caller.account(&account)?;
     app.environments.delete(&account, &id).await?;

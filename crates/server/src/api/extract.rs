@@ -13,7 +13,7 @@ use serde_json::Value;
 use super::AppState;
 use super::problem::Problem;
 use super::validate::Schema;
-use cinch_store::Principal;
+use cinch_store::{AccountId, Principal};
 
 /// The caller, from `Authorization: Bearer <token>`.
 pub struct Caller(pub Principal);
@@ -21,8 +21,8 @@ pub struct Caller(pub Principal);
 impl Caller {
     /// The caller's account when it is `account`; another account is 404,
     /// as if it did not exist.
-    pub fn account(&self, account: &str) -> Result<(), Problem> {
-        if self.0.account_id == account {
+    pub fn account(&self, account: &AccountId) -> Result<(), Problem> {
+        if self.0.account_id == *account {
             Ok(())
         } else {
             Err(Problem::not_found("no such account"))

@@ -189,8 +189,8 @@ pub async fn compare_diff(
         .compare_diff(
             &account,
             &task,
-            &SessionId::from(pair.a.trim()),
-            &SessionId::from(pair.b.trim()),
+            &SessionId::from(pair.a.trim().to_owned()),
+            &SessionId::from(pair.b.trim().to_owned()),
             pair.context.unwrap_or_default(),
         )
         .await?;

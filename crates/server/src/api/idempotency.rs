@@ -28,7 +28,7 @@ use tracing::Instrument as _;
 use super::AppState;
 use super::problem::Problem;
 use crate::service::ServiceError;
-use cinch_store::{KeyState, StoreError};
+use cinch_store::{AccountId, KeyState, StoreError};
 
 /// The header.
 const HEADER: &str = "idempotency-key";
@@ -49,14 +49,14 @@ const SETTLE_RETRY: Duration = Duration::from_millis(500);
 /// that stopped.
 #[derive(Default)]
 pub struct Answering {
-    keys: Mutex<HashSet<(String, String)>>,
+    keys: Mutex<HashSet<(AccountId, String)>>,
     count: watch::Sender<usize>,
 }
 
 impl Answering {
     /// Takes `key` of `account` for this process until the guard is dropped;
     /// `None` when it already answers it.
-    fn take(self: &Arc<Self>, account: &str, key: &str) -> Option<Held> {
+    fn take(self: &Arc<Self>, account: &AccountId, key: &str) -> Option<Held> {
         let held = (account.to_owned(), key.to_owned());
         let mut keys = cinch_base::sync::lock(&self.keys);
         let taken = keys.insert(held.clone());
@@ -87,7 +87,7 @@ impl Answering {
 /// of answering it, a panic's included.
 struct Held {
     answering: Arc<Answering>,
-    key: (String, String),
+    key: (AccountId, String),
 }
 
 impl Drop for Held {
@@ -115,7 +115,7 @@ pub async fn layer(State(app): State<AppState>, request: Request, next: Next) ->
 
 async fn keyed(
     app: &AppState,
-    account: &str,
+    account: &AccountId,
     request: Request,
     next: Next,
 ) -> Result<Response, Response> {
@@ -159,7 +159,7 @@ async fn keyed(
 /// the key already holds.
 async fn first_or_recorded(
     app: &AppState,
-    account: &str,
+    account: &AccountId,
     key: &str,
     fingerprint: &str,
     request: Request,

@@ -15,6 +15,7 @@ use super::AppState;
 use super::extract::Caller;
 use super::problem::Problem;
 use crate::runs::live::{RunEvent, RunEvents};
+use cinch_store::AccountId;
 
 /// How often an idle SSE stream sends a comment to keep proxies from closing it.
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
@@ -59,7 +60,7 @@ pub async fn run_events(
 /// The live events of `run` after the request's `Last-Event-ID`.
 pub async fn stream(
     app: &AppState,
-    account_id: &str,
+    account_id: &AccountId,
     run: &str,
     headers: &HeaderMap,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>> + use<>>, Problem> {

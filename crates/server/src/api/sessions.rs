@@ -365,5 +365,5 @@ pub async fn session_events(
 ) -> Result<impl IntoResponse, Problem> {
     caller.account(&account)?;
     let session = app.conductor.session(&account, &task, &session).await?;
-    super::runs::stream(&app, &account, &session.id, &headers).await
+    super::runs::stream(&app, &account, session.id.as_str(), &headers).await
 }

@@ -9,15 +9,20 @@ use super::problem::{FieldError, Problem};
 use super::{AppState, Envelope};
 use crate::service::sessions::{BindingConstraint, SessionChoice, TaskSpec};
 use cinch_base::timestamp::Timestamp;
-use cinch_store::{self as store, AccountId, AttachmentStatus, NewAttachment, TaskId, UsageTotals};
+use cinch_store::{
+    self as store, AccountId, AgentId, AttachmentId, AttachmentStatus, EnvironmentId,
+    NewAttachment, TaskId, UsageTotals,
+};
 
 /// A task, with what its listing shows of its sessions.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct Task {
     /// Its id.
-    pub id: String,
+    #[schema(value_type = String)]
+    pub id: TaskId,
     /// The account it belongs to.
-    pub account_id: String,
+    #[schema(value_type = String)]
+    pub account_id: AccountId,
     /// Its title.
     pub title: String,
     /// Always `active`: a task has no terminal state of its own (its
@@ -25,11 +30,13 @@ pub struct Task {
     /// reaches, even when every session idles out or is closed.
     pub status: TaskStatus,
     /// The environment its sessions use unless they name another.
-    pub environment_id: Option<String>,
+    #[schema(value_type = Option<String>)]
+    pub environment_id: Option<EnvironmentId>,
     /// Seconds an idle session waits for a message before it is closed.
     pub idle_timeout_seconds: i64,
     /// The agent it runs as.
-    pub created_by: String,
+    #[schema(value_type = String)]
+    pub created_by: AgentId,
     /// That agent's name.
     pub created_by_name: String,
     /// The member responsible for it; none when an agent opened it ("needs someone").
@@ -60,13 +67,13 @@ pub struct Task {
 impl From<store::Task> for Task {
     fn from(row: store::Task) -> Self {
         Self {
-            id: row.id.into(),
-            account_id: row.account_id.into(),
+            id: row.id,
+            account_id: row.account_id,
             title: row.title,
             status: TaskStatus::Active,
-            environment_id: row.environment_id.map(Into::into),
+            environment_id: row.environment_id,
             idle_timeout_seconds: row.idle_timeout_seconds,
-            created_by: row.created_by.into(),
+            created_by: row.created_by,
             created_by_name: row.created_by_name,
             owner: row.owner,
             owner_name: row.owner_name,
@@ -113,9 +120,11 @@ impl AppState {
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct Attachment {
     /// Its id.
-    pub id: String,
+    #[schema(value_type = String)]
+    pub id: AttachmentId,
     /// Its task.
-    pub task_id: String,
+    #[schema(value_type = String)]
+    pub task_id: TaskId,
     /// Its name.
     pub name: String,
     /// Where its content came from (a reference; never fetched).
@@ -502,7 +511,7 @@ pub struct ResourceContent {
 pub async fn attachment_contents(
     State(app): State<AppState>,
     caller: Caller,
-    Path((account, task, attachment)): Path<(AccountId, TaskId, String)>,
+    Path((account, task, attachment)): Path<(AccountId, TaskId, AttachmentId)>,
 ) -> Result<axum::Json<Envelope<ResourceContents>>, Problem> {
     caller.account(&account)?;
     let attachment = app

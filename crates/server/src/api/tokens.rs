@@ -11,7 +11,7 @@ use super::problem::Problem;
 use super::{AppState, Envelope};
 use crate::service::accounts::TokenRefusal;
 use cinch_base::timestamp::Timestamp;
-use cinch_store::{TokenInfo, TokenOwner};
+use cinch_store::{AccountId, AgentId, TokenInfo, TokenOwner};
 
 /// Whom a token acts for.
 #[derive(Debug, Clone, Copy, Serialize, utoipa::ToSchema)]
@@ -45,7 +45,7 @@ impl From<TokenInfo> for Token {
     fn from(info: TokenInfo) -> Self {
         let (owner_kind, owner_id) = match info.owner {
             TokenOwner::Member(id) => (TokenOwnerKind::Member, id),
-            TokenOwner::Agent(id) => (TokenOwnerKind::Agent, id),
+            TokenOwner::Agent(id) => (TokenOwnerKind::Agent, id.into()),
         };
         Self {
             id: info.id,
@@ -98,14 +98,18 @@ pub struct TokenCreate {
 pub async fn create_token(
     State(app): State<AppState>,
     caller: Caller,
-    Path(account): Path<String>,
+    Path(account): Path<AccountId>,
     Json(body): Json<TokenCreate>,
 ) -> Result<(StatusCode, axum::Json<Envelope<NewToken>>), Problem> {
     caller.account(&account)?;
     member_only(&caller, "tokens")?;
     let (secret, info) = app
         .accounts
-        .issue_token(&caller.0, body.agent_id.as_deref(), body.name.as_deref())
+        .issue_token(
+            &caller.0,
+            body.agent_id.map(AgentId::from).as_ref(),
+            body.name.as_deref(),
+        )
         .await?;
     Ok((
         StatusCode::CREATED,
@@ -132,7 +136,7 @@ pub async fn create_token(
 pub async fn list_tokens(
     State(app): State<AppState>,
     caller: Caller,
-    Path(account): Path<String>,
+    Path(account): Path<AccountId>,
 ) -> Result<axum::Json<Envelope<Vec<Token>>>, Problem> {
     caller.account(&account)?;
     member_only(&caller, "tokens")?;
@@ -160,7 +164,7 @@ pub async fn list_tokens(
 pub async fn revoke_token(
     State(app): State<AppState>,
     caller: Caller,
-    Path((account, token)): Path<(String, String)>,
+    Path((account, token)): Path<(AccountId, String)>,
 ) -> Result<StatusCode, Problem> {
     caller.account(&account)?;
     member_only(&caller, "tokens")?;

@@ -8,7 +8,7 @@ use super::extract::{Caller, Query};
 use super::problem::{FieldError, Problem};
 use super::{AppState, Envelope};
 use cinch_base::timestamp::Timestamp;
-use cinch_store::{self as store, UsageGroup, UsageTotals};
+use cinch_store::{self as store, AccountId, UsageGroup, UsageTotals};
 
 /// Which turns and how to group them.
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
@@ -83,7 +83,7 @@ pub struct UsageReport {
 pub async fn get_usage(
     State(app): State<AppState>,
     caller: Caller,
-    Path(account): Path<String>,
+    Path(account): Path<AccountId>,
     Query(params): Query<UsageParams>,
 ) -> Result<axum::Json<Envelope<UsageReport>>, Problem> {
     caller.account(&account)?;

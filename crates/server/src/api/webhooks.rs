@@ -9,15 +9,17 @@ use super::extract::{Caller, Json, PageParams, Query};
 use super::problem::Problem;
 use super::{AppState, Envelope};
 use cinch_base::timestamp::Timestamp;
-use cinch_store::{Delivery, DeliveryState, Webhook};
+use cinch_store::{AccountId, Delivery, DeliveryState, Webhook, WebhookId};
 
 /// A webhook as clients see it: its secret never comes back.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct WebhookView {
     /// Its id.
-    pub id: String,
+    #[schema(value_type = String)]
+    pub id: WebhookId,
     /// The account whose events it gets.
-    pub account_id: String,
+    #[schema(value_type = String)]
+    pub account_id: AccountId,
     /// Where events are POSTed.
     pub url: String,
     /// When it was made (RFC 3339).
@@ -56,7 +58,8 @@ pub struct DeliveryView {
     /// Its id (also sent as `X-Cinch-Delivery`).
     pub id: String,
     /// The webhook.
-    pub webhook_id: String,
+    #[schema(value_type = String)]
+    pub webhook_id: WebhookId,
     /// The event's type: `turn.ended` or `session.status_changed`.
     pub event: String,
     /// Where it stands.
@@ -117,7 +120,7 @@ impl From<Delivery> for DeliveryView {
 pub async fn create_webhook(
     State(app): State<AppState>,
     caller: Caller,
-    Path(account): Path<String>,
+    Path(account): Path<AccountId>,
     Json(create): Json<WebhookCreate>,
 ) -> Result<(StatusCode, axum::Json<Envelope<WebhookView>>), Problem> {
     caller.account(&account)?;
@@ -144,7 +147,7 @@ pub async fn create_webhook(
 pub async fn list_webhooks(
     State(app): State<AppState>,
     caller: Caller,
-    Path(account): Path<String>,
+    Path(account): Path<AccountId>,
 ) -> Result<axum::Json<Envelope<Vec<WebhookView>>>, Problem> {
     caller.account(&account)?;
     let webhooks = app.webhooks.list(&account).await?;
@@ -170,7 +173,7 @@ pub async fn list_webhooks(
 pub async fn delete_webhook(
     State(app): State<AppState>,
     caller: Caller,
-    Path((account, webhook)): Path<(String, String)>,
+    Path((account, webhook)): Path<(AccountId, WebhookId)>,
 ) -> Result<StatusCode, Problem> {
     caller.account(&account)?;
     member_only(&caller, "webhooks")?;
@@ -197,7 +200,7 @@ pub async fn delete_webhook(
 pub async fn list_deliveries(
     State(app): State<AppState>,
     caller: Caller,
-    Path((account, webhook)): Path<(String, String)>,
+    Path((account, webhook)): Path<(AccountId, WebhookId)>,
     Query(page): Query<PageParams>,
 ) -> Result<axum::Json<Envelope<Vec<DeliveryView>>>, Problem> {
     caller.account(&account)?;
@@ -231,7 +234,7 @@ pub async fn list_deliveries(
 pub async fn redeliver(
     State(app): State<AppState>,
     caller: Caller,
-    Path((account, webhook, delivery)): Path<(String, String, String)>,
+    Path((account, webhook, delivery)): Path<(AccountId, WebhookId, String)>,
 ) -> Result<(StatusCode, axum::Json<Envelope<DeliveryView>>), Problem> {
     caller.account(&account)?;
     member_only(&caller, "webhooks")?;

@@ -3,17 +3,20 @@
 use serde::Serialize;
 
 use cinch_base::timestamp::Timestamp;
-use cinch_store::{self as store, ApprovalStatus};
+use cinch_store::{self as store, ApprovalId, ApprovalStatus, SessionId, TaskId};
 
 /// An agent's permission request, waiting for or given a decision.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct Approval {
     /// Its id.
-    pub id: String,
+    #[schema(value_type = String)]
+    pub id: ApprovalId,
     /// The session whose turn asked.
-    pub session_id: String,
+    #[schema(value_type = String)]
+    pub session_id: SessionId,
     /// That session's task.
-    pub task_id: String,
+    #[schema(value_type = String)]
+    pub task_id: TaskId,
     /// The turn that asked.
     pub turn_id: String,
     /// The harness.

@@ -11,18 +11,18 @@ use super::live::{CallRef, LiveState};
 use super::turn_env::TurnEnv;
 use cinch_engine::engine::brief::Note;
 use cinch_engine::engine::{StartError, Turn, TurnRequest};
-use cinch_store::{Call, Environment, StoreError};
+use cinch_store::{AccountId, AgentId, Call, Environment, StoreError};
 
 /// A turn to start: what its service chose; its agent and environment give
 /// the rest ([`TurnEnv`]).
 #[derive(Debug)]
 pub struct Launch<'a> {
     /// The account it runs for.
-    pub account_id: &'a str,
+    pub account_id: &'a AccountId,
     /// The run it is a call of.
     pub run: &'a str,
     /// The agent it runs as.
-    pub agent_id: &'a str,
+    pub agent_id: &'a AgentId,
     /// Its environment; none for a scratch workspace.
     pub environment: Option<&'a Environment>,
     /// The harness.
@@ -90,7 +90,7 @@ impl Runner {
             tcp_ports: turn_env.tcp_ports,
             allowed_hosts: turn_env.allowed_hosts,
             idle_limit: turn_env.idle_limit,
-            agent: Some(launch.agent_id.to_owned()),
+            agent: Some(launch.agent_id.to_string()),
             mcp_servers: turn_env.mcp_servers,
             ask: launch.ask,
             trace_parent: launch.trace_parent,
@@ -103,14 +103,13 @@ impl Runner {
         })
         .await
         .map_err(|error| StartError::Failed(error.into()))??;
-        let environment_id = launch.environment.map_or("", |environment| &environment.id);
         match self
             .store
             .create_call(
                 launch.account_id,
                 launch.run,
                 turn.id(),
-                environment_id,
+                launch.environment.map(|environment| &environment.id),
                 &self.node_id,
             )
             .await

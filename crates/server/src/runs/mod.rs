@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use cinch_engine::engine::Engine;
 use cinch_engine::home::Home;
-use cinch_store::{Store, StoreError};
+use cinch_store::{AccountId, AgentId, Store, StoreError};
 use live::Runs;
 use slots::Slots;
 
@@ -92,8 +92,8 @@ impl Runner {
     }
 
     /// The agent's home directory: its harnesses' `HOME`, kept across restarts.
-    pub fn agent_home(&self, agent_id: &str) -> PathBuf {
-        self.home.root().join("agents").join(agent_id)
+    pub fn agent_home(&self, agent_id: &AgentId) -> PathBuf {
+        self.home.root().join("agents").join(agent_id.as_str())
     }
 
     /// Whether `path` lies in this node's home: what a turn's result names
@@ -109,13 +109,13 @@ impl Runner {
     /// store's error when it could not be told.
     pub async fn check_repository(
         &self,
-        account_id: &str,
+        account_id: &AccountId,
         path: &Path,
     ) -> Result<Result<(), String>, StoreError> {
         let first = self.store.first_account_id().await?;
         Ok(
             cinch_engine::sandbox::RepositoryRoots::new(&self.repository_roots, self.home.root())
-                .admits(path, first.as_deref() == Some(account_id)),
+                .admits(path, first.as_ref() == Some(account_id)),
         )
     }
 }

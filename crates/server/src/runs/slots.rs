@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use cinch_base::sync::lock;
 
-use cinch_store::{Store, StoreError};
+use cinch_store::{AccountId, Store, StoreError};
 
 /// Which cap left no slot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,7 +64,7 @@ impl Slots {
     /// which cap is full when either is (nothing is held then).
     pub async fn take(
         &self,
-        account_id: &str,
+        account_id: &AccountId,
         holder: &str,
     ) -> Result<Result<(), Full>, StoreError> {
         if !self.take_here(holder) {
@@ -97,7 +97,11 @@ impl Slots {
     /// Takes one of the account's slots (counted on every node) for
     /// `holder`: false when the account runs `max_turns_per_account` turns
     /// already. Always true without that cap.
-    async fn take_for_account(&self, account_id: &str, holder: &str) -> Result<bool, StoreError> {
+    async fn take_for_account(
+        &self,
+        account_id: &AccountId,
+        holder: &str,
+    ) -> Result<bool, StoreError> {
         let Some(cap) = self.max_turns_per_account else {
             return Ok(true);
         };

@@ -2,7 +2,9 @@
 //! its members, and its tokens (made, listed, revoked).
 
 use super::ServiceError;
-use cinch_store::{Account, Member, Page, Principal, Store, TokenInfo, TokenOwner, UsageTotals};
+use cinch_store::{
+    Account, AccountId, AgentId, Member, Page, Principal, Store, TokenInfo, TokenOwner, UsageTotals,
+};
 
 /// An account and the tokens and cost of all its turns.
 #[derive(Debug)]
@@ -31,7 +33,10 @@ impl Accounts {
     }
 
     /// The account `id` with its usage to date; none when it is gone.
-    pub async fn with_usage(&self, id: &str) -> Result<Option<AccountWithUsage>, ServiceError> {
+    pub async fn with_usage(
+        &self,
+        id: &AccountId,
+    ) -> Result<Option<AccountWithUsage>, ServiceError> {
         let Some(account) = self.store.account(id).await? else {
             return Ok(None);
         };
@@ -42,7 +47,7 @@ impl Accounts {
     /// A page of the account's members, oldest first.
     pub async fn members(
         &self,
-        account_id: &str,
+        account_id: &AccountId,
         cursor: Option<&str>,
         limit: u32,
     ) -> Result<Page<Member>, ServiceError> {
@@ -55,7 +60,7 @@ impl Accounts {
     pub async fn issue_token(
         &self,
         caller: &Principal,
-        agent_id: Option<&str>,
+        agent_id: Option<&AgentId>,
         name: Option<&str>,
     ) -> Result<(String, TokenInfo), ServiceError> {
         let name = name
@@ -74,7 +79,7 @@ impl Accounts {
                             "no agent of this account has that id",
                         )
                     })?;
-                TokenOwner::Agent(agent_id.to_owned())
+                TokenOwner::Agent(agent_id.clone())
             }
         };
         Ok(self
@@ -84,7 +89,7 @@ impl Accounts {
     }
 
     /// The account's tokens, oldest first.
-    pub async fn tokens(&self, account_id: &str) -> Result<Vec<TokenInfo>, ServiceError> {
+    pub async fn tokens(&self, account_id: &AccountId) -> Result<Vec<TokenInfo>, ServiceError> {
         Ok(self.store.tokens_of(account_id).await?)
     }
 

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use super::{FieldError, ServiceError};
 use crate::runs::Runner;
 use cinch_engine::engine::Engine;
-use cinch_store::{Agent, AgentSettings, Page, Store};
+use cinch_store::{AccountId, Agent, AgentId, AgentSettings, Page, Store};
 
 /// The agents service.
 #[derive(Clone)]
@@ -41,7 +41,7 @@ impl Agents {
     /// A page of the account's agents, oldest first, with their homes' sizes.
     pub async fn list(
         &self,
-        account_id: &str,
+        account_id: &AccountId,
         cursor: Option<&str>,
         limit: u32,
     ) -> Result<Page<AgentWithHome>, ServiceError> {
@@ -71,7 +71,7 @@ impl Agents {
     /// Adds the agent `name` with `settings`.
     pub async fn create(
         &self,
-        account_id: &str,
+        account_id: &AccountId,
         name: &str,
         settings: AgentSettings,
     ) -> Result<Agent, ServiceError> {
@@ -82,8 +82,8 @@ impl Agents {
     /// Sets the agent `id`'s `settings` (absent ones stay).
     pub async fn update(
         &self,
-        account_id: &str,
-        id: &str,
+        account_id: &AccountId,
+        id: &AgentId,
         settings: AgentSettings,
     ) -> Result<AgentWithHome, ServiceError> {
         let current = self
@@ -108,7 +108,7 @@ impl Agents {
     /// environments; `current` is the agent being changed.
     async fn check(
         &self,
-        account_id: &str,
+        account_id: &AccountId,
         change: AgentSettings,
         current: Option<&Agent>,
     ) -> Result<AgentSettings, ServiceError> {

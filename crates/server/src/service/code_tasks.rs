@@ -16,7 +16,7 @@ use cinch_engine::engine::brief::Note;
 use cinch_engine::engine::log::LogView;
 use cinch_engine::engine::result::TurnResult;
 use cinch_engine::engine::{Engine, LogError, StartError};
-use cinch_store::{Call, Environment, Store, TokenOwner};
+use cinch_store::{AccountId, AgentId, Call, Environment, EnvironmentId, Store, TokenOwner};
 
 /// The rule for a run id, as answers state it.
 pub const RUN_ID_RULE: &str = "a run id is 1 to 100 letters, digits and _ . -, starting with a letter, digit or _, \
@@ -76,7 +76,7 @@ impl CodeTasks {
 
     /// A run id is one account's: a valid one another account uses is not
     /// found.
-    pub async fn check_run(&self, account_id: &str, run: &str) -> Result<(), ServiceError> {
+    pub async fn check_run(&self, account_id: &AccountId, run: &str) -> Result<(), ServiceError> {
         if !is_valid_run_id(run) {
             return Err(ServiceError::invalid_field("run", RUN_ID_RULE));
         }
@@ -89,7 +89,11 @@ impl CodeTasks {
     /// Checks `run` as [`Self::check_run`] does, and that the account has
     /// started a call in it: a run is known once it has one, and an unknown
     /// one is not found like another account's.
-    pub async fn check_run_started(&self, account_id: &str, run: &str) -> Result<(), ServiceError> {
+    pub async fn check_run_started(
+        &self,
+        account_id: &AccountId,
+        run: &str,
+    ) -> Result<(), ServiceError> {
         self.check_run(account_id, run).await?;
         if !self.store.run_exists(account_id, run).await? {
             return Err(ServiceError::NotFound("no such run".to_owned()));
@@ -101,7 +105,7 @@ impl CodeTasks {
     /// the turn has ended (the turn carries on if the caller goes away).
     pub async fn start(
         &self,
-        account_id: &str,
+        account_id: &AccountId,
         caller: &TokenOwner,
         run: String,
         task: NewTask,
@@ -200,7 +204,7 @@ impl CodeTasks {
     /// The caller's task `call` of run `run`, as it stands.
     pub async fn get(
         &self,
-        account_id: &str,
+        account_id: &AccountId,
         run: &str,
         call: &str,
     ) -> Result<TaskView, ServiceError> {
@@ -212,7 +216,7 @@ impl CodeTasks {
     /// Stops a running task: SIGTERM to the harness, SIGKILL 10 s later.
     pub async fn cancel(
         &self,
-        account_id: &str,
+        account_id: &AccountId,
         run: &str,
         call: &str,
     ) -> Result<TaskView, ServiceError> {
@@ -235,7 +239,7 @@ impl CodeTasks {
     /// checkpoint to its end checkpoint.
     pub async fn diff(
         &self,
-        account_id: &str,
+        account_id: &AccountId,
         run: &str,
         call: &str,
         context: cinch_engine::checkpoint::DiffContext,
@@ -280,7 +284,7 @@ impl CodeTasks {
     /// forwarded, and goes no further).
     pub async fn log(
         &self,
-        account_id: &str,
+        account_id: &AccountId,
         run: &str,
         call: &str,
         forward_as: Option<&str>,
@@ -381,9 +385,9 @@ impl CodeTasks {
     /// the account's connected agent.
     async fn acting_agent(
         &self,
-        account_id: &str,
+        account_id: &AccountId,
         caller: &TokenOwner,
-    ) -> Result<String, ServiceError> {
+    ) -> Result<AgentId, ServiceError> {
         if let TokenOwner::Agent(agent_id) = caller {
             return Ok(agent_id.clone());
         }
@@ -391,14 +395,14 @@ impl CodeTasks {
         agents
             .into_iter()
             .find(|agent| agent.connected && agent.enabled)
-            .map(|agent| agent.id.into())
+            .map(|agent| agent.id)
             .ok_or(ServiceError::NoAgent)
     }
 
     /// The environment a task runs in: the one named, or the account's only one.
     async fn resolve_environment(
         &self,
-        account_id: &str,
+        account_id: &AccountId,
         repo: Option<&str>,
     ) -> Result<Environment, ServiceError> {
         let environments = self.store.environment_names(account_id).await?;
@@ -451,7 +455,10 @@ impl CodeTasks {
     ) -> Result<String, ServiceError> {
         if let Some(environment) = self
             .store
-            .environment(&call.account_id, &call.environment_id)
+            .environment(
+                &call.account_id,
+                &EnvironmentId::from(call.environment_id.clone()),
+            )
             .await?
         {
             return Ok(environment.name);
@@ -465,7 +472,7 @@ impl CodeTasks {
     /// The account's call `call` of run `run`.
     async fn find_call(
         &self,
-        account_id: &str,
+        account_id: &AccountId,
         run: &str,
         call: &str,
     ) -> Result<Call, ServiceError> {

@@ -6,7 +6,9 @@ use std::sync::Arc;
 use super::ServiceError;
 use crate::runs::Runner;
 use crate::runs::repository::local_path;
-use cinch_store::{Environment, EnvironmentPatch, NewEnvironment, Page, Store};
+use cinch_store::{
+    AccountId, Environment, EnvironmentId, EnvironmentPatch, NewEnvironment, Page, Store,
+};
 
 /// The environments service.
 #[derive(Clone)]
@@ -25,7 +27,7 @@ impl Environments {
     /// Creates `new` in the account.
     pub async fn create(
         &self,
-        account_id: &str,
+        account_id: &AccountId,
         new: NewEnvironment,
     ) -> Result<Environment, ServiceError> {
         self.admit_repository(account_id, &new.repository).await?;
@@ -37,7 +39,7 @@ impl Environments {
     /// A page of the account's environments, oldest first.
     pub async fn list(
         &self,
-        account_id: &str,
+        account_id: &AccountId,
         cursor: Option<&str>,
         limit: u32,
     ) -> Result<Page<Environment>, ServiceError> {
@@ -45,7 +47,11 @@ impl Environments {
     }
 
     /// The account's environment `id`.
-    pub async fn get(&self, account_id: &str, id: &str) -> Result<Environment, ServiceError> {
+    pub async fn get(
+        &self,
+        account_id: &AccountId,
+        id: &EnvironmentId,
+    ) -> Result<Environment, ServiceError> {
         self.store
             .environment(account_id, id)
             .await?
@@ -55,8 +61,8 @@ impl Environments {
     /// Changes environment `id` by the patch `change` makes of it as it is.
     pub async fn update(
         &self,
-        account_id: &str,
-        id: &str,
+        account_id: &AccountId,
+        id: &EnvironmentId,
         change: impl FnOnce(&Environment) -> Result<EnvironmentPatch, ServiceError>,
     ) -> Result<Environment, ServiceError> {
         let current = self.get(account_id, id).await?;
@@ -71,7 +77,11 @@ impl Environments {
     }
 
     /// Deletes environment `id`.
-    pub async fn delete(&self, account_id: &str, id: &str) -> Result<(), ServiceError> {
+    pub async fn delete(
+        &self,
+        account_id: &AccountId,
+        id: &EnvironmentId,
+    ) -> Result<(), ServiceError> {
         match self.store.delete_environment(account_id, id).await? {
             true => Ok(()),
             false => Err(ServiceError::NotFound("no such environment".to_owned())),
@@ -82,7 +92,7 @@ impl Environments {
     /// [`Runner::check_repository`]); a URL is cloned, not admitted here.
     async fn admit_repository(
         &self,
-        account_id: &str,
+        account_id: &AccountId,
         repository: &str,
     ) -> Result<(), ServiceError> {
         let Some(path) = local_path(repository) else {

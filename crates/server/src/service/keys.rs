@@ -3,7 +3,7 @@
 //! this service only keeps the keys.
 
 use super::ServiceError;
-use cinch_store::{KeyState, Store};
+use cinch_store::{AccountId, KeyState, Store};
 
 /// The idempotency-keys service.
 #[derive(Clone)]
@@ -20,7 +20,7 @@ impl Keys {
     /// Claims `key` for a request with `fingerprint`, or tells what it already holds.
     pub async fn claim(
         &self,
-        account_id: &str,
+        account_id: &AccountId,
         key: &str,
         fingerprint: &str,
     ) -> Result<KeyState, ServiceError> {
@@ -30,7 +30,7 @@ impl Keys {
     /// Records the answer to the request holding `key`.
     pub async fn answer(
         &self,
-        account_id: &str,
+        account_id: &AccountId,
         key: &str,
         status: u16,
         content_type: Option<&str>,
@@ -43,7 +43,7 @@ impl Keys {
     }
 
     /// Lets go of `key` without an answer, so that a retry runs again.
-    pub async fn release(&self, account_id: &str, key: &str) -> Result<(), ServiceError> {
+    pub async fn release(&self, account_id: &AccountId, key: &str) -> Result<(), ServiceError> {
         Ok(self.store.release_key(account_id, key).await?)
     }
 }

@@ -2,7 +2,7 @@
 
 use super::ServiceError;
 use cinch_base::timestamp::Timestamp;
-use cinch_store::{Store, UsageGroup, UsageRow, UsageTotals};
+use cinch_store::{AccountId, Store, UsageGroup, UsageRow, UsageTotals};
 
 /// The usage service.
 #[derive(Clone)]
@@ -21,7 +21,7 @@ impl Usage {
     /// per group.
     pub async fn report(
         &self,
-        account_id: &str,
+        account_id: &AccountId,
         from: Option<Timestamp>,
         to: Option<Timestamp>,
         group_by: Option<UsageGroup>,

@@ -3,7 +3,7 @@
 
 use super::ServiceError;
 use crate::webhooks::Webhooks as Sender;
-use cinch_store::{Delivery, Page, Store, Webhook};
+use cinch_store::{AccountId, Delivery, Page, Store, Webhook, WebhookId};
 
 /// The webhooks service.
 #[derive(Clone)]
@@ -22,7 +22,7 @@ impl Webhooks {
     /// Makes a webhook POSTing to `url`, signed with `secret`.
     pub async fn create(
         &self,
-        account_id: &str,
+        account_id: &AccountId,
         url: &str,
         secret: &str,
     ) -> Result<Webhook, ServiceError> {
@@ -35,12 +35,12 @@ impl Webhooks {
     }
 
     /// The account's webhooks, oldest first.
-    pub async fn list(&self, account_id: &str) -> Result<Vec<Webhook>, ServiceError> {
+    pub async fn list(&self, account_id: &AccountId) -> Result<Vec<Webhook>, ServiceError> {
         Ok(self.store.webhooks(account_id).await?)
     }
 
     /// Removes webhook `id` with its delivery log.
-    pub async fn delete(&self, account_id: &str, id: &str) -> Result<(), ServiceError> {
+    pub async fn delete(&self, account_id: &AccountId, id: &WebhookId) -> Result<(), ServiceError> {
         match self.store.delete_webhook(account_id, id).await? {
             true => Ok(()),
             false => Err(ServiceError::NotFound("no such webhook".to_owned())),
@@ -50,8 +50,8 @@ impl Webhooks {
     /// A page of webhook `id`'s deliveries, newest first.
     pub async fn deliveries(
         &self,
-        account_id: &str,
-        id: &str,
+        account_id: &AccountId,
+        id: &WebhookId,
         cursor: Option<&str>,
         limit: u32,
     ) -> Result<Page<Delivery>, ServiceError> {
@@ -65,8 +65,8 @@ impl Webhooks {
     /// with the same body.
     pub async fn redeliver(
         &self,
-        account_id: &str,
-        id: &str,
+        account_id: &AccountId,
+        id: &WebhookId,
         delivery: &str,
     ) -> Result<Delivery, ServiceError> {
         self.store

@@ -228,7 +228,7 @@ impl Tools {
                 ));
             }
         }
-        let account = AccountId::from(caller.principal.account_id.as_str());
+        let account = caller.principal.account_id.clone();
         let environment_id = match trimmed(arguments.environment) {
             Some(wanted) => Some(self.environment(&account, &wanted).await?),
             None => None,
@@ -247,7 +247,7 @@ impl Tools {
             .create_task(&account, &caller.principal.owner, spec)
             .await
             .map_err(|error| refusal(error.into()))?;
-        let session = turns::session_of(&self.app, caller, &task.id, None)
+        let session = turns::session_of(&self.app, caller, task.id.as_str(), None)
             .await
             .map_err(refusal)?;
         answer(&SessionState::from(session))
@@ -394,7 +394,9 @@ impl Tools {
     ) -> Result<EnvironmentId, String> {
         let environments = &self.app.environments;
         if cinch_store::is_id(wanted)
-            && let Ok(environment) = environments.get(account, wanted).await
+            && let Ok(environment) = environments
+                .get(account, &EnvironmentId::from(wanted.to_owned()))
+                .await
         {
             return Ok(environment.id);
         }

@@ -9,7 +9,7 @@ use super::McpCaller;
 use crate::api::{AppState, Problem};
 use cinch_base::timestamp::Timestamp;
 use cinch_store::{
-    AccountId, CloseReason, Session, SessionStatus, TaskId, TurnOutcome, TurnState, TurnView,
+    CloseReason, Session, SessionId, SessionStatus, TaskId, TurnOutcome, TurnState, TurnView,
 };
 
 /// How often a wait looks at the session again.
@@ -72,12 +72,12 @@ pub async fn session_of(
     task_id: &str,
     session_id: Option<&str>,
 ) -> Result<Session, Problem> {
-    let account = AccountId::from(caller.principal.account_id.as_str());
-    let task = TaskId::from(task_id.trim());
+    let account = caller.principal.account_id.clone();
+    let task = TaskId::from(task_id.trim().to_owned());
     if let Some(session_id) = session_id.map(str::trim).filter(|id| !id.is_empty()) {
         return Ok(app
             .conductor
-            .session(&account, &task, &session_id.into())
+            .session(&account, &task, &SessionId::from(session_id.to_owned()))
             .await?);
     }
     let mut newest = None;
@@ -171,7 +171,7 @@ pub async fn diff(
         .code_tasks
         .diff(
             &caller.principal.account_id,
-            &session.id,
+            session.id.as_str(),
             call_id,
             cinch_engine::checkpoint::DiffContext::Hunks,
             Some(&*caller.token),

@@ -153,7 +153,7 @@ mod tests {
         let (store, dir) = cinch_store::test_store().await;
         let (account, _) = store.create_account("history").await.unwrap();
         let run = RunKey {
-            account_id: account.id.to_string(),
+            account_id: account.id.clone(),
             run_id: "run".to_owned(),
         };
         let data: Vec<String> = (1..=count)

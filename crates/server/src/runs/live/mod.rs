@@ -31,7 +31,7 @@ use crate::webhooks::{EventKind, Webhooks};
 use cinch_base::sync::lock;
 use cinch_engine::engine::Turn;
 use cinch_engine::engine::result::TurnResult;
-use cinch_store::{RunKey, Store};
+use cinch_store::{AccountId, RunKey, Store};
 use event::Numbering;
 pub use event::{EventName, RunEvent};
 pub use events::RunEvents;
@@ -69,7 +69,7 @@ pub struct AskedApproval {
 #[derive(Debug, Clone)]
 pub struct CallRef {
     /// The account.
-    pub account_id: String,
+    pub account_id: AccountId,
     /// The run.
     pub run_id: String,
     /// The call.
@@ -124,7 +124,13 @@ impl Runs {
 
     /// Adds an event to the account's run (see [`RunEvents::publish`]),
     /// without reading the run's events when the database numbers them.
-    pub async fn publish(&self, account_id: &str, run_id: &str, name: EventName, data: Value) {
+    pub async fn publish(
+        &self,
+        account_id: &AccountId,
+        run_id: &str,
+        name: EventName,
+        data: Value,
+    ) {
         let run = RunKey {
             account_id: account_id.to_owned(),
             run_id: run_id.to_owned(),
@@ -178,7 +184,11 @@ impl Runs {
     /// The run's events, read back from the database the first time.
     /// On PostgreSQL what it holds is read back first: a notice from
     /// another node may have been missed.
-    pub async fn events(&self, account_id: &str, run_id: &str) -> anyhow::Result<Arc<RunEvents>> {
+    pub async fn events(
+        &self,
+        account_id: &AccountId,
+        run_id: &str,
+    ) -> anyhow::Result<Arc<RunEvents>> {
         let key = RunKey {
             account_id: account_id.to_owned(),
             run_id: run_id.to_owned(),

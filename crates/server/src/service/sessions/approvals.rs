@@ -10,6 +10,7 @@
 //! so nothing is asked twice: a pending one gets its deadline again, a
 //! decided one is answered (the engine answers a request once).
 
+use cinch_store::ApprovalId;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -26,6 +27,7 @@ use cinch_engine::engine::conversation::Answer;
 use cinch_store::approval_policy::{ApprovalPolicy, Decision, Verdict};
 use cinch_store::{
     AccountId, Approval, ApprovalStatus, Decided, Environment, MessageKind, NewApproval, Session,
+    SessionId,
 };
 
 /// Who decided when the deadline did (a rule's decision is `policy`'s).
@@ -103,7 +105,11 @@ impl Conductor {
 
     async fn approval_asked(self: &Arc<Self>, asked: AskedApproval) -> Result<()> {
         let account_id = asked.call.account_id.clone();
-        let Some(session) = self.store.session(&account_id, &asked.call.run_id).await? else {
+        let Some(session) = self
+            .store
+            .session(&account_id, &SessionId::from(asked.call.run_id.clone()))
+            .await?
+        else {
             return Ok(());
         };
         let environment = self.environment_of(&session).await?;
@@ -130,8 +136,8 @@ impl Conductor {
             .insert_approval(
                 &account_id,
                 NewApproval {
-                    session_id: session.id.to_string(),
-                    task_id: session.task_id.to_string(),
+                    session_id: session.id.clone(),
+                    task_id: session.task_id.clone(),
                     turn_id: asked.turn_id.clone(),
                     request_key: request.key.clone(),
                     harness: asked.harness.clone(),
@@ -151,7 +157,7 @@ impl Conductor {
             if approval.status == ApprovalStatus::Pending {
                 self.publish(
                     &account_id,
-                    &session.id,
+                    session.id.as_str(),
                     EventName::ApprovalRequested,
                     view.clone(),
                 )
@@ -218,7 +224,7 @@ impl Conductor {
     pub async fn decide_approval(
         self: &Arc<Self>,
         account_id: &AccountId,
-        id: &str,
+        id: &ApprovalId,
         decision: Decision,
         scope: DecisionScope,
         message: Option<String>,
@@ -282,7 +288,7 @@ impl Conductor {
     pub async fn answer_question(
         self: &Arc<Self>,
         account_id: &AccountId,
-        id: &str,
+        id: &ApprovalId,
         answer: String,
         answered_by: &str,
     ) -> Result<ApprovalView> {
@@ -335,7 +341,7 @@ impl Conductor {
     }
 
     /// The account's approval `id`.
-    pub async fn approval(&self, account_id: &str, id: &str) -> Result<Approval> {
+    pub async fn approval(&self, account_id: &AccountId, id: &ApprovalId) -> Result<Approval> {
         self.store
             .approval(account_id, id)
             .await?
@@ -344,7 +350,7 @@ impl Conductor {
 
     /// The approval `id` was just decided: told to the conversation and to
     /// the session's streams, and handed to the node running its turn.
-    async fn decided(self: &Arc<Self>, session: &Session, id: &str) -> Result<Approval> {
+    async fn decided(self: &Arc<Self>, session: &Session, id: &ApprovalId) -> Result<Approval> {
         let approval = self.approval(&session.account_id, id).await?;
         self.record_decision(session, &approval).await?;
         if self.store.is_shared() && !self.runs_turn_here(&session.id, &approval.turn_id) {
@@ -358,7 +364,7 @@ impl Conductor {
 
     /// Another node decided the approval `id`: its agent is answered here
     /// when its turn runs here.
-    pub(super) async fn deliver_decided(self: &Arc<Self>, account_id: &str, id: &str) {
+    pub(super) async fn deliver_decided(self: &Arc<Self>, account_id: &AccountId, id: &ApprovalId) {
         match self.store.approval(account_id, id).await {
             Ok(Some(approval)) if self.runs_turn_here(&approval.session_id, &approval.turn_id) => {
                 self.answer_agent(&approval).await;
@@ -396,7 +402,7 @@ impl Conductor {
             .await;
         self.publish(
             &session.account_id,
-            &session.id,
+            session.id.as_str(),
             EventName::ApprovalResolved,
             json!(ApprovalView::from(approval.clone())),
         )
@@ -441,8 +447,8 @@ impl Conductor {
     /// The turn ended: what it still waited for is cancelled.
     pub(super) async fn turn_ended_approvals(
         &self,
-        account_id: &str,
-        session_id: &str,
+        account_id: &AccountId,
+        session_id: &SessionId,
         turn_id: &str,
     ) -> Result<()> {
         let cancelled = self.store.cancel_turn_approvals(turn_id).await?;

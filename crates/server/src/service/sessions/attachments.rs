@@ -201,8 +201,8 @@ mod tests {
 
     fn attachment(name: &str, mime_type: Option<&str>) -> Attachment {
         Attachment {
-            id: "att_1".into(),
-            task_id: "task_1".into(),
+            id: "att_1".to_owned().into(),
+            task_id: "task_1".to_owned().into(),
             name: name.into(),
             uri: None,
             mime_type: mime_type.map(str::to_owned),

@@ -53,13 +53,13 @@ impl Conductor {
         session: Session,
         turn_id: String,
     ) -> Result<()> {
-        self.runner.slots().hold(&session.id);
+        self.runner.slots().hold(session.id.as_str());
         let message = self
             .store
             .turn_message(&session.account_id, &session.id, &turn_id)
             .await?;
         let Some(message) = message else {
-            self.runner.slots().release(&session.id);
+            self.runner.slots().release(session.id.as_str());
             let mut session = session;
             session.status = SessionStatus::Idle;
             session.current_turn = None;

@@ -53,7 +53,7 @@ pub struct Pushed {
 impl Conductor {
     /// Where the setup commands of session `session_id`'s last boot wrote
     /// their output.
-    pub(super) fn setup_log_path(&self, session_id: &str) -> PathBuf {
+    pub(super) fn setup_log_path(&self, session_id: &SessionId) -> PathBuf {
         self.home
             .root()
             .join("setup-logs")

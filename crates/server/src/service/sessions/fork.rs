@@ -71,7 +71,7 @@ impl Conductor {
         let task = self.task(account_id, task_id).await?;
         let source = self.session(account_id, task_id, session_id).await?;
         let agent = self
-            .acting_agent(account_id, Some(&task.created_by))
+            .acting_agent(account_id, Some(task.created_by.as_str()))
             .await?;
         if let Some(harness) = &spec.harness
             && self.engine.registry().harness(harness).is_err()

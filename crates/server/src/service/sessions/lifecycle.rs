@@ -16,12 +16,19 @@ use crate::runs::slots::Full;
 use crate::runs::turn_env::TurnEnv;
 use crate::service::ServiceError;
 use cinch_engine::redact::Redactor;
-use cinch_store::{CloseReason, Environment, RebuiltFrom, Session, SessionStatus};
+use cinch_store::{
+    AccountId, AgentId, CloseReason, Environment, RebuiltFrom, Session, SessionId, SessionStatus,
+};
 
 impl Conductor {
     /// Moves the session forward in the background; what it does belongs
     /// in the trace of the caller's span (a request's), if traced.
-    pub(super) fn kick(self: &Arc<Self>, account_id: &str, session_id: &str, wake: Wake) {
+    pub(super) fn kick(
+        self: &Arc<Self>,
+        account_id: &AccountId,
+        session_id: &SessionId,
+        wake: Wake,
+    ) {
         let this = self.clone();
         let account_id = account_id.to_owned();
         let session_id = session_id.to_owned();
@@ -41,8 +48,8 @@ impl Conductor {
     /// stays closed, its queued messages kept, until a message wakes it.
     pub(super) async fn advance(
         self: &Arc<Self>,
-        account_id: &str,
-        session_id: &str,
+        account_id: &AccountId,
+        session_id: &SessionId,
         wake: Wake,
         trace: Option<&str>,
     ) -> Result<()> {
@@ -73,7 +80,7 @@ impl Conductor {
             match step {
                 Step::Stay => return Ok(()),
                 Step::Boot => {
-                    if !lock(&self.booting).insert(session_id.to_owned()) {
+                    if !lock(&self.booting).insert(session_id.clone()) {
                         // Booting already: that boot moves the session on when done.
                         return Ok(());
                     }
@@ -107,7 +114,7 @@ impl Conductor {
             if let Err(full) = self
                 .runner
                 .slots()
-                .take(&session.account_id, &session.id)
+                .take(&session.account_id, session.id.as_str())
                 .await?
             {
                 return self.wait_for_slot(&mut session, full).await;
@@ -119,7 +126,7 @@ impl Conductor {
             {
                 Ok(()) => Ok(()),
                 Err(error) => {
-                    self.runner.slots().release(&session.id);
+                    self.runner.slots().release(session.id.as_str());
                     Err(error)
                 }
             };
@@ -327,7 +334,7 @@ impl Conductor {
                 tenant: &tenant,
                 redactor: &redactor,
                 rebuild: rebuilding.then_some(workspace::Rebuild {
-                    run: &run,
+                    run: run.as_str(),
                     checkpoint: checkpoint.as_deref(),
                     remote: remote.as_deref(),
                 }),
@@ -370,7 +377,7 @@ impl Conductor {
     /// sandbox, with what its harness would get as its environment.
     pub(super) fn tenant(
         &self,
-        agent_id: &str,
+        agent_id: &AgentId,
         environment: Option<&Environment>,
     ) -> workspace::Tenant {
         let mut env = self.base_env.clone();
@@ -432,7 +439,7 @@ impl Conductor {
 }
 
 /// The refusal of a write to a session another node took over.
-fn fenced(session_id: &str) -> ServiceError {
+fn fenced(session_id: &SessionId) -> ServiceError {
     ServiceError::Conflict(format!(
         "session {session_id} was taken over by another node: this node no longer writes to it"
     ))

@@ -59,7 +59,8 @@ use crate::service::ServiceError;
 use cinch_engine::engine::Engine;
 use cinch_engine::home::Home;
 use cinch_store::{
-    Agent, Environment, EnvironmentId, Message, NewAttachment, Session, Store, Task,
+    AccountId, Agent, Environment, EnvironmentId, Message, NewAttachment, Session, SessionId,
+    Store, Task,
 };
 use resolve::{Asked, Choice};
 
@@ -225,9 +226,9 @@ pub struct Conductor {
     home: Home,
     settings: Settings,
     /// One lock per session: its lifecycle changes one at a time.
-    locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+    locks: Mutex<HashMap<SessionId, Arc<tokio::sync::Mutex<()>>>>,
     /// The sessions whose workspace is being made.
-    booting: Mutex<HashSet<String>>,
+    booting: Mutex<HashSet<SessionId>>,
     /// The variables of cinch's own that tenants' processes get.
     base_env: BTreeMap<String, String>,
     /// Starts tenants' processes other than turns, in the sandbox.
@@ -235,10 +236,10 @@ pub struct Conductor {
     /// Workspaces being made at once, at most as many as turns.
     boots: tokio::sync::Semaphore,
     /// The sessions whose lease this node holds, with its generation.
-    leases: Mutex<HashMap<String, i64>>,
+    leases: Mutex<HashMap<SessionId, i64>>,
     /// The sessions whose lease another node took from this one: never
     /// written to again by this process.
-    lost: Mutex<HashSet<String>>,
+    lost: Mutex<HashSet<SessionId>>,
     /// Set once the node drains: it takes no work any more.
     draining: std::sync::atomic::AtomicBool,
     /// The listings of waiting sessions asked for by turns' ends.
@@ -295,15 +296,18 @@ impl Conductor {
         &self.settings
     }
 
-    fn session_lock(&self, session_id: &str) -> Arc<tokio::sync::Mutex<()>> {
+    fn session_lock(&self, session_id: &SessionId) -> Arc<tokio::sync::Mutex<()>> {
         lock(&self.locks)
-            .entry(session_id.to_owned())
+            .entry(session_id.clone())
             .or_default()
             .clone()
     }
 
-    fn workspace_dir(&self, session_id: &str) -> PathBuf {
-        self.home.root().join("workspaces").join(session_id)
+    fn workspace_dir(&self, session_id: &SessionId) -> PathBuf {
+        self.home
+            .root()
+            .join("workspaces")
+            .join(session_id.as_str())
     }
 
     /// The binding constraint of a task whose session waits.
@@ -321,12 +325,16 @@ impl Conductor {
         resolve::resolve(asked, agent, &infos)
     }
 
-    async fn acting_agent(&self, account_id: &str, id_or_name: Option<&str>) -> Result<Agent> {
+    async fn acting_agent(
+        &self,
+        account_id: &AccountId,
+        id_or_name: Option<&str>,
+    ) -> Result<Agent> {
         let agents = self.store.agents(account_id, None, 200).await?.items;
         let agent = match id_or_name {
             Some(key) => agents
                 .into_iter()
-                .find(|agent| agent.id == key || agent.name == key),
+                .find(|agent| agent.id.as_str() == key || agent.name == key),
             None => agents.into_iter().find(|agent| agent.connected),
         };
         match agent {
@@ -346,7 +354,7 @@ impl Conductor {
         }
     }
 
-    async fn environment(&self, account_id: &str, id: &str) -> Result<Environment> {
+    async fn environment(&self, account_id: &AccountId, id: &EnvironmentId) -> Result<Environment> {
         self.store
             .environment(account_id, id)
             .await?
@@ -417,7 +425,7 @@ impl Conductor {
         );
         self.publish(
             &session.account_id,
-            &session.id,
+            session.id.as_str(),
             EventName::SessionUpdated,
             view,
         )
@@ -425,13 +433,13 @@ impl Conductor {
     }
 
     /// Tells the session's live clients about the message, as the API shows it.
-    async fn publish_message(&self, account_id: &str, name: EventName, message: &Message) {
+    async fn publish_message(&self, account_id: &AccountId, name: EventName, message: &Message) {
         let view = json!(views::Message::from(message.clone()));
-        self.publish(account_id, &message.session_id, name, view)
+        self.publish(account_id, message.session_id.as_str(), name, view)
             .await;
     }
 
-    async fn publish(&self, account_id: &str, run_id: &str, name: EventName, data: Value) {
+    async fn publish(&self, account_id: &AccountId, run_id: &str, name: EventName, data: Value) {
         self.runs.publish(account_id, run_id, name, data).await;
     }
 }

@@ -18,7 +18,7 @@ use serde_json::Value;
 
 use super::Conductor;
 use cinch_engine::drivers::Registry;
-use cinch_store::{ForkMode, Message, Session, TurnView};
+use cinch_store::{AccountId, ForkMode, Message, Session, SessionId, TurnView};
 
 /// The contract whose turn record carries `fork`.
 const FORKING_CONTRACT: &str = "0.3.0";
@@ -222,7 +222,7 @@ impl Conductor {
     /// begins: `native` when the harness forks and the session file is here.
     pub(super) async fn fork_mode_for(
         &self,
-        account_id: &str,
+        account_id: &AccountId,
         view: &TurnView,
         harness: &str,
     ) -> (ForkMode, Option<BriefReason>) {
@@ -239,7 +239,7 @@ impl Conductor {
     /// turns the session ran after it.
     async fn native_source(
         &self,
-        account_id: &str,
+        account_id: &AccountId,
         view: &TurnView,
     ) -> std::result::Result<NativeSource, BriefReason> {
         let way = fork_way(&self.engine.registry(), &view.harness)
@@ -254,7 +254,7 @@ impl Conductor {
         // home holds the file.
         let owner = self
             .store
-            .session(account_id, &view.run_id)
+            .session(account_id, &SessionId::from(view.run_id.clone()))
             .await
             .ok()
             .flatten()

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use super::Conductor;
 use crate::runs::live::Runs;
-use cinch_store::{Notice, SessionWake, Store};
+use cinch_store::{AccountId, ApprovalId, Notice, SessionId, SessionWake, Store};
 
 /// How often the runs streamed here are read back without a notice: the
 /// fallback for notices lost, not the way events normally arrive.
@@ -85,7 +85,7 @@ async fn listen(store: Store, runs: Arc<Runs>, woken: impl Fn(&SessionWake)) {
 impl Conductor {
     /// Tells the other nodes that a message came for the session, so that
     /// the one running it moves it on at once (nothing on SQLite).
-    pub async fn wake_on_other_nodes(&self, account_id: &str, session_id: &str) {
+    pub async fn wake_on_other_nodes(&self, account_id: &AccountId, session_id: &SessionId) {
         let wake = SessionWake {
             account_id: account_id.to_owned(),
             session_id: session_id.to_owned(),
@@ -102,9 +102,9 @@ impl Conductor {
     /// so that it answers the agent at once.
     pub(super) async fn decided_on_other_nodes(
         &self,
-        account_id: &str,
-        session_id: &str,
-        approval_id: &str,
+        account_id: &AccountId,
+        session_id: &SessionId,
+        approval_id: &ApprovalId,
     ) -> super::Result<()> {
         let wake = SessionWake {
             account_id: account_id.to_owned(),
@@ -120,8 +120,8 @@ impl Conductor {
     /// taken on a node that does not run it).
     pub(super) async fn stop_on_other_nodes(
         &self,
-        account_id: &str,
-        session_id: &str,
+        account_id: &AccountId,
+        session_id: &SessionId,
         turn: &str,
     ) -> super::Result<()> {
         let wake = SessionWake {
@@ -175,7 +175,7 @@ mod tests {
 
     /// Two nodes' stores over one new database on the PostgreSQL server
     /// `CINCH_TEST_DATABASE` names, with an account; `None` without one.
-    async fn two_nodes() -> Option<(Store, Store, String, tempfile::TempDir)> {
+    async fn two_nodes() -> Option<(Store, Store, AccountId, tempfile::TempDir)> {
         let server = std::env::var("CINCH_TEST_DATABASE")
             .ok()
             .filter(|url| !url.is_empty());
@@ -192,7 +192,7 @@ mod tests {
         let two = Store::open_postgres(&url).await.unwrap();
         let two = two.unlock_secrets(&key).await.unwrap();
         one.bootstrap().await.unwrap();
-        let account = one.find_account(None).await.unwrap().id.to_string();
+        let account = one.find_account(None).await.unwrap().id;
         Some((one, two, account, dir))
     }
 
@@ -214,7 +214,7 @@ mod tests {
         }));
         let wake = |from: &str| SessionWake {
             account_id: account.clone(),
-            session_id: "ses_1".to_owned(),
+            session_id: "ses_1".to_owned().into(),
             from: from.to_owned(),
             stop_turn: None,
             approval: None,

@@ -20,7 +20,10 @@ use super::{Conductor, Result, Wake};
 use crate::runs::live::EventName;
 use cinch_engine::engine::result::TurnResult;
 use cinch_engine::turn_dir::{FileLock, TurnDir, turns_dir};
-use cinch_store::{Claim, CloseReason, Session, SessionStatus, TakenFrom, TurnOutcome, TurnState};
+use cinch_store::{
+    AccountId, Claim, CloseReason, Session, SessionId, SessionStatus, TakenFrom, TurnOutcome,
+    TurnState,
+};
 
 /// The detail of a turn whose node went away: the harness's state went
 /// with it (the seed's wording for a machine that restarted).
@@ -48,12 +51,12 @@ impl Conductor {
 
     /// Whether this node lost the session's lease to another (it never
     /// writes to the session again).
-    pub(super) fn is_fenced(&self, session_id: &str) -> bool {
+    pub(super) fn is_fenced(&self, session_id: &SessionId) -> bool {
         lock(&self.lost).contains(session_id)
     }
 
     /// The generation of the session's lease this node holds, if it holds it.
-    pub(super) fn held_generation(&self, session_id: &str) -> Option<i64> {
+    pub(super) fn held_generation(&self, session_id: &SessionId) -> Option<i64> {
         lock(&self.leases).get(session_id).copied()
     }
 
@@ -81,7 +84,7 @@ impl Conductor {
                 Ok(Hold::NotOurs)
             }
             Claim::Held { generation, from } => {
-                lock(&self.leases).insert(session.id.to_string(), generation);
+                lock(&self.leases).insert(session.id.clone(), generation);
                 match from {
                     TakenFrom::Node(previous) => {
                         self.take_over(session, &previous).await?;
@@ -113,7 +116,12 @@ impl Conductor {
             // result kept stands.
             let lost = TurnResult::interrupted(turn_id.clone(), String::new(), NODE_LOST_DETAIL);
             self.store
-                .record_call_result(&session.account_id, &session.id, &view.call_id, &lost)
+                .record_call_result(
+                    &session.account_id,
+                    session.id.as_str(),
+                    &view.call_id,
+                    &lost,
+                )
                 .await?;
             view.status = TurnState::Interrupted;
             view.result = Some(TurnOutcome {
@@ -127,7 +135,7 @@ impl Conductor {
             self.publish_message(&session.account_id, EventName::MessageUpdated, &message)
                 .await;
         }
-        self.runner.slots().release(&session.id);
+        self.runner.slots().release(session.id.as_str());
         if matches!(
             session.status,
             SessionStatus::Running | SessionStatus::Booting
@@ -151,7 +159,7 @@ impl Conductor {
     /// Renews every lease this node holds; a lease another node took is
     /// lost: what runs here for that session is stopped.
     pub(super) async fn heartbeat(&self) {
-        let held: Vec<(String, i64)> = lock(&self.leases)
+        let held: Vec<(SessionId, i64)> = lock(&self.leases)
             .iter()
             .map(|(session, generation)| (session.clone(), *generation))
             .collect();
@@ -179,7 +187,7 @@ impl Conductor {
     /// Renews the session's lease before a turn starts, on a shared
     /// database: false, and the session fenced, when another node took it
     /// meanwhile (a free node claimed its wait).
-    pub(super) async fn confirm_lease(&self, session_id: &str) -> Result<bool> {
+    pub(super) async fn confirm_lease(&self, session_id: &SessionId) -> Result<bool> {
         let Some(generation) = self.held_generation(session_id) else {
             return Ok(true);
         };
@@ -202,16 +210,16 @@ impl Conductor {
     }
 
     /// Whether the session's `turn` runs on this node (its supervisor alive).
-    pub(super) fn runs_turn_here(&self, session_id: &str, turn: &str) -> bool {
+    pub(super) fn runs_turn_here(&self, session_id: &SessionId, turn: &str) -> bool {
         self.local_running_turns(Some(session_id))
             .iter()
             .any(|running| running == turn)
     }
 
     /// Stops writing to a session another node took, and stops its turns here.
-    pub(super) async fn fence(&self, session_id: &str) {
+    pub(super) async fn fence(&self, session_id: &SessionId) {
         lock(&self.leases).remove(session_id);
-        lock(&self.lost).insert(session_id.to_owned());
+        lock(&self.lost).insert(session_id.clone());
         tracing::warn!(session = %session_id, "another node took the session over: this node stops what it runs for it and writes to it no more");
         for turn in self.local_running_turns(Some(session_id)) {
             if let Err(error) = self.stop_turn(turn.clone()).await {
@@ -222,7 +230,7 @@ impl Conductor {
 
     /// The turns running on this node (their supervisor alive), of
     /// `session_id` or of every session, as (turn id, session id).
-    fn local_running_turns(&self, session_id: Option<&str>) -> Vec<String> {
+    fn local_running_turns(&self, session_id: Option<&SessionId>) -> Vec<String> {
         self.local_running_turns_with_session()
             .into_iter()
             .filter(|(_, run)| session_id.is_none_or(|id| id == run))
@@ -230,7 +238,7 @@ impl Conductor {
             .collect()
     }
 
-    fn local_running_turns_with_session(&self) -> Vec<(String, String)> {
+    fn local_running_turns_with_session(&self) -> Vec<(String, SessionId)> {
         let Ok(listing) = std::fs::read_dir(turns_dir(&self.home)) else {
             return Vec::new();
         };
@@ -240,7 +248,7 @@ impl Conductor {
             .filter(|(turn, _)| {
                 !turn.result().exists() && FileLock::is_held(&turn.supervisor_lock())
             })
-            .map(|(_, launch)| (launch.turn, launch.run))
+            .map(|(_, launch)| (launch.turn, SessionId::from(launch.run)))
             .collect()
     }
 
@@ -340,7 +348,11 @@ impl Conductor {
 
     /// Another node took a message for the session: when this node runs it,
     /// it delivers the message now.
-    pub fn message_posted_elsewhere(self: &Arc<Self>, account_id: &str, session_id: &str) {
+    pub fn message_posted_elsewhere(
+        self: &Arc<Self>,
+        account_id: &AccountId,
+        session_id: &SessionId,
+    ) {
         if self.held_generation(session_id).is_some() {
             self.kick(account_id, session_id, Wake::Message);
         }
@@ -348,7 +360,7 @@ impl Conductor {
 
     /// Gives the session's lease back (it closed): the node that reopens it
     /// takes it at once.
-    pub(super) async fn give_back(&self, session_id: &str) -> Result<()> {
+    pub(super) async fn give_back(&self, session_id: &SessionId) -> Result<()> {
         let Some(generation) = lock(&self.leases).remove(session_id) else {
             return Ok(());
         };
@@ -367,7 +379,7 @@ impl Conductor {
         while self.runner.slots().held() > 0 && std::time::Instant::now() < deadline {
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
-        let held: Vec<(String, i64)> = lock(&self.leases).drain().collect();
+        let held: Vec<(SessionId, i64)> = lock(&self.leases).drain().collect();
         tracing::info!(
             "draining: giving back {} session lease(s), {} turn(s) still running",
             held.len(),

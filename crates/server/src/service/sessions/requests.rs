@@ -1,6 +1,7 @@
 //! What callers ask of the conductor: tasks, sessions, messages, attachments,
 //! abort and close.
 
+use cinch_store::AttachmentId;
 use std::sync::Arc;
 
 use super::resolve::{Asked, Choice};
@@ -30,7 +31,7 @@ impl Conductor {
         self.check_fan_out(&spec)?;
         let environment_id = match &spec.environment_id {
             Some(id) => Some(self.environment(account_id, id).await?.id),
-            None => agent.environment_id.clone().map(EnvironmentId::from),
+            None => agent.environment_id.clone(),
         };
         let owner = match caller {
             TokenOwner::Member(id) => Some(id.clone()),
@@ -66,7 +67,7 @@ impl Conductor {
                 self.check_approvals(
                     account_id,
                     spec.approvals.as_ref(),
-                    environment_id.as_deref(),
+                    environment_id.as_ref(),
                     &choice.harness,
                 )
                 .await?;
@@ -218,7 +219,7 @@ impl Conductor {
         &self,
         account_id: &AccountId,
         task_id: &TaskId,
-        attachment_id: &str,
+        attachment_id: &AttachmentId,
     ) -> Result<Attachment> {
         self.store
             .attachment(account_id, task_id, attachment_id)
@@ -291,7 +292,7 @@ impl Conductor {
     ) -> Result<Session> {
         let task = self.task(account_id, task_id).await?;
         let agent = self
-            .acting_agent(account_id, Some(&task.created_by))
+            .acting_agent(account_id, Some(task.created_by.as_str()))
             .await?;
         spec.environment_id = match &spec.environment_id {
             Some(id) => Some(self.environment(account_id, id).await?.id),
@@ -321,7 +322,7 @@ impl Conductor {
         self.check_approvals(
             account_id,
             spec.approvals.as_ref(),
-            spec.environment_id.as_deref(),
+            spec.environment_id.as_ref(),
             &choice.harness,
         )
         .await?;
@@ -335,9 +336,9 @@ impl Conductor {
     /// that needs asking when `harness` cannot ask.
     async fn check_approvals(
         &self,
-        account_id: &str,
+        account_id: &AccountId,
         given: Option<&cinch_store::approval_policy::ApprovalPolicy>,
-        environment_id: Option<&str>,
+        environment_id: Option<&EnvironmentId>,
         harness: &str,
     ) -> Result<()> {
         let policy = match (given, environment_id) {
@@ -355,8 +356,8 @@ impl Conductor {
     /// when the repository can be read now (a local one, or a clone made).
     pub(super) async fn check_base_branch(
         &self,
-        account_id: &str,
-        environment_id: &str,
+        account_id: &AccountId,
+        environment_id: &EnvironmentId,
         branch: &str,
     ) -> Result<()> {
         let environment = self.environment(account_id, environment_id).await?;

@@ -114,8 +114,8 @@ mod tests {
 
     fn agent(harness: Option<&str>, model: Option<&str>, effort: Option<&str>) -> Agent {
         Agent {
-            id: "agt".into(),
-            account_id: "acc".into(),
+            id: "agt".to_owned().into(),
+            account_id: "acc".to_owned().into(),
             name: "agent".into(),
             connected: true,
             enabled: true,

@@ -14,8 +14,8 @@ use cinch_engine::engine::StartError;
 use cinch_engine::engine::brief::Note;
 use cinch_engine::engine::result::{Status, TurnResult};
 use cinch_store::{
-    Attachment, AttachmentStatus, CloseReason, Environment, Message, MessageKind, Session,
-    SessionStatus, TurnOutcome, TurnState, TurnView,
+    AccountId, Attachment, AttachmentStatus, CloseReason, Environment, Message, MessageKind,
+    Session, SessionId, SessionStatus, TurnOutcome, TurnState, TurnView,
 };
 
 /// The first pause before recording a turn's end again, when the database
@@ -73,7 +73,10 @@ impl Conductor {
                 .unwrap_or_default();
             let header = format!(
                 "[cinch: this session is a fork of session {} at its turn {}: the work tree is as that turn left it, and this harness session starts anew{why}. The conversation so far:]",
-                session.forked_from_session.as_deref().unwrap_or_default(),
+                session
+                    .forked_from_session
+                    .as_ref()
+                    .map_or("", SessionId::as_str),
                 session.forked_from_turn.as_deref().unwrap_or_default()
             );
             brief = self
@@ -85,7 +88,7 @@ impl Conductor {
         let policy = self.approval_policy(session, environment).await?;
         let launch = Launch {
             account_id: &session.account_id,
-            run: &session.id,
+            run: session.id.as_str(),
             agent_id: &session.agent_id,
             environment,
             harness: session.harness.clone(),
@@ -112,7 +115,7 @@ impl Conductor {
             Ok(started) => started,
             Err(LaunchError::Call(error)) => return Err(error.into()),
             Err(LaunchError::Start(error)) => {
-                self.runner.slots().release(&session.id);
+                self.runner.slots().release(session.id.as_str());
                 let text = format!("{error:#}");
                 session.current_turn = None;
                 if matches!(error, StartError::CheckpointFailed(_)) {
@@ -239,7 +242,7 @@ impl Conductor {
             .runner
             .follow(
                 CallRef {
-                    account_id: session.account_id.to_string(),
+                    account_id: session.account_id.clone(),
                     run_id: session.id.to_string(),
                     call_id,
                 },
@@ -248,8 +251,8 @@ impl Conductor {
             .await
             .map_err(ServiceError::Internal)?;
         self.watch_turn(
-            session.account_id.to_string(),
-            session.id.to_string(),
+            session.account_id.clone(),
+            session.id.clone(),
             message,
             live,
         );
@@ -297,8 +300,8 @@ impl Conductor {
 
     pub(super) fn watch_turn(
         self: &Arc<Self>,
-        account_id: String,
-        session_id: String,
+        account_id: AccountId,
+        session_id: SessionId,
         message: Message,
         mut live: tokio::sync::watch::Receiver<LiveState>,
     ) {
@@ -351,15 +354,15 @@ impl Conductor {
 
     pub(super) async fn finish_turn(
         self: &Arc<Self>,
-        account_id: &str,
-        session_id: &str,
+        account_id: &AccountId,
+        session_id: &SessionId,
         message: Message,
         outcome: std::result::Result<Arc<TurnResult>, String>,
         result_stored: bool,
     ) -> Result<()> {
         let guard = self.session_lock(session_id);
         let _held = guard.lock().await;
-        self.runner.slots().release(session_id);
+        self.runner.slots().release(session_id.as_str());
         if let Some(generation) = self.held_generation(session_id)
             && !self
                 .store
@@ -385,7 +388,7 @@ impl Conductor {
             && !result_stored
         {
             self.store
-                .record_call_result(account_id, session_id, &view.call_id, result)
+                .record_call_result(account_id, session_id.as_str(), &view.call_id, result)
                 .await?;
         }
         let Some(mut session) = self.store.session(account_id, session_id).await? else {
@@ -443,7 +446,7 @@ impl Conductor {
             let tenant = self.tenant(&session.agent_id, None);
             let run = session.id.clone();
             let pushed = tokio::task::spawn_blocking(move || {
-                workspace::push_checkpoints(&tenant, Path::new(&dir), &remote, &run)
+                workspace::push_checkpoints(&tenant, Path::new(&dir), &remote, run.as_str())
             })
             .await
             .map_err(|error| ServiceError::Internal(error.into()))?;

@@ -7,14 +7,16 @@ use serde_json::value::RawValue;
 
 use cinch_base::timestamp::Timestamp;
 use cinch_store::{
-    self as store, CloseReason, ForkMode, MessageKind, RebuiltFrom, SessionStatus, UsageTotals,
+    self as store, AccountId, AgentId, CloseReason, EnvironmentId, ForkMode, MessageId,
+    MessageKind, RebuiltFrom, SessionId, SessionStatus, TaskId, UsageTotals,
 };
 
 /// Where a fork was forked from.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct ForkedFrom {
     /// The source session.
-    pub session_id: String,
+    #[schema(value_type = String)]
+    pub session_id: SessionId,
     /// Its turn the fork starts after: the fork's work tree is that turn's
     /// end checkpoint, its conversation the messages up to it.
     pub turn_id: String,
@@ -24,19 +26,24 @@ pub struct ForkedFrom {
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct Session {
     /// Its id; also the run id of its turns.
-    pub id: String,
+    #[schema(value_type = String)]
+    pub id: SessionId,
     /// The account it belongs to.
-    pub account_id: String,
+    #[schema(value_type = String)]
+    pub account_id: AccountId,
     /// Its task.
-    pub task_id: String,
+    #[schema(value_type = String)]
+    pub task_id: TaskId,
     /// The agent it runs as (its harnesses' HOME is that agent's).
-    pub agent_id: String,
+    #[schema(value_type = String)]
+    pub agent_id: AgentId,
     /// Its title.
     pub title: String,
     /// Where it is in its life.
     pub status: SessionStatus,
     /// Its environment.
-    pub environment_id: Option<String>,
+    #[schema(value_type = Option<String>)]
+    pub environment_id: Option<EnvironmentId>,
     /// The branch its workspace is on.
     pub branch_name: String,
     /// The branch that one started from.
@@ -92,13 +99,13 @@ pub struct Session {
 impl From<store::Session> for Session {
     fn from(row: store::Session) -> Self {
         Self {
-            id: row.id.into(),
-            account_id: row.account_id.into(),
-            task_id: row.task_id.into(),
-            agent_id: row.agent_id.into(),
+            id: row.id,
+            account_id: row.account_id,
+            task_id: row.task_id,
+            agent_id: row.agent_id,
             title: row.title,
             status: row.status,
-            environment_id: row.environment_id.map(Into::into),
+            environment_id: row.environment_id,
             branch_name: row.branch_name,
             base_branch: row.base_branch,
             auto_commit: row.auto_commit,
@@ -118,7 +125,7 @@ impl From<store::Session> for Session {
             rebuilt_from: row.rebuilt_from,
             forked_from: row.forked_from_session.zip(row.forked_from_turn).map(
                 |(session_id, turn_id)| ForkedFrom {
-                    session_id: session_id.into(),
+                    session_id,
                     turn_id,
                 },
             ),
@@ -136,11 +143,14 @@ impl From<store::Session> for Session {
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct Message {
     /// Its id.
-    pub id: String,
+    #[schema(value_type = String)]
+    pub id: MessageId,
     /// Its session.
-    pub session_id: String,
+    #[schema(value_type = String)]
+    pub session_id: SessionId,
     /// Its session's task.
-    pub task_id: String,
+    #[schema(value_type = String)]
+    pub task_id: TaskId,
     /// Its place in the conversation; null while it is queued.
     pub sequence: Option<i64>,
     /// What it is.
@@ -164,9 +174,9 @@ pub struct Message {
 impl From<store::Message> for Message {
     fn from(row: store::Message) -> Self {
         Self {
-            id: row.id.into(),
-            session_id: row.session_id.into(),
-            task_id: row.task_id.into(),
+            id: row.id,
+            session_id: row.session_id,
+            task_id: row.task_id,
             sequence: row.sequence,
             kind: row.kind,
             content: row.content,
