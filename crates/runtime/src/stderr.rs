@@ -23,7 +23,7 @@ pub(crate) struct BoundedOutput {
 
 impl BoundedOutput {
     /// An empty buffer that keeps at most `capacity` bytes.
-    pub fn new(capacity: usize) -> Self {
+    pub(crate) fn new(capacity: usize) -> Self {
         Self {
             buffer: Arc::default(),
             capacity,
@@ -31,7 +31,7 @@ impl BoundedOutput {
     }
 
     /// What was written so far, as text.
-    pub fn contents(&self) -> String {
+    pub(crate) fn contents(&self) -> String {
         String::from_utf8_lossy(&self.lock()).into_owned()
     }
 

@@ -10,7 +10,7 @@ wasmtime::component::bindgen!({
 
 use self::cinch::driver::types as wit;
 
-pub use HarnessDriverPre as Pre;
+pub(crate) use HarnessDriverPre as Pre;
 
 super::convert::conversions! {
     brief {}

@@ -18,23 +18,23 @@ use cinch_engine::metrics::{DRIVER_FAILURES, EGRESS_REFUSED};
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 
 /// Turns that ended, by `harness` and `status`.
-pub const TURNS_ENDED: &str = "cinch_turns_ended_total";
+pub(crate) const TURNS_ENDED: &str = "cinch_turns_ended_total";
 /// Turns the server follows that have not ended, by `harness`.
-pub const TURNS_RUNNING: &str = "cinch_turns_running";
+pub(crate) const TURNS_RUNNING: &str = "cinch_turns_running";
 /// Sessions waiting for a turn slot.
-pub const SESSIONS_WAITING: &str = "cinch_sessions_waiting";
+pub(crate) const SESSIONS_WAITING: &str = "cinch_sessions_waiting";
 /// Progress lines of turns, by `harness`.
-pub const PROGRESS_LINES: &str = "cinch_progress_lines_total";
+pub(crate) const PROGRESS_LINES: &str = "cinch_progress_lines_total";
 /// Bytes cinch may still write on the disk of its home.
-pub const HOME_FREE_BYTES: &str = "cinch_home_disk_free_bytes";
+pub(crate) const HOME_FREE_BYTES: &str = "cinch_home_disk_free_bytes";
 /// The size in bytes of the disk of cinch's home.
-pub const HOME_SIZE_BYTES: &str = "cinch_home_disk_size_bytes";
+pub(crate) const HOME_SIZE_BYTES: &str = "cinch_home_disk_size_bytes";
 /// Turns that ran on a CLI outside the versions its driver was tested
 /// with, by `harness` and `cli_version`.
-pub const TURNS_UNTESTED_CLI: &str = "cinch_turns_untested_cli_total";
+pub(crate) const TURNS_UNTESTED_CLI: &str = "cinch_turns_untested_cli_total";
 /// HTTP requests' latency in seconds, by `method`, `route` (its template,
 /// `unmatched` for none) and `status`.
-pub const HTTP_REQUEST_SECONDS: &str = "cinch_http_request_duration_seconds";
+pub(crate) const HTTP_REQUEST_SECONDS: &str = "cinch_http_request_duration_seconds";
 
 /// The latency histogram's buckets, in seconds.
 const LATENCY_BUCKETS: &[f64] = &[
@@ -95,7 +95,7 @@ pub fn install() -> anyhow::Result<()> {
 
 /// Everything recorded so far, in Prometheus's text format; empty when no
 /// recorder is installed.
-pub fn render() -> String {
+pub(crate) fn render() -> String {
     HANDLE.get().map_or_else(String::new, |handle| {
         handle.run_upkeep();
         handle.render()
@@ -103,14 +103,14 @@ pub fn render() -> String {
 }
 
 /// Counts a turn that ended.
-pub fn turn_ended(harness: &str, status: &str) {
+pub(crate) fn turn_ended(harness: &str, status: &str) {
     metrics::counter!(TURNS_ENDED, "harness" => harness.to_owned(), "status" => status.to_owned())
         .increment(1);
 }
 
 /// Counts a turn of `harness` that ran on its CLI at `cli_version`,
 /// outside the versions its driver was tested with.
-pub fn untested_cli(harness: &str, cli_version: &str) {
+pub(crate) fn untested_cli(harness: &str, cli_version: &str) {
     metrics::counter!(
         TURNS_UNTESTED_CLI,
         "harness" => harness.to_owned(),
@@ -121,29 +121,29 @@ pub fn untested_cli(harness: &str, cli_version: &str) {
 
 /// The count of progress lines moved on for `harness`'s turns, to add to
 /// as they come.
-pub fn progress_lines(harness: &str) -> metrics::Counter {
+pub(crate) fn progress_lines(harness: &str) -> metrics::Counter {
     metrics::counter!(PROGRESS_LINES, "harness" => harness.to_owned())
 }
 
 /// Sets how many sessions wait for a turn slot.
-pub fn sessions_waiting(count: usize) {
+pub(crate) fn sessions_waiting(count: usize) {
     metrics::gauge!(SESSIONS_WAITING).set(count as f64);
 }
 
 /// Sets the disk gauges to `space`.
-pub fn disk_space(space: &cinch_engine::disk::Space) {
+pub(crate) fn disk_space(space: &cinch_engine::disk::Space) {
     metrics::gauge!(HOME_FREE_BYTES).set(space.free_bytes as f64);
     metrics::gauge!(HOME_SIZE_BYTES).set(space.total_bytes as f64);
 }
 
 /// Counts a followed turn as running until dropped.
-pub struct RunningTurn {
+pub(crate) struct RunningTurn {
     harness: String,
 }
 
 impl RunningTurn {
     /// A turn of `harness` the server follows from now on.
-    pub fn start(harness: &str) -> Self {
+    pub(crate) fn start(harness: &str) -> Self {
         metrics::gauge!(TURNS_RUNNING, "harness" => harness.to_owned()).increment(1.0);
         Self {
             harness: harness.to_owned(),
@@ -159,7 +159,7 @@ impl Drop for RunningTurn {
 
 /// Middleware: times every request, labelled with its route's template (so
 /// that ids in paths do not make a series each).
-pub async fn track_http(request: Request, next: Next) -> Response {
+pub(crate) async fn track_http(request: Request, next: Next) -> Response {
     let started = Instant::now();
     let method = request.method().as_str().to_owned();
     let route = request

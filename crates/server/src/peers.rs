@@ -7,7 +7,7 @@ use std::time::Duration;
 
 /// The header that marks a request one node sent another on a caller's
 /// behalf: its answer is the node's own, never fetched further.
-pub const FORWARDED_HEADER: &str = "X-Cinch-Forwarded";
+pub(crate) const FORWARDED_HEADER: &str = "X-Cinch-Forwarded";
 
 /// How long a node waits for another's answer.
 const PEER_TIMEOUT: Duration = Duration::from_secs(15);
@@ -18,7 +18,7 @@ const RELAY_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// What another node answered.
 #[derive(Debug)]
-pub enum PeerAnswer<T> {
+pub(crate) enum PeerAnswer<T> {
     /// It had it.
     Found(T),
     /// It answered 404 too: it no longer has it either.
@@ -27,7 +27,7 @@ pub enum PeerAnswer<T> {
 
 /// What of a code-task call another node can be asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CallPart {
+pub(crate) enum CallPart {
     /// Its harness log (JSON, as the log route answers).
     Log,
     /// Its diff (text), with this much context.
@@ -46,7 +46,7 @@ impl CallPart {
 /// Fetches `part` of call `call` of run `run` from the node at `base` (its
 /// advertised URL), as the caller whose bearer token is `bearer`: the node
 /// checks the token and the account as for any request. Blocking.
-pub fn fetch(
+pub(crate) fn fetch(
     base: &str,
     run: &str,
     call: &str,
@@ -79,7 +79,7 @@ pub fn fetch(
 
 /// Another node's whole answer to a request passed on to it.
 #[derive(Debug)]
-pub struct Relayed {
+pub(crate) struct Relayed {
     /// Its HTTP status.
     pub status: u16,
     /// Its `Content-Type`, if it said one.
@@ -92,7 +92,7 @@ pub struct Relayed {
 /// the caller whose bearer token is `bearer` (the node checks the token and
 /// the account as for any request), and returns its answer whatever its
 /// status: it is the answer to the caller. Blocking.
-pub fn relay_post(
+pub(crate) fn relay_post(
     base: &str,
     path: &str,
     body: &serde_json::Value,

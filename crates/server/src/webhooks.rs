@@ -354,7 +354,7 @@ fn send(
 }
 
 /// `t=<timestamp>,v1=<hex HMAC-SHA256 of "<timestamp>.<body>">`.
-pub fn signature(secret: &str, timestamp: i64, body: &str) -> String {
+pub(crate) fn signature(secret: &str, timestamp: i64, body: &str) -> String {
     let hex = hmac_sha256_hex(secret, &format!("{timestamp}.{body}"));
     format!("t={timestamp},v1={hex}")
 }

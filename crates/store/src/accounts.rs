@@ -74,10 +74,10 @@ const AGENT_COLUMNS: &str =
 const FIRST_START_LOCK: i64 = 0x6369_6e63_6800_0001;
 
 /// The name of the admin member every new account starts with.
-pub const ADMIN_MEMBER: &str = "admin";
+pub(crate) const ADMIN_MEMBER: &str = "admin";
 
 /// The name of the connected agent every new account starts with.
-pub const CONNECTED_AGENT: &str = "agent";
+pub(crate) const CONNECTED_AGENT: &str = "agent";
 
 impl Store {
     /// On the first start (no account yet), creates the first account and

@@ -9,13 +9,13 @@
 use serde::{Deserialize, Serialize};
 
 /// The longest deadline, in seconds (a day).
-pub const MAX_TIMEOUT_SECONDS: u32 = 86_400;
+pub(crate) const MAX_TIMEOUT_SECONDS: u32 = 86_400;
 
 /// The deadline when the policy names none, in seconds.
-pub const DEFAULT_TIMEOUT_SECONDS: u32 = 600;
+pub(crate) const DEFAULT_TIMEOUT_SECONDS: u32 = 600;
 
 /// The most rules in one list.
-pub const MAX_RULES: usize = 100;
+pub(crate) const MAX_RULES: usize = 100;
 
 /// When and how the agent's permission requests are decided.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -125,7 +125,7 @@ fn insert_events(rows: usize) -> String {
 
 /// The PostgreSQL channel on which a node tells the others that a run has
 /// new events: the payload is a [`RunKey`] as JSON.
-pub const RUN_EVENTS_CHANNEL: &str = "cinch_run_events";
+pub(crate) const RUN_EVENTS_CHANNEL: &str = "cinch_run_events";
 
 /// Which run a notice is about.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]

@@ -24,7 +24,7 @@ pub enum KeyState {
 }
 
 /// Keys are kept this long before a sweep may forget them.
-pub const KEY_LIFETIME_HOURS: i64 = 48;
+pub(crate) const KEY_LIFETIME_HOURS: i64 = 48;
 
 impl Store {
     /// Claims `key` for a request with `fingerprint`, or tells what it already holds.

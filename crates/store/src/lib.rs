@@ -499,8 +499,8 @@ pub async fn test_store() -> (Store, tempfile::TempDir) {
 }
 
 /// A new session in a new account, as its first agent's, for the unit tests.
-#[cfg(any(test, feature = "testing"))]
-pub async fn test_session(store: &Store) -> Session {
+#[cfg(test)]
+async fn test_session(store: &Store) -> Session {
     let (account, _) = store.create_account("acme").await.unwrap();
     let agent = store.agents(&account.id, None, 10).await.unwrap().items[0].clone();
     let task = store

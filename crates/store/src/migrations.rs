@@ -15,12 +15,12 @@ type File = (i64, &'static str, &'static str);
 include!(concat!(env!("OUT_DIR"), "/migrations.rs"));
 
 /// The migrations of SQLite databases.
-pub async fn sqlite() -> Result<Migrator, MigrateError> {
+pub(crate) async fn sqlite() -> Result<Migrator, MigrateError> {
     Migrator::new(Embedded(SQLITE)).await
 }
 
 /// The migrations of PostgreSQL databases.
-pub async fn postgres() -> Result<Migrator, MigrateError> {
+pub(crate) async fn postgres() -> Result<Migrator, MigrateError> {
     Migrator::new(Embedded(POSTGRES)).await
 }
 

@@ -9,11 +9,11 @@ use std::sync::{Mutex, MutexGuard};
 use super::{Direction, SessionId};
 
 /// A page as the listing answers it: its JSON, how many messages, the next cursor.
-pub type CachedPage = (String, usize, Option<String>);
+pub(crate) type CachedPage = (String, usize, Option<String>);
 
 /// What identifies a page of one session.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct PageKey {
+pub(crate) struct PageKey {
     /// The account asking.
     pub account_id: AccountId,
     /// The task named in the path.
@@ -34,7 +34,7 @@ struct SessionPages {
 }
 
 /// The cache, by session, and the bytes of JSON it holds.
-pub struct PageCache {
+pub(crate) struct PageCache {
     sessions: Mutex<(HashMap<SessionId, SessionPages>, usize)>,
     /// The most bytes of pages kept; past it the cache starts over.
     max_bytes: usize,
@@ -48,7 +48,7 @@ impl Default for PageCache {
 
 impl PageCache {
     /// A cache of at most `max_bytes` of pages; none keeps nothing.
-    pub fn holding(max_bytes: usize) -> Self {
+    pub(crate) fn holding(max_bytes: usize) -> Self {
         Self {
             sessions: Default::default(),
             max_bytes,
@@ -56,7 +56,7 @@ impl PageCache {
     }
 
     /// Whether it keeps any page.
-    pub fn is_on(&self) -> bool {
+    pub(crate) fn is_on(&self) -> bool {
         self.max_bytes > 0
     }
 
@@ -66,7 +66,7 @@ impl PageCache {
 
     /// The cached page, or the generation to hand back to [`PageCache::put`]
     /// with the page read from the database.
-    pub fn get(&self, session_id: &SessionId, key: &PageKey) -> Result<CachedPage, u64> {
+    pub(crate) fn get(&self, session_id: &SessionId, key: &PageKey) -> Result<CachedPage, u64> {
         let cache = self.lock();
         match cache.0.get(session_id) {
             Some(entry) => entry.pages.get(key).cloned().ok_or(entry.generation),
@@ -75,7 +75,13 @@ impl PageCache {
     }
 
     /// Keeps a page read at `generation`, unless the messages changed since.
-    pub fn put(&self, session_id: &SessionId, generation: u64, key: PageKey, page: CachedPage) {
+    pub(crate) fn put(
+        &self,
+        session_id: &SessionId,
+        generation: u64,
+        key: PageKey,
+        page: CachedPage,
+    ) {
         if page.0.len() > self.max_bytes {
             return;
         }
@@ -99,7 +105,7 @@ impl PageCache {
     }
 
     /// Forgets the session's pages: its messages changed.
-    pub fn invalidate(&self, session_id: &SessionId) {
+    pub(crate) fn invalidate(&self, session_id: &SessionId) {
         let mut cache = self.lock();
         let (sessions, bytes) = &mut *cache;
         let entry = sessions.entry(session_id.clone()).or_default();

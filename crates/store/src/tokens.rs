@@ -285,7 +285,7 @@ impl Store {
 /// a query per request. Only valid tokens are kept (a new token is found by
 /// the query), each for [`TOKEN_CACHE_TTL`].
 #[derive(Debug, Default)]
-pub struct TokenCache {
+pub(crate) struct TokenCache {
     seen: std::sync::Mutex<std::collections::HashMap<String, (Principal, std::time::Instant)>>,
 }
 

@@ -293,17 +293,6 @@ impl Store {
         Ok(due)
     }
 
-    /// When the next pending delivery is due, if any is.
-    pub async fn next_delivery_due(&self) -> Result<Option<Timestamp>> {
-        let row: Option<(Option<Timestamp>,)> = on_pool!(self, |pool| sqlx::query_as(
-            "SELECT MIN(next_attempt_at) FROM webhook_deliveries WHERE state = $1"
-        )
-        .bind(DeliveryState::Pending)
-        .fetch_optional(pool)
-        .await)?;
-        Ok(row.and_then(|(at,)| at))
-    }
-
     /// Records how an attempt at delivery `id` went.
     pub async fn record_attempt(&self, id: &str, attempt: &Attempt) -> Result<()> {
         let (state, status, error, next, delivered_at) = match attempt {

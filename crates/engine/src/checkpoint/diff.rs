@@ -51,7 +51,12 @@ pub fn diffstat(repo: &Path, start_sha: &str, end_sha: &str, max_files: usize) -
 
 impl Repo {
     /// [`diffstat`], in this repository.
-    pub fn diffstat(&self, start_sha: &str, end_sha: &str, max_files: usize) -> Result<DiffStat> {
+    pub(crate) fn diffstat(
+        &self,
+        start_sha: &str,
+        end_sha: &str,
+        max_files: usize,
+    ) -> Result<DiffStat> {
         let diff = diff_commits(&self.repo, start_sha, end_sha)?;
 
         let mut stat = DiffStat::default();
@@ -115,7 +120,12 @@ pub fn diff(repo: &Path, start_sha: &str, end_sha: &str, context: DiffContext) -
 
 impl Repo {
     /// [`diff`], in this repository.
-    pub fn diff(&self, start_sha: &str, end_sha: &str, context: DiffContext) -> Result<String> {
+    pub(crate) fn diff(
+        &self,
+        start_sha: &str,
+        end_sha: &str,
+        context: DiffContext,
+    ) -> Result<String> {
         patch_text(&self.repo, start_sha, end_sha, context)
     }
 }

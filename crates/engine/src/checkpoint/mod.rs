@@ -95,7 +95,7 @@ pub(crate) struct Repo {
 
 impl Repo {
     /// Opens the repository whose root (or worktree root) is `workdir`.
-    pub fn open(workdir: &Path) -> Result<Self> {
+    pub(crate) fn open(workdir: &Path) -> Result<Self> {
         Ok(Self {
             repo: open(workdir)?,
             workdir: workdir.to_path_buf(),

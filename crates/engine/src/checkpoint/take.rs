@@ -36,7 +36,7 @@ pub fn take(workdir: &Path, refname: &str, message: &str) -> Result<Checkpoint> 
 
 impl Repo {
     /// [`take`], in this repository.
-    pub fn take(&self, refname: &str, message: &str) -> Result<Checkpoint> {
+    pub(crate) fn take(&self, refname: &str, message: &str) -> Result<Checkpoint> {
         let repo = &self.repo;
         if repo.is_bare() {
             return Err(CheckpointError::Bare(self.workdir.clone()));

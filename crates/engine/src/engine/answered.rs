@@ -22,7 +22,7 @@ pub(crate) struct OneWay {
 
 impl OneWay {
     /// `session` reading `turn`.
-    pub fn new(session: DriverSession, turn: TurnDir) -> Self {
+    pub(super) fn new(session: DriverSession, turn: TurnDir) -> Self {
         let asked = turn.close_stdin().exists();
         Self {
             session,

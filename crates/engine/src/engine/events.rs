@@ -130,7 +130,7 @@ pub(crate) struct EventLog {
 
 impl EventLog {
     /// An empty log.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
@@ -140,7 +140,7 @@ impl EventLog {
 
     /// Appends an event, hands it to the listeners and wakes the
     /// subscribers; returns its number.
-    pub fn publish(&self, kind: TurnEventKind) -> u64 {
+    pub(crate) fn publish(&self, kind: TurnEventKind) -> u64 {
         self.publish_all([kind])
     }
 
@@ -181,7 +181,7 @@ impl EventLog {
     }
 
     /// No more events will come; the listeners are let go.
-    pub fn close(&self) {
+    pub(crate) fn close(&self) {
         let mut shared = self.lock();
         shared.closed = true;
         shared.listeners.clear();
@@ -192,7 +192,7 @@ impl EventLog {
     /// Hands `listener` the kept events after number `after` (0: from the
     /// oldest kept) at once, then each publication as it comes. On a closed
     /// log it only gets what there is.
-    pub fn listen(&self, after: u64, mut listener: Listener) {
+    pub(crate) fn listen(&self, after: u64, mut listener: Listener) {
         let mut shared = self.lock();
         let backlog: Vec<TurnEvent> = shared.after(after).cloned().collect();
         if !backlog.is_empty() {
@@ -208,7 +208,7 @@ impl EventLog {
     /// A subscriber that starts after event number `after` (0: from the
     /// start), or from the oldest kept event when those before it are gone.
     /// Events it has not read are kept for it until it is dropped.
-    pub fn subscribe(&self, after: u64) -> Subscription {
+    pub(crate) fn subscribe(&self, after: u64) -> Subscription {
         let mut shared = self.lock();
         let oldest = shared
             .events
@@ -228,7 +228,7 @@ impl EventLog {
     }
 
     /// How many events there are so far.
-    pub fn len(&self) -> u64 {
+    pub(crate) fn len(&self) -> u64 {
         self.lock().published
     }
 }

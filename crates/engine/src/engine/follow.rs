@@ -19,7 +19,7 @@ use crate::turn_dir::{TurnDir, write_private};
 const READ_CHUNK: usize = 256 << 10;
 
 /// Reads one turn's log as it grows.
-pub struct Follower {
+pub(super) struct Follower {
     reader: LogReader<Box<dyn TurnParser + Send>>,
     turn: TurnDir,
     log: Option<File>,
@@ -39,7 +39,7 @@ pub struct Follower {
 }
 
 /// What the turn's egress proxy refuses, as the user reads it.
-pub struct Refusals {
+pub(super) struct Refusals {
     /// The proxy's refusals file.
     pub feed: RefusalFeed,
     /// Masks secrets in a host name (a secret sent out as one).
@@ -70,7 +70,7 @@ impl Refusals {
 impl Follower {
     /// A follower of `turn`'s log that publishes to `events`, its parsing
     /// recorded in `parsing`.
-    pub fn new(
+    pub(super) fn new(
         turn: TurnDir,
         reader: LogReader<Box<dyn TurnParser + Send>>,
         events: EventLog,
@@ -97,7 +97,7 @@ impl Follower {
     ///
     /// A read shorter than the buffer is taken as the end for now: whatever
     /// is written after it raises a new change event, which pumps again.
-    pub fn pump(&mut self) -> anyhow::Result<bool> {
+    pub(super) fn pump(&mut self) -> anyhow::Result<bool> {
         // A refused request is read with the next output of the harness,
         // which tells of it (an error, a retry) soon after.
         if let Some(refusals) = self.refusals.as_mut() {
@@ -128,7 +128,11 @@ impl Follower {
     }
 
     /// The CLI has exited: reads the log through and returns the outcome.
-    pub fn finish(mut self, exit_code: Option<i32>, stderr_tail: &str) -> anyhow::Result<Finished> {
+    pub(super) fn finish(
+        mut self,
+        exit_code: Option<i32>,
+        stderr_tail: &str,
+    ) -> anyhow::Result<Finished> {
         while self.pump()? {}
         if let Some(refusals) = self.refusals.as_mut() {
             self.events.publish_all(refusals.lines());

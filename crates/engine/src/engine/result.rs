@@ -265,7 +265,7 @@ pub(crate) struct ResultText<'a> {
 impl ResultText<'_> {
     /// The text, at most `max_bytes` long: the final message gives way from
     /// its start (where least is lost: questions and summaries come last).
-    pub fn render(&self, max_bytes: usize) -> String {
+    pub(crate) fn render(&self, max_bytes: usize) -> String {
         let header = format!(
             "{} · {} · {} · session {} · {}\n{}\n{}",
             self.status.as_str(),

@@ -36,7 +36,7 @@ impl Default for LineSplitter {
 
 impl LineSplitter {
     /// A splitter that skips lines longer than `max_line` bytes.
-    pub fn new(max_line: usize) -> Self {
+    pub(crate) fn new(max_line: usize) -> Self {
         Self {
             pending: Vec::new(),
             max_line,
@@ -45,7 +45,7 @@ impl LineSplitter {
     }
 
     /// Takes a chunk of output and appends the lines it completes to `out`.
-    pub fn push(&mut self, mut chunk: &[u8], out: &mut Vec<Line>) {
+    pub(crate) fn push(&mut self, mut chunk: &[u8], out: &mut Vec<Line>) {
         while !chunk.is_empty() {
             let newline = memchr(chunk);
             let (piece, rest) = match newline {
@@ -61,7 +61,7 @@ impl LineSplitter {
     }
 
     /// The output has ended: the last line, if it had no newline.
-    pub fn finish(&mut self) -> Option<Line> {
+    pub(crate) fn finish(&mut self) -> Option<Line> {
         (self.discarding.is_some() || !self.pending.is_empty()).then(|| self.end_line())
     }
 

@@ -27,7 +27,7 @@ pub(crate) struct ProgressRenderer {
 
 impl ProgressRenderer {
     /// A renderer for the harness called `display_name`.
-    pub fn new(display_name: &str, redactor: Redactor) -> Self {
+    pub(crate) fn new(display_name: &str, redactor: Redactor) -> Self {
         Self {
             display_name: display_name.to_owned(),
             redactor,
@@ -36,12 +36,12 @@ impl ProgressRenderer {
     }
 
     /// `text` with the turn's secrets masked.
-    pub fn redact(&self, text: &str) -> String {
+    pub(crate) fn redact(&self, text: &str) -> String {
         self.redactor.redact(text)
     }
 
     /// The progress line for `event`, if it gives one.
-    pub fn render(&mut self, event: &Event) -> Option<String> {
+    pub(crate) fn render(&mut self, event: &Event) -> Option<String> {
         let line = match event {
             Event::Started {
                 model: Some(model), ..

@@ -120,7 +120,7 @@ pub(crate) struct LogReader<P> {
 
 impl<P: TurnParser> LogReader<P> {
     /// A reader that feeds `parser` and renders with `renderer`.
-    pub fn new(parser: P, renderer: ProgressRenderer) -> Self {
+    pub(crate) fn new(parser: P, renderer: ProgressRenderer) -> Self {
         Self {
             parser,
             renderer,
@@ -134,14 +134,14 @@ impl<P: TurnParser> LogReader<P> {
     }
 
     /// Takes the next bytes of output; appends what they gave to `out`.
-    pub fn push(&mut self, bytes: &[u8], out: &mut Vec<Output>) {
+    pub(crate) fn push(&mut self, bytes: &[u8], out: &mut Vec<Output>) {
         self.tally.bytes += bytes.len() as u64;
         self.splitter.push(bytes, &mut self.lines);
         self.handle_lines(out);
     }
 
     /// The output has ended and the CLI exited: the outcome.
-    pub fn finish(
+    pub(crate) fn finish(
         mut self,
         exit_code: Option<i32>,
         stderr_tail: &str,

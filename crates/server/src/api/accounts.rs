@@ -13,7 +13,7 @@ use cinch_store::{self as store, AccountId, UsageTotals};
 
 /// An account: everything else belongs to one.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
-pub struct Account {
+pub(super) struct Account {
     /// Its id.
     #[schema(value_type = String)]
     pub id: AccountId,
@@ -40,7 +40,7 @@ impl From<AccountWithUsage> for Account {
 
 /// A person in an account.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
-pub struct Member {
+pub(super) struct Member {
     /// Its id.
     pub id: String,
     /// The account it belongs to.
@@ -77,7 +77,7 @@ impl From<store::Member> for Member {
     ),
     tag = "accounts"
 )]
-pub async fn list_accounts(
+pub(super) async fn list_accounts(
     State(app): State<AppState>,
     caller: Caller,
 ) -> Result<axum::Json<Envelope<Vec<Account>>>, Problem> {
@@ -99,7 +99,7 @@ pub async fn list_accounts(
     ),
     tag = "accounts"
 )]
-pub async fn list_members(
+pub(super) async fn list_members(
     State(app): State<AppState>,
     caller: Caller,
     Path(account): Path<AccountId>,
@@ -115,7 +115,7 @@ pub async fn list_members(
 }
 
 #[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct HarnessModels {
+pub(super) struct HarnessModels {
     /// The harness, as a request's `harness` names it.
     pub harness: String,
     /// What people call it.
@@ -143,7 +143,7 @@ pub struct HarnessModels {
     ),
     tag = "models"
 )]
-pub async fn list_models(
+pub(super) async fn list_models(
     State(app): State<AppState>,
     _caller: Caller,
 ) -> axum::Json<Envelope<Vec<HarnessModels>>> {

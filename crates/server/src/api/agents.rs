@@ -24,7 +24,7 @@ use cinch_store::{self as store, AccountId, AgentId, AgentSettings, EnvironmentI
     ),
     tag = "accounts"
 )]
-pub async fn list_agents(
+pub(crate) async fn list_agents(
     State(app): State<AppState>,
     caller: Caller,
     Path(account): Path<AccountId>,
@@ -42,7 +42,7 @@ pub async fn list_agents(
 /// An execution identity of an account, with its default harness, model,
 /// effort and environment.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
-pub struct Agent {
+pub(crate) struct Agent {
     /// Its id.
     #[schema(value_type = String)]
     pub id: AgentId,
@@ -88,7 +88,7 @@ impl From<store::Agent> for Agent {
 
 /// An agent with the size of its home directory.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct AgentView {
+pub(crate) struct AgentView {
     /// The agent.
     #[serde(flatten)]
     pub agent: Agent,
@@ -134,7 +134,7 @@ pub struct AgentChange {
 /// A new agent: a `name` and, optionally, its settings as in [`AgentChange`].
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct AgentCreate {
+pub(crate) struct AgentCreate {
     /// Its name, unique in the account: not blank.
     #[schema(pattern = r"\S")]
     pub name: String,
@@ -206,7 +206,7 @@ pub(super) fn member_only(caller: &Caller, what: &str) -> Result<(), Problem> {
     ),
     tag = "accounts"
 )]
-pub async fn create_agent(
+pub(crate) async fn create_agent(
     State(app): State<AppState>,
     caller: Caller,
     Path(account): Path<AccountId>,
@@ -249,7 +249,7 @@ pub async fn create_agent(
     ),
     tag = "accounts"
 )]
-pub async fn update_agent(
+pub(crate) async fn update_agent(
     State(app): State<AppState>,
     caller: Caller,
     Path((account, agent)): Path<(AccountId, AgentId)>,

@@ -18,7 +18,7 @@ const MAX_MESSAGE_CHARS: usize = 4000;
 /// Which approvals a listing shows.
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
-pub struct ApprovalQuery {
+pub(super) struct ApprovalQuery {
     /// `pending`: only those waiting; `resolved`: only those decided or cancelled.
     #[param(inline)]
     pub status: Option<StatusFilter>,
@@ -31,7 +31,7 @@ pub struct ApprovalQuery {
 /// Waiting or not.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
-pub enum StatusFilter {
+pub(super) enum StatusFilter {
     /// Waiting for a decision.
     Pending,
     /// Decided, expired or cancelled.
@@ -42,7 +42,7 @@ pub enum StatusFilter {
 /// permission request, `answer` for a question (`kind: "question"`).
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct DecisionBody {
+pub(super) struct DecisionBody {
     /// `allow` or `deny` (a permission request).
     pub decision: Option<Decision>,
     /// `once` (the default) or `session`: the same tool with the same input
@@ -134,7 +134,7 @@ fn check_length(field: &str, text: &str) -> Result<(), Problem> {
     ),
     tag = "approvals"
 )]
-pub async fn list_approvals(
+pub(super) async fn list_approvals(
     State(app): State<AppState>,
     caller: Caller,
     Path(account): Path<AccountId>,
@@ -174,7 +174,7 @@ pub async fn list_approvals(
     ),
     tag = "approvals"
 )]
-pub async fn get_approval(
+pub(super) async fn get_approval(
     State(app): State<AppState>,
     caller: Caller,
     Path((account, approval)): Path<(AccountId, ApprovalId)>,
@@ -206,7 +206,7 @@ pub async fn get_approval(
     ),
     tag = "approvals"
 )]
-pub async fn decide_approval(
+pub(super) async fn decide_approval(
     State(app): State<AppState>,
     caller: Caller,
     Path((account, approval)): Path<(AccountId, ApprovalId)>,

@@ -22,7 +22,11 @@ const TOTAL_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Reads the request's body within the limit and the timeouts, then hands
 /// the request on with the body in memory.
-pub async fn read_whole(State(app): State<AppState>, request: Request, next: Next) -> Response {
+pub(super) async fn read_whole(
+    State(app): State<AppState>,
+    request: Request,
+    next: Next,
+) -> Response {
     let limit = app.body_limit;
     let announced = request
         .headers()

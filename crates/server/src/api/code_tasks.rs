@@ -25,7 +25,7 @@ const CAPACITY_RETRY_SECONDS: u64 = 10;
 /// A job to start: one turn, without a task or session.
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct TaskRequest {
+pub(super) struct TaskRequest {
     /// The whole task, self-contained: not blank.
     #[schema(pattern = r"\S")]
     pub brief: String,
@@ -52,7 +52,7 @@ pub struct TaskRequest {
 /// A note appended to the brief.
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct TaskNote {
+pub(super) struct TaskNote {
     /// Its heading: not blank.
     #[schema(pattern = r"\S")]
     pub name: String,
@@ -101,7 +101,7 @@ impl TaskRequest {
 /// `?wait=true`: answer once the turn has ended.
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
-pub struct WaitParams {
+pub(super) struct WaitParams {
     /// Answer with the result once the turn has ended.
     #[serde(default)]
     pub wait: bool,
@@ -110,7 +110,7 @@ pub struct WaitParams {
 /// Where a job is: running, or how it ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum CodeTaskStatus {
+pub(super) enum CodeTaskStatus {
     /// The harness is running.
     Running,
     /// The CLI exited 0 and its turn did not end in error.
@@ -140,7 +140,7 @@ impl From<Status> for CodeTaskStatus {
 /// A job: its call, its status and, once it has ended, its result.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 #[schema(as = CodeTask)]
-pub struct Task {
+pub(super) struct Task {
     /// The call's id.
     pub call_id: String,
     /// The run it belongs to.
@@ -162,7 +162,7 @@ pub struct Task {
 
 /// How a job ended, with the spec's metadata.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct TaskResult {
+pub(super) struct TaskResult {
     /// The harness's driver.
     pub harness: String,
     /// The repository: the environment's name, as `repo` takes it.
@@ -267,7 +267,7 @@ impl TaskResult {
     ),
     tag = "code tasks"
 )]
-pub async fn start_task(
+pub(super) async fn start_task(
     State(app): State<AppState>,
     caller: Caller,
     Path(run): Path<String>,
@@ -363,7 +363,7 @@ impl From<&TaskView> for Task {
     ),
     tag = "code tasks"
 )]
-pub async fn get_task(
+pub(super) async fn get_task(
     State(app): State<AppState>,
     caller: Caller,
     Path((run, call)): Path<(String, String)>,
@@ -389,7 +389,7 @@ pub async fn get_task(
     ),
     tag = "code tasks"
 )]
-pub async fn cancel_task(
+pub(super) async fn cancel_task(
     State(app): State<AppState>,
     caller: Caller,
     Path((run, call)): Path<(String, String)>,
@@ -404,7 +404,7 @@ pub async fn cancel_task(
 /// How much of each changed file a diff shows.
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
-pub struct DiffParams {
+pub(super) struct DiffParams {
     /// `hunks` (the default): three lines around each change; `whole_files`:
     /// every line of each changed file, for a whole-file view.
     #[param(inline)]
@@ -425,7 +425,7 @@ pub struct DiffParams {
     ),
     tag = "code tasks"
 )]
-pub async fn task_diff(
+pub(super) async fn task_diff(
     State(app): State<AppState>,
     caller: Caller,
     Path((run, call)): Path<(String, String)>,
@@ -460,7 +460,7 @@ pub async fn task_diff(
     ),
     tag = "code tasks"
 )]
-pub async fn task_log(
+pub(super) async fn task_log(
     State(app): State<AppState>,
     caller: Caller,
     Path((run, call)): Path<(String, String)>,

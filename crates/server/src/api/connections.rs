@@ -35,10 +35,10 @@ pub struct Limits {
 }
 
 /// The header timeout unless configured.
-pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(15);
+pub(crate) const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(15);
 
 /// The idle timeout unless configured.
-pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(30);
+pub(crate) const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Connections let past the cap, each for one request.
 const OVERFLOW_CONNECTIONS: usize = 64;
@@ -107,7 +107,7 @@ pub fn raise_open_file_limit() -> u64 {
 /// Serves `router` on `listener` within `limits` until `shutdown` ends;
 /// then stops accepting, lets each connection finish the request it is
 /// answering, and returns once all are closed.
-pub async fn serve(
+pub(crate) async fn serve(
     listener: TcpListener,
     router: axum::Router,
     limits: Limits,

@@ -20,7 +20,7 @@ type SessionPath = Path<(AccountId, TaskId, SessionId)>;
 /// A commit of the session's work tree.
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct CommitCreate {
+pub(super) struct CommitCreate {
     /// The commit message: not blank, at most 10,000 characters.
     #[schema(pattern = r"\S", max_length = 10000)]
     pub message: String,
@@ -44,7 +44,7 @@ pub struct CommitCreate {
     ),
     tag = "sessions"
 )]
-pub async fn commit_session(
+pub(super) async fn commit_session(
     State(app): State<AppState>,
     caller: Caller,
     Path((account, task, session)): SessionPath,
@@ -69,7 +69,7 @@ pub async fn commit_session(
 /// A push of the session's branch.
 #[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct PushCreate {
+pub(super) struct PushCreate {
     /// Its name in the environment's repository (default: the session's
     /// `branch_name`): a git branch name.
     #[schema(max_length = 200)]
@@ -97,7 +97,7 @@ pub struct PushCreate {
     ),
     tag = "sessions"
 )]
-pub async fn push_session(
+pub(super) async fn push_session(
     State(app): State<AppState>,
     caller: Caller,
     Path((account, task, session)): SessionPath,
@@ -182,7 +182,7 @@ async fn ask_its_node(
     ),
     tag = "sessions"
 )]
-pub async fn setup_log(
+pub(super) async fn setup_log(
     State(app): State<AppState>,
     caller: Caller,
     Path((account, task, session)): SessionPath,

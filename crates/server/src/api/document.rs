@@ -18,7 +18,7 @@ const KEY_PATTERN: &str = "^[!-~]([ -~]{0,253}[!-~])?$";
 const RUN_PATTERN: &str = r"^[A-Za-z0-9_]([A-Za-z0-9_-]|\.[A-Za-z0-9_-])*$";
 
 /// Adds the shared layers' answers and the key's rule to every operation.
-pub struct SharedAnswers;
+pub(super) struct SharedAnswers;
 
 impl utoipa::Modify for SharedAnswers {
     fn modify(&self, openapi: &mut OpenApi) {
@@ -145,7 +145,7 @@ fn sse_event() -> utoipa::openapi::schema::Object {
 }
 
 /// Lists the harnesses this server has where a request must name one of them.
-pub fn name_harnesses(openapi: &mut OpenApi, harnesses: &[&str]) {
+pub(super) fn name_harnesses(openapi: &mut OpenApi, harnesses: &[&str]) {
     let Some(components) = openapi.components.as_mut() else {
         return;
     };

@@ -25,7 +25,7 @@ use cinch_store::{SeenCliVersion, SeenUnknown};
 
 /// A driver the server has loaded.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct DriverView {
+pub(crate) struct DriverView {
     /// The harness, as a request's `harness` names it.
     pub name: String,
     /// What people call it.
@@ -55,7 +55,7 @@ pub struct DriverView {
 /// A harness's CLI: where it comes from, the versions its driver was tested
 /// with, the one pinned, and those turns ran on.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct HarnessCliView {
+pub(crate) struct HarnessCliView {
     /// The harness.
     pub name: String,
     /// Its package, `npm:NAME` or `pypi:NAME`; null when none is known.
@@ -72,7 +72,7 @@ pub struct HarnessCliView {
 
 /// A CLI version turns of a harness ran on.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct CliVersionRun {
+pub(crate) struct CliVersionRun {
     /// The version; null when the CLI did not say it.
     pub cli_version: Option<String>,
     /// Where it stands against the tested range (`tested`, `untested`,
@@ -91,7 +91,7 @@ pub struct CliVersionRun {
 /// Where a driver comes from.
 #[derive(Debug, Clone, Copy, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum DriverSource {
+pub(crate) enum DriverSource {
     /// Embedded in cinch.
     Builtin,
     /// A plugin in the server's drivers folder.
@@ -131,7 +131,7 @@ pub struct UnknownEventSeen {
     ),
     tag = "drivers"
 )]
-pub async fn list_drivers(
+pub(crate) async fn list_drivers(
     State(app): State<AppState>,
     _caller: Caller,
 ) -> Result<axum::Json<Envelope<Vec<DriverView>>>, Problem> {
@@ -242,7 +242,7 @@ pub fn by_version<'a>(rows: impl Iterator<Item = &'a SeenUnknown>) -> Vec<CliVer
 /// A plugin to install from an OCI registry.
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct DriverAdd {
+pub(crate) struct DriverAdd {
     /// `oci://HOST[:PORT]/REPO:TAG` or `oci://HOST[:PORT]/REPO@sha256:DIGEST`.
     pub source: String,
     /// Take what the source gives now even though it is not what it gave
@@ -253,7 +253,7 @@ pub struct DriverAdd {
 
 /// A plugin as it is now pinned.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct DriverPinned {
+pub(crate) struct DriverPinned {
     /// The driver's name.
     pub name: String,
     /// Its version, when its source tells one.
@@ -309,7 +309,7 @@ fn operator(app: &AppState, headers: &HeaderMap) -> Result<(), Problem> {
     ),
     tag = "drivers"
 )]
-pub async fn add_driver(
+pub(crate) async fn add_driver(
     State(app): State<AppState>,
     headers: HeaderMap,
     Json(add): Json<DriverAdd>,
@@ -350,7 +350,7 @@ pub async fn add_driver(
     ),
     tag = "drivers"
 )]
-pub async fn remove_driver(
+pub(crate) async fn remove_driver(
     State(app): State<AppState>,
     headers: HeaderMap,
     Path(name): Path<String>,

@@ -19,7 +19,7 @@ use cinch_store::{AccountId, Environment, EnvironmentId, EnvironmentPatch, NewEn
 
 /// An environment as clients see it: secrets by name only.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct EnvironmentView {
+pub(super) struct EnvironmentView {
     /// Its id.
     #[schema(value_type = String)]
     pub id: EnvironmentId,
@@ -245,7 +245,7 @@ const HEADER_NAME: &str = r"^[A-Za-z0-9!#$%&'*+.^_`|~-]+$";
 /// or an HTTP URL (`url`, `headers`).
 #[derive(Debug, Clone, Deserialize, Serialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct McpServerSpec {
+pub(super) struct McpServerSpec {
     /// 1 to 64 letters, digits, `_` and `-`, unique in the environment; harnesses prefix the server's tools with it.
     #[schema(pattern = r"^[A-Za-z0-9_-]{1,64}$")]
     pub name: String,
@@ -375,7 +375,7 @@ fn mcp_servers(
 /// A new environment.
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct EnvironmentCreate {
+pub(super) struct EnvironmentCreate {
     /// Letters, digits and `_ . -`, at most 100 characters, not only dots; unique in the account.
     #[schema(
         max_length = 100,
@@ -422,7 +422,7 @@ pub struct EnvironmentCreate {
 /// Changes to an environment; absent fields stay as they are.
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct EnvironmentUpdate {
+pub(super) struct EnvironmentUpdate {
     /// A new name: letters, digits and `_ . -`, at most 100 characters, not only dots.
     #[schema(
         max_length = 100,
@@ -547,7 +547,7 @@ impl EnvironmentUpdate {
     ),
     tag = "environments"
 )]
-pub async fn create_environment(
+pub(super) async fn create_environment(
     State(app): State<AppState>,
     caller: Caller,
     Path(account): Path<AccountId>,
@@ -570,7 +570,7 @@ pub async fn create_environment(
     ),
     tag = "environments"
 )]
-pub async fn list_environments(
+pub(super) async fn list_environments(
     State(app): State<AppState>,
     caller: Caller,
     Path(account): Path<AccountId>,
@@ -599,7 +599,7 @@ pub async fn list_environments(
     ),
     tag = "environments"
 )]
-pub async fn get_environment(
+pub(super) async fn get_environment(
     State(app): State<AppState>,
     caller: Caller,
     Path((account, id)): Path<(AccountId, EnvironmentId)>,
@@ -624,7 +624,7 @@ pub async fn get_environment(
     ),
     tag = "environments"
 )]
-pub async fn update_environment(
+pub(super) async fn update_environment(
     State(app): State<AppState>,
     caller: Caller,
     Path((account, id)): Path<(AccountId, EnvironmentId)>,
@@ -650,7 +650,7 @@ pub async fn update_environment(
     ),
     tag = "environments"
 )]
-pub async fn delete_environment(
+pub(super) async fn delete_environment(
     State(app): State<AppState>,
     caller: Caller,
     Path((account, id)): Path<(AccountId, EnvironmentId)>,

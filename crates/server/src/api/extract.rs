@@ -16,12 +16,12 @@ use super::validate::Schema;
 use cinch_store::{AccountId, Principal};
 
 /// The caller, from `Authorization: Bearer <token>`.
-pub struct Caller(pub Principal);
+pub(crate) struct Caller(pub Principal);
 
 impl Caller {
     /// The caller's account when it is `account`; another account is 404,
     /// as if it did not exist.
-    pub fn account(&self, account: &AccountId) -> Result<(), Problem> {
+    pub(crate) fn account(&self, account: &AccountId) -> Result<(), Problem> {
         if self.0.account_id == *account {
             Ok(())
         } else {
@@ -39,7 +39,7 @@ impl FromRequestParts<AppState> for Caller {
 }
 
 /// The token of `Authorization: Bearer <token>` in `headers`, if any.
-pub fn bearer(headers: &HeaderMap) -> Option<&str> {
+pub(super) fn bearer(headers: &HeaderMap) -> Option<&str> {
     headers
         .get(axum::http::header::AUTHORIZATION)?
         .to_str()
@@ -50,7 +50,7 @@ pub fn bearer(headers: &HeaderMap) -> Option<&str> {
 }
 
 /// Who `Authorization: Bearer <token>` in `headers` names.
-pub async fn principal(state: &AppState, headers: &HeaderMap) -> Result<Principal, Problem> {
+pub(super) async fn principal(state: &AppState, headers: &HeaderMap) -> Result<Principal, Problem> {
     let token = bearer(headers)
         .ok_or_else(|| Problem::unauthorized("send Authorization: Bearer <token>"))?;
     match state.accounts.authenticate(token).await? {
@@ -61,7 +61,7 @@ pub async fn principal(state: &AppState, headers: &HeaderMap) -> Result<Principa
 
 /// A request body: JSON checked against the schema the document publishes
 /// for `T` (every complaint at once, each naming its field), then read into `T`.
-pub struct Json<T>(pub T);
+pub(crate) struct Json<T>(pub T);
 
 impl<T: DeserializeOwned + utoipa::ToSchema, S: Send + Sync> FromRequest<S> for Json<T> {
     type Rejection = Problem;
@@ -73,7 +73,7 @@ impl<T: DeserializeOwned + utoipa::ToSchema, S: Send + Sync> FromRequest<S> for 
 }
 
 /// A request body that is JSON, not yet read into a type.
-pub struct JsonValue(pub Value);
+pub(super) struct JsonValue(pub Value);
 
 impl<S: Send + Sync> FromRequest<S> for JsonValue {
     type Rejection = Problem;
@@ -87,7 +87,7 @@ impl<S: Send + Sync> FromRequest<S> for JsonValue {
 }
 
 /// `value` checked against `T`'s schema and read into it.
-pub fn parse<T: DeserializeOwned + utoipa::ToSchema>(value: Value) -> Result<T, Problem> {
+pub(super) fn parse<T: DeserializeOwned + utoipa::ToSchema>(value: Value) -> Result<T, Problem> {
     let errors = Schema::of::<T>().check(&value);
     if !errors.is_empty() {
         return Err(Problem::invalid(errors));
@@ -102,13 +102,13 @@ pub fn parse<T: DeserializeOwned + utoipa::ToSchema>(value: Value) -> Result<T, 
 }
 
 /// A string as given, trimmed; blank counts as absent.
-pub fn trimmed(text: Option<String>) -> Option<String> {
+pub(super) fn trimmed(text: Option<String>) -> Option<String> {
     text.map(|text| text.trim().to_owned())
         .filter(|text| !text.is_empty())
 }
 
 /// Reads a field that may be absent (`None`), null (`Some(None)`) or set.
-pub fn nullable<'de, D, T>(deserializer: D) -> Result<Option<Option<T>>, D::Error>
+pub(super) fn nullable<'de, D, T>(deserializer: D) -> Result<Option<Option<T>>, D::Error>
 where
     D: serde::Deserializer<'de>,
     T: serde::Deserialize<'de>,
@@ -131,7 +131,7 @@ fn body_problem(rejection: JsonRejection) -> Problem {
 }
 
 /// Query parameters, parsed; a bad one is 422 naming it.
-pub struct Query<T>(pub T);
+pub(crate) struct Query<T>(pub T);
 
 impl<T: DeserializeOwned, S: Send + Sync> FromRequestParts<S> for Query<T> {
     type Rejection = Problem;
@@ -155,7 +155,7 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequestParts<S> for Query<T> {
 /// `meta.next_cursor`).
 #[derive(Debug, Clone, serde::Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
-pub struct PageParams {
+pub(crate) struct PageParams {
     /// At most this many items (1 to 200, default 50).
     #[param(minimum = 1, maximum = 200)]
     pub limit: Option<u32>,
@@ -166,7 +166,7 @@ pub struct PageParams {
 
 impl PageParams {
     /// The limit, checked.
-    pub fn limit(&self) -> Result<u32, Problem> {
+    pub(crate) fn limit(&self) -> Result<u32, Problem> {
         match self.limit {
             None => Ok(50),
             Some(limit @ 1..=200) => Ok(limit),
@@ -175,7 +175,7 @@ impl PageParams {
     }
 
     /// The cursor, checked: an id, as a previous page's `meta.next_cursor` gave it.
-    pub fn cursor(&self) -> Result<Option<&str>, Problem> {
+    pub(crate) fn cursor(&self) -> Result<Option<&str>, Problem> {
         match self.cursor.as_deref() {
             Some(cursor) if !cinch_store::is_id(cursor) => Err(Problem::invalid_field(
                 "cursor",

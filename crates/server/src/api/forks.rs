@@ -17,7 +17,7 @@ use cinch_store::{AccountId, SessionId, TaskId};
 /// A fork to make; every field is optional.
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ForkCreate {
+pub(super) struct ForkCreate {
     /// The turn to fork at: an assistant message's `turn.turn_id` (or a
     /// revert's); default the session's latest turn that ended.
     pub turn_id: Option<String>,
@@ -53,7 +53,7 @@ pub struct ForkCreate {
     ),
     tag = "sessions"
 )]
-pub async fn fork_session(
+pub(super) async fn fork_session(
     State(app): State<AppState>,
     caller: Caller,
     Path((account, task, session)): Path<(AccountId, TaskId, SessionId)>,
@@ -73,7 +73,7 @@ pub async fn fork_session(
 
 /// One session in a comparison.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct ComparedSession {
+pub(super) struct ComparedSession {
     /// The session.
     pub session: Session,
     /// Its own turns that ended (a fork's inherited ones aside).
@@ -94,7 +94,7 @@ pub struct ComparedSession {
 
 /// A task's sessions side by side.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct Comparison {
+pub(super) struct Comparison {
     /// The commit every compared tree descends from.
     pub base: Option<String>,
     /// Each session, oldest first.
@@ -138,7 +138,7 @@ impl From<TaskComparison> for Comparison {
     ),
     tag = "tasks"
 )]
-pub async fn compare_sessions(
+pub(super) async fn compare_sessions(
     State(app): State<AppState>,
     caller: Caller,
     Path((account, task)): Path<(AccountId, TaskId)>,
@@ -151,7 +151,7 @@ pub async fn compare_sessions(
 /// The two sessions to diff.
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
-pub struct DiffPair {
+pub(super) struct DiffPair {
     /// The session the patch goes from.
     pub a: String,
     /// The session the patch goes to.
@@ -177,7 +177,7 @@ pub struct DiffPair {
     ),
     tag = "tasks"
 )]
-pub async fn compare_diff(
+pub(super) async fn compare_diff(
     State(app): State<AppState>,
     caller: Caller,
     Path((account, task)): Path<(AccountId, TaskId)>,

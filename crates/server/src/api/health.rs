@@ -13,7 +13,7 @@ use cinch_engine::disk::DiskState;
 
 /// Whether the server can serve.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct Health {
+pub(super) struct Health {
     /// Every part is well.
     pub status: HealthStatus,
     /// cinch's version.
@@ -31,7 +31,7 @@ pub struct Health {
 /// The server's state as a whole.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum HealthStatus {
+pub(super) enum HealthStatus {
     /// It serves.
     Ok,
     /// It serves, but the disk of its home is low: turns fail once it fills.
@@ -43,7 +43,7 @@ pub enum HealthStatus {
 
 /// The database's state.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct DatabaseHealth {
+pub(super) struct DatabaseHealth {
     /// It took (and let go of) its write lock within two seconds.
     pub reachable: bool,
 }
@@ -51,7 +51,7 @@ pub struct DatabaseHealth {
 /// The disk of cinch's home, where turns, workspaces and (by default) the
 /// database are kept.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct DiskHealth {
+pub(super) struct DiskHealth {
     /// How it stands: `low` below the configured minimum
     /// (`[serve] min_free_disk_mib`), `full` below 1 MiB.
     pub state: DiskState,
@@ -63,7 +63,7 @@ pub struct DiskHealth {
 
 /// The drivers' state.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct DriversHealth {
+pub(super) struct DriversHealth {
     /// The drivers loaded, by name.
     pub loaded: Vec<String>,
     /// The plugins that did not load, by name (`cinch drivers` says why).
@@ -72,7 +72,7 @@ pub struct DriversHealth {
 
 /// The sandbox's state.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct SandboxHealth {
+pub(super) struct SandboxHealth {
     /// Turns run sandboxed; false only under `--no-sandbox`.
     pub enforced: bool,
     /// The kernel's Landlock ABI (0: none).
@@ -90,7 +90,7 @@ pub struct SandboxHealth {
     ),
     tag = "operations"
 )]
-pub async fn healthz(State(app): State<AppState>) -> (StatusCode, axum::Json<Health>) {
+pub(super) async fn healthz(State(app): State<AppState>) -> (StatusCode, axum::Json<Health>) {
     let reachable = app.probes.database_answers().await;
     let (space, disk) = app.probes.disk();
     let status = match (reachable, disk) {
@@ -151,7 +151,10 @@ fn drivers(registry: &cinch_engine::drivers::Registry) -> DriversHealth {
     ),
     tag = "operations"
 )]
-pub async fn metrics(State(app): State<AppState>, headers: HeaderMap) -> Result<Response, Problem> {
+pub(super) async fn metrics(
+    State(app): State<AppState>,
+    headers: HeaderMap,
+) -> Result<Response, Problem> {
     if let Some(expected) = &app.metrics_token {
         let given = super::extract::bearer(&headers).unwrap_or_default();
         if !same_secret(given.as_bytes(), expected.as_bytes()) {

@@ -48,7 +48,7 @@ const SETTLE_RETRY: Duration = Duration::from_millis(500);
 /// without an answer is told apart: in flight here, or left by a server
 /// that stopped.
 #[derive(Default)]
-pub struct Answering {
+pub(super) struct Answering {
     keys: Mutex<HashSet<(AccountId, String)>>,
     count: watch::Sender<usize>,
 }
@@ -69,7 +69,7 @@ impl Answering {
 
     /// Waits up to `limit` for every request being answered to record its
     /// answer; one still running then is told apart after a restart.
-    pub async fn drain(&self, limit: Duration) {
+    pub(super) async fn drain(&self, limit: Duration) {
         let mut count = self.count.subscribe();
         let drained = tokio::time::timeout(limit, count.wait_for(|count| *count == 0))
             .await
@@ -99,7 +99,7 @@ impl Drop for Held {
 }
 
 /// Wraps every POST that carries a key.
-pub async fn layer(State(app): State<AppState>, request: Request, next: Next) -> Response {
+pub(super) async fn layer(State(app): State<AppState>, request: Request, next: Next) -> Response {
     if request.method() != Method::POST || !request.headers().contains_key(HEADER) {
         return next.run(request).await;
     }

@@ -11,14 +11,14 @@
 //! the code-task routes answer with the spec's bodies as they are.
 
 mod accounts;
-pub mod agents;
+pub(crate) mod agents;
 mod approvals;
 mod body;
 mod code_tasks;
-pub mod connections;
+pub(crate) mod connections;
 mod delivery;
 mod document;
-pub mod drivers;
+pub(crate) mod drivers;
 mod environments;
 mod extract;
 mod forks;
@@ -28,9 +28,9 @@ mod mcp_endpoint;
 mod problem;
 mod runs;
 mod server;
-pub mod sessions;
+pub(crate) mod sessions;
 mod stall;
-pub mod tasks;
+pub(crate) mod tasks;
 mod tokens;
 mod trace;
 mod usage;
@@ -60,7 +60,7 @@ use crate::service::webhooks::Webhooks;
 use cinch_engine::engine::Engine;
 use cinch_store::Store;
 
-pub use problem::{FieldError, Problem};
+pub(crate) use problem::{FieldError, Problem};
 
 /// Request bodies are at most this many bytes unless configured otherwise.
 pub const DEFAULT_BODY_LIMIT: usize = 1 << 20;
@@ -151,7 +151,7 @@ impl std::ops::Deref for AppState {
 
 /// A `/v1` answer: the data and, for listings, where the next page starts.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct Envelope<T> {
+pub(crate) struct Envelope<T> {
     /// The answer.
     pub data: T,
     /// About the answer.
@@ -160,14 +160,14 @@ pub struct Envelope<T> {
 
 /// About an answer.
 #[derive(Debug, Default, Serialize, utoipa::ToSchema)]
-pub struct Meta {
+pub(crate) struct Meta {
     /// Pass as `cursor` to get the next page; null on the last.
     pub next_cursor: Option<String>,
 }
 
 impl<T> Envelope<T> {
     /// One object, or a listing without more pages.
-    pub fn of(data: T) -> axum::Json<Self> {
+    pub(crate) fn of(data: T) -> axum::Json<Self> {
         axum::Json(Self {
             data,
             meta: Meta::default(),
@@ -175,7 +175,7 @@ impl<T> Envelope<T> {
     }
 
     /// A page of a listing.
-    pub fn page(data: T, next_cursor: Option<String>) -> axum::Json<Self> {
+    pub(crate) fn page(data: T, next_cursor: Option<String>) -> axum::Json<Self> {
         axum::Json(Self {
             data,
             meta: Meta { next_cursor },

@@ -4,7 +4,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 
-pub use crate::service::FieldError;
+pub(crate) use crate::service::FieldError;
 
 use crate::service::ServiceError;
 use cinch_engine::engine::RefusalCode;
@@ -12,7 +12,7 @@ use cinch_store::StoreError;
 
 /// An error answer.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
-pub struct Problem {
+pub(crate) struct Problem {
     /// What kind of problem: `urn:cinch:<code>`.
     #[serde(rename = "type")]
     pub kind: String,
@@ -35,7 +35,7 @@ const UNAVAILABLE_RETRY_SECONDS: u64 = 2;
 
 impl Problem {
     /// A problem of `status` with code `code` (the type's last part).
-    pub fn new(status: StatusCode, code: &str, detail: impl Into<String>) -> Self {
+    pub(crate) fn new(status: StatusCode, code: &str, detail: impl Into<String>) -> Self {
         Self {
             kind: format!("urn:cinch:{code}"),
             title: status.canonical_reason().unwrap_or("Error").to_owned(),
@@ -47,22 +47,22 @@ impl Problem {
     }
 
     /// 401: no token, or one that is not known.
-    pub fn unauthorized(detail: impl Into<String>) -> Self {
+    pub(crate) fn unauthorized(detail: impl Into<String>) -> Self {
         Self::new(StatusCode::UNAUTHORIZED, "unauthorized", detail)
     }
 
     /// 404: nothing there for this caller (another account's object included).
-    pub fn not_found(detail: impl Into<String>) -> Self {
+    pub(crate) fn not_found(detail: impl Into<String>) -> Self {
         Self::new(StatusCode::NOT_FOUND, "not_found", detail)
     }
 
     /// 409: the object is not in a state that allows the request.
-    pub fn conflict(detail: impl Into<String>) -> Self {
+    pub(crate) fn conflict(detail: impl Into<String>) -> Self {
         Self::new(StatusCode::CONFLICT, "conflict", detail)
     }
 
     /// 422 with the fields at fault.
-    pub fn invalid(errors: Vec<FieldError>) -> Self {
+    pub(crate) fn invalid(errors: Vec<FieldError>) -> Self {
         let detail = errors
             .iter()
             .map(|error| format!("{}: {}", error.field, error.message))
@@ -75,13 +75,13 @@ impl Problem {
     }
 
     /// 422 for one field.
-    pub fn invalid_field(field: &str, message: impl Into<String>) -> Self {
+    pub(crate) fn invalid_field(field: &str, message: impl Into<String>) -> Self {
         Self::invalid(vec![FieldError::new(field, message)])
     }
 
     /// 503 with `Retry-After`: the database cannot answer now; the cause is
     /// logged, not told.
-    pub fn unavailable(error: &dyn std::fmt::Display) -> Self {
+    pub(crate) fn unavailable(error: &dyn std::fmt::Display) -> Self {
         tracing::warn!("answering 503: {error}");
         Self {
             retry_after: Some(UNAVAILABLE_RETRY_SECONDS),
@@ -95,7 +95,7 @@ impl Problem {
 
     /// 500, or 503 when the failure is the database's being unreachable
     /// (somewhere in `error`'s causes); the cause is logged, not told.
-    pub fn internal_or_unavailable(error: &anyhow::Error) -> Self {
+    pub(crate) fn internal_or_unavailable(error: &anyhow::Error) -> Self {
         let unavailable = error
             .chain()
             .filter_map(|cause| cause.downcast_ref::<StoreError>())
@@ -108,7 +108,7 @@ impl Problem {
     }
 
     /// 500; the cause is logged, not told.
-    pub fn internal(error: &dyn std::fmt::Display) -> Self {
+    pub(crate) fn internal(error: &dyn std::fmt::Display) -> Self {
         tracing::error!("internal error: {error:#}");
         Self::new(
             StatusCode::INTERNAL_SERVER_ERROR,
@@ -186,12 +186,12 @@ impl From<ServiceError> for Problem {
 }
 
 /// 404 for any path no route serves.
-pub async fn no_route() -> Problem {
+pub(super) async fn no_route() -> Problem {
     Problem::not_found("no such route")
 }
 
 /// 405 for a method a route does not serve.
-pub async fn no_method() -> Problem {
+pub(super) async fn no_method() -> Problem {
     Problem::new(
         StatusCode::METHOD_NOT_ALLOWED,
         "method_not_allowed",

@@ -43,7 +43,7 @@ const BATCH: usize = 64;
     ),
     tag = "code tasks"
 )]
-pub async fn run_events(
+pub(super) async fn run_events(
     State(app): State<AppState>,
     caller: Caller,
     Path(run): Path<String>,
@@ -58,7 +58,7 @@ pub async fn run_events(
 }
 
 /// The live events of `run` after the request's `Last-Event-ID`.
-pub async fn stream(
+pub(super) async fn stream(
     app: &AppState,
     account_id: &AccountId,
     run: &str,
@@ -92,7 +92,7 @@ pub async fn stream(
 }
 
 /// One client's place in a run's events.
-pub struct EventStream {
+pub(super) struct EventStream {
     events: Arc<RunEvents>,
     latest: watch::Receiver<u64>,
     closing: watch::Receiver<bool>,

@@ -12,7 +12,7 @@ use cinch_engine::sandbox::Support;
 
 /// The server.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct ServerView {
+pub(super) struct ServerView {
     /// cinch's version.
     pub version: String,
     /// How turns and setup commands are contained.
@@ -24,7 +24,7 @@ pub struct ServerView {
 
 /// How tenants' processes are contained.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct SandboxView {
+pub(super) struct SandboxView {
     /// Whether they run sandboxed; false only under `--no-sandbox`.
     pub enforced: bool,
     /// The kernel's Landlock ABI (0: none).
@@ -53,7 +53,7 @@ pub struct SandboxView {
     ),
     tag = "server"
 )]
-pub async fn get_server(
+pub(super) async fn get_server(
     State(app): State<AppState>,
     _caller: Caller,
 ) -> axum::Json<Envelope<ServerView>> {

@@ -9,14 +9,14 @@ use super::extract::{Caller, Json, PageParams, Query, trimmed};
 use super::problem::Problem;
 use super::{AppState, Envelope};
 use crate::service::sessions::SessionSpec;
-pub use crate::service::sessions::views::{Message, Session};
+pub(crate) use crate::service::sessions::views::{Message, Session};
 use cinch_store::{AccountId, Direction, SessionId, TaskId};
 
 /// A session to start under the task; every field is optional. Its harness,
 /// model and effort come from the task's agent's current settings.
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct SessionCreate {
+pub(crate) struct SessionCreate {
     /// Its title (default: the task's).
     pub title: Option<String>,
     /// Its first message.
@@ -57,7 +57,7 @@ type SessionPath = Path<(AccountId, TaskId, SessionId)>;
     ),
     tag = "sessions"
 )]
-pub async fn list_sessions(
+pub(crate) async fn list_sessions(
     State(app): State<AppState>,
     caller: Caller,
     Path((account, task)): Path<(AccountId, TaskId)>,
@@ -87,7 +87,7 @@ pub async fn list_sessions(
     ),
     tag = "sessions"
 )]
-pub async fn create_session(
+pub(crate) async fn create_session(
     State(app): State<AppState>,
     caller: Caller,
     Path((account, task)): Path<(AccountId, TaskId)>,
@@ -120,7 +120,7 @@ pub async fn create_session(
     ),
     tag = "sessions"
 )]
-pub async fn get_session(
+pub(crate) async fn get_session(
     State(app): State<AppState>,
     caller: Caller,
     Path((account, task, session)): SessionPath,
@@ -133,7 +133,7 @@ pub async fn get_session(
 /// A change to a session: closing it is the one there is.
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct SessionUpdate {
+pub(crate) struct SessionUpdate {
     /// `closed`; post a message to resume a session.
     pub status: SessionChange,
 }
@@ -141,7 +141,7 @@ pub struct SessionUpdate {
 /// The status a session can be set to.
 #[derive(Debug, Clone, Copy, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
-pub enum SessionChange {
+pub(crate) enum SessionChange {
     /// Closes it.
     Closed,
 }
@@ -161,7 +161,7 @@ pub enum SessionChange {
     ),
     tag = "sessions"
 )]
-pub async fn update_session(
+pub(crate) async fn update_session(
     State(app): State<AppState>,
     caller: Caller,
     Path((account, task, session)): SessionPath,
@@ -190,7 +190,7 @@ pub async fn update_session(
     ),
     tag = "sessions"
 )]
-pub async fn abort_session(
+pub(crate) async fn abort_session(
     State(app): State<AppState>,
     caller: Caller,
     Path((account, task, session)): SessionPath,
@@ -203,7 +203,7 @@ pub async fn abort_session(
 /// A turn to revert.
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct RevertCreate {
+pub(crate) struct RevertCreate {
     /// The turn: an assistant message's `turn.turn_id`, or a revert
     /// message's (which undoes that revert).
     #[schema(pattern = r"\S")]
@@ -229,7 +229,7 @@ pub struct RevertCreate {
     ),
     tag = "sessions"
 )]
-pub async fn revert_session(
+pub(crate) async fn revert_session(
     State(app): State<AppState>,
     caller: Caller,
     Path((account, task, session)): SessionPath,
@@ -247,7 +247,7 @@ pub async fn revert_session(
 /// Which way and where a page of messages runs.
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
-pub struct MessageParams {
+pub(crate) struct MessageParams {
     /// `asc` (oldest first, the default) or `desc` (newest first); the
     /// cursor walks the same way.
     #[param(inline)]
@@ -257,7 +257,7 @@ pub struct MessageParams {
 /// The order of a page of messages.
 #[derive(Debug, Clone, Copy, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
-pub enum MessageOrder {
+pub(crate) enum MessageOrder {
     /// Oldest first.
     Asc,
     /// Newest first.
@@ -279,7 +279,7 @@ pub enum MessageOrder {
     ),
     tag = "sessions"
 )]
-pub async fn list_messages(
+pub(crate) async fn list_messages(
     State(app): State<AppState>,
     caller: Caller,
     Path((account, task, session)): SessionPath,
@@ -303,7 +303,7 @@ pub async fn list_messages(
 /// A message to the agent.
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct MessageCreate {
+pub(crate) struct MessageCreate {
     /// What to tell it: not blank.
     #[schema(pattern = r"\S")]
     pub message: String,
@@ -326,7 +326,7 @@ pub struct MessageCreate {
     ),
     tag = "sessions"
 )]
-pub async fn post_message(
+pub(crate) async fn post_message(
     State(app): State<AppState>,
     caller: Caller,
     Path((account, task, session)): SessionPath,
@@ -357,7 +357,7 @@ pub async fn post_message(
     ),
     tag = "sessions"
 )]
-pub async fn session_events(
+pub(crate) async fn session_events(
     State(app): State<AppState>,
     caller: Caller,
     Path((account, task, session)): SessionPath,

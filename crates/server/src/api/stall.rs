@@ -13,7 +13,7 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::time::Sleep;
 
 /// `inner`, whose writes fail once they have waited `limit` for the client.
-pub struct StallGuard<T> {
+pub(super) struct StallGuard<T> {
     inner: T,
     limit: Duration,
     /// Running while a write waits for the client; none while writes go through.
@@ -22,7 +22,7 @@ pub struct StallGuard<T> {
 
 impl<T> StallGuard<T> {
     /// `inner`, cut off once a write has waited `limit`.
-    pub fn new(inner: T, limit: Duration) -> Self {
+    pub(super) fn new(inner: T, limit: Duration) -> Self {
         Self {
             inner,
             limit,

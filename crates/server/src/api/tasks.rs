@@ -16,7 +16,7 @@ use cinch_store::{
 
 /// A task, with what its listing shows of its sessions.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
-pub struct Task {
+pub(crate) struct Task {
     /// Its id.
     #[schema(value_type = String)]
     pub id: TaskId,
@@ -92,14 +92,14 @@ impl From<store::Task> for Task {
 /// A task's lifecycle status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum TaskStatus {
+pub(crate) enum TaskStatus {
     /// Not in a terminal state.
     Active,
 }
 
 /// A task as clients see it.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct TaskView {
+pub(crate) struct TaskView {
     /// The task.
     #[serde(flatten)]
     pub task: Task,
@@ -118,7 +118,7 @@ impl AppState {
 
 /// An attachment.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
-pub struct Attachment {
+pub(crate) struct Attachment {
     /// Its id.
     #[schema(value_type = String)]
     pub id: AttachmentId,
@@ -159,7 +159,7 @@ impl From<store::Attachment> for Attachment {
 /// A task to create; every field is optional. With a prompt, a session starts at once.
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct TaskCreate {
+pub(crate) struct TaskCreate {
     /// Its title (default: the prompt's first line).
     pub title: Option<String>,
     /// Its first message.
@@ -192,7 +192,7 @@ pub struct TaskCreate {
 /// One session of a fan-out.
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct FanOutSession {
+pub(crate) struct FanOutSession {
     /// `claude`, `codex`, ... as `GET /v1/models` lists them.
     #[schema(pattern = r"\S")]
     pub harness: String,
@@ -206,7 +206,7 @@ pub struct FanOutSession {
 /// `blob` (at most 512 KiB of content); one without content is kept as `failed`.
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct AttachmentCreate {
+pub(crate) struct AttachmentCreate {
     /// Its name: not blank.
     #[schema(pattern = r"\S")]
     pub name: String,
@@ -327,7 +327,7 @@ impl TaskCreate {
     ),
     tag = "tasks"
 )]
-pub async fn create_task(
+pub(crate) async fn create_task(
     State(app): State<AppState>,
     caller: Caller,
     Path(account): Path<AccountId>,
@@ -345,7 +345,7 @@ pub async fn create_task(
 /// Filters for the task listing.
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
-pub struct TaskFilter {
+pub(crate) struct TaskFilter {
     /// `none`: only tasks nobody owns (the "needs someone" queue).
     #[param(inline)]
     pub owner: Option<OwnerFilter>,
@@ -354,7 +354,7 @@ pub struct TaskFilter {
 /// Whose tasks a listing shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
-pub enum OwnerFilter {
+pub(crate) enum OwnerFilter {
     /// Tasks nobody owns.
     None,
 }
@@ -372,7 +372,7 @@ pub enum OwnerFilter {
     ),
     tag = "tasks"
 )]
-pub async fn list_tasks(
+pub(crate) async fn list_tasks(
     State(app): State<AppState>,
     caller: Caller,
     Path(account): Path<AccountId>,
@@ -405,7 +405,7 @@ pub async fn list_tasks(
     ),
     tag = "tasks"
 )]
-pub async fn get_task(
+pub(crate) async fn get_task(
     State(app): State<AppState>,
     caller: Caller,
     Path((account, task)): Path<(AccountId, TaskId)>,
@@ -432,7 +432,7 @@ pub async fn get_task(
     ),
     tag = "tasks"
 )]
-pub async fn create_attachment(
+pub(crate) async fn create_attachment(
     State(app): State<AppState>,
     caller: Caller,
     Path((account, task)): Path<(AccountId, TaskId)>,
@@ -459,7 +459,7 @@ pub async fn create_attachment(
     ),
     tag = "tasks"
 )]
-pub async fn list_attachments(
+pub(crate) async fn list_attachments(
     State(app): State<AppState>,
     caller: Caller,
     Path((account, task)): Path<(AccountId, TaskId)>,
@@ -473,14 +473,14 @@ pub async fn list_attachments(
 
 /// An attachment's contents in MCP `ResourceContents` shape.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct ResourceContents {
+pub(crate) struct ResourceContents {
     /// The contents: one item, with `text` or `blob`.
     pub contents: Vec<ResourceContent>,
 }
 
 /// One item of MCP `ResourceContents`.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct ResourceContent {
+pub(crate) struct ResourceContent {
     /// The resource's uri (`cinch://attachments/<id>` when it gave none).
     pub uri: String,
     /// Its media type.
@@ -508,7 +508,7 @@ pub struct ResourceContent {
     ),
     tag = "tasks"
 )]
-pub async fn attachment_contents(
+pub(crate) async fn attachment_contents(
     State(app): State<AppState>,
     caller: Caller,
     Path((account, task, attachment)): Path<(AccountId, TaskId, AttachmentId)>,

@@ -16,7 +16,7 @@ use cinch_store::{AccountId, AgentId, TokenInfo, TokenOwner};
 /// Whom a token acts for.
 #[derive(Debug, Clone, Copy, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum TokenOwnerKind {
+pub(super) enum TokenOwnerKind {
     /// A member of the account: a person.
     Member,
     /// An agent of the account.
@@ -25,7 +25,7 @@ pub enum TokenOwnerKind {
 
 /// A token as listed: never its text.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct Token {
+pub(super) struct Token {
     /// Its id: `tok_` and 16 hex digits.
     pub id: String,
     /// Whether a member or an agent uses it.
@@ -60,7 +60,7 @@ impl From<TokenInfo> for Token {
 
 /// A new token, with its text: the only time it is shown.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct NewToken {
+pub(super) struct NewToken {
     /// The token as listed.
     #[serde(flatten)]
     pub token: Token,
@@ -72,7 +72,7 @@ pub struct NewToken {
 /// Whom a new token is for.
 #[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct TokenCreate {
+pub(super) struct TokenCreate {
     /// An agent of the account, by id; absent: the calling member.
     pub agent_id: Option<String>,
     /// What the token is for, to tell it from the others in a list ("CI",
@@ -95,7 +95,7 @@ pub struct TokenCreate {
     ),
     tag = "accounts"
 )]
-pub async fn create_token(
+pub(super) async fn create_token(
     State(app): State<AppState>,
     caller: Caller,
     Path(account): Path<AccountId>,
@@ -133,7 +133,7 @@ pub async fn create_token(
     ),
     tag = "accounts"
 )]
-pub async fn list_tokens(
+pub(super) async fn list_tokens(
     State(app): State<AppState>,
     caller: Caller,
     Path(account): Path<AccountId>,
@@ -161,7 +161,7 @@ pub async fn list_tokens(
     ),
     tag = "accounts"
 )]
-pub async fn revoke_token(
+pub(super) async fn revoke_token(
     State(app): State<AppState>,
     caller: Caller,
     Path((account, token)): Path<(AccountId, String)>,

@@ -10,7 +10,7 @@ use tracing::Instrument as _;
 use cinch_engine::telemetry::{self, TARGET};
 
 /// Answers `request` inside its span; installed only while exporting.
-pub async fn layer(request: Request, next: Next) -> Response {
+pub(super) async fn layer(request: Request, next: Next) -> Response {
     let method = request.method().as_str().to_owned();
     let route = request
         .extensions()

@@ -13,7 +13,7 @@ use cinch_store::{self as store, AccountId, UsageGroup, UsageTotals};
 /// Which turns and how to group them.
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
-pub struct UsageParams {
+pub(super) struct UsageParams {
     /// Turns started at or after this time: RFC 3339 (`2026-12-01T00:00:00Z`)
     /// or a UTC day (`2026-12-01`). Open when absent.
     #[param(
@@ -32,7 +32,7 @@ pub struct UsageParams {
 
 /// One group of an account's usage.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
-pub struct UsageRow {
+pub(super) struct UsageRow {
     /// The harness, the model or the day; null for turns that did not say.
     pub key: Option<String>,
     /// The group's totals.
@@ -51,7 +51,7 @@ impl From<store::UsageRow> for UsageRow {
 
 /// An account's usage over a range.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct UsageReport {
+pub(super) struct UsageReport {
     /// The range's start as applied (stored form), when given.
     #[schema(value_type = Option<String>)]
     pub from: Option<Timestamp>,
@@ -80,7 +80,7 @@ pub struct UsageReport {
     ),
     tag = "usage"
 )]
-pub async fn get_usage(
+pub(super) async fn get_usage(
     State(app): State<AppState>,
     caller: Caller,
     Path(account): Path<AccountId>,

@@ -12,14 +12,14 @@ use utoipa::ToSchema;
 use super::problem::FieldError;
 
 /// The JSON Schema of `T` and of every schema it refers to, as the document has them.
-pub struct Schema {
+pub(super) struct Schema {
     root: Value,
     components: BTreeMap<String, Value>,
 }
 
 impl Schema {
     /// The schema of `T`.
-    pub fn of<T: ToSchema>() -> Self {
+    pub(super) fn of<T: ToSchema>() -> Self {
         let mut parts = Vec::new();
         T::schemas(&mut parts);
         let components = parts
@@ -33,7 +33,7 @@ impl Schema {
     }
 
     /// Every way `value` breaks the schema.
-    pub fn check(&self, value: &Value) -> Vec<FieldError> {
+    pub(super) fn check(&self, value: &Value) -> Vec<FieldError> {
         let mut errors = Vec::new();
         self.walk(&self.root, value, "", &mut errors);
         errors

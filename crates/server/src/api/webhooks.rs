@@ -13,7 +13,7 @@ use cinch_store::{AccountId, Delivery, DeliveryState, Webhook, WebhookId};
 
 /// A webhook as clients see it: its secret never comes back.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct WebhookView {
+pub(super) struct WebhookView {
     /// Its id.
     #[schema(value_type = String)]
     pub id: WebhookId,
@@ -41,7 +41,7 @@ impl From<Webhook> for WebhookView {
 /// A new webhook.
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct WebhookCreate {
+pub(super) struct WebhookCreate {
     /// An http:// or https:// URL. Loopback and private addresses are
     /// refused unless the server allows them.
     #[schema(pattern = r"^https?://[^/?#]+", max_length = 2048)]
@@ -54,7 +54,7 @@ pub struct WebhookCreate {
 
 /// One event sent to one webhook, and how its attempts went.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct DeliveryView {
+pub(super) struct DeliveryView {
     /// Its id (also sent as `X-Cinch-Delivery`).
     pub id: String,
     /// The webhook.
@@ -117,7 +117,7 @@ impl From<Delivery> for DeliveryView {
     ),
     tag = "webhooks"
 )]
-pub async fn create_webhook(
+pub(super) async fn create_webhook(
     State(app): State<AppState>,
     caller: Caller,
     Path(account): Path<AccountId>,
@@ -144,7 +144,7 @@ pub async fn create_webhook(
     ),
     tag = "webhooks"
 )]
-pub async fn list_webhooks(
+pub(super) async fn list_webhooks(
     State(app): State<AppState>,
     caller: Caller,
     Path(account): Path<AccountId>,
@@ -170,7 +170,7 @@ pub async fn list_webhooks(
     ),
     tag = "webhooks"
 )]
-pub async fn delete_webhook(
+pub(super) async fn delete_webhook(
     State(app): State<AppState>,
     caller: Caller,
     Path((account, webhook)): Path<(AccountId, WebhookId)>,
@@ -197,7 +197,7 @@ pub async fn delete_webhook(
     ),
     tag = "webhooks"
 )]
-pub async fn list_deliveries(
+pub(super) async fn list_deliveries(
     State(app): State<AppState>,
     caller: Caller,
     Path((account, webhook)): Path<(AccountId, WebhookId)>,
@@ -231,7 +231,7 @@ pub async fn list_deliveries(
     ),
     tag = "webhooks"
 )]
-pub async fn redeliver(
+pub(super) async fn redeliver(
     State(app): State<AppState>,
     caller: Caller,
     Path((account, webhook, delivery)): Path<(AccountId, WebhookId, String)>,

@@ -5,7 +5,7 @@
 //! the environment, and the objects live in the store; the flow is
 //! `service::sessions::approvals`, the routes `api::approvals`.
 
-pub mod view;
+pub(crate) mod view;
 
 use cinch_engine::drivers::Registry;
 
@@ -17,7 +17,7 @@ const ASKING_CONTRACT: &str = "0.3.0";
 /// carries decisions) holds a conversation with the CLI, at least for a turn
 /// that asks (claude's control protocol), in which it reports permission
 /// requests and answers them with the host's decisions.
-pub fn can_ask(registry: &Registry, name: &str) -> bool {
+pub(crate) fn can_ask(registry: &Registry, name: &str) -> bool {
     use cinch_driver_sdk::BriefDelivery::Conversation;
     registry.harness(name).is_ok_and(|harness| {
         let asking = cinch_driver_sdk::Turn {
@@ -35,7 +35,7 @@ pub fn can_ask(registry: &Registry, name: &str) -> bool {
 }
 
 /// The harnesses that can ask, by name.
-pub fn harnesses_that_ask(registry: &Registry) -> Vec<String> {
+pub(crate) fn harnesses_that_ask(registry: &Registry) -> Vec<String> {
     let mut names: Vec<String> = registry
         .names()
         .into_iter()

@@ -134,7 +134,7 @@ impl Runner {
 }
 
 /// Where a call's events go.
-pub fn call_ref(call: &Call) -> CallRef {
+pub(crate) fn call_ref(call: &Call) -> CallRef {
     CallRef {
         account_id: call.account_id.clone(),
         run_id: call.run_id.clone(),

@@ -5,11 +5,11 @@
 //! its environment give a turn, and [`live`] each run's live events.
 //! Sessions and code tasks use it alike; it knows no service.
 
-pub mod launch;
-pub mod live;
-pub mod repository;
-pub mod slots;
-pub mod turn_env;
+pub(crate) mod launch;
+pub(crate) mod live;
+pub(crate) mod repository;
+pub(crate) mod slots;
+pub(crate) mod turn_env;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -4,13 +4,13 @@
 use std::path::Path;
 
 /// Whether `repository` names a git remote rather than a local path.
-pub fn is_url(repository: &str) -> bool {
+pub(crate) fn is_url(repository: &str) -> bool {
     repository.contains("://") || repository.starts_with("git@")
 }
 
 /// The folder on this machine a repository reads from: its path, or the
 /// path of a `file://` URL; `None` for a remote.
-pub fn local_path(repository: &str) -> Option<&Path> {
+pub(crate) fn local_path(repository: &str) -> Option<&Path> {
     if let Some(path) = repository.strip_prefix("file://") {
         return Some(Path::new(path));
     }

@@ -10,7 +10,7 @@ use cinch_store::Environment;
 
 /// The parts of a turn that come from its agent and environment.
 #[derive(Debug, Clone, Default)]
-pub struct TurnEnv {
+pub(crate) struct TurnEnv {
     /// Variables set for the harness: the environment's variables and
     /// secrets, then `HOME`, the agent's home, which nothing overrides (the
     /// sandbox grants that folder and no other home).
@@ -30,7 +30,7 @@ pub struct TurnEnv {
 impl TurnEnv {
     /// What a turn of the agent whose home is `agent_home` gets in
     /// `environment` (none: a scratch workspace, only `HOME`).
-    pub fn new(agent_home: &Path, environment: Option<&Environment>) -> Self {
+    pub(crate) fn new(agent_home: &Path, environment: Option<&Environment>) -> Self {
         let mut turn_env = Self::default();
         if let Some(environment) = environment {
             turn_env.env.extend(environment.env.clone());

@@ -8,7 +8,7 @@ use cinch_store::{
 
 /// An account and the tokens and cost of all its turns.
 #[derive(Debug)]
-pub struct AccountWithUsage {
+pub(crate) struct AccountWithUsage {
     /// The account.
     pub account: Account,
     /// Its usage to date.
@@ -17,23 +17,26 @@ pub struct AccountWithUsage {
 
 /// The accounts service.
 #[derive(Clone)]
-pub struct Accounts {
+pub(crate) struct Accounts {
     store: Store,
 }
 
 impl Accounts {
     /// Accounts kept in `store`.
-    pub fn new(store: Store) -> Self {
+    pub(crate) fn new(store: Store) -> Self {
         Self { store }
     }
 
     /// Who `token` is; none when it is not a valid token.
-    pub async fn authenticate(&self, token: &str) -> Result<Option<Principal>, ServiceError> {
+    pub(crate) async fn authenticate(
+        &self,
+        token: &str,
+    ) -> Result<Option<Principal>, ServiceError> {
         Ok(self.store.authenticate(token).await?)
     }
 
     /// The account `id` with its usage to date; none when it is gone.
-    pub async fn with_usage(
+    pub(crate) async fn with_usage(
         &self,
         id: &AccountId,
     ) -> Result<Option<AccountWithUsage>, ServiceError> {
@@ -45,7 +48,7 @@ impl Accounts {
     }
 
     /// A page of the account's members, oldest first.
-    pub async fn members(
+    pub(crate) async fn members(
         &self,
         account_id: &AccountId,
         cursor: Option<&str>,
@@ -57,7 +60,7 @@ impl Accounts {
     /// A new token of the account's agent `agent_id`, or of `caller`
     /// itself when none is named, called `name`: its text (shown this once)
     /// and its listing.
-    pub async fn issue_token(
+    pub(crate) async fn issue_token(
         &self,
         caller: &Principal,
         agent_id: Option<&AgentId>,
@@ -89,14 +92,17 @@ impl Accounts {
     }
 
     /// The account's tokens, oldest first.
-    pub async fn tokens(&self, account_id: &AccountId) -> Result<Vec<TokenInfo>, ServiceError> {
+    pub(crate) async fn tokens(
+        &self,
+        account_id: &AccountId,
+    ) -> Result<Vec<TokenInfo>, ServiceError> {
         Ok(self.store.tokens_of(account_id).await?)
     }
 
     /// Revokes the account's token `id`: the caller's own or an agent's
     /// (another member's token is that member's to revoke). `Ok(None)` when
     /// there is no such token.
-    pub async fn revoke_token(
+    pub(crate) async fn revoke_token(
         &self,
         caller: &Principal,
         id: &str,
@@ -123,7 +129,7 @@ impl Accounts {
 
 /// Why a token is not revoked.
 #[derive(Debug, thiserror::Error)]
-pub enum TokenRefusal {
+pub(crate) enum TokenRefusal {
     /// It is another member's.
     #[error("that token is another member's: only they can revoke it")]
     OthersToken,

@@ -12,7 +12,7 @@ use cinch_store::{AccountId, Agent, AgentId, AgentSettings, Page, Store};
 
 /// The agents service.
 #[derive(Clone)]
-pub struct Agents {
+pub(crate) struct Agents {
     store: Store,
     engine: Arc<Engine>,
     runner: Arc<Runner>,
@@ -20,7 +20,7 @@ pub struct Agents {
 
 /// An agent and the bytes in its home directory.
 #[derive(Debug)]
-pub struct AgentWithHome {
+pub(crate) struct AgentWithHome {
     /// The agent.
     pub agent: Agent,
     /// Bytes in its home directory; 0 before its first session.
@@ -30,7 +30,7 @@ pub struct AgentWithHome {
 impl Agents {
     /// Agents kept in `store`, their harnesses checked against the
     /// `engine`'s drivers, their homes where the `runner` keeps them.
-    pub fn new(store: Store, engine: Arc<Engine>, runner: Arc<Runner>) -> Self {
+    pub(crate) fn new(store: Store, engine: Arc<Engine>, runner: Arc<Runner>) -> Self {
         Self {
             store,
             engine,
@@ -39,7 +39,7 @@ impl Agents {
     }
 
     /// A page of the account's agents, oldest first, with their homes' sizes.
-    pub async fn list(
+    pub(crate) async fn list(
         &self,
         account_id: &AccountId,
         cursor: Option<&str>,
@@ -69,7 +69,7 @@ impl Agents {
     }
 
     /// Adds the agent `name` with `settings`.
-    pub async fn create(
+    pub(crate) async fn create(
         &self,
         account_id: &AccountId,
         name: &str,
@@ -80,7 +80,7 @@ impl Agents {
     }
 
     /// Sets the agent `id`'s `settings` (absent ones stay).
-    pub async fn update(
+    pub(crate) async fn update(
         &self,
         account_id: &AccountId,
         id: &AgentId,

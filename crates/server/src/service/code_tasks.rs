@@ -19,12 +19,12 @@ use cinch_engine::engine::{Engine, LogError, StartError};
 use cinch_store::{AccountId, AgentId, Call, Environment, EnvironmentId, Store, TokenOwner};
 
 /// The rule for a run id, as answers state it.
-pub const RUN_ID_RULE: &str = "a run id is 1 to 100 letters, digits and _ . -, starting with a letter, digit or _, \
+pub(crate) const RUN_ID_RULE: &str = "a run id is 1 to 100 letters, digits and _ . -, starting with a letter, digit or _, \
      without .., not ending in . or .lock";
 
 /// A code task to start.
 #[derive(Debug)]
-pub struct NewTask {
+pub(crate) struct NewTask {
     /// The whole task.
     pub brief: String,
     /// The environment's name; none picks the account's only one.
@@ -46,7 +46,7 @@ pub struct NewTask {
 /// A code task as it stands: its call, its turn's live state and the name
 /// of the environment it runs in (its repository's path once that is gone).
 #[derive(Debug, Clone)]
-pub struct TaskView {
+pub(crate) struct TaskView {
     /// The call of the run.
     pub call: Call,
     /// Running, or the result.
@@ -57,7 +57,7 @@ pub struct TaskView {
 
 /// The code-task service.
 #[derive(Clone)]
-pub struct CodeTasks {
+pub(crate) struct CodeTasks {
     store: Store,
     engine: Arc<Engine>,
     runner: Arc<Runner>,
@@ -66,7 +66,7 @@ pub struct CodeTasks {
 impl CodeTasks {
     /// Code tasks on `store` and `engine`, started and followed by
     /// `runner`, counted against its cap on turns at once as sessions are.
-    pub fn new(store: Store, engine: Arc<Engine>, runner: Arc<Runner>) -> Self {
+    pub(crate) fn new(store: Store, engine: Arc<Engine>, runner: Arc<Runner>) -> Self {
         Self {
             store,
             engine,
@@ -76,7 +76,11 @@ impl CodeTasks {
 
     /// A run id is one account's: a valid one another account uses is not
     /// found.
-    pub async fn check_run(&self, account_id: &AccountId, run: &str) -> Result<(), ServiceError> {
+    pub(crate) async fn check_run(
+        &self,
+        account_id: &AccountId,
+        run: &str,
+    ) -> Result<(), ServiceError> {
         if !is_valid_run_id(run) {
             return Err(ServiceError::invalid_field("run", RUN_ID_RULE));
         }
@@ -89,7 +93,7 @@ impl CodeTasks {
     /// Checks `run` as [`Self::check_run`] does, and that the account has
     /// started a call in it: a run is known once it has one, and an unknown
     /// one is not found like another account's.
-    pub async fn check_run_started(
+    pub(crate) async fn check_run_started(
         &self,
         account_id: &AccountId,
         run: &str,
@@ -103,7 +107,7 @@ impl CodeTasks {
 
     /// Starts `task` in run `run` for the caller; with `wait`, answers once
     /// the turn has ended (the turn carries on if the caller goes away).
-    pub async fn start(
+    pub(crate) async fn start(
         &self,
         account_id: &AccountId,
         caller: &TokenOwner,
@@ -202,7 +206,7 @@ impl CodeTasks {
     }
 
     /// The caller's task `call` of run `run`, as it stands.
-    pub async fn get(
+    pub(crate) async fn get(
         &self,
         account_id: &AccountId,
         run: &str,
@@ -214,7 +218,7 @@ impl CodeTasks {
     }
 
     /// Stops a running task: SIGTERM to the harness, SIGKILL 10 s later.
-    pub async fn cancel(
+    pub(crate) async fn cancel(
         &self,
         account_id: &AccountId,
         run: &str,
@@ -237,7 +241,7 @@ impl CodeTasks {
 
     /// The unified diff of what an ended task changed, from its start
     /// checkpoint to its end checkpoint.
-    pub async fn diff(
+    pub(crate) async fn diff(
         &self,
         account_id: &AccountId,
         run: &str,
@@ -282,7 +286,7 @@ impl CodeTasks {
     /// ran on another node is read from that node, as the caller whose
     /// bearer token is `forward_as` (none: the request was itself
     /// forwarded, and goes no further).
-    pub async fn log(
+    pub(crate) async fn log(
         &self,
         account_id: &AccountId,
         run: &str,

@@ -15,47 +15,47 @@ use cinch_store::{SeenCliVersion, SeenUnknown, Store};
 
 /// The drivers service.
 #[derive(Clone)]
-pub struct Drivers {
+pub(crate) struct Drivers {
     store: Store,
     engine: Arc<Engine>,
 }
 
 impl Drivers {
     /// The drivers of `engine`, their findings kept in `store`.
-    pub fn new(store: Store, engine: Arc<Engine>) -> Self {
+    pub(crate) fn new(store: Store, engine: Arc<Engine>) -> Self {
         Self { store, engine }
     }
 
     /// The drivers and harnesses turns run on now.
-    pub fn registry(&self) -> Arc<Registry> {
+    pub(crate) fn registry(&self) -> Arc<Registry> {
         self.engine.registry()
     }
 
     /// Whether this server's turns of the harness `name` have a credential
     /// of the server's own; none for a harness the registry does not have.
-    pub fn server_credential(&self, name: &str) -> Option<ServerCredential> {
+    pub(crate) fn server_credential(&self, name: &str) -> Option<ServerCredential> {
         self.engine.server_credential(name).ok()
     }
 
     /// The harness `name`'s CLI as cinch installs and pins it: its
     /// package, tested range and pinned version.
-    pub fn tool(&self, name: &str) -> Option<Tool> {
+    pub(crate) fn tool(&self, name: &str) -> Option<Tool> {
         self.engine.tool(name).ok()
     }
 
     /// The versions config.toml pins harnesses' CLIs to, by harness.
-    pub fn pinned_versions(&self) -> std::collections::BTreeMap<String, String> {
+    pub(crate) fn pinned_versions(&self) -> std::collections::BTreeMap<String, String> {
         self.engine.config().pinned_versions()
     }
 
     /// Every CLI version turns ran on, by harness, across all accounts.
-    pub async fn cli_versions(&self) -> Result<Vec<SeenCliVersion>, ServiceError> {
+    pub(crate) async fn cli_versions(&self) -> Result<Vec<SeenCliVersion>, ServiceError> {
         Ok(self.store.cli_versions().await?)
     }
 
     /// Every event type turns met that their driver did not know, by
     /// harness and CLI version, across all accounts.
-    pub async fn unknown_events(&self) -> Result<Vec<SeenUnknown>, ServiceError> {
+    pub(crate) async fn unknown_events(&self) -> Result<Vec<SeenUnknown>, ServiceError> {
         Ok(self.store.unknown_events().await?)
     }
 }
@@ -64,7 +64,11 @@ impl Drivers {
     /// Pulls the component the OCI reference `source` names (every digest
     /// checked; credentials from the server's ~/.docker/config.json),
     /// installs it and puts it in force for new turns.
-    pub async fn add(&self, source: String, update: bool) -> Result<Installed, ServiceError> {
+    pub(crate) async fn add(
+        &self,
+        source: String,
+        update: bool,
+    ) -> Result<Installed, ServiceError> {
         let engine = self.engine.clone();
         tokio::task::spawn_blocking(move || {
             let refused = |error: &dyn std::fmt::Display| refused_source(error.to_string());
@@ -86,7 +90,7 @@ impl Drivers {
     }
 
     /// Removes plugin `name`; the built-in of that name, if any, is back.
-    pub async fn remove(&self, name: String) -> Result<Option<Pin>, ServiceError> {
+    pub(crate) async fn remove(&self, name: String) -> Result<Option<Pin>, ServiceError> {
         let engine = self.engine.clone();
         tokio::task::spawn_blocking(move || {
             engine

@@ -12,7 +12,7 @@ use cinch_store::{
 
 /// The environments service.
 #[derive(Clone)]
-pub struct Environments {
+pub(crate) struct Environments {
     store: Store,
     runner: Arc<Runner>,
 }
@@ -20,12 +20,12 @@ pub struct Environments {
 impl Environments {
     /// Environments kept in `store`; their local repositories are admitted
     /// by the `runner`'s rules.
-    pub fn new(store: Store, runner: Arc<Runner>) -> Self {
+    pub(crate) fn new(store: Store, runner: Arc<Runner>) -> Self {
         Self { store, runner }
     }
 
     /// Creates `new` in the account.
-    pub async fn create(
+    pub(crate) async fn create(
         &self,
         account_id: &AccountId,
         new: NewEnvironment,
@@ -37,7 +37,7 @@ impl Environments {
     }
 
     /// A page of the account's environments, oldest first.
-    pub async fn list(
+    pub(crate) async fn list(
         &self,
         account_id: &AccountId,
         cursor: Option<&str>,
@@ -47,7 +47,7 @@ impl Environments {
     }
 
     /// The account's environment `id`.
-    pub async fn get(
+    pub(crate) async fn get(
         &self,
         account_id: &AccountId,
         id: &EnvironmentId,
@@ -59,7 +59,7 @@ impl Environments {
     }
 
     /// Changes environment `id` by the patch `change` makes of it as it is.
-    pub async fn update(
+    pub(crate) async fn update(
         &self,
         account_id: &AccountId,
         id: &EnvironmentId,
@@ -77,7 +77,7 @@ impl Environments {
     }
 
     /// Deletes environment `id`.
-    pub async fn delete(
+    pub(crate) async fn delete(
         &self,
         account_id: &AccountId,
         id: &EnvironmentId,

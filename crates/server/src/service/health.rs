@@ -16,7 +16,7 @@ const DATABASE_ANSWER: Duration = Duration::from_secs(2);
 
 /// The health-probes service.
 #[derive(Clone)]
-pub struct Probes {
+pub(crate) struct Probes {
     store: Store,
     engine: Arc<Engine>,
     /// Free bytes under which the home's disk counts as low.
@@ -25,7 +25,7 @@ pub struct Probes {
 
 impl Probes {
     /// Probes of `store` and of how `engine` runs turns.
-    pub fn new(store: Store, engine: Arc<Engine>) -> Self {
+    pub(crate) fn new(store: Store, engine: Arc<Engine>) -> Self {
         Self {
             store,
             engine,
@@ -34,14 +34,14 @@ impl Probes {
     }
 
     /// These probes counting the home's disk low under `bytes` free.
-    pub fn with_disk_low_below(mut self, bytes: u64) -> Self {
+    pub(crate) fn with_disk_low_below(mut self, bytes: u64) -> Self {
         self.disk_low_below = bytes;
         self
     }
 
     /// The room on the disk of cinch's home, and how it stands; also set as
     /// the metrics' gauges. A disk that cannot be measured is logged.
-    pub fn disk(&self) -> (Option<Space>, DiskState) {
+    pub(crate) fn disk(&self) -> (Option<Space>, DiskState) {
         match Space::of(self.engine.home().root()) {
             Ok(space) => {
                 crate::metrics::disk_space(&space);
@@ -58,13 +58,13 @@ impl Probes {
     }
 
     /// Whether turns run in the sandbox.
-    pub fn sandbox_enforced(&self) -> bool {
+    pub(crate) fn sandbox_enforced(&self) -> bool {
         self.engine.sandbox() == Mode::Enforced
     }
 
     /// Whether the database takes (and lets go of) its write lock within
     /// two seconds; why not is logged.
-    pub async fn database_answers(&self) -> bool {
+    pub(crate) async fn database_answers(&self) -> bool {
         let store = self.store.clone();
         // The probe runs to its end on its own, so a connection is never given
         // back to the pool in the middle of it; the answer waits only so long.
@@ -90,7 +90,7 @@ impl Probes {
     }
 
     /// How many sessions wait for a turn slot.
-    pub async fn sessions_waiting(&self) -> Result<usize, ServiceError> {
+    pub(crate) async fn sessions_waiting(&self) -> Result<usize, ServiceError> {
         Ok(self
             .store
             .sessions_in(&[SessionStatus::Waiting])

@@ -7,18 +7,18 @@ use cinch_store::{AccountId, KeyState, Store};
 
 /// The idempotency-keys service.
 #[derive(Clone)]
-pub struct Keys {
+pub(crate) struct Keys {
     store: Store,
 }
 
 impl Keys {
     /// Keys kept in `store`.
-    pub fn new(store: Store) -> Self {
+    pub(crate) fn new(store: Store) -> Self {
         Self { store }
     }
 
     /// Claims `key` for a request with `fingerprint`, or tells what it already holds.
-    pub async fn claim(
+    pub(crate) async fn claim(
         &self,
         account_id: &AccountId,
         key: &str,
@@ -28,7 +28,7 @@ impl Keys {
     }
 
     /// Records the answer to the request holding `key`.
-    pub async fn answer(
+    pub(crate) async fn answer(
         &self,
         account_id: &AccountId,
         key: &str,
@@ -43,7 +43,11 @@ impl Keys {
     }
 
     /// Lets go of `key` without an answer, so that a retry runs again.
-    pub async fn release(&self, account_id: &AccountId, key: &str) -> Result<(), ServiceError> {
+    pub(crate) async fn release(
+        &self,
+        account_id: &AccountId,
+        key: &str,
+    ) -> Result<(), ServiceError> {
         Ok(self.store.release_key(account_id, key).await?)
     }
 }

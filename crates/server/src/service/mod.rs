@@ -4,16 +4,16 @@
 //! run through [`crate::runs`], below them all, and every service refuses
 //! with one [`ServiceError`].
 
-pub mod accounts;
-pub mod agents;
-pub mod code_tasks;
-pub mod drivers;
-pub mod environments;
-pub mod health;
-pub mod keys;
-pub mod sessions;
-pub mod usage;
-pub mod webhooks;
+pub(crate) mod accounts;
+pub(crate) mod agents;
+pub(crate) mod code_tasks;
+pub(crate) mod drivers;
+pub(crate) mod environments;
+pub(crate) mod health;
+pub(crate) mod keys;
+pub(crate) mod sessions;
+pub(crate) mod usage;
+pub(crate) mod webhooks;
 
 use serde::Serialize;
 

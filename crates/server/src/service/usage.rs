@@ -6,20 +6,20 @@ use cinch_store::{AccountId, Store, UsageGroup, UsageRow, UsageTotals};
 
 /// The usage service.
 #[derive(Clone)]
-pub struct Usage {
+pub(crate) struct Usage {
     store: Store,
 }
 
 impl Usage {
     /// Usage kept in `store`.
-    pub fn new(store: Store) -> Self {
+    pub(crate) fn new(store: Store) -> Self {
         Self { store }
     }
 
     /// The account's turns started in `[from, to)` (stored time form, each
     /// end open when absent): their totals and, with `group_by`, one row
     /// per group.
-    pub async fn report(
+    pub(crate) async fn report(
         &self,
         account_id: &AccountId,
         from: Option<Timestamp>,

@@ -7,7 +7,7 @@ use cinch_store::{AccountId, Delivery, Page, Store, Webhook, WebhookId};
 
 /// The webhooks service.
 #[derive(Clone)]
-pub struct Webhooks {
+pub(crate) struct Webhooks {
     store: Store,
     sender: Sender,
 }
@@ -15,12 +15,12 @@ pub struct Webhooks {
 impl Webhooks {
     /// Webhooks kept in `store`, their URLs checked by the `sender` that
     /// delivers to them.
-    pub fn new(store: Store, sender: Sender) -> Self {
+    pub(crate) fn new(store: Store, sender: Sender) -> Self {
         Self { store, sender }
     }
 
     /// Makes a webhook POSTing to `url`, signed with `secret`.
-    pub async fn create(
+    pub(crate) async fn create(
         &self,
         account_id: &AccountId,
         url: &str,
@@ -35,12 +35,16 @@ impl Webhooks {
     }
 
     /// The account's webhooks, oldest first.
-    pub async fn list(&self, account_id: &AccountId) -> Result<Vec<Webhook>, ServiceError> {
+    pub(crate) async fn list(&self, account_id: &AccountId) -> Result<Vec<Webhook>, ServiceError> {
         Ok(self.store.webhooks(account_id).await?)
     }
 
     /// Removes webhook `id` with its delivery log.
-    pub async fn delete(&self, account_id: &AccountId, id: &WebhookId) -> Result<(), ServiceError> {
+    pub(crate) async fn delete(
+        &self,
+        account_id: &AccountId,
+        id: &WebhookId,
+    ) -> Result<(), ServiceError> {
         match self.store.delete_webhook(account_id, id).await? {
             true => Ok(()),
             false => Err(ServiceError::NotFound("no such webhook".to_owned())),
@@ -48,7 +52,7 @@ impl Webhooks {
     }
 
     /// A page of webhook `id`'s deliveries, newest first.
-    pub async fn deliveries(
+    pub(crate) async fn deliveries(
         &self,
         account_id: &AccountId,
         id: &WebhookId,
@@ -63,7 +67,7 @@ impl Webhooks {
 
     /// Queues delivery `delivery` of webhook `id` again, as a new delivery
     /// with the same body.
-    pub async fn redeliver(
+    pub(crate) async fn redeliver(
         &self,
         account_id: &AccountId,
         id: &WebhookId,

@@ -82,7 +82,7 @@ static ETAGS: LazyLock<Vec<HeaderValue>> = LazyLock::new(|| {
 
 /// The app's routes: `/` and one per embedded file, so that any other path
 /// falls through to the server's own "no such route".
-pub fn router() -> axum::Router {
+pub(crate) fn router() -> axum::Router {
     ASSETS.iter().enumerate().fold(
         axum::Router::new().route(
             "/",

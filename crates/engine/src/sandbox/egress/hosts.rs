@@ -68,7 +68,7 @@ pub(crate) struct AllowedHosts {
 
 impl AllowedHosts {
     /// The allowed hosts of these entries (each already [`check`]ed).
-    pub fn new(entries: &[String]) -> Self {
+    pub(crate) fn new(entries: &[String]) -> Self {
         Self {
             entries: entries.iter().map(|entry| normalize(entry)).collect(),
         }
@@ -76,7 +76,7 @@ impl AllowedHosts {
 
     /// Whether a request may name `host` (as its URL or CONNECT gave it,
     /// without brackets around an IPv6 address).
-    pub fn admits(&self, host: &str) -> bool {
+    pub(crate) fn admits(&self, host: &str) -> bool {
         let host = normalize(host);
         if host.is_empty() {
             return false;

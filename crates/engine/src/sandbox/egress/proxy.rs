@@ -30,7 +30,7 @@ pub(crate) const LISTENER_FD: i32 = 3;
 
 /// Serves the listener on [`LISTENER_FD`] until the process is killed (it
 /// dies with the confined process, see [`super::netns`]).
-pub fn serve(egress: &Egress) -> anyhow::Error {
+pub(super) fn serve(egress: &Egress) -> anyhow::Error {
     // SAFETY: the process that exec'd this one put a listening socket on
     // this descriptor, and nothing else here owns it.
     let listener = unsafe { TcpListener::from_raw_fd(LISTENER_FD) };

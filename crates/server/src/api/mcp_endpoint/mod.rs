@@ -23,23 +23,23 @@ use super::AppState;
 use super::extract::{bearer, principal};
 use cinch_store::Principal;
 
-pub use tools::Tools;
+pub(super) use tools::Tools;
 
 /// The endpoint's path.
-pub const PATH: &str = "/mcp";
+pub(super) const PATH: &str = "/mcp";
 
 /// Who called: the token's principal, and the token itself, to read a
 /// turn's diff from the node that ran it as this caller. No `Debug`: the
 /// token is never printed.
 #[derive(Clone)]
-pub struct McpCaller {
+pub(super) struct McpCaller {
     principal: Principal,
     token: Arc<str>,
 }
 
 /// `/mcp`: POST for JSON-RPC; GET and DELETE are 405, as the transport
 /// allows a server without sessions or server-initiated streams.
-pub fn router(state: AppState) -> axum::Router {
+pub(super) fn router(state: AppState) -> axum::Router {
     let config = StreamableHttpServerConfig::default()
         // Sessions would tie a client to the node that answered its
         // initialize; without them any node answers any request.

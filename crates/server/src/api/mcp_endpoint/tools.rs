@@ -37,13 +37,13 @@ get_result for its answer and diff; send_message to follow up in the same sessio
 
 /// The tools of one request, on the server's services.
 #[derive(Clone)]
-pub struct Tools {
+pub(crate) struct Tools {
     app: AppState,
 }
 
 impl Tools {
     /// The tools, acting through `app`'s services.
-    pub fn new(app: AppState) -> Self {
+    pub(crate) fn new(app: AppState) -> Self {
         Self { app }
     }
 
@@ -57,14 +57,14 @@ impl Tools {
 /// Arguments of `list_environments`.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
-pub struct ListEnvironments {
+pub(super) struct ListEnvironments {
     /// Where the page starts: a previous answer's `next_cursor`.
     pub cursor: Option<String>,
 }
 
 /// An environment as `list_environments` shows it.
 #[derive(Debug, Serialize)]
-pub struct EnvironmentSummary {
+pub(super) struct EnvironmentSummary {
     /// Its id.
     pub id: String,
     /// Its name, unique in the account.
@@ -94,7 +94,7 @@ impl From<Environment> for EnvironmentSummary {
 /// Arguments of `start_task`.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
-pub struct StartTask {
+pub(super) struct StartTask {
     /// What the agent is to do: the whole task, self-contained.
     pub prompt: String,
     /// The environment, by id or name (default: the agent's).
@@ -110,7 +110,7 @@ pub struct StartTask {
 /// A task and the session named in a call; the newest session when none is.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
-pub struct TaskRef {
+pub(super) struct TaskRef {
     /// The task, as start_task answered it.
     pub task_id: String,
     /// One of its sessions (default: its newest).
@@ -120,7 +120,7 @@ pub struct TaskRef {
 /// Arguments of `wait_for_task`.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
-pub struct WaitForTask {
+pub(super) struct WaitForTask {
     /// The task, as start_task answered it.
     pub task_id: String,
     /// One of its sessions (default: its newest).
@@ -132,7 +132,7 @@ pub struct WaitForTask {
 /// Arguments of `send_message`.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
-pub struct SendMessage {
+pub(super) struct SendMessage {
     /// The task, as start_task answered it.
     pub task_id: String,
     /// One of its sessions (default: its newest).

@@ -16,11 +16,11 @@ use cinch_store::{
 const POLL_INTERVAL: Duration = Duration::from_millis(200);
 
 /// The most of a diff a result carries, in bytes; the rest is cut.
-pub const MAX_DIFF_BYTES: usize = 256 << 10;
+pub(super) const MAX_DIFF_BYTES: usize = 256 << 10;
 
 /// A session as the tools show it.
 #[derive(Debug, Serialize)]
-pub struct SessionState {
+pub(super) struct SessionState {
     /// Its task.
     pub task_id: String,
     /// The session.
@@ -50,7 +50,7 @@ impl From<Session> for SessionState {
 
 /// A turn as the tools show it: the code-task call it is and how it ended.
 #[derive(Debug, Serialize)]
-pub struct TurnReport {
+pub(super) struct TurnReport {
     /// The call: with the session's id as the run, the code-task API's
     /// `/api/runs/{session_id}/tasks/{call_id}` reads it too.
     pub call_id: String,
@@ -66,7 +66,7 @@ pub struct TurnReport {
 
 /// The caller's task `task_id` and its session `session_id`, or its newest
 /// session when none is named.
-pub async fn session_of(
+pub(super) async fn session_of(
     app: &AppState,
     caller: &McpCaller,
     task_id: &str,
@@ -98,7 +98,7 @@ pub async fn session_of(
 
 /// Waits up to `timeout` for `session` to be done (idle or closed, nothing
 /// queued): the session as it is then, and whether it is done.
-pub async fn wait(
+pub(super) async fn wait(
     app: &AppState,
     session: Session,
     timeout: Duration,
@@ -131,7 +131,10 @@ pub async fn wait(
 }
 
 /// The session's newest turn, if it has run one.
-pub async fn last_turn(app: &AppState, session: &Session) -> Result<Option<TurnReport>, Problem> {
+pub(super) async fn last_turn(
+    app: &AppState,
+    session: &Session,
+) -> Result<Option<TurnReport>, Problem> {
     let Some((message, turn)) = app.conductor.last_turn(session).await? else {
         return Ok(None);
     };
@@ -153,7 +156,7 @@ pub async fn last_turn(app: &AppState, session: &Session) -> Result<Option<TurnR
 
 /// A diff, cut to [`MAX_DIFF_BYTES`] at a line's end.
 #[derive(Debug, Serialize)]
-pub struct Diff {
+pub(super) struct Diff {
     /// The unified diff (from the turn's start checkpoint to its end).
     pub text: String,
     /// Whether the text was cut; the code-task API's diff route has it whole.
@@ -161,7 +164,7 @@ pub struct Diff {
 }
 
 /// The unified diff of the session's ended turn `call_id`.
-pub async fn diff(
+pub(super) async fn diff(
     app: &AppState,
     caller: &McpCaller,
     session: &Session,

@@ -33,8 +33,8 @@ use cinch_engine::engine::Turn;
 use cinch_engine::engine::result::TurnResult;
 use cinch_store::{AccountId, RunKey, Store};
 use event::Numbering;
-pub use event::{EventName, RunEvent};
-pub use events::RunEvents;
+pub(crate) use event::{EventName, RunEvent};
+pub(crate) use events::RunEvents;
 use writer::{Job, Pending};
 
 /// Runs whose events stay in memory before dormant ones are dropped.

@@ -14,7 +14,7 @@ use cinch_engine::engine::brief::Note;
 use cinch_store::Attachment;
 
 /// Where attachments' files go, relative to the workspace.
-pub const FOLDER: &str = ".cinch/attachments";
+pub(crate) const FOLDER: &str = ".cinch/attachments";
 
 /// A file name is cut to this many characters (before its extension is added).
 const NAME_CHARS: usize = 80;
@@ -22,7 +22,7 @@ const NAME_CHARS: usize = 80;
 /// The attachment as a note of the brief: its source, then its text or the
 /// file its binary content was written to in `workspace`; `None` when it
 /// has no content.
-pub fn note(attachment: Attachment, workspace: &Path) -> Option<Note> {
+pub(crate) fn note(attachment: Attachment, workspace: &Path) -> Option<Note> {
     let mut text = String::new();
     if let Some(uri) = &attachment.uri {
         text.push_str(&format!("Source: {uri}\n\n"));

@@ -6,7 +6,7 @@ use std::path::Path;
 
 /// What a repository says about a branch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BaseBranch {
+pub(super) enum BaseBranch {
     /// A local branch or `origin/<branch>` has that name.
     Found,
     /// The repository has neither.
@@ -17,7 +17,7 @@ pub enum BaseBranch {
 
 /// Looks `branch` up in the repository at `repository` (a local path) or, for
 /// a git URL, in its clone at `clone_dir`.
-pub fn look_up(repository: &str, clone_dir: &Path, branch: &str) -> BaseBranch {
+pub(super) fn look_up(repository: &str, clone_dir: &Path, branch: &str) -> BaseBranch {
     let dir = if crate::runs::repository::is_url(repository) {
         clone_dir
     } else {

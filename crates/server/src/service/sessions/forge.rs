@@ -36,7 +36,7 @@ impl Forge {
 /// repository's default branch when `None`) for the repository at `remote`
 /// (an `https://`, `ssh://` or `git@host:` URL); `None` when `remote` is not
 /// on a known forge.
-pub fn pull_request_url(remote: &str, branch: &str, base: Option<&str>) -> Option<String> {
+pub(super) fn pull_request_url(remote: &str, branch: &str, base: Option<&str>) -> Option<String> {
     let (forge, path) = forge_path(remote)?;
     let root = format!("https://{}/{path}", forge.host());
     let head = encode(branch);

@@ -28,7 +28,7 @@ use anyhow::{Context as _, Result};
 /// repository. `None` otherwise (its `.git` is a file, or it keeps settings
 /// per work tree, which `git worktree add` copies into a new one): those
 /// are left to git.
-pub fn common_dir(repository: &Path) -> Option<PathBuf> {
+pub(super) fn common_dir(repository: &Path) -> Option<PathBuf> {
     let dot_git = repository.join(".git");
     let common = if dot_git.is_dir() {
         dot_git
@@ -49,7 +49,7 @@ pub fn common_dir(repository: &Path) -> Option<PathBuf> {
 /// folder is `common` (see [`common_dir`]), its HEAD on `branch`, which
 /// exists. No file is checked out. Fails, having written nothing, where a
 /// symbolic link or anything but a folder stands where a folder belongs.
-pub fn link(common: &Path, dir: &Path, branch: &str) -> Result<()> {
+pub(super) fn link(common: &Path, dir: &Path, branch: &str) -> Result<()> {
     let dir = dir
         .canonicalize()
         .with_context(|| format!("finding {}", dir.display()))?;

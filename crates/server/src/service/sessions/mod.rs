@@ -18,10 +18,10 @@
 //! do, and a refused request is a [`ServiceError`] like any service's.
 
 mod approvals;
-pub mod attachments;
+pub(crate) mod attachments;
 mod background;
 mod base_branch;
-pub mod compare;
+pub(crate) mod compare;
 mod delivery;
 mod forge;
 mod fork;
@@ -29,19 +29,19 @@ mod lifecycle;
 mod linked_worktree;
 mod machine;
 mod native_fork;
-pub mod nodes;
+pub(crate) mod nodes;
 mod ownership;
-pub mod preview;
+pub(crate) mod preview;
 mod requests;
-pub mod resolve;
+pub(crate) mod resolve;
 mod revert;
 mod turns;
-pub mod views;
-pub mod workspace;
+pub(crate) mod views;
+pub(crate) mod workspace;
 
-pub use approvals::DecisionScope;
-pub use delivery::{Committed, Pushed};
-pub use fork::ForkSpec;
+pub(crate) use approvals::DecisionScope;
+pub(crate) use delivery::{Committed, Pushed};
+pub(crate) use fork::ForkSpec;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::PathBuf;
@@ -129,10 +129,10 @@ pub const DEFAULT_LEASE_TTL: Duration = Duration::from_secs(30);
 const KEY_SWEEP_INTERVAL: Duration = Duration::from_secs(3600);
 
 /// A new task's idle timeout when the request sets none.
-pub const DEFAULT_IDLE_TIMEOUT_SECONDS: i64 = 600;
+pub(crate) const DEFAULT_IDLE_TIMEOUT_SECONDS: i64 = 600;
 
 /// The result of a conductor operation.
-pub type Result<T> = std::result::Result<T, ServiceError>;
+pub(crate) type Result<T> = std::result::Result<T, ServiceError>;
 
 /// A task to create.
 #[derive(Debug, Clone, Default)]
@@ -163,7 +163,7 @@ pub struct TaskSpec {
 }
 
 /// The most sessions one task starts at once (a fan-out).
-pub const MOST_FAN_OUT: usize = 8;
+pub(crate) const MOST_FAN_OUT: usize = 8;
 
 /// What one session of a fan-out runs.
 #[derive(Debug, Clone, Default)]

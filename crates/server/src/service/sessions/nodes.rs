@@ -15,7 +15,7 @@ use cinch_store::{AccountId, ApprovalId, Notice, SessionId, SessionWake, Store};
 
 /// How often the runs streamed here are read back without a notice: the
 /// fallback for notices lost, not the way events normally arrive.
-pub const POLL_INTERVAL: Duration = Duration::from_secs(5);
+pub(crate) const POLL_INTERVAL: Duration = Duration::from_secs(5);
 
 /// How long to wait before listening again after the connection failed.
 const RELISTEN_AFTER: Duration = Duration::from_secs(1);

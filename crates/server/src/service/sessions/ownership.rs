@@ -27,7 +27,7 @@ use cinch_store::{
 
 /// The detail of a turn whose node went away: the harness's state went
 /// with it (the seed's wording for a machine that restarted).
-pub const NODE_LOST_DETAIL: &str =
+pub(super) const NODE_LOST_DETAIL: &str =
     "The harness's state is gone: the machine restarted or its container was recreated.";
 
 /// Whether this node may move a session on.

@@ -5,7 +5,7 @@ const PREVIEW_CHARS: usize = 200;
 
 /// `text` as one line with markdown stripped and cut to [`PREVIEW_CHARS`];
 /// `None` when no visible text is left.
-pub fn preview(text: &str) -> Option<String> {
+pub(crate) fn preview(text: &str) -> Option<String> {
     let mut words = Vec::new();
     let mut in_fence = false;
     for line in text.lines() {

@@ -7,11 +7,11 @@ use cinch_driver_sdk::Info;
 use cinch_store::Agent;
 
 /// The harness a request gets when it names none (and its agent has none).
-pub const DEFAULT_HARNESS: &str = "claude";
+pub(crate) const DEFAULT_HARNESS: &str = "claude";
 
 /// What a session runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Choice {
+pub(crate) struct Choice {
     /// The harness.
     pub harness: String,
     /// Who makes its models.
@@ -24,7 +24,7 @@ pub struct Choice {
 
 /// What was asked for.
 #[derive(Debug, Clone, Default)]
-pub struct Asked<'a> {
+pub(crate) struct Asked<'a> {
     /// The harness asked for.
     pub harness: Option<&'a str>,
     /// The model asked for.
@@ -34,7 +34,7 @@ pub struct Asked<'a> {
 }
 
 /// Resolves `asked` for `agent`, among the harnesses `drivers` describes.
-pub fn resolve(asked: &Asked, agent: &Agent, drivers: &[&Info]) -> Choice {
+pub(crate) fn resolve(asked: &Asked, agent: &Agent, drivers: &[&Info]) -> Choice {
     let find = |name: Option<&str>| {
         name.and_then(|name| drivers.iter().copied().find(|info| info.name == name))
     };
@@ -78,7 +78,7 @@ pub fn resolve(asked: &Asked, agent: &Agent, drivers: &[&Info]) -> Choice {
 }
 
 /// Who makes a harness's models; a plugin's own name when cinch does not know it.
-pub fn vendor(harness: &str) -> &str {
+pub(crate) fn vendor(harness: &str) -> &str {
     match harness {
         "claude" => "anthropic",
         "codex" => "openai",

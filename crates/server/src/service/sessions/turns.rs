@@ -27,7 +27,7 @@ const FINISH_RETRY_MOST: std::time::Duration = std::time::Duration::from_secs(30
 
 /// The most of the conversation, in bytes, the first brief on a node that
 /// took a session over carries.
-pub const CONTINUATION_LIMIT: usize = 32 * 1024;
+pub(super) const CONTINUATION_LIMIT: usize = 32 * 1024;
 
 impl Conductor {
     pub(super) async fn start_turn(

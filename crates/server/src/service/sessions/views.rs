@@ -13,7 +13,7 @@ use cinch_store::{
 
 /// Where a fork was forked from.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
-pub struct ForkedFrom {
+pub(crate) struct ForkedFrom {
     /// The source session.
     #[schema(value_type = String)]
     pub session_id: SessionId,
@@ -24,7 +24,7 @@ pub struct ForkedFrom {
 
 /// A session.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
-pub struct Session {
+pub(crate) struct Session {
     /// Its id; also the run id of its turns.
     #[schema(value_type = String)]
     pub id: SessionId,
@@ -141,7 +141,7 @@ impl From<store::Session> for Session {
 // this same shape.
 /// A message.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
-pub struct Message {
+pub(crate) struct Message {
     /// Its id.
     #[schema(value_type = String)]
     pub id: MessageId,

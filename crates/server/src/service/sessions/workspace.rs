@@ -40,7 +40,7 @@ const SETUP_LOG_CAP: usize = 1 << 20;
 
 /// Why a workspace could not be made.
 #[derive(Debug, thiserror::Error)]
-pub enum WorkspaceError {
+pub(crate) enum WorkspaceError {
     /// The repository could not be had or the worktree made (the spec's VM failure).
     #[error("{0}")]
     Repository(String),
@@ -50,7 +50,7 @@ pub enum WorkspaceError {
 }
 
 /// What a workspace is made from.
-pub struct Plan<'a> {
+pub(crate) struct Plan<'a> {
     /// Where the workspace goes.
     pub dir: &'a Path,
     /// The environment's repository: a local path or a git URL; `None` for a
@@ -81,7 +81,7 @@ pub struct Plan<'a> {
 
 /// Where a fork's work tree starts: another session's end checkpoint.
 #[derive(Debug, Clone, Copy)]
-pub struct ForkFrom<'a> {
+pub(crate) struct ForkFrom<'a> {
     /// The source session: its checkpoint refs are its run's.
     pub run: &'a str,
     /// The end checkpoint of the turn forked at.
@@ -96,7 +96,7 @@ pub struct ForkFrom<'a> {
 
 /// How a session's workspace, last on another node, is made again here.
 #[derive(Debug, Clone, Copy)]
-pub struct Rebuild<'a> {
+pub(crate) struct Rebuild<'a> {
     /// The session: its checkpoint refs are its run's.
     pub run: &'a str,
     /// Its last end checkpoint, when a turn of it ended with one.
@@ -113,7 +113,7 @@ const WORKSPACE_NICENESS: i32 = 10;
 /// How cinch runs processes for one tenant: in the sandbox (through
 /// `launcher`), with exactly `env`, `home` as the agent's home.
 #[derive(Debug, Clone)]
-pub struct Tenant {
+pub(crate) struct Tenant {
     /// Starts processes in the sandbox (or not, under `--no-sandbox`).
     pub launcher: Launcher,
     /// The whole environment the processes get.
@@ -156,7 +156,7 @@ impl Tenant {
 }
 
 /// Whether `name` is a valid branch name.
-pub fn is_valid_branch(name: &str) -> bool {
+pub(crate) fn is_valid_branch(name: &str) -> bool {
     git2::Reference::is_valid_name(&format!("refs/heads/{name}"))
 }
 
@@ -164,7 +164,7 @@ pub fn is_valid_branch(name: &str) -> bool {
 /// commands. A workspace made again after another node had it gets the
 /// files of its last end checkpoint when the checkpoint remote has it, else
 /// stays as the branch was last committed; which one, it says.
-pub fn create(plan: &Plan) -> Result<Option<RebuiltFrom>, WorkspaceError> {
+pub(crate) fn create(plan: &Plan) -> Result<Option<RebuiltFrom>, WorkspaceError> {
     let repository_failed = |error: anyhow::Error| WorkspaceError::Repository(format!("{error:#}"));
     let repository = match plan.repository {
         None => {
@@ -319,7 +319,7 @@ fn checkout_checkpoint(plan: &Plan, fork: ForkFrom) -> anyhow::Result<()> {
 
 /// Pushes the session's checkpoint refs from its workspace `dir` to the
 /// checkpoint remote, for the node that may take it over.
-pub fn push_checkpoints(
+pub(crate) fn push_checkpoints(
     tenant: &Tenant,
     dir: &Path,
     remote: &str,
@@ -336,7 +336,7 @@ pub fn push_checkpoints(
 
 /// Fetches the run's checkpoint refs from the checkpoint remote into the
 /// repository of the workspace `dir`.
-pub fn fetch_checkpoints(
+pub(crate) fn fetch_checkpoints(
     tenant: &Tenant,
     dir: &Path,
     remote: &str,
@@ -663,14 +663,14 @@ impl SetupLog {
 }
 
 /// Whether the workspace has changes no commit holds.
-pub fn has_changes(tenant: &Tenant, dir: &Path) -> anyhow::Result<bool> {
+pub(crate) fn has_changes(tenant: &Tenant, dir: &Path) -> anyhow::Result<bool> {
     let status = git(tenant, &[dir], dir, &["status", "--porcelain"])?;
     Ok(!status.trim().is_empty())
 }
 
 /// Commits everything the turn changed in the workspace on its branch;
 /// `None` when nothing changed.
-pub fn commit_changes(
+pub(crate) fn commit_changes(
     tenant: &Tenant,
     dir: &Path,
     message: &str,
@@ -704,7 +704,7 @@ fn commit_as_cinch(tenant: &Tenant, dir: &Path, args: &[&str]) -> anyhow::Result
 /// named `target` there. A local repository already holds the session's
 /// branch (the workspace is its worktree): only another name is pushed.
 /// Returns the repository's default branch, when it tells one.
-pub fn push_branch(
+pub(crate) fn push_branch(
     tenant: &Tenant,
     dir: &Path,
     repository: &str,
