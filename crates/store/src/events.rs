@@ -389,4 +389,45 @@ mod tests {
             log()
         );
     }
+
+    #[tokio::test]
+    async fn a_request_write_leaves_a_busy_log_to_the_events_checkpointer() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(super::super::DATABASE_FILE);
+        let database = || std::fs::metadata(&path).unwrap().len();
+        let log = || std::fs::metadata(path.with_extension("db-wal")).map_or(0, |meta| meta.len());
+        let store = Store::open(&path).await.unwrap();
+        let (account, _) = store.create_account("events").await.unwrap();
+        let account_id = account.id;
+        // About 8 MiB of events, past SQLite's default of 1,000 pages of log
+        // before a commit checkpoints, with no checkpoint asked for.
+        let data = format!(r#"{{"lines":["{}"]}}"#, "x".repeat(2_000));
+        for batch in 0..40 {
+            let events: Vec<NewEvent> = (0..100)
+                .map(|n| NewEvent {
+                    account_id: &account_id,
+                    run_id: "run",
+                    seq: batch * 100 + n + 1,
+                    name: "tool.progress",
+                    data: &data,
+                })
+                .collect();
+            store.append_events(&events).await.unwrap();
+        }
+        let before = (database(), log());
+        assert!(
+            before.1 > 1_000 * 4_096,
+            "the log holds {} bytes only",
+            before.1
+        );
+        // A request's write, on the pool.
+        store.create_account("request").await.unwrap();
+        let after = database();
+        assert!(
+            after < before.0 + 1_024 * 1_024,
+            "a request's write copied the log into the database: {} bytes before, {after} after (log {} bytes)",
+            before.0,
+            before.1
+        );
+    }
 }
