@@ -1720,6 +1720,19 @@ fn a_failures_headline_is_the_line_that_explains_it() {
         log.text
     );
 
+    // A command that leaves a process writing after it ended: its lines
+    // still come before the next command's, each whole.
+    let late = api.environment(json!({"name": "late", "repository": repo,
+        "setup": ["(sleep 0.3; echo late) & echo early", "echo second; exit 4"]}));
+    let (task, session) = api.task_on(&late, "Build");
+    let closed = api.wait_status(&task, &session, "closed");
+    assert_eq!(closed["close_reason"], "setup_failure", "{closed:#}");
+    let log = api.get(&format!("/tasks/{task}/sessions/{session}/setup-log"));
+    assert_eq!(
+        log.text,
+        "$ (sleep 0.3; echo late) & echo early\nearly\nlate\n$ echo second; exit 4\nsecond\n"
+    );
+
     let (first, _) = api.task_on(&environment, "No setup here");
     let first_session = api.first_session(&first)["id"].as_str().unwrap().to_owned();
     let none = api.get(&format!(

@@ -38,6 +38,10 @@ const ERROR_TAIL_LINES: usize = 5;
 /// output is read and dropped.
 const SETUP_LOG_CAP: usize = 1 << 20;
 
+/// How long a setup command that succeeded may take to finish writing its
+/// output (its pipe's end) before the next command starts.
+const OUTPUT_DRAIN: Duration = Duration::from_secs(1);
+
 /// Why a workspace could not be made.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum WorkspaceError {
@@ -579,7 +583,13 @@ fn wait_setup(
     };
     if status.success() {
         // A service the command started in the background carries on (in
-        // the sandbox); its output pipe is not waited for.
+        // the sandbox) and keeps the output pipe open, so the pipe is
+        // waited for a moment only: long enough for the command's own last
+        // lines to reach the log before the next command's line does.
+        let deadline = std::time::Instant::now() + OUTPUT_DRAIN;
+        while !output.is_finished() && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(2));
+        }
         return Ok(());
     }
     kill_group(&mut child);
@@ -648,10 +658,16 @@ impl SetupLog {
             bytes.clear();
             if written < SETUP_LOG_CAP {
                 written += line.len() + 1;
-                let _ = writeln!(self.file, "{line}");
+                // One write a line: a background service's output, still
+                // coming after its command ended, never splits a line of
+                // the log.
+                let mut whole = Vec::with_capacity(line.len() + 1);
+                whole.extend_from_slice(line.as_bytes());
+                whole.push(b'\n');
                 if written >= SETUP_LOG_CAP {
-                    let _ = writeln!(self.file, "[output past 1 MiB not kept]");
+                    whole.extend_from_slice(b"[output past 1 MiB not kept]\n");
                 }
+                let _ = self.file.write_all(&whole);
             }
             if tail.len() == OUTPUT_TAIL_LINES {
                 tail.pop_front();
