@@ -4,7 +4,7 @@
 use cinch_base::timestamp::Timestamp;
 
 use super::{
-    AccountId, AgentId, EnvironmentId, Page, Pool, Result, Store, StoreError, new_id, now, on_pool,
+    AccountId, AgentId, EnvironmentId, Page, Pool, Result, Store, StoreError, new_id, on_pool,
     tokens,
 };
 
@@ -118,7 +118,7 @@ impl Store {
     /// Creates an account with its connected agent and an admin member, and
     /// returns it with the admin's new token.
     pub async fn create_account(&self, name: &str) -> Result<(Account, String)> {
-        let created_at = now();
+        let created_at = Timestamp::now();
         let account = Account {
             id: AccountId::generate()?,
             name: name.to_owned(),
@@ -295,7 +295,7 @@ impl Store {
         .bind(&id)
         .bind(account_id)
         .bind(name)
-        .bind(now())
+        .bind(Timestamp::now())
         .execute(pool)
         .await
         .map(|done| done.rows_affected()))

@@ -5,7 +5,7 @@
 
 use cinch_base::timestamp::Timestamp;
 
-use super::{AccountId, ApprovalId, Page, Result, SessionId, Store, TaskId, now, on_pool};
+use super::{AccountId, ApprovalId, Page, Result, SessionId, Store, TaskId, on_pool};
 use crate::approval_policy::{ApprovalPolicy, Decision};
 
 /// Where an approval stands.
@@ -172,7 +172,7 @@ impl Store {
         new: NewApproval,
     ) -> Result<(Approval, bool)> {
         let id = ApprovalId::generate()?;
-        let at = now();
+        let at = Timestamp::now();
         let (status, decision, decided_by, decided_at) = match new.decided {
             Some(decision) => (
                 ApprovalStatus::of(decision),
@@ -284,7 +284,7 @@ impl Store {
         .bind(decided.decision.as_str())
         .bind(&decided.decided_by)
         .bind(&decided.message)
-        .bind(now())
+        .bind(Timestamp::now())
         .execute(pool)
         .await
         .map(|done| done.rows_affected()))?;
@@ -306,7 +306,7 @@ impl Store {
                  WHERE id = $1 AND status = 'pending'"
             )
             .bind(&approval.id)
-            .bind(now())
+            .bind(Timestamp::now())
             .execute(pool)
             .await
             .map(|done| done.rows_affected()))?;

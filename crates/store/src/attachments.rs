@@ -3,7 +3,7 @@
 use cinch_base::timestamp::Timestamp;
 use serde::Serialize;
 
-use super::{AccountId, AttachmentId, Result, Store, TaskId, now, on_pool};
+use super::{AccountId, AttachmentId, Result, Store, TaskId, on_pool};
 
 super::rows::row_struct! {
     /// An attachment as stored.
@@ -105,7 +105,7 @@ impl Store {
         .bind(&new.blob)
         .bind(status)
         .bind(&new.error)
-        .bind(now())
+        .bind(Timestamp::now())
         .execute(pool)
         .await
         .map(|done| done.rows_affected()))?;

@@ -1,6 +1,6 @@
 //! Code-task calls: which turn a call of a run is, and whose it is.
 
-use super::{AccountId, EnvironmentId, Result, Store, new_id, now, on_pool};
+use super::{AccountId, EnvironmentId, Result, Store, new_id, on_pool};
 use cinch_base::timestamp::Timestamp;
 use cinch_engine::engine::result::{CostSource, TurnResult};
 
@@ -59,7 +59,7 @@ impl Store {
             turn_id: turn_id.to_owned(),
             account_id: account_id.to_owned(),
             environment_id: environment_id.map_or_else(String::new, EnvironmentId::to_string),
-            created_at: now(),
+            created_at: Timestamp::now(),
             node_id: Some(node.to_owned()),
             result: None,
         };
@@ -128,7 +128,7 @@ impl Store {
             .await?;
             let first = matches!(first, Some((None,)));
             if first {
-                let at = now();
+                let at = Timestamp::now();
                 for (event_type, count) in &result.unknown_events {
                     sqlx::query(
                         "INSERT INTO unknown_events (harness, cli_version, event_type, first_seen, \
@@ -178,7 +178,7 @@ impl Store {
                 )
                 .bind(&result.harness)
                 .bind(result.cli_version.as_deref().unwrap_or_default())
-                .bind(now())
+                .bind(Timestamp::now())
                 .execute(pool)
                 .await;
                 if let Err(error) = counted {

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use super::secrets::{forget_sealed, open_all, put_sealed, read_sealed};
 use super::{
-    AccountId, EnvironmentId, Page, Result, Store, StoreError, is_unique_violation, now, on_pool,
+    AccountId, EnvironmentId, Page, Result, Store, StoreError, is_unique_violation, on_pool,
 };
 use cinch_base::timestamp::Timestamp;
 use cinch_engine::mcp::McpServer;
@@ -262,7 +262,7 @@ fn apply(environment: &mut Environment, patch: EnvironmentPatch) -> Vec<String> 
             }
         }
     }
-    environment.updated_at = now();
+    environment.updated_at = Timestamp::now();
     removed
 }
 
@@ -274,7 +274,7 @@ impl Store {
         account_id: &AccountId,
         new: NewEnvironment,
     ) -> Result<Environment> {
-        let created_at = now();
+        let created_at = Timestamp::now();
         let environment = Environment {
             id: EnvironmentId::generate()?,
             account_id: account_id.clone(),

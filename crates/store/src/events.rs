@@ -1,8 +1,9 @@
 //! Runs' live events, kept so that a stream resumes across restarts.
 
+use cinch_base::timestamp::Timestamp;
 use sqlx::Row as _;
 
-use super::{AccountId, Readers, Result, Store, StoreError, now, on_pool};
+use super::{AccountId, Readers, Result, Store, StoreError, on_pool};
 
 super::rows::row_struct! {
     /// One stored event of a run.
@@ -40,7 +41,7 @@ impl Store {
         if events.is_empty() {
             return Ok(());
         }
-        let created_at = now();
+        let created_at = Timestamp::now();
         if let Some(writer) = &self.writer {
             let created_at = created_at.to_string();
             return writer.write(|transaction| {
@@ -153,7 +154,7 @@ impl Store {
         run: &RunKey,
         events: &[(&str, &str)],
     ) -> Result<i64> {
-        let created_at = now();
+        let created_at = Timestamp::now();
         let notice = serde_json::to_string(run)?;
         let dialect = self.dialect();
         let postgres = self.backend() == super::Backend::Postgres;

@@ -1,6 +1,7 @@
 //! Idempotency keys: a POST sent again with the same key gets the first answer.
 
-use super::{AccountId, Result, Store, is_unique_violation, now, on_pool};
+use super::{AccountId, Result, Store, is_unique_violation, on_pool};
+use cinch_base::timestamp::Timestamp;
 
 /// What a key says about a request.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,7 +42,7 @@ impl Store {
         .bind(account_id)
         .bind(key)
         .bind(fingerprint)
-        .bind(now())
+        .bind(Timestamp::now())
         .execute(pool)
         .await
         .map(|done| done.rows_affected()));
@@ -114,7 +115,8 @@ impl Store {
 
     /// Forgets keys older than [`KEY_LIFETIME_HOURS`].
     pub async fn sweep_keys(&self) -> Result<u64> {
-        let cutoff = now() - std::time::Duration::from_secs(KEY_LIFETIME_HOURS as u64 * 60 * 60);
+        let cutoff =
+            Timestamp::now() - std::time::Duration::from_secs(KEY_LIFETIME_HOURS as u64 * 60 * 60);
         let done = on_pool!(self, |pool| sqlx::query(
             "DELETE FROM idempotency_keys WHERE created_at < $1"
         )

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use cinch_base::timestamp::Timestamp;
 
-use super::{AccountId, Result, Store, now, on_pool};
+use super::{AccountId, Result, Store, on_pool};
 
 super::rows::row_struct! {
     /// A lease as stored.
@@ -104,7 +104,7 @@ super::rows::row_struct! {
 
 /// The moment `ttl` from now.
 fn expiry(ttl: Duration) -> Timestamp {
-    now() + ttl
+    Timestamp::now() + ttl
 }
 
 impl Store {
@@ -152,7 +152,7 @@ impl Store {
             };
             let (generation, from) = if lease.node_id == node {
                 (lease.generation, TakenFrom::Itself)
-            } else if lease.expired_by(now()) {
+            } else if lease.expired_by(Timestamp::now()) {
                 (lease.generation + 1, TakenFrom::Node(lease.node_id.clone()))
             } else {
                 return Ok(Claim::OwnedBy(lease.node_id));
@@ -244,7 +244,7 @@ impl Store {
              ORDER BY s.id"
         )
         .bind(node)
-        .bind(now())
+        .bind(Timestamp::now())
         .fetch_all(pool)
         .await)?)
     }
@@ -264,7 +264,7 @@ impl Store {
         account_cap: Option<usize>,
     ) -> Result<Vec<ClaimedWait>> {
         let dialect = self.dialect();
-        let at = now();
+        let at = Timestamp::now();
         let until = expiry(ttl);
         let cap = account_cap.map_or(i64::MAX, |cap| cap as i64);
         on_pool!(self, |pool| {
@@ -324,7 +324,7 @@ impl Store {
              ORDER BY s.id"
         )
         .bind(node)
-        .bind(now())
+        .bind(Timestamp::now())
         .fetch_all(pool)
         .await)?)
     }

@@ -53,7 +53,6 @@ use std::path::Path;
 use std::str::FromStr as _;
 use std::sync::Arc;
 
-use cinch_base::timestamp::Timestamp;
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
@@ -384,11 +383,6 @@ impl Store {
 
 pub use cinch_base::hex::random as random_hex;
 
-/// Now, as the store's rows keep it.
-fn now() -> Timestamp {
-    Timestamp::now()
-}
-
 /// A new id: `prefix_`, then a stamp that grows with every id this process
 /// makes (the time in milliseconds, shifted, plus a count within the
 /// millisecond: ids sort by creation, which cursor pagination relies on),
@@ -554,6 +548,7 @@ async fn test_session(store: &Store) -> Session {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use cinch_base::timestamp::Timestamp;
 
     /// A moment reads the text older versions stored, on either backend,
     /// writes that same text, and binds as text that statements compare

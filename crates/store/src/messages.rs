@@ -11,7 +11,7 @@ use sqlx::Row as _;
 use super::page_cache::{CachedPage, PageKey};
 use super::{
     AccountId, Backend, Dialect, Direction, MessageId, Page, Readers, Result, Session, SessionId,
-    Store, TaskId, now, on_pool,
+    Store, TaskId, on_pool,
 };
 use cinch_base::timestamp::Timestamp;
 use cinch_engine::checkpoint::{DiffStat, Restored};
@@ -379,7 +379,7 @@ impl Store {
         .bind(kind)
         .bind(content)
         .bind(turn.map(Value::to_string))
-        .bind(now())
+        .bind(Timestamp::now())
         .execute(&mut *tx)
         .await?;
             tx.commit().await

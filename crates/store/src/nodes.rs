@@ -1,6 +1,7 @@
 //! The nodes sharing the database and where each answers.
 
-use super::{Result, Store, now, on_pool};
+use super::{Result, Store, on_pool};
+use cinch_base::timestamp::Timestamp;
 
 impl Store {
     /// Records that `node` answers at `url` (a node starting).
@@ -11,7 +12,7 @@ impl Store {
         )
         .bind(node)
         .bind(url)
-        .bind(now())
+        .bind(Timestamp::now())
         .execute(pool)
         .await
         .map(|_| ()))?;

@@ -7,7 +7,7 @@ use serde::Serialize;
 use super::usage::{totals_json, usage_of};
 use super::{
     AccountId, AgentId, EnvironmentId, Page, PerBackend, Result, SessionId, Store, TaskId,
-    UsageTotals, now, on_pool,
+    UsageTotals, on_pool,
 };
 
 super::rows::row_struct! {
@@ -323,7 +323,7 @@ impl Store {
     /// Stores a new session, `booting`.
     pub async fn create_session(&self, account_id: &AccountId, new: NewSession) -> Result<Session> {
         let id = SessionId::generate()?;
-        let created_at = now();
+        let created_at = Timestamp::now();
         let branch = new.branch_name.unwrap_or_else(|| format!("cinch/{id}"));
         on_pool!(self, |pool| {
             sqlx::query(
@@ -448,7 +448,7 @@ impl Store {
         session: &mut Session,
         holder: Option<(&str, i64)>,
     ) -> Result<bool> {
-        session.updated_at = now();
+        session.updated_at = Timestamp::now();
         let (node, generation) = holder.unzip();
         let changed = on_pool!(self, |pool| sqlx::query(
             "UPDATE sessions SET title = $2, status = $3, harness_session_id = $4, \

@@ -3,9 +3,10 @@
 //! running a turn there; its heartbeat keeps them, so a dead node's slots
 //! run out like its leases.
 
+use cinch_base::timestamp::Timestamp;
 use std::time::Duration;
 
-use super::{AccountId, Result, Store, now, on_pool};
+use super::{AccountId, Result, Store, on_pool};
 
 impl Store {
     /// Takes a slot of `account_id` for `holder` on `node` until `ttl` from
@@ -22,8 +23,8 @@ impl Store {
         ttl: Duration,
     ) -> Result<bool> {
         let dialect = self.dialect();
-        let at = now();
-        let until = now() + ttl;
+        let at = Timestamp::now();
+        let until = Timestamp::now() + ttl;
         on_pool!(self, |pool| {
             let mut transaction = pool.begin_with(dialect.begin_write).await?;
             sqlx::query(&format!(
@@ -84,7 +85,7 @@ impl Store {
         holders: &[String],
         ttl: Duration,
     ) -> Result<()> {
-        let until = now() + ttl;
+        let until = Timestamp::now() + ttl;
         for holder in holders {
             on_pool!(self, |pool| sqlx::query(
                 "UPDATE turn_slots SET expires_at = $3 WHERE holder = $1 AND node_id = $2"

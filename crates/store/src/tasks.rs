@@ -5,7 +5,7 @@ use cinch_base::timestamp::Timestamp;
 use super::usage::{totals_json, usage_of};
 use super::{
     AccountId, AgentId, CloseReason, EnvironmentId, Page, PerBackend, Result, SessionStatus, Store,
-    TaskId, UsageTotals, now, on_pool,
+    TaskId, UsageTotals, on_pool,
 };
 
 super::rows::row_struct! {
@@ -100,7 +100,7 @@ impl Store {
     /// Stores a new task of `account_id`.
     pub async fn create_task(&self, account_id: &AccountId, new: NewTask) -> Result<Task> {
         let id = TaskId::generate()?;
-        let created_at = now();
+        let created_at = Timestamp::now();
         on_pool!(self, |pool| {
             sqlx::query(
             "INSERT INTO tasks (id, account_id, title, environment_id, idle_timeout_seconds, \
@@ -166,7 +166,7 @@ impl Store {
         )
         .bind(task_id)
         .bind(preview)
-        .bind(now())
+        .bind(Timestamp::now())
         .execute(pool)
         .await
         .map(|done| done.rows_affected()))?;

@@ -3,7 +3,7 @@
 use cinch_base::timestamp::Timestamp;
 use sha2::{Digest as _, Sha256};
 
-use super::{AccountId, AgentId, Result, Store, StoreError, new_id, now, on_pool, random_hex};
+use super::{AccountId, AgentId, Result, Store, StoreError, new_id, on_pool, random_hex};
 
 /// Who a token acts for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -116,7 +116,7 @@ impl Store {
                     .bind(new_id("mem")?)
                     .bind(account_id)
                     .bind(name)
-                    .bind(now())
+                    .bind(Timestamp::now())
                     .execute(&mut *tx)
                     .await?;
                     let (id,): (String,) = sqlx::query_as(
@@ -136,7 +136,7 @@ impl Store {
                 .bind(AgentId::generate()?)
                 .bind(account_id)
                 .bind(name)
-                .bind(now())
+                .bind(Timestamp::now())
                 .execute(&mut *tx)
                 .await?;
                     let (id,): (AgentId,) =

@@ -5,7 +5,7 @@ use cinch_base::timestamp::Timestamp;
 use serde::Serialize;
 
 use super::secrets::{forget_sealed, open_all, put_sealed, read_sealed};
-use super::{AccountId, Page, Result, Store, StoreError, WebhookId, new_id, now, on_pool};
+use super::{AccountId, Page, Result, Store, StoreError, WebhookId, new_id, on_pool};
 
 /// The name of a webhook's signing secret among its secrets.
 const SECRET_KEY: &str = "signing_secret";
@@ -131,7 +131,7 @@ impl Store {
             id: WebhookId::generate()?,
             account_id: account_id.to_owned(),
             url: url.to_owned(),
-            created_at: now(),
+            created_at: Timestamp::now(),
         };
         let unlocked = self.unlocked()?;
         let sealed = unlocked.seal_all(
@@ -224,7 +224,7 @@ impl Store {
         payload: &str,
     ) -> Result<usize> {
         let webhooks = self.webhooks(account_id).await?;
-        let created_at = now();
+        let created_at = Timestamp::now();
         for webhook in &webhooks {
             self.insert_delivery(&webhook.id, account_id, event, payload, created_at)
                 .await?;
@@ -301,7 +301,7 @@ impl Store {
                 Some(*status),
                 None,
                 None,
-                Some(now()),
+                Some(Timestamp::now()),
             ),
             Attempt::Retry {
                 status,
@@ -386,7 +386,7 @@ impl Store {
             account_id,
             &original.event,
             &original.payload,
-            now(),
+            Timestamp::now(),
         )
         .await
         .map(Some)
