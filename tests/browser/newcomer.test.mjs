@@ -1,9 +1,10 @@
 // A newcomer's path in the app alone, in a real headless Chromium against
 // the `cinch serve` that host/tests/it/app.rs starts (the fake CLI as claude):
 // Environments → New environment (a field's problem shown by the field, a
-// write-only secret), a task in it whose state changes live, the Diff view
-// (file tree, side by side, highlighting, whole file), a failed setup and a
-// failed turn that read "failed" with their cause, Agents, Tokens and Usage.
+// write-only secret), a task in it whose state changes live (its turn's
+// Revert and Fork one size), the Diff view (file tree, side by side,
+// highlighting, whole file), a failed setup and a failed turn that read
+// "failed" with their cause, Agents, Tokens and Usage.
 // It reads:
 //   CINCH_URL, CINCH_TOKEN        the server and its admin token
 //   CINCH_CHROMIUM, CINCH_PROFILE the browser and a fresh profile folder
@@ -172,6 +173,19 @@ async function run() {
   assert.match(await page.locator(".session-facts").innerText(), /^waiting · claude/);
   const turnSeconds = ((Date.now() - startedTask) / 1000).toFixed(1);
   ok(`a task in the environment: running, then waiting for a message, live (${turnSeconds}s from New task)`);
+
+  // The ended turn's actions: Revert and Fork side by side, one size.
+  const actions = page.locator(".block").first().locator(".block-actions");
+  await actions.getByRole("button", { name: "Fork", exact: true }).waitFor();
+  const sizes = await actions.locator(":scope > button").evaluateAll((buttons) => buttons.map((button) => {
+    const box = button.getBoundingClientRect();
+    return { name: button.textContent, height: box.height, fontSize: getComputedStyle(button).fontSize };
+  }));
+  assert.deepEqual(sizes.map((size) => size.name), ["Revert", "Fork"]);
+  assert.equal(sizes[0].height, sizes[1].height, `Revert and Fork differ in height: ${JSON.stringify(sizes)}`);
+  assert.equal(sizes[0].fontSize, sizes[1].fontSize, `Revert and Fork differ in type size: ${JSON.stringify(sizes)}`);
+  await screenshot("newcomer-block-actions.png", actions);
+  ok(`an ended turn's Revert and Fork are one size (${sizes[0].height}px high)`);
 
   // The Diff view: a tree, unified and side by side, highlighting, the whole file.
   const block = page.locator(".block").first();

@@ -382,9 +382,10 @@ fn newcomer_scripts() -> [(&'static str, String); 2] {
 
 /// A newcomer's path in the app alone (`tests/browser/newcomer.test.mjs`):
 /// an environment with a secret made in the app (read back over HTTP: its
-/// name, not its value), a task in it whose state changes live, the Diff
-/// view (tree, side by side, whole file, highlighting), a failed setup and
-/// a failed turn reading "failed" with their cause, Agents, Tokens, Usage.
+/// name, not its value), a task in it whose state changes live, its ended
+/// turn's Revert and Fork one size, the Diff view (tree, side by side, whole
+/// file, highlighting), a failed setup and a failed turn reading "failed"
+/// with their cause, Agents, Tokens, Usage.
 #[test]
 fn a_newcomers_path_in_the_app() {
     let chromium = PathBuf::from(
