@@ -2,9 +2,10 @@
 // the `cinch serve` that host/tests/it/app.rs starts (the fake CLI as claude):
 // Environments → New environment (a field's problem shown by the field, a
 // write-only secret), a task in it whose state changes live (its turn's
-// Revert and Fork one size), the Diff view (file tree, side by side,
-// highlighting, whole file), a failed setup and a failed turn that read
-// "failed" with their cause, Agents, Tokens and Usage.
+// Revert and Fork one size, its Result panel there), the Diff view (file
+// tree, side by side, highlighting, whole file), a failed setup (no Result
+// panel: no work tree) and a failed turn that read "failed" with their cause,
+// Agents, Tokens and Usage.
 // It reads:
 //   CINCH_URL, CINCH_TOKEN        the server and its admin token
 //   CINCH_CHROMIUM, CINCH_PROFILE the browser and a fresh profile folder
@@ -187,6 +188,13 @@ async function run() {
   await screenshot("newcomer-block-actions.png", actions);
   ok(`an ended turn's Revert and Fork are one size (${sizes[0].height}px high)`);
 
+  // Its session has a work tree: the Result panel offers Commit and Push.
+  const resultPanel = page.getByRole("region", { name: "Result" });
+  await eventually("the Result panel's branch", async () => (await resultPanel.locator(".branch-name").innerText()).startsWith("cinch/"));
+  assert(await resultPanel.getByRole("button", { name: "Commit" }).isVisible());
+  assert(await resultPanel.getByRole("button", { name: "Push" }).isVisible());
+  ok("a session with a work tree shows the Result panel: its branch, Commit and Push");
+
   // The Diff view: a tree, unified and side by side, highlighting, the whole file.
   const block = page.locator(".block").first();
   await block.locator(".block-toggle").click();
@@ -304,8 +312,14 @@ async function run() {
   assert.equal((await overHttp.text()).trimEnd(), setupLog);
   const noToken = await fetch(`${BASE}/v1/accounts/${account}/tasks/${failedSetup.id}/sessions/${sessions[0].id}/setup-log`);
   assert.equal(noToken.status, 401);
+  // It never had a work tree: nothing to commit or push, so no Result panel.
+  assert.equal(sessions[0].status, "closed");
+  assert.equal(sessions[0].workspace, null, "a failed setup leaves the session without a work tree");
+  assert.equal(await page.getByRole("region", { name: "Result" }).count(), 0, "no Result panel for a session without a work tree");
+  assert.equal(await page.getByRole("textbox", { name: "Commit message" }).count(), 0);
+  assert.equal(await page.getByRole("button", { name: "Push" }).count(), 0);
   await screenshot("newcomer-setup-failed.png", page.locator("main"));
-  ok("a failed setup reads failed, its headline the line that explains, its log one click away");
+  ok("a failed setup reads failed, its headline the line that explains, its log one click away, no Result panel");
 
   // A turn that fails: failed, not idle; the block's headline is the cause, not the chatter before it.
   fs.writeFileSync(env("CINCH_FAKE_SCRIPT"), env("CINCH_SCRIPT_FAIL"));

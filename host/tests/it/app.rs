@@ -385,7 +385,8 @@ fn newcomer_scripts() -> [(&'static str, String); 2] {
 /// name, not its value), a task in it whose state changes live, its ended
 /// turn's Revert and Fork one size, the Diff view (tree, side by side, whole
 /// file, highlighting), a failed setup and a failed turn reading "failed"
-/// with their cause, Agents, Tokens, Usage.
+/// with their cause (the failed setup with no Result panel, for it has no
+/// work tree), Agents, Tokens, Usage.
 #[test]
 fn a_newcomers_path_in_the_app() {
     let chromium = PathBuf::from(

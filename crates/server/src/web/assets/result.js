@@ -1,7 +1,8 @@
 // Getting a session's result out: its branch, a Commit button with the
 // message drafted from the last turn's final message, a Push button that
 // sends the branch to the environment's repository, and, where that is on a
-// known forge, a link to open a pull request.
+// known forge, a link to open a pull request; shown once the session has a
+// work tree (one whose setup failed never has).
 
 import { v1 } from "./api.js";
 import { announce, h } from "./dom.js";
@@ -30,7 +31,8 @@ export class ResultPanel {
     this.status = h("p", { class: "muted result-status", role: "status" });
     this.problem = h("p", { class: "problem", role: "alert", hidden: true });
     this.pullRequest = h("a", { class: "pull-request", target: "_blank", rel: "noopener noreferrer", text: "Open a pull request", hidden: true });
-    this.element = h("section", { class: "result", "aria-label": "Result" },
+    // Hidden until the session shows it has a work tree (update).
+    this.element = h("section", { class: "result", "aria-label": "Result", hidden: true },
       h("p", { class: "result-branch" }, "Branch ", this.branch, " ", this.base),
       h("form", { class: "commit-form", onsubmit: (event) => { event.preventDefault(); this.commit(); } },
         h("label", { for: "commit-message", text: "Commit message" }),
@@ -50,7 +52,10 @@ export class ResultPanel {
     this.branch.textContent = session.branch_name;
     this.base.textContent = session.base_branch ? `from ${session.base_branch}` : "";
     if (branchChanged || !this.target.value.trim()) this.target.value = session.branch_name;
-    const busy = BUSY.has(session.status) || !session.workspace;
+    // Without a work tree (not made yet, or never: its setup failed) there
+    // is nothing to commit or push; a failed session's panel says why.
+    this.element.hidden = !session.workspace;
+    const busy = BUSY.has(session.status);
     this.commitButton.disabled = busy || this.working;
     this.pushButton.disabled = busy || this.working;
     this.element.classList.toggle("busy", busy);
