@@ -234,6 +234,20 @@ def all_ran(clients):
     return max(first_ticks), min(ends)
 
 
+def timeline(clients, seconds):
+    """Each window's p99/p50 latency in ms, from the first arrival on."""
+    pairs = [(arrival, latency) for c in clients
+             for latency, arrival in zip(c.latencies_us, c.arrivals_us)]
+    if not pairs:
+        return "(no lines)"
+    first = min(arrival for arrival, _ in pairs)
+    windows = {}
+    for arrival, latency in pairs:
+        windows.setdefault(int((arrival - first) / 1e6 / seconds), []).append(latency)
+    return " ".join(f"{n * seconds:g}s:{percentile(w, 0.99) / 1000:.0f}/{percentile(w, 0.5) / 1000:.0f}"
+                    for n, w in sorted(windows.items()))
+
+
 def percentile(values, q):
     values = sorted(values)
     return values[round((len(values) - 1) * q)] if values else 0
@@ -246,6 +260,9 @@ def main():
     parser.add_argument("--sessions", type=int, default=200)
     parser.add_argument("--rate", type=float, default=10.0)
     parser.add_argument("--seconds", type=int, default=10)
+    parser.add_argument("--timeline", type=float, metavar="SECONDS",
+                        help="also print the p99 and p50 of each window of this many seconds, "
+                             "by arrival: a stall that comes back at an interval shows as a beat")
     parser.add_argument("--busy", type=int, default=0,
                         help="turns started first whose CLI keeps a CPU busy for the whole run "
                              "(as CLIs running builds), their events not read")
@@ -350,6 +367,9 @@ def main():
                     for latency, arrival in zip(c.latencies_us, c.arrivals_us) if when(arrival)]
 
         print(f"  latency CLI write -> SSE client: {spread(latencies)}")
+        if args.timeline:
+            print(f"  p99/p50 in ms by {args.timeline} s window of arrival: "
+                  + timeline(clients, args.timeline))
         window = all_ran(clients)
 
         firsts = [c.latencies_us[0] for c in clients if c.latencies_us]

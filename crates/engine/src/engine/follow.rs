@@ -13,7 +13,7 @@ use crate::reading::parse::TurnParser;
 use crate::reading::reader::{Finished, LogReader, Output};
 use crate::redact::Redactor;
 use crate::sandbox::egress::RefusalFeed;
-use crate::turn_dir::{TurnDir, write_private};
+use crate::turn_dir::{TurnDir, record_private};
 
 /// Bytes read from the log per read.
 const READ_CHUNK: usize = 256 << 10;
@@ -194,7 +194,7 @@ fn publish(turn: &TurnDir, events: &EventLog, output: Vec<Output>) {
             Output::Progress(line) => TurnEventKind::Progress { line },
             Output::Session(session_id) => {
                 // Recorded at once, so a turn that ends without a result still names its session.
-                if let Err(error) = write_private(&turn.session(), session_id.as_bytes()) {
+                if let Err(error) = record_private(&turn.session(), session_id.as_bytes()) {
                     tracing::warn!("could not record the session id: {error:#}");
                 }
                 TurnEventKind::Session { session_id }

@@ -23,8 +23,8 @@ use crate::redact::Redactor;
 use crate::sandbox;
 use crate::telemetry::{self, TARGET};
 use crate::turn_dir::{
-    self, ConversationLaunch, FileLock, Launch, TurnDir, now_ms, worktrees, write_json,
-    write_private,
+    self, ConversationLaunch, FileLock, Launch, TurnDir, now_ms, record_json, record_private,
+    worktrees, write_private,
 };
 
 impl Engine {
@@ -157,7 +157,7 @@ impl Engine {
         let tmpdir = turn.tmp();
         crate::home::create_private_dir(&tmpdir)?;
         let brief_text = brief::compose(&request.brief, &request.notes);
-        write_private(&turn.prompt(), brief_text.as_bytes())?;
+        record_private(&turn.prompt(), brief_text.as_bytes())?;
 
         let effort = known_or_default(request.effort.as_deref(), &info.efforts, "effort");
         let deny_tools = self.config.deny_tools(&info.name);
@@ -192,7 +192,7 @@ impl Engine {
             |unsupported| Refusal::new(RefusalCode::McpUnsupported, unsupported.to_string()),
         )?;
         for (path, content) in &mcp.files {
-            write_private(path, content.as_bytes())
+            record_private(path, content.as_bytes())
                 .with_context(|| format!("writing the MCP configuration {}", path.display()))?;
         }
         let mut command = command;
@@ -327,7 +327,7 @@ impl Engine {
             conversation,
             driver: Some(registry.driver_used(driver)),
         };
-        write_json(&turn.launch(), &launch)?;
+        record_json(&turn.launch(), &launch)?;
         version.record_in(turn.clone(), launch.clone());
         worktrees::record(&self.home, &launch.workdir, &launch.turn)?;
         if launch.conversation.is_some() {

@@ -41,7 +41,7 @@ use anyhow::Context as _;
 
 use crate::sandbox::Cgroup;
 use crate::turn_dir::{
-    ExitRecord, FileLock, Launch, StopReason, TurnDir, now_ms, write_json, write_private,
+    ExitRecord, FileLock, Launch, StopReason, TurnDir, now_ms, record_private, write_json,
 };
 
 /// How long the CLI has between SIGTERM and SIGKILL.
@@ -71,7 +71,7 @@ pub fn run(turn_dir: &Path) -> anyhow::Result<()> {
     let _alive = FileLock::try_take(&turn.supervisor_lock())?
         .context("another supervisor already holds this turn")?;
     detach()?;
-    write_private(
+    record_private(
         &turn.supervisor_pid(),
         std::process::id().to_string().as_bytes(),
     )?;

@@ -21,7 +21,9 @@ mod secrets;
 pub mod worktrees;
 
 pub use crate::clock::now_ms;
-pub use files::{read_json, read_json_if_present, write_json, write_private};
+pub use files::{
+    read_json, read_json_if_present, record_json, record_private, write_json, write_private,
+};
 pub use lock::{FileLock, WorktreeLock};
 pub use records::{ConversationLaunch, DriverUsed, ExitRecord, Launch, StopReason};
 pub use retention::{FollowedRun, RUNS_KEPT, prune_runs_unless_pruning};
@@ -99,7 +101,7 @@ impl TurnDir {
         let run = self.run_dir();
         create_private_dir(run)?;
         if let Some(agent) = agent {
-            write_private(&run.join(OWNER_FILE), agent.as_bytes())?;
+            record_private(&run.join(OWNER_FILE), agent.as_bytes())?;
         }
         retention::index_run(run, agent)?;
         // Pruning finds a run's turns by their logs.

@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 use anyhow::Context as _;
 use serde::{Deserialize, Serialize};
 
-use super::files::replace_private;
-use super::{read_json_if_present, write_json};
+use super::files::{Reach, replace_private};
+use super::{read_json_if_present, record_json};
 use crate::home::{Home, create_private_dir};
 use crate::sealing::{Cipher, SecretsKey};
 
@@ -83,7 +83,7 @@ fn keep_secrets(
         Some(seal) => seal.seal(turn, secrets)?,
         None => KeptFile::Clear(secrets.to_vec()),
     };
-    write_json(&path, &file)
+    record_json(&path, &file)
 }
 
 /// The values to mask in what a turn being started shows, kept (see
@@ -201,7 +201,7 @@ pub fn redact_file(path: &Path, redactor: &crate::redact::Redactor) -> anyhow::R
     reader
         .rewind()
         .with_context(|| format!("reading {}", path.display()))?;
-    replace_private(path, |writer, partial| {
+    replace_private(path, Reach::Disk, |writer, partial| {
         while next_line(&mut reader, &mut line, path)? {
             // Text that is not UTF-8 is kept byte for byte unless it holds a secret.
             let masked = match std::str::from_utf8(&line) {

@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 
-use super::{Launch, TurnDir, turns_dir, write_private};
+use super::{Launch, TurnDir, record_private, turns_dir, write_private};
 use crate::home::{Home, create_private_dir};
 
 /// The marker of a home whose every unfinished turn is indexed.
@@ -48,7 +48,7 @@ pub fn record(home: &Home, workdir: &Path, turn: &str) -> anyhow::Result<()> {
     // outside the lock may do between making it and writing into it.
     for _ in 0..3 {
         create_private_dir(&dir)?;
-        let written = write_private(&dir.join(turn), b"");
+        let written = record_private(&dir.join(turn), b"");
         if written.is_ok() || dir.exists() {
             return written;
         }
