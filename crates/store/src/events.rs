@@ -359,10 +359,10 @@ mod tests {
         let (account, _) = store.create_account("events").await.unwrap();
         let account_id = account.id.clone();
         // An event a millisecond, stored as the run events writer does, for
-        // several times as long as a checkpoint is due after.
+        // more than twice as long as the log is due to start over after.
         let started = Instant::now();
         let (mut commits, mut early) = (0u64, None);
-        while started.elapsed() < Duration::from_secs(4) {
+        while started.elapsed() < Duration::from_secs(12) {
             commits += 1;
             let event = NewEvent {
                 account_id: &account_id,

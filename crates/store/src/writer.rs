@@ -14,9 +14,9 @@
 //! 10 ms). Here the checkpointer's thread copies the log while the writer
 //! writes on; but the log starts over from its beginning (rather than
 //! growing for ever) only when a writer begins with all of it copied, which
-//! a checkpoint racing the writer never leaves. So once the checkpointer has
-//! copied the bulk, the writer copies the little that came meanwhile
-//! itself, between two writes ([`Writer::checkpoint_if_due`]).
+//! a checkpoint racing the writer never leaves. So every few seconds, once
+//! the checkpointer has copied the bulk, the writer copies the little that
+//! came meanwhile itself, between two writes ([`Writer::checkpoint_if_due`]).
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -28,12 +28,28 @@ use rusqlite::{Connection, OpenFlags};
 
 use super::{Result, StoreError};
 
-/// How often at most the checkpointer is asked to copy the log. Each time,
-/// the writer's own copy of the rest holds it up for two `fsync`s (about
-/// 4 ms measured here), and every event stored meanwhile waits: at five
-/// times a second that was one line in fifty (`sse.py`'s p99); once a
-/// second, one in two hundred, and the log still starts over every second.
+/// How often at most the checkpointer is asked to copy the log.
 const CHECKPOINT_EVERY: Duration = Duration::from_secs(1);
+
+/// How often at most the writer copies the rest of the log itself, so that
+/// the log starts over. Each time it holds up every event for two flushes
+/// of the disk, 5–26 ms each measured at 1,000 sessions × 10 lines a
+/// second, whatever is left to copy: once a second, that stall was the
+/// p99 of a whole run (every second a quarter second with a p99 of
+/// 20–35 ms against 5 ms in the others, `sse.py --timeline 0.25`). Between
+/// two, the checkpointer keeps the database up to date and the log grows
+/// (about 60 MB a second at that load).
+const RESTART_EVERY: Duration = Duration::from_secs(5);
+
+/// The most log pages (4 KiB each) the checkpointer leaves for the writer
+/// to copy when it starts the log over: it copies again while more came
+/// during its last copy. Each copy of the rest is shorter than the one
+/// before, so a few suffice.
+const LEFT_FOR_THE_WRITER: i64 = 256;
+
+/// The most copies the checkpointer makes in a row, should the log grow as
+/// fast as it is copied.
+const MOST_COPIES: usize = 8;
 
 /// The most memory, in KiB, of the writer's own cache of database pages
 /// (SQLite's default is 2,000). Each run's events go to a page of their
@@ -56,6 +72,10 @@ struct Open {
     /// Set by the checkpointer when it has copied the bulk of the log.
     copied: Arc<AtomicBool>,
     asked: Instant,
+    /// Whether the writer copies the rest once the checkpointer has copied
+    /// what it was last asked to.
+    restart_asked: bool,
+    restarted: Instant,
 }
 
 impl Writer {
@@ -83,17 +103,22 @@ impl Writer {
         Ok(written)
     }
 
-    /// Copies what came into the log since the checkpointer copied its bulk,
-    /// if it has; else asks it to, at most every [`CHECKPOINT_EVERY`].
+    /// Asks the checkpointer to copy the log, at most every
+    /// [`CHECKPOINT_EVERY`]; when the log is due to start over (every
+    /// [`RESTART_EVERY`]) and the checkpointer has copied its bulk, copies
+    /// the rest itself.
     pub(super) fn checkpoint_if_due(&self) -> Result<()> {
         let mut open = cinch_base::sync::lock(&self.open);
         let open = self.opened(&mut open)?;
-        if open.copied.swap(false, Ordering::AcqRel) {
+        if open.copied.swap(false, Ordering::AcqRel) && open.restart_asked {
             checkpoint(&open.connection)?;
+            open.restart_asked = false;
+            open.restarted = Instant::now();
         } else if open.asked.elapsed() >= CHECKPOINT_EVERY {
             // One asked already and not begun is as good as two.
             let _ = open.checkpointer.try_send(());
             open.asked = Instant::now();
+            open.restart_asked = open.restarted.elapsed() >= RESTART_EVERY;
         }
         Ok(())
     }
@@ -116,6 +141,8 @@ impl Writer {
                 checkpointer,
                 copied,
                 asked: Instant::now(),
+                restart_asked: false,
+                restarted: Instant::now(),
             });
         }
         Ok(open.as_mut().expect("opened above"))
@@ -135,15 +162,38 @@ impl Writer {
 /// says so through `copied`.
 fn checkpoint_when_asked(connection: &Connection, asked: &Receiver<()>, copied: &AtomicBool) {
     while asked.recv().is_ok() {
-        match checkpoint(connection) {
+        match copy_most(connection) {
             Ok(()) => copied.store(true, Ordering::Release),
             Err(error) => tracing::warn!("checkpointing the database's log: {error}"),
         }
     }
 }
 
+/// Checkpoints until at most [`LEFT_FOR_THE_WRITER`] pages of the log are
+/// left to copy, or [`MOST_COPIES`] were made.
+fn copy_most(connection: &Connection) -> rusqlite::Result<()> {
+    for _ in 0..MOST_COPIES {
+        let copy = checkpoint(connection)?;
+        if copy.log_pages - copy.copied_pages <= LEFT_FOR_THE_WRITER {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// What a checkpoint found in the log and had copied of it, in pages.
+struct Copy {
+    log_pages: i64,
+    copied_pages: i64,
+}
+
 /// A passive checkpoint: copies what no reader still needs, waiting for no
 /// one.
-fn checkpoint(connection: &Connection) -> rusqlite::Result<()> {
-    connection.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))
+fn checkpoint(connection: &Connection) -> rusqlite::Result<Copy> {
+    connection.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |row| {
+        Ok(Copy {
+            log_pages: row.get(1)?,
+            copied_pages: row.get(2)?,
+        })
+    })
 }
