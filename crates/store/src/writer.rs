@@ -42,9 +42,9 @@ const CHECKPOINT_EVERY: Duration = Duration::from_secs(1);
 const RESTART_EVERY: Duration = Duration::from_secs(5);
 
 /// The most log pages (4 KiB each) the checkpointer leaves for the writer
-/// to copy when it starts the log over: it copies again while more came
-/// during its last copy. Each copy of the rest is shorter than the one
-/// before, so a few suffice.
+/// to copy when it starts the log over: before a restart it copies again
+/// while more came during its last copy. Each copy of the rest is shorter
+/// than the one before, so a few suffice.
 const LEFT_FOR_THE_WRITER: i64 = 256;
 
 /// The most copies the checkpointer makes in a row, should the log grow as
@@ -65,10 +65,20 @@ pub(super) struct Writer {
     open: Mutex<Option<Open>>,
 }
 
+/// What the checkpointer is asked to copy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Copying {
+    /// What the log holds now, once.
+    Once,
+    /// All but [`LEFT_FOR_THE_WRITER`] pages: the writer copies the rest and
+    /// starts the log over.
+    BeforeRestart,
+}
+
 /// The writer's connection and its line to the checkpointer.
 struct Open {
     connection: Connection,
-    checkpointer: SyncSender<()>,
+    checkpointer: SyncSender<Copying>,
     /// Set by the checkpointer when it has copied the bulk of the log.
     copied: Arc<AtomicBool>,
     asked: Instant,
@@ -115,10 +125,16 @@ impl Writer {
             open.restart_asked = false;
             open.restarted = Instant::now();
         } else if open.asked.elapsed() >= CHECKPOINT_EVERY {
-            // One asked already and not begun is as good as two.
-            let _ = open.checkpointer.try_send(());
+            let copying = if open.restarted.elapsed() >= RESTART_EVERY {
+                Copying::BeforeRestart
+            } else {
+                Copying::Once
+            };
+            // A copy asked already and not begun is as good as another; the
+            // restart then waits for the next ask.
+            let asked = open.checkpointer.try_send(copying).is_ok();
+            open.restart_asked = asked && copying == Copying::BeforeRestart;
             open.asked = Instant::now();
-            open.restart_asked = open.restarted.elapsed() >= RESTART_EVERY;
         }
         Ok(())
     }
@@ -160,9 +176,13 @@ impl Writer {
 
 /// Copies the log each time it is asked, until the writer is gone, and
 /// says so through `copied`.
-fn checkpoint_when_asked(connection: &Connection, asked: &Receiver<()>, copied: &AtomicBool) {
-    while asked.recv().is_ok() {
-        match copy_most(connection) {
+fn checkpoint_when_asked(connection: &Connection, asked: &Receiver<Copying>, copied: &AtomicBool) {
+    while let Ok(copying) = asked.recv() {
+        let copy = match copying {
+            Copying::Once => checkpoint(connection).map(drop),
+            Copying::BeforeRestart => copy_most(connection),
+        };
+        match copy {
             Ok(()) => copied.store(true, Ordering::Release),
             Err(error) => tracing::warn!("checkpointing the database's log: {error}"),
         }
