@@ -159,9 +159,10 @@ impl Tenant {
     }
 }
 
-/// Whether `name` is a valid branch name.
+/// Whether `name` is a valid branch name. A NUL is refused before git2
+/// sees the name: git2 panics on one (it makes a C string of the name).
 pub(crate) fn is_valid_branch(name: &str) -> bool {
-    git2::Reference::is_valid_name(&format!("refs/heads/{name}"))
+    !name.contains('\0') && git2::Reference::is_valid_name(&format!("refs/heads/{name}"))
 }
 
 /// Makes the workspace: a worktree on `plan.branch`, then the setup
@@ -794,5 +795,6 @@ mod tests {
         assert!(is_valid_branch("fix/checkout-flake-alt"));
         assert!(!is_valid_branch("two words"));
         assert!(!is_valid_branch("a..b"));
+        assert!(!is_valid_branch("refs\0r"));
     }
 }
