@@ -320,10 +320,17 @@ def main():
         machine_before = machine_cpu()
         wall = wall_start = time.time()
         reader.start()
+        # How long each set-up request took to answer, in µs: the set-up is
+        # one request after another, so these bound how soon all can run.
+        creating_us, listing_us = [], []
         for n in range(args.sessions):
+            asked = time.perf_counter()
             task = call(base, token, "POST", f"{prefix}/tasks",
                         {"prompt": f"Tick {n}", "environment_id": environment})["data"]["id"]
+            listed = time.perf_counter()
             session = call(base, token, "GET", f"{prefix}/tasks/{task}/sessions")["data"][0]["id"]
+            creating_us.append((listed - asked) * 1e6)
+            listing_us.append((time.perf_counter() - listed) * 1e6)
             reader.open(f"{prefix}/tasks/{task}/sessions/{session}/events")
         reader.done_adding = True
         clients = reader.streams
@@ -354,6 +361,12 @@ def main():
         errors = [client.error for client in clients if client.error]
         print(f"{args.sessions} sessions, {args.rate} lines/s each for {args.seconds} s: "
               f"started in {started:.1f} s, wall {wall:.1f} s")
+        print(f"  set-up requests, answered in: POST tasks p50 "
+              f"{percentile(creating_us, 0.5) / 1000:.2f} ms, p99 "
+              f"{percentile(creating_us, 0.99) / 1000:.2f} ms, "
+              f"{sum(creating_us) / 1e6:.1f} s in all; GET its sessions p50 "
+              f"{percentile(listing_us, 0.5) / 1000:.2f} ms, "
+              f"{sum(listing_us) / 1e6:.1f} s in all")
         print(f"  lines: {received} of {expected * args.sessions} received, {lost} lost; "
               f"{sum(not c.in_order for c in clients)} streams out of order; errors {errors[:3]}")
 
