@@ -31,6 +31,21 @@ own time is in none of them, beyond a fraction of a microsecond.
 Handing a line from one thread to the next inside the server (three threads
 in cinch: the watcher, the events writer, the stream's task) costs a wake-up
 each, not counted here either.
+
+And the floor under a turn's start: the kernel's CPU to create a file in the
+temporary folder the benchmarks' homes and repositories are made in (the
+same file system as `sse.py`'s), times the files and folders a turn start
+creates there. Counted with strace for one session's first turn (the fake CLI
+as claude, an empty repository), 46 from the task's request to the
+harness running: 14 for the turn's folder (its records, locks, log of
+stderr), 4 for its run's, 3 for its secrets and worktree records, 2 for the
+session's folders, 1 lock, and 22 by git for the session's worktree link,
+its branch and the two checkpoint refs (their folders, lock files and
+objects). A repository with files adds a file for each one the worktree
+checks out. On a file system without a journal, ext4 skips the inodes
+deleted in the last minute or so when it allocates one, reading each
+skipped inode's block: after much churn (builds, earlier runs' clean-ups)
+a creation then costs far more than on a journaled or fresh one.
 """
 
 import argparse
@@ -39,6 +54,7 @@ import os
 import random
 import resource
 import selectors
+import shutil
 import socket
 import sqlite3
 import struct
@@ -220,11 +236,29 @@ def send_step(streams, rate, lines):
     return spent / lines
 
 
+# Files and folders one turn start creates (counted with strace; see above).
+FILES_A_START = 46
+
+
+def create_step(files):
+    """Time creating a file in a new folder of the temporary folder."""
+    folder = tempfile.mkdtemp(prefix="cinch-bench-floor-")
+    try:
+        started = time.process_time()
+        for n in range(files):
+            os.close(os.open(os.path.join(folder, f"f{n}"), os.O_CREAT | os.O_EXCL | os.O_WRONLY,
+                             0o600))
+        return (time.process_time() - started) / files
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--streams", type=int, default=200)
     parser.add_argument("--rate", type=float, default=2000.0, help="lines a second, in all")
     parser.add_argument("--lines", type=int, default=20000)
+    parser.add_argument("--files", type=int, default=5000, help="files created to time one")
     args = parser.parse_args()
     steps = [
         ("woken by inotify: read the event, the line", watcher_step(args.streams, args.rate, args.lines)),
@@ -238,10 +272,14 @@ def main():
         print(f"  {name:<42} {seconds * 1e6:6.1f} us")
     total = sum(seconds for _, seconds in steps)
     print(f"  {'in all':<42} {total * 1e6:6.1f} us")
+    create = create_step(args.files)
+    print(f"The kernel's CPU to create a file in {tempfile.gettempdir()}: {create * 1e6:.1f} us; "
+          f"a turn start's {FILES_A_START} files: {create * FILES_A_START * 1e3:.2f} ms")
     print("RESULT " + " ".join(
         f"{key}_us={seconds * 1e6:.1f}"
         for key, seconds in zip(("wake_read", "store", "send"), (s for _, s in steps)))
-        + f" kernel_floor_us={total * 1e6:.1f}")
+        + f" kernel_floor_us={total * 1e6:.1f} create_file_us={create * 1e6:.1f}"
+        + f" start_files={FILES_A_START} start_files_ms={create * FILES_A_START * 1e3:.2f}")
 
 
 if __name__ == "__main__":

@@ -224,6 +224,24 @@ class Sampler(threading.Thread):
         return last[1] - first[1], last[2] - first[2], last[3] - first[3]
 
 
+def start_and_end_cpu(sampler, clients, cpu_before, cpu_after, line_cpu):
+    """`cinch serve`'s CPU seconds for the sessions' starts (from the first
+    request until every turn ticked) and for the turns' ends (from the first
+    end on), each less the lines delivered meanwhile at `line_cpu` seconds a
+    line (the cost while every turn ran); None without such a time."""
+    window = all_ran(clients)
+    if not window or line_cpu <= 0:
+        return None
+    started = [s for s in sampler.samples if s[0] >= window[0]]
+    ending = [s for s in sampler.samples if s[0] <= window[1]]
+    if not started or not ending:
+        return None
+    received = sum(client.ticks for client in clients)
+    starts = started[0][1] - cpu_before - started[0][3] * line_cpu
+    ends = cpu_after - ending[-1][1] - (received - ending[-1][3]) * line_cpu
+    return starts, ends
+
+
 def all_ran(clients):
     """From the last turn's first tick to the first turn's end, in
     microseconds since the epoch; None when there was no such time."""
@@ -416,11 +434,21 @@ def main():
         print(f"  every turn's first line in {all_running_s:.1f} s from the first request; "
               f"cinch serve's memory {rss_idle:.0f} MiB before the turns, at most "
               f"{rss_peak:.0f} MiB: {mib_per_turn:.2f} MiB a turn")
+        line_cpu = running_cpu / running_lines if running_lines else 0.0
+        phases = start_and_end_cpu(sampler, clients, cpu_before, cpu_before + server_cpu,
+                                   line_cpu)
+        start_ms, end_ms = ((phases[0] * 1e3 / args.sessions, phases[1] * 1e3 / args.sessions)
+                            if phases else (float("nan"), float("nan")))
+        print(f"  cinch serve CPU a session's start (its requests, stream and turn start) "
+              f"{start_ms:.2f} ms, a turn's end {end_ms:.2f} ms (each less the lines "
+              f"delivered meanwhile, at the cost a line while every turn ran)")
         print(f"RESULT lost={lost} p99_ms={percentile(latencies, 0.99) / 1000:.2f} "
+              f"whole_us_per_line={server_cpu * 1e6 / max(received, 1):.1f} "
               f"serve_us_per_line={steady_cpu * 1e6 / max(steady_lines, 1):.1f} "
               f"running_us_per_line={running_cpu * 1e6 / max(running_lines, 1):.1f} "
               f"running_kernel_us_per_line={running_system_us:.1f} "
               f"all_running_s={all_running_s:.1f} mib_per_turn={mib_per_turn:.3f} "
+              f"start_ms={start_ms:.2f} end_ms={end_ms:.2f} "
               "(targets: 0, <= 5 ms, <= 10 us)")
     finally:
         server.terminate()
