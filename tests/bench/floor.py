@@ -35,17 +35,19 @@ each, not counted here either.
 And the floor under a turn's start: the kernel's CPU to create a file in the
 temporary folder the benchmarks' homes and repositories are made in (the
 same file system as `sse.py`'s), times the files and folders a turn start
-creates there. Counted with strace for one session's first turn (the fake CLI
-as claude, an empty repository), 46 from the task's request to the
-harness running: 14 for the turn's folder (its records, locks, log of
-stderr), 4 for its run's, 3 for its secrets and worktree records, 2 for the
-session's folders, 1 lock, and 22 by git for the session's worktree link,
-its branch and the two checkpoint refs (their folders, lock files and
-objects). A repository with files adds a file for each one the worktree
-checks out. On a file system without a journal, ext4 skips the inodes
-deleted in the last minute or so when it allocates one, reading each
-skipped inode's block: after much churn (builds, earlier runs' clean-ups)
-a creation then costs far more than on a journaled or fresh one.
+creates there. Counted with strace for a session's turn once its home and
+repository have had one (the fake CLI as claude, an empty repository), 39
+from the task's request to the harness running: 11 in the turn's folder
+(itself, its temporary folder, its records, locks and log of stderr), 4 for
+its run (its folder, owner, log and index entry), its kept secrets, its
+worktree record and a lock, the session's 2 folders, and 19 by git: 8 for
+the worktree's link, 3 for its branch, 3 locks checking it out, 5 for the
+start's checkpoint ref and objects. A repository with files adds one for
+each file the worktree checks out; a turn's end creates about 4 more. On
+a file system without a journal, ext4 skips the inodes deleted in the last
+minute or so when it allocates one, reading each skipped inode's block:
+after much churn (builds, earlier runs' clean-ups) a creation then costs far
+more than on a journaled or fresh one.
 """
 
 import argparse
@@ -237,7 +239,7 @@ def send_step(streams, rate, lines):
 
 
 # Files and folders one turn start creates (counted with strace; see above).
-FILES_A_START = 46
+FILES_A_START = 39
 
 
 def create_step(files):
