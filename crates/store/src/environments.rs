@@ -119,6 +119,38 @@ const COLUMNS: &str = "id, account_id, name, repository, setup_json, env_json, s
                        created_at, updated_at, tcp_ports_json, watchdog_minutes, mcp_servers_json, \
                        allowed_hosts_json, approvals_json";
 
+/// [`COLUMNS`] of the environment aliased `e`.
+const JOINED_COLUMNS: &str = "e.id, e.account_id, e.name, e.repository, e.setup_json, e.env_json, \
+     e.secrets_json, e.created_at, e.updated_at, e.tcp_ports_json, e.watchdog_minutes, \
+     e.mcp_servers_json, e.allowed_hosts_json, e.approvals_json";
+
+/// A [`Row`] joined with one of its secrets (name, sealed value), or with
+/// none when it has none.
+type RowWithSecret = (
+    String,
+    String,
+    String,
+    String,
+    String,
+    String,
+    String,
+    Timestamp,
+    Timestamp,
+    Option<String>,
+    Option<i64>,
+    String,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+);
+
+/// The environment's row and the secret of a [`RowWithSecret`].
+fn split_secret(row: RowWithSecret) -> (Row, (Option<String>, Option<String>)) {
+    let (a, b, c, d, e, f, g, h, i, j, k, l, m, n, name, sealed) = row;
+    ((a, b, c, d, e, f, g, h, i, j, k, l, m, n), (name, sealed))
+}
+
 /// An environment from its row and its secrets.
 fn environment_of(row: Row, secrets: BTreeMap<String, String>) -> Result<Environment> {
     // The row's column holds only the secrets' names.
@@ -315,23 +347,37 @@ impl Store {
         environment_of(row, secrets)
     }
 
-    /// The account's environment with this id.
+    /// The account's environment with this id, its secrets opened: its row
+    /// and its secrets in one statement (a turn's start reads it), one row
+    /// per secret.
     pub async fn environment(
         &self,
         account_id: &AccountId,
         id: &EnvironmentId,
     ) -> Result<Option<Environment>> {
-        let row: Option<Row> = on_pool!(self, |pool| sqlx::query_as(&format!(
-            "SELECT {COLUMNS} FROM environments WHERE account_id = $1 AND id = $2"
+        let rows: Vec<RowWithSecret> = on_pool!(self, |pool| sqlx::query_as(&format!(
+            "SELECT {JOINED_COLUMNS}, s.name, s.sealed FROM environments e \
+             LEFT JOIN secrets s ON s.owner_id = e.id \
+             WHERE e.account_id = $1 AND e.id = $2 ORDER BY s.name"
         ))
         .bind(account_id)
         .bind(id)
-        .fetch_optional(pool)
+        .fetch_all(pool)
         .await)?;
-        match row {
-            Some(row) => Ok(Some(self.environment_with_secrets(row).await?)),
-            None => Ok(None),
+        let mut sealed = Vec::new();
+        let mut environment = None;
+        for row in rows {
+            let (row, secret) = split_secret(row);
+            if let (Some(name), Some(value)) = secret {
+                sealed.push((name, value));
+            }
+            environment.get_or_insert(row);
         }
+        let Some(row) = environment else {
+            return Ok(None);
+        };
+        let secrets = open_all(self.secrets.as_deref(), &row.0, sealed)?;
+        Ok(Some(environment_of(row, secrets)?))
     }
 
     /// A page of the account's environments, oldest first, after `cursor`.

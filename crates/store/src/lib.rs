@@ -27,6 +27,7 @@ mod environments;
 mod events;
 mod idempotency;
 mod ids;
+mod known_webhooks;
 mod leases;
 mod messages;
 mod migrations;
@@ -165,6 +166,8 @@ pub struct Store {
     secrets: Option<Arc<secrets::Unlocked>>,
     tokens: std::sync::Arc<tokens::TokenCache>,
     pages: std::sync::Arc<page_cache::PageCache>,
+    /// On SQLite, the accounts' webhooks as last read.
+    known_webhooks: Arc<known_webhooks::KnownWebhooks>,
     /// The connections of the store's own for the busiest reads.
     readers: Readers,
     /// A SQLite store's connection for the run events writer (see [`writer`]).
@@ -328,6 +331,7 @@ impl Store {
             secrets: None,
             tokens: Default::default(),
             pages: Default::default(),
+            known_webhooks: Default::default(),
             readers,
             writer: None,
         }

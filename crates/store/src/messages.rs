@@ -336,14 +336,17 @@ impl Message {
 
 /// Locks the session of `$1` (a session's id, or one of its messages'
 /// ids) in a writing transaction, so that its messages are numbered one at a
-/// time: on PostgreSQL another node's writer waits for the row; SQLite's
-/// write lock already serializes every writer.
-fn number_in_turn(dialect: &Dialect) -> String {
-    format!(
-        "SELECT id FROM sessions WHERE id = $1 OR id = (SELECT session_id FROM messages \
-         WHERE id = $1){}",
-        dialect.for_update
-    )
+/// time: on PostgreSQL another node's writer waits for the row. None on
+/// SQLite, whose write lock (taken as the transaction began) already
+/// serializes every writer: the statement would lock nothing.
+fn number_in_turn(dialect: &Dialect) -> Option<String> {
+    (!dialect.for_update.is_empty()).then(|| {
+        format!(
+            "SELECT id FROM sessions WHERE id = $1 OR id = (SELECT session_id FROM messages \
+             WHERE id = $1){}",
+            dialect.for_update
+        )
+    })
 }
 
 impl Store {
@@ -359,18 +362,22 @@ impl Store {
     ) -> Result<Message> {
         let id = MessageId::generate()?;
         let dialect = self.dialect();
-        on_pool!(self, |pool| {
+        // A queued message takes no number: nothing to wait for.
+        let lock = number_in_turn(dialect).filter(|_| delivered);
+        let row: Row = on_pool!(self, |pool| {
             let mut tx = pool.begin_with(dialect.begin_write).await?;
-            sqlx::query(&number_in_turn(dialect))
-                .bind(&session.id)
-                .execute(&mut *tx)
-                .await?;
-            sqlx::query(
+            if let Some(lock) = &lock {
+                sqlx::query(lock)
+                    .bind(&session.id)
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            let row = sqlx::query_as(&format!(
             "INSERT INTO messages (id, account_id, task_id, session_id, sequence, type, content, \
              turn_json, created_at) VALUES ($1, $2, $3, $4, \
              CASE WHEN $5 THEN (SELECT COALESCE(MAX(sequence), 0) + 1 FROM messages WHERE session_id = $4) END, \
-             $6, $7, $8, $9)",
-        )
+             $6, $7, $8, $9) RETURNING {COLUMNS}",
+        ))
         .bind(&id)
         .bind(&session.account_id)
         .bind(&session.task_id)
@@ -380,15 +387,12 @@ impl Store {
         .bind(content)
         .bind(turn.map(Value::to_string))
         .bind(Timestamp::now())
-        .execute(&mut *tx)
+        .fetch_one(&mut *tx)
         .await?;
-            tx.commit().await
+            tx.commit().await.map(|()| row)
         })?;
         self.pages.invalidate(&session.id);
-        Ok(self
-            .message(&id)
-            .await?
-            .expect("the message was just stored"))
+        from_row(row)
     }
 
     /// Copies `messages` (another session's, in order) into `session` as
@@ -409,10 +413,12 @@ impl Store {
             .collect::<Result<Vec<_>>>()?;
         on_pool!(self, |pool| {
             let mut tx = pool.begin_with(dialect.begin_write).await?;
-            sqlx::query(&number_in_turn(dialect))
-                .bind(&session.id)
-                .execute(&mut *tx)
-                .await?;
+            if let Some(lock) = number_in_turn(dialect) {
+                sqlx::query(&lock)
+                    .bind(&session.id)
+                    .execute(&mut *tx)
+                    .await?;
+            }
             for (id, message) in ids.iter().zip(messages) {
                 sqlx::query(
                     "INSERT INTO messages (id, account_id, task_id, session_id, sequence, type, \
@@ -469,25 +475,30 @@ impl Store {
         row.map(from_row).transpose()
     }
 
-    /// Gives a queued message the session's next sequence number.
+    /// Gives a queued message the session's next sequence number; the
+    /// message as it stands (numbered before already, or none).
     pub async fn deliver_message(&self, id: &MessageId) -> Result<Option<Message>> {
         let dialect = self.dialect();
-        on_pool!(self, |pool| {
+        let lock = number_in_turn(dialect);
+        let numbered: Option<Row> = on_pool!(self, |pool| {
             let mut tx = pool.begin_with(dialect.begin_write).await?;
-            sqlx::query(&number_in_turn(dialect))
-                .bind(id)
-                .execute(&mut *tx)
-                .await?;
-            sqlx::query(
+            if let Some(lock) = &lock {
+                sqlx::query(lock).bind(id).execute(&mut *tx).await?;
+            }
+            let numbered = sqlx::query_as(&format!(
                 "UPDATE messages SET sequence = (SELECT COALESCE(MAX(sequence), 0) + 1 FROM messages \
-                 m WHERE m.session_id = messages.session_id) WHERE id = $1 AND sequence IS NULL",
-            )
+                 m WHERE m.session_id = messages.session_id) WHERE id = $1 AND sequence IS NULL \
+                 RETURNING {COLUMNS}",
+            ))
             .bind(id)
-            .execute(&mut *tx)
+            .fetch_optional(&mut *tx)
             .await?;
-            tx.commit().await
+            tx.commit().await.map(|()| numbered)
         })?;
-        let message = self.message(id).await?;
+        let message = match numbered {
+            Some(row) => Some(from_row(row)?),
+            None => self.message(id).await?,
+        };
         if let Some(message) = &message {
             self.pages.invalidate(&message.session_id);
         }
@@ -501,16 +512,15 @@ impl Store {
         content: &str,
         turn: &Value,
     ) -> Result<Message> {
-        on_pool!(self, |pool| sqlx::query(
-            "UPDATE messages SET content = $2, turn_json = $3 WHERE id = $1"
-        )
+        let row: Option<Row> = on_pool!(self, |pool| sqlx::query_as(&format!(
+            "UPDATE messages SET content = $2, turn_json = $3 WHERE id = $1 RETURNING {COLUMNS}"
+        ))
         .bind(id)
         .bind(content)
         .bind(turn.to_string())
-        .execute(pool)
-        .await
-        .map(|done| done.rows_affected()))?;
-        let message = self.message(id).await?.expect("the message exists");
+        .fetch_optional(pool)
+        .await)?;
+        let message = from_row(row.expect("the message exists"))?;
         self.pages.invalidate(&message.session_id);
         Ok(message)
     }

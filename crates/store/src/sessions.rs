@@ -325,15 +325,17 @@ impl Store {
         let id = SessionId::generate()?;
         let created_at = Timestamp::now();
         let branch = new.branch_name.unwrap_or_else(|| format!("cinch/{id}"));
-        on_pool!(self, |pool| {
-            sqlx::query(
+        let columns = COLUMNS.get(self.backend());
+        // Read back as stored in the same statement.
+        Ok(on_pool!(self, |pool| {
+            sqlx::query_as(&format!(
             "INSERT INTO sessions (id, account_id, task_id, agent_id, title, status, \
              environment_id, branch_name, base_branch, auto_commit, harness, vendor, \
              harness_model, harness_effort, last_activity_at, created_at, updated_at, \
              forked_from_session, forked_from_turn, fork_checkpoint, fork_mode) \
              VALUES ($1, $2, $3, $4, $5, 'booting', $6, $7, $8, $9, $10, $11, $12, $13, $14, $14, $14, \
-             $15, $16, $17, $18)",
-        )
+             $15, $16, $17, $18) RETURNING {columns}",
+        ))
         .bind(&id)
         .bind(account_id)
         .bind(&new.task_id)
@@ -352,13 +354,9 @@ impl Store {
         .bind(new.fork.as_ref().map(|fork| &fork.turn_id))
         .bind(new.fork.as_ref().map(|fork| &fork.checkpoint))
         .bind(new.fork.as_ref().map(|fork| fork.mode))
-        .execute(pool)
-        .await.map(|done| done.rows_affected())
-        })?;
-        Ok(self
-            .session(account_id, &id)
-            .await?
-            .expect("the session was just stored"))
+        .fetch_one(pool)
+        .await
+        })?)
     }
 
     /// The account's session `id`.

@@ -5,7 +5,7 @@ use cinch_base::timestamp::Timestamp;
 use serde::Serialize;
 
 use super::secrets::{forget_sealed, open_all, put_sealed, read_sealed};
-use super::{AccountId, Page, Result, Store, StoreError, WebhookId, new_id, on_pool};
+use super::{AccountId, Backend, Page, Result, Store, StoreError, WebhookId, new_id, on_pool};
 
 /// The name of a webhook's signing secret among its secrets.
 const SECRET_KEY: &str = "signing_secret";
@@ -153,6 +153,7 @@ impl Store {
             put_sealed!(tx, dialect, unlocked, &webhook.id, &sealed);
             tx.commit().await?;
         });
+        self.known_webhooks.forget(account_id);
         Ok(webhook)
     }
 
@@ -202,6 +203,7 @@ impl Store {
             tx.commit().await?;
             done.rows_affected()
         });
+        self.known_webhooks.forget(account_id);
         Ok(done > 0)
     }
 
@@ -223,13 +225,30 @@ impl Store {
         event: &str,
         payload: &str,
     ) -> Result<usize> {
-        let webhooks = self.webhooks(account_id).await?;
+        let webhooks = self.webhooks_to_notify(account_id).await?;
         let created_at = Timestamp::now();
         for webhook in &webhooks {
             self.insert_delivery(&webhook.id, account_id, event, payload, created_at)
                 .await?;
         }
         Ok(webhooks.len())
+    }
+
+    /// The account's webhooks, as [`Store::webhooks`] reads them; on SQLite
+    /// as last read unless one was made or deleted since (see
+    /// [`super::known_webhooks`]).
+    async fn webhooks_to_notify(&self, account_id: &AccountId) -> Result<Vec<Webhook>> {
+        if self.backend() != Backend::Sqlite {
+            return self.webhooks(account_id).await;
+        }
+        match self.known_webhooks.get(account_id) {
+            Ok(webhooks) => Ok(webhooks),
+            Err(generation) => {
+                let webhooks = self.webhooks(account_id).await?;
+                self.known_webhooks.keep(account_id, generation, &webhooks);
+                Ok(webhooks)
+            }
+        }
     }
 
     async fn insert_delivery(

@@ -217,6 +217,49 @@ fn a_turn_and_its_session_reach_a_webhook_that_fails_then_recovers() {
     );
 }
 
+/// The server looks an account's webhooks up as last read (on SQLite): one
+/// made after the account's events found none must still get the next ones.
+#[test]
+fn a_webhook_made_after_events_found_none_gets_the_next_ones() {
+    let world = World::new();
+    let server = world.serve_with(&["--webhook-allow-private"]);
+    let api = Api::new(&server, &world.admin_token());
+    world.script(Script {
+        lines: claude_turn("w-2", "done"),
+        ..Script::default()
+    });
+    // A turn, its session's changes of status: events of an account
+    // with no webhook.
+    let task = api.post("/tasks", json!({"prompt": "hi"}));
+    assert_eq!(task.status, 201, "{task:?}");
+    let task = task.data()["id"].as_str().unwrap().to_owned();
+    let session = api.first_session(&task)["id"].as_str().unwrap().to_owned();
+    api.wait_status(&task, &session, "idle");
+    assert_eq!(api.get("/webhooks").data(), json!([]));
+
+    let receiver = Receiver::start(0);
+    let created = api.post("/webhooks", json!({"url": receiver.url, "secret": SECRET}));
+    assert_eq!(created.status, 201, "{created:?}");
+    let webhook = created.data()["id"].as_str().unwrap().to_owned();
+    let sent = api.post(
+        &format!("/tasks/{task}/sessions/{session}/messages"),
+        json!({"message": "again"}),
+    );
+    assert_eq!(sent.status, 201, "{sent:?}");
+    let ended = receiver.wait_for("the second turn's end", |r| event_type(r) == "turn.ended");
+    let body: Value = serde_json::from_str(&ended.body).unwrap();
+    assert_eq!(body["data"]["run_id"], json!(session));
+    let deliveries = api.get(&format!("/webhooks/{webhook}/deliveries")).data();
+    assert!(
+        deliveries
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|d| d["event"] == "turn.ended"),
+        "{deliveries:#?}"
+    );
+}
+
 #[test]
 fn a_tenant_cannot_point_a_webhook_at_the_servers_network() {
     let world = World::new();

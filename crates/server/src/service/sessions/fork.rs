@@ -168,6 +168,7 @@ impl Conductor {
             session_spec,
             false,
             Some((origin, inherited)),
+            None,
         )
         .await
     }

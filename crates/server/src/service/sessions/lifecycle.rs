@@ -20,6 +20,13 @@ use cinch_store::{
     AccountId, AgentId, CloseReason, Environment, RebuiltFrom, Session, SessionId, SessionStatus,
 };
 
+/// A session whose workspace was just made, as saved, and its lock, held
+/// since: what it needs next is decided without reading it again.
+pub(super) struct Booted {
+    held: tokio::sync::OwnedMutexGuard<()>,
+    session: Session,
+}
+
 impl Conductor {
     /// Moves the session forward in the background; what it does belongs
     /// in the trace of the caller's span (a request's), if traced.
@@ -29,13 +36,45 @@ impl Conductor {
         session_id: &SessionId,
         wake: Wake,
     ) {
+        self.kick_with(account_id, session_id, wake, None);
+    }
+
+    /// Moves a new session on, as [`Self::kick`] does, booting it in
+    /// `environment`, its environment as the request creating it read it
+    /// (none: read when it boots).
+    pub(super) fn kick_booting(
+        self: &Arc<Self>,
+        session: &Session,
+        environment: Option<Environment>,
+    ) {
+        self.kick_with(
+            &session.account_id,
+            &session.id,
+            Wake::Progress,
+            environment,
+        );
+    }
+
+    fn kick_with(
+        self: &Arc<Self>,
+        account_id: &AccountId,
+        session_id: &SessionId,
+        wake: Wake,
+        environment: Option<Environment>,
+    ) {
         let this = self.clone();
         let account_id = account_id.to_owned();
         let session_id = session_id.to_owned();
         let trace = cinch_engine::telemetry::traceparent(&tracing::Span::current());
         tokio::spawn(async move {
             if let Err(error) = this
-                .advance(&account_id, &session_id, wake, trace.as_deref())
+                .advance(
+                    &account_id,
+                    &session_id,
+                    wake,
+                    trace.as_deref(),
+                    environment,
+                )
                 .await
             {
                 tracing::error!(session = %session_id, "moving the session on failed: {error}");
@@ -46,27 +85,46 @@ impl Conductor {
     /// Boots the workspace, waits for a slot, or starts a turn with the
     /// queued messages: whichever the session needs next. A closed session
     /// stays closed, its queued messages kept, until a message wakes it.
+    /// `environment`, when given, is the session's as just read: its boot
+    /// takes it.
     pub(super) async fn advance(
         self: &Arc<Self>,
         account_id: &AccountId,
         session_id: &SessionId,
         wake: Wake,
         trace: Option<&str>,
+        mut environment: Option<Environment>,
     ) -> Result<()> {
         let guard = self.session_lock(session_id);
+        // A boot's end hands on the session as it saved it, its lock still held.
+        let mut booted: Option<Booted> = None;
         loop {
-            let held = guard.lock().await;
-            let Some(mut session) = self.store.session(account_id, session_id).await? else {
-                return Ok(());
+            let (held, mut session) = match booted.take() {
+                Some(Booted { held, session }) => (held, session),
+                None => {
+                    let held = guard.clone().lock_owned().await;
+                    let Some(session) = self.store.session(account_id, session_id).await? else {
+                        return Ok(());
+                    };
+                    (held, session)
+                }
             };
-            let queued = self.store.queued_messages(&session.id).await?;
-            let facts = Facts {
+            let facts = |has_queued| Facts {
                 status: session.status,
                 has_workspace: session.workspace.is_some(),
-                has_queued: !queued.is_empty(),
+                has_queued,
                 wake,
             };
-            let step = next_step(facts);
+            // The queue is read only when it decides the step (a session
+            // booting or running goes on the same either way), and then
+            // under the lock, as the turn it starts takes it.
+            let (step, queued) = match next_step(facts(false)) == next_step(facts(true)) {
+                true => (next_step(facts(false)), Vec::new()),
+                false => {
+                    let queued = self.store.queued_messages(&session.id).await?;
+                    (next_step(facts(!queued.is_empty())), queued)
+                }
+            };
             if step != Step::Stay {
                 match self.hold(&mut session).await? {
                     Hold::Ours => {}
@@ -84,21 +142,26 @@ impl Conductor {
                         // Booting already: that boot moves the session on when done.
                         return Ok(());
                     }
-                    let claimed = self.start_boot(&mut session).await;
+                    let claimed = self.start_boot(&mut session, environment.take()).await;
                     // Setup commands can take minutes: a close must not wait for them.
                     drop(held);
-                    let booted = match claimed {
+                    let finished = match claimed {
                         Ok(environment) => self.finish_boot(&session, environment, trace).await,
                         Err(error) => Err(error),
                     };
                     lock(&self.booting).remove(session_id);
-                    if !booted? {
-                        return Ok(());
+                    match finished? {
+                        // Look again, with the workspace made.
+                        Some(next) => booted = Some(next),
+                        None => return Ok(()),
                     }
-                    // Look again, with the workspace made.
                     continue;
                 }
                 Step::Idle => {
+                    if session.status == SessionStatus::Idle {
+                        // Saved so by the turn's end already: nothing to write.
+                        return Ok(());
+                    }
                     session.status = SessionStatus::Idle;
                     return self.save(&mut session).await;
                 }
@@ -133,9 +196,25 @@ impl Conductor {
         }
     }
 
-    /// Marks the session booting (under its lock) and returns its environment.
-    pub(super) async fn start_boot(&self, session: &mut Session) -> Result<Option<Environment>> {
-        let environment = self.environment_of(session).await?;
+    /// Marks the session booting (under its lock) and returns its
+    /// environment: `read` when that is it, as the caller just read it.
+    pub(super) async fn start_boot(
+        &self,
+        session: &mut Session,
+        read: Option<Environment>,
+    ) -> Result<Option<Environment>> {
+        let environment =
+            match read.filter(|read| session.environment_id.as_ref() == Some(&read.id)) {
+                Some(read) => Some(read),
+                None => self.environment_of(session).await?,
+            };
+        let marked = session.status == SessionStatus::Booting
+            && (session.moved_from_node.is_some()
+                || (session.close_reason.is_none() && session.error_message.is_none()));
+        if marked {
+            // A new session is stored booting: nothing to write.
+            return Ok(environment);
+        }
         session.status = SessionStatus::Booting;
         if session.moved_from_node.is_none() {
             // A session taken over keeps saying what happened to it.
@@ -147,13 +226,14 @@ impl Conductor {
     }
 
     /// Makes the session's workspace, without its lock, then records the
-    /// outcome under it. Whether the session can go on.
+    /// outcome under it. When the session can go on, the session as saved
+    /// with its lock still held.
     pub(super) async fn finish_boot(
         &self,
         session: &Session,
         environment: Option<Environment>,
         trace: Option<&str>,
-    ) -> Result<bool> {
+    ) -> Result<Option<Booted>> {
         let span = tracing::info_span!(
             target: cinch_engine::telemetry::TARGET,
             parent: None,
@@ -171,10 +251,9 @@ impl Conductor {
             span.record("otel.status_code", "ERROR");
         }
         drop(span);
-        let guard = self.session_lock(&session.id);
-        let _held = guard.lock().await;
+        let held = self.session_lock(&session.id).lock_owned().await;
         let Some(mut session) = self.store.session(&session.account_id, &session.id).await? else {
-            return Ok(false);
+            return Ok(None);
         };
         let closed_meanwhile = session.status == SessionStatus::Closed;
         match booted {
@@ -201,18 +280,18 @@ impl Conductor {
                     tracing::info!(session = %session.id, from = rebuilt.as_str(), "rebuilt the work tree of a session taken over");
                 }
                 self.save(&mut session).await?;
-                Ok(!closed_meanwhile)
+                Ok((!closed_meanwhile).then_some(Booted { held, session }))
             }
-            Err(_) if closed_meanwhile => Ok(false),
+            Err(_) if closed_meanwhile => Ok(None),
             Err(workspace::WorkspaceError::Setup(message)) => {
                 self.close_with(&mut session, CloseReason::SetupFailure, Some(message))
                     .await?;
-                Ok(false)
+                Ok(None)
             }
             Err(workspace::WorkspaceError::Repository(message)) => {
                 self.close_with(&mut session, CloseReason::VmFailure, Some(message))
                     .await?;
-                Ok(false)
+                Ok(None)
             }
         }
     }

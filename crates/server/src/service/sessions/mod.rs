@@ -366,6 +366,20 @@ impl Conductor {
             })
     }
 
+    /// The account's environment `id`: `read` when the caller read it
+    /// already, else from the store.
+    async fn environment_once(
+        &self,
+        account_id: &AccountId,
+        id: &EnvironmentId,
+        read: Option<&Environment>,
+    ) -> Result<Environment> {
+        match read.filter(|environment| &environment.id == id) {
+            Some(environment) => Ok(environment.clone()),
+            None => self.environment(account_id, id).await,
+        }
+    }
+
     /// A page of up to 200 of the session's messages, newest first, past `cursor`.
     async fn messages_newest_first(
         &self,

@@ -12,9 +12,9 @@ use super::{
 use crate::runs::live::EventName;
 use crate::service::ServiceError;
 use cinch_store::{
-    AccountId, Agent, Attachment, CloseReason, Direction, EnvironmentId, Message, MessageKind,
-    NewAttachment, NewSession, NewTask, Page, Session, SessionId, SessionStatus, Task, TaskId,
-    TokenOwner, TurnView,
+    AccountId, Agent, Attachment, CloseReason, Direction, Environment, EnvironmentId, Message,
+    MessageKind, NewAttachment, NewSession, NewTask, Page, Session, SessionId, SessionStatus, Task,
+    TaskId, TokenOwner, TurnView,
 };
 
 impl Conductor {
@@ -29,8 +29,13 @@ impl Conductor {
             .acting_agent(account_id, spec.created_by.as_deref())
             .await?;
         self.check_fan_out(&spec)?;
-        let environment_id = match &spec.environment_id {
-            Some(id) => Some(self.environment(account_id, id).await?.id),
+        // Read once: the approvals check and the sessions' boot take it from here.
+        let environment = match &spec.environment_id {
+            Some(id) => Some(self.environment(account_id, id).await?),
+            None => None,
+        };
+        let environment_id = match &environment {
+            Some(environment) => Some(environment.id.clone()),
             None => agent.environment_id.clone(),
         };
         let owner = match caller {
@@ -68,6 +73,7 @@ impl Conductor {
                     account_id,
                     spec.approvals.as_ref(),
                     environment_id.as_ref(),
+                    environment.as_ref(),
                     &choice.harness,
                 )
                 .await?;
@@ -102,8 +108,15 @@ impl Conductor {
                     approvals: spec.approvals.clone(),
                     ..SessionSpec::default()
                 };
-                self.start_session(&task, &agent, choice, session_spec, spec.title.is_none())
-                    .await?;
+                self.start_session(
+                    &task,
+                    &agent,
+                    choice,
+                    session_spec,
+                    spec.title.is_none(),
+                    environment.as_ref(),
+                )
+                .await?;
             }
         }
         self.task(account_id, &task.id).await
@@ -294,8 +307,13 @@ impl Conductor {
         let agent = self
             .acting_agent(account_id, Some(task.created_by.as_str()))
             .await?;
-        spec.environment_id = match &spec.environment_id {
-            Some(id) => Some(self.environment(account_id, id).await?.id),
+        // Read once: the checks below and the session's boot take it from here.
+        let environment = match &spec.environment_id {
+            Some(id) => Some(self.environment(account_id, id).await?),
+            None => None,
+        };
+        spec.environment_id = match &environment {
+            Some(environment) => Some(environment.id.clone()),
             None => task.environment_id.clone(),
         };
         if let Some(branch) = &spec.branch_name
@@ -315,7 +333,7 @@ impl Conductor {
             ));
         }
         if let (Some(branch), Some(environment_id)) = (&spec.base_branch, &spec.environment_id) {
-            self.check_base_branch(account_id, environment_id, branch)
+            self.check_base_branch(account_id, environment_id, environment.as_ref(), branch)
                 .await?;
         }
         let choice = self.resolve(&Asked::default(), &agent);
@@ -323,27 +341,31 @@ impl Conductor {
             account_id,
             spec.approvals.as_ref(),
             spec.environment_id.as_ref(),
+            environment.as_ref(),
             &choice.harness,
         )
         .await?;
         if spec.title.is_none() {
             spec.title = Some(task.title.clone());
         }
-        self.start_session(&task, &agent, choice, spec, false).await
+        self.start_session(&task, &agent, choice, spec, false, environment.as_ref())
+            .await
     }
 
     /// Refuses an approval policy (the one given, else the environment's)
-    /// that needs asking when `harness` cannot ask.
+    /// that needs asking when `harness` cannot ask. `read` is the
+    /// environment when the caller read it already.
     async fn check_approvals(
         &self,
         account_id: &AccountId,
         given: Option<&cinch_store::approval_policy::ApprovalPolicy>,
         environment_id: Option<&EnvironmentId>,
+        read: Option<&Environment>,
         harness: &str,
     ) -> Result<()> {
         let policy = match (given, environment_id) {
             (Some(policy), _) => Some(policy.clone()),
-            (None, Some(id)) => self.environment(account_id, id).await?.approvals,
+            (None, Some(id)) => self.environment_once(account_id, id, read).await?.approvals,
             (None, None) => None,
         };
         match policy {
@@ -354,13 +376,17 @@ impl Conductor {
 
     /// Refuses a base branch the environment's repository does not have,
     /// when the repository can be read now (a local one, or a clone made).
+    /// `read` is the environment when the caller read it already.
     pub(super) async fn check_base_branch(
         &self,
         account_id: &AccountId,
         environment_id: &EnvironmentId,
+        read: Option<&Environment>,
         branch: &str,
     ) -> Result<()> {
-        let environment = self.environment(account_id, environment_id).await?;
+        let environment = self
+            .environment_once(account_id, environment_id, read)
+            .await?;
         let clone_dir = self.home.root().join("repos").join(environment.id.as_str());
         let repository = environment.repository.clone();
         let looked_up = {
@@ -383,6 +409,8 @@ impl Conductor {
         }
     }
 
+    /// Starts a session of the task; `read` is its environment when the
+    /// request read it already: its boot takes it from there.
     pub(super) async fn start_session(
         self: &Arc<Self>,
         task: &Task,
@@ -390,13 +418,15 @@ impl Conductor {
         choice: Choice,
         spec: SessionSpec,
         title_from_prompt: bool,
+        read: Option<&Environment>,
     ) -> Result<Session> {
-        self.start_session_from(task, agent, choice, spec, title_from_prompt, None)
+        self.start_session_from(task, agent, choice, spec, title_from_prompt, None, read)
             .await
     }
 
     /// [`Self::start_session`], for a fork with where it comes from and
     /// what it inherits: its inherited messages come first.
+    #[allow(clippy::too_many_arguments)]
     pub(super) async fn start_session_from(
         self: &Arc<Self>,
         task: &Task,
@@ -405,6 +435,7 @@ impl Conductor {
         spec: SessionSpec,
         title_from_prompt: bool,
         fork: Option<(cinch_store::ForkOrigin, super::fork::Inherited)>,
+        read: Option<&Environment>,
     ) -> Result<Session> {
         let (origin, inherited) = fork.unzip();
         let session = self
@@ -457,7 +488,8 @@ impl Conductor {
             self.publish_message(&session.account_id, EventName::MessageCreated, &message)
                 .await;
         }
-        self.kick(&session.account_id, &session.id, Wake::Progress);
+        let environment = read.filter(|read| session.environment_id.as_ref() == Some(&read.id));
+        self.kick_booting(&session, environment.cloned());
         Ok(session)
     }
 

@@ -267,10 +267,17 @@ impl Conductor {
         session: &Session,
         workspace: &Path,
     ) -> Result<Vec<Note>> {
-        let attachments = self
+        let attachments: Vec<Attachment> = self
             .store
             .attachments(&session.account_id, &session.task_id)
-            .await?;
+            .await?
+            .into_iter()
+            .filter(|attachment| attachment.status == AttachmentStatus::Ready)
+            .collect();
+        if attachments.is_empty() {
+            // Then when the previous turn was does not matter.
+            return Ok(Vec::new());
+        }
         let previous = self
             .messages_newest_first(session, None)
             .await?
@@ -281,7 +288,6 @@ impl Conductor {
             .map(|message| message.created_at);
         let new: Vec<Attachment> = attachments
             .into_iter()
-            .filter(|attachment| attachment.status == AttachmentStatus::Ready)
             .filter(|attachment| {
                 previous
                     .as_ref()
@@ -363,7 +369,10 @@ impl Conductor {
         let guard = self.session_lock(session_id);
         let _held = guard.lock().await;
         self.runner.slots().release(session_id.as_str());
+        // Only a shared database has other nodes to take the lease (as
+        // confirm_lease has it).
         if let Some(generation) = self.held_generation(session_id)
+            && self.store.is_shared()
             && !self
                 .store
                 .holds_lease(session_id, self.node_id(), generation)
