@@ -93,6 +93,17 @@ fn event_type(received: &Received) -> String {
 }
 
 /// Checks `X-Cinch-Signature` the way a receiver would.
+/// Starts a task whose session runs one turn, and waits for it to be idle:
+/// the task's and the session's ids.
+fn one_turn_to_idle(api: &Api) -> (String, String) {
+    let task = api.post("/tasks", json!({"prompt": "hi"}));
+    assert_eq!(task.status, 201, "{task:?}");
+    let task = task.data()["id"].as_str().unwrap().to_owned();
+    let session = api.first_session(&task)["id"].as_str().unwrap().to_owned();
+    api.wait_status(&task, &session, "idle");
+    (task, session)
+}
+
 fn signature_holds(received: &Received, secret: &str) -> bool {
     let header = &received.headers["x-cinch-signature"];
     let (t, v1) = header
@@ -127,11 +138,7 @@ fn a_turn_and_its_session_reach_a_webhook_that_fails_then_recovers() {
         lines: claude_turn("w-1", "done"),
         ..Script::default()
     });
-    let task = api.post("/tasks", json!({"prompt": "hi"}));
-    assert_eq!(task.status, 201, "{task:?}");
-    let task = task.data()["id"].as_str().unwrap().to_owned();
-    let session = api.first_session(&task)["id"].as_str().unwrap().to_owned();
-    api.wait_status(&task, &session, "idle");
+    let (_, session) = one_turn_to_idle(&api);
 
     // The turn's end, signed with the webhook's secret, after one failure.
     let ended = receiver.wait_for("turn.ended", |r| event_type(r) == "turn.ended");
@@ -230,11 +237,7 @@ fn a_webhook_made_after_events_found_none_gets_the_next_ones() {
     });
     // A turn, its session's changes of status: events of an account
     // with no webhook.
-    let task = api.post("/tasks", json!({"prompt": "hi"}));
-    assert_eq!(task.status, 201, "{task:?}");
-    let task = task.data()["id"].as_str().unwrap().to_owned();
-    let session = api.first_session(&task)["id"].as_str().unwrap().to_owned();
-    api.wait_status(&task, &session, "idle");
+    let (task, session) = one_turn_to_idle(&api);
     assert_eq!(api.get("/webhooks").data(), json!([]));
 
     let receiver = Receiver::start(0);
