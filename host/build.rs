@@ -55,9 +55,12 @@ fn embed_sdk(out: &Path) {
     code.push_str(
         "/// The SDK's files, by path inside its crate.\npub const SDK: &[(&str, &str)] = &[\n",
     );
+    // Files named from the crate's folder (and OUT_DIR) when it compiles,
+    // not from this script's: a target folder shared by two checkouts keeps
+    // the script's output while its inputs look unchanged.
     let _ = writeln!(
         code,
-        "    (\"Cargo.toml\", include_str!({out_manifest:?})),"
+        "    (\"Cargo.toml\", include_str!(concat!(env!(\"OUT_DIR\"), \"/sdk-Cargo.toml\"))),"
     );
     for file in &files {
         let name = file
@@ -65,7 +68,10 @@ fn embed_sdk(out: &Path) {
             .unwrap()
             .to_str()
             .expect("a UTF-8 file name");
-        let _ = writeln!(code, "    (\"src/{name}\", include_str!({file:?})),");
+        let _ = writeln!(
+            code,
+            "    (\"src/{name}\", include_str!(concat!(env!(\"CARGO_MANIFEST_DIR\"), \"/../sdk/src/{name}\"))),"
+        );
     }
     code.push_str(
         "];\n/// The contract's WIT files, by name.\npub const WIT: &[(&str, &str)] = &[\n",
@@ -76,7 +82,10 @@ fn embed_sdk(out: &Path) {
             .unwrap()
             .to_str()
             .expect("a UTF-8 file name");
-        let _ = writeln!(code, "    ({name:?}, include_str!({file:?})),");
+        let _ = writeln!(
+            code,
+            "    ({name:?}, include_str!(concat!(env!(\"CARGO_MANIFEST_DIR\"), \"/../wit/{contract}/{name}\"))),"
+        );
     }
     code.push_str("];\n");
     std::fs::write(out.join("vendored_sdk.rs"), code).expect("writing vendored_sdk.rs");

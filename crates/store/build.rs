@@ -15,12 +15,12 @@ fn main() {
 fn embed_migrations(out: &Path) {
     println!("cargo:rerun-if-changed=migrations");
     let mut code = String::new();
-    for (name, folder) in [
+    for (name, folder_name) in [
         ("SQLITE", "migrations"),
         ("POSTGRES", "migrations/postgres"),
     ] {
-        let folder = Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap()).join(folder);
-        let mut files: Vec<(i64, String, PathBuf)> = std::fs::read_dir(&folder)
+        let folder = Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap()).join(folder_name);
+        let mut files: Vec<(i64, String, String)> = std::fs::read_dir(&folder)
             .unwrap_or_else(|error| panic!("listing {}: {error}", folder.display()))
             .map(|entry| entry.expect("a migration file").path())
             .filter(|path| path.is_file())
@@ -37,15 +37,19 @@ fn embed_migrations(out: &Path) {
                 let version = version
                     .parse()
                     .unwrap_or_else(|_| panic!("{file} does not start with a version number"));
-                (version, description.replace('_', " "), path)
+                (version, description.replace('_', " "), file.to_owned())
             })
             .collect();
         files.sort_by_key(|(version, ..)| *version);
         let _ = writeln!(code, "const {name}: &[File] = &[");
-        for (version, description, path) in files {
+        // Named from the crate's folder when it compiles, not from this
+        // script's: a target folder shared by two checkouts keeps the
+        // script's output while its inputs look unchanged.
+        for (version, description, file) in files {
+            let path = format!("/{folder_name}/{file}");
             let _ = writeln!(
                 code,
-                "    ({version}, {description:?}, include_str!({path:?})),"
+                "    ({version}, {description:?}, include_str!(concat!(env!(\"CARGO_MANIFEST_DIR\"), {path:?}))),"
             );
         }
         code.push_str("];\n");
