@@ -28,10 +28,13 @@ pub fn assert_s2(repo: &Path, out: &RunOutput, result: &Value) {
     assert!(out.success(), "s2: {}", out.describe());
     assert_eq!(result["status"], "completed", "s2: {result:#}");
     assert_eq!(result["final_message"], S2_ANSWER, "s2: {result:#}");
+    // The harness's log says what its shell tool answered: a tool that
+    // failed still gets the mock model's scripted answer after it.
     assert_eq!(
         result["files_changed"],
         json!([{ "path": "out.txt", "insertions": 1, "deletions": 0, "binary": false }]),
-        "s2: {result:#}"
+        "s2: {result:#}\nits log:\n{}",
+        log_tail(result)
     );
     let start = result["start_checkpoint"]
         .as_str()
@@ -41,6 +44,19 @@ pub fn assert_s2(repo: &Path, out: &RunOutput, result: &Value) {
         .expect("an end checkpoint");
     assert_eq!(git(repo, &["ls-tree", "--name-only", start]), "README.md\n");
     assert_eq!(git(repo, &["show", &format!("{end}:out.txt")]), "hello\n");
+}
+
+/// The end of the harness's log named in `result`, or why it cannot be read.
+fn log_tail(result: &Value) -> String {
+    const TAIL_CHARS: usize = 4000;
+    let path = result["log_path"].as_str().unwrap_or_default();
+    match std::fs::read_to_string(path) {
+        Ok(log) => {
+            let skipped = log.chars().count().saturating_sub(TAIL_CHARS);
+            log.chars().skip(skipped).collect()
+        }
+        Err(error) => format!("(reading {path}: {error})"),
+    }
 }
 
 /// s4: s1's session `sid` resumed, its history sent again.
