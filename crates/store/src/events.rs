@@ -35,8 +35,8 @@ pub struct NewEvent<'a> {
 
 impl Store {
     /// Appends `events`, all or none: in one statement, so one trip to the
-    /// database however many there are. On SQLite it writes in place (see
-    /// [`Store::writes_in_place`]).
+    /// database however many there are. On SQLite it writes on the calling
+    /// thread, through the store's own connection.
     pub async fn append_events(&self, events: &[NewEvent<'_>]) -> Result<()> {
         if events.is_empty() {
             return Ok(());
@@ -44,20 +44,8 @@ impl Store {
         let created_at = Timestamp::now();
         if let Some(writer) = &self.writer {
             let created_at = created_at.to_string();
-            return writer.write(|transaction| {
-                let mut insert = transaction.prepare_cached(&insert_events(1))?;
-                for event in events {
-                    insert.execute(rusqlite::params![
-                        event.account_id,
-                        event.run_id,
-                        event.seq,
-                        event.name,
-                        event.data,
-                        created_at,
-                    ])?;
-                }
-                Ok(())
-            });
+            let rows = events.iter().map(|event| (event, created_at.as_str()));
+            return writer.write(|transaction| insert_on(transaction, Duplicates::Refused, rows));
         }
         let statement = insert_events(events.len());
         on_pool!(self, |pool| {
@@ -76,28 +64,52 @@ impl Store {
         })
     }
 
-    /// Whether [`Store::append_events`] writes on the calling thread,
-    /// blocking it until the write is done (a SQLite store, through its own
-    /// connection): its caller should then be a thread of its own.
-    pub fn writes_in_place(&self) -> bool {
-        self.writer.is_some()
-    }
-
-    /// Checkpoints the database's log when it is due (a SQLite store; see
-    /// [`Store::writes_in_place`]), blocking the calling thread meanwhile:
-    /// the run events writer calls it once what it stored has been shown.
-    pub fn checkpoint_if_due(&self) {
-        if let Some(writer) = &self.writer
-            && let Err(error) = writer.checkpoint_if_due()
-        {
-            tracing::warn!("checkpointing the database's log: {error}");
-        }
+    /// A SQLite store's log of the newest run events (see
+    /// [`super::event_log`]), whose calls block the calling thread: its
+    /// writer should be a thread of its own. None on PostgreSQL, where
+    /// every node writes `run_events` itself.
+    pub fn event_log(&self) -> Option<&super::EventLog> {
+        self.event_log.as_ref()
     }
 
     /// Every stored event of the account's run, in order.
     pub async fn events(&self, account_id: &AccountId, run_id: &str) -> Result<Vec<StoredEvent>> {
         self.events_after(account_id, run_id, 0).await
     }
+}
+
+/// What an insert does with an event stored already.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Duplicates {
+    /// Fails.
+    Refused,
+    /// Leaves it as it is.
+    Ignored,
+}
+
+/// Inserts `rows` (an event and when it was made) in one transaction of a
+/// SQLite store's own connection.
+pub(super) fn insert_on<'a>(
+    transaction: &rusqlite::Transaction<'_>,
+    duplicates: Duplicates,
+    rows: impl IntoIterator<Item = (&'a NewEvent<'a>, &'a str)>,
+) -> rusqlite::Result<()> {
+    let statement = match duplicates {
+        Duplicates::Refused => insert_events(1),
+        Duplicates::Ignored => insert_events(1).replacen("INSERT", "INSERT OR IGNORE", 1),
+    };
+    let mut insert = transaction.prepare_cached(&statement)?;
+    for (event, created_at) in rows {
+        insert.execute(rusqlite::params![
+            event.account_id,
+            event.run_id,
+            event.seq,
+            event.name,
+            event.data,
+            created_at,
+        ])?;
+    }
+    Ok(())
 }
 
 /// The statement inserting `rows` events, six parameters each (account,
@@ -372,7 +384,7 @@ mod tests {
                 data: r#"{"lines":["a line"]}"#,
             };
             store.append_events(&[event]).await.unwrap();
-            store.checkpoint_if_due();
+            store.event_log().unwrap().checkpoint_if_due();
             if early.is_none() && started.elapsed() > Duration::from_millis(400) {
                 // What a commit adds to the log, before any checkpoint.
                 early = Some(log() as f64 / commits as f64);

@@ -24,6 +24,7 @@ mod approvals;
 mod attachments;
 mod calls;
 mod environments;
+mod event_log;
 mod events;
 mod idempotency;
 mod ids;
@@ -65,6 +66,7 @@ pub use attachments::{Attachment, AttachmentStatus, NewAttachment};
 pub use calls::Call;
 pub use cinch_engine::sealing::{SecretsKey, SecretsKeyError};
 pub use environments::{Environment, EnvironmentPatch, NewEnvironment};
+pub use event_log::{EventLog, SealedEvents};
 pub use events::{NewEvent, RunKey, StoredEvent};
 pub use idempotency::KeyState;
 pub use ids::{
@@ -115,6 +117,9 @@ pub enum StoreError {
     /// A statement on a SQLite store's own connections failed.
     #[error("database: {0}")]
     Direct(rusqlite::Error),
+    /// The run events' log (see [`event_log`]) could not be written or read.
+    #[error("the run events' log: {0}")]
+    EventLog(std::io::Error),
     /// A thread of the store's own could not be started.
     #[error("starting a thread of the database's: {0}")]
     Spawn(std::io::Error),
@@ -155,6 +160,25 @@ async fn wait_for_server(options: &PgConnectOptions) -> Result<()> {
     }
 }
 
+/// Indexes the run events logs that processes now gone left, so that
+/// `run_events` holds every event shown before.
+async fn index_left_over(event_log: &EventLog) -> Result<()> {
+    let event_log = event_log.clone();
+    let indexing = tokio::task::spawn_blocking(move || {
+        for log in event_log.left_over()? {
+            let events = event_log.index(&log)?;
+            tracing::info!(
+                events,
+                "indexed the run events a stopped server left in its log"
+            );
+        }
+        Ok(())
+    });
+    indexing
+        .await
+        .map_err(|error| StoreError::Unavailable(Box::new(error)))?
+}
+
 /// The result of a store operation.
 pub type Result<T> = std::result::Result<T, StoreError>;
 
@@ -172,6 +196,8 @@ pub struct Store {
     readers: Readers,
     /// A SQLite store's connection for the run events writer (see [`writer`]).
     writer: Option<std::sync::Arc<writer::Writer>>,
+    /// A SQLite store's log of the newest run events (see [`event_log`]).
+    event_log: Option<EventLog>,
 }
 
 /// Connections of the store's own, outside sqlx's pool, for the reads that
@@ -291,6 +317,18 @@ impl Store {
             // A connection to a file has no other end to lose: a ping
             // before each use would only cost two hops to its thread.
             .test_before_acquire(false)
+            // A COMMIT that fails with a full disk leaves sqlx counting a
+            // transaction that SQLite has already rolled back, and the
+            // rollback it then asks for fails: that connection's every
+            // later write was refused ("begin_with at non-zero transaction
+            // depth", a 500) after the disk had room again. Such a one is
+            // closed; a new one takes its place.
+            .before_acquire(|connection, _| {
+                Box::pin(async move {
+                    use sqlx::Connection as _;
+                    Ok(!connection.is_in_transaction())
+                })
+            })
             .after_connect(|connection, _| {
                 Box::pin(async move {
                     let mut handle = connection.lock_handle().await?;
@@ -302,8 +340,12 @@ impl Store {
             .await?;
         migrations::sqlite().await?.run(&pool).await?;
         let readers = Readers::Sqlite(Arc::new(readers::SqliteReaders::of(path)));
+        let writer = Arc::new(writer::Writer::of(path));
+        let event_log = EventLog::in_folder(EventLog::folder_of(path), writer.clone());
+        index_left_over(&event_log).await?;
         Ok(Self {
-            writer: Some(Arc::new(writer::Writer::of(path))),
+            writer: Some(writer),
+            event_log: Some(event_log),
             ..Self::with_pool(Pool::Sqlite(pool), readers)
         })
     }
@@ -334,6 +376,7 @@ impl Store {
             known_webhooks: Default::default(),
             readers,
             writer: None,
+            event_log: None,
         }
     }
 

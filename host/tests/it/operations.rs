@@ -279,6 +279,76 @@ fn a_write_that_another_sqlite_writer_holds_off_is_503_then_goes_through() {
     assert_eq!(api.get("/tasks").data().as_array().unwrap().len(), 1);
 }
 
+/// The tick lines among a stream's events.
+fn ticks(events: &[(u64, String, Value)]) -> usize {
+    events
+        .iter()
+        .filter(|(_, name, _)| name == "tool.progress")
+        .flat_map(|(_, _, data)| data["lines"].as_array().into_iter().flatten())
+        .filter(|line| line.as_str().is_some_and(|line| line.contains("tick")))
+        .count()
+}
+
+#[test]
+fn lines_reach_their_stream_while_another_sqlite_writer_holds_the_database() {
+    let world = World::new();
+    if world.database.is_some() {
+        // PostgreSQL locks rows, not the database.
+        return;
+    }
+    world.script(Script {
+        lines: vec![claude_turn("s-held", "done")[0].clone()],
+        lines_per_second: Some(20.0),
+        duration_ms: 20_000,
+        tick_line: Some(TICK.replace("s-long", "s-held")),
+        ..Script::default()
+    });
+    let server = world.serve();
+    let token = world.admin_token();
+    let api = support::Api::new(&server, &token);
+    let repo = world.path("repo").display().to_string();
+    let environment = api.environment(json!({"name": "held", "repository": repo}));
+    let (task, session) = api.task_on(&environment, "Tick.");
+    let path = api.path(&format!("/tasks/{task}/sessions/{session}/events"));
+    let before = server.stream(&path, &token, None, |events| ticks(events) > 0);
+    let last_id = before.last().unwrap().0;
+
+    // Another writer takes SQLite's write lock, as a backup or a second
+    // process would; the turn's lines go on reaching the stream meanwhile.
+    let lock = DatabaseLock::take(&world.path("home/cinch.db"));
+    let held = Instant::now();
+    let during = server.stream_within(
+        &path,
+        &token,
+        Some(last_id),
+        Duration::from_secs(8),
+        |events| ticks(events) >= 20,
+    );
+    let held_for = held.elapsed();
+    drop(lock);
+    assert!(
+        ticks(&during) >= 20,
+        "{} tick lines reached the stream in {held_for:?} while the database was held: {during:?}",
+        ticks(&during)
+    );
+    let ids: Vec<u64> = during.iter().map(|(id, _, _)| *id).collect();
+    assert_eq!(
+        ids,
+        (last_id + 1..=last_id + ids.len() as u64).collect::<Vec<_>>()
+    );
+
+    // A server killed at once, and started again, reads back what it
+    // showed: from the start, in order, the same events.
+    let shown: Vec<(u64, String, Value)> = before.into_iter().chain(during).collect();
+    let through = shown.last().unwrap().0;
+    drop(server);
+    let server = world.serve();
+    let again = server.stream(&path, &token, None, |events| {
+        events.last().is_some_and(|(id, _, _)| *id >= through)
+    });
+    assert_eq!(again[..shown.len()], shown[..]);
+}
+
 #[test]
 fn metrics_count_turns_lines_waits_and_requests() {
     let world = World::new();

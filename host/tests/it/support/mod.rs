@@ -98,14 +98,20 @@ impl World {
         world
     }
 
-    /// Everything the database holds, as text: the SQLite file and its
-    /// write-ahead log, or every row of every table of the world's
-    /// PostgreSQL database.
+    /// Everything the database holds, as text: the SQLite file, its
+    /// write-ahead log and the run events' logs not indexed yet, or every
+    /// row of every table of the world's PostgreSQL database.
     pub fn database_text(&self) -> String {
         let Some(url) = &self.database else {
-            let bytes: Vec<u8> = ["cinch.db", "cinch.db-wal"]
-                .iter()
-                .filter_map(|file| std::fs::read(self.path("home").join(file)).ok())
+            let home = self.path("home");
+            let event_logs = std::fs::read_dir(home.join("cinch.db-events"))
+                .into_iter()
+                .flatten()
+                .filter_map(|entry| Some(entry.ok()?.path()));
+            let bytes: Vec<u8> = [home.join("cinch.db"), home.join("cinch.db-wal")]
+                .into_iter()
+                .chain(event_logs)
+                .filter_map(|file| std::fs::read(file).ok())
                 .flatten()
                 .collect();
             return String::from_utf8_lossy(&bytes).into_owned();
@@ -602,11 +608,23 @@ impl Server {
         last_event_id: Option<u64>,
         done: impl Fn(&[(u64, String, Value)]) -> bool,
     ) -> Vec<(u64, String, Value)> {
+        self.stream_within(path, token, last_event_id, STREAM_LIMIT, done)
+    }
+
+    /// Like [`Server::stream`], for at most `within`.
+    pub fn stream_within(
+        &self,
+        path: &str,
+        token: &str,
+        last_event_id: Option<u64>,
+        within: Duration,
+        done: impl Fn(&[(u64, String, Value)]) -> bool,
+    ) -> Vec<(u64, String, Value)> {
         self.read_stream(
             path,
             token,
             last_event_id,
-            STREAM_LIMIT,
+            within,
             |id, name, data| (id, name, data),
             done,
         )

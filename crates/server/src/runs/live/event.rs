@@ -3,8 +3,10 @@
 //! events in memory and their writer.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use cinch_store::Store;
+use tokio::sync::watch;
 
 /// What an event of a run says, by its SSE event name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,5 +85,56 @@ impl Numbering {
         } else {
             Self::Here
         }
+    }
+}
+
+/// How far a run's events have got. Streams show an event once it is
+/// stored; memory lets go of it once it is indexed, in `run_events` where
+/// late streams read history: on SQLite about a second after it is stored
+/// (see `cinch_store::EventLog`), on PostgreSQL as it is stored.
+#[derive(Debug)]
+pub(super) struct Reached {
+    stored: watch::Sender<u64>,
+    indexed: AtomicU64,
+}
+
+impl Reached {
+    /// A run whose events are stored and indexed through number `newest`.
+    pub(super) fn through(newest: u64) -> Self {
+        Self {
+            stored: watch::Sender::new(newest),
+            indexed: AtomicU64::new(newest),
+        }
+    }
+
+    /// The newest stored event's number.
+    pub(super) fn stored(&self) -> u64 {
+        *self.stored.borrow()
+    }
+
+    /// The newest stored event's number, watched.
+    pub(super) fn watch_stored(&self) -> watch::Receiver<u64> {
+        self.stored.subscribe()
+    }
+
+    /// Every event numbered up to `seq` is stored.
+    pub(super) fn stored_through(&self, seq: u64) {
+        self.stored.send_if_modified(|stored| {
+            let newer = seq > *stored;
+            if newer {
+                *stored = seq;
+            }
+            newer
+        });
+    }
+
+    /// The number through which every event is in `run_events`.
+    pub(super) fn indexed(&self) -> u64 {
+        self.indexed.load(Ordering::Acquire)
+    }
+
+    /// Every event numbered up to `seq` is in `run_events`.
+    pub(super) fn indexed_through(&self, seq: u64) {
+        self.indexed.fetch_max(seq, Ordering::AcqRel);
     }
 }

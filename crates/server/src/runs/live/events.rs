@@ -1,7 +1,8 @@
 //! A run's events: numbered, the newest kept in memory for its streams and
 //! all stored by the writer (see [`super::writer`]); on PostgreSQL read back
 //! from the database, which numbers them. Streams read what is no longer in
-//! memory from the store.
+//! memory from the store's `run_events`; an event leaves memory only once
+//! it is there ([`Reached`]).
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -11,7 +12,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot, watch};
 
-use super::event::{EventName, Numbering, RunEvent};
+use super::event::{EventName, Numbering, Reached, RunEvent};
 use super::history::{self, History};
 use super::writer::{Job, Pending};
 use cinch_base::sync::lock;
@@ -31,13 +32,14 @@ pub(super) const KEPT_EVENTS: usize = 128;
 /// The most data (JSON text) of stored events kept in memory for a run.
 const KEPT_BYTES: usize = 64 * 1024;
 
-/// A run's newest events, with the newest stored number watched by its streams.
+/// A run's newest events, with how far they have got (the newest stored
+/// number is watched by its streams).
 pub struct RunEvents {
     run: RunKey,
     numbering: Numbering,
     history: Arc<History>,
     window: Mutex<Window>,
-    stored: watch::Sender<u64>,
+    reached: Arc<Reached>,
     writer: mpsc::UnboundedSender<Job>,
     /// When it was loaded or last published to.
     last_active: Mutex<Instant>,
@@ -48,8 +50,8 @@ pub struct RunEvents {
     reads_done: tokio::sync::Mutex<u64>,
 }
 
-/// The events of a run in memory: those not stored yet and the newest
-/// stored ones; every one numbered up to `dropped_through` is only in the
+/// The events of a run in memory: those not indexed yet and the newest
+/// indexed ones; every one numbered up to `dropped_through` is only in the
 /// store.
 struct Window {
     events: VecDeque<RunEvent>,
@@ -68,11 +70,11 @@ impl Window {
         self.events.push_back(event);
     }
 
-    /// Lets go of the oldest stored events past the caps.
-    fn trim(&mut self, stored: u64) {
+    /// Lets go of the oldest indexed events past the caps.
+    fn trim(&mut self, indexed: u64) {
         while self.events.len() > KEPT_EVENTS || self.bytes > KEPT_BYTES {
             match self.events.front() {
-                Some(oldest) if oldest.seq <= stored => {
+                Some(oldest) if oldest.seq <= indexed => {
                     self.bytes -= oldest.data.len();
                     self.dropped_through = oldest.seq;
                     self.events.pop_front();
@@ -110,7 +112,7 @@ impl RunEvents {
             numbering,
             history,
             window: Mutex::new(window),
-            stored: watch::Sender::new(latest),
+            reached: Arc::new(Reached::through(latest)),
             writer,
             last_active: Mutex::new(Instant::now()),
             reads_asked: AtomicU64::new(0),
@@ -134,8 +136,8 @@ impl RunEvents {
                 name,
                 data: data.clone(),
             });
-            window.trim(*self.stored.borrow());
-            (seq, self.stored.clone())
+            window.trim(self.reached.indexed());
+            (seq, self.reached.clone())
         });
         // Sent under the lock so the writer stores events in their order.
         let _ = self.writer.send(Job::Store(Pending {
@@ -182,7 +184,8 @@ impl RunEvents {
         let newest = window.newest;
         window.trim(newest);
         drop(window);
-        self.stored.send_replace(newest);
+        self.reached.indexed_through(newest);
+        self.reached.stored_through(newest);
         *lock(&self.last_active) = Instant::now();
     }
 
@@ -191,11 +194,13 @@ impl RunEvents {
         Arc::strong_count(self) > 1
     }
 
-    /// Whether nothing holds it but the map and nothing was published to it
-    /// for a while: it can be dropped and read back from the database later.
+    /// Whether nothing holds it but the map, nothing was published to it
+    /// for a while and all of it is indexed: it can be dropped and read back
+    /// from the database later.
     pub(super) fn is_dormant(self: &Arc<Self>) -> bool {
         let quiet = lock(&self.last_active).elapsed() > DORMANT_AFTER;
-        Arc::strong_count(self) == 1 && quiet
+        let indexed = self.reached.indexed() >= self.lock().newest;
+        Arc::strong_count(self) == 1 && quiet && indexed
     }
 
     /// The stored events after number `seq`: at most `limit` of them from
@@ -205,7 +210,7 @@ impl RunEvents {
     /// long the run's history.
     pub async fn after(&self, mut seq: u64, limit: usize) -> anyhow::Result<Vec<RunEvent>> {
         loop {
-            let stored = *self.stored.borrow();
+            let stored = self.reached.stored();
             {
                 let window = self.lock();
                 if seq >= window.dropped_through {
@@ -215,25 +220,25 @@ impl RunEvents {
                     return Ok(window.events.range(start..end).cloned().collect());
                 }
             }
+            // Read once memory has let go of `seq`, so every event from it
+            // to what memory still holds is in the store.
+            let indexed = self.reached.indexed();
             let page = seq / history::PAGE;
-            let events = self.history.page(&self.run, page, stored).await?;
+            let events = self.history.page(&self.run, page, indexed).await?;
             let start = events.partition_point(|event| event.seq <= seq);
             if start < events.len() {
                 return Ok(events[start..].to_vec());
             }
-            // Nothing stored after `seq` in its page (a number skipped, or
-            // an event of a name this version does not know): the next.
-            let through = (page + 1) * history::PAGE;
-            if through >= stored {
-                return Ok(Vec::new());
-            }
-            seq = through;
+            // Nothing indexed after `seq` in its page (a number skipped, or
+            // an event of a name this version does not know): on from the
+            // next page, or from what memory holds.
+            seq = ((page + 1) * history::PAGE).min(indexed);
         }
     }
 
     /// The newest stored event's number, watched.
     pub fn latest(&self) -> watch::Receiver<u64> {
-        self.stored.subscribe()
+        self.reached.watch_stored()
     }
 
     /// Waits until every event published so far is stored.
@@ -254,9 +259,9 @@ impl RunEvents {
             let in_memory: Vec<RunEvent> = window.events.iter().cloned().collect();
             (window.dropped_through, in_memory)
         };
-        let stored = *self.stored.borrow();
+        let indexed = self.reached.indexed();
         for page in 0..dropped_through.div_ceil(history::PAGE) {
-            let events = self.history.page(&self.run, page, stored).await?;
+            let events = self.history.page(&self.run, page, indexed).await?;
             let older = events.iter().filter(|event| event.seq <= dropped_through);
             for event in older {
                 of_call.count(event);

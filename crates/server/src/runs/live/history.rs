@@ -66,14 +66,15 @@ impl History {
         }
     }
 
-    /// The events of `run`'s page number `page` numbered up to `stored`
-    /// (the run's newest stored event). A page wholly stored is read once
-    /// for every caller and kept; the newest, partly stored one is read
-    /// for this caller alone.
-    pub(super) async fn page(&self, run: &RunKey, page: u64, stored: u64) -> anyhow::Result<Page> {
+    /// The events of `run`'s page number `page` numbered up to `indexed`
+    /// (through which the run's events are all in the store's
+    /// `run_events`). A page wholly indexed is read once for every caller
+    /// and kept; the newest, partly indexed one is read for this caller
+    /// alone.
+    pub(super) async fn page(&self, run: &RunKey, page: u64, indexed: u64) -> anyhow::Result<Page> {
         let (after, through) = (page * PAGE, (page + 1) * PAGE);
-        if through > stored {
-            return self.read(run, after, stored).await;
+        if through > indexed {
+            return self.read(run, after, indexed).await;
         }
         let key = (run.clone(), page);
         let cell = lock(&self.pages)

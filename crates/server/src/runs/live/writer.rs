@@ -1,14 +1,22 @@
 //! The one writer of run events: stores them in the order they were
-//! published, a batch per transaction, then shows them to streams.
+//! published, a batch at a time, then shows them to streams.
+//!
+//! On SQLite a batch is appended to the store's event log (one `write`, see
+//! `cinch_store::EventLog`) and shown at once; every [`SEAL_EVERY`] the log
+//! is sealed and handed to a thread that indexes its events into
+//! `run_events`, after which the runs may let them go from memory. On
+//! PostgreSQL the database numbers each run's events as it stores them in
+//! `run_events`.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{mpsc, oneshot};
 
 use super::RunMap;
-use super::event::{EventName, Numbering};
-use cinch_store::{NewEvent, RunKey, Store};
+use super::event::{EventName, Reached};
+use cinch_store::{EventLog, NewEvent, RunKey, SealedEvents, Store};
 
 /// An event on its way to the database.
 pub(super) struct Pending {
@@ -16,9 +24,9 @@ pub(super) struct Pending {
     pub(super) name: EventName,
     /// Its data, JSON text.
     pub(super) data: Arc<str>,
-    /// Its number and its run's newest stored number (moved on once it is
-    /// stored), when this node numbers events.
-    pub(super) numbered: Option<(u64, watch::Sender<u64>)>,
+    /// Its number and how far its run's events have got, when this node
+    /// numbers events.
+    pub(super) numbered: Option<(u64, Arc<Reached>)>,
 }
 
 /// What the writer is asked to do, in order.
@@ -39,73 +47,217 @@ const GATHER: Duration = Duration::from_millis(1);
 /// Events coming this soon after the last batch mean a busy node.
 const BUSY: Duration = Duration::from_millis(20);
 
-/// Starts the writer of `store`'s run events: on a thread of its own when
-/// the store writes in place (its writes block), else as a task.
+/// How long a SQLite store's event log is appended to before its events are
+/// indexed. Each run's events go to a page of their own in `run_events`'
+/// index, written once an indexing for however many of them came: at 1,000
+/// sessions × 10 lines a second, indexed every millisecond or so as they
+/// came, the pages written grew the database's log by 60 MB a second for
+/// 2.5 MB of events. A run keeps this long of its events in memory.
+const SEAL_EVERY: Duration = Duration::from_secs(1);
+
+/// How long an indexing that failed waits before it tries again, at first
+/// and at most (doubling in between).
+const RETRY_FIRST: Duration = Duration::from_millis(100);
+const RETRY_MOST: Duration = Duration::from_secs(10);
+
+/// Starts the writer of `store`'s run events: with a SQLite store's event
+/// log, on threads of its own (its calls block), else as a task.
 pub(super) fn start(
     store: Store,
     queue: mpsc::UnboundedReceiver<Job>,
     runs: Arc<RunMap>,
 ) -> std::io::Result<()> {
-    if !store.writes_in_place() {
+    let Some(log) = store.event_log().cloned() else {
         tokio::spawn(store_events(store, queue, runs));
         return Ok(());
-    }
+    };
+    let (sealed, to_index) = std::sync::mpsc::channel();
+    let indexing = log.clone();
+    std::thread::Builder::new()
+        .name("run-events-indexer".to_owned())
+        .spawn(move || index_sealed(&indexing, &to_index))?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .build()?;
     std::thread::Builder::new()
         .name("run-events-writer".to_owned())
-        .spawn(move || runtime.block_on(store_events(store, queue, runs)))?;
+        .spawn(move || runtime.block_on(log_events(store, log, queue, sealed)))?;
     Ok(())
 }
 
-/// Stores events in the order they were published, as many as wait in one
-/// transaction, then shows them to streams; answers flushes once what came
-/// before them is stored.
-async fn store_events(store: Store, mut queue: mpsc::UnboundedReceiver<Job>, runs: Arc<RunMap>) {
-    let mut jobs = Vec::with_capacity(STORE_BATCH);
-    let mut batch = Vec::with_capacity(STORE_BATCH);
-    let mut flushes = Vec::new();
-    let numbering = Numbering::of(&store);
-    let mut last_stored: Option<Instant> = None;
-    while queue.recv_many(&mut jobs, STORE_BATCH).await > 0 {
-        let busy = last_stored.is_some_and(|at| at.elapsed() < BUSY);
-        if busy && jobs.len() < STORE_BATCH {
-            // While events keep coming, a moment for the ones other turns
-            // are writing to join this batch: a statement per line cost more
-            // than the line. A lone event is stored at once.
-            tokio::time::sleep(GATHER).await;
-            while jobs.len() < STORE_BATCH {
-                match queue.try_recv() {
-                    Ok(job) => jobs.push(job),
-                    Err(_) => break,
-                }
+/// What [`gather`] found.
+enum Gathered {
+    /// Jobs to do.
+    Jobs,
+    /// None came before the time given.
+    Nothing,
+    /// The queue is closed and empty: the server is gone.
+    Closed,
+}
+
+/// Waits for the next jobs (at most until `until`, when given); while
+/// events keep coming (the last batch was stored less than [`BUSY`] ago),
+/// gives the ones other turns are writing a moment to join: a statement
+/// per line cost more than the line. A lone event is taken at once.
+async fn gather(
+    queue: &mut mpsc::UnboundedReceiver<Job>,
+    jobs: &mut Vec<Job>,
+    last_stored: Option<Instant>,
+    until: Option<Instant>,
+) -> Gathered {
+    let received = match until {
+        Some(until) => {
+            let until = tokio::time::Instant::from_std(until);
+            match tokio::time::timeout_at(until, queue.recv_many(jobs, STORE_BATCH)).await {
+                Ok(received) => received,
+                Err(_) => return Gathered::Nothing,
             }
         }
-        for job in jobs.drain(..) {
-            match job {
-                Job::Store(pending) => batch.push(pending),
-                Job::Flush(done) => flushes.push(done),
+        None => queue.recv_many(jobs, STORE_BATCH).await,
+    };
+    if received == 0 {
+        return Gathered::Closed;
+    }
+    let busy = last_stored.is_some_and(|at| at.elapsed() < BUSY);
+    if busy && jobs.len() < STORE_BATCH {
+        tokio::time::sleep(GATHER).await;
+        while jobs.len() < STORE_BATCH {
+            match queue.try_recv() {
+                Ok(job) => jobs.push(job),
+                Err(_) => break,
             }
         }
-        match numbering {
-            Numbering::Here => store_numbered(&store, &mut batch).await,
-            Numbering::Database => store_unnumbered(&store, &mut batch, &runs).await,
-        }
-        last_stored = Some(Instant::now());
-        for done in flushes.drain(..) {
-            let _ = done.send(());
-        }
-        if numbering == Numbering::Here {
-            store.checkpoint_if_due();
+    }
+    Gathered::Jobs
+}
+
+/// Splits `jobs` into the events to store and the flushes to answer once
+/// they are.
+fn split(jobs: &mut Vec<Job>, batch: &mut Vec<Pending>, flushes: &mut Vec<oneshot::Sender<()>>) {
+    for job in jobs.drain(..) {
+        match job {
+            Job::Store(pending) => batch.push(pending),
+            Job::Flush(done) => flushes.push(done),
         }
     }
 }
 
-/// Stores events this node numbered, then moves their runs' newest stored
-/// number on.
-async fn store_numbered(store: &Store, batch: &mut Vec<Pending>) {
-    let rows: Vec<NewEvent<'_>> = batch
+/// Stores events for the database to number (PostgreSQL), as many as
+/// wait, then shows them to streams; answers flushes once what came before
+/// them is stored.
+async fn store_events(store: Store, mut queue: mpsc::UnboundedReceiver<Job>, runs: Arc<RunMap>) {
+    let mut jobs = Vec::with_capacity(STORE_BATCH);
+    let mut batch = Vec::with_capacity(STORE_BATCH);
+    let mut flushes = Vec::new();
+    let mut last_stored: Option<Instant> = None;
+    while let Gathered::Jobs = gather(&mut queue, &mut jobs, last_stored, None).await {
+        split(&mut jobs, &mut batch, &mut flushes);
+        store_unnumbered(&store, &mut batch, &runs).await;
+        last_stored = Some(Instant::now());
+        for done in flushes.drain(..) {
+            let _ = done.send(());
+        }
+    }
+}
+
+/// The runs whose events went to the open log, and the newest number of
+/// each: what they may let go of once it is indexed.
+#[derive(Default)]
+struct Unindexed {
+    runs: HashMap<RunKey, (Arc<Reached>, u64)>,
+    /// When the first of them was appended.
+    since: Option<Instant>,
+}
+
+/// A sealed log on its way to the indexer, with the runs it holds.
+struct Sealed {
+    logs: Vec<SealedEvents>,
+    runs: Vec<(Arc<Reached>, u64)>,
+}
+
+/// Appends events this node numbered to the store's log, as many as wait in
+/// one `write`, then shows them to streams; answers flushes once what came
+/// before them is stored; seals the log every [`SEAL_EVERY`] for the
+/// indexer.
+async fn log_events(
+    store: Store,
+    log: EventLog,
+    mut queue: mpsc::UnboundedReceiver<Job>,
+    to_index: std::sync::mpsc::Sender<Sealed>,
+) {
+    let mut jobs = Vec::with_capacity(STORE_BATCH);
+    let mut batch = Vec::with_capacity(STORE_BATCH);
+    let mut flushes = Vec::new();
+    let mut unindexed = Unindexed::default();
+    let mut last_stored: Option<Instant> = None;
+    loop {
+        let seal_at = unindexed.since.map(|since| since + SEAL_EVERY);
+        let gathered = gather(&mut queue, &mut jobs, last_stored, seal_at).await;
+        if let Gathered::Jobs = gathered {
+            split(&mut jobs, &mut batch, &mut flushes);
+            append(&store, &log, &mut batch, &mut unindexed).await;
+            last_stored = Some(Instant::now());
+            for done in flushes.drain(..) {
+                let _ = done.send(());
+            }
+        }
+        let closed = matches!(gathered, Gathered::Closed);
+        if closed
+            || unindexed
+                .since
+                .is_some_and(|since| since.elapsed() >= SEAL_EVERY)
+        {
+            let runs = unindexed.runs.drain().map(|(_, reached)| reached).collect();
+            unindexed.since = None;
+            let _ = to_index.send(Sealed {
+                logs: log.seal(),
+                runs,
+            });
+        }
+        if closed {
+            return;
+        }
+    }
+}
+
+/// Appends a batch to the log and moves its runs' newest stored number on.
+/// A batch the log cannot take (a full disk) goes to `run_events` as it
+/// is, or else is shown all the same: live streams carry on; only a
+/// resume across a restart misses it.
+async fn append(
+    store: &Store,
+    log: &EventLog,
+    batch: &mut Vec<Pending>,
+    unindexed: &mut Unindexed,
+) {
+    let rows = rows_of(batch);
+    if let Err(error) = log.append(&rows) {
+        tracing::warn!(
+            events = rows.len(),
+            "appending run events to their log failed, storing them in the database: {error}"
+        );
+        store_rows(store, &rows).await;
+    }
+    drop(rows);
+    for pending in batch.drain(..) {
+        let Some((seq, reached)) = pending.numbered else {
+            continue;
+        };
+        reached.stored_through(seq);
+        // Those stored past the log too: their run's earlier events may
+        // wait in the log.
+        unindexed.since.get_or_insert_with(Instant::now);
+        unindexed
+            .runs
+            .entry(pending.run)
+            .and_modify(|(_, newest)| *newest = seq)
+            .or_insert((reached, seq));
+    }
+}
+
+/// The rows of the events of `batch` this node numbered.
+fn rows_of(batch: &[Pending]) -> Vec<NewEvent<'_>> {
+    batch
         .iter()
         .filter_map(|pending| {
             let (seq, _) = pending.numbered.as_ref()?;
@@ -117,31 +269,45 @@ async fn store_numbered(store: &Store, batch: &mut Vec<Pending>) {
                 data: &pending.data,
             })
         })
-        .collect();
-    if let Err(error) = store.append_events(&rows).await {
+        .collect()
+}
+
+/// Indexes each sealed log in turn (trying again while the database fails:
+/// its events stay in memory and in the log meanwhile), then lets its runs
+/// drop them from memory.
+fn index_sealed(log: &EventLog, sealed: &std::sync::mpsc::Receiver<Sealed>) {
+    while let Ok(Sealed { logs, runs }) = sealed.recv() {
+        for events in &logs {
+            let mut wait = RETRY_FIRST;
+            while let Err(error) = log.index(events) {
+                tracing::error!(
+                    "indexing run events (kept in memory and in their log; trying again in {wait:?}): {error}"
+                );
+                std::thread::sleep(wait);
+                wait = (wait * 2).min(RETRY_MOST);
+            }
+        }
+        for (reached, seq) in runs {
+            reached.indexed_through(seq);
+        }
+        log.checkpoint_if_due();
+    }
+}
+
+/// Stores `rows` in `run_events` together, or else one by one.
+async fn store_rows(store: &Store, rows: &[NewEvent<'_>]) {
+    if let Err(error) = store.append_events(rows).await {
         tracing::warn!(
             events = rows.len(),
             "storing run events together failed, storing them one by one: {error}"
         );
-        for row in &rows {
+        for row in rows {
             if let Err(error) = store.append_events(std::slice::from_ref(row)).await {
                 // Shown all the same: live streams carry on; only a
                 // resume across a restart misses it.
                 tracing::error!(run = %row.run_id, seq = row.seq, "storing an event: {error}");
             }
         }
-    }
-    for pending in batch.drain(..) {
-        let Some((seq, stored)) = pending.numbered else {
-            continue;
-        };
-        stored.send_if_modified(|stored| {
-            let newer = seq > *stored;
-            if newer {
-                *stored = seq;
-            }
-            newer
-        });
     }
 }
 
