@@ -182,9 +182,11 @@ impl RunEvents {
             window.push(event);
         }
         let newest = window.newest;
+        // Indexed before memory lets go, so that a stream reading history
+        // meanwhile never finds memory short of what the store holds.
+        self.reached.indexed_through(newest);
         window.trim(newest);
         drop(window);
-        self.reached.indexed_through(newest);
         self.reached.stored_through(newest);
         *lock(&self.last_active) = Instant::now();
     }
