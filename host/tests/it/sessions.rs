@@ -1153,6 +1153,27 @@ fn sessions_on_named_branches_commit_their_turns() {
         git_output(&workspace, &["rev-parse", "--abbrev-ref", "HEAD"]).trim(),
         "topic"
     );
+    // git refused to make the branch in the directly linked work tree, so
+    // the link was taken back whole before `git worktree add` made it: one
+    // administrative folder, for the one work tree git lists.
+    let listed = git_output(&repo, &["worktree", "list", "--porcelain"]);
+    let work_trees: Vec<&str> = listed
+        .lines()
+        .filter_map(|line| line.strip_prefix("worktree "))
+        .collect();
+    assert_eq!(
+        work_trees,
+        [
+            repo.canonicalize().unwrap().to_str().unwrap(),
+            workspace.canonicalize().unwrap().to_str().unwrap()
+        ],
+        "{listed}"
+    );
+    let admin: Vec<_> = std::fs::read_dir(repo.join(".git/worktrees"))
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name())
+        .collect();
+    assert_eq!(admin.len(), 1, "{admin:?}");
 }
 
 #[test]

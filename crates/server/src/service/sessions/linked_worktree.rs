@@ -5,7 +5,7 @@
 //! calls and took 100-250 ms, one add at a time. Here the files that
 //! gitrepository-layout(5) documents for a linked work tree are written
 //! directly (`worktrees/<id>/{gitdir,commondir,HEAD,locked}` and the work
-//! tree's `.git` file); git itself still makes the branch and checks it out.
+//! tree's `.git` file); git itself makes the branch as it checks it out.
 //!
 //! cinch writes these with its own rights, into a git folder that agents
 //! write too (they commit from their work trees): a symbolic link planted
@@ -47,9 +47,10 @@ pub(super) fn common_dir(repository: &Path) -> Option<PathBuf> {
 
 /// Links `dir`, an empty folder, as a work tree of the repository whose git
 /// folder is `common` (see [`common_dir`]), its HEAD on `branch`, which
-/// exists. No file is checked out. Fails, having written nothing, where a
-/// symbolic link or anything but a folder stands where a folder belongs.
-pub(super) fn link(common: &Path, dir: &Path, branch: &str) -> Result<()> {
+/// need not exist yet. No file is checked out. Fails, having written
+/// nothing, where a symbolic link or anything but a folder stands where a
+/// folder belongs.
+pub(super) fn link(common: &Path, dir: &Path, branch: &str) -> Result<Linked> {
     let dir = dir
         .canonicalize()
         .with_context(|| format!("finding {}", dir.display()))?;
@@ -70,20 +71,54 @@ pub(super) fn link(common: &Path, dir: &Path, branch: &str) -> Result<()> {
     let (id, admin_fd) = reserve(worktrees_fd.as_fd(), &id_of(&dir))?;
     let admin = worktrees.join(&id);
     let work_tree_fd = open_folder(None, &path_name(&dir)).with_context(|| opening(&dir))?;
-    let mut written = Written::default();
+    let mut linked = Linked {
+        worktrees_fd,
+        id,
+        admin_fd,
+        work_tree_fd,
+        written: Written::default(),
+    };
     let result = write_link(
-        &mut written,
-        admin_fd.as_fd(),
-        work_tree_fd.as_fd(),
+        &mut linked.written,
+        linked.admin_fd.as_fd(),
+        linked.work_tree_fd.as_fd(),
         &admin,
         &dir,
         branch,
     );
-    if result.is_err() {
-        written.undo(admin_fd.as_fd(), work_tree_fd.as_fd());
-        remove(worktrees_fd.as_fd(), &name(&id), libc::AT_REMOVEDIR);
+    match result {
+        Ok(()) => Ok(linked),
+        Err(error) => {
+            linked.take_back();
+            Err(error).with_context(|| format!("linking the work tree {}", dir.display()))
+        }
     }
-    result.with_context(|| format!("linking the work tree {}", dir.display()))
+}
+
+/// A work tree [`link`] made, with the folders it wrote in.
+pub(super) struct Linked {
+    worktrees_fd: OwnedFd,
+    id: String,
+    admin_fd: OwnedFd,
+    work_tree_fd: OwnedFd,
+    written: Written,
+}
+
+impl Linked {
+    /// Removes the link's files and its administrative folder, when git
+    /// could not check out its branch, so that `git worktree add` can make
+    /// the work tree in the same folder. Tells whether it is all gone: git
+    /// may have left files of its own in the folder, which is then kept.
+    pub(super) fn take_back(self) -> bool {
+        self.written
+            .undo(self.admin_fd.as_fd(), self.work_tree_fd.as_fd());
+        remove_checked(
+            self.worktrees_fd.as_fd(),
+            &name(&self.id),
+            libc::AT_REMOVEDIR,
+        )
+        .is_ok()
+    }
 }
 
 /// The context of a folder's opening that failed.
