@@ -465,17 +465,16 @@ fn add_worktree(
                     plan.branch,
                     start_point,
                 ];
-                match self::git(plan.tenant, &dirs, plan.dir, &checkout) {
-                    Ok(_) => return Ok(()),
-                    // The branch is there already, or the repository has no
-                    // commit yet: for `git worktree add` to handle or
-                    // explain, once the link is gone.
-                    Err(error) if !linked.take_back() => {
-                        return Err(error.context(
-                            "git left files in the work tree's link, so it is kept for `git worktree prune`",
-                        ));
-                    }
-                    Err(_) => {}
+                let Err(error) = self::git(plan.tenant, &dirs, plan.dir, &checkout) else {
+                    return Ok(());
+                };
+                // The branch is there already, or the repository has no
+                // commit yet: for `git worktree add` to handle or explain,
+                // once the link is gone.
+                if !linked.take_back() {
+                    return Err(error.context(
+                        "git left files in the work tree's link, so it is kept for `git worktree prune`",
+                    ));
                 }
             }
             // A link or a file where the git folder should have a folder:
