@@ -22,6 +22,7 @@ mod pump;
 mod writer;
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
@@ -39,6 +40,38 @@ use writer::{Job, Pending};
 
 /// Runs whose events stay in memory before dormant ones are dropped.
 const KEPT_RUNS: usize = 256;
+
+/// When the runs in memory are looked over for dormant ones: once they are
+/// a quarter more than the last look left, and at least [`KEPT_RUNS`].
+/// Looking at every new run once more than [`KEPT_RUNS`] were all active
+/// made the 1,000th session's start look over 999 others, half a million
+/// looks for 1,000 sessions; now about five a new run, while the dormant
+/// runs kept meanwhile stay within a quarter of those active.
+#[derive(Debug)]
+struct Sweep {
+    next_at: AtomicUsize,
+}
+
+impl Sweep {
+    fn new() -> Self {
+        Self {
+            next_at: AtomicUsize::new(KEPT_RUNS),
+        }
+    }
+
+    /// Drops the runs of `runs` that are `dormant` when they have grown to
+    /// the next look's size.
+    fn maybe<K, V>(&self, runs: &mut HashMap<K, V>, dormant: impl Fn(&V) -> bool) {
+        if runs.len() < self.next_at.load(Ordering::Relaxed) {
+            return;
+        }
+        runs.retain(|_, run| !dormant(run));
+        self.next_at.store(
+            (runs.len() + runs.len() / 4).max(KEPT_RUNS),
+            Ordering::Relaxed,
+        );
+    }
+}
 
 /// What the server knows of a turn it follows.
 #[derive(Debug, Clone, Default)]
@@ -83,6 +116,8 @@ pub struct Runs {
     webhooks: Webhooks,
     turns: Mutex<HashMap<String, watch::Sender<LiveState>>>,
     runs: Arc<RunMap>,
+    /// When `runs` is next looked over for dormant ones (under its lock).
+    sweep: Sweep,
     /// The runs' stored events no longer in memory, for late streams.
     history: Arc<history::History>,
     numbering: Numbering,
@@ -115,6 +150,7 @@ impl Runs {
             webhooks,
             turns: Mutex::default(),
             runs,
+            sweep: Sweep::new(),
             history,
             numbering,
             writer,
@@ -212,9 +248,7 @@ impl Runs {
             newest,
             self.writer.clone(),
         ));
-        if runs.len() >= KEPT_RUNS {
-            runs.retain(|_, events| !events.is_dormant());
-        }
+        self.sweep.maybe(&mut runs, |events| events.is_dormant());
         runs.insert(key, events.clone());
         Ok(events)
     }
@@ -310,5 +344,59 @@ impl Runs {
     /// Ends every live event stream (the server is shutting down).
     pub fn close(&self) {
         self.closing.send_replace(true);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::Cell;
+
+    use super::*;
+
+    /// Adds `count` runs, each active or not as `active` says, looking
+    /// over the map as a new run does; returns how many runs were looked
+    /// at and the most the map held.
+    fn add_runs(
+        sweep: &Sweep,
+        runs: &mut HashMap<usize, bool>,
+        count: usize,
+        active: impl Fn(usize) -> bool,
+    ) -> (usize, usize) {
+        let looked = Cell::new(0);
+        let mut most = 0;
+        for n in 0..count {
+            sweep.maybe(runs, |active| {
+                looked.set(looked.get() + 1);
+                !active
+            });
+            runs.insert(n, active(n));
+            most = most.max(runs.len());
+        }
+        (looked.get(), most)
+    }
+
+    #[test]
+    fn runs_are_looked_over_in_proportion_to_those_made() {
+        let sweep = Sweep::new();
+        let mut runs = HashMap::new();
+        let (looked, most) = add_runs(&sweep, &mut runs, 1_000, |_| true);
+        assert!(looked <= 5 * 1_000, "{looked} looks for 1,000 active runs");
+        assert_eq!(most, 1_000);
+    }
+
+    #[test]
+    fn dormant_runs_go_once_the_map_has_grown_a_quarter() {
+        let sweep = Sweep::new();
+        let mut runs = HashMap::new();
+        // Every other run is dormant from the start: the map holds the
+        // active ones and at most a quarter more, or KEPT_RUNS.
+        let (_, most) = add_runs(&sweep, &mut runs, 4_000, |n| n % 2 == 0);
+        let active = runs.values().filter(|active| **active).count();
+        assert_eq!(active, 2_000);
+        assert!(
+            most <= active + active / 4 + 1,
+            "{most} runs held for {active} active"
+        );
+        assert!(runs.len() < 4_000);
     }
 }
