@@ -174,17 +174,27 @@ impl Webhooks {
     }
 
     /// Queues events and delivers what is due, for as long as the server runs.
+    /// Due deliveries are looked for once a second, and at once after this
+    /// node queued some: not after every event, as before, when a session's
+    /// life read them six times though its account had no webhook.
     pub async fn run(self) {
         let Some(mut queue) = cinch_base::sync::lock(&self.inner.queue).take() else {
             return;
         };
+        let mut next_look = tokio::time::Instant::now();
         loop {
-            if let Ok(Some(notice)) = tokio::time::timeout(IDLE_POLL, queue.recv()).await {
-                self.enqueue(notice).await;
+            let mut queued = 0;
+            if let Ok(Some(notice)) = tokio::time::timeout_at(next_look, queue.recv()).await {
+                queued += self.enqueue(notice).await;
                 while let Ok(notice) = queue.try_recv() {
-                    self.enqueue(notice).await;
+                    queued += self.enqueue(notice).await;
                 }
             }
+            let now = tokio::time::Instant::now();
+            if queued == 0 && now < next_look {
+                continue;
+            }
+            next_look = now + IDLE_POLL;
             if !self.inner.send {
                 continue;
             }
@@ -199,25 +209,33 @@ impl Webhooks {
         }
     }
 
-    async fn enqueue(&self, notice: Notice) {
-        let payload = json!({
-            "id": event_id(),
-            "type": notice.kind,
-            "created_at": notice.at,
-            "account_id": notice.account_id,
-            "data": notice.data,
-        })
-        .to_string();
-        if let Err(error) = self
+    /// Queues the notice for its account's webhooks; how many deliveries
+    /// that made.
+    async fn enqueue(&self, notice: Notice) -> usize {
+        let payload = || {
+            json!({
+                "id": event_id(),
+                "type": notice.kind,
+                "created_at": notice.at,
+                "account_id": notice.account_id,
+                "data": notice.data,
+            })
+            .to_string()
+        };
+        match self
             .inner
             .store
-            .enqueue_deliveries(&notice.account_id, notice.kind.as_str(), &payload)
+            .enqueue_deliveries(&notice.account_id, notice.kind.as_str(), payload)
             .await
         {
-            tracing::error!(
-                event = notice.kind.as_str(),
-                "queueing webhook deliveries: {error}"
-            );
+            Ok(queued) => queued,
+            Err(error) => {
+                tracing::error!(
+                    event = notice.kind.as_str(),
+                    "queueing webhook deliveries: {error}"
+                );
+                0
+            }
         }
     }
 

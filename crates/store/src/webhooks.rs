@@ -217,18 +217,24 @@ impl Store {
             })
     }
 
-    /// Queues `payload` (an event of type `event`) for every webhook of the
-    /// account; how many deliveries were queued.
+    /// Queues the payload `payload` makes (an event of type `event`) for
+    /// every webhook of the account; how many deliveries were queued. The
+    /// payload is made only for an account with webhooks: most have none,
+    /// and every session's status change comes here.
     pub async fn enqueue_deliveries(
         &self,
         account_id: &AccountId,
         event: &str,
-        payload: &str,
+        payload: impl FnOnce() -> String,
     ) -> Result<usize> {
         let webhooks = self.webhooks_to_notify(account_id).await?;
+        if webhooks.is_empty() {
+            return Ok(0);
+        }
+        let payload = payload();
         let created_at = Timestamp::now();
         for webhook in &webhooks {
-            self.insert_delivery(&webhook.id, account_id, event, payload, created_at)
+            self.insert_delivery(&webhook.id, account_id, event, &payload, created_at)
                 .await?;
         }
         Ok(webhooks.len())
