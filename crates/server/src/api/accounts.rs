@@ -151,7 +151,7 @@ pub(super) async fn list_models(
         .drivers
         .registry()
         .infos()
-        .into_iter()
+        .iter()
         .filter_map(|info| {
             Some(HarnessModels {
                 harness: info.name.clone(),

@@ -63,7 +63,7 @@ pub(super) async fn principal(state: &AppState, headers: &HeaderMap) -> Result<P
 /// for `T` (every complaint at once, each naming its field), then read into `T`.
 pub(crate) struct Json<T>(pub T);
 
-impl<T: DeserializeOwned + utoipa::ToSchema, S: Send + Sync> FromRequest<S> for Json<T> {
+impl<T: DeserializeOwned + utoipa::ToSchema + 'static, S: Send + Sync> FromRequest<S> for Json<T> {
     type Rejection = Problem;
 
     async fn from_request(request: Request, state: &S) -> Result<Self, Problem> {
@@ -87,7 +87,9 @@ impl<S: Send + Sync> FromRequest<S> for JsonValue {
 }
 
 /// `value` checked against `T`'s schema and read into it.
-pub(super) fn parse<T: DeserializeOwned + utoipa::ToSchema>(value: Value) -> Result<T, Problem> {
+pub(super) fn parse<T: DeserializeOwned + utoipa::ToSchema + 'static>(
+    value: Value,
+) -> Result<T, Problem> {
     let errors = Schema::of::<T>().check(&value);
     if !errors.is_empty() {
         return Err(Problem::invalid(errors));

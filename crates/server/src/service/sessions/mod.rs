@@ -320,8 +320,8 @@ impl Conductor {
     }
 
     fn resolve(&self, asked: &Asked, agent: &Agent) -> Choice {
-        let infos = self.engine.registry().infos();
-        let infos: Vec<&cinch_driver_sdk::Info> = infos.iter().collect();
+        let registry = self.engine.registry();
+        let infos: Vec<&cinch_driver_sdk::Info> = registry.infos().iter().collect();
         resolve::resolve(asked, agent, &infos)
     }
 
