@@ -163,23 +163,17 @@ impl Conductor {
             .iter()
             .map(|(session, generation)| (session.clone(), *generation))
             .collect();
-        for (session_id, generation) in held {
-            match self
-                .store
-                .renew_lease(
-                    &session_id,
-                    self.node_id(),
-                    generation,
-                    self.settings.lease_ttl,
-                )
-                .await
-            {
-                Ok(true) => {}
-                Ok(false) => self.fence(&session_id).await,
-                Err(error) => {
-                    tracing::error!(session = %session_id, "renewing the session's lease: {error}")
+        match self
+            .store
+            .renew_leases(self.node_id(), &held, self.settings.lease_ttl)
+            .await
+        {
+            Ok(lost) => {
+                for session_id in lost {
+                    self.fence(&session_id).await;
                 }
             }
+            Err(error) => tracing::error!("renewing the sessions' leases: {error}"),
         }
         self.runner.slots().renew().await;
     }
