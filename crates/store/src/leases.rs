@@ -102,11 +102,11 @@ super::rows::row_struct! {
     }
 }
 
-/// The moment `ttl` from now.
 /// How many leases one statement of [`Store::renew_leases`] renews: two
 /// parameters each, well within SQLite's 32,766 and PostgreSQL's 65,535.
 const LEASES_RENEWED_AT_ONCE: usize = 500;
 
+/// The moment `ttl` from now.
 fn expiry(ttl: Duration) -> Timestamp {
     Timestamp::now() + ttl
 }
@@ -189,26 +189,18 @@ impl Store {
         generation: i64,
         ttl: Duration,
     ) -> Result<bool> {
-        let changed = on_pool!(self, |pool| sqlx::query(
-            "UPDATE session_leases SET expires_at = $4 \
-             WHERE session_id = $1 AND node_id = $2 AND generation = $3"
-        )
-        .bind(session_id)
-        .bind(node)
-        .bind(generation)
-        .bind(expiry(ttl))
-        .execute(pool)
-        .await
-        .map(|done| done.rows_affected()))?;
-        Ok(changed == 1)
+        let lost = self
+            .renew_leases(node, &[(session_id.clone(), generation)], ttl)
+            .await?;
+        Ok(lost.is_empty())
     }
 
     /// Renews each of `held` (a session, and the generation at which `node`
-    /// holds its lease) until `ttl` from now, as [`Store::renew_lease`]
-    /// does, a few hundred in one statement; the sessions among them whose
-    /// lease `node` no longer holds at that generation. A node's heartbeat
-    /// renewed each lease with a statement of its own: with 1,000 sessions
-    /// open, 100 writes a second in bursts, for as long as they stayed open.
+    /// holds its lease) until `ttl` from now, a few hundred in one
+    /// statement; the sessions among them whose lease `node` no longer holds
+    /// at that generation. A node's heartbeat renewed each lease with a
+    /// statement of its own: with 1,000 sessions open, 100 writes a second
+    /// in bursts, for as long as they stayed open.
     pub async fn renew_leases(
         &self,
         node: &str,
