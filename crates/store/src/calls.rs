@@ -9,6 +9,13 @@ fn saturating_i64(count: u64) -> i64 {
     i64::try_from(count).unwrap_or(i64::MAX)
 }
 
+/// Keeps a call's result and its usage (`$1` the result, `$2` to `$4` the
+/// call, `$5` to `$11` the usage's columns), unless it has one.
+const KEEP_FIRST_RESULT: &str = "UPDATE code_task_calls SET result = $1, harness = $5, \
+     model = $6, input_tokens = $7, output_tokens = $8, cached_input_tokens = $9, \
+     cost_usd = $10, cost_source = $11 WHERE account_id = $2 AND run_id = $3 AND call_id = $4 \
+     AND result IS NULL";
+
 super::rows::row_struct! {
     /// One code-task call: a turn of the engine, in a run, of an account.
     #[derive(Debug, Clone)]
@@ -103,7 +110,7 @@ impl Store {
     /// Keeps the result of the account's call `call_id` of run `run_id`,
     /// with its usage apart for rollups, and counts the event types its
     /// driver did not know in the server's seen-list (the first time only).
-    /// Keeping it again changes nothing.
+    /// The first result kept stands: keeping another changes nothing.
     pub async fn record_call_result(
         &self,
         account_id: &AccountId,
@@ -111,78 +118,66 @@ impl Store {
         call_id: &str,
         result: &TurnResult,
     ) -> Result<()> {
-        let dialect = self.dialect();
+        let json = serde_json::to_string(result)?;
+        let usage = result.usage.unwrap_or_default();
+        let cost_source = usage.cost_source.map(|source| match source {
+            CostSource::Reported => "reported",
+            CostSource::Estimated => "estimated",
+        });
         on_pool!(self, |pool| {
-            let mut transaction = pool.begin_with(dialect.begin_write).await?;
-            // A turn's end is kept by both its follower and its session: the
-            // unknown events are counted once, by whichever comes first.
-            let first: Option<(Option<String>,)> = sqlx::query_as(&format!(
-                "SELECT result FROM code_task_calls WHERE account_id = $1 AND run_id = $2 \
-             AND call_id = $3{}",
-                dialect.for_update
-            ))
-            .bind(account_id)
-            .bind(run_id)
-            .bind(call_id)
-            .fetch_optional(&mut *transaction)
-            .await?;
-            let first = matches!(first, Some((None,)));
-            if first {
-                let at = Timestamp::now();
-                for (event_type, count) in &result.unknown_events {
+            // A turn's end is kept by its follower and, should that fail, by
+            // its session; a node taking a session over keeps its turn
+            // `interrupted` before the lost node's follower can. The first
+            // keep is the one whose update finds no result yet (the row's
+            // lock orders two on PostgreSQL, the file's on SQLite), and only
+            // it counts. One statement, where a transaction read the row
+            // first: at every turn's end four round trips more.
+            let keep = sqlx::query(KEEP_FIRST_RESULT)
+                .bind(&json)
+                .bind(account_id)
+                .bind(run_id)
+                .bind(call_id)
+                .bind(&result.harness)
+                .bind(&result.model)
+                .bind(usage.input_tokens.map(saturating_i64))
+                .bind(usage.output_tokens.map(saturating_i64))
+                .bind(usage.cached_input_tokens.map(saturating_i64))
+                .bind(usage.cost_usd)
+                .bind(cost_source);
+            if keep.execute(pool).await?.rows_affected() == 0 {
+                return Ok(());
+            }
+            // Tallies beside the result, not part of it: counted after the
+            // result is kept, and a failure to count loses no turn.
+            let at = Timestamp::now();
+            let tallies = result
+                .unknown_events
+                .iter()
+                .map(|(event_type, count)| {
                     sqlx::query(
                         "INSERT INTO unknown_events (harness, cli_version, event_type, first_seen, \
-                     count) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (harness, cli_version, \
-                     event_type) DO UPDATE SET count = unknown_events.count + excluded.count",
+                         count) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (harness, cli_version, \
+                         event_type) DO UPDATE SET count = unknown_events.count + excluded.count",
                     )
                     .bind(&result.harness)
                     .bind(result.cli_version.as_deref().unwrap_or_default())
                     .bind(event_type)
                     .bind(at)
                     .bind(saturating_i64(*count))
-                    .execute(&mut *transaction)
-                    .await?;
-                }
-            }
-            let usage = result.usage.unwrap_or_default();
-            let cost_source = usage.cost_source.map(|source| match source {
-                CostSource::Reported => "reported",
-                CostSource::Estimated => "estimated",
-            });
-            sqlx::query(
-                "UPDATE code_task_calls SET result = $1, harness = $5, model = $6, \
-             input_tokens = $7, output_tokens = $8, cached_input_tokens = $9, cost_usd = $10, \
-             cost_source = $11 WHERE account_id = $2 AND run_id = $3 AND call_id = $4",
-            )
-            .bind(serde_json::to_string(result)?)
-            .bind(account_id)
-            .bind(run_id)
-            .bind(call_id)
-            .bind(&result.harness)
-            .bind(&result.model)
-            .bind(usage.input_tokens.map(saturating_i64))
-            .bind(usage.output_tokens.map(saturating_i64))
-            .bind(usage.cached_input_tokens.map(saturating_i64))
-            .bind(usage.cost_usd)
-            .bind(cost_source)
-            .execute(&mut *transaction)
-            .await?;
-            transaction.commit().await?;
-            if first {
-                // A tally beside the result, not part of it: counted after
-                // the result is kept, and a failure to count loses no turn.
-                let counted = sqlx::query(
-                    "INSERT INTO cli_versions (harness, cli_version, first_seen, last_seen, turns) \
-                     VALUES ($1, $2, $3, $3, 1) ON CONFLICT (harness, cli_version) DO UPDATE \
-                     SET last_seen = excluded.last_seen, turns = cli_versions.turns + 1",
-                )
-                .bind(&result.harness)
-                .bind(result.cli_version.as_deref().unwrap_or_default())
-                .bind(Timestamp::now())
-                .execute(pool)
-                .await;
-                if let Err(error) = counted {
-                    tracing::warn!(harness = %result.harness, "could not count the turn's CLI version: {error}");
+                })
+                .chain(std::iter::once(
+                    sqlx::query(
+                        "INSERT INTO cli_versions (harness, cli_version, first_seen, last_seen, \
+                         turns) VALUES ($1, $2, $3, $3, 1) ON CONFLICT (harness, cli_version) \
+                         DO UPDATE SET last_seen = excluded.last_seen, turns = cli_versions.turns + 1",
+                    )
+                    .bind(&result.harness)
+                    .bind(result.cli_version.as_deref().unwrap_or_default())
+                    .bind(at),
+                ));
+            for tally in tallies {
+                if let Err(error) = tally.execute(pool).await {
+                    tracing::warn!(harness = %result.harness, "could not count the turn's CLI version or unknown events: {error}");
                 }
             }
             Ok(())
