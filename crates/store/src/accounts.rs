@@ -162,12 +162,15 @@ impl Store {
 
     /// The first account made on this server (the operator's own).
     pub async fn first_account_id(&self) -> Result<Option<AccountId>> {
+        if let Some(first) = self.first_account.get() {
+            return Ok(Some(first.clone()));
+        }
         let row: Option<(AccountId,)> = on_pool!(self, |pool| sqlx::query_as(
             "SELECT id FROM accounts ORDER BY created_at, id LIMIT 1"
         )
         .fetch_optional(pool)
         .await)?;
-        Ok(row.map(|(id,)| id))
+        Ok(row.map(|(id,)| self.first_account.get_or_init(|| id).clone()))
     }
 
     /// The account with this id.

@@ -192,6 +192,9 @@ pub struct Store {
     pages: std::sync::Arc<page_cache::PageCache>,
     /// On SQLite, the accounts' webhooks as last read.
     known_webhooks: Arc<known_webhooks::KnownWebhooks>,
+    /// The first account, once there is one: it stays the first (accounts
+    /// are never deleted), and every session's boot asks.
+    first_account: Arc<std::sync::OnceLock<AccountId>>,
     /// The connections of the store's own for the busiest reads.
     readers: Readers,
     /// A SQLite store's connection for the run events writer (see [`writer`]).
@@ -374,6 +377,7 @@ impl Store {
             tokens: Default::default(),
             pages: Default::default(),
             known_webhooks: Default::default(),
+            first_account: Default::default(),
             readers,
             writer: None,
             event_log: None,
