@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use cinch_fake_cli::acp::AcpScript;
 use serde_json::{Value, json};
-use support::{Api, Server, World, assistant};
+use support::{Api, Server, World, assistant, eventually, poll_every};
 
 /// The world with `cinch-fake-acp` installed as `fake-acp` and declared in
 /// config.toml as a harness on the acp driver; `extra` goes in its table.
@@ -77,21 +77,6 @@ fn run_command(world: &World, brief: &str) -> std::process::Command {
         .arg(world.path("repo"))
         .args(["--json", brief]);
     command
-}
-
-/// Waits until `check` holds, for at most 60 seconds.
-fn eventually<T>(what: &str, mut check: impl FnMut() -> Option<T>) -> T {
-    let started = Instant::now();
-    loop {
-        if let Some(value) = check() {
-            return value;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "waited too long for {what}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }
 
 fn files_changed(result: &Value) -> Vec<&str> {
@@ -776,21 +761,6 @@ fn file_len(path: &Path) -> u64 {
     std::fs::metadata(path).map(|meta| meta.len()).unwrap_or(0)
 }
 
-/// Polls every millisecond until `check` holds, for at most a minute.
-fn poll_fast<T>(what: &str, mut check: impl FnMut() -> Option<T>) -> T {
-    let started = Instant::now();
-    loop {
-        if let Some(value) = check() {
-            return value;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "waited too long for {what}"
-        );
-        std::thread::sleep(Duration::from_millis(1));
-    }
-}
-
 /// The `p`th percentile of `samples` (sorted here), in milliseconds.
 fn percentile(samples: &mut [Duration], p: usize) -> f64 {
     samples.sort();
@@ -836,7 +806,7 @@ fn approvals_are_shown_and_answered_within_milliseconds() {
                 );
                 assert_eq!(sent.status, 201, "{sent:?}");
             }
-            let asked_at = poll_fast("the agent's request", || {
+            let asked_at = poll_every(Duration::from_millis(1), "the agent's request", || {
                 (count_in_logs(&world, &session, "session/request_permission") > round)
                     .then(Instant::now)
             });
@@ -850,7 +820,9 @@ fn approvals_are_shown_and_answered_within_milliseconds() {
             let decided_at = Instant::now();
             let decided = decide(&api, &approval, json!({"decision": "allow"}));
             assert_eq!(decided.status, 200, "{decided:?}");
-            poll_fast("the answer", || (file_len(&stdin) > before).then_some(()));
+            poll_every(Duration::from_millis(1), "the answer", || {
+                (file_len(&stdin) > before).then_some(())
+            });
             answered.push(decided_at.elapsed());
             api.wait(&task, &session, "the turn's end", |current| {
                 current["status"] == "idle" && approvals(&api, "?status=pending").is_empty()

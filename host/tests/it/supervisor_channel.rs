@@ -11,6 +11,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use crate::support::eventually;
+
 /// A turn folder with a launch record for `script` (run by `sh -c`), as a
 /// conversation.
 fn conversation_turn(dir: &Path, script: &str) -> PathBuf {
@@ -77,21 +79,6 @@ fn supervise(turn: &Path) {
         .status()
         .unwrap();
     assert!(status.success());
-}
-
-/// Waits until `check` holds, for at most 20 seconds.
-fn eventually<T>(what: &str, mut check: impl FnMut() -> Option<T>) -> T {
-    let started = Instant::now();
-    loop {
-        if let Some(value) = check() {
-            return value;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "waited too long for {what}"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 fn log_lines(dir: &Path) -> Vec<String> {

@@ -10,7 +10,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::time::SystemTime;
+use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::Context as _;
 
@@ -31,10 +31,27 @@ const INDEX: &str = "runs-by-agent";
 /// prune.
 const INDEX_BUILT: &str = ".built";
 
-/// The homes a thread of this process is pruning, each with the runs to
-/// keep (and their agents) of the prunes asked for meanwhile, which that
-/// thread does next.
-static PRUNING: Mutex<BTreeMap<PathBuf, Vec<Asked>>> = Mutex::new(BTreeMap::new());
+/// The least time between two prunes of one home by this process. Turns
+/// ending faster have their prunes done together once it has passed, by a
+/// thread of their own: with 1,000 turns of one agent ending within
+/// seconds, a prune at each end (a listing of the agent's 1,000 runs and a
+/// lookup of each) was half of a turn's end in the engine. A turn that
+/// ends alone prunes at once, before its result, as always.
+const PRUNE_GAP: Duration = Duration::from_millis(100);
+
+/// Each home's prunes in this process.
+static PRUNING: Mutex<BTreeMap<PathBuf, HomePrunes>> = Mutex::new(BTreeMap::new());
+
+/// A home's prunes in this process.
+#[derive(Debug, Default)]
+struct HomePrunes {
+    /// A thread is pruning the home, or will once the gap has passed: it
+    /// does the prunes asked for meanwhile, `asked`, next.
+    busy: bool,
+    asked: Vec<Asked>,
+    /// When the last prune ended.
+    last: Option<Instant>,
+}
 
 /// The runs with a turn this process follows, by the folder holding them
 /// (a home's `runs`), each with how many: a prune takes them as unfinished
@@ -129,12 +146,14 @@ fn agent_key(agent: Option<&str>) -> String {
     cinch_base::hex::encode(&digest[..16])
 }
 
-/// Prunes as [`prune_runs`] does, unless another thread of this process is
-/// pruning the same home at this moment: that thread then prunes once more
-/// when it is done, for `agent`, keeping `keep` too. When many turns of one
-/// agent end together a prune each would cost the square of their number
-/// (1,000 turns ending: a million looks, which starved the threads moving
-/// the other turns' lines for seconds); one at a time looks for all of them.
+/// Prunes as [`prune_runs`] does, for `agent`, keeping `keep` too, unless
+/// another thread of this process is pruning the same home at this moment
+/// or did less than [`PRUNE_GAP`] ago: the prune is then left to that
+/// thread, or to one that does it when the gap has passed, with the
+/// others asked for meanwhile. When many turns of one agent end together
+/// a prune each would cost the square of their number (1,000 turns
+/// ending: a million looks, which starved the threads moving the other
+/// turns' lines for seconds); together they look once.
 pub fn prune_runs_unless_pruning(
     home: &Home,
     agent: Option<&str>,
@@ -147,54 +166,97 @@ pub fn prune_runs_unless_pruning(
     };
     {
         let mut pruning = cinch_base::sync::lock(&PRUNING);
-        if let Some(waiting) = pruning.get_mut(&root) {
-            waiting.push(asked);
+        let prunes = pruning.entry(root.clone()).or_default();
+        if prunes.busy {
+            prunes.asked.push(asked);
             return Ok(());
         }
-        pruning.insert(root.clone(), Vec::new());
-    }
-    // Lets go of the home when a prune fails or panics: unless it is let go
-    // of, no prune of it would ever run again in this process.
-    struct Pruning<'a>(Option<&'a Path>);
-    impl Drop for Pruning<'_> {
-        fn drop(&mut self) {
-            if let Some(root) = self.0 {
-                cinch_base::sync::lock(&PRUNING).remove(root);
-            }
+        prunes.busy = true;
+        let due = prunes.last.map(|last| last + PRUNE_GAP);
+        if let Some(due) = due.filter(|due| *due > Instant::now()) {
+            prunes.asked.push(asked);
+            drop(pruning);
+            prune_later(home.clone(), due);
+            return Ok(());
         }
     }
-    let mut pruning = Pruning(Some(&root));
-    let mut asked = vec![asked];
-    loop {
-        let mut by_agent: BTreeMap<Option<String>, Vec<String>> = BTreeMap::new();
-        for Asked { agent, keep } in asked {
-            by_agent.entry(agent).or_default().push(keep);
-        }
-        for (agent, keep) in by_agent {
-            prune_runs(home, agent.as_deref(), &keep)?;
-        }
-        match next_asked(&root) {
-            Some(more) => asked = more,
-            None => {
-                // `next_asked` has let go of it.
-                pruning.0 = None;
-                return Ok(());
-            }
+    let pruned = {
+        let _busy = Busy(&root);
+        prune_asked(home, vec![asked])
+    };
+    if let Some(due) = pruned_once(&root) {
+        prune_later(home.clone(), due);
+    }
+    pruned
+}
+
+/// Lets go of its home, should a prune panic: else no prune of that home
+/// would ever run again in this process.
+struct Busy<'a>(&'a Path);
+
+impl Drop for Busy<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            cinch_base::sync::lock(&PRUNING).remove(self.0);
         }
     }
 }
 
-/// The prunes of `root` asked for since its pruning thread last looked,
-/// which it does next; none when none was asked for, and the home is then
-/// no longer being pruned.
-fn next_asked(root: &Path) -> Option<Vec<Asked>> {
-    let mut pruning = cinch_base::sync::lock(&PRUNING);
-    let asked = std::mem::take(pruning.get_mut(root)?);
-    if asked.is_empty() {
-        pruning.remove(root);
-        return None;
+/// Does the prunes asked for: each agent's once, keeping all their runs.
+fn prune_asked(home: &Home, asked: Vec<Asked>) -> anyhow::Result<()> {
+    let mut by_agent: BTreeMap<Option<String>, Vec<String>> = BTreeMap::new();
+    for Asked { agent, keep } in asked {
+        by_agent.entry(agent).or_default().push(keep);
     }
-    Some(asked)
+    for (agent, keep) in by_agent {
+        prune_runs(home, agent.as_deref(), &keep)?;
+    }
+    Ok(())
+}
+
+/// Notes that a prune of `root` ended; when more were asked for meanwhile,
+/// when they are due. Otherwise the home is let go of.
+fn pruned_once(root: &Path) -> Option<Instant> {
+    let mut pruning = cinch_base::sync::lock(&PRUNING);
+    let prunes = pruning.get_mut(root)?;
+    let now = Instant::now();
+    prunes.last = Some(now);
+    prunes.busy = !prunes.asked.is_empty();
+    prunes.busy.then_some(now + PRUNE_GAP)
+}
+
+/// Does the prunes asked for of `home` at `due`, on a thread of its own,
+/// and those asked for meanwhile after each gap, until none is left.
+fn prune_later(home: Home, due: Instant) {
+    let root = home.root().to_path_buf();
+    let spawned = std::thread::Builder::new()
+        .name("cinch-prune".to_owned())
+        .spawn(move || {
+            let root = home.root().to_path_buf();
+            let mut due = due;
+            loop {
+                std::thread::sleep(due.saturating_duration_since(Instant::now()));
+                let asked = cinch_base::sync::lock(&PRUNING)
+                    .get_mut(&root)
+                    .map(|prunes| std::mem::take(&mut prunes.asked))
+                    .unwrap_or_default();
+                let pruned = {
+                    let _busy = Busy(&root);
+                    prune_asked(&home, asked)
+                };
+                if let Err(error) = pruned {
+                    tracing::warn!("could not prune old runs: {error:#}");
+                }
+                match pruned_once(&root) {
+                    Some(next) => due = next,
+                    None => return,
+                }
+            }
+        });
+    if let Err(error) = spawned {
+        tracing::warn!("could not start a thread to prune old runs: {error}");
+        cinch_base::sync::lock(&PRUNING).remove(&root);
+    }
 }
 
 /// Deletes the folders of all but `agent`'s `RUNS_KEPT` most recently
@@ -372,17 +434,34 @@ mod tests {
     /// first, each `owner`'s run.
     fn finished_runs<'a>(home: &Home, owner: impl Fn(u64) -> Option<&'a str>) {
         for n in 0..25 {
-            let run = format!("run-{n:02}");
-            let turn = TurnDir::new(home, &run, &format!("turn-{n:02}")).unwrap();
-            turn.create(owner(n)).unwrap();
-            std::fs::write(turn.log(), "{}\n").unwrap();
-            write_json(&turn.launch(), &launch(&turn, &run)).unwrap();
-            std::fs::write(turn.result(), "{}").unwrap();
-            // Distinct modification times, oldest first.
-            let when = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000 + n);
-            let folder = std::fs::File::open(turn.log().parent().unwrap()).unwrap();
-            folder.set_modified(when).unwrap();
+            finished_run(home, n, owner(n));
         }
+    }
+
+    /// Makes run `run-<n>` of a finished turn, `owner`'s, changed at second
+    /// `n` (the higher, the more recent).
+    fn finished_run(home: &Home, n: u64, owner: Option<&str>) {
+        let run = format!("run-{n:02}");
+        let turn = TurnDir::new(home, &run, &format!("turn-{n:02}")).unwrap();
+        turn.create(owner).unwrap();
+        std::fs::write(turn.log(), "{}\n").unwrap();
+        write_json(&turn.launch(), &launch(&turn, &run)).unwrap();
+        std::fs::write(turn.result(), "{}").unwrap();
+        let when = std::time::UNIX_EPOCH + Duration::from_secs(1_000_000 + n);
+        let folder = std::fs::File::open(turn.log().parent().unwrap()).unwrap();
+        folder.set_modified(when).unwrap();
+    }
+
+    /// Waits up to 10 s for `done`; whether it came.
+    fn within_10_s(done: impl Fn() -> bool) -> bool {
+        let until = Instant::now() + Duration::from_secs(10);
+        while !done() {
+            if Instant::now() > until {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        true
     }
 
     fn runs(home: &Home) -> Vec<String> {
@@ -392,6 +471,11 @@ mod tests {
             .collect();
         runs.sort();
         runs
+    }
+
+    /// Whether no prune of `home` is left to do.
+    fn no_prune_left(home: &Home) -> bool {
+        !cinch_base::sync::lock(&PRUNING)[home.root()].busy
     }
 
     #[test]
@@ -503,7 +587,11 @@ mod tests {
         finished_runs(&busy, |_| None);
         finished_runs(&other, |_| None);
         // Another thread of this process is pruning `busy`.
-        cinch_base::sync::lock(&PRUNING).insert(busy.root().to_path_buf(), Vec::new());
+        let busy_prunes = HomePrunes {
+            busy: true,
+            ..HomePrunes::default()
+        };
+        cinch_base::sync::lock(&PRUNING).insert(busy.root().to_path_buf(), busy_prunes);
 
         // A prune of another home does not wait for it.
         prune_runs_unless_pruning(&other, None, "run-00").unwrap();
@@ -511,17 +599,43 @@ mod tests {
         assert_eq!(runs(&other).len(), RUNS_KEPT);
         assert_eq!(runs(&other)[..2], ["run-00", "run-06"]);
         // A prune of the same home is left to the pruning thread, which
-        // prunes once more, keeping its run, and then lets go of the home.
+        // prunes once more when done, keeping its run, and then lets go of
+        // the home.
         prune_runs_unless_pruning(&busy, None, "run-00").unwrap();
         assert_eq!(runs(&busy).len(), 25);
         let asked = Asked {
             agent: None,
             keep: "run-00".to_owned(),
         };
-        assert_eq!(next_asked(busy.root()), Some(vec![asked]));
-        assert_eq!(next_asked(busy.root()), None);
-        assert!(!cinch_base::sync::lock(&PRUNING).contains_key(busy.root()));
-        prune_runs_unless_pruning(&busy, None, "run-00").unwrap();
-        assert_eq!(runs(&busy).len(), RUNS_KEPT);
+        assert_eq!(cinch_base::sync::lock(&PRUNING)[busy.root()].asked, [asked]);
+        let due = pruned_once(busy.root()).expect("a prune is left to do");
+        prune_later(busy.clone(), due);
+        assert!(within_10_s(|| runs(&busy).len() == RUNS_KEPT));
+        assert_eq!(runs(&busy)[..2], ["run-00", "run-06"]);
+        assert!(within_10_s(|| no_prune_left(&busy)));
+    }
+
+    #[test]
+    fn prunes_asked_for_within_the_gap_are_done_together_once_it_has_passed() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = Home::open(dir.path().join("home")).unwrap();
+        finished_runs(&home, |_| None);
+        prune_runs_unless_pruning(&home, None, "run-24").unwrap();
+        let pruned = Instant::now();
+        assert_eq!(runs(&home).len(), RUNS_KEPT);
+
+        // Three more turns end at once: their prunes are left to a thread
+        // that does them when the gap after the first has passed.
+        for n in 25..28 {
+            finished_run(&home, n, None);
+            prune_runs_unless_pruning(&home, None, &format!("run-{n:02}")).unwrap();
+        }
+        if pruned.elapsed() < PRUNE_GAP / 2 {
+            assert_eq!(runs(&home).len(), RUNS_KEPT + 3);
+        }
+        assert!(within_10_s(|| runs(&home).len() == RUNS_KEPT));
+        assert!(pruned.elapsed() >= PRUNE_GAP);
+        assert_eq!(runs(&home)[0], "run-08");
+        assert!(within_10_s(|| no_prune_left(&home)));
     }
 }

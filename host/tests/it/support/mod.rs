@@ -369,6 +369,26 @@ impl World {
     }
 }
 
+/// Waits until `check` holds, for at most 60 seconds.
+pub fn eventually<T>(what: &str, check: impl FnMut() -> Option<T>) -> T {
+    poll_every(Duration::from_millis(20), what, check)
+}
+
+/// Polls `check` every `period` until it holds, for at most 60 seconds.
+pub fn poll_every<T>(period: Duration, what: &str, mut check: impl FnMut() -> Option<T>) -> T {
+    let started = Instant::now();
+    loop {
+        if let Some(value) = check() {
+            return value;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "waited too long for {what}"
+        );
+        std::thread::sleep(period);
+    }
+}
+
 pub fn git(repo: &Path, args: &[&str]) {
     let status = Command::new("git")
         .current_dir(repo)
