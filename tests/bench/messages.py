@@ -8,6 +8,7 @@ server, on PostgreSQL (which reads every page afresh).
     cargo build --release -p cinch -p cinch-fake-cli
     python3 tests/bench/messages.py [--target-dir target] [--duration 10] [--connections 16 32]
         [--postgres postgres://user:password@host/db] [--baseline other-build/release]
+        [--read messages|session|task]
 
 Seeds one session with 50+ messages through the API (turns of the fake CLI)
 for each server, then runs wrk against `.../messages?limit=50` on each in
@@ -17,6 +18,8 @@ may create databases (CREATEDB): each server gets a database of its own.
 `--baseline` runs another build's release folder (its `cinch` and
 `fake-cli`) beside this one, in the same run, for a before/after table.
 The figures to reach uncached: 10,000 requests a second with p99 at most 10 ms.
+`--read session` (or `task`) GETs that session (its task) instead of the
+page: one row with its usage rolled up, read every time.
 """
 
 import argparse
@@ -91,6 +94,8 @@ def main():
     parser.add_argument("--connections", type=int, nargs="+", default=[16, 32])
     parser.add_argument("--postgres", help="a PostgreSQL URL whose role may create databases")
     parser.add_argument("--baseline", help="another build's release folder, to run beside")
+    parser.add_argument("--read", choices=["messages", "session", "task"], default="messages",
+                        help="what is read: the page of messages, or its session or task")
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         sys.exit("wrk is not installed: apt-get install wrk")
@@ -135,7 +140,7 @@ def main():
             for backend, cache, url in runs:
                 label = f"{build}-{backend}-{cache}"
                 server, page, token = seed(cinch, world, label, bin_dir, repo, script, url,
-                                           cache == "cached")
+                                           cache == "cached", args.read)
                 servers.append(server)
                 targets[(build, backend, cache)] = (page, token)
         for connections in args.connections:
@@ -198,10 +203,11 @@ def drop_database(server, name):
     subprocess.run(["psql", "-q", server, "-c", f"DROP DATABASE IF EXISTS {name}"], check=False)
 
 
-def seed(cinch, world, name, bin_dir, repo, script, database, page_cache):
+def seed(cinch, world, name, bin_dir, repo, script, database, page_cache, what):
     """Starts `cinch serve` on `database` (its home's SQLite file when None)
     with a home of its own, with or without the page cache, seeds a session
-    with 26 turns, and returns the server, the page's URL and the admin's
+    with 26 turns, and returns the server, the URL of `what` to read (the
+    page, the session or the task) and the admin's
     token."""
     home = os.path.join(world, f"home-{name}")
     os.makedirs(home)
@@ -235,7 +241,9 @@ def seed(cinch, world, name, bin_dir, repo, script, database, page_cache):
     page = call(base, token, "GET", f"{session_path}/messages?limit=50")
     print(f"seeded {name}: a page holds {len(page['data'])} messages, "
           f"{len(json.dumps(page))} bytes")
-    return server, f"{base}{session_path}/messages?limit=50", token
+    read = {"messages": f"{session_path}/messages?limit=50", "session": session_path,
+            "task": f"{prefix}/tasks/{task}"}[what]
+    return server, f"{base}{read}", token
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ use std::time::Duration;
 use rusqlite::{Connection, OpenFlags};
 
 use super::Result;
+use super::rows::SqliteRow;
 
 /// The most idle connections kept; a burst beyond it opens more and lets
 /// them go afterwards.
@@ -60,6 +61,35 @@ impl SqliteReaders {
             idle.push(connection);
         }
         Ok(answer?)
+    }
+
+    /// The row, if any, that `sql` reads (one at most), its parameters
+    /// `$1`, `$2`… being `params` in order.
+    pub(super) fn row<T: SqliteRow>(
+        &self,
+        sql: &str,
+        params: &[&dyn rusqlite::ToSql],
+    ) -> Result<Option<T>> {
+        Ok(self.rows(sql, params)?.pop())
+    }
+
+    /// The rows `sql` reads, its parameters `$1`, `$2`… being `params` in
+    /// order.
+    pub(super) fn rows<T: SqliteRow>(
+        &self,
+        sql: &str,
+        params: &[&dyn rusqlite::ToSql],
+    ) -> Result<Vec<T>> {
+        const NAMES: [&str; 4] = ["$1", "$2", "$3", "$4"];
+        assert!(params.len() <= NAMES.len(), "at most four parameters");
+        let named: Vec<(&str, &dyn rusqlite::ToSql)> =
+            NAMES.iter().copied().zip(params.iter().copied()).collect();
+        self.read(|connection| {
+            connection
+                .prepare_cached(sql)?
+                .query_map(&*named, T::from_sqlite_row)?
+                .collect()
+        })
     }
 
     fn open(&self) -> rusqlite::Result<Connection> {

@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use super::usage::{totals_json, usage_of};
 use super::{
-    AccountId, AgentId, EnvironmentId, Page, PerBackend, Result, SessionId, Store, TaskId,
+    AccountId, AgentId, EnvironmentId, Page, PerBackend, Readers, Result, SessionId, Store, TaskId,
     UsageTotals, on_pool,
 };
 
@@ -361,6 +361,16 @@ impl Store {
 
     /// The account's session `id`.
     pub async fn session(&self, account_id: &AccountId, id: &SessionId) -> Result<Option<Session>> {
+        // Read eight times in a session's life: on SQLite through the
+        // store's own connections, without sqlx's hops to its thread.
+        const ON_SQLITE: &str = concat!(
+            "SELECT ",
+            columns!(sqlite),
+            " FROM sessions WHERE account_id = $1 AND id = $2"
+        );
+        if let Readers::Sqlite(readers) = &self.readers {
+            return readers.row(ON_SQLITE, &[&account_id.as_str(), &id.as_str()]);
+        }
         let columns = COLUMNS.get(self.backend());
         Ok(on_pool!(self, |pool| sqlx::query_as(&format!(
             "SELECT {columns} FROM sessions WHERE account_id = $1 AND id = $2"
@@ -379,17 +389,37 @@ impl Store {
         cursor: Option<&str>,
         limit: u32,
     ) -> Result<Page<Session>> {
-        let columns = COLUMNS.get(self.backend());
-        let rows: Vec<Session> = on_pool!(self, |pool| sqlx::query_as(&format!(
-            "SELECT {columns} FROM sessions WHERE account_id = $1 AND task_id = $2 AND id > $3 \
-             ORDER BY id LIMIT $4"
-        ))
-        .bind(account_id)
-        .bind(task_id)
-        .bind(cursor.unwrap_or(""))
-        .bind(i64::from(limit) + 1)
-        .fetch_all(pool)
-        .await)?;
+        // A listing the app reads often: on SQLite as [`Store::session`].
+        const ON_SQLITE: &str = concat!(
+            "SELECT ",
+            columns!(sqlite),
+            " FROM sessions WHERE account_id = $1 AND task_id = $2 AND id > $3 ORDER BY id LIMIT $4"
+        );
+        let cursor = cursor.unwrap_or("");
+        let rows: Vec<Session> = match &self.readers {
+            Readers::Sqlite(readers) => readers.rows(
+                ON_SQLITE,
+                &[
+                    &account_id.as_str(),
+                    &task_id.as_str(),
+                    &cursor,
+                    &(i64::from(limit) + 1),
+                ],
+            )?,
+            Readers::Postgres(_) => {
+                let columns = COLUMNS.get(self.backend());
+                on_pool!(self, |pool| sqlx::query_as(&format!(
+                    "SELECT {columns} FROM sessions WHERE account_id = $1 AND task_id = $2 \
+                     AND id > $3 ORDER BY id LIMIT $4"
+                ))
+                .bind(account_id)
+                .bind(task_id)
+                .bind(cursor)
+                .bind(i64::from(limit) + 1)
+                .fetch_all(pool)
+                .await)?
+            }
+        };
         Ok(Page::from_rows(rows, limit, |session| session.id.as_str()))
     }
 

@@ -4,8 +4,8 @@ use cinch_base::timestamp::Timestamp;
 
 use super::usage::{totals_json, usage_of};
 use super::{
-    AccountId, AgentId, CloseReason, EnvironmentId, Page, PerBackend, Result, SessionStatus, Store,
-    TaskId, UsageTotals, on_pool,
+    AccountId, AgentId, CloseReason, EnvironmentId, Page, PerBackend, Readers, Result,
+    SessionStatus, Store, TaskId, UsageTotals, on_pool,
 };
 
 super::rows::row_struct! {
@@ -125,6 +125,12 @@ impl Store {
 
     /// The account's task `id`.
     pub async fn task(&self, account_id: &AccountId, id: &TaskId) -> Result<Option<Task>> {
+        // Read three times as a session starts: on SQLite through the
+        // store's own connections, without sqlx's hops to its thread.
+        const ON_SQLITE: &str = concat!(select!(sqlite), " WHERE t.account_id = $1 AND t.id = $2");
+        if let Readers::Sqlite(readers) = &self.readers {
+            return readers.row(ON_SQLITE, &[&account_id.as_str(), &id.as_str()]);
+        }
         let select = SELECT.get(self.backend());
         Ok(on_pool!(self, |pool| sqlx::query_as(&format!(
             "{select} WHERE t.account_id = $1 AND t.id = $2"
