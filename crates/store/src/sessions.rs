@@ -319,6 +319,24 @@ const COLUMNS: PerBackend<&str> = PerBackend {
     postgres: columns!(postgres),
 };
 
+/// Sessions with their columns, `$clauses` choosing them, on each backend.
+macro_rules! select_sessions {
+    ($clauses:literal) => {
+        PerBackend {
+            sqlite: concat!("SELECT ", columns!(sqlite), " FROM sessions ", $clauses),
+            postgres: concat!("SELECT ", columns!(postgres), " FROM sessions ", $clauses),
+        }
+    };
+}
+
+/// The account's (`$1`) session `$2`.
+const SESSION: PerBackend<&str> = select_sessions!("WHERE account_id = $1 AND id = $2");
+
+/// The account's (`$1`) sessions of task `$2` after `$3`, oldest first, `$4`
+/// at most.
+const TASK_SESSIONS: PerBackend<&str> =
+    select_sessions!("WHERE account_id = $1 AND task_id = $2 AND id > $3 ORDER BY id LIMIT $4");
+
 impl Store {
     /// Stores a new session, `booting`.
     pub async fn create_session(&self, account_id: &AccountId, new: NewSession) -> Result<Session> {
@@ -361,24 +379,17 @@ impl Store {
 
     /// The account's session `id`.
     pub async fn session(&self, account_id: &AccountId, id: &SessionId) -> Result<Option<Session>> {
+        let sql = SESSION.get(self.backend());
         // Read eight times in a session's life: on SQLite through the
         // store's own connections, without sqlx's hops to its thread.
-        const ON_SQLITE: &str = concat!(
-            "SELECT ",
-            columns!(sqlite),
-            " FROM sessions WHERE account_id = $1 AND id = $2"
-        );
-        if let Readers::Sqlite(readers) = &self.readers {
-            return readers.row(ON_SQLITE, &[&account_id.as_str(), &id.as_str()]);
+        match &self.readers {
+            Readers::Sqlite(readers) => readers.row(sql, &[&account_id.as_str(), &id.as_str()]),
+            Readers::Postgres(_) => Ok(on_pool!(self, |pool| sqlx::query_as(sql)
+                .bind(account_id)
+                .bind(id)
+                .fetch_optional(pool)
+                .await)?),
         }
-        let columns = COLUMNS.get(self.backend());
-        Ok(on_pool!(self, |pool| sqlx::query_as(&format!(
-            "SELECT {columns} FROM sessions WHERE account_id = $1 AND id = $2"
-        ))
-        .bind(account_id)
-        .bind(id)
-        .fetch_optional(pool)
-        .await)?)
     }
 
     /// A page of the task's sessions, oldest first, after `cursor`.
@@ -389,36 +400,22 @@ impl Store {
         cursor: Option<&str>,
         limit: u32,
     ) -> Result<Page<Session>> {
-        // A listing the app reads often: on SQLite as [`Store::session`].
-        const ON_SQLITE: &str = concat!(
-            "SELECT ",
-            columns!(sqlite),
-            " FROM sessions WHERE account_id = $1 AND task_id = $2 AND id > $3 ORDER BY id LIMIT $4"
-        );
+        let sql = TASK_SESSIONS.get(self.backend());
         let cursor = cursor.unwrap_or("");
+        let most = i64::from(limit) + 1;
+        // A listing the app reads often: on SQLite as [`Store::session`].
         let rows: Vec<Session> = match &self.readers {
             Readers::Sqlite(readers) => readers.rows(
-                ON_SQLITE,
-                &[
-                    &account_id.as_str(),
-                    &task_id.as_str(),
-                    &cursor,
-                    &(i64::from(limit) + 1),
-                ],
+                sql,
+                &[&account_id.as_str(), &task_id.as_str(), &cursor, &most],
             )?,
-            Readers::Postgres(_) => {
-                let columns = COLUMNS.get(self.backend());
-                on_pool!(self, |pool| sqlx::query_as(&format!(
-                    "SELECT {columns} FROM sessions WHERE account_id = $1 AND task_id = $2 \
-                     AND id > $3 ORDER BY id LIMIT $4"
-                ))
+            Readers::Postgres(_) => on_pool!(self, |pool| sqlx::query_as(sql)
                 .bind(account_id)
                 .bind(task_id)
                 .bind(cursor)
-                .bind(i64::from(limit) + 1)
+                .bind(most)
                 .fetch_all(pool)
-                .await)?
-            }
+                .await)?,
         };
         Ok(Page::from_rows(rows, limit, |session| session.id.as_str()))
     }

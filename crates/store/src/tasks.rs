@@ -96,6 +96,12 @@ const SELECT: PerBackend<&str> = PerBackend {
     postgres: select!(postgres),
 };
 
+/// The account's (`$1`) task `$2`.
+const TASK: PerBackend<&str> = PerBackend {
+    sqlite: concat!(select!(sqlite), " WHERE t.account_id = $1 AND t.id = $2"),
+    postgres: concat!(select!(postgres), " WHERE t.account_id = $1 AND t.id = $2"),
+};
+
 impl Store {
     /// Stores a new task of `account_id`.
     pub async fn create_task(&self, account_id: &AccountId, new: NewTask) -> Result<Task> {
@@ -125,20 +131,17 @@ impl Store {
 
     /// The account's task `id`.
     pub async fn task(&self, account_id: &AccountId, id: &TaskId) -> Result<Option<Task>> {
+        let sql = TASK.get(self.backend());
         // Read three times as a session starts: on SQLite through the
         // store's own connections, without sqlx's hops to its thread.
-        const ON_SQLITE: &str = concat!(select!(sqlite), " WHERE t.account_id = $1 AND t.id = $2");
-        if let Readers::Sqlite(readers) = &self.readers {
-            return readers.row(ON_SQLITE, &[&account_id.as_str(), &id.as_str()]);
+        match &self.readers {
+            Readers::Sqlite(readers) => readers.row(sql, &[&account_id.as_str(), &id.as_str()]),
+            Readers::Postgres(_) => Ok(on_pool!(self, |pool| sqlx::query_as(sql)
+                .bind(account_id)
+                .bind(id)
+                .fetch_optional(pool)
+                .await)?),
         }
-        let select = SELECT.get(self.backend());
-        Ok(on_pool!(self, |pool| sqlx::query_as(&format!(
-            "{select} WHERE t.account_id = $1 AND t.id = $2"
-        ))
-        .bind(account_id)
-        .bind(id)
-        .fetch_optional(pool)
-        .await)?)
     }
 
     /// A page of the account's tasks, newest first, before `cursor`; with

@@ -232,22 +232,22 @@ fn prune_later(home: Home, due: Instant) {
     let spawned = std::thread::Builder::new()
         .name("cinch-prune".to_owned())
         .spawn(move || {
-            let root = home.root().to_path_buf();
+            let root = home.root();
             let mut due = due;
             loop {
                 std::thread::sleep(due.saturating_duration_since(Instant::now()));
                 let asked = cinch_base::sync::lock(&PRUNING)
-                    .get_mut(&root)
+                    .get_mut(root)
                     .map(|prunes| std::mem::take(&mut prunes.asked))
                     .unwrap_or_default();
                 let pruned = {
-                    let _busy = Busy(&root);
+                    let _busy = Busy(root);
                     prune_asked(&home, asked)
                 };
                 if let Err(error) = pruned {
                     tracing::warn!("could not prune old runs: {error:#}");
                 }
-                match pruned_once(&root) {
+                match pruned_once(root) {
                     Some(next) => due = next,
                     None => return,
                 }

@@ -320,9 +320,7 @@ impl Conductor {
     }
 
     fn resolve(&self, asked: &Asked, agent: &Agent) -> Choice {
-        let registry = self.engine.registry();
-        let infos: Vec<&cinch_driver_sdk::Info> = registry.infos().iter().collect();
-        resolve::resolve(asked, agent, &infos)
+        resolve::resolve(asked, agent, self.engine.registry().infos())
     }
 
     async fn acting_agent(

@@ -34,14 +34,13 @@ pub(crate) struct Asked<'a> {
 }
 
 /// Resolves `asked` for `agent`, among the harnesses `drivers` describes.
-pub(crate) fn resolve(asked: &Asked, agent: &Agent, drivers: &[&Info]) -> Choice {
-    let find = |name: Option<&str>| {
-        name.and_then(|name| drivers.iter().copied().find(|info| info.name == name))
-    };
+pub(crate) fn resolve(asked: &Asked, agent: &Agent, drivers: &[Info]) -> Choice {
+    let find =
+        |name: Option<&str>| name.and_then(|name| drivers.iter().find(|info| info.name == name));
     let info = find(asked.harness)
         .or_else(|| find(agent.harness.as_deref()))
         .or_else(|| find(Some(DEFAULT_HARNESS)))
-        .or_else(|| drivers.first().copied());
+        .or_else(|| drivers.first());
     let Some(info) = info else {
         return Choice {
             harness: DEFAULT_HARNESS.to_owned(),
@@ -139,7 +138,7 @@ mod tests {
             &["gpt-x"],
             &["minimal", "low", "medium", "high", "xhigh"],
         );
-        let drivers = [&claude, &codex];
+        let drivers = [claude, codex];
         let pinned = agent(Some("codex"), Some("gpt-x"), Some("xhigh"));
 
         let got = resolve(&Asked::default(), &pinned, &drivers);
