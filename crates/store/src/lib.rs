@@ -413,6 +413,33 @@ impl Store {
             Backend::Postgres => &POSTGRES,
         }
     }
+
+    /// The row `query` reads of the account `$1` by its id `$2`: on SQLite
+    /// through the store's own connections, without sqlx's hops to its
+    /// thread, for the rows read many times in a session's life.
+    async fn account_row<T>(
+        &self,
+        query: &PerBackend<&'static str>,
+        account_id: &AccountId,
+        id: &str,
+    ) -> Result<Option<T>>
+    where
+        T: rows::SqliteRow
+            + Send
+            + Unpin
+            + for<'r> sqlx::FromRow<'r, sqlx::sqlite::SqliteRow>
+            + for<'r> sqlx::FromRow<'r, sqlx::postgres::PgRow>,
+    {
+        let sql = *query.get(self.backend());
+        match &self.readers {
+            Readers::Sqlite(readers) => readers.row(sql, &[&account_id.as_str(), &id]),
+            Readers::Postgres(_) => Ok(on_pool!(self, |pool| sqlx::query_as(sql)
+                .bind(account_id)
+                .bind(id)
+                .fetch_optional(pool)
+                .await)?),
+        }
+    }
 }
 
 impl Store {

@@ -379,17 +379,8 @@ impl Store {
 
     /// The account's session `id`.
     pub async fn session(&self, account_id: &AccountId, id: &SessionId) -> Result<Option<Session>> {
-        let sql = SESSION.get(self.backend());
-        // Read eight times in a session's life: on SQLite through the
-        // store's own connections, without sqlx's hops to its thread.
-        match &self.readers {
-            Readers::Sqlite(readers) => readers.row(sql, &[&account_id.as_str(), &id.as_str()]),
-            Readers::Postgres(_) => Ok(on_pool!(self, |pool| sqlx::query_as(sql)
-                .bind(account_id)
-                .bind(id)
-                .fetch_optional(pool)
-                .await)?),
-        }
+        // Read eight times in a session's life.
+        self.account_row(&SESSION, account_id, id.as_str()).await
     }
 
     /// A page of the task's sessions, oldest first, after `cursor`.

@@ -4,8 +4,8 @@ use cinch_base::timestamp::Timestamp;
 
 use super::usage::{totals_json, usage_of};
 use super::{
-    AccountId, AgentId, CloseReason, EnvironmentId, Page, PerBackend, Readers, Result,
-    SessionStatus, Store, TaskId, UsageTotals, on_pool,
+    AccountId, AgentId, CloseReason, EnvironmentId, Page, PerBackend, Result, SessionStatus, Store,
+    TaskId, UsageTotals, on_pool,
 };
 
 super::rows::row_struct! {
@@ -131,17 +131,8 @@ impl Store {
 
     /// The account's task `id`.
     pub async fn task(&self, account_id: &AccountId, id: &TaskId) -> Result<Option<Task>> {
-        let sql = TASK.get(self.backend());
-        // Read three times as a session starts: on SQLite through the
-        // store's own connections, without sqlx's hops to its thread.
-        match &self.readers {
-            Readers::Sqlite(readers) => readers.row(sql, &[&account_id.as_str(), &id.as_str()]),
-            Readers::Postgres(_) => Ok(on_pool!(self, |pool| sqlx::query_as(sql)
-                .bind(account_id)
-                .bind(id)
-                .fetch_optional(pool)
-                .await)?),
-        }
+        // Read three times as a session starts.
+        self.account_row(&TASK, account_id, id.as_str()).await
     }
 
     /// A page of the account's tasks, newest first, before `cursor`; with
