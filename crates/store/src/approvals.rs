@@ -5,7 +5,7 @@
 
 use cinch_base::timestamp::Timestamp;
 
-use super::{AccountId, ApprovalId, Page, Result, SessionId, Store, TaskId, on_pool};
+use super::{AccountId, ApprovalId, Page, PerBackend, Result, SessionId, Store, TaskId, on_pool};
 use crate::approval_policy::{ApprovalPolicy, Decision};
 
 /// Where an approval stands.
@@ -159,9 +159,33 @@ pub struct ApprovalFilter<'a> {
     pub task_id: Option<&'a TaskId>,
 }
 
-const COLUMNS: &str = "id, account_id, session_id, task_id, turn_id, request_key, harness, tool, \
-     kind, title, input, options_json, status, decision, decided_by, message, requested_at, \
-     deadline, decided_at";
+macro_rules! columns {
+    () => {
+        "id, account_id, session_id, task_id, turn_id, request_key, harness, tool, kind, title, \
+         input, options_json, status, decision, decided_by, message, requested_at, deadline, \
+         decided_at"
+    };
+}
+
+const COLUMNS: &str = columns!();
+
+/// The turn's (`$1`) approvals waiting for a decision.
+const TURN_PENDING: PerBackend<&str> = PerBackend::same(concat!(
+    "SELECT ",
+    columns!(),
+    " FROM approvals WHERE turn_id = $1 AND status = 'pending'"
+));
+
+/// The session's (`$1`) own approval policy, as stored.
+const SESSION_POLICY: PerBackend<&str> =
+    PerBackend::same("SELECT approvals_json FROM sessions WHERE id = $1");
+
+super::rows::row_struct! {
+    /// A session's own approval policy, as stored (none: the environment's).
+    struct SessionPolicy {
+        approvals_json: Option<String>,
+    }
+}
 
 impl Store {
     /// Stores the request unless its turn stored it already; the approval
@@ -293,12 +317,8 @@ impl Store {
 
     /// Cancels the turn's pending approvals (it ended); the ones cancelled.
     pub async fn cancel_turn_approvals(&self, turn_id: &str) -> Result<Vec<Approval>> {
-        let pending: Vec<Approval> = on_pool!(self, |pool| sqlx::query_as(&format!(
-            "SELECT {COLUMNS} FROM approvals WHERE turn_id = $1 AND status = 'pending'"
-        ))
-        .bind(turn_id)
-        .fetch_all(pool)
-        .await)?;
+        // Read as each turn ends.
+        let pending: Vec<Approval> = self.read_rows(&TURN_PENDING, &[turn_id.into()]).await?;
         let mut cancelled = Vec::new();
         for mut approval in pending {
             let changed = on_pool!(self, |pool| sqlx::query(
@@ -323,14 +343,12 @@ impl Store {
         &self,
         session_id: &SessionId,
     ) -> Result<Option<ApprovalPolicy>> {
-        let json: Option<(Option<String>,)> = on_pool!(self, |pool| sqlx::query_as(
-            "SELECT approvals_json FROM sessions WHERE id = $1"
-        )
-        .bind(session_id)
-        .fetch_optional(pool)
-        .await)?;
-        Ok(json
-            .and_then(|(json,)| json)
+        // Read as each turn starts.
+        let stored: Option<SessionPolicy> = self
+            .read_row(&SESSION_POLICY, &[session_id.as_str().into()])
+            .await?;
+        Ok(stored
+            .and_then(|stored| stored.approvals_json)
             .map(|json| serde_json::from_str(&json))
             .transpose()?)
     }

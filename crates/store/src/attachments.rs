@@ -3,7 +3,7 @@
 use cinch_base::timestamp::Timestamp;
 use serde::Serialize;
 
-use super::{AccountId, AttachmentId, Result, Store, TaskId, on_pool};
+use super::{AccountId, AttachmentId, PerBackend, Result, Store, TaskId, on_pool};
 
 super::rows::row_struct! {
     /// An attachment as stored.
@@ -75,7 +75,20 @@ pub struct NewAttachment {
     pub error: Option<String>,
 }
 
-const COLUMNS: &str = "id, task_id, name, uri, mime_type, text, blob, status, error, created_at";
+macro_rules! columns {
+    () => {
+        "id, task_id, name, uri, mime_type, text, blob, status, error, created_at"
+    };
+}
+
+const COLUMNS: &str = columns!();
+
+/// The account's (`$1`) attachments of task `$2`, oldest first.
+const TASK_ATTACHMENTS: PerBackend<&str> = PerBackend::same(concat!(
+    "SELECT ",
+    columns!(),
+    " FROM attachments WHERE account_id = $1 AND task_id = $2 ORDER BY id"
+));
 
 impl Store {
     /// Stores an attachment of the task: `ready`, or `failed` with its error.
@@ -138,12 +151,11 @@ impl Store {
         account_id: &AccountId,
         task_id: &TaskId,
     ) -> Result<Vec<Attachment>> {
-        Ok(on_pool!(self, |pool| sqlx::query_as(&format!(
-            "SELECT {COLUMNS} FROM attachments WHERE account_id = $1 AND task_id = $2 ORDER BY id"
-        ))
-        .bind(account_id)
-        .bind(task_id)
-        .fetch_all(pool)
-        .await)?)
+        // Read as each turn of the task starts.
+        self.read_rows(
+            &TASK_ATTACHMENTS,
+            &[account_id.as_str().into(), task_id.as_str().into()],
+        )
+        .await
     }
 }

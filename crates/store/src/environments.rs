@@ -5,7 +5,8 @@ use std::collections::BTreeMap;
 
 use super::secrets::{forget_sealed, open_all, put_sealed, read_sealed};
 use super::{
-    AccountId, EnvironmentId, Page, Result, Store, StoreError, is_unique_violation, on_pool,
+    AccountId, EnvironmentId, Page, PerBackend, Result, Store, StoreError, is_unique_violation,
+    on_pool,
 };
 use cinch_base::timestamp::Timestamp;
 use cinch_engine::mcp::McpServer;
@@ -98,93 +99,120 @@ pub struct EnvironmentPatch {
     pub mcp_servers: Option<Vec<McpServer>>,
 }
 
-type Row = (
-    String,
-    String,
-    String,
-    String,
-    String,
-    String,
-    String,
-    Timestamp,
-    Timestamp,
-    Option<String>,
-    Option<i64>,
-    String,
-    Option<String>,
-    Option<String>,
-);
-
-const COLUMNS: &str = "id, account_id, name, repository, setup_json, env_json, secrets_json, \
-                       created_at, updated_at, tcp_ports_json, watchdog_minutes, mcp_servers_json, \
-                       allowed_hosts_json, approvals_json";
-
-/// [`COLUMNS`] of the environment aliased `e`.
-const JOINED_COLUMNS: &str = "e.id, e.account_id, e.name, e.repository, e.setup_json, e.env_json, \
-     e.secrets_json, e.created_at, e.updated_at, e.tcp_ports_json, e.watchdog_minutes, \
-     e.mcp_servers_json, e.allowed_hosts_json, e.approvals_json";
-
-/// A [`Row`] joined with one of its secrets (name, sealed value), or with
-/// none when it has none.
-type RowWithSecret = (
-    String,
-    String,
-    String,
-    String,
-    String,
-    String,
-    String,
-    Timestamp,
-    Timestamp,
-    Option<String>,
-    Option<i64>,
-    String,
-    Option<String>,
-    Option<String>,
-    Option<String>,
-    Option<String>,
-);
-
-/// The environment's row and the secret of a [`RowWithSecret`].
-fn split_secret(row: RowWithSecret) -> (Row, (Option<String>, Option<String>)) {
-    let (a, b, c, d, e, f, g, h, i, j, k, l, m, n, name, sealed) = row;
-    ((a, b, c, d, e, f, g, h, i, j, k, l, m, n), (name, sealed))
+super::rows::row_struct! {
+    /// An environment's columns as stored, but for its secrets' names
+    /// (`secrets_json`): its secrets are read with their values.
+    struct Row {
+        id: String,
+        account_id: String,
+        name: String,
+        repository: String,
+        setup_json: String,
+        env_json: String,
+        created_at: Timestamp,
+        updated_at: Timestamp,
+        tcp_ports_json: Option<String>,
+        watchdog_minutes: Option<i64>,
+        mcp_servers_json: String,
+        allowed_hosts_json: Option<String>,
+        approvals_json: Option<String>,
+    }
 }
+
+super::rows::row_struct! {
+    /// One of an environment's secrets beside its row (both `None` when it
+    /// has none): its name and sealed value.
+    struct JoinedSecret {
+        secret_name: Option<String>,
+        secret_sealed: Option<String>,
+    }
+}
+
+/// An environment's [`Row`] joined with one of its secrets, read from the
+/// same row of the result by the columns' names.
+struct RowWithSecret {
+    row: Row,
+    secret: JoinedSecret,
+}
+
+impl<'r, R: sqlx::Row> sqlx::FromRow<'r, R> for RowWithSecret
+where
+    Row: sqlx::FromRow<'r, R>,
+    JoinedSecret: sqlx::FromRow<'r, R>,
+{
+    fn from_row(row: &'r R) -> std::result::Result<Self, sqlx::Error> {
+        Ok(Self {
+            row: Row::from_row(row)?,
+            secret: JoinedSecret::from_row(row)?,
+        })
+    }
+}
+
+impl super::rows::SqliteRow for RowWithSecret {
+    fn from_sqlite_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Self> {
+        Ok(Self {
+            row: Row::from_sqlite_row(row)?,
+            secret: JoinedSecret::from_sqlite_row(row)?,
+        })
+    }
+}
+
+/// [`Row`]'s columns, each name after `$prefix` (a table's alias and a
+/// dot, or nothing).
+macro_rules! columns {
+    ($prefix:literal) => {
+        columns!(@named $prefix; id, account_id, name, repository, setup_json, env_json,
+            created_at, updated_at, tcp_ports_json, watchdog_minutes, mcp_servers_json,
+            allowed_hosts_json, approvals_json)
+    };
+    (@named $prefix:literal; $first:ident $(, $column:ident)*) => {
+        concat!($prefix, stringify!($first) $(, ", ", $prefix, stringify!($column))*)
+    };
+}
+
+const COLUMNS: &str = columns!("");
+
+/// The account's (`$1`) environment `$2`, a row per secret (one with no
+/// secret when it has none), in the order of their names.
+const WITH_SECRETS: PerBackend<&str> = PerBackend::same(concat!(
+    "SELECT ",
+    columns!("e."),
+    ", s.name AS secret_name, s.sealed AS secret_sealed FROM environments e \
+     LEFT JOIN secrets s ON s.owner_id = e.id \
+     WHERE e.account_id = $1 AND e.id = $2 ORDER BY s.name"
+));
 
 /// An environment from its row and its secrets.
 fn environment_of(row: Row, secrets: BTreeMap<String, String>) -> Result<Environment> {
-    // The row's column holds only the secrets' names.
-    let (
-        id,
-        account_id,
-        name,
-        repository,
-        setup,
-        env,
-        _names,
-        created_at,
-        updated_at,
-        ports,
-        watchdog,
-        mcp_servers,
-        hosts,
-        approvals,
-    ) = row;
     Ok(Environment {
         secrets,
-        id: id.into(),
-        account_id: account_id.into(),
-        name,
-        repository,
-        setup: serde_json::from_str(&setup)?,
-        env: serde_json::from_str(&env)?,
-        allowed_tcp_ports: ports.as_deref().map(serde_json::from_str).transpose()?,
-        allowed_hosts: hosts.as_deref().map(serde_json::from_str).transpose()?,
-        approvals: approvals.as_deref().map(serde_json::from_str).transpose()?,
-        watchdog_minutes: watchdog.and_then(|minutes| u32::try_from(minutes).ok()),
-        mcp_servers: serde_json::from_str(&mcp_servers)?,
-        created_at,
-        updated_at,
+        id: row.id.into(),
+        account_id: row.account_id.into(),
+        name: row.name,
+        repository: row.repository,
+        setup: serde_json::from_str(&row.setup_json)?,
+        env: serde_json::from_str(&row.env_json)?,
+        allowed_tcp_ports: row
+            .tcp_ports_json
+            .as_deref()
+            .map(serde_json::from_str)
+            .transpose()?,
+        allowed_hosts: row
+            .allowed_hosts_json
+            .as_deref()
+            .map(serde_json::from_str)
+            .transpose()?,
+        approvals: row
+            .approvals_json
+            .as_deref()
+            .map(serde_json::from_str)
+            .transpose()?,
+        watchdog_minutes: row
+            .watchdog_minutes
+            .and_then(|minutes| u32::try_from(minutes).ok()),
+        mcp_servers: serde_json::from_str(&row.mcp_servers_json)?,
+        created_at: row.created_at,
+        updated_at: row.updated_at,
     })
 }
 
@@ -341,7 +369,7 @@ impl Store {
 
     /// The environment of `row`, its secrets read and opened.
     async fn environment_with_secrets(&self, row: Row) -> Result<Environment> {
-        let id = &row.0;
+        let id = &row.id;
         let sealed = on_pool!(self, |pool| read_sealed!(pool, id))?;
         let secrets = open_all(self.secrets.as_deref(), id, sealed)?;
         environment_of(row, secrets)
@@ -355,20 +383,17 @@ impl Store {
         account_id: &AccountId,
         id: &EnvironmentId,
     ) -> Result<Option<Environment>> {
-        let rows: Vec<RowWithSecret> = on_pool!(self, |pool| sqlx::query_as(&format!(
-            "SELECT {JOINED_COLUMNS}, s.name, s.sealed FROM environments e \
-             LEFT JOIN secrets s ON s.owner_id = e.id \
-             WHERE e.account_id = $1 AND e.id = $2 ORDER BY s.name"
-        ))
-        .bind(account_id)
-        .bind(id)
-        .fetch_all(pool)
-        .await)?;
+        // Read as each session, and each of its turns, starts.
+        let rows: Vec<RowWithSecret> = self
+            .read_rows(
+                &WITH_SECRETS,
+                &[account_id.as_str().into(), id.as_str().into()],
+            )
+            .await?;
         let mut sealed = Vec::new();
         let mut environment = None;
-        for row in rows {
-            let (row, secret) = split_secret(row);
-            if let (Some(name), Some(value)) = secret {
+        for RowWithSecret { row, secret } in rows {
+            if let (Some(name), Some(value)) = (secret.secret_name, secret.secret_sealed) {
                 sealed.push((name, value));
             }
             environment.get_or_insert(row);
@@ -376,7 +401,7 @@ impl Store {
         let Some(row) = environment else {
             return Ok(None);
         };
-        let secrets = open_all(self.secrets.as_deref(), &row.0, sealed)?;
+        let secrets = open_all(self.secrets.as_deref(), &row.id, sealed)?;
         Ok(Some(environment_of(row, secrets)?))
     }
 

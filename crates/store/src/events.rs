@@ -3,7 +3,7 @@
 use cinch_base::timestamp::Timestamp;
 use sqlx::Row as _;
 
-use super::{AccountId, Readers, Result, Store, StoreError, on_pool};
+use super::{AccountId, PerBackend, Readers, Result, Store, StoreError, on_pool};
 
 super::rows::row_struct! {
     /// One stored event of a run.
@@ -17,6 +17,12 @@ super::rows::row_struct! {
         pub data: String,
     }
 }
+
+/// The account's (`$1`) run's (`$2`) newest `$3` events, newest first.
+const NEWEST: PerBackend<&str> = PerBackend::same(
+    "SELECT seq, name, data FROM run_events \
+     WHERE account_id = $1 AND run_id = $2 ORDER BY seq DESC LIMIT $3",
+);
 
 /// An event to store.
 #[derive(Debug, Clone)]
@@ -286,15 +292,13 @@ impl Store {
         limit: usize,
     ) -> Result<Vec<StoredEvent>> {
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        let mut newest: Vec<StoredEvent> = on_pool!(self, |pool| sqlx::query_as(
-            "SELECT seq, name, data FROM run_events \
-             WHERE account_id = $1 AND run_id = $2 ORDER BY seq DESC LIMIT $3",
-        )
-        .bind(account_id)
-        .bind(run_id)
-        .bind(limit)
-        .fetch_all(pool)
-        .await)?;
+        // Read as each stream of a run opens.
+        let mut newest: Vec<StoredEvent> = self
+            .read_rows(
+                &NEWEST,
+                &[account_id.as_str().into(), run_id.into(), limit.into()],
+            )
+            .await?;
         newest.reverse();
         Ok(newest)
     }

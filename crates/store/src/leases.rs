@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use cinch_base::timestamp::Timestamp;
 
-use super::{AccountId, Result, Store, on_pool};
+use super::{AccountId, PerBackend, Result, Store, on_pool};
 
 super::rows::row_struct! {
     /// A lease as stored.
@@ -111,16 +111,15 @@ fn expiry(ttl: Duration) -> Timestamp {
     Timestamp::now() + ttl
 }
 
+/// The session's (`$1`) lease.
+const LEASE: PerBackend<&str> = PerBackend::same(
+    "SELECT session_id, node_id, generation, expires_at FROM session_leases WHERE session_id = $1",
+);
+
 impl Store {
     /// The session's lease, if it ever had one.
     pub async fn lease(&self, session_id: &SessionId) -> Result<Option<Lease>> {
-        Ok(on_pool!(self, |pool| sqlx::query_as(
-            "SELECT session_id, node_id, generation, expires_at FROM session_leases \
-             WHERE session_id = $1"
-        )
-        .bind(session_id)
-        .fetch_optional(pool)
-        .await)?)
+        self.read_row(&LEASE, &[session_id.as_str().into()]).await
     }
 
     /// Takes the session's lease for `node` until `ttl` from now: when it
@@ -135,23 +134,24 @@ impl Store {
     ) -> Result<Claim> {
         loop {
             let until = expiry(ttl);
+            // Most claims are of a new session's lease: one statement.
+            let inserted = on_pool!(self, |pool| sqlx::query(
+                "INSERT INTO session_leases (session_id, node_id, generation, expires_at) \
+                 VALUES ($1, $2, 1, $3) ON CONFLICT (session_id) DO NOTHING"
+            )
+            .bind(session_id)
+            .bind(node)
+            .bind(until)
+            .execute(pool)
+            .await
+            .map(|done| done.rows_affected()))?;
+            if inserted == 1 {
+                return Ok(Claim::Held {
+                    generation: 1,
+                    from: TakenFrom::Nobody,
+                });
+            }
             let Some(lease) = self.lease(session_id).await? else {
-                let inserted = on_pool!(self, |pool| sqlx::query(
-                    "INSERT INTO session_leases (session_id, node_id, generation, expires_at) \
-                     VALUES ($1, $2, 1, $3) ON CONFLICT (session_id) DO NOTHING"
-                )
-                .bind(session_id)
-                .bind(node)
-                .bind(until)
-                .execute(pool)
-                .await
-                .map(|done| done.rows_affected()))?;
-                if inserted == 1 {
-                    return Ok(Claim::Held {
-                        generation: 1,
-                        from: TakenFrom::Nobody,
-                    });
-                }
                 continue;
             };
             let (generation, from) = if lease.node_id == node {

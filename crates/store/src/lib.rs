@@ -287,6 +287,17 @@ struct PerBackend<T> {
 }
 
 impl<T> PerBackend<T> {
+    /// The same value on both backends.
+    const fn same(value: T) -> Self
+    where
+        T: Copy,
+    {
+        Self {
+            sqlite: value,
+            postgres: value,
+        }
+    }
+
     fn get(&self, backend: Backend) -> &T {
         match backend {
             Backend::Sqlite => &self.sqlite,
@@ -414,30 +425,89 @@ impl Store {
         }
     }
 
-    /// The row `query` reads of the account `$1` by its id `$2`: on SQLite
-    /// through the store's own connections, without sqlx's hops to its
-    /// thread, for the rows read many times in a session's life.
-    async fn account_row<T>(
+    /// The rows `query` reads, its parameters `$1`, `$2`… being `params`
+    /// in order: on SQLite through the store's own connections on the
+    /// calling thread, without sqlx's hops to its thread (see [`readers`]),
+    /// on PostgreSQL through the pool. For reads outside a transaction that
+    /// a session's start or end, or a busy listing, makes.
+    async fn read_rows<T: Readable>(
         &self,
         query: &PerBackend<&'static str>,
-        account_id: &AccountId,
-        id: &str,
-    ) -> Result<Option<T>>
-    where
-        T: rows::SqliteRow
-            + Send
-            + Unpin
-            + for<'r> sqlx::FromRow<'r, sqlx::sqlite::SqliteRow>
-            + for<'r> sqlx::FromRow<'r, sqlx::postgres::PgRow>,
-    {
+        params: &[Param<'_>],
+    ) -> Result<Vec<T>> {
         let sql = *query.get(self.backend());
-        match &self.readers {
-            Readers::Sqlite(readers) => readers.row(sql, &[&account_id.as_str(), &id]),
-            Readers::Postgres(_) => Ok(on_pool!(self, |pool| sqlx::query_as(sql)
-                .bind(account_id)
-                .bind(id)
-                .fetch_optional(pool)
-                .await)?),
+        if let Readers::Sqlite(readers) = &self.readers {
+            let params: Vec<&dyn rusqlite::ToSql> = params
+                .iter()
+                .map(|param| param as &dyn rusqlite::ToSql)
+                .collect();
+            return readers.rows(sql, &params);
+        }
+        Ok(on_pool!(self, |pool| {
+            let mut query = sqlx::query_as(sql);
+            for param in params {
+                query = match *param {
+                    Param::Text(text) => query.bind(text),
+                    Param::Integer(integer) => query.bind(integer),
+                };
+            }
+            query.fetch_all(pool).await
+        })?)
+    }
+
+    /// The one row, if any, that `query` reads (see [`Store::read_rows`]).
+    async fn read_row<T: Readable>(
+        &self,
+        query: &PerBackend<&'static str>,
+        params: &[Param<'_>],
+    ) -> Result<Option<T>> {
+        Ok(self.read_rows(query, params).await?.pop())
+    }
+}
+
+/// A row [`Store::read_rows`] reads, from either backend.
+trait Readable:
+    rows::SqliteRow
+    + Send
+    + Unpin
+    + for<'r> sqlx::FromRow<'r, sqlx::sqlite::SqliteRow>
+    + for<'r> sqlx::FromRow<'r, sqlx::postgres::PgRow>
+{
+}
+
+impl<T> Readable for T where
+    T: rows::SqliteRow
+        + Send
+        + Unpin
+        + for<'r> sqlx::FromRow<'r, sqlx::sqlite::SqliteRow>
+        + for<'r> sqlx::FromRow<'r, sqlx::postgres::PgRow>
+{
+}
+
+/// A parameter of a [`Store::read_rows`] query.
+#[derive(Debug, Clone, Copy)]
+enum Param<'a> {
+    Text(&'a str),
+    Integer(i64),
+}
+
+impl<'a> From<&'a str> for Param<'a> {
+    fn from(text: &'a str) -> Self {
+        Self::Text(text)
+    }
+}
+
+impl From<i64> for Param<'_> {
+    fn from(integer: i64) -> Self {
+        Self::Integer(integer)
+    }
+}
+
+impl rusqlite::ToSql for Param<'_> {
+    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
+        match self {
+            Self::Text(text) => text.to_sql(),
+            Self::Integer(integer) => integer.to_sql(),
         }
     }
 }

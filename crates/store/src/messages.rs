@@ -10,8 +10,8 @@ use sqlx::Row as _;
 
 use super::page_cache::{CachedPage, PageKey};
 use super::{
-    AccountId, Backend, Dialect, Direction, MessageId, Page, Readers, Result, Session, SessionId,
-    Store, TaskId, on_pool,
+    AccountId, Backend, Dialect, Direction, MessageId, Page, PerBackend, Readers, Result, Session,
+    SessionId, Store, TaskId, on_pool,
 };
 use cinch_base::timestamp::Timestamp;
 use cinch_engine::checkpoint::{DiffStat, Restored};
@@ -249,33 +249,53 @@ impl MessageKind {
 
 super::text_column!(MessageKind);
 
-type Row = (
-    String,
-    String,
-    String,
-    Option<i64>,
-    MessageKind,
-    String,
-    Option<String>,
-    Timestamp,
-    Option<String>,
-);
+super::rows::row_struct! {
+    /// A message's columns as stored.
+    struct Row {
+        id: String,
+        session_id: String,
+        task_id: String,
+        sequence: Option<i64>,
+        kind: MessageKind,
+        content: String,
+        turn_json: Option<String>,
+        created_at: Timestamp,
+        forked_from_json: Option<String>,
+    }
+}
 
-const COLUMNS: &str =
-    "id, session_id, task_id, sequence, type, content, turn_json, created_at, forked_from_json";
+/// A message's columns, in [`Row`]'s order: its `type` is the row's `kind`.
+macro_rules! columns {
+    () => {
+        "id, session_id, task_id, sequence, type AS kind, content, turn_json, created_at, \
+         forked_from_json"
+    };
+}
+
+const COLUMNS: &str = columns!();
+
+/// The session's (`$1`) queued messages (the user's, not yet delivered) in
+/// the order they came.
+const QUEUED: PerBackend<&str> = PerBackend::same(concat!(
+    "SELECT ",
+    columns!(),
+    " FROM messages WHERE session_id = $1 AND sequence IS NULL AND type = 'user' ORDER BY id"
+));
 
 fn from_row(row: Row) -> Result<Message> {
-    let (id, session_id, task_id, sequence, kind, content, turn, created_at, forked_from) = row;
     Ok(Message {
-        id: id.into(),
-        session_id: session_id.into(),
-        task_id: task_id.into(),
-        sequence,
-        kind,
-        content,
-        turn: turn.map(RawValue::from_string).transpose()?,
-        created_at,
-        forked_from: forked_from.map(RawValue::from_string).transpose()?,
+        id: row.id.into(),
+        session_id: row.session_id.into(),
+        task_id: row.task_id.into(),
+        sequence: row.sequence,
+        kind: row.kind,
+        content: row.content,
+        turn: row.turn_json.map(RawValue::from_string).transpose()?,
+        created_at: row.created_at,
+        forked_from: row
+            .forked_from_json
+            .map(RawValue::from_string)
+            .transpose()?,
     })
 }
 
@@ -527,13 +547,10 @@ impl Store {
 
     /// The session's queued user messages, oldest first.
     pub async fn queued_messages(&self, session_id: &SessionId) -> Result<Vec<Message>> {
-        let rows: Vec<Row> = on_pool!(self, |pool| sqlx::query_as(&format!(
-            "SELECT {COLUMNS} FROM messages WHERE session_id = $1 AND sequence IS NULL \
-             AND type = 'user' ORDER BY id"
-        ))
-        .bind(session_id)
-        .fetch_all(pool)
-        .await)?;
+        // Read as each turn starts and ends.
+        let rows: Vec<Row> = self
+            .read_rows(&QUEUED, &[session_id.as_str().into()])
+            .await?;
         rows.into_iter().map(from_row).collect()
     }
 

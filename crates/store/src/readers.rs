@@ -63,16 +63,6 @@ impl SqliteReaders {
         Ok(answer?)
     }
 
-    /// The row, if any, that `sql` reads (one at most), its parameters
-    /// `$1`, `$2`… being `params` in order.
-    pub(super) fn row<T: SqliteRow>(
-        &self,
-        sql: &str,
-        params: &[&dyn rusqlite::ToSql],
-    ) -> Result<Option<T>> {
-        Ok(self.rows(sql, params)?.pop())
-    }
-
     /// The rows `sql` reads, its parameters `$1`, `$2`… being `params` in
     /// order.
     pub(super) fn rows<T: SqliteRow>(

@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use super::usage::{totals_json, usage_of};
 use super::{
-    AccountId, AgentId, EnvironmentId, Page, PerBackend, Readers, Result, SessionId, Store, TaskId,
+    AccountId, AgentId, EnvironmentId, Page, PerBackend, Result, SessionId, Store, TaskId,
     UsageTotals, on_pool,
 };
 
@@ -380,7 +380,8 @@ impl Store {
     /// The account's session `id`.
     pub async fn session(&self, account_id: &AccountId, id: &SessionId) -> Result<Option<Session>> {
         // Read eight times in a session's life.
-        self.account_row(&SESSION, account_id, id.as_str()).await
+        self.read_row(&SESSION, &[account_id.as_str().into(), id.as_str().into()])
+            .await
     }
 
     /// A page of the task's sessions, oldest first, after `cursor`.
@@ -391,23 +392,19 @@ impl Store {
         cursor: Option<&str>,
         limit: u32,
     ) -> Result<Page<Session>> {
-        let sql = TASK_SESSIONS.get(self.backend());
-        let cursor = cursor.unwrap_or("");
         let most = i64::from(limit) + 1;
-        // A listing the app reads often: on SQLite as [`Store::session`].
-        let rows: Vec<Session> = match &self.readers {
-            Readers::Sqlite(readers) => readers.rows(
-                sql,
-                &[&account_id.as_str(), &task_id.as_str(), &cursor, &most],
-            )?,
-            Readers::Postgres(_) => on_pool!(self, |pool| sqlx::query_as(sql)
-                .bind(account_id)
-                .bind(task_id)
-                .bind(cursor)
-                .bind(most)
-                .fetch_all(pool)
-                .await)?,
-        };
+        // A listing the app reads often.
+        let rows: Vec<Session> = self
+            .read_rows(
+                &TASK_SESSIONS,
+                &[
+                    account_id.as_str().into(),
+                    task_id.as_str().into(),
+                    cursor.unwrap_or("").into(),
+                    most.into(),
+                ],
+            )
+            .await?;
         Ok(Page::from_rows(rows, limit, |session| session.id.as_str()))
     }
 

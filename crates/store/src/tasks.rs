@@ -132,7 +132,8 @@ impl Store {
     /// The account's task `id`.
     pub async fn task(&self, account_id: &AccountId, id: &TaskId) -> Result<Option<Task>> {
         // Read three times as a session starts.
-        self.account_row(&TASK, account_id, id.as_str()).await
+        self.read_row(&TASK, &[account_id.as_str().into(), id.as_str().into()])
+            .await
     }
 
     /// A page of the account's tasks, newest first, before `cursor`; with

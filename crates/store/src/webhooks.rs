@@ -5,7 +5,9 @@ use cinch_base::timestamp::Timestamp;
 use serde::Serialize;
 
 use super::secrets::{forget_sealed, open_all, put_sealed, read_sealed};
-use super::{AccountId, Backend, Page, Result, Store, StoreError, WebhookId, new_id, on_pool};
+use super::{
+    AccountId, Backend, Page, PerBackend, Result, Store, StoreError, WebhookId, new_id, on_pool,
+};
 
 /// The name of a webhook's signing secret among its secrets.
 const SECRET_KEY: &str = "signing_secret";
@@ -116,6 +118,11 @@ pub enum Attempt {
     },
 }
 
+/// The account's (`$1`) webhooks, oldest first.
+const ACCOUNT_WEBHOOKS: PerBackend<&str> = PerBackend::same(
+    "SELECT id, account_id, url, created_at FROM webhooks WHERE account_id = $1 ORDER BY id",
+);
+
 const DELIVERY_COLUMNS: &str = "id, webhook_id, account_id, event, payload, state, attempts, \
      next_attempt_at, last_status, last_error, created_at, delivered_at";
 
@@ -159,14 +166,9 @@ impl Store {
 
     /// The account's webhooks, oldest first.
     pub async fn webhooks(&self, account_id: &AccountId) -> Result<Vec<Webhook>> {
-        Ok(on_pool!(self, |pool| {
-            sqlx::query_as(
-            "SELECT id, account_id, url, created_at FROM webhooks WHERE account_id = $1 ORDER BY id",
-        )
-        .bind(account_id)
-        .fetch_all(pool)
-        .await
-        })?)
+        // Read as each session of the account starts.
+        self.read_rows(&ACCOUNT_WEBHOOKS, &[account_id.as_str().into()])
+            .await
     }
 
     /// The account's webhook `id`.
