@@ -437,11 +437,7 @@ impl Store {
     ) -> Result<Vec<T>> {
         let sql = *query.get(self.backend());
         if let Readers::Sqlite(readers) = &self.readers {
-            let params: Vec<&dyn rusqlite::ToSql> = params
-                .iter()
-                .map(|param| param as &dyn rusqlite::ToSql)
-                .collect();
-            return readers.rows(sql, &params);
+            return readers.rows(sql, params);
         }
         Ok(on_pool!(self, |pool| {
             let mut query = sqlx::query_as(sql);

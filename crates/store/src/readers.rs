@@ -68,12 +68,15 @@ impl SqliteReaders {
     pub(super) fn rows<T: SqliteRow>(
         &self,
         sql: &str,
-        params: &[&dyn rusqlite::ToSql],
+        params: &[impl rusqlite::ToSql],
     ) -> Result<Vec<T>> {
         const NAMES: [&str; 4] = ["$1", "$2", "$3", "$4"];
         assert!(params.len() <= NAMES.len(), "at most four parameters");
-        let named: Vec<(&str, &dyn rusqlite::ToSql)> =
-            NAMES.iter().copied().zip(params.iter().copied()).collect();
+        let named: Vec<(&str, &dyn rusqlite::ToSql)> = NAMES
+            .iter()
+            .copied()
+            .zip(params.iter().map(|param| param as &dyn rusqlite::ToSql))
+            .collect();
         self.read(|connection| {
             connection
                 .prepare_cached(sql)?

@@ -131,7 +131,7 @@ impl Store {
 
     /// The account's task `id`.
     pub async fn task(&self, account_id: &AccountId, id: &TaskId) -> Result<Option<Task>> {
-        // Read three times as a session starts.
+        // Read twice as a task is made: back after its insert, and for the answer.
         self.read_row(&TASK, &[account_id.as_str().into(), id.as_str().into()])
             .await
     }
