@@ -41,7 +41,7 @@ use anyhow::Context as _;
 
 use crate::sandbox::Cgroup;
 use crate::turn_dir::{
-    ExitRecord, FileLock, Launch, StopReason, TurnDir, now_ms, record_private, write_json,
+    ExitRecord, FileLock, Launch, StopReason, TurnDir, now_ms, record_json, record_private,
 };
 
 /// How long the CLI has between SIGTERM and SIGKILL.
@@ -99,7 +99,11 @@ pub fn run(turn_dir: &Path) -> anyhow::Result<()> {
     if let Some(tmpdir) = &launch.tmpdir {
         let _ = std::fs::remove_dir_all(tmpdir);
     }
-    write_json(&turn.exit(), &record)
+    // Told to the engine, as the turn's other records are (see
+    // `record_private`): a power cut ends the turn with it. Waiting for
+    // the disk was one of a turn end's three `fsync`s, each a commit of the
+    // file system's journal that other writers wait behind.
+    record_json(&turn.exit(), &record)
 }
 
 /// Forks so that the parent (the `cinch` that spawned us and waits) can

@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot, watch};
 
@@ -124,10 +125,18 @@ impl RunEvents {
         lock(&self.window)
     }
 
-    /// Adds an event and stores it; streams see it once stored. Numbered
-    /// next here, or by the database when other nodes write the run too.
-    pub fn publish(&self, name: EventName, data: Value) {
-        let data: Arc<str> = data.to_string().into();
+    /// Adds an event, its data written as JSON, and stores it; streams see
+    /// it once stored. Numbered next here, or by the database when other
+    /// nodes write the run too.
+    pub fn publish(&self, name: EventName, data: &impl Serialize) {
+        let data: Arc<str> = match serde_json::to_string(data) {
+            Ok(text) => text.into(),
+            // Only a map whose keys are not text fails, which no event's is.
+            Err(error) => {
+                tracing::error!(run = %self.run.run_id, "writing a {} event: {error}", name.as_str());
+                return;
+            }
+        };
         let mut window = self.lock();
         let numbered = (self.numbering == Numbering::Here).then(|| {
             let seq = window.newest + 1;

@@ -181,7 +181,7 @@ impl Runs {
             return;
         }
         match self.events(account_id, run_id).await {
-            Ok(events) => events.publish(name, data),
+            Ok(events) => events.publish(name, &data),
             Err(error) => tracing::error!(run = %run_id, "publishing {}: {error:#}", name.as_str()),
         }
     }

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use serde::Serialize;
 use serde_json::json;
 use tokio::sync::watch;
 
@@ -59,7 +60,7 @@ pub(super) fn pump(
             .or_else(|| state.borrow().session_id.clone());
         events.publish(
             EventName::ToolEnded,
-            json!({
+            &json!({
                 "run_id": call.run_id,
                 "tool_call_id": call.call_id,
                 "status": result.status.as_str(),
@@ -112,13 +113,24 @@ impl Progress {
         for chunk in lines.chunks(LINES_PER_EVENT) {
             self.events.publish(
                 EventName::ToolProgress,
-                json!({
-                    "run_id": self.call.run_id,
-                    "tool_call_id": self.call.call_id,
-                    "lines": chunk,
-                    "session_id": session_id,
-                }),
+                &ProgressData {
+                    lines: chunk,
+                    run_id: &self.call.run_id,
+                    session_id: session_id.as_deref(),
+                    tool_call_id: &self.call.call_id,
+                },
             );
         }
     }
+}
+
+/// A `tool.progress` event's data, written to JSON as it is borrowed: a
+/// `json!` map of it, built and dropped for every event, cost a line more
+/// than the event's text (its keys are in the order such a map gave them).
+#[derive(Serialize)]
+struct ProgressData<'a> {
+    lines: &'a [&'a str],
+    run_id: &'a str,
+    session_id: Option<&'a str>,
+    tool_call_id: &'a str,
 }
