@@ -48,6 +48,14 @@ a file system without a journal, ext4 skips the inodes deleted in the last
 minute or so when it allocates one, reading each skipped inode's block:
 after much churn (builds, earlier runs' clean-ups) a creation then costs far
 more than on a journaled or fresh one.
+
+And the CPU to start a program and wait for it (`true`, dynamically linked
+as git and most CLIs are), times the four processes a turn start runs (the
+sandbox's helper for git's worktree and for the supervisor, git, the CLI).
+In a virtual machine much of it is the C library's start-up asking the CPU
+for its caches' sizes (`cpuid`, which the hypervisor answers): a profile of
+starting `true` on the machines these benchmarks ran on put a third of its
+own CPU there.
 """
 
 import argparse
@@ -255,12 +263,39 @@ def create_step(files):
         shutil.rmtree(folder, ignore_errors=True)
 
 
+# Processes one turn start runs: the sandbox's helper twice (for git's
+# worktree and for the turn's supervisor), git, and the harness's CLI.
+PROCESSES_A_START = 4
+
+
+def process_step(starts):
+    """The CPU of starting a small program (`true`, linked as git and most
+    CLIs are) and waiting for it: the kernel's exec and exit, the dynamic
+    loader and the C library's start-up, in the child; the spawn and wait
+    in the parent."""
+    program = shutil.which("true") or "/bin/true"
+    children, parent = resource.RUSAGE_CHILDREN, resource.RUSAGE_SELF
+
+    def cpu(who):
+        usage = resource.getrusage(who)
+        return usage.ru_utime + usage.ru_stime
+
+    before_children, before_parent = cpu(children), cpu(parent)
+    for _ in range(starts):
+        pid = os.posix_spawn(program, [program], {})
+        os.waitpid(pid, 0)
+    return ((cpu(children) - before_children) / starts,
+            (cpu(parent) - before_parent) / starts)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--streams", type=int, default=200)
     parser.add_argument("--rate", type=float, default=2000.0, help="lines a second, in all")
     parser.add_argument("--lines", type=int, default=20000)
     parser.add_argument("--files", type=int, default=5000, help="files created to time one")
+    parser.add_argument("--processes", type=int, default=2000,
+                        help="programs started to time one")
     args = parser.parse_args()
     steps = [
         ("woken by inotify: read the event, the line", watcher_step(args.streams, args.rate, args.lines)),
@@ -277,11 +312,18 @@ def main():
     create = create_step(args.files)
     print(f"The kernel's CPU to create a file in {tempfile.gettempdir()}: {create * 1e6:.1f} us; "
           f"a turn start's {FILES_A_START} files: {create * FILES_A_START * 1e3:.2f} ms")
+    child, spawner = process_step(args.processes)
+    started = child + spawner
+    print(f"The CPU to start a small program and wait for it: {started * 1e6:.0f} us "
+          f"({child * 1e6:.0f} in the program, {spawner * 1e6:.0f} in the spawner); "
+          f"a turn start's {PROCESSES_A_START} processes: {started * PROCESSES_A_START * 1e3:.2f} ms")
     print("RESULT " + " ".join(
         f"{key}_us={seconds * 1e6:.1f}"
         for key, seconds in zip(("wake_read", "store", "send"), (s for _, s in steps)))
         + f" kernel_floor_us={total * 1e6:.1f} create_file_us={create * 1e6:.1f}"
-        + f" start_files={FILES_A_START} start_files_ms={create * FILES_A_START * 1e3:.2f}")
+        + f" start_files={FILES_A_START} start_files_ms={create * FILES_A_START * 1e3:.2f}"
+        + f" process_us={started * 1e6:.0f} start_processes={PROCESSES_A_START}"
+        + f" start_processes_ms={started * PROCESSES_A_START * 1e3:.2f}")
 
 
 if __name__ == "__main__":

@@ -35,6 +35,20 @@ TICK = ('{"type":"assistant","session_id":"bench","message":{"content":'
         '[{"type":"text","text":"tick {n} {now_us}"}]}}')
 
 
+def run_one_turn(base, token, prefix, environment, timeout_s):
+    """Creates a task in `environment` and waits until its session's turn has
+    ended (the session is no longer booting, waiting or running)."""
+    task = call(base, token, "POST", f"{prefix}/tasks",
+                {"prompt": "Warm up", "environment_id": environment})["data"]["id"]
+    deadline = time.time() + timeout_s
+    while time.time() < deadline:
+        session = call(base, token, "GET", f"{prefix}/tasks/{task}/sessions")["data"][0]
+        if session["status"] in ("idle", "closed"):
+            return
+        time.sleep(0.2)
+    sys.exit(f"the warm-up turn did not end within {timeout_s} s")
+
+
 def machine_cpu():
     """Busy seconds of every CPU of the machine (all processes, the kernel too)."""
     with open("/proc/stat") as stat:
@@ -284,6 +298,10 @@ def main():
     parser.add_argument("--busy", type=int, default=0,
                         help="turns started first whose CLI keeps a CPU busy for the whole run "
                              "(as CLIs running builds), their events not read")
+    parser.add_argument("--warm", action="store_true",
+                        help="run one turn like the others to its end before measuring: the "
+                             "memory a turn then grows serve by is its own, not the server's "
+                             "caches (SQLite's pages, the allocator's) that its first turns fill")
     args = parser.parse_args()
     release = os.path.abspath(os.path.join(args.target_dir, "release"))
     cinch = os.path.abspath(args.cinch or os.path.join(release, "cinch"))
@@ -336,6 +354,11 @@ def main():
                 call(base, token, "POST", f"{prefix}/tasks",
                      {"prompt": f"Build {n}", "environment_id": busy})
         expected = int(args.rate * args.seconds)
+        warm_mib = None
+        if args.warm:
+            cold_mib, _ = resident_mib(server.pid)
+            run_one_turn(base, token, prefix, environment, args.seconds + 60)
+            warm_mib = resident_mib(server.pid)[0] - cold_mib
         reader = Client(port, token)
         rss_idle, _ = resident_mib(server.pid)
         cpu_before, client_before = process_cpu(server.pid), resource.getrusage(
@@ -439,6 +462,8 @@ def main():
         print(f"  every turn's first line in {all_running_s:.1f} s from the first request; "
               f"cinch serve's memory {rss_idle:.0f} MiB before the turns, at most "
               f"{rss_peak:.0f} MiB: {mib_per_turn:.2f} MiB a turn")
+        if warm_mib is not None:
+            print(f"  the turn run to its end before them (--warm) grew it by {warm_mib:.2f} MiB")
         line_cpu = running_cpu / running_lines if running_lines else 0.0
         phases = start_and_end_cpu(sampler, clients, cpu_before, cpu_before + server_cpu,
                                    line_cpu)
@@ -454,6 +479,7 @@ def main():
               f"running_kernel_us_per_line={running_system_us:.1f} "
               f"all_running_s={all_running_s:.1f} mib_per_turn={mib_per_turn:.3f} "
               f"start_ms={start_ms:.2f} end_ms={end_ms:.2f} "
+              + (f"warm_mib={warm_mib:.3f} " if warm_mib is not None else "") +
               "(targets: 0, <= 5 ms, <= 10 us)")
     finally:
         server.terminate()

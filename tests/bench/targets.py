@@ -137,9 +137,12 @@ def main():
             os.path.join(HERE, "sse.py"), *target_dir, "--sessions", "1000", "--rate", "10",
             "--seconds", "20"], env)
     # One turn of 50,000 lines: what serve holds must not grow with its length.
-    long_turn = run("sse, one 50,000-line turn", python + [
+    # A first such turn is run to its end before the one measured: it fills
+    # the server's own caches (SQLite's pages of the events written, the
+    # allocator's arenas), which every later turn shares.
+    long_turn = run("sse, one 50,000-line turn after another", python + [
         os.path.join(HERE, "sse.py"), *target_dir, "--sessions", "1", "--rate", "2500",
-        "--seconds", "20"], env)
+        "--seconds", "20", "--warm"], env)
     floor = run("floor", python + [os.path.join(HERE, "floor.py")], env)
     postgres = ["--postgres", args.postgres] if args.postgres else []
     messages = run("messages", python + [os.path.join(HERE, "messages.py"), *target_dir,
@@ -216,8 +219,10 @@ def main():
         row("the same: `cinch serve` memory a running turn", BEFORE_API["memory"][sessions],
             f"{api['mib_per_turn']} MiB", "≤ 0.5 MiB", float(api["mib_per_turn"]) <= 0.5)
     long = one(long_turn)
-    row("one 50,000-line turn: `cinch serve` grew by", BEFORE_API["long_turn"],
-        f"{long['mib_per_turn']} MiB", "≤ 0.5 MiB", float(long["mib_per_turn"]) <= 0.5)
+    row("one 50,000-line turn: `cinch serve` grew by (the first such turn, filling the "
+        "server's caches)", BEFORE_API["long_turn"],
+        f"{long['mib_per_turn']} MiB ({long['warm_mib']} MiB)", "≤ 0.5 MiB",
+        float(long["mib_per_turn"]) <= 0.5)
     kernel = one(floor)
     row("the kernel's own CPU for such a line, each step alone, no cinch code (floor.py): "
         "woken and read, stored, sent", "", f"≥ {kernel['kernel_floor_us']} µs "
@@ -227,6 +232,10 @@ def main():
         f"and a turn start's {kernel['start_files']} files", "",
         f"{kernel['create_file_us']} µs, {kernel['start_files_ms']} ms",
         "(a floor under a turn start)", None)
+    row(f"the CPU to start a small program (floor.py: exec, loader, C library), and a turn "
+        f"start's {kernel['start_processes']} processes", "",
+        f"{kernel['process_us']} µs, {kernel['start_processes_ms']} ms",
+        "(a floor under a turn start, across processes)", None)
 
     for page in (r for r in messages if r.get("cache") == "uncached"):
         row(f"a page of 50 messages, uncached, {page['backend']}: requests/s, p99",
