@@ -53,9 +53,9 @@ And the CPU to start a program and wait for it (`true`, dynamically linked
 as git and most CLIs are), times the four processes a turn start runs (the
 sandbox's helper for git's worktree and for the supervisor, git, the CLI).
 In a virtual machine much of it is the C library's start-up asking the CPU
-for its caches' sizes (`cpuid`, which the hypervisor answers): a profile of
-starting `true` on the machines these benchmarks ran on put a third of its
-own CPU there.
+for its caches' sizes (`cpuid`, which the hypervisor answers): in a
+profile of starting `true` again and again on the machines these
+benchmarks ran on, more than half of the samples were there.
 """
 
 import argparse
