@@ -298,10 +298,11 @@ def main():
     parser.add_argument("--busy", type=int, default=0,
                         help="turns started first whose CLI keeps a CPU busy for the whole run "
                              "(as CLIs running builds), their events not read")
-    parser.add_argument("--warm", action="store_true",
-                        help="run one turn like the others to its end before measuring: the "
-                             "memory a turn then grows serve by is its own, not the server's "
-                             "caches (SQLite's pages, the allocator's) that its first turns fill")
+    parser.add_argument("--warm", type=int, default=0, metavar="TURNS",
+                        help="run this many turns like the others, one after another, to their "
+                             "ends before measuring: the memory a turn then grows serve by is its "
+                             "own, not the server's caches (SQLite's pages, the allocator's), "
+                             "which its first turns fill")
     args = parser.parse_args()
     release = os.path.abspath(os.path.join(args.target_dir, "release"))
     cinch = os.path.abspath(args.cinch or os.path.join(release, "cinch"))
@@ -354,11 +355,12 @@ def main():
                 call(base, token, "POST", f"{prefix}/tasks",
                      {"prompt": f"Build {n}", "environment_id": busy})
         expected = int(args.rate * args.seconds)
-        warm_mib = None
-        if args.warm:
-            cold_mib, _ = resident_mib(server.pid)
+        # What each turn run before the measured ones grew serve by, in MiB.
+        warm_mib = []
+        for _ in range(args.warm):
+            before_mib, _ = resident_mib(server.pid)
             run_one_turn(base, token, prefix, environment, args.seconds + 60)
-            warm_mib = resident_mib(server.pid)[0] - cold_mib
+            warm_mib.append(resident_mib(server.pid)[0] - before_mib)
         reader = Client(port, token)
         rss_idle, _ = resident_mib(server.pid)
         cpu_before, client_before = process_cpu(server.pid), resource.getrusage(
@@ -462,8 +464,9 @@ def main():
         print(f"  every turn's first line in {all_running_s:.1f} s from the first request; "
               f"cinch serve's memory {rss_idle:.0f} MiB before the turns, at most "
               f"{rss_peak:.0f} MiB: {mib_per_turn:.2f} MiB a turn")
-        if warm_mib is not None:
-            print(f"  the turn run to its end before them (--warm) grew it by {warm_mib:.2f} MiB")
+        if warm_mib:
+            print("  the turns run to their ends before them (--warm) grew it by "
+                  + ", ".join(f"{mib:.2f}" for mib in warm_mib) + " MiB")
         line_cpu = running_cpu / running_lines if running_lines else 0.0
         phases = start_and_end_cpu(sampler, clients, cpu_before, cpu_before + server_cpu,
                                    line_cpu)
@@ -479,7 +482,7 @@ def main():
               f"running_kernel_us_per_line={running_system_us:.1f} "
               f"all_running_s={all_running_s:.1f} mib_per_turn={mib_per_turn:.3f} "
               f"start_ms={start_ms:.2f} end_ms={end_ms:.2f} "
-              + (f"warm_mib={warm_mib:.3f} " if warm_mib is not None else "") +
+              + (f"warm_mib={','.join(f'{mib:.2f}' for mib in warm_mib)} " if warm_mib else "") +
               "(targets: 0, <= 5 ms, <= 10 us)")
     finally:
         server.terminate()
