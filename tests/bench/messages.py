@@ -74,9 +74,10 @@ def wait_listening(base, what, server=None, seconds=60):
             time.sleep(0.1)
 
 
-def wait_turns(base, token, path, turns):
-    """Waits until the session is idle with `turns` assistant messages."""
-    deadline = time.time() + 60
+def wait_turns(base, token, path, turns, seconds=60):
+    """Waits until the session is idle with `turns` assistant messages, for
+    at most `seconds`."""
+    deadline = time.time() + seconds
     while time.time() < deadline:
         idle = call(base, token, "GET", path)["data"]["status"] == "idle"
         messages = call(base, token, "GET", f"{path}/messages?limit=200")["data"]

@@ -29,24 +29,20 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from messages import call, free_port, wait_listening, write_operator_config  # noqa: E402
+from messages import (call, free_port, wait_listening, wait_turns,  # noqa: E402
+                      write_operator_config)
 
 TICK = ('{"type":"assistant","session_id":"bench","message":{"content":'
         '[{"type":"text","text":"tick {n} {now_us}"}]}}')
 
 
-def run_one_turn(base, token, prefix, environment, timeout_s):
-    """Creates a task in `environment` and waits until its session's turn has
-    ended (the session is no longer booting, waiting or running)."""
+def run_one_turn(base, token, prefix, environment, seconds):
+    """Creates a task in `environment` and waits, at most `seconds`, until its
+    session's turn has ended."""
     task = call(base, token, "POST", f"{prefix}/tasks",
                 {"prompt": "Warm up", "environment_id": environment})["data"]["id"]
-    deadline = time.time() + timeout_s
-    while time.time() < deadline:
-        session = call(base, token, "GET", f"{prefix}/tasks/{task}/sessions")["data"][0]
-        if session["status"] in ("idle", "closed"):
-            return
-        time.sleep(0.2)
-    sys.exit(f"the warm-up turn did not end within {timeout_s} s")
+    session = call(base, token, "GET", f"{prefix}/tasks/{task}/sessions")["data"][0]["id"]
+    wait_turns(base, token, f"{prefix}/tasks/{task}/sessions/{session}", 1, seconds)
 
 
 def machine_cpu():

@@ -124,9 +124,9 @@ impl Progress {
     }
 }
 
-/// A `tool.progress` event's data, written to JSON as it is borrowed: a
-/// `json!` map of it, built and dropped for every event, cost a line more
-/// than the event's text (its keys are in the order such a map gave them).
+/// A `tool.progress` event's data, written to JSON as it is borrowed:
+/// building and dropping a `json!` map of it for every event cost more than
+/// writing the event's text. Its keys are in the order such a map gave them.
 #[derive(Serialize)]
 struct ProgressData<'a> {
     lines: &'a [&'a str],
