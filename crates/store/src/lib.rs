@@ -30,6 +30,7 @@ mod idempotency;
 mod ids;
 mod known_webhooks;
 mod leases;
+mod lock_wait;
 mod messages;
 mod migrations;
 mod nodes;
@@ -134,10 +135,19 @@ pub enum StoreError {
 /// once rather than after sqlx's 30 seconds of retries.
 const CONNECTION_WAIT: std::time::Duration = std::time::Duration::from_millis(1500);
 
-/// The size, in 4 KiB pages, past which a commit of the store's pooled
-/// SQLite connections checkpoints the log itself (SQLite's default is
-/// 1,000): 32 MiB of log at most while nothing else checkpoints it.
-const POOL_AUTOCHECKPOINT_PAGES: u32 = 8_192;
+/// What a commit of the store's pooled SQLite connections does: wakes who
+/// waits for the write lock, and copies the log itself past 8,192 pages of
+/// 4 KiB (32 MiB of log at most while nothing else copies it).
+///
+/// The events writer's checkpointer copies the log every second while
+/// events are stored (`writer.rs`). At SQLite's default of 1,000 pages,
+/// which a busy second of events passes, every commit of these connections
+/// copied the log itself first, with an fsync, in the request that wrote:
+/// 5% of the server's CPU while 1,000 sessions started.
+static POOL_ON_COMMIT: lock_wait::OnCommit = lock_wait::OnCommit {
+    releases: &lock_wait::RELEASES,
+    checkpoint_at: Some(8_192),
+};
 
 /// How long a node starting waits for its PostgreSQL server to take
 /// connections (one started beside it may still be starting).
@@ -317,14 +327,6 @@ impl Store {
             // In WAL mode NORMAL loses nothing when the process is killed (only
             // on power loss), which is what an acknowledged write must survive.
             .synchronous(SqliteSynchronous::Normal)
-            // The events writer's checkpointer copies the log every second
-            // while events are stored (`writer.rs`). At SQLite's default of
-            // 1,000 pages, which a busy second of events passes, every
-            // commit of these connections copied the log itself first, with
-            // an fsync, in the request that wrote: 5% of the server's CPU
-            // while 1,000 sessions started. These copy it only when it grew
-            // this large, as when no events are stored.
-            .pragma("wal_autocheckpoint", POOL_AUTOCHECKPOINT_PAGES.to_string())
             .foreign_keys(true);
         let pool = SqlitePoolOptions::new()
             .max_connections(8)
@@ -346,7 +348,8 @@ impl Store {
             .after_connect(|connection, _| {
                 Box::pin(async move {
                     let mut handle = connection.lock_handle().await?;
-                    readers::retry_soon_when_busy(handle.as_raw_handle());
+                    lock_wait::wait_when_busy(handle.as_raw_handle(), &lock_wait::RELEASES);
+                    lock_wait::on_commit(handle.as_raw_handle(), &POOL_ON_COMMIT);
                     Ok(())
                 })
             })

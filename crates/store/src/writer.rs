@@ -26,6 +26,7 @@ use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, OpenFlags};
 
+use super::lock_wait::{self, OnCommit};
 use super::{Result, StoreError};
 
 /// How often at most the checkpointer is asked to copy the log.
@@ -63,6 +64,12 @@ const MOST_COPIES: usize = 8;
 /// serve` 19 MiB more at 1,000 sessions, for no fewer reads (the indexer's
 /// CPU and its page reads alike, side by side in profiles).
 const WRITER_CACHE_KIB: i64 = 8 * 1024;
+
+/// What the writer's commits do: wake who waits for the lock, no more.
+static ON_COMMIT: OnCommit = OnCommit {
+    releases: &lock_wait::RELEASES,
+    checkpoint_at: None,
+};
 
 /// The read-write connection to one SQLite file, opened when first needed.
 pub(super) struct Writer {
@@ -147,7 +154,6 @@ impl Writer {
     fn opened<'a>(&self, open: &'a mut Option<Open>) -> Result<&'a mut Open> {
         if open.is_none() {
             let connection = self.connect()?;
-            connection.pragma_update(None, "wal_autocheckpoint", 0)?;
             connection.pragma_update(None, "cache_size", -WRITER_CACHE_KIB)?;
             let checkpointing = self.connect()?;
             let (checkpointer, asked) = sync_channel(1);
@@ -175,6 +181,10 @@ impl Writer {
         // file's, kept by it; these two are each connection's).
         connection.pragma_update(None, "synchronous", "NORMAL")?;
         connection.pragma_update(None, "foreign_keys", true)?;
+        // The checkpointer copies the log, not a commit; and each commit
+        // wakes whoever waits for the write lock.
+        connection.pragma_update(None, "wal_autocheckpoint", 0)?;
+        lock_wait::on_commit(super::readers::handle(&connection), &ON_COMMIT);
         Ok(connection)
     }
 }
