@@ -9,7 +9,7 @@
 //! than 2 s in 10 s at 200 sessions. Trying again every 100 µs instead
 //! cost a wake-up of the waiting thread a try: at 1,000 sessions starting,
 //! sqlx's threads slept 2,300 times a second, about 36 times a session's
-//! start, 40% of them woken from the other CPU (`perf record -e
+//! start, 41% of them woken from the other CPU (`perf record -e
 //! sched:sched_wakeup`), and a wake-up across CPUs costs 22 µs of CPU on
 //! the machines the benchmarks ran on (`tests/bench/floor.py`).
 
