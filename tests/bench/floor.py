@@ -88,6 +88,13 @@ IN_MODIFY = 0x2
 IN_NONBLOCK = os.O_NONBLOCK
 
 
+def cpu_seconds(who=resource.RUSAGE_SELF):
+    """User and system CPU seconds of this process (or, given
+    RUSAGE_CHILDREN, of its children waited for)."""
+    usage = resource.getrusage(who)
+    return usage.ru_utime + usage.ru_stime
+
+
 def paced(count, rate):
     """Yields 0..count at `rate` a second on average, sleeping between,
     the gaps random: even ones would fall in step with the kernel's clock
@@ -260,41 +267,37 @@ def wake_step(hand_overs):
     waits, are taken off."""
     cpus = sorted(os.sched_getaffinity(0))
 
-    def cpu():
-        usage = resource.getrusage(resource.RUSAGE_SELF)
-        return usage.ru_utime + usage.ru_stime
-
     def unblocked():
         read_end, write_end = os.pipe()
-        started = cpu()
+        started = cpu_seconds()
         for _ in range(hand_overs):
             os.write(write_end, b"x")
             os.read(read_end, 1)
-        spent = cpu() - started
+        spent = cpu_seconds() - started
         os.close(read_end)
         os.close(write_end)
         return spent / hand_overs
 
     def ping_pong(parent_cpu, child_cpu):
-        to_child, from_parent = os.pipe()[::-1]
+        from_parent, to_child = os.pipe()
         from_child, to_parent = os.pipe()
         report_read, report_write = os.pipe()
 
         def echo():
             os.sched_setaffinity(0, {child_cpu})
-            started = cpu()
+            started = cpu_seconds()
             for _ in range(hand_overs):
                 os.read(from_parent, 1)
                 os.write(to_parent, b"x")
-            os.write(report_write, struct.pack("d", cpu() - started))
+            os.write(report_write, struct.pack("d", cpu_seconds() - started))
 
         pid = in_child(echo)
         os.sched_setaffinity(0, {parent_cpu})
-        started = cpu()
+        started = cpu_seconds()
         for _ in range(hand_overs):
             os.write(to_child, b"x")
             os.read(from_child, 1)
-        spent = cpu() - started
+        spent = cpu_seconds() - started
         child_spent = struct.unpack("d", os.read(report_read, 8))[0]
         os.waitpid(pid, 0)
         os.sched_setaffinity(0, set(cpus))
@@ -338,18 +341,13 @@ def process_step(starts):
     loader and the C library's start-up, in the child; the spawn and wait
     in the parent."""
     program = shutil.which("true") or "/bin/true"
-    children, parent = resource.RUSAGE_CHILDREN, resource.RUSAGE_SELF
-
-    def cpu(who):
-        usage = resource.getrusage(who)
-        return usage.ru_utime + usage.ru_stime
-
-    before_children, before_parent = cpu(children), cpu(parent)
+    children = resource.RUSAGE_CHILDREN
+    before_children, before_parent = cpu_seconds(children), cpu_seconds()
     for _ in range(starts):
         pid = os.posix_spawn(program, [program], {})
         os.waitpid(pid, 0)
-    return ((cpu(children) - before_children) / starts,
-            (cpu(parent) - before_parent) / starts)
+    return ((cpu_seconds(children) - before_children) / starts,
+            (cpu_seconds() - before_parent) / starts)
 
 
 def main():

@@ -93,6 +93,13 @@ thread_local! {
     static WAITING: Cell<(Instant, u64)> = Cell::new((Instant::now(), 0));
 }
 
+/// The SQLite handle of rusqlite's `connection`, for the calls below.
+pub(super) fn handle(connection: &rusqlite::Connection) -> NonNull<ffi::sqlite3> {
+    // SAFETY: the handle is only passed to SQLite's own calls, while
+    // `connection` is open.
+    NonNull::new(unsafe { connection.handle() }).expect("an open connection has a handle")
+}
+
 /// Makes `connection` wait for a locked file on `releases`, for at most
 /// [`BUSY_TIMEOUT`].
 pub(super) fn wait_when_busy(connection: NonNull<ffi::sqlite3>, releases: &'static Releases) {
@@ -210,8 +217,7 @@ mod tests {
         connection
             .pragma_update(None, "journal_mode", "WAL")
             .unwrap();
-        // SAFETY: the handle is only passed to SQLite's own calls.
-        let handle = NonNull::new(unsafe { connection.handle() }).unwrap();
+        let handle = handle(&connection);
         // SAFETY: as in `wait_when_busy`, with a handler that counts.
         unsafe {
             ffi::sqlite3_busy_handler(

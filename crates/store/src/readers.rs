@@ -9,7 +9,6 @@
 //! page of at most the listing's limit).
 
 use std::path::{Path, PathBuf};
-use std::ptr::NonNull;
 use std::sync::Mutex;
 
 use rusqlite::{Connection, OpenFlags};
@@ -88,13 +87,6 @@ impl SqliteReaders {
 /// [`lock_wait`](super::lock_wait) tells.
 pub(super) fn connect(path: &Path, access: OpenFlags) -> rusqlite::Result<Connection> {
     let connection = Connection::open_with_flags(path, access | OpenFlags::SQLITE_OPEN_NO_MUTEX)?;
-    lock_wait::wait_when_busy(handle(&connection), &lock_wait::RELEASES);
+    lock_wait::wait_when_busy(lock_wait::handle(&connection), &lock_wait::RELEASES);
     Ok(connection)
-}
-
-/// The SQLite handle of `connection`, for SQLite's own calls.
-pub(super) fn handle(connection: &Connection) -> NonNull<rusqlite::ffi::sqlite3> {
-    // SAFETY: the handle is only passed to SQLite's own calls, while
-    // `connection` is open.
-    NonNull::new(unsafe { connection.handle() }).expect("an open connection has a handle")
 }

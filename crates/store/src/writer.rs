@@ -184,7 +184,7 @@ impl Writer {
         // The checkpointer copies the log, not a commit; and each commit
         // wakes whoever waits for the write lock.
         connection.pragma_update(None, "wal_autocheckpoint", 0)?;
-        lock_wait::on_commit(super::readers::handle(&connection), &ON_COMMIT);
+        lock_wait::on_commit(lock_wait::handle(&connection), &ON_COMMIT);
         Ok(connection)
     }
 }
