@@ -357,8 +357,8 @@ impl Message {
 /// Locks the session of `$1` (a session's id, or one of its messages'
 /// ids) in a writing transaction, so that its messages are numbered one at a
 /// time: on PostgreSQL another node's writer waits for the row. None on
-/// SQLite, whose write lock (taken as the transaction began) already
-/// serializes every writer: the statement would lock nothing.
+/// SQLite, whose write lock (taken as a writing statement begins, before it
+/// reads) already serializes every writer: the statement would lock nothing.
 fn number_in_turn(dialect: &Dialect) -> Option<String> {
     (!dialect.for_update.is_empty()).then(|| {
         format!(
@@ -384,32 +384,39 @@ impl Store {
         let dialect = self.dialect();
         // A queued message takes no number: nothing to wait for.
         let lock = number_in_turn(dialect).filter(|_| delivered);
-        let row: Row = on_pool!(self, |pool| {
-            let mut tx = pool.begin_with(dialect.begin_write).await?;
-            if let Some(lock) = &lock {
-                sqlx::query(lock)
-                    .bind(&session.id)
-                    .execute(&mut *tx)
-                    .await?;
-            }
-            let row = sqlx::query_as(&format!(
+        let insert = format!(
             "INSERT INTO messages (id, account_id, task_id, session_id, sequence, type, content, \
              turn_json, created_at) VALUES ($1, $2, $3, $4, \
              CASE WHEN $5 THEN (SELECT COALESCE(MAX(sequence), 0) + 1 FROM messages WHERE session_id = $4) END, \
              $6, $7, $8, $9) RETURNING {COLUMNS}",
-        ))
-        .bind(&id)
-        .bind(&session.account_id)
-        .bind(&session.task_id)
-        .bind(&session.id)
-        .bind(delivered)
-        .bind(kind)
-        .bind(content)
-        .bind(turn.map(Value::to_string))
-        .bind(Timestamp::now())
-        .fetch_one(&mut *tx)
-        .await?;
-            tx.commit().await.map(|()| row)
+        );
+        let row: Row = on_pool!(self, |pool| {
+            let insert = sqlx::query_as(&insert)
+                .bind(&id)
+                .bind(&session.account_id)
+                .bind(&session.task_id)
+                .bind(&session.id)
+                .bind(delivered)
+                .bind(kind)
+                .bind(content)
+                .bind(turn.map(Value::to_string))
+                .bind(Timestamp::now());
+            match &lock {
+                // One statement is atomic by itself (SQLite's takes the
+                // write lock before it reads the last number): a
+                // transaction around it would cost two more trips to the
+                // connection.
+                None => insert.fetch_one(pool).await,
+                Some(lock) => {
+                    let mut tx = pool.begin_with(dialect.begin_write).await?;
+                    sqlx::query(lock)
+                        .bind(&session.id)
+                        .execute(&mut *tx)
+                        .await?;
+                    let row = insert.fetch_one(&mut *tx).await?;
+                    tx.commit().await.map(|()| row)
+                }
+            }
         })?;
         self.pages.invalidate(&session.id);
         from_row(row)
@@ -500,20 +507,23 @@ impl Store {
     pub async fn deliver_message(&self, id: &MessageId) -> Result<Option<Message>> {
         let dialect = self.dialect();
         let lock = number_in_turn(dialect);
+        let number = format!(
+            "UPDATE messages SET sequence = (SELECT COALESCE(MAX(sequence), 0) + 1 FROM messages \
+             m WHERE m.session_id = messages.session_id) WHERE id = $1 AND sequence IS NULL \
+             RETURNING {COLUMNS}",
+        );
         let numbered: Option<Row> = on_pool!(self, |pool| {
-            let mut tx = pool.begin_with(dialect.begin_write).await?;
-            if let Some(lock) = &lock {
-                sqlx::query(lock).bind(id).execute(&mut *tx).await?;
+            let number = sqlx::query_as(&number).bind(id);
+            match &lock {
+                // Atomic by itself, as in `add_message`.
+                None => number.fetch_optional(pool).await,
+                Some(lock) => {
+                    let mut tx = pool.begin_with(dialect.begin_write).await?;
+                    sqlx::query(lock).bind(id).execute(&mut *tx).await?;
+                    let numbered = number.fetch_optional(&mut *tx).await?;
+                    tx.commit().await.map(|()| numbered)
+                }
             }
-            let numbered = sqlx::query_as(&format!(
-                "UPDATE messages SET sequence = (SELECT COALESCE(MAX(sequence), 0) + 1 FROM messages \
-                 m WHERE m.session_id = messages.session_id) WHERE id = $1 AND sequence IS NULL \
-                 RETURNING {COLUMNS}",
-            ))
-            .bind(id)
-            .fetch_optional(&mut *tx)
-            .await?;
-            tx.commit().await.map(|()| numbered)
         })?;
         let message = match numbered {
             Some(row) => Some(from_row(row)?),

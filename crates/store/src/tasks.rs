@@ -52,6 +52,13 @@ super::rows::row_struct! {
     }
 }
 
+super::rows::row_struct! {
+    /// A task's id alone, read to know that it exists.
+    struct Found {
+        id: TaskId,
+    }
+}
+
 /// What a new task is made of.
 #[derive(Debug, Clone)]
 pub struct NewTask {
@@ -103,35 +110,67 @@ const TASK: PerBackend<&str> = PerBackend {
 };
 
 impl Store {
-    /// Stores a new task of `account_id`.
+    /// Stores a new task of `account_id`. It is made, not read back: a
+    /// task's row with its listing's columns costs a dozen lookups, and a
+    /// new one has no sessions, no usage and no preview yet.
     pub async fn create_task(&self, account_id: &AccountId, new: NewTask) -> Result<Task> {
         let id = TaskId::generate()?;
         let created_at = Timestamp::now();
-        on_pool!(self, |pool| {
-            sqlx::query(
-            "INSERT INTO tasks (id, account_id, title, environment_id, idle_timeout_seconds, \
-             created_by, owner, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)",
-        )
-        .bind(&id)
-        .bind(account_id)
-        .bind(&new.title)
-        .bind(&new.environment_id)
-        .bind(new.idle_timeout_seconds)
-        .bind(&new.created_by)
-        .bind(&new.owner)
-        .bind(created_at)
-        .execute(pool)
-        .await.map(|done| done.rows_affected())
+        let (created_by_name, owner_name): (String, Option<String>) = on_pool!(self, |pool| {
+            sqlx::query_as(
+                "INSERT INTO tasks (id, account_id, title, environment_id, idle_timeout_seconds, \
+                 created_by, owner, created_at, updated_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) \
+                 RETURNING (SELECT a.name FROM agents a WHERE a.id = tasks.created_by), \
+                 (SELECT m.name FROM members m WHERE m.id = tasks.owner)",
+            )
+            .bind(&id)
+            .bind(account_id)
+            .bind(&new.title)
+            .bind(&new.environment_id)
+            .bind(new.idle_timeout_seconds)
+            .bind(&new.created_by)
+            .bind(&new.owner)
+            .bind(created_at)
+            .fetch_one(pool)
+            .await
         })?;
-        Ok(self
-            .task(account_id, &id)
-            .await?
-            .expect("the task was just stored"))
+        Ok(Task {
+            id,
+            account_id: account_id.clone(),
+            title: new.title,
+            environment_id: new.environment_id,
+            idle_timeout_seconds: new.idle_timeout_seconds,
+            created_by: new.created_by,
+            created_by_name,
+            owner: new.owner,
+            owner_name,
+            last_message_preview: None,
+            harness: None,
+            session_count: 0,
+            session_status: None,
+            session_close_reason: None,
+            waiting_retries: None,
+            created_at,
+            updated_at: created_at,
+            usage: UsageTotals::default(),
+        })
+    }
+
+    /// Whether the account has task `id`: what a request about the task's
+    /// sessions or attachments checks first, without its listing's columns.
+    pub async fn has_task(&self, account_id: &AccountId, id: &TaskId) -> Result<bool> {
+        let found: Option<Found> = self
+            .read_row(
+                &PerBackend::same("SELECT id FROM tasks WHERE account_id = $1 AND id = $2"),
+                &[account_id.as_str().into(), id.as_str().into()],
+            )
+            .await?;
+        Ok(found.is_some_and(|found| found.id == *id))
     }
 
     /// The account's task `id`.
     pub async fn task(&self, account_id: &AccountId, id: &TaskId) -> Result<Option<Task>> {
-        // Read twice as a task is made: back after its insert, and for the answer.
         self.read_row(&TASK, &[account_id.as_str().into(), id.as_str().into()])
             .await
     }
@@ -172,5 +211,49 @@ impl Store {
         .await
         .map(|done| done.rows_affected()))?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_store;
+
+    /// A new task is made from what was stored, not read back: it must be
+    /// what a read finds, names and empty rollups included, on either
+    /// backend.
+    #[tokio::test]
+    async fn a_new_task_is_what_a_read_finds() {
+        let (store, _dir) = test_store().await;
+        let (account, _) = store.create_account("acme").await.unwrap();
+        let agent = store.agents(&account.id, None, 10).await.unwrap().items[0].clone();
+        let member = store.members(&account.id, None, 10).await.unwrap().items[0].clone();
+        for owner in [None, Some(member.id.clone())] {
+            let made = store
+                .create_task(
+                    &account.id,
+                    NewTask {
+                        title: "Fix the build".into(),
+                        environment_id: None,
+                        idle_timeout_seconds: 600,
+                        created_by: agent.id.clone(),
+                        owner,
+                    },
+                )
+                .await
+                .unwrap();
+            let read = store.task(&account.id, &made.id).await.unwrap().unwrap();
+            assert_eq!(format!("{made:?}"), format!("{read:?}"));
+            assert_eq!(made.created_by_name, agent.name);
+            assert!(store.has_task(&account.id, &made.id).await.unwrap());
+        }
+        let (other, _) = store.create_account("other").await.unwrap();
+        let theirs = store
+            .tasks(&account.id, false, None, 1)
+            .await
+            .unwrap()
+            .items[0]
+            .clone();
+        assert!(!store.has_task(&other.id, &theirs.id).await.unwrap());
     }
 }

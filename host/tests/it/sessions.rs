@@ -506,6 +506,14 @@ fn an_id_of_another_kind_finds_nothing() {
         ),
         (api.path(&format!("/tasks/{session}")), "no such task"),
         (
+            api.path(&format!("/tasks/{session}/sessions")),
+            "no such task",
+        ),
+        (
+            api.path(&format!("/tasks/{session}/attachments")),
+            "no such task",
+        ),
+        (
             api.path(&format!("/tasks/{session}/sessions/{session}")),
             "no such session",
         ),

@@ -439,7 +439,7 @@ pub(crate) async fn create_attachment(
     Json(body): Json<AttachmentCreate>,
 ) -> Result<(StatusCode, axum::Json<Envelope<Attachment>>), Problem> {
     caller.account(&account)?;
-    app.conductor.task(&account, &task).await?;
+    app.conductor.check_task(&account, &task).await?;
     let attachment = body
         .into_new("")
         .map_err(|error| Problem::invalid(vec![error]))?;

@@ -49,8 +49,8 @@ impl Conductor {
         account_id: &AccountId,
         task_id: &TaskId,
     ) -> Result<TaskComparison> {
-        let task = self.task(account_id, task_id).await?;
-        let sessions = self.store.sessions(account_id, &task.id, None, 200).await?;
+        self.check_task(account_id, task_id).await?;
+        let sessions = self.store.sessions(account_id, task_id, None, 200).await?;
         let mut summaries = Vec::new();
         for session in sessions.items {
             summaries.push(self.summary(session).await?);

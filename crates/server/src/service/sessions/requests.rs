@@ -167,6 +167,16 @@ impl Conductor {
             .ok_or_else(|| ServiceError::NotFound("no such task".into()))
     }
 
+    /// Refuses a task the account does not have: for a request about its
+    /// sessions or attachments, which needs no more of it.
+    pub async fn check_task(&self, account_id: &AccountId, task_id: &TaskId) -> Result<()> {
+        if self.store.has_task(account_id, task_id).await? {
+            Ok(())
+        } else {
+            Err(ServiceError::NotFound("no such task".into()))
+        }
+    }
+
     /// A page of the account's tasks, newest first; with `unowned`, only
     /// those nobody owns.
     pub async fn tasks(
@@ -187,10 +197,10 @@ impl Conductor {
         cursor: Option<&str>,
         limit: u32,
     ) -> Result<Page<Session>> {
-        let task = self.task(account_id, task_id).await?;
+        self.check_task(account_id, task_id).await?;
         Ok(self
             .store
-            .sessions(account_id, &task.id, cursor, limit)
+            .sessions(account_id, task_id, cursor, limit)
             .await?)
     }
 
@@ -223,8 +233,8 @@ impl Conductor {
         account_id: &AccountId,
         task_id: &TaskId,
     ) -> Result<Vec<Attachment>> {
-        let task = self.task(account_id, task_id).await?;
-        Ok(self.store.attachments(account_id, &task.id).await?)
+        self.check_task(account_id, task_id).await?;
+        Ok(self.store.attachments(account_id, task_id).await?)
     }
 
     /// The task's attachment.
@@ -501,12 +511,12 @@ impl Conductor {
         task_id: &TaskId,
         attachment: NewAttachment,
     ) -> Result<Attachment> {
-        let task = self.task(account_id, task_id).await?;
+        self.check_task(account_id, task_id).await?;
         let attachment = self
             .store
-            .create_attachment(account_id, &task.id, attachment)
+            .create_attachment(account_id, task_id, attachment)
             .await?;
-        let sessions = self.store.sessions(account_id, &task.id, None, 200).await?;
+        let sessions = self.store.sessions(account_id, task_id, None, 200).await?;
         for session in sessions
             .items
             .iter()
