@@ -20,14 +20,17 @@ class WaitTimeoutError(TimeoutError):
         super().__init__(f"session {session.id} is still {session.status} after {timeout} s")
 
 
-def _turn_coming(api: AuthenticatedClient, account: str, task: str, session: Session) -> bool:
+def _newest_message(api: AuthenticatedClient, account: str, task: str, session: str):
+    """The session's newest message, queued ones first."""
+    page = list_messages.sync(account, task, session, client=api, direction="desc", limit=1)
+    return page.data[0] if page and page.data else None
+
+
+def _turn_coming(newest, session: Session) -> bool:
     """Whether a turn is about to start in a session that reads idle: a
     message waits for it (queued ones have no sequence yet), or was just
     handed to it (a user message with no answer, while no failure to start
     is recorded)."""
-    # Newest first puts queued messages first.
-    page = list_messages.sync(account, task, session.id, client=api, direction="desc", limit=1)
-    newest = page.data[0] if page and page.data else None
     if newest is None:
         return False
     if newest.sequence in (None, UNSET):
@@ -49,10 +52,14 @@ def wait_for_idle(
     reopens it)."""
     deadline = time.monotonic() + timeout
     while True:
+        # The messages before the session: cinch marks a session running
+        # before its turn's message exists and idle after the turn's end is
+        # in it, so a session read after the messages is never older than
+        # them. Read the other way round, a turn starting between the two
+        # reads looked like one that had ended: idle, its new message answered.
+        newest = _newest_message(api, account, task, session)
         current = get_session.sync(account, task, session, client=api).data
-        if current.status == "closed" or (
-            current.status == "idle" and not _turn_coming(api, account, task, current)
-        ):
+        if current.status == "closed" or (current.status == "idle" and not _turn_coming(newest, current)):
             return current
         if time.monotonic() >= deadline:
             raise WaitTimeoutError(current, timeout)

@@ -8,6 +8,7 @@ import type { Client } from "openapi-fetch";
 import type { components, paths } from "./schema.js";
 
 type Session = components["schemas"]["Session"];
+type Message = components["schemas"]["Message"];
 
 /** How long and how often to look. */
 export interface WaitOptions {
@@ -31,17 +32,20 @@ export class WaitTimeoutError extends Error {
   }
 }
 
+/** The session's newest message, queued ones first. */
+async function newestMessage(api: Client<paths>, path: { account: string; task: string; session: string }) {
+  const { data } = await api.GET("/v1/accounts/{account}/tasks/{task}/sessions/{session}/messages", {
+    params: { path, query: { direction: "desc", limit: 1 } },
+  });
+  return data?.data[0];
+}
+
 /**
  * Whether a turn is about to start in a session that reads idle: a message
  * waits for it (queued ones have no sequence yet), or was just handed to it
  * (a user message with no answer, while no failure to start is recorded).
  */
-async function turnComing(api: Client<paths>, path: { account: string; task: string; session: string }, session: Session) {
-  const { data } = await api.GET("/v1/accounts/{account}/tasks/{task}/sessions/{session}/messages", {
-    // Newest first puts queued messages first.
-    params: { path, query: { direction: "desc", limit: 1 } },
-  });
-  const newest = data?.data[0];
+function turnComing(newest: Message | undefined, session: Session) {
   if (newest === undefined) {
     return false;
   }
@@ -65,12 +69,18 @@ export async function waitForIdle(
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     options.signal?.throwIfAborted();
+    // The messages before the session: cinch marks a session running before
+    // its turn's message exists and idle after the turn's end is in it, so a
+    // session read after the messages is never older than them. Read the
+    // other way round, a turn starting between the two reads looked like
+    // one that had ended: idle, its new message answered.
+    const newest = await newestMessage(api, path);
     const { data } = await api.GET("/v1/accounts/{account}/tasks/{task}/sessions/{session}", {
       params: { path },
       signal: options.signal,
     });
     const session = data!.data;
-    if (session.status === "closed" || (session.status === "idle" && !(await turnComing(api, path, session)))) {
+    if (session.status === "closed" || (session.status === "idle" && !turnComing(newest, session))) {
       return session;
     }
     if (Date.now() >= deadline) {
