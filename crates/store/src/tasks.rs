@@ -53,9 +53,9 @@ super::rows::row_struct! {
 }
 
 super::rows::row_struct! {
-    /// A task's id alone, read to know that it exists.
-    struct Found {
-        id: TaskId,
+    /// Whether a task exists.
+    struct Exists {
+        found: bool,
     }
 }
 
@@ -160,13 +160,15 @@ impl Store {
     /// Whether the account has task `id`: what a request about the task's
     /// sessions or attachments checks first, without its listing's columns.
     pub async fn has_task(&self, account_id: &AccountId, id: &TaskId) -> Result<bool> {
-        let found: Option<Found> = self
+        let exists: Option<Exists> = self
             .read_row(
-                &PerBackend::same("SELECT id FROM tasks WHERE account_id = $1 AND id = $2"),
+                &PerBackend::same(
+                    "SELECT EXISTS (SELECT 1 FROM tasks WHERE account_id = $1 AND id = $2) AS found",
+                ),
                 &[account_id.as_str().into(), id.as_str().into()],
             )
             .await?;
-        Ok(found.is_some_and(|found| found.id == *id))
+        Ok(exists.is_some_and(|exists| exists.found))
     }
 
     /// The account's task `id`.
