@@ -15,7 +15,7 @@ use std::process::Command;
 use std::time::{Duration, Instant, SystemTime};
 
 use cinch_mock_model::{
-    Cli, MockServer, RunOutput, Scenario, Turn, cli_bin_dir, new_repo, run_with_timeout,
+    Cli, MockServer, RunOutput, S2_ANSWER, Scenario, Turn, cli_bin_dir, new_repo, run_with_timeout,
     write_cli_config,
 };
 use serde_json::{Value, json};
@@ -44,6 +44,10 @@ const RESUME_PROMPT: &str = "What did you answer last time?";
 /// The mock model's script that asks the user a question (Claude's
 /// AskUserQuestion tool), then ends.
 const QUESTION_SCENARIO: &str = "sq";
+
+/// The mock model's script whose shell command takes seconds: longer than droid's command
+/// watcher waits between two looks at /proc.
+const SLOW_SHELL_SCENARIO: &str = "s6";
 
 /// The mock model's script of the fork tests: every turn answers with how much history it
 /// was sent.
@@ -124,6 +128,13 @@ impl Bench {
         }
         let server = MockServer::start(vec![
             Scenario::new("s5", vec![Turn::shell("sleep 30"), Turn::text("slept")]),
+            Scenario::new(
+                SLOW_SHELL_SCENARIO,
+                vec![
+                    Turn::shell("sleep 3 && echo hello > out.txt"),
+                    Turn::text(S2_ANSWER),
+                ],
+            ),
             Scenario::new(FORK_SCENARIO, vec![Turn::text(HISTORY_ANSWER)]),
             Scenario::new(
                 QUESTION_SCENARIO,
@@ -568,6 +579,29 @@ fn cline_through_cinch() {
 fn droid_through_cinch() {
     let _agent = gate::hold(Load::Agent);
     scenarios(Agent::Droid);
+}
+
+/// A shell command of droid's that takes seconds runs to its end. droid runs each command under
+/// a watcher that asks `ps` for the shell's parent and kills the command's group when `ps`
+/// fails; the sandbox gives a turn's processes a /proc of their own (a PID namespace). Before,
+/// the watcher's first look killed any command that had not ended.
+#[test]
+fn droid_runs_a_command_that_takes_seconds() {
+    let _agent = gate::hold(Load::Agent);
+    let bench = Bench::new(Agent::Droid);
+    let repo = bench.repo(SLOW_SHELL_SCENARIO);
+    let (out, result) = bench.turn(SLOW_SHELL_SCENARIO, &repo, SHELL_PROMPT, None);
+    assert!(out.success(), "{}", out.describe());
+    assert_eq!(result["status"], "completed", "{result:#}");
+    assert_eq!(
+        result["files_changed"],
+        json!([{ "path": "out.txt", "insertions": 1, "deletions": 0, "binary": false }]),
+        "{result:#}"
+    );
+    assert_eq!(
+        fs::read_to_string(repo.join("out.txt")).expect("out.txt"),
+        "hello\n"
+    );
 }
 
 /// A running ACP turn (a shell `sleep 30`) cancelled with `cinch stop`: the agent gets

@@ -165,6 +165,7 @@ fn a_hostile_harness_of_one_account_reaches_nothing_of_cinchs_or_anothers() {
         std::thread::sleep(std::time::Duration::from_millis(50));
     };
     let a_supervisor = pid_in(&a_turn_dir.join("supervisor.pid"));
+    let a_group = pid_in(&a_turn_dir.join("pid"));
     // The server supervises turns with the small helper installed beside it.
     let supervisor_exe = std::fs::read_link(format!("/proc/{a_supervisor}/exe")).unwrap();
     assert_eq!(
@@ -230,6 +231,9 @@ fn a_hostile_harness_of_one_account_reaches_nothing_of_cinchs_or_anothers() {
         Probe::Read {
             path: format!("/proc/{server_pid}/environ"),
         },
+        Probe::List {
+            path: format!("/proc/{a_group}"),
+        },
         Probe::Signal {
             pid: server_pid,
             signal: libc::SIGSTOP,
@@ -251,7 +255,9 @@ fn a_hostile_harness_of_one_account_reaches_nothing_of_cinchs_or_anothers() {
         },
         Probe::Fork { count: 200 },
     ];
-    // What a harness needs keeps working.
+    // What a harness needs keeps working, down to a child reading its own /proc entry
+    // (droid's command watcher asks `ps` for its shell's parent, and kills the command when
+    // it cannot).
     let allowed = vec![
         Probe::Write {
             path: "b-own.txt".to_owned(),
@@ -278,6 +284,10 @@ fn a_hostile_harness_of_one_account_reaches_nothing_of_cinchs_or_anothers() {
             ]
             .map(str::to_owned)
             .to_vec(),
+        },
+        Probe::Run {
+            program: "sh".to_owned(),
+            args: ["-c", "ps -o ppid= -p $$"].map(str::to_owned).to_vec(),
         },
     ];
     world.script(Script {

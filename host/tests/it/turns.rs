@@ -2,6 +2,7 @@
 //! stop path, with real git repositories, real supervisors and real signals.
 
 use std::collections::BTreeMap;
+use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -11,7 +12,7 @@ use cinch_engine::engine::result::{Status, TurnResult};
 use cinch_engine::engine::{Engine, RefusalCode, StartError, Turn, TurnRequest};
 use cinch_engine::home::Home;
 use cinch_engine::supervisor::KILL_GRACE;
-use cinch_fake_cli::{Record, Script};
+use cinch_fake_cli::{Probe, ProbeOutcome, Record, Script};
 use cinch_runtime::{Limits, Runtime};
 
 use crate::support::eventually;
@@ -183,6 +184,39 @@ fn is_alive(pid: i32) -> bool {
         .unwrap_or(false)
 }
 
+/// The host's id of the process that the running turn in `turn_dir` knows as `seen`. The turn
+/// runs in a PID namespace of its own where the machine allows one (its init records the CLI's
+/// end in `cli-status`), which numbers its processes from 1 (its init; the CLI is 2); the
+/// turn's `pid` file holds its process group as the host numbers it.
+fn host_pid(turn_dir: &Path, seen: i32) -> i32 {
+    if !turn_dir.join("cli-status").exists() {
+        return seen;
+    }
+    let namespace = |pid: i32| std::fs::read_link(format!("/proc/{pid}/ns/pid")).ok();
+    let turn = namespace(read_pid(&turn_dir.join("pid")))
+        .expect("the turn's init is gone: its namespace with it");
+    let innermost = |pid: i32| -> Option<i32> {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+        let line = status.lines().find(|line| line.starts_with("NSpid:"))?;
+        line.split_whitespace().last()?.parse().ok()
+    };
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .find(|&pid| namespace(pid).as_ref() == Some(&turn) && innermost(pid) == Some(seen))
+        .unwrap_or_else(|| panic!("no process {seen} in the turn's PID namespace"))
+}
+
+/// The folder of the one turn `world` has started.
+fn only_turn_dir(world: &World) -> PathBuf {
+    let turns: Vec<PathBuf> = std::fs::read_dir(world.path("cinch-home/turns"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    assert_eq!(turns.len(), 1, "{turns:?}");
+    turns.into_iter().next().unwrap()
+}
+
 fn read_pid(path: &Path) -> i32 {
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
@@ -341,8 +375,14 @@ fn a_completed_turn_has_its_diff_and_leaves_head_and_index_alone() {
         record.env.get("CINCH_TURN_ID").map(String::as_str),
         Some(result.turn.as_str())
     );
-    // Its own process group, in a session of its supervisor's.
-    assert_eq!(record.pgid, record.pid as i32);
+    // Its own process group, in a session of its supervisor's; in a PID namespace of its own
+    // (as root), where it is process 2, the group is its init's, process 1.
+    let leader = if record.pid == 2 {
+        1
+    } else {
+        record.pid as i32
+    };
+    assert_eq!(record.pgid, leader);
     assert_ne!(record.sid, record.pid as i32);
     // The raw log is kept; the prompt file is gone.
     assert_eq!(
@@ -477,8 +517,12 @@ fn a_cancel_leaves_no_process_behind_even_ones_that_ignore_sigterm() {
         ..Script::default()
     });
     let turn = world.engine().start(world.request("hi")).unwrap();
-    let grandchild = read_pid(&world.path("user-home/grandchild.pid"));
-    let cli = Record::read_from(&world.record()).unwrap().pid as i32;
+    let turn_dir = world.path("cinch-home/turns").join(turn.id());
+    let grandchild = host_pid(&turn_dir, read_pid(&world.path("user-home/grandchild.pid")));
+    let cli = host_pid(
+        &turn_dir,
+        Record::read_from(&world.record()).unwrap().pid as i32,
+    );
     assert!(is_alive(grandchild) && is_alive(cli));
     turn.cancel();
     let started = Instant::now();
@@ -506,10 +550,14 @@ fn a_grandchild_that_escapes_into_its_own_session_is_still_killed() {
         grandchild: true,
         grandchild_setsid: true,
         grandchild_pid_file: Some(world.path("user-home/grandchild.pid")),
+        // Running while the test finds the grandchild.
+        hang_ms: 3_000,
         ..Script::default()
     });
     let turn = world.engine().start(world.request("hi")).unwrap();
-    let grandchild = read_pid(&world.path("user-home/grandchild.pid"));
+    let turn_dir = world.path("cinch-home/turns").join(turn.id());
+    let grandchild = host_pid(&turn_dir, read_pid(&world.path("user-home/grandchild.pid")));
+    assert!(is_alive(grandchild));
     let (_, _, result) = run_to_end(turn);
     assert_eq!(result.status, Status::Completed, "{}", result.result_text);
     assert!(
@@ -543,7 +591,11 @@ fn a_turn_whose_supervisor_dies_is_interrupted_with_its_session_and_end_checkpoi
     }
     let turn_dir = world.path("cinch-home/turns").join(turn.id());
     let supervisor = read_pid(&turn_dir.join("supervisor.pid"));
-    let cli = Record::read_from(&world.record()).unwrap().pid as i32;
+    let cli = host_pid(
+        &turn_dir,
+        Record::read_from(&world.record()).unwrap().pid as i32,
+    );
+    assert!(is_alive(cli));
     kill(supervisor);
     let (_, _, result) = run_to_end(turn);
     assert_eq!(result.status, Status::Interrupted);
@@ -1146,7 +1198,11 @@ fn ctrl_c_in_cinch_run_cancels_the_turn_cleanly() {
     let world = World::new();
     let run = spawn_hanging_run(&world);
     started_turn(&world);
-    let cli = Record::read_from(&world.record()).unwrap().pid as i32;
+    let cli = host_pid(
+        &only_turn_dir(&world),
+        Record::read_from(&world.record()).unwrap().pid as i32,
+    );
+    assert!(is_alive(cli));
     let status = Command::new("kill")
         .args(["-INT", &run.id().to_string()])
         .status()
@@ -1158,6 +1214,53 @@ fn ctrl_c_in_cinch_run_cancels_the_turn_cleanly() {
     assert_eq!(result["status"], "cancelled");
     assert_eq!(result["session_id"], "526e215c-c3e8-478e-8c4a-102cd4152018");
     assert!(!is_alive(cli), "the harness survived the cancel");
+}
+
+/// `cinch run` as a user other than root: the turn's processes still read their own /proc
+/// entries (droid's command watcher needs `ps -o ppid= -p`), through a PID namespace made
+/// inside a user namespace of the turn's own.
+#[test]
+fn a_turn_run_by_another_user_reads_its_own_processes() {
+    const NOBODY: u32 = 65534;
+    // SAFETY: plain syscall.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("SKIPPED: running cinch as another user needs root (CI runs as root)");
+        return;
+    }
+    let world = World::new();
+    let own_entry = Probe::Run {
+        program: "sh".to_owned(),
+        args: ["-c", "ps -o ppid= -p $$"].map(str::to_owned).to_vec(),
+    };
+    world.script(Script {
+        replay: Some(recorded("claude/s1.jsonl")),
+        probes: vec![own_entry.clone()],
+        ..Script::default()
+    });
+    let chown = Command::new("chown")
+        .args(["-R", &format!("{NOBODY}:{NOBODY}")])
+        .arg(world.dir.path())
+        .status()
+        .unwrap();
+    assert!(chown.success());
+    let output = cinch(&world)
+        .args(["run", "--harness", "claude", "--json", "--repo"])
+        .arg(world.repo())
+        .arg("probe")
+        .uid(NOBODY)
+        .gid(NOBODY)
+        .output()
+        .unwrap();
+    let result: serde_json::Value =
+        serde_json::from_slice(&output.stdout).unwrap_or_else(|_| panic!("{output:?}"));
+    assert_eq!(result["status"], "completed", "{result:#}");
+    let log = std::fs::read_to_string(result["log_path"].as_str().unwrap()).unwrap();
+    let outcome = log
+        .lines()
+        .find_map(|line| serde_json::from_str::<ProbeOutcome>(line).ok())
+        .unwrap_or_else(|| panic!("no probe in the log:\n{log}"));
+    assert_eq!(outcome.probe, own_entry);
+    assert!(outcome.allowed, "{outcome:?}");
 }
 
 /// Pruning old runs (each agent's 20 most recent are kept) never takes the

@@ -13,6 +13,7 @@
 
 mod cgroup;
 pub mod egress;
+pub(crate) mod namespace;
 mod paths;
 mod roots;
 mod support;
@@ -174,7 +175,7 @@ impl Policy {
     /// Applies the policy to this process and returns how much the kernel
     /// enforced. Call it in a child between fork and exec (or in a process
     /// about to exec): it cannot be undone.
-    pub(crate) fn enforce(&self) -> Result<RestrictionStatus, SandboxError> {
+    pub(crate) fn enforce(&self, proc_view: ProcView) -> Result<RestrictionStatus, SandboxError> {
         for procs in &self.cgroups {
             std::fs::write(procs, b"0")?;
         }
@@ -198,13 +199,24 @@ impl Policy {
                 .handle_access(AccessNet::ConnectTcp)?
                 .set_compatibility(CompatLevel::BestEffort);
         }
-        // The rule for /proc/self binds this very process, which is what
-        // execs next: its children do without (measured: bash, git, rg).
-        let read_only = self
-            .read_only
-            .iter()
-            .map(PathBuf::as_path)
-            .chain([Path::new("/proc/self")]);
+        let read_only: Vec<&Path> = match proc_view {
+            // The rule for /proc/self binds this very process, which is what
+            // execs next: its children do without (measured: bash, git, rg).
+            ProcView::OwnEntry => self
+                .read_only
+                .iter()
+                .map(PathBuf::as_path)
+                .chain([Path::new("/proc/self")])
+                .collect(),
+            // The host's files under /proc are not in this one.
+            ProcView::Namespace => self
+                .read_only
+                .iter()
+                .map(PathBuf::as_path)
+                .filter(|path| !path.starts_with("/proc"))
+                .chain([Path::new("/proc")])
+                .collect(),
+        };
         let mut created = ruleset
             .create()?
             .add_rules(path_beneath_rules(&self.read_write, all))?
@@ -227,6 +239,16 @@ impl Policy {
         }
         Ok(status)
     }
+}
+
+/// How much of /proc a confined process reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ProcView {
+    /// The host's /proc: the process's own entry, bound as it is when the
+    /// policy is applied (its children get none).
+    OwnEntry,
+    /// All of a /proc of the process's own PID namespace (see [`namespace`]).
+    Namespace,
 }
 
 /// Whether a process's error output tells of something refused to it (the
@@ -297,7 +319,7 @@ pub fn launch(policy_json: &OsStr, program: &OsStr, args: &[OsString]) -> anyhow
         Ok(policy) => policy,
         Err(error) => return anyhow::anyhow!("reading the sandbox policy: {error}"),
     };
-    if let Err(error) = policy.enforce() {
+    if let Err(error) = policy.enforce(ProcView::OwnEntry) {
         return error.into();
     }
     let error = Command::new(program).args(args).exec();

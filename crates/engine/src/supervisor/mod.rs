@@ -28,7 +28,10 @@
 //! When the turn has a sandbox policy, the CLI's child applies it between
 //! fork and exec (this process has no threads, so the child may allocate),
 //! and joins the turn's cgroup; the supervisor itself, its exit record and
-//! the raw log stay outside the domain.
+//! the raw log stay outside the domain. Where it can, the supervisor also
+//! gives the turn a PID namespace with a /proc of its own (see
+//! [`crate::sandbox::namespace`]): its child is then the namespace's init,
+//! which forks the CLI and records how the CLI ended.
 
 use std::fs::File;
 use std::os::unix::fs::OpenOptionsExt as _;
@@ -39,7 +42,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::Context as _;
 
-use crate::sandbox::Cgroup;
+use crate::sandbox::{Cgroup, ProcView, namespace};
 use crate::turn_dir::{
     ExitRecord, FileLock, Launch, StopReason, TurnDir, now_ms, record_json, record_private,
 };
@@ -83,7 +86,7 @@ pub fn run(turn_dir: &Path) -> anyhow::Result<()> {
         .as_ref()
         .map(|policy| Cgroup::create(&format!("cinch-{}", launch.turn), &policy.limits));
     let record = match spawn(&launch, &turn, cgroup.as_ref()) {
-        Ok(child) => supervise(child, &launch, &turn),
+        Ok(spawned) => supervise(spawned, &launch, &turn),
         Err(error) => ExitRecord {
             code: None,
             signal: None,
@@ -140,11 +143,14 @@ fn lower_session_priority() {
     let _ = std::fs::write("/proc/self/autogroup", SESSION_NICENESS);
 }
 
-fn spawn(
-    launch: &Launch,
-    turn: &TurnDir,
-    cgroup: Option<&Cgroup>,
-) -> anyhow::Result<std::process::Child> {
+/// The turn's first process: the CLI, or the init of its PID namespace.
+struct Spawned {
+    child: std::process::Child,
+    /// Where that init records how the CLI ended, when there is one.
+    cli_status: Option<std::path::PathBuf>,
+}
+
+fn spawn(launch: &Launch, turn: &TurnDir, cgroup: Option<&Cgroup>) -> anyhow::Result<Spawned> {
     let log = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
@@ -178,6 +184,9 @@ fn spawn(
         policy
     });
     let pid_file = turn.pid();
+    let cli_status =
+        (policy.is_some() && namespace::enter_for_children()).then(|| turn.cli_status());
+    let status_file = cli_status.clone();
     // SAFETY: this process is single-threaded (see `run`), so the forked
     // child may allocate; the closure touches only its own copies.
     unsafe {
@@ -187,22 +196,28 @@ fn spawn(
             // runs: were this supervisor killed right after the fork, the
             // engine still finds the group to kill.
             // Not synced: a process group outlives no machine restart.
-            std::fs::OpenOptions::new()
-                .write(true)
-                .create(true)
-                .truncate(true)
-                .mode(0o600)
-                .open(&pid_file)?
-                .write_all(std::process::id().to_string().as_bytes())?;
+            let group = match &status_file {
+                Some(_) => namespace::host_pid()?,
+                None => std::process::id().to_string(),
+            };
+            private_file(&pid_file)?.write_all(group.as_bytes())?;
             let Some(policy) = &policy else {
                 return Ok(());
             };
-            policy.enforce().map(drop).map_err(|error| {
-                // Only an errno crosses back to the parent: the reason goes
-                // to the CLI's stderr, which the result shows.
-                let _ = writeln!(std::io::stderr(), "cinch sandbox: {error}");
-                std::io::Error::from_raw_os_error(libc::EPERM)
-            })
+            let proc_view = match &status_file {
+                Some(path) => {
+                    let status = private_file(path)?;
+                    namespace::mount_own_proc().map_err(|error| refuse(&error))?;
+                    // The closure runs single-threaded (see the SAFETY above).
+                    namespace::fork_cli(status).map_err(|error| refuse(&error))?;
+                    ProcView::Namespace
+                }
+                None => ProcView::OwnEntry,
+            };
+            policy
+                .enforce(proc_view)
+                .map(drop)
+                .map_err(|error| refuse(&error))
         });
     }
     let child = command.spawn().with_context(|| {
@@ -215,10 +230,33 @@ fn spawn(
             format!("starting {}", launch.program.display())
         }
     })?;
-    Ok(child)
+    Ok(Spawned { child, cli_status })
 }
 
-fn supervise(mut child: std::process::Child, launch: &Launch, turn: &TurnDir) -> ExitRecord {
+/// A file of the turn only its owner reads, emptied.
+fn private_file(path: &Path) -> std::io::Result<File> {
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)
+}
+
+/// The error the CLI's child returns when its sandbox cannot be set up.
+/// Only an errno crosses back to the parent: the reason goes to the CLI's
+/// stderr, which the result shows.
+fn refuse(error: &dyn std::fmt::Display) -> std::io::Error {
+    use std::io::Write as _;
+    let _ = writeln!(std::io::stderr(), "cinch sandbox: {error}");
+    std::io::Error::from_raw_os_error(libc::EPERM)
+}
+
+fn supervise(spawned: Spawned, launch: &Launch, turn: &TurnDir) -> ExitRecord {
+    let Spawned {
+        mut child,
+        cli_status,
+    } = spawned;
     let group = child.id() as i32;
     let deadline_ms = launch.started_at_ms.saturating_add(launch.timeout_ms);
     let idle_limit = launch.idle_limit_ms.map(Duration::from_millis);
@@ -306,6 +344,11 @@ fn supervise(mut child: std::process::Child, launch: &Launch, turn: &TurnDir) ->
         waker.wait(next, writable);
     };
     let survivors = sweep(group);
+    // The CLI's own end, when an init stood between it and this process.
+    let status = cli_status
+        .as_deref()
+        .and_then(namespace::recorded_status)
+        .or(status);
     ExitRecord {
         code: status.and_then(|status| status.code()),
         signal: status.and_then(|status| status.signal()),

@@ -196,9 +196,16 @@ impl TurnDir {
         self.dir.join("prompt.md")
     }
 
-    /// The CLI's process id, which is also its process group.
+    /// The process group of the turn's processes: the CLI's id, or, when
+    /// the CLI runs in a PID namespace of its own, its init's.
     pub fn pid(&self) -> PathBuf {
         self.dir.join("pid")
+    }
+
+    /// How the CLI ended (its wait status), as the init of its own PID
+    /// namespace saw it.
+    pub(crate) fn cli_status(&self) -> PathBuf {
+        self.dir.join("cli-status")
     }
 
     /// The turn's temporary folder, the harness's `TMPDIR`.

@@ -144,9 +144,7 @@ fn enter_namespace() -> std::io::Result<()> {
             ),
         ));
     }
-    std::fs::write("/proc/self/setgroups", "deny")?;
-    std::fs::write("/proc/self/uid_map", format!("{uid} {uid} 1"))?;
-    std::fs::write("/proc/self/gid_map", format!("{gid} {gid} 1"))
+    crate::sandbox::namespace::map_own_ids(uid, gid)
 }
 
 /// Sets `lo` up (`ip link set lo up`).
