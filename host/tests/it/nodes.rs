@@ -381,6 +381,12 @@ fn read_record(world: &World, record: &str) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
+/// The host's id of the running fake CLI that wrote `record` (see [`host_pid`]).
+fn running_harness(record: &Value) -> i64 {
+    let turn = record["env"]["CINCH_TURN_ID"].as_str().unwrap();
+    host_pid(record["pid"].as_i64().unwrap(), turn)
+}
+
 /// Waits until `path` exists (a fake CLI's record: the turn started).
 fn wait_for_file(path: &std::path::Path) {
     let deadline = Instant::now() + Duration::from_secs(60);
@@ -554,7 +560,7 @@ fn a_killed_nodes_session_moves_to_another_node_and_loses_nothing() {
     post_message(on_one, &task, &session, "Take long");
     wait_for_file(&worlds[1].path("out/turn-3.json"));
     wait_running_turn(on_one, &task, &session, 3);
-    let harness_pid = read_record(&worlds[1], "turn-3")["pid"].as_i64().unwrap();
+    let harness_pid = running_harness(&read_record(&worlds[1], "turn-3"));
     two.child.kill().unwrap();
     two.child.wait().unwrap();
     let died = Instant::now();
@@ -952,6 +958,7 @@ fn a_wait_on_a_full_node_is_claimed_by_a_node_with_a_slot_free_and_any_node_stop
     post_message(on_one, &long_task, &long_session, "Again.");
     wait_running_turn(on_one, &long_task, &long_session, 2);
     wait_for_file(&worlds[0].path("out/long-again.json"));
+    let pid = running_harness(&read_record(&worlds[0], "long-again"));
     let closed = two.patch(
         &on_two.path(&format!("/tasks/{long_task}/sessions/{long_session}")),
         &token,
@@ -963,9 +970,6 @@ fn a_wait_on_a_full_node_is_claimed_by_a_node_with_a_slot_free_and_any_node_stop
             && of_type(on_two, &long_task, &long_session, "assistant")[1]["turn"]["status"]
                 == "cancelled"
     });
-    let pid = read_record(&worlds[0], "long-again")["pid"]
-        .as_i64()
-        .unwrap();
     let deadline = Instant::now() + Duration::from_secs(10);
     while alive(pid) && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(50));
@@ -996,7 +1000,7 @@ fn a_paused_node_whose_lease_was_taken_stops_its_turn_and_writes_nothing() {
     let (task, session) = Api::new(&two, &token).task_on(&environment, "Run long");
     wait_for_file(&second.path("out/turn-1.json"));
     wait_running_turn(&on_one, &task, &session, 1);
-    let harness_pid = read_record(&second, "turn-1")["pid"].as_i64().unwrap();
+    let harness_pid = running_harness(&read_record(&second, "turn-1"));
 
     // Node two stops (a pause, a partition) past its lease: node one takes
     // the session over.
@@ -1074,7 +1078,7 @@ fn takeover_time_after_kill_9() {
         let (task, session) = Api::new(&victim, &token).task_on(&environment, "Run long");
         wait_for_file(&world.path("out/turn.json"));
         on_survivor.wait_status(&task, &session, "running");
-        let harness_pid = read_record(&world, "turn")["pid"].as_i64().unwrap();
+        let harness_pid = running_harness(&read_record(&world, "turn"));
         victim.child.kill().unwrap();
         victim.child.wait().unwrap();
         let killed = Instant::now();

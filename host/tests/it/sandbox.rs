@@ -613,6 +613,7 @@ fn cinch_run_sandboxes_by_default_and_check_says_so() {
         "{report:#}"
     );
     assert_eq!(report["sandbox"]["scoped_signals_and_sockets"], true);
+    assert_eq!(report["sandbox"]["own_proc"], true, "{report:#}");
     assert!(
         report["harnesses"]
             .as_array()
@@ -624,6 +625,10 @@ fn cinch_run_sandboxes_by_default_and_check_says_so() {
     assert!(text.contains("files: enforced"), "{text}");
     assert!(
         text.contains("outbound hosts (when an environment lists them): enforced"),
+        "{text}"
+    );
+    assert!(
+        text.contains("a /proc of each turn's own processes: yes"),
         "{text}"
     );
 }

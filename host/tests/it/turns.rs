@@ -15,7 +15,7 @@ use cinch_engine::supervisor::KILL_GRACE;
 use cinch_fake_cli::{Probe, ProbeOutcome, Record, Script};
 use cinch_runtime::{Limits, Runtime};
 
-use crate::support::eventually;
+use crate::support::{eventually, host_pid};
 
 const API_KEY: &str = "sk-test-key-0123456789";
 
@@ -184,37 +184,16 @@ fn is_alive(pid: i32) -> bool {
         .unwrap_or(false)
 }
 
-/// The host's id of the process that the running turn in `turn_dir` knows as `seen`. The turn
-/// runs in a PID namespace of its own where the machine allows one (its init records the CLI's
-/// end in `cli-status`), which numbers its processes from 1 (its init; the CLI is 2); the
-/// turn's `pid` file holds its process group as the host numbers it.
-fn host_pid(turn_dir: &Path, seen: i32) -> i32 {
-    if !turn_dir.join("cli-status").exists() {
-        return seen;
-    }
-    let namespace = |pid: i32| std::fs::read_link(format!("/proc/{pid}/ns/pid")).ok();
-    let turn = namespace(read_pid(&turn_dir.join("pid")))
-        .expect("the turn's init is gone: its namespace with it");
-    let innermost = |pid: i32| -> Option<i32> {
-        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-        let line = status.lines().find(|line| line.starts_with("NSpid:"))?;
-        line.split_whitespace().last()?.parse().ok()
-    };
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<i32>().ok())
-        .find(|&pid| namespace(pid).as_ref() == Some(&turn) && innermost(pid) == Some(seen))
-        .unwrap_or_else(|| panic!("no process {seen} in the turn's PID namespace"))
+/// The host's id of the fake CLI that wrote `world`'s record (see [`host_pid`]).
+fn cli_pid(world: &World) -> i32 {
+    let record = Record::read_from(&world.record()).unwrap();
+    host_pid(record.pid.into(), &record.env["CINCH_TURN_ID"]) as i32
 }
 
-/// The folder of the one turn `world` has started.
-fn only_turn_dir(world: &World) -> PathBuf {
-    let turns: Vec<PathBuf> = std::fs::read_dir(world.path("cinch-home/turns"))
-        .unwrap()
-        .map(|entry| entry.unwrap().path())
-        .collect();
-    assert_eq!(turns.len(), 1, "{turns:?}");
-    turns.into_iter().next().unwrap()
+/// The host's id of the grandchild the fake CLI of `turn` started (see [`host_pid`]).
+fn grandchild_pid(world: &World, turn: &str) -> i32 {
+    let seen = read_pid(&world.path("user-home/grandchild.pid"));
+    host_pid(seen.into(), turn) as i32
 }
 
 fn read_pid(path: &Path) -> i32 {
@@ -517,12 +496,8 @@ fn a_cancel_leaves_no_process_behind_even_ones_that_ignore_sigterm() {
         ..Script::default()
     });
     let turn = world.engine().start(world.request("hi")).unwrap();
-    let turn_dir = world.path("cinch-home/turns").join(turn.id());
-    let grandchild = host_pid(&turn_dir, read_pid(&world.path("user-home/grandchild.pid")));
-    let cli = host_pid(
-        &turn_dir,
-        Record::read_from(&world.record()).unwrap().pid as i32,
-    );
+    let grandchild = grandchild_pid(&world, turn.id());
+    let cli = cli_pid(&world);
     assert!(is_alive(grandchild) && is_alive(cli));
     turn.cancel();
     let started = Instant::now();
@@ -555,8 +530,7 @@ fn a_grandchild_that_escapes_into_its_own_session_is_still_killed() {
         ..Script::default()
     });
     let turn = world.engine().start(world.request("hi")).unwrap();
-    let turn_dir = world.path("cinch-home/turns").join(turn.id());
-    let grandchild = host_pid(&turn_dir, read_pid(&world.path("user-home/grandchild.pid")));
+    let grandchild = grandchild_pid(&world, turn.id());
     assert!(is_alive(grandchild));
     let (_, _, result) = run_to_end(turn);
     assert_eq!(result.status, Status::Completed, "{}", result.result_text);
@@ -591,10 +565,7 @@ fn a_turn_whose_supervisor_dies_is_interrupted_with_its_session_and_end_checkpoi
     }
     let turn_dir = world.path("cinch-home/turns").join(turn.id());
     let supervisor = read_pid(&turn_dir.join("supervisor.pid"));
-    let cli = host_pid(
-        &turn_dir,
-        Record::read_from(&world.record()).unwrap().pid as i32,
-    );
+    let cli = cli_pid(&world);
     assert!(is_alive(cli));
     kill(supervisor);
     let (_, _, result) = run_to_end(turn);
@@ -1198,10 +1169,7 @@ fn ctrl_c_in_cinch_run_cancels_the_turn_cleanly() {
     let world = World::new();
     let run = spawn_hanging_run(&world);
     started_turn(&world);
-    let cli = host_pid(
-        &only_turn_dir(&world),
-        Record::read_from(&world.record()).unwrap().pid as i32,
-    );
+    let cli = cli_pid(&world);
     assert!(is_alive(cli));
     let status = Command::new("kill")
         .args(["-INT", &run.id().to_string()])

@@ -18,8 +18,10 @@
 //! namespace of its own, in a mount namespace where /proc is a fresh
 //! procfs mounted with `subset=pid`: the turn's processes, `self`, and
 //! none of the host-wide files (no `kcore`, `net`, `sys`, `cpuinfo`). The
-//! sandbox then grants all of that /proc. Elsewhere the sandbox stays as
-//! it was: the CLI reads its own /proc/self, its children nothing of /proc.
+//! sandbox then grants all of that /proc. Elsewhere (no namespace can be
+//! made, or the mount is refused, as in a container that hides parts of its
+//! /proc) the sandbox stays as it was: the CLI reads its own /proc/self,
+//! its children nothing of /proc. `cinch check` says which ([`available`]).
 //!
 //! The namespace's first process is its init, and the CLI is not it: an
 //! init gets no signal from outside that it has no handler for (SIGKILL
@@ -74,19 +76,21 @@ pub(crate) fn host_pid() -> std::io::Result<String> {
 }
 
 /// In the namespace's first process: a mount namespace of its own, where
-/// /proc is a procfs of this PID namespace's processes only.
-pub(crate) fn mount_own_proc() -> std::io::Result<()> {
+/// /proc is a procfs of this PID namespace's processes only. System calls
+/// only, so that a probe may make them after a fork in a process with
+/// threads; on failure, the step that failed (errno tells why).
+pub(crate) fn mount_own_proc() -> Result<(), &'static str> {
     let null = std::ptr::null();
     // SAFETY: unshare takes flags; mount takes NUL-terminated strings that
     // live through the call, or null where the kernel allows it.
     unsafe {
         if libc::unshare(libc::CLONE_NEWNS) == -1 {
-            return Err(context("making a mount namespace"));
+            return Err("making a mount namespace");
         }
         // Private first, so the new /proc does not reach the host's mounts.
         let private = libc::MS_REC | libc::MS_PRIVATE;
         if libc::mount(null, c"/".as_ptr(), null, private, null.cast()) == -1 {
-            return Err(context("making the mounts private"));
+            return Err("making the mounts private");
         }
         let flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
         let options = c"subset=pid";
@@ -98,10 +102,50 @@ pub(crate) fn mount_own_proc() -> std::io::Result<()> {
             options.as_ptr().cast(),
         ) == -1
         {
-            return Err(context("mounting a /proc of the turn's own"));
+            return Err("mounting a /proc of the turn's own");
         }
     }
     Ok(())
+}
+
+/// Whether this process may give a turn a PID namespace and /proc of its
+/// own: tried in a child, which enters one, and its child, which mounts the
+/// /proc (system calls only after the forks, so a process with threads may
+/// ask). The ids stay unmapped here; the mounts do not need them.
+pub fn available() -> bool {
+    let leave = |made: bool| -> ! {
+        // SAFETY: the forked child leaves without running the parent's exit handlers.
+        unsafe { libc::_exit(if made { 0 } else { 1 }) }
+    };
+    // SAFETY: the child makes only system calls, then _exits.
+    match unsafe { libc::fork() } {
+        -1 => false,
+        0 => {
+            // SAFETY: plain system calls in the forked child.
+            let entered = unsafe {
+                (libc::geteuid() == 0 && libc::unshare(libc::CLONE_NEWPID) == 0)
+                    || libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWPID) == 0
+            };
+            if !entered {
+                leave(false);
+            }
+            // SAFETY: as above: the grandchild makes only system calls.
+            match unsafe { libc::fork() } {
+                -1 => leave(false),
+                0 => leave(mount_own_proc().is_ok()),
+                init => leave(exited_cleanly(init)),
+            }
+        }
+        child => exited_cleanly(child),
+    }
+}
+
+/// Waits for the child `pid` of this process: whether it exited with 0.
+pub(crate) fn exited_cleanly(pid: libc::pid_t) -> bool {
+    let mut status = 0;
+    // SAFETY: waits for a child of this process.
+    let waited = unsafe { libc::waitpid(pid, &mut status, 0) };
+    waited == pid && libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0
 }
 
 fn context(what: &str) -> Error {

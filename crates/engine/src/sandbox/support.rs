@@ -37,6 +37,9 @@ pub struct Support {
     /// A network of its own whose only way out is the egress proxy, when an
     /// environment lists `allowed_hosts` (network, or user, namespaces).
     pub allowed_hosts: bool,
+    /// A PID namespace and /proc of each turn's own, where the turn's
+    /// processes read each other's entries (`ps`).
+    pub own_proc: bool,
     /// Processes per turn (`pids.max`).
     pub processes: CgroupReport,
     /// Memory per turn.
@@ -77,6 +80,7 @@ impl Support {
             tcp_ports: abi >= 4,
             scoped_signals_and_sockets: abi >= 6,
             allowed_hosts: super::egress::netns::available(),
+            own_proc: super::namespace::available(),
             processes: report(Controller::Pids),
             memory: report(Controller::Memory),
         }
@@ -119,6 +123,12 @@ impl Support {
                 "outbound hosts (when an environment lists them): enforced (a network namespace and cinch's proxy)".to_owned()
             } else {
                 "outbound hosts (when an environment lists them): NOT enforced (this kernel lets cinch make no network namespace; turns of such an environment fail to start)".to_owned()
+            },
+            if self.own_proc {
+                "a /proc of each turn's own processes: yes (a PID namespace; `ps` works in a turn)"
+                    .to_owned()
+            } else {
+                "a /proc of each turn's own processes: NO (this kernel lets cinch make no PID namespace: a turn's commands read nothing of /proc, and droid kills every command it runs)".to_owned()
             },
             "open files and core dumps: enforced (rlimits)".to_owned(),
             cgroup(&self.processes, "processes per turn"),

@@ -207,10 +207,16 @@ fn spawn(launch: &Launch, turn: &TurnDir, cgroup: Option<&Cgroup>) -> anyhow::Re
             let proc_view = match &status_file {
                 Some(path) => {
                     let status = private_file(path)?;
-                    namespace::mount_own_proc().map_err(|error| refuse(&error))?;
+                    // Where the mount is refused (a container that hides
+                    // parts of its /proc), the host's /proc stays, and with
+                    // it the CLI's own entry only, as `cinch check` says.
+                    let view = match namespace::mount_own_proc() {
+                        Ok(()) => ProcView::Namespace,
+                        Err(_) => ProcView::OwnEntry,
+                    };
                     // The closure runs single-threaded (see the SAFETY above).
                     namespace::fork_cli(status).map_err(|error| refuse(&error))?;
-                    ProcView::Namespace
+                    view
                 }
                 None => ProcView::OwnEntry,
             };

@@ -369,6 +369,32 @@ impl World {
     }
 }
 
+/// The host's id of the running process of turn `turn` that its PID namespace numbers `seen`
+/// (a fake CLI's record, a grandchild's pid file). A turn runs in a PID namespace of its own
+/// where the machine allows one, numbered from 1 (its init; the CLI is 2); elsewhere the two
+/// ids are the same. Told apart from other turns' processes of the same number by the turn's
+/// id in its environment, which every process of the turn inherits.
+pub fn host_pid(seen: i64, turn: &str) -> i64 {
+    let marker = format!("CINCH_TURN_ID={turn}");
+    let innermost = |pid: i64| -> Option<i64> {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+        let line = status.lines().find(|line| line.starts_with("NSpid:"))?;
+        line.split_whitespace().last()?.parse().ok()
+    };
+    let of_the_turn = |pid: i64| {
+        std::fs::read(format!("/proc/{pid}/environ")).is_ok_and(|environ| {
+            environ
+                .split(|byte| *byte == 0)
+                .any(|variable| variable == marker.as_bytes())
+        })
+    };
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<i64>().ok())
+        .find(|&pid| innermost(pid) == Some(seen) && of_the_turn(pid))
+        .unwrap_or_else(|| panic!("no running process {seen} of turn {turn}"))
+}
+
 /// Waits until `check` holds, for at most 60 seconds.
 pub fn eventually<T>(what: &str, check: impl FnMut() -> Option<T>) -> T {
     poll_every(Duration::from_millis(20), what, check)

@@ -116,12 +116,7 @@ pub fn available() -> bool {
                 libc::_exit(if made { 0 } else { 1 })
             }
         }
-        pid => {
-            let mut status = 0;
-            // SAFETY: waits for the child just made.
-            let waited = unsafe { libc::waitpid(pid, &mut status, 0) };
-            waited == pid && libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0
-        }
+        pid => crate::sandbox::namespace::exited_cleanly(pid),
     }
 }
 
