@@ -2638,6 +2638,11 @@ export interface components {
             landlock_abi: number;
             /** @description Memory per turn is capped by a cgroup. */
             memory_limit: boolean;
+            /**
+             * @description Each turn runs in a PID namespace with a /proc of its own processes,
+             *     so `ps` works inside a turn (droid needs it to run commands).
+             */
+            own_proc: boolean;
             /** @description Processes per turn are capped by a cgroup. */
             process_limit: boolean;
             /** @description Signals to and abstract sockets of processes outside are refused. */

@@ -495,6 +495,8 @@ fn the_server_reports_its_sandbox_and_runs_unsandboxed_only_when_told() {
             assert!(view.data()["sandbox"]["landlock_abi"].as_i64().unwrap() >= 6);
             assert_eq!(view.data()["sandbox"]["filesystem"], true);
         }
+        // Turns get a /proc of their own here, unless nothing is sandboxed.
+        assert_eq!(view.data()["sandbox"]["own_proc"], !no_sandbox, "{view:?}");
         // This machine makes network namespaces (the egress tests need them).
         assert_eq!(
             view.data()["sandbox"]["allowed_hosts"],

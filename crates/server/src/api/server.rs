@@ -41,6 +41,9 @@ pub(super) struct SandboxView {
     pub process_limit: bool,
     /// Memory per turn is capped by a cgroup.
     pub memory_limit: bool,
+    /// Each turn runs in a PID namespace with a /proc of its own processes,
+    /// so `ps` works inside a turn (droid needs it to run commands).
+    pub own_proc: bool,
 }
 
 /// The server's version and sandbox.
@@ -74,6 +77,7 @@ pub(super) async fn get_server(
             allowed_hosts: enforced && support.allowed_hosts,
             process_limit: limited(&support.processes),
             memory_limit: limited(&support.memory),
+            own_proc: enforced && support.own_proc,
         },
         pinned_clis: app.drivers.pinned_versions(),
     })

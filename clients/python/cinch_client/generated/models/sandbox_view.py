@@ -19,6 +19,8 @@ class SandboxView:
         filesystem (bool): Files beyond the workspace, agent home and TMPDIR are out of reach.
         landlock_abi (int): The kernel's Landlock ABI (0: none).
         memory_limit (bool): Memory per turn is capped by a cgroup.
+        own_proc (bool): Each turn runs in a PID namespace with a /proc of its own processes,
+            so `ps` works inside a turn (droid needs it to run commands).
         process_limit (bool): Processes per turn are capped by a cgroup.
         scoped_signals_and_sockets (bool): Signals to and abstract sockets of processes outside are refused.
         tcp_ports (bool): Environments may limit outbound TCP to listed ports.
@@ -29,6 +31,7 @@ class SandboxView:
     filesystem: bool
     landlock_abi: int
     memory_limit: bool
+    own_proc: bool
     process_limit: bool
     scoped_signals_and_sockets: bool
     tcp_ports: bool
@@ -45,6 +48,8 @@ class SandboxView:
 
         memory_limit = self.memory_limit
 
+        own_proc = self.own_proc
+
         process_limit = self.process_limit
 
         scoped_signals_and_sockets = self.scoped_signals_and_sockets
@@ -60,6 +65,7 @@ class SandboxView:
                 "filesystem": filesystem,
                 "landlock_abi": landlock_abi,
                 "memory_limit": memory_limit,
+                "own_proc": own_proc,
                 "process_limit": process_limit,
                 "scoped_signals_and_sockets": scoped_signals_and_sockets,
                 "tcp_ports": tcp_ports,
@@ -81,6 +87,8 @@ class SandboxView:
 
         memory_limit = d.pop("memory_limit")
 
+        own_proc = d.pop("own_proc")
+
         process_limit = d.pop("process_limit")
 
         scoped_signals_and_sockets = d.pop("scoped_signals_and_sockets")
@@ -93,6 +101,7 @@ class SandboxView:
             filesystem=filesystem,
             landlock_abi=landlock_abi,
             memory_limit=memory_limit,
+            own_proc=own_proc,
             process_limit=process_limit,
             scoped_signals_and_sockets=scoped_signals_and_sockets,
             tcp_ports=tcp_ports,
