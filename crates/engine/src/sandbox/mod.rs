@@ -199,24 +199,20 @@ impl Policy {
                 .handle_access(AccessNet::ConnectTcp)?
                 .set_compatibility(CompatLevel::BestEffort);
         }
-        let read_only: Vec<&Path> = match proc_view {
-            // The rule for /proc/self binds this very process, which is what
-            // execs next: its children do without (measured: bash, git, rg).
-            ProcView::OwnEntry => self
-                .read_only
-                .iter()
-                .map(PathBuf::as_path)
-                .chain([Path::new("/proc/self")])
-                .collect(),
-            // The host's files under /proc are not in this one.
-            ProcView::Namespace => self
-                .read_only
-                .iter()
-                .map(PathBuf::as_path)
-                .filter(|path| !path.starts_with("/proc"))
-                .chain([Path::new("/proc")])
-                .collect(),
+        // The rule for /proc/self binds this very process, which is what
+        // execs next: its children do without (measured: bash, git, rg). A
+        // namespace's own /proc is all the turn's, and holds none of the
+        // host's files listed under /proc.
+        let proc_rule = match proc_view {
+            ProcView::OwnEntry => Path::new("/proc/self"),
+            ProcView::Namespace => Path::new("/proc"),
         };
+        let read_only = self
+            .read_only
+            .iter()
+            .map(PathBuf::as_path)
+            .filter(|path| proc_view == ProcView::OwnEntry || !path.starts_with("/proc"))
+            .chain([proc_rule]);
         let mut created = ruleset
             .create()?
             .add_rules(path_beneath_rules(&self.read_write, all))?

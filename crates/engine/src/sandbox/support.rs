@@ -128,7 +128,7 @@ impl Support {
                 "a /proc of each turn's own processes: yes (a PID namespace; `ps` works in a turn)"
                     .to_owned()
             } else {
-                "a /proc of each turn's own processes: NO (this kernel lets cinch make no PID namespace: a turn's commands read nothing of /proc, and droid kills every command it runs)".to_owned()
+                "a /proc of each turn's own processes: NO (cinch may make no PID namespace or mount no /proc in one here: a turn's commands read nothing of /proc, and droid kills each command that runs longer than a few milliseconds)".to_owned()
             },
             "open files and core dumps: enforced (rlimits)".to_owned(),
             cgroup(&self.processes, "processes per turn"),
