@@ -46,6 +46,7 @@ mod sessions;
 mod slots;
 mod tasks;
 mod tokens;
+mod turn_end;
 mod unavailable;
 mod unknown_events;
 mod usage;
@@ -83,6 +84,7 @@ pub use sessions::{
 };
 pub use tasks::{NewTask, Task};
 pub use tokens::{Principal, TokenFor, TokenInfo, TokenOwner};
+pub use turn_end::{KeptTurnEnd, TurnEnd};
 pub use unknown_events::{SeenCliVersion, SeenUnknown};
 pub use usage::{UsageGroup, UsageRow, UsageTotals};
 pub use webhooks::{Attempt, Delivery, DeliveryState, DueDelivery, Webhook};

@@ -251,7 +251,7 @@ super::text_column!(MessageKind);
 
 super::rows::row_struct! {
     /// A message's columns as stored.
-    struct Row {
+    pub(super) struct Row {
         id: String,
         session_id: String,
         task_id: String,
@@ -274,6 +274,12 @@ macro_rules! columns {
 
 const COLUMNS: &str = columns!();
 
+/// Rewrites a message's (`$1`) text (`$2`) and turn (`$3`), reading it back.
+pub(super) const REWRITE: &str = concat!(
+    "UPDATE messages SET content = $2, turn_json = $3 WHERE id = $1 RETURNING ",
+    columns!()
+);
+
 /// The session's (`$1`) queued messages (the user's, not yet delivered) in
 /// the order they came.
 const QUEUED: PerBackend<&str> = PerBackend::same(concat!(
@@ -282,7 +288,7 @@ const QUEUED: PerBackend<&str> = PerBackend::same(concat!(
     " FROM messages WHERE session_id = $1 AND sequence IS NULL AND type = 'user' ORDER BY id"
 ));
 
-fn from_row(row: Row) -> Result<Message> {
+pub(super) fn from_row(row: Row) -> Result<Message> {
     Ok(Message {
         id: row.id.into(),
         session_id: row.session_id.into(),
@@ -542,14 +548,12 @@ impl Store {
         content: &str,
         turn: &Value,
     ) -> Result<Message> {
-        let row: Option<Row> = on_pool!(self, |pool| sqlx::query_as(&format!(
-            "UPDATE messages SET content = $2, turn_json = $3 WHERE id = $1 RETURNING {COLUMNS}"
-        ))
-        .bind(id)
-        .bind(content)
-        .bind(turn.to_string())
-        .fetch_optional(pool)
-        .await)?;
+        let row: Option<Row> = on_pool!(self, |pool| sqlx::query_as(REWRITE)
+            .bind(id)
+            .bind(content)
+            .bind(turn.to_string())
+            .fetch_optional(pool)
+            .await)?;
         let message = from_row(row.expect("the message exists"))?;
         self.pages.invalidate(&message.session_id);
         Ok(message)

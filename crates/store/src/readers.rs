@@ -60,17 +60,14 @@ impl SqliteReaders {
         sql: &str,
         params: &[impl rusqlite::ToSql],
     ) -> Result<Vec<T>> {
-        const NAMES: [&str; 4] = ["$1", "$2", "$3", "$4"];
-        assert!(params.len() <= NAMES.len(), "at most four parameters");
-        let named: Vec<(&str, &dyn rusqlite::ToSql)> = NAMES
+        let params: Vec<&dyn rusqlite::ToSql> = params
             .iter()
-            .copied()
-            .zip(params.iter().map(|param| param as &dyn rusqlite::ToSql))
+            .map(|param| param as &dyn rusqlite::ToSql)
             .collect();
         self.read(|connection| {
             connection
                 .prepare_cached(sql)?
-                .query_map(&*named, T::from_sqlite_row)?
+                .query_map(&*numbered(&params), T::from_sqlite_row)?
                 .collect()
         })
     }
@@ -78,6 +75,19 @@ impl SqliteReaders {
     fn open(&self) -> rusqlite::Result<Connection> {
         connect(&self.path, OpenFlags::SQLITE_OPEN_READ_ONLY)
     }
+}
+
+/// `params` named as the store's SQL numbers them: `$1`, `$2`… in order
+/// (SQLite numbers `$n` parameters by where each first appears in the text).
+pub(super) fn numbered<'a>(
+    params: &[&'a dyn rusqlite::ToSql],
+) -> Vec<(&'static str, &'a dyn rusqlite::ToSql)> {
+    const NAMES: [&str; 20] = [
+        "$1", "$2", "$3", "$4", "$5", "$6", "$7", "$8", "$9", "$10", "$11", "$12", "$13", "$14",
+        "$15", "$16", "$17", "$18", "$19", "$20",
+    ];
+    assert!(params.len() <= NAMES.len(), "at most twenty parameters");
+    NAMES.iter().copied().zip(params.iter().copied()).collect()
 }
 
 /// A connection of the store's own to the SQLite file at `path`, opened

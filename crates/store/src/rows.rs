@@ -182,6 +182,14 @@ macro_rules! text_column {
                 <&str as sqlx::Encode<'q, DB>>::encode_by_ref(&self.as_str(), buf)
             }
         }
+
+        impl rusqlite::ToSql for $type {
+            fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
+                Ok(rusqlite::types::ToSqlOutput::Borrowed(
+                    rusqlite::types::ValueRef::Text(self.as_str().as_bytes()),
+                ))
+            }
+        }
     };
 }
 pub(super) use text_column;

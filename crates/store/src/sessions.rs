@@ -4,11 +4,48 @@
 use cinch_base::timestamp::Timestamp;
 use serde::Serialize;
 
+use super::readers::numbered;
 use super::usage::{totals_json, usage_of};
 use super::{
     AccountId, AgentId, EnvironmentId, Page, PerBackend, Result, SessionId, Store, TaskId,
     UsageTotals, on_pool,
 };
+
+/// Writes back every changing field of a session (`$1`) while the node
+/// `$15` holds its lease at generation `$16`; whoever holds it when `$15`
+/// is NULL.
+pub(super) const SAVE: &str = "UPDATE sessions SET title = $2, status = $3, \
+     harness_session_id = $4, workspace = $5, current_turn = $6, waiting_since = $7, \
+     retries = $8, close_reason = $9, error_message = $10, last_activity_at = $11, \
+     updated_at = $12, moved_from_node = $13, rebuilt_from = $14, fork_mode = $17 \
+     WHERE id = $1 AND ($15 IS NULL OR EXISTS (SELECT 1 FROM session_leases l \
+     WHERE l.session_id = sessions.id AND l.node_id = $15 AND l.generation = $16))";
+
+/// [`SAVE`] through sqlx: `session` written while `node` holds its lease
+/// at `generation` (both `None`: whoever holds it).
+macro_rules! save_query {
+    ($session:expr, $node:expr, $generation:expr) => {
+        sqlx::query($crate::sessions::SAVE)
+            .bind(&$session.id)
+            .bind(&$session.title)
+            .bind($session.status)
+            .bind(&$session.harness_session_id)
+            .bind(&$session.workspace)
+            .bind(&$session.current_turn)
+            .bind($session.waiting_since)
+            .bind($session.retries)
+            .bind($session.close_reason)
+            .bind(&$session.error_message)
+            .bind($session.last_activity_at)
+            .bind($session.updated_at)
+            .bind(&$session.moved_from_node)
+            .bind($session.rebuilt_from)
+            .bind($node)
+            .bind($generation)
+            .bind($session.fork_mode)
+    };
+}
+pub(super) use save_query;
 
 super::rows::row_struct! {
     /// A session as stored.
@@ -462,35 +499,57 @@ impl Store {
         holder: Option<(&str, i64)>,
     ) -> Result<bool> {
         session.updated_at = Timestamp::now();
+        if let Some(writer) = &self.writer {
+            let session = session.clone();
+            let holder = holder.map(|(node, generation)| (node.to_owned(), generation));
+            return writer
+                .write_off_task(move |transaction| {
+                    save_on(
+                        transaction,
+                        &session,
+                        holder
+                            .as_ref()
+                            .map(|(node, generation)| (node.as_str(), *generation)),
+                    )
+                })
+                .await;
+        }
         let (node, generation) = holder.unzip();
-        let changed = on_pool!(self, |pool| sqlx::query(
-            "UPDATE sessions SET title = $2, status = $3, harness_session_id = $4, \
-             workspace = $5, current_turn = $6, waiting_since = $7, retries = $8, \
-             close_reason = $9, error_message = $10, last_activity_at = $11, updated_at = $12, \
-             moved_from_node = $13, rebuilt_from = $14, fork_mode = $17 \
-             WHERE id = $1 AND ($15 IS NULL OR EXISTS (SELECT 1 FROM session_leases l \
-             WHERE l.session_id = sessions.id AND l.node_id = $15 AND l.generation = $16))",
-        )
-        .bind(&session.id)
-        .bind(&session.title)
-        .bind(session.status)
-        .bind(&session.harness_session_id)
-        .bind(&session.workspace)
-        .bind(&session.current_turn)
-        .bind(session.waiting_since)
-        .bind(session.retries)
-        .bind(session.close_reason)
-        .bind(&session.error_message)
-        .bind(session.last_activity_at)
-        .bind(session.updated_at)
-        .bind(&session.moved_from_node)
-        .bind(session.rebuilt_from)
-        .bind(node)
-        .bind(generation)
-        .bind(session.fork_mode)
-        .execute(pool)
-        .await
-        .map(|done| done.rows_affected()))?;
+        let changed = on_pool!(self, |pool| save_query!(session, node, generation)
+            .execute(pool)
+            .await
+            .map(|done| done.rows_affected()))?;
         Ok(changed == 1)
     }
+}
+
+/// [`SAVE`] on the store's own SQLite connection: whether the session was
+/// written (not when another node holds its lease).
+pub(super) fn save_on(
+    transaction: &rusqlite::Transaction<'_>,
+    session: &Session,
+    holder: Option<(&str, i64)>,
+) -> rusqlite::Result<bool> {
+    let (node, generation) = holder.unzip();
+    let text = |at: Option<Timestamp>| at.map(|at| at.to_string());
+    let changed = transaction.prepare_cached(SAVE)?.execute(&*numbered(&[
+        &session.id,
+        &session.title,
+        &session.status,
+        &session.harness_session_id,
+        &session.workspace,
+        &session.current_turn,
+        &text(session.waiting_since),
+        &session.retries,
+        &session.close_reason,
+        &session.error_message,
+        &text(Some(session.last_activity_at)),
+        &text(Some(session.updated_at)),
+        &session.moved_from_node,
+        &session.rebuilt_from,
+        &node,
+        &generation,
+        &session.fork_mode,
+    ]))?;
+    Ok(changed == 1)
 }

@@ -200,20 +200,6 @@ impl Store {
         .await)?;
         Ok(Page::from_rows(rows, limit, |task| task.id.as_str()))
     }
-
-    /// Records the last thing the agent said on the task.
-    pub async fn set_task_preview(&self, task_id: &TaskId, preview: &str) -> Result<()> {
-        on_pool!(self, |pool| sqlx::query(
-            "UPDATE tasks SET last_message_preview = $2, updated_at = $3 WHERE id = $1"
-        )
-        .bind(task_id)
-        .bind(preview)
-        .bind(Timestamp::now())
-        .execute(pool)
-        .await
-        .map(|done| done.rows_affected()))?;
-        Ok(())
-    }
 }
 
 #[cfg(test)]

@@ -125,6 +125,19 @@ impl Writer {
         Ok(written)
     }
 
+    /// Runs `write` as [`Writer::write`] does, on a thread free to block
+    /// (the lock may be held by another writer), for an async caller.
+    pub(super) async fn write_off_task<T: Send + 'static>(
+        self: &Arc<Self>,
+        write: impl FnOnce(&rusqlite::Transaction<'_>) -> rusqlite::Result<T> + Send + 'static,
+    ) -> Result<T> {
+        let writer = self.clone();
+        tokio::task::spawn_blocking(move || writer.write(write))
+            .await
+            // Only cancelled while the runtime shuts down.
+            .map_err(|error| StoreError::Unavailable(Box::new(error)))?
+    }
+
     /// Asks the checkpointer to copy the log, at most every
     /// [`CHECKPOINT_EVERY`]; when the log is due to start over (every
     /// [`RESTART_EVERY`]) and the checkpointer has copied its bulk, copies

@@ -10,14 +10,15 @@ use tracing::Instrument as _;
 
 use super::machine::{Facts, Step, next_step};
 use super::ownership::Hold;
-use super::{Conductor, Result, Wake, workspace};
+use super::{Conductor, EventName, Result, Wake, workspace};
 use crate::runs::repository;
 use crate::runs::slots::Full;
 use crate::runs::turn_env::TurnEnv;
 use crate::service::ServiceError;
 use cinch_engine::redact::Redactor;
 use cinch_store::{
-    AccountId, AgentId, CloseReason, Environment, RebuiltFrom, Session, SessionId, SessionStatus,
+    AccountId, AgentId, CloseReason, Environment, KeptTurnEnd, RebuiltFrom, Session, SessionId,
+    SessionStatus, TurnEnd,
 };
 
 /// A session whose workspace was just made, as saved, and its lock, held
@@ -480,11 +481,7 @@ impl Conductor {
         reason: CloseReason,
         message: Option<String>,
     ) -> Result<()> {
-        session.status = SessionStatus::Closed;
-        session.close_reason = Some(reason);
-        session.error_message = message;
-        session.waiting_since = None;
-        session.retries = 0;
+        mark_closed(session, reason, message);
         self.save(session).await?;
         self.give_back(&session.id).await
     }
@@ -493,28 +490,74 @@ impl Conductor {
     /// the write is conditioned on it; a session whose lease this node lost
     /// is never written (fencing).
     pub(super) async fn save(&self, session: &mut Session) -> Result<()> {
+        let holder = self.writing_as(session)?;
+        let written = match holder {
+            Some((node, generation)) => {
+                self.store
+                    .save_session_fenced(session, node, generation)
+                    .await?
+            }
+            None => {
+                self.store.save_session(session).await?;
+                true
+            }
+        };
+        if !written {
+            return Err(self.lost(&session.id).await);
+        }
+        self.publish_session(session).await;
+        Ok(())
+    }
+
+    /// Stores the session as [`Self::save`] does, and the turn's `end` with
+    /// it in the same transaction; publishes both.
+    pub(super) async fn save_turn_end(&self, session: &mut Session, end: TurnEnd) -> Result<()> {
+        let holder = self.writing_as(session)?;
+        match self.store.keep_turn_end(session, holder, end).await? {
+            KeptTurnEnd::Kept(message) => {
+                if let Some(message) = message {
+                    self.publish_message(&session.account_id, EventName::MessageUpdated, &message)
+                        .await;
+                }
+                self.publish_session(session).await;
+                Ok(())
+            }
+            // Without a lease the session is gone: nothing to tell.
+            KeptTurnEnd::SessionNotWritten if holder.is_none() => Ok(()),
+            KeptTurnEnd::SessionNotWritten => Err(self.lost(&session.id).await),
+        }
+    }
+
+    /// The lease a write of `session` is conditioned on (a node and a
+    /// generation; none when this node holds none), or the refusal when this
+    /// node lost it.
+    fn writing_as(&self, session: &mut Session) -> Result<Option<(&str, i64)>> {
         if session.status != SessionStatus::Waiting {
             session.waiting_since = None;
         }
         if self.is_fenced(&session.id) {
             return Err(fenced(&session.id));
         }
-        match self.held_generation(&session.id) {
-            Some(generation) => {
-                if !self
-                    .store
-                    .save_session_fenced(session, self.node_id(), generation)
-                    .await?
-                {
-                    self.fence(&session.id).await;
-                    return Err(fenced(&session.id));
-                }
-            }
-            None => self.store.save_session(session).await?,
-        }
-        self.publish_session(session).await;
-        Ok(())
+        Ok(self
+            .held_generation(&session.id)
+            .map(|generation| (self.node_id(), generation)))
     }
+
+    /// Fences a session whose conditioned write found another node's lease,
+    /// and the refusal to say so.
+    async fn lost(&self, session_id: &SessionId) -> ServiceError {
+        self.fence(session_id).await;
+        fenced(session_id)
+    }
+}
+
+/// Closes `session` for `reason`, with what went wrong and what to do next.
+pub(super) fn mark_closed(session: &mut Session, reason: CloseReason, message: Option<String>) {
+    session.status = SessionStatus::Closed;
+    session.close_reason = Some(reason);
+    session.error_message = message;
+    session.waiting_since = None;
+    session.retries = 0;
 }
 
 /// The refusal of a write to a session another node took over.

@@ -15,7 +15,7 @@ use cinch_engine::engine::brief::Note;
 use cinch_engine::engine::result::{Status, TurnResult};
 use cinch_store::{
     AccountId, Attachment, AttachmentStatus, CloseReason, Environment, Message, MessageKind,
-    Session, SessionId, SessionStatus, TurnOutcome, TurnState, TurnView,
+    Session, SessionId, SessionStatus, TurnEnd, TurnOutcome, TurnState, TurnView,
 };
 
 /// The first pause before recording a turn's end again, when the database
@@ -419,12 +419,6 @@ impl Conductor {
                 format!("cinch lost track of the turn: {error}")
             }
         };
-        let message = self
-            .store
-            .update_message(&message.id, &content, &view.to_value())
-            .await?;
-        self.publish_message(account_id, EventName::MessageUpdated, &message)
-            .await;
         // A native fork's first turn that ended without a harness session:
         // the harness would not fork the source's, so the fork goes on as a
         // brief one.
@@ -436,16 +430,19 @@ impl Conductor {
             tracing::warn!(session = %session.id, "the harness did not fork the source's session: the fork goes on as a brief one");
             session.fork_mode = Some(cinch_store::ForkMode::Brief);
         }
+        let mut preview = None;
         if let Ok(result) = &outcome {
             if let Some(harness_session) = &result.session_id {
                 session.harness_session_id = Some(harness_session.clone());
             }
-            if let Some(preview) = result.final_message.as_deref().and_then(preview::preview) {
-                self.store
-                    .set_task_preview(&session.task_id, &preview)
-                    .await?;
-            }
+            preview = result.final_message.as_deref().and_then(preview::preview);
         }
+        let end = TurnEnd {
+            message_id: message.id.clone(),
+            content,
+            turn: view.to_value(),
+            preview,
+        };
         if let (Ok(result), Some(remote), Some(dir)) = (
             &outcome,
             self.settings.checkpoint_remote.clone(),
@@ -467,7 +464,7 @@ impl Conductor {
         session.current_turn = None;
         session.last_activity_at = Timestamp::now();
         if session.status == SessionStatus::Closed {
-            return self.save(&mut session).await;
+            return self.save_turn_end(&mut session, end).await;
         }
         session.status = SessionStatus::Idle;
         session.close_reason = None;
@@ -485,7 +482,9 @@ impl Conductor {
                 });
             }
             AfterTurn::Close(reason, message) => {
-                return self.close_with(&mut session, reason, Some(message)).await;
+                return self
+                    .close_after_turn(&mut session, end, reason, message)
+                    .await;
             }
         }
         if let Ok(result) = &outcome
@@ -506,11 +505,25 @@ impl Conductor {
                     session.branch_name
                 );
                 return self
-                    .close_with(&mut session, CloseReason::SnapshotFailure, Some(message))
+                    .close_after_turn(&mut session, end, CloseReason::SnapshotFailure, message)
                     .await;
             }
         }
-        self.save(&mut session).await
+        self.save_turn_end(&mut session, end).await
+    }
+
+    /// Closes the session as [`Self::close_with`] does, keeping the turn's
+    /// `end` with it.
+    async fn close_after_turn(
+        &self,
+        session: &mut Session,
+        end: TurnEnd,
+        reason: CloseReason,
+        message: String,
+    ) -> Result<()> {
+        super::lifecycle::mark_closed(session, reason, Some(message));
+        self.save_turn_end(session, end).await?;
+        self.give_back(&session.id).await
     }
 }
 
