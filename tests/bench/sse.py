@@ -483,7 +483,10 @@ def main():
     finally:
         server.terminate()
         server.wait()
-        shutil.rmtree(world, ignore_errors=True)
+        # Left for whoever set it to delete later (targets.py, at the end of
+        # its sitting): deleting files makes the next run's creations dearer.
+        if not os.environ.get("CINCH_BENCH_KEEP_SCRATCH"):
+            shutil.rmtree(world, ignore_errors=True)
 
 
 if __name__ == "__main__":

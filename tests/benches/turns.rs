@@ -79,10 +79,13 @@ fn main() {
     let seconds: u64 = env_number("CINCH_BENCH_SECONDS").unwrap_or(10);
     let rate: f64 = env_number("CINCH_BENCH_RATE").unwrap_or(LOAD_RATE);
     let (soft, hard) = raise_fd_limit();
-    let scratch = tempfile::Builder::new()
+    let mut scratch = tempfile::Builder::new()
         .prefix("cinch-bench-turns-")
         .tempdir()
         .expect("a scratch directory");
+    // Left for whoever set it to delete later, as tests/bench/targets.py
+    // does: deleting files makes the next run's creations dearer.
+    scratch.disable_cleanup(std::env::var_os("CINCH_BENCH_KEEP_SCRATCH").is_some());
     let root = scratch.path();
     let bin = root.join("bin");
     std::fs::create_dir_all(&bin).unwrap();

@@ -17,6 +17,11 @@ const KEEP_FIRST_RESULT: &str = "UPDATE code_task_calls SET result = $1, harness
      cost_usd = $10, cost_source = $11 WHERE account_id = $2 AND run_id = $3 AND call_id = $4 \
      AND result IS NULL";
 
+/// Records a call (`$1`) of run `$2`, the engine's turn `$3`, of account
+/// `$4` in environment `$5`, started at `$6` on node `$7`.
+const CREATE_CALL: &str = "INSERT INTO code_task_calls (call_id, run_id, turn_id, account_id, \
+     environment_id, created_at, node_id) VALUES ($1, $2, $3, $4, $5, $6, $7)";
+
 /// Counts a driver's unknown event type (`$3`) seen `$5` times by a CLI
 /// (`$1` at version `$2`) at `$4`.
 const TALLY_UNKNOWN_EVENT: &str = "INSERT INTO unknown_events (harness, cli_version, event_type, \
@@ -175,20 +180,30 @@ impl Store {
             node_id: Some(node.to_owned()),
             result: None,
         };
-        on_pool!(self, |pool| sqlx::query(
-            "INSERT INTO code_task_calls (call_id, run_id, turn_id, account_id, environment_id, \
-             created_at, node_id) VALUES ($1, $2, $3, $4, $5, $6, $7)",
-        )
-        .bind(&call.call_id)
-        .bind(&call.run_id)
-        .bind(&call.turn_id)
-        .bind(&call.account_id)
-        .bind(&call.environment_id)
-        .bind(call.created_at)
-        .bind(node)
-        .execute(pool)
-        .await
-        .map(|done| done.rows_affected()))?;
+        if let Some(writer) = &self.writer {
+            let params = vec![
+                call.call_id.clone().into(),
+                call.run_id.clone().into(),
+                call.turn_id.clone().into(),
+                call.account_id.as_str().to_owned().into(),
+                call.environment_id.clone().into(),
+                call.created_at.to_string().into(),
+                node.to_owned().into(),
+            ];
+            writer.execute(CREATE_CALL, params).await?;
+            return Ok(call);
+        }
+        on_pool!(self, |pool| sqlx::query(CREATE_CALL)
+            .bind(&call.call_id)
+            .bind(&call.run_id)
+            .bind(&call.turn_id)
+            .bind(&call.account_id)
+            .bind(&call.environment_id)
+            .bind(call.created_at)
+            .bind(node)
+            .execute(pool)
+            .await
+            .map(|done| done.rows_affected()))?;
         Ok(call)
     }
 

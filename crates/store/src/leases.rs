@@ -111,6 +111,11 @@ fn expiry(ttl: Duration) -> Timestamp {
     Timestamp::now() + ttl
 }
 
+/// Gives a session (`$1`) that has no lease yet its first, to node `$2`
+/// until `$3`.
+const FIRST_LEASE: &str = "INSERT INTO session_leases (session_id, node_id, generation, \
+     expires_at) VALUES ($1, $2, 1, $3) ON CONFLICT (session_id) DO NOTHING";
+
 /// The session's (`$1`) lease.
 const LEASE: PerBackend<&str> = PerBackend::same(
     "SELECT session_id, node_id, generation, expires_at FROM session_leases WHERE session_id = $1",
@@ -135,16 +140,23 @@ impl Store {
         loop {
             let until = expiry(ttl);
             // Most claims are of a new session's lease: one statement.
-            let inserted = on_pool!(self, |pool| sqlx::query(
-                "INSERT INTO session_leases (session_id, node_id, generation, expires_at) \
-                 VALUES ($1, $2, 1, $3) ON CONFLICT (session_id) DO NOTHING"
-            )
-            .bind(session_id)
-            .bind(node)
-            .bind(until)
-            .execute(pool)
-            .await
-            .map(|done| done.rows_affected()))?;
+            let inserted = match &self.writer {
+                Some(writer) => {
+                    let params = vec![
+                        session_id.as_str().to_owned().into(),
+                        node.to_owned().into(),
+                        until.to_string().into(),
+                    ];
+                    writer.execute(FIRST_LEASE, params).await? as u64
+                }
+                None => on_pool!(self, |pool| sqlx::query(FIRST_LEASE)
+                    .bind(session_id)
+                    .bind(node)
+                    .bind(until)
+                    .execute(pool)
+                    .await
+                    .map(|done| done.rows_affected()))?,
+            };
             if inserted == 1 {
                 return Ok(Claim::Held {
                     generation: 1,

@@ -466,6 +466,12 @@ impl Store {
     }
 }
 
+/// What a write that reads back what it wrote says when the row is not
+/// there (another writer deleted it at once).
+fn not_read_back(id: &str) -> StoreError {
+    StoreError::Missing(format!("{id} was written but could not be read back"))
+}
+
 /// A row [`Store::read_rows`] reads, from either backend.
 trait Readable:
     rows::SqliteRow

@@ -8,10 +8,12 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 use sqlx::Row as _;
 
+use super::rows::SqliteRow as _;
+
 use super::page_cache::{CachedPage, PageKey};
 use super::{
     AccountId, Backend, Dialect, Direction, MessageId, Page, PerBackend, Readers, Result, Session,
-    SessionId, Store, TaskId, on_pool,
+    SessionId, Store, TaskId, not_read_back, on_pool,
 };
 use cinch_base::timestamp::Timestamp;
 use cinch_engine::checkpoint::{DiffStat, Restored};
@@ -274,6 +276,25 @@ macro_rules! columns {
 
 const COLUMNS: &str = columns!();
 
+/// Adds a message (`$1`) to a session (`$4`, of account `$2` and task
+/// `$3`): numbered next in it when `$5`, otherwise queued; of type `$6`,
+/// text `$7`, turn `$8`, made at `$9`. On SQLite one statement is atomic
+/// by itself: it takes the write lock before it reads the last number.
+const ADD: &str = concat!(
+    "INSERT INTO messages (id, account_id, task_id, session_id, sequence, type, content, \
+     turn_json, created_at) VALUES ($1, $2, $3, $4, CASE WHEN $5 THEN (SELECT \
+     COALESCE(MAX(sequence), 0) + 1 FROM messages WHERE session_id = $4) END, $6, $7, $8, $9) \
+     RETURNING ",
+    columns!()
+);
+
+/// Numbers a queued message (`$1`) next in its session.
+const DELIVER: &str = concat!(
+    "UPDATE messages SET sequence = (SELECT COALESCE(MAX(sequence), 0) + 1 FROM messages m \
+     WHERE m.session_id = messages.session_id) WHERE id = $1 AND sequence IS NULL RETURNING ",
+    columns!()
+);
+
 /// Rewrites a message's (`$1`) text (`$2`) and turn (`$3`), reading it back.
 pub(super) const REWRITE: &str = concat!(
     "UPDATE messages SET content = $2, turn_json = $3 WHERE id = $1 RETURNING ",
@@ -390,14 +411,26 @@ impl Store {
         let dialect = self.dialect();
         // A queued message takes no number: nothing to wait for.
         let lock = number_in_turn(dialect).filter(|_| delivered);
-        let insert = format!(
-            "INSERT INTO messages (id, account_id, task_id, session_id, sequence, type, content, \
-             turn_json, created_at) VALUES ($1, $2, $3, $4, \
-             CASE WHEN $5 THEN (SELECT COALESCE(MAX(sequence), 0) + 1 FROM messages WHERE session_id = $4) END, \
-             $6, $7, $8, $9) RETURNING {COLUMNS}",
-        );
+        let turn = turn.map(Value::to_string);
+        let created_at = Timestamp::now();
+        if let Some(writer) = &self.writer {
+            let params = vec![
+                id.as_str().to_owned().into(),
+                session.account_id.as_str().to_owned().into(),
+                session.task_id.as_str().to_owned().into(),
+                session.id.as_str().to_owned().into(),
+                delivered.into(),
+                kind.as_str().to_owned().into(),
+                content.to_owned().into(),
+                turn.into(),
+                created_at.to_string().into(),
+            ];
+            let row = writer.returning(ADD, params, Row::from_sqlite_row).await?;
+            self.pages.invalidate(&session.id);
+            return from_row(row.ok_or_else(|| not_read_back(id.as_str()))?);
+        }
         let row: Row = on_pool!(self, |pool| {
-            let insert = sqlx::query_as(&insert)
+            let insert = sqlx::query_as(ADD)
                 .bind(&id)
                 .bind(&session.account_id)
                 .bind(&session.task_id)
@@ -405,8 +438,8 @@ impl Store {
                 .bind(delivered)
                 .bind(kind)
                 .bind(content)
-                .bind(turn.map(Value::to_string))
-                .bind(Timestamp::now());
+                .bind(&turn)
+                .bind(created_at);
             match &lock {
                 // One statement is atomic by itself (SQLite's takes the
                 // write lock before it reads the last number): a
@@ -513,24 +546,30 @@ impl Store {
     pub async fn deliver_message(&self, id: &MessageId) -> Result<Option<Message>> {
         let dialect = self.dialect();
         let lock = number_in_turn(dialect);
-        let number = format!(
-            "UPDATE messages SET sequence = (SELECT COALESCE(MAX(sequence), 0) + 1 FROM messages \
-             m WHERE m.session_id = messages.session_id) WHERE id = $1 AND sequence IS NULL \
-             RETURNING {COLUMNS}",
-        );
-        let numbered: Option<Row> = on_pool!(self, |pool| {
-            let number = sqlx::query_as(&number).bind(id);
-            match &lock {
-                // Atomic by itself, as in `add_message`.
-                None => number.fetch_optional(pool).await,
-                Some(lock) => {
-                    let mut tx = pool.begin_with(dialect.begin_write).await?;
-                    sqlx::query(lock).bind(id).execute(&mut *tx).await?;
-                    let numbered = number.fetch_optional(&mut *tx).await?;
-                    tx.commit().await.map(|()| numbered)
-                }
+        let numbered: Option<Row> = match &self.writer {
+            Some(writer) => {
+                writer
+                    .returning(
+                        DELIVER,
+                        vec![id.as_str().to_owned().into()],
+                        Row::from_sqlite_row,
+                    )
+                    .await?
             }
-        })?;
+            None => on_pool!(self, |pool| {
+                let number = sqlx::query_as(DELIVER).bind(id);
+                match &lock {
+                    // Atomic by itself, as in `add_message`.
+                    None => number.fetch_optional(pool).await,
+                    Some(lock) => {
+                        let mut tx = pool.begin_with(dialect.begin_write).await?;
+                        sqlx::query(lock).bind(id).execute(&mut *tx).await?;
+                        let numbered = number.fetch_optional(&mut *tx).await?;
+                        tx.commit().await.map(|()| numbered)
+                    }
+                }
+            })?,
+        };
         let message = match numbered {
             Some(row) => Some(from_row(row)?),
             None => self.message(id).await?,

@@ -4,7 +4,9 @@
 use cinch_base::timestamp::Timestamp;
 use serde::Serialize;
 
+use super::not_read_back;
 use super::readers::numbered;
+use super::rows::SqliteRow as _;
 use super::usage::{totals_json, usage_of};
 use super::{
     AccountId, AgentId, EnvironmentId, Page, PerBackend, Result, SessionId, Store, TaskId,
@@ -380,37 +382,68 @@ impl Store {
         let id = SessionId::generate()?;
         let created_at = Timestamp::now();
         let branch = new.branch_name.unwrap_or_else(|| format!("cinch/{id}"));
-        let columns = COLUMNS.get(self.backend());
         // Read back as stored in the same statement.
+        let create = |columns: &str| {
+            format!(
+                "INSERT INTO sessions (id, account_id, task_id, agent_id, title, status, \
+                 environment_id, branch_name, base_branch, auto_commit, harness, vendor, \
+                 harness_model, harness_effort, last_activity_at, created_at, updated_at, \
+                 forked_from_session, forked_from_turn, fork_checkpoint, fork_mode) \
+                 VALUES ($1, $2, $3, $4, $5, 'booting', $6, $7, $8, $9, $10, $11, $12, $13, $14, \
+                 $14, $14, $15, $16, $17, $18) RETURNING {columns}",
+            )
+        };
+        if let Some(writer) = &self.writer {
+            let sql = create(COLUMNS.sqlite);
+            let fork = new.fork.as_ref();
+            let params: Vec<rusqlite::types::Value> = vec![
+                id.as_str().to_owned().into(),
+                account_id.as_str().to_owned().into(),
+                new.task_id.as_str().to_owned().into(),
+                new.agent_id.as_str().to_owned().into(),
+                new.title.into(),
+                new.environment_id.map(|id| id.as_str().to_owned()).into(),
+                branch.into(),
+                new.base_branch.into(),
+                new.auto_commit.into(),
+                new.harness.into(),
+                new.vendor.into(),
+                new.harness_model.into(),
+                new.harness_effort.into(),
+                created_at.to_string().into(),
+                fork.map(|fork| fork.session_id.as_str().to_owned()).into(),
+                fork.map(|fork| fork.turn_id.clone()).into(),
+                fork.map(|fork| fork.checkpoint.clone()).into(),
+                fork.map(|fork| fork.mode.as_str().to_owned()).into(),
+            ];
+            return writer
+                .returning(sql, params, Session::from_sqlite_row)
+                .await?
+                .ok_or_else(|| not_read_back(id.as_str()));
+        }
+        let create = create(COLUMNS.get(self.backend()));
         Ok(on_pool!(self, |pool| {
-            sqlx::query_as(&format!(
-            "INSERT INTO sessions (id, account_id, task_id, agent_id, title, status, \
-             environment_id, branch_name, base_branch, auto_commit, harness, vendor, \
-             harness_model, harness_effort, last_activity_at, created_at, updated_at, \
-             forked_from_session, forked_from_turn, fork_checkpoint, fork_mode) \
-             VALUES ($1, $2, $3, $4, $5, 'booting', $6, $7, $8, $9, $10, $11, $12, $13, $14, $14, $14, \
-             $15, $16, $17, $18) RETURNING {columns}",
-        ))
-        .bind(&id)
-        .bind(account_id)
-        .bind(&new.task_id)
-        .bind(&new.agent_id)
-        .bind(&new.title)
-        .bind(&new.environment_id)
-        .bind(&branch)
-        .bind(&new.base_branch)
-        .bind(new.auto_commit)
-        .bind(&new.harness)
-        .bind(&new.vendor)
-        .bind(&new.harness_model)
-        .bind(&new.harness_effort)
-        .bind(created_at)
-        .bind(new.fork.as_ref().map(|fork| &fork.session_id))
-        .bind(new.fork.as_ref().map(|fork| &fork.turn_id))
-        .bind(new.fork.as_ref().map(|fork| &fork.checkpoint))
-        .bind(new.fork.as_ref().map(|fork| fork.mode))
-        .fetch_one(pool)
-        .await
+            sqlx::query_as(&create)
+                .bind(&id)
+                .bind(account_id)
+                .bind(&new.task_id)
+                .bind(&new.agent_id)
+                .bind(&new.title)
+                .bind(&new.environment_id)
+                .bind(&branch)
+                .bind(&new.base_branch)
+                .bind(new.auto_commit)
+                .bind(&new.harness)
+                .bind(&new.vendor)
+                .bind(&new.harness_model)
+                .bind(&new.harness_effort)
+                .bind(created_at)
+                .bind(new.fork.as_ref().map(|fork| &fork.session_id))
+                .bind(new.fork.as_ref().map(|fork| &fork.turn_id))
+                .bind(new.fork.as_ref().map(|fork| &fork.checkpoint))
+                .bind(new.fork.as_ref().map(|fork| fork.mode))
+                .fetch_one(pool)
+                .await
         })?)
     }
 

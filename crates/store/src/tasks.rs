@@ -2,6 +2,7 @@
 
 use cinch_base::timestamp::Timestamp;
 
+use super::not_read_back;
 use super::usage::{totals_json, usage_of};
 use super::{
     AccountId, AgentId, CloseReason, EnvironmentId, Page, PerBackend, Result, SessionStatus, Store,
@@ -109,6 +110,15 @@ const TASK: PerBackend<&str> = PerBackend {
     postgres: concat!(select!(postgres), " WHERE t.account_id = $1 AND t.id = $2"),
 };
 
+/// Stores a new task (`$1`) of account `$2`, titled `$3`, in environment
+/// `$4`, idle for `$5` s at most, made by agent `$6` for member `$7` at `$8`;
+/// gives back the agent's and the member's names.
+const CREATE: &str = "INSERT INTO tasks (id, account_id, title, environment_id, \
+     idle_timeout_seconds, created_by, owner, created_at, updated_at) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) \
+     RETURNING (SELECT a.name FROM agents a WHERE a.id = tasks.created_by), \
+     (SELECT m.name FROM members m WHERE m.id = tasks.owner)";
+
 impl Store {
     /// Stores a new task of `account_id`. It is made, not read back: a
     /// task's row with its listing's columns costs a dozen lookups, and a
@@ -116,25 +126,40 @@ impl Store {
     pub async fn create_task(&self, account_id: &AccountId, new: NewTask) -> Result<Task> {
         let id = TaskId::generate()?;
         let created_at = Timestamp::now();
-        let (created_by_name, owner_name): (String, Option<String>) = on_pool!(self, |pool| {
-            sqlx::query_as(
-                "INSERT INTO tasks (id, account_id, title, environment_id, idle_timeout_seconds, \
-                 created_by, owner, created_at, updated_at) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) \
-                 RETURNING (SELECT a.name FROM agents a WHERE a.id = tasks.created_by), \
-                 (SELECT m.name FROM members m WHERE m.id = tasks.owner)",
-            )
-            .bind(&id)
-            .bind(account_id)
-            .bind(&new.title)
-            .bind(&new.environment_id)
-            .bind(new.idle_timeout_seconds)
-            .bind(&new.created_by)
-            .bind(&new.owner)
-            .bind(created_at)
-            .fetch_one(pool)
-            .await
-        })?;
+        let (created_by_name, owner_name): (String, Option<String>) = match &self.writer {
+            Some(writer) => {
+                let params: Vec<rusqlite::types::Value> = vec![
+                    id.as_str().to_owned().into(),
+                    account_id.as_str().to_owned().into(),
+                    new.title.clone().into(),
+                    new.environment_id
+                        .as_ref()
+                        .map(|id| id.as_str().to_owned())
+                        .into(),
+                    new.idle_timeout_seconds.into(),
+                    new.created_by.as_str().to_owned().into(),
+                    new.owner.clone().into(),
+                    created_at.to_string().into(),
+                ];
+                writer
+                    .returning(CREATE, params, |row| Ok((row.get(0)?, row.get(1)?)))
+                    .await?
+                    .ok_or_else(|| not_read_back(id.as_str()))?
+            }
+            None => on_pool!(self, |pool| {
+                sqlx::query_as(CREATE)
+                    .bind(&id)
+                    .bind(account_id)
+                    .bind(&new.title)
+                    .bind(&new.environment_id)
+                    .bind(new.idle_timeout_seconds)
+                    .bind(&new.created_by)
+                    .bind(&new.owner)
+                    .bind(created_at)
+                    .fetch_one(pool)
+                    .await
+            })?,
+        };
         Ok(Task {
             id,
             account_id: account_id.clone(),

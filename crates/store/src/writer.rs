@@ -24,9 +24,11 @@ use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use rusqlite::types::Value;
 use rusqlite::{Connection, OpenFlags};
 
 use super::lock_wait::{self, OnCommit};
+use super::readers::numbered;
 use super::{Result, StoreError};
 
 /// How often at most the checkpointer is asked to copy the log.
@@ -138,6 +140,39 @@ impl Writer {
             .map_err(|error| StoreError::Unavailable(Box::new(error)))?
     }
 
+    /// Runs one statement, its parameters `$1`, `$2`… being `params` in
+    /// order, as [`Writer::write_off_task`] does: how many rows it changed.
+    pub(super) async fn execute(
+        self: &Arc<Self>,
+        sql: &'static str,
+        params: Vec<Value>,
+    ) -> Result<usize> {
+        self.write_off_task(move |transaction| {
+            transaction
+                .prepare_cached(sql)?
+                .execute(&*numbered(&as_params(&params)))
+        })
+        .await
+    }
+
+    /// The row, if any, that one statement ending in `RETURNING` gives back,
+    /// read by `read`, as [`Writer::execute`] runs it.
+    pub(super) async fn returning<T: Send + 'static>(
+        self: &Arc<Self>,
+        sql: impl AsRef<str> + Send + 'static,
+        params: Vec<Value>,
+        read: fn(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
+    ) -> Result<Option<T>> {
+        self.write_off_task(move |transaction| {
+            transaction
+                .prepare_cached(sql.as_ref())?
+                .query_map(&*numbered(&as_params(&params)), read)?
+                .next()
+                .transpose()
+        })
+        .await
+    }
+
     /// Asks the checkpointer to copy the log, at most every
     /// [`CHECKPOINT_EVERY`]; when the log is due to start over (every
     /// [`RESTART_EVERY`]) and the checkpointer has copied its bulk, copies
@@ -200,6 +235,11 @@ impl Writer {
         lock_wait::on_commit(lock_wait::handle(&connection), &ON_COMMIT);
         Ok(connection)
     }
+}
+
+/// `values` as a statement's parameters.
+fn as_params(values: &[Value]) -> Vec<&dyn rusqlite::ToSql> {
+    values.iter().map(|value| value as _).collect()
 }
 
 /// Copies the log each time it is asked, until the writer is gone, and
