@@ -536,15 +536,7 @@ impl Store {
             let session = session.clone();
             let holder = holder.map(|(node, generation)| (node.to_owned(), generation));
             return writer
-                .write_off_task(move |transaction| {
-                    save_on(
-                        transaction,
-                        &session,
-                        holder
-                            .as_ref()
-                            .map(|(node, generation)| (node.as_str(), *generation)),
-                    )
-                })
+                .write_off_task(move |transaction| save_on(transaction, &session, holder.as_ref()))
                 .await;
         }
         let (node, generation) = holder.unzip();
@@ -557,13 +549,16 @@ impl Store {
 }
 
 /// [`SAVE`] on the store's own SQLite connection: whether the session was
-/// written (not when another node holds its lease).
+/// written (not when another node holds its lease). `holder` is owned: it
+/// crosses to the writer's thread with the session.
 pub(super) fn save_on(
     transaction: &rusqlite::Transaction<'_>,
     session: &Session,
-    holder: Option<(&str, i64)>,
+    holder: Option<&(String, i64)>,
 ) -> rusqlite::Result<bool> {
-    let (node, generation) = holder.unzip();
+    let (node, generation) = holder
+        .map(|(node, generation)| (node.as_str(), *generation))
+        .unzip();
     let text = |at: Option<Timestamp>| at.map(|at| at.to_string());
     let changed = transaction.prepare_cached(SAVE)?.execute(&*numbered(&[
         &session.id,

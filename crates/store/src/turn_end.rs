@@ -58,10 +58,7 @@ impl Store {
             let holder = holder.map(|(node, generation)| (node.to_owned(), generation));
             writer
                 .write_off_task(move |transaction| {
-                    let holder = holder
-                        .as_ref()
-                        .map(|(node, generation)| (node.as_str(), *generation));
-                    if !save_on(transaction, &session, holder)? {
+                    if !save_on(transaction, &session, holder.as_ref())? {
                         return Ok(None);
                     }
                     let turn = end.turn.to_string();
@@ -157,24 +154,32 @@ mod tests {
         (store, dir, session, message)
     }
 
-    fn end_of(message: &Message) -> TurnEnd {
-        TurnEnd {
+    /// Ends the turn of `message` as `node` (at the lease's generation 1)
+    /// writes it: the session idle, the message and the preview "done".
+    async fn end_as(
+        store: &Store,
+        session: &mut Session,
+        message: &Message,
+        node: &str,
+    ) -> KeptTurnEnd {
+        session.status = SessionStatus::Idle;
+        session.current_turn = None;
+        let end = TurnEnd {
             message_id: message.id.clone(),
             content: "done".into(),
             turn: json!({"status": "completed"}),
             preview: Some("done".into()),
-        }
+        };
+        store
+            .keep_turn_end(session, Some((node, 1)), end)
+            .await
+            .unwrap()
     }
 
     #[tokio::test]
     async fn a_turns_end_is_kept_with_its_session() {
         let (store, _dir, mut session, message) = running_turn().await;
-        session.status = SessionStatus::Idle;
-        session.current_turn = None;
-        let kept = store
-            .keep_turn_end(&mut session, Some(("a", 1)), end_of(&message))
-            .await
-            .unwrap();
+        let kept = end_as(&store, &mut session, &message, "a").await;
         let KeptTurnEnd::Kept(Some(updated)) = kept else {
             panic!("the turn's end was not kept: {kept:?}");
         };
@@ -202,12 +207,7 @@ mod tests {
     #[tokio::test]
     async fn a_node_without_the_lease_writes_nothing_of_the_turns_end() {
         let (store, _dir, mut session, message) = running_turn().await;
-        session.status = SessionStatus::Idle;
-        session.current_turn = None;
-        let kept = store
-            .keep_turn_end(&mut session, Some(("b", 1)), end_of(&message))
-            .await
-            .unwrap();
+        let kept = end_as(&store, &mut session, &message, "b").await;
         assert!(matches!(kept, KeptTurnEnd::SessionNotWritten), "{kept:?}");
         let unchanged = store.message(&message.id).await.unwrap().unwrap();
         assert_eq!(unchanged.content, "");
