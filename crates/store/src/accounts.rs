@@ -4,8 +4,8 @@
 use cinch_base::timestamp::Timestamp;
 
 use super::{
-    AccountId, AgentId, EnvironmentId, Page, Pool, Result, Store, StoreError, new_id, on_pool,
-    tokens,
+    AccountId, AgentId, EnvironmentId, Page, PerBackend, Pool, Result, Store, StoreError, new_id,
+    on_pool, tokens,
 };
 
 super::rows::row_struct! {
@@ -67,8 +67,27 @@ super::rows::row_struct! {
 }
 
 /// An agent's columns, in [`Agent`]'s order.
-const AGENT_COLUMNS: &str =
-    "id, account_id, name, connected, enabled, harness, model, effort, environment_id, created_at";
+macro_rules! agent_columns {
+    () => {
+        "id, account_id, name, connected, enabled, harness, model, effort, environment_id, created_at"
+    };
+}
+const AGENT_COLUMNS: &str = agent_columns!();
+
+/// The agent whose id or name is `$2`, the first by id should one's name be
+/// another's id.
+const AGENT_BY_KEY: &str = concat!(
+    "SELECT ",
+    agent_columns!(),
+    " FROM agents WHERE account_id = $1 AND (id = $2 OR name = $2) ORDER BY id LIMIT 1"
+);
+
+/// The account's connected agent, the first by id.
+const THE_CONNECTED_AGENT: &str = concat!(
+    "SELECT ",
+    agent_columns!(),
+    " FROM agents WHERE account_id = $1 AND connected ORDER BY id LIMIT 1"
+);
 
 /// The PostgreSQL advisory lock nodes take turns with on their first start.
 const FIRST_START_LOCK: i64 = 0x6369_6e63_6800_0001;
@@ -235,6 +254,32 @@ impl Store {
         Ok(Page::from_rows(rows, limit, |member| member.id.as_str()))
     }
 
+    /// The agent whose id or name is `key`, or without one the account's
+    /// connected agent: who a new task is created by. One indexed read, on
+    /// SQLite on the calling thread.
+    pub async fn acting_agent(
+        &self,
+        account_id: &AccountId,
+        key: Option<&str>,
+    ) -> Result<Option<Agent>> {
+        match key {
+            Some(key) => {
+                self.read_row(
+                    &PerBackend::same(AGENT_BY_KEY),
+                    &[account_id.as_str().into(), key.into()],
+                )
+                .await
+            }
+            None => {
+                self.read_row(
+                    &PerBackend::same(THE_CONNECTED_AGENT),
+                    &[account_id.as_str().into()],
+                )
+                .await
+            }
+        }
+    }
+
     /// A page of the account's agents, oldest first, after `cursor`.
     pub async fn agents(
         &self,
@@ -351,5 +396,43 @@ impl Store {
         .await
         .map(|done| done.rows_affected()))?;
         Ok(Some(agent))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_store;
+
+    /// Who a task is created by: an agent named by id or name, else the
+    /// connected one; never another account's.
+    #[tokio::test]
+    async fn the_acting_agent_is_found_by_id_name_or_connection() {
+        let (store, _dir) = test_store().await;
+        let (account, _) = store.create_account("acme").await.unwrap();
+        let (other, _) = store.create_account("other").await.unwrap();
+        let reviewer = store
+            .create_agent(&account.id, "reviewer", AgentSettings::default())
+            .await
+            .unwrap();
+        let theirs = store
+            .create_agent(&other.id, "theirs", AgentSettings::default())
+            .await
+            .unwrap();
+        let connected = store
+            .acting_agent(&account.id, None)
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(connected.connected);
+        assert_eq!(connected.name, CONNECTED_AGENT);
+        for key in ["reviewer", reviewer.id.as_str()] {
+            let found = store.acting_agent(&account.id, Some(key)).await.unwrap();
+            assert_eq!(found.unwrap().id, reviewer.id, "{key}");
+        }
+        for key in ["theirs", theirs.id.as_str(), "nobody"] {
+            let found = store.acting_agent(&account.id, Some(key)).await.unwrap();
+            assert!(found.is_none(), "{key}");
+        }
     }
 }

@@ -5,8 +5,8 @@ use cinch_base::timestamp::Timestamp;
 use super::not_read_back;
 use super::usage::{totals_json, usage_of};
 use super::{
-    AccountId, AgentId, CloseReason, EnvironmentId, Page, PerBackend, Result, SessionStatus, Store,
-    TaskId, UsageTotals, on_pool,
+    AccountId, AgentId, CloseReason, EnvironmentId, Page, PerBackend, Result, Session,
+    SessionStatus, Store, TaskId, UsageTotals, on_pool,
 };
 
 super::rows::row_struct! {
@@ -57,6 +57,30 @@ super::rows::row_struct! {
     /// Whether a task exists.
     struct Exists {
         found: bool,
+    }
+}
+
+impl Task {
+    /// The task as a read finds it once `sessions`, made after it, are its
+    /// only ones and none has ended a turn: a new task's answer, made
+    /// without reading it again.
+    pub fn with_new_sessions(mut self, sessions: &[Session]) -> Task {
+        // The newest, as the listing's columns order them.
+        if let Some(newest) = sessions
+            .iter()
+            .max_by(|a, b| a.id.as_str().cmp(b.id.as_str()))
+        {
+            self.harness = Some(newest.harness.clone());
+            self.session_status = Some(newest.status);
+            self.session_close_reason = newest.close_reason;
+        }
+        self.session_count = sessions.len() as i64;
+        self.waiting_retries = sessions
+            .iter()
+            .filter(|session| session.status == SessionStatus::Waiting)
+            .map(|session| session.retries)
+            .max();
+        self
     }
 }
 
@@ -230,7 +254,30 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_store;
+    use crate::{NewSession, test_store};
+
+    async fn new_session(store: &Store, task: &Task, harness: &str) -> Session {
+        store
+            .create_session(
+                &task.account_id,
+                NewSession {
+                    task_id: task.id.clone(),
+                    agent_id: task.created_by.clone(),
+                    title: task.title.clone(),
+                    environment_id: None,
+                    branch_name: None,
+                    base_branch: None,
+                    auto_commit: false,
+                    harness: harness.into(),
+                    vendor: "any".into(),
+                    harness_model: None,
+                    harness_effort: None,
+                    fork: None,
+                },
+            )
+            .await
+            .unwrap()
+    }
 
     /// A new task is made from what was stored, not read back: it must be
     /// what a read finds, names and empty rollups included, on either
@@ -259,6 +306,14 @@ mod tests {
             assert_eq!(format!("{made:?}"), format!("{read:?}"));
             assert_eq!(made.created_by_name, agent.name);
             assert!(store.has_task(&account.id, &made.id).await.unwrap());
+            let mut sessions = Vec::new();
+            for harness in ["claude", "codex", "gemini"] {
+                sessions.push(new_session(&store, &made, harness).await);
+                let answered = made.clone().with_new_sessions(&sessions);
+                let read = store.task(&account.id, &made.id).await.unwrap().unwrap();
+                assert_eq!(format!("{answered:?}"), format!("{read:?}"));
+                assert_eq!(read.session_count, sessions.len() as i64);
+            }
         }
         let (other, _) = store.create_account("other").await.unwrap();
         let theirs = store

@@ -91,7 +91,8 @@ impl Conductor {
                     Err(format!("{error:#}")),
                     false,
                 )
-                .await
+                .await?;
+                Ok(())
             }
         }
     }

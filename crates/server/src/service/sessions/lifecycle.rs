@@ -21,11 +21,12 @@ use cinch_store::{
     SessionStatus, TurnEnd,
 };
 
-/// A session whose workspace was just made, as saved, and its lock, held
-/// since: what it needs next is decided without reading it again.
-pub(super) struct Booted {
-    held: tokio::sync::OwnedMutexGuard<()>,
-    session: Session,
+/// A session as this node just stored it (made, booted, or its turn's end
+/// kept), and its lock, held since: what it needs next is decided without
+/// reading it again.
+pub(super) struct Held {
+    pub(super) held: tokio::sync::OwnedMutexGuard<()>,
+    pub(super) session: Session,
 }
 
 impl Conductor {
@@ -37,23 +38,33 @@ impl Conductor {
         session_id: &SessionId,
         wake: Wake,
     ) {
-        self.kick_with(account_id, session_id, wake, None);
+        self.kick_with(account_id, session_id, wake, None, None);
+    }
+
+    /// Moves on a session this node holds the lock of, as [`Self::kick`]
+    /// does, from `held` as it stands; a boot takes `environment`.
+    pub(super) fn kick_held(
+        self: &Arc<Self>,
+        held: Held,
+        wake: Wake,
+        environment: Option<Environment>,
+    ) {
+        let (account_id, session_id) = (held.session.account_id.clone(), held.session.id.clone());
+        self.kick_with(&account_id, &session_id, wake, environment, Some(held));
+    }
+
+    /// `session`, as just stored, with its lock: for a caller about to
+    /// hand it on to [`Self::kick_held`] or [`Self::kick_booting`].
+    pub(super) async fn locked(&self, session: Session) -> Held {
+        let held = self.session_lock(&session.id).lock_owned().await;
+        Held { held, session }
     }
 
     /// Moves a new session on, as [`Self::kick`] does, booting it in
     /// `environment`, its environment as the request creating it read it
     /// (none: read when it boots).
-    pub(super) fn kick_booting(
-        self: &Arc<Self>,
-        session: &Session,
-        environment: Option<Environment>,
-    ) {
-        self.kick_with(
-            &session.account_id,
-            &session.id,
-            Wake::Progress,
-            environment,
-        );
+    pub(super) fn kick_booting(self: &Arc<Self>, held: Held, environment: Option<Environment>) {
+        self.kick_held(held, Wake::Progress, environment);
     }
 
     fn kick_with(
@@ -62,6 +73,7 @@ impl Conductor {
         session_id: &SessionId,
         wake: Wake,
         environment: Option<Environment>,
+        held: Option<Held>,
     ) {
         let this = self.clone();
         let account_id = account_id.to_owned();
@@ -75,6 +87,7 @@ impl Conductor {
                     wake,
                     trace.as_deref(),
                     environment,
+                    held,
                 )
                 .await
             {
@@ -87,7 +100,8 @@ impl Conductor {
     /// queued messages: whichever the session needs next. A closed session
     /// stays closed, its queued messages kept, until a message wakes it.
     /// `environment`, when given, is the session's as just read: its boot
-    /// takes it.
+    /// takes it. `handed`, when given, is the session as its caller stored
+    /// it, its lock held since.
     pub(super) async fn advance(
         self: &Arc<Self>,
         account_id: &AccountId,
@@ -95,13 +109,12 @@ impl Conductor {
         wake: Wake,
         trace: Option<&str>,
         mut environment: Option<Environment>,
+        mut handed: Option<Held>,
     ) -> Result<()> {
         let guard = self.session_lock(session_id);
-        // A boot's end hands on the session as it saved it, its lock still held.
-        let mut booted: Option<Booted> = None;
         loop {
-            let (held, mut session) = match booted.take() {
-                Some(Booted { held, session }) => (held, session),
+            let (held, mut session) = match handed.take() {
+                Some(Held { held, session }) => (held, session),
                 None => {
                     let held = guard.clone().lock_owned().await;
                     let Some(session) = self.store.session(account_id, session_id).await? else {
@@ -153,7 +166,7 @@ impl Conductor {
                     lock(&self.booting).remove(session_id);
                     match finished? {
                         // Look again, with the workspace made.
-                        Some(next) => booted = Some(next),
+                        Some(next) => handed = Some(next),
                         None => return Ok(()),
                     }
                     continue;
@@ -234,7 +247,7 @@ impl Conductor {
         session: &Session,
         environment: Option<Environment>,
         trace: Option<&str>,
-    ) -> Result<Option<Booted>> {
+    ) -> Result<Option<Held>> {
         let span = tracing::info_span!(
             target: cinch_engine::telemetry::TARGET,
             parent: None,
@@ -281,7 +294,7 @@ impl Conductor {
                     tracing::info!(session = %session.id, from = rebuilt.as_str(), "rebuilt the work tree of a session taken over");
                 }
                 self.save(&mut session).await?;
-                Ok((!closed_meanwhile).then_some(Booted { held, session }))
+                Ok((!closed_meanwhile).then_some(Held { held, session }))
             }
             Err(_) if closed_meanwhile => Ok(None),
             Err(workspace::WorkspaceError::Setup(message)) => {
@@ -510,8 +523,9 @@ impl Conductor {
     }
 
     /// Stores the session as [`Self::save`] does, and the turn's `end` with
-    /// it in the same transaction; publishes both.
-    pub(super) async fn save_turn_end(&self, session: &mut Session, end: TurnEnd) -> Result<()> {
+    /// it in the same transaction; publishes both. False when the session
+    /// is gone.
+    pub(super) async fn save_turn_end(&self, session: &mut Session, end: TurnEnd) -> Result<bool> {
         let holder = self.writing_as(session)?;
         match self.store.keep_turn_end(session, holder, end).await? {
             KeptTurnEnd::Kept(message) => {
@@ -520,10 +534,10 @@ impl Conductor {
                         .await;
                 }
                 self.publish_session(session).await;
-                Ok(())
+                Ok(true)
             }
             // Without a lease the session is gone: nothing to tell.
-            KeptTurnEnd::SessionNotWritten if holder.is_none() => Ok(()),
+            KeptTurnEnd::SessionNotWritten if holder.is_none() => Ok(false),
             KeptTurnEnd::SessionNotWritten => Err(self.lost(&session.id).await),
         }
     }

@@ -328,14 +328,7 @@ impl Conductor {
         account_id: &AccountId,
         id_or_name: Option<&str>,
     ) -> Result<Agent> {
-        let agents = self.store.agents(account_id, None, 200).await?.items;
-        let agent = match id_or_name {
-            Some(key) => agents
-                .into_iter()
-                .find(|agent| agent.id.as_str() == key || agent.name == key),
-            None => agents.into_iter().find(|agent| agent.connected),
-        };
-        match agent {
+        match self.store.acting_agent(account_id, id_or_name).await? {
             Some(agent) if agent.enabled => Ok(agent),
             Some(agent) => Err(ServiceError::invalid_field(
                 "created_by",

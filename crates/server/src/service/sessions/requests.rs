@@ -99,6 +99,7 @@ impl Conductor {
                 .create_attachment(account_id, &task.id, attachment)
                 .await?;
         }
+        let mut sessions = Vec::new();
         if let Some(prompt) = spec.prompt {
             for choice in choices {
                 let session_spec = SessionSpec {
@@ -108,18 +109,20 @@ impl Conductor {
                     approvals: spec.approvals.clone(),
                     ..SessionSpec::default()
                 };
-                self.start_session(
-                    &task,
-                    &agent,
-                    choice,
-                    session_spec,
-                    spec.title.is_none(),
-                    environment.as_ref(),
-                )
-                .await?;
+                let session = self
+                    .start_session(
+                        &task,
+                        &agent,
+                        choice,
+                        session_spec,
+                        spec.title.is_none(),
+                        environment.as_ref(),
+                    )
+                    .await?;
+                sessions.push(session);
             }
         }
-        self.task(account_id, &task.id).await
+        Ok(task.with_new_sessions(&sessions))
     }
 
     /// Refuses a fan-out that cannot start as asked, before anything is stored.
@@ -468,6 +471,9 @@ impl Conductor {
                 },
             )
             .await?;
+        // Held until its advance takes it as made, so that nothing changes
+        // it meanwhile and the advance needs not read it again.
+        let held = self.locked(session.clone()).await;
         if let Some(policy) = &spec.approvals {
             self.store
                 .set_session_approvals(&session.id, policy)
@@ -499,7 +505,7 @@ impl Conductor {
                 .await;
         }
         let environment = read.filter(|read| session.environment_id.as_ref() == Some(&read.id));
-        self.kick_booting(&session, environment.cloned());
+        self.kick_booting(held, environment.cloned());
         Ok(session)
     }
 

@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use super::lifecycle::Held;
 use super::machine::{AfterTurn, after_turn};
 use super::{Conductor, Result, Wake, attachments, preview, title_from, workspace};
 use crate::runs::launch::{Launch, LaunchError, Started};
@@ -330,7 +331,7 @@ impl Conductor {
             // A database that cannot write (its disk is full, it is down)
             // is waited out: the turn's end is recorded once it can.
             let mut pause = FINISH_RETRY_FIRST;
-            loop {
+            let stored_end = loop {
                 match this
                     .finish_turn(
                         &account_id,
@@ -341,7 +342,7 @@ impl Conductor {
                     )
                     .await
                 {
-                    Ok(()) => break,
+                    Ok(stored_end) => break stored_end,
                     Err(ServiceError::Store(error)) => {
                         tracing::error!(session = %session_id, "finishing the turn failed, trying again in {} s: {error}", pause.as_secs());
                         tokio::time::sleep(pause).await;
@@ -349,15 +350,21 @@ impl Conductor {
                     }
                     Err(error) => {
                         tracing::error!(session = %session_id, "finishing the turn failed: {error}");
-                        break;
+                        break None;
                     }
                 }
+            };
+            match stored_end {
+                Some(held) => this.kick_held(held, Wake::Progress, None),
+                None => this.kick(&account_id, &session_id, Wake::Progress),
             }
-            this.kick(&account_id, &session_id, Wake::Progress);
             this.kick_waiting_after_end().await;
         });
     }
 
+    /// Keeps the turn's end with its session. The session as kept, its lock
+    /// still held, when it was kept whole (not closed by it, not another
+    /// node's, not gone): what it does next is decided from that.
     pub(super) async fn finish_turn(
         self: &Arc<Self>,
         account_id: &AccountId,
@@ -365,9 +372,8 @@ impl Conductor {
         message: Message,
         outcome: std::result::Result<Arc<TurnResult>, String>,
         result_stored: bool,
-    ) -> Result<()> {
-        let guard = self.session_lock(session_id);
-        let _held = guard.lock().await;
+    ) -> Result<Option<Held>> {
+        let held = self.session_lock(session_id).lock_owned().await;
         self.runner.slots().release(session_id.as_str());
         // Only a shared database has other nodes to take the lease (as
         // confirm_lease has it).
@@ -382,7 +388,7 @@ impl Conductor {
         }
         if self.is_fenced(session_id) {
             tracing::warn!(session = %session_id, "a turn ended for a session another node took over: not recorded here");
-            return Ok(());
+            return Ok(None);
         }
         let Some(mut view) = message.turn_view() else {
             return Err(ServiceError::Internal(anyhow::anyhow!(
@@ -401,7 +407,7 @@ impl Conductor {
                 .await?;
         }
         let Some(mut session) = self.store.session(account_id, session_id).await? else {
-            return Ok(());
+            return Ok(None);
         };
         let content = match &outcome {
             Ok(result) => {
@@ -464,7 +470,8 @@ impl Conductor {
         session.current_turn = None;
         session.last_activity_at = Timestamp::now();
         if session.status == SessionStatus::Closed {
-            return self.save_turn_end(&mut session, end).await;
+            self.save_turn_end(&mut session, end).await?;
+            return Ok(None);
         }
         session.status = SessionStatus::Idle;
         session.close_reason = None;
@@ -482,9 +489,9 @@ impl Conductor {
                 });
             }
             AfterTurn::Close(reason, message) => {
-                return self
-                    .close_after_turn(&mut session, end, reason, message)
-                    .await;
+                self.close_after_turn(&mut session, end, reason, message)
+                    .await?;
+                return Ok(None);
             }
         }
         if let Ok(result) = &outcome
@@ -504,12 +511,13 @@ impl Conductor {
                     "cinch could not commit the turn's changes on {}: {error:#}",
                     session.branch_name
                 );
-                return self
-                    .close_after_turn(&mut session, end, CloseReason::SnapshotFailure, message)
-                    .await;
+                self.close_after_turn(&mut session, end, CloseReason::SnapshotFailure, message)
+                    .await?;
+                return Ok(None);
             }
         }
-        self.save_turn_end(&mut session, end).await
+        let kept = self.save_turn_end(&mut session, end).await?;
+        Ok(kept.then_some(Held { held, session }))
     }
 
     /// Closes the session as [`Self::close_with`] does, keeping the turn's
